@@ -1,4 +1,37 @@
-//! nerdr (base skeleton; the real entry point lands with the core).
-#![allow(dead_code)]
+//! nerdr: coding agents in persistent terminal tabs, under a per-user service.
+//!
+//! This file only parses the command line and hands each subcommand to its
+//! module under `cli/`; nothing here touches the system.
+
+mod cli;
+mod client;
+mod config;
+mod core;
+mod host;
 mod paths;
-fn main() {}
+mod platform;
+mod protocol;
+mod service;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args = cli::Cli::parse_args();
+    if !matches!(args.command, cli::Command::Core(_)) {
+        // Commands print for pipelines (`nerdr tabs | head`): a closed pipe
+        // ends them quietly, as it does `ls`. The core keeps Rust's default
+        // (ignored), so a vanished peer is an error on that one socket.
+        // SAFETY: no other thread exists yet; SIG_DFL installs no handler.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
+    match cli::run(args) {
+        Ok(code) => code,
+        Err(err) => {
+            // The whole chain once, at the top: each layer adds what it knows.
+            eprintln!("nerdr: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -132,13 +132,28 @@ mod tests {
     #[test]
     fn defaults_follow_the_xdg_spec_under_home() {
         let p = Paths::resolve(&home_only()).unwrap();
-        assert_eq!(p.config_file(), Path::new("/home/u/.config/nerdr/config.toml"));
-        assert_eq!(p.hook_socket(), Path::new("/home/u/.local/state/nerdr/nerdr.sock"));
-        assert_eq!(p.core_log(), Path::new("/home/u/.local/state/nerdr/core.log"));
+        assert_eq!(
+            p.config_file(),
+            Path::new("/home/u/.config/nerdr/config.toml")
+        );
+        assert_eq!(
+            p.hook_socket(),
+            Path::new("/home/u/.local/state/nerdr/nerdr.sock")
+        );
+        assert_eq!(
+            p.core_log(),
+            Path::new("/home/u/.local/state/nerdr/core.log")
+        );
         assert_eq!(p.data_dir, Path::new("/home/u/.local/share/nerdr"));
-        assert_eq!(p.systemd_user_dir(), Path::new("/home/u/.config/systemd/user"));
+        assert_eq!(
+            p.systemd_user_dir(),
+            Path::new("/home/u/.config/systemd/user")
+        );
         if cfg!(target_os = "linux") {
-            assert_eq!(p.client_socket(), Path::new("/home/u/.cache/nerdr/run/client.sock"));
+            assert_eq!(
+                p.client_socket(),
+                Path::new("/home/u/.cache/nerdr/run/client.sock")
+            );
         }
     }
 
@@ -156,7 +171,10 @@ mod tests {
         assert_eq!(p.config_file(), Path::new("/c/nerdr/config.toml"));
         assert_eq!(p.hook_socket(), Path::new("/s/nerdr/nerdr.sock"));
         assert_eq!(p.data_dir, Path::new("/d/nerdr"));
-        assert_eq!(p.client_socket(), Path::new("/run/user/7/nerdr/client.sock"));
+        assert_eq!(
+            p.client_socket(),
+            Path::new("/run/user/7/nerdr/client.sock")
+        );
         assert_eq!(p.client_key(), Path::new("/run/user/7/nerdr/key"));
     }
 

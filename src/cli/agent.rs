@@ -1,0 +1,30 @@
+//! `nerdr agent NAME [--folder DIR] [-- ARGS...]`: start an agent in a new tab.
+
+use std::process::ExitCode;
+
+use super::FolderArg;
+use crate::client;
+use crate::protocol::api::Request;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A built-in agent (claude, codex, opencode, ...) or an [agents.NAME] from config
+    pub name: String,
+    #[command(flatten)]
+    pub folder: FolderArg,
+    /// Extra arguments for this run, after the configured ones
+    #[arg(last = true)]
+    pub extra_args: Vec<String>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let reply = client::call(Request::Agent {
+        folder: args.folder.resolve()?,
+        name: args.name,
+        extra_args: args.extra_args,
+        env: client::own_env(),
+    })?;
+    // The tab id alone, so scripts can capture it.
+    println!("{}", reply["tab"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,17 @@
+//! `nerdr close TAB`: stop the tab's program and forget the tab.
+
+use std::process::ExitCode;
+
+use crate::client;
+use crate::protocol::api::Request;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The tab id
+    pub tab: String,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    client::call(Request::Close { tab: args.tab })?;
+    Ok(ExitCode::SUCCESS)
+}

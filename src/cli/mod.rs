@@ -1,0 +1,95 @@
+//! The command line: one file per command, each with its help text beside
+//! the behaviour. Commands other than `core`, `holder`, `service` and
+//! `doctor` are thin requests to the core (see `client::connect`).
+
+mod agent;
+mod close;
+mod core_cmd;
+mod doctor;
+mod quit;
+mod read;
+mod send;
+mod service_cmd;
+mod tabs;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "nerdr",
+    version,
+    about = "Run coding agents in persistent terminal tabs",
+    long_about = "Run coding agents in persistent terminal tabs.\n\n\
+        Commands act on the session of the current folder unless --folder says otherwise.\n\
+        The core service starts on first use (socket activation, or by itself)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Start an agent in a new tab; prints the tab id
+    Agent(agent::Args),
+    /// List the tabs of this folder's session
+    Tabs(tabs::Args),
+    /// Print a tab's current screen as text
+    Read(read::Args),
+    /// Type text into a tab, then Enter
+    Send(send::Args),
+    /// Stop a tab's program and forget the tab
+    Close(close::Args),
+    /// Stop every program of this folder's session and forget the session
+    Quit(quit::Args),
+    /// Install, remove or inspect the systemd user units
+    Service(service_cmd::Args),
+    /// Check the installation; each failing check says what to do
+    Doctor(doctor::Args),
+    /// Run the core service (normally started by systemd socket activation)
+    Core(core_cmd::Args),
+}
+
+/// `--folder DIR` as every session command takes it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct FolderArg {
+    /// The session's folder (default: the current folder)
+    #[arg(long, value_name = "DIR")]
+    pub folder: Option<PathBuf>,
+}
+
+impl FolderArg {
+    /// The canonical folder naming the session.
+    pub fn resolve(&self) -> anyhow::Result<PathBuf> {
+        use anyhow::Context;
+        let dir = match &self.folder {
+            Some(d) => d.clone(),
+            None => std::env::current_dir().context("cannot read the current folder")?,
+        };
+        std::fs::canonicalize(&dir)
+            .with_context(|| format!("folder {} does not exist or cannot be read", dir.display()))
+    }
+}
+
+impl Cli {
+    pub fn parse_args() -> Self {
+        Cli::parse()
+    }
+}
+
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Agent(a) => agent::run(a),
+        Command::Tabs(a) => tabs::run(a),
+        Command::Read(a) => read::run(a),
+        Command::Send(a) => send::run(a),
+        Command::Close(a) => close::run(a),
+        Command::Quit(a) => quit::run(a),
+        Command::Service(a) => service_cmd::run(a),
+        Command::Doctor(a) => doctor::run(a),
+        Command::Core(a) => core_cmd::run(a),
+    }
+}

@@ -1,0 +1,22 @@
+//! `nerdr quit`: stop every program of this folder's session and forget it.
+
+use std::process::ExitCode;
+
+use super::FolderArg;
+use crate::client;
+use crate::protocol::api::Request;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub folder: FolderArg,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let reply = client::call(Request::Quit {
+        folder: args.folder.resolve()?,
+    })?;
+    let n = reply["closed"].as_u64().unwrap_or(0);
+    eprintln!("closed {n} tab{}", if n == 1 { "" } else { "s" });
+    Ok(ExitCode::SUCCESS)
+}

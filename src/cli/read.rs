@@ -1,0 +1,24 @@
+//! `nerdr read TAB [--lines N]`: a tab's current screen as text.
+
+use std::process::ExitCode;
+
+use crate::client;
+use crate::protocol::api::Request;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The tab id (from `nerdr agent` or `nerdr tabs`)
+    pub tab: String,
+    /// Only the last N lines of the screen
+    #[arg(long, value_name = "N")]
+    pub lines: Option<usize>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let reply = client::call(Request::Read {
+        tab: args.tab,
+        lines: args.lines,
+    })?;
+    println!("{}", reply["text"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,75 @@
+//! `nerdr tabs [--json] [--all]`: the tabs of this folder's session.
+
+use std::process::ExitCode;
+
+use super::FolderArg;
+use crate::client;
+use crate::protocol::api::{Request, TabInfo};
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub folder: FolderArg,
+    /// Tabs of every session
+    #[arg(long)]
+    pub all: bool,
+    /// One JSON array: id, folder, agent, command, sandboxed, state, pid, exit_code
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let folder = if args.all {
+        None
+    } else {
+        Some(args.folder.resolve()?)
+    };
+    let reply = client::call(Request::Tabs {
+        folder,
+        all: args.all,
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&reply)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let tabs: Vec<TabInfo> = serde_json::from_value(reply)?;
+    print!("{}", table(&tabs, args.all));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn table(tabs: &[TabInfo], with_folder: bool) -> String {
+    let mut out = String::new();
+    if tabs.is_empty() {
+        return "no tabs\n".into();
+    }
+    out.push_str(&format!(
+        "{:<10} {:<12} {:<10} {:>8}  {}\n",
+        "TAB",
+        "AGENT",
+        "STATE",
+        "PID",
+        if with_folder { "FOLDER" } else { "" }
+    ));
+    for t in tabs {
+        let state = match (t.state.as_str(), t.exit_code) {
+            (s, Some(c)) => format!("{s}({c})"),
+            (s, None) => s.to_string(),
+        };
+        let agent = if t.sandboxed {
+            format!("{} [sb]", t.agent)
+        } else {
+            t.agent.clone()
+        };
+        let pid = t.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into());
+        let folder = if with_folder {
+            t.folder.display().to_string()
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "{:<10} {:<12} {:<10} {:>8}  {}\n",
+            t.id, agent, state, pid, folder
+        ));
+    }
+    out
+}

@@ -1,0 +1,160 @@
+//! nerdr's config file (`config.toml`, DESIGN.md "Config"): the plain data it
+//! holds and how an agent name turns into the program to start. Reading the
+//! file is [`load`]; everything after is pure ([`parse`] takes text), so
+//! tests feed strings. The schema lives in `schema.rs`, the built-in agents
+//! in `builtin.rs`, the located TOML tree in `tree.rs`, the error kinds in
+//! `error.rs`. Launching is not here.
+
+mod builtin;
+mod error;
+mod schema;
+mod tree;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use builtin::builtin_names;
+pub use error::{ConfigError, Expected, Location};
+
+/// The whole config. `Config::default()` is what a missing file means.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    /// `[agents.NAME]` sections as written (built-in defaults not merged in;
+    /// see [`Config::resolve_agent`]).
+    pub agents: BTreeMap<String, AgentConfig>,
+    pub client: ClientConfig,
+    pub review: Option<ReviewConfig>,
+    /// The file this came from, for messages; `None` when built in code.
+    pub source: Option<PathBuf>,
+}
+
+/// One `[agents.NAME]` section.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// Replaces the built-in command (e.g. a wrapper); required for custom agents.
+    pub command: Option<Vec<String>>,
+    /// Appended to the command.
+    pub args: Vec<String>,
+    /// Added to the agent's environment; never `NERDR_*` or `HERDR_*`.
+    pub env: BTreeMap<String, String>,
+    pub sandboxed: bool,
+    /// Custom agents only: arguments that resume the last conversation.
+    pub resume_args: Option<Vec<String>>,
+    /// Custom agents only: which known agent's screen this one looks like.
+    pub detect: Option<String>,
+    /// opencode only: merged into `OPENCODE_CONFIG_CONTENT`.
+    pub config_model: Option<String>,
+}
+
+/// `[client]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// Prefix key, `C-<letter>` with the letter lowercased.
+    pub prefix: String,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            prefix: "C-b".to_owned(),
+        }
+    }
+}
+
+/// `[review]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewConfig {
+    /// A built-in or configured agent (checked when parsing).
+    pub agent: String,
+    pub args: Vec<String>,
+}
+
+/// What it takes to start an agent, built-in defaults and config merged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedAgent {
+    pub name: String,
+    /// Full argv: the command (configured, else the built-in default)
+    /// followed by `args`. The launcher appends session arguments.
+    pub command: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub sandboxed: bool,
+    pub builtin: bool,
+    /// The agent whose screen this one is read as; its own name by default.
+    pub detect: String,
+    pub resume_args: Option<Vec<String>>,
+    pub config_model: Option<String>,
+}
+
+/// Read and parse the config at `path`. A missing file is the default
+/// config (remembering `path`, so messages can say where to add things);
+/// any other read failure is an error naming the path.
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse(&text, path),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(Config {
+            source: Some(path.to_owned()),
+            ..Config::default()
+        }),
+        Err(error) => Err(ConfigError::Read {
+            path: path.to_owned(),
+            error,
+        }),
+    }
+}
+
+/// Parse config text. Pure: `path` is only named in messages.
+pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    let root = tree::parse(text).map_err(|e| ConfigError::Syntax {
+        at: Location::of(path, text, e.span().map_or(0, |span| span.start)),
+        // toml's messages span lines ("invalid array\nexpected `]`").
+        message: e.message().trim().replace('\n', "; "),
+    })?;
+    schema::config(&schema::Source { path, text }, &root)
+}
+
+impl Config {
+    /// The agent called `name`: a built-in (with any `[agents.NAME]`
+    /// overrides) or a custom agent from the config.
+    pub fn resolve_agent(&self, name: &str) -> Result<ResolvedAgent, ConfigError> {
+        let builtin = builtin::find(name);
+        let configured = self.agents.get(name);
+        let unset = AgentConfig::default();
+        let agent = match (builtin, configured) {
+            (None, None) => {
+                return Err(ConfigError::UnknownAgent {
+                    name: name.to_owned(),
+                    path: self.source.clone(),
+                })
+            }
+            (_, Some(agent)) => agent,
+            (Some(_), None) => &unset,
+        };
+        let mut command = match (&agent.command, builtin) {
+            (Some(command), _) => command.clone(),
+            (None, Some(builtin)) => builtin.default_command(),
+            (None, None) => Vec::new(),
+        };
+        // Parsing rejects both; a Config built in code might not.
+        if command.first().map_or(true, String::is_empty) {
+            return Err(ConfigError::MissingCommand {
+                at: None,
+                agent: name.to_owned(),
+            });
+        }
+        command.extend(agent.args.iter().cloned());
+        Ok(ResolvedAgent {
+            name: name.to_owned(),
+            command,
+            env: agent.env.clone(),
+            sandboxed: agent.sandboxed,
+            builtin: builtin.is_some(),
+            detect: agent.detect.clone().unwrap_or_else(|| name.to_owned()),
+            resume_args: agent.resume_args.clone(),
+            config_model: agent.config_model.clone(),
+        })
+    }
+}

@@ -1,0 +1,320 @@
+//! The config schema: which keys each section takes, their types and the
+//! rules between them. Turns the located tree from `tree.rs` into a
+//! [`Config`] or the first error in document order. Pure: it reads no files
+//! (it gets the text and path only to say where a problem is).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::builtin;
+use super::error::{dotted, is_agent_name};
+use super::tree::{Entry, Node};
+use super::{builtin_names, ConfigError, Expected, Location};
+use super::{AgentConfig, ClientConfig, Config, ReviewConfig};
+
+const TOP_KEYS: &[&str] = &["agents", "client", "review"];
+const AGENT_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "sandboxed",
+    "resume_args",
+    "detect",
+    "config_model",
+];
+const CLIENT_KEYS: &[&str] = &["prefix"];
+const REVIEW_KEYS: &[&str] = &["agent", "args"];
+
+/// Environment prefixes nerdr owns (DESIGN.md, "What the agent sees").
+const RESERVED_ENV: &[&str] = &["NERDR_", "HERDR_"];
+
+/// Where the text came from, for locations.
+pub struct Source<'a> {
+    pub path: &'a Path,
+    pub text: &'a str,
+}
+
+impl Source<'_> {
+    fn at(&self, entry: &Entry) -> Location {
+        Location::of(self.path, self.text, entry.span.start)
+    }
+
+    fn unknown(
+        &self,
+        entry: &Entry,
+        section: String,
+        valid: &'static [&'static str],
+    ) -> ConfigError {
+        ConfigError::UnknownKey {
+            at: self.at(entry),
+            key: entry.key.clone(),
+            section,
+            valid,
+        }
+    }
+
+    fn wrong_type(
+        &self,
+        entry: &Entry,
+        key: &str,
+        expected: Expected,
+        found: String,
+    ) -> ConfigError {
+        ConfigError::WrongType {
+            at: self.at(entry),
+            key: key.to_owned(),
+            expected,
+            found,
+        }
+    }
+
+    fn invalid(&self, entry: &Entry, key: &str, problem: String, fix: &str) -> ConfigError {
+        ConfigError::InvalidValue {
+            at: self.at(entry),
+            key: key.to_owned(),
+            problem,
+            fix: fix.to_owned(),
+        }
+    }
+
+    fn table<'n>(
+        &self,
+        entry: &'n Entry,
+        key: &str,
+        expected: Expected,
+    ) -> Result<&'n [Entry], ConfigError> {
+        match &entry.value {
+            Node::Table(entries) => Ok(entries),
+            other => Err(self.wrong_type(entry, key, expected, other.describe())),
+        }
+    }
+
+    /// A string that can go into an argv or environment: no NUL.
+    fn string(&self, entry: &Entry, key: &str) -> Result<String, ConfigError> {
+        match &entry.value {
+            Node::String(s) => self.no_nul(entry, key, s).map(|()| s.clone()),
+            other => Err(self.wrong_type(entry, key, Expected::String, other.describe())),
+        }
+    }
+
+    fn nonempty_string(&self, entry: &Entry, key: &str) -> Result<String, ConfigError> {
+        let s = self.string(entry, key)?;
+        if s.is_empty() {
+            return Err(self.invalid(
+                entry,
+                key,
+                "is empty".into(),
+                "give it a value or remove the key",
+            ));
+        }
+        Ok(s)
+    }
+
+    fn strings(&self, entry: &Entry, key: &str) -> Result<Vec<String>, ConfigError> {
+        let Node::Array(items) = &entry.value else {
+            return Err(self.wrong_type(entry, key, Expected::Strings, entry.value.describe()));
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let Node::String(s) = item else {
+                let found = format!("an array holding {} at index {i}", item.describe());
+                return Err(self.wrong_type(entry, key, Expected::Strings, found));
+            };
+            self.no_nul(entry, key, s)?;
+            out.push(s.clone());
+        }
+        Ok(out)
+    }
+
+    fn boolean(&self, entry: &Entry, key: &str) -> Result<bool, ConfigError> {
+        match entry.value {
+            Node::Boolean(b) => Ok(b),
+            ref other => Err(self.wrong_type(entry, key, Expected::Boolean, other.describe())),
+        }
+    }
+
+    fn no_nul(&self, entry: &Entry, key: &str, s: &str) -> Result<(), ConfigError> {
+        if s.contains('\0') {
+            let fix = "remove it: a NUL byte cannot be passed to a program";
+            return Err(self.invalid(entry, key, "contains a NUL character (\\u0000)".into(), fix));
+        }
+        Ok(())
+    }
+}
+
+/// Check the root table's entries and build the config.
+pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
+    let mut config = Config {
+        source: Some(src.path.to_owned()),
+        ..Config::default()
+    };
+    let mut review = None;
+    for entry in root {
+        match entry.key.as_str() {
+            "agents" => {
+                for agent_entry in src.table(entry, "agents", Expected::Table)? {
+                    let agent = agent(src, agent_entry)?;
+                    config.agents.insert(agent_entry.key.clone(), agent);
+                }
+            }
+            "client" => config.client = client(src, entry)?,
+            "review" => review = Some(self::review(src, entry)?),
+            _ => return Err(src.unknown(entry, "the top-level table".into(), TOP_KEYS)),
+        }
+    }
+    // Checked once every agent is known: [review] may come before [agents.x].
+    if let Some((review, agent_entry)) = review {
+        let known =
+            builtin::find(&review.agent).is_some() || config.agents.contains_key(&review.agent);
+        if !known {
+            let problem = format!(
+                "names `{}`, which is neither built in nor under [agents]",
+                review.agent
+            );
+            let fix = format!(
+                "use a built-in ({}) or add [agents.{}] with a `command`",
+                builtin_names().join(", "),
+                review.agent
+            );
+            return Err(src.invalid(agent_entry, "review.agent", problem, &fix));
+        }
+        config.review = Some(review);
+    }
+    Ok(config)
+}
+
+fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
+    let name = entry.key.as_str();
+    if !is_agent_name(name) {
+        return Err(ConfigError::BadAgentName {
+            at: src.at(entry),
+            name: name.to_owned(),
+        });
+    }
+    let fields = src.table(entry, &dotted(&["agents", name]), Expected::Table)?;
+    let builtin = builtin::find(name);
+    let mut agent = AgentConfig::default();
+    for field in fields {
+        let key = dotted(&["agents", name, &field.key]);
+        let custom_only = |knows| ConfigError::CustomOnly {
+            at: src.at(field),
+            key: key.clone(),
+            agent: name.to_owned(),
+            knows,
+        };
+        match field.key.as_str() {
+            "command" => {
+                let command = src.strings(field, &key)?;
+                if command.first().map_or(true, String::is_empty) {
+                    let problem = "must start with the program to run".to_owned();
+                    let fix = format!("e.g. command = [\"{name}\"], or a wrapper such as [\"nerdr\", \"sandbox\", \"--\", \"{name}\"]");
+                    return Err(src.invalid(field, &key, problem, &fix));
+                }
+                agent.command = Some(command);
+            }
+            "args" => agent.args = src.strings(field, &key)?,
+            "env" => agent.env = env(src, field, &key)?,
+            "sandboxed" => agent.sandboxed = src.boolean(field, &key)?,
+            "resume_args" if builtin.is_some() => return Err(custom_only("knows how to resume")),
+            "resume_args" => agent.resume_args = Some(src.strings(field, &key)?),
+            "detect" if builtin.is_some() => return Err(custom_only("recognises")),
+            "detect" => agent.detect = Some(src.nonempty_string(field, &key)?),
+            "config_model" => {
+                if !builtin.is_some_and(|b| b.config_model) {
+                    return Err(ConfigError::OpencodeOnly {
+                        at: src.at(field),
+                        key,
+                        agent: name.to_owned(),
+                    });
+                }
+                agent.config_model = Some(src.nonempty_string(field, &key)?);
+            }
+            _ => return Err(src.unknown(field, format!("[agents.{name}]"), AGENT_KEYS)),
+        }
+    }
+    if builtin.is_none() && agent.command.is_none() {
+        return Err(ConfigError::MissingCommand {
+            at: Some(src.at(entry)),
+            agent: name.to_owned(),
+        });
+    }
+    Ok(agent)
+}
+
+fn env(src: &Source, entry: &Entry, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {
+    let mut env = BTreeMap::new();
+    for var in src.table(entry, key, Expected::StringTable)? {
+        let var_key = format!("{key}.{}", dotted(&[&var.key]));
+        let name = var.key.as_str();
+        if RESERVED_ENV.iter().any(|prefix| name.starts_with(prefix)) {
+            return Err(ConfigError::ReservedEnv {
+                at: src.at(var),
+                key: var_key,
+                var: name.to_owned(),
+            });
+        }
+        if name.is_empty() || name.contains(['=', '\0']) {
+            let problem = "is not a usable environment variable name".to_owned();
+            return Err(src.invalid(
+                var,
+                &var_key,
+                problem,
+                "use letters, digits and `_`, without `=`",
+            ));
+        }
+        env.insert(name.to_owned(), src.string(var, &var_key)?);
+    }
+    Ok(env)
+}
+
+fn client(src: &Source, entry: &Entry) -> Result<ClientConfig, ConfigError> {
+    let mut client = ClientConfig::default();
+    for field in src.table(entry, "client", Expected::Table)? {
+        match field.key.as_str() {
+            "prefix" => {
+                let prefix = src.string(field, "client.prefix")?;
+                client.prefix = parse_prefix(&prefix).ok_or_else(|| {
+                    let problem = format!("is {prefix:?}, which is not a control key");
+                    src.invalid(
+                        field,
+                        "client.prefix",
+                        problem,
+                        "write C-<letter>, e.g. prefix = \"C-a\"",
+                    )
+                })?;
+            }
+            _ => return Err(src.unknown(field, "[client]".into(), CLIENT_KEYS)),
+        }
+    }
+    Ok(client)
+}
+
+/// `C-<letter>`, either case; returned with the letter lowercased, since
+/// Ctrl+B and Ctrl+b send the same byte.
+fn parse_prefix(s: &str) -> Option<String> {
+    match s.strip_prefix("C-")?.as_bytes() {
+        [letter] if letter.is_ascii_alphabetic() => {
+            Some(format!("C-{}", letter.to_ascii_lowercase() as char))
+        }
+        _ => None,
+    }
+}
+
+/// The review config and the entry of its `agent` key (for the later check
+/// that the agent exists).
+fn review<'e>(src: &Source, entry: &'e Entry) -> Result<(ReviewConfig, &'e Entry), ConfigError> {
+    let mut agent = None;
+    let mut args = Vec::new();
+    for field in src.table(entry, "review", Expected::Table)? {
+        match field.key.as_str() {
+            "agent" => agent = Some((src.nonempty_string(field, "review.agent")?, field)),
+            "args" => args = src.strings(field, "review.args")?,
+            _ => return Err(src.unknown(field, "[review]".into(), REVIEW_KEYS)),
+        }
+    }
+    let Some((agent, agent_entry)) = agent else {
+        let fix = "name the agent that reviews, e.g. agent = \"codex\"";
+        return Err(src.invalid(entry, "review.agent", "is missing".into(), fix));
+    };
+    Ok((ReviewConfig { agent, args }, agent_entry))
+}

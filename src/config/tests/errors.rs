@@ -1,0 +1,194 @@
+//! Every way a config can be wrong, as text and the exact message: file,
+//! line and column, the dotted key, what was found and what would be valid.
+
+use std::path::Path;
+
+use super::{AGENT_KEYS, BUILTINS, PATH};
+use crate::config::parse;
+
+#[test]
+fn errors_name_file_line_column_key_and_what_is_valid() {
+    let cases: &[(&str, &str, String)] = &[
+        (
+            "unknown top-level key",
+            "agent = \"codex\"\n",
+            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, review"),
+        ),
+        (
+            "unknown agent key lists the valid keys",
+            "[agents.x]\ncommand = [\"x\"]\ncomand = [\"y\"]\n",
+            format!("{PATH}:3:1: unknown key `comand` in [agents.x]; valid keys: {AGENT_KEYS}"),
+        ),
+        (
+            "unknown client key",
+            "[client]\nprefix = \"C-a\"\nmouse = true\n",
+            format!("{PATH}:3:1: unknown key `mouse` in [client]; valid keys: prefix"),
+        ),
+        (
+            "unknown review key",
+            "[review]\nagent = \"codex\"\nmodel = \"x\"\n",
+            format!("{PATH}:3:1: unknown key `model` in [review]; valid keys: agent, args"),
+        ),
+        (
+            "args given as a string",
+            "[agents.claude]\nargs = \"x\"\n",
+            format!("{PATH}:2:1: `agents.claude.args` must be an array of strings, found a string (\"x\"); for example: args = [\"--flag\", \"value\"]"),
+        ),
+        (
+            "args holding a number",
+            "[agents.claude]\nargs = [\"--model\", 3]\n",
+            format!("{PATH}:2:1: `agents.claude.args` must be an array of strings, found an array holding an integer (3) at index 1; for example: args = [\"--flag\", \"value\"]"),
+        ),
+        (
+            "sandboxed given as a string",
+            "[agents.codex]\nsandboxed = \"yes\"\n",
+            format!("{PATH}:2:1: `agents.codex.sandboxed` must be true or false, found a string (\"yes\"); for example: sandboxed = true"),
+        ),
+        (
+            "agent given as a value, not a table",
+            "agents.claude = \"opus\"\n",
+            format!("{PATH}:1:8: `agents.claude` must be a table, found a string (\"opus\"); for example: [agents.claude]"),
+        ),
+        (
+            "env given as a list",
+            "[agents.claude]\nenv = [\"A=b\"]\n",
+            format!("{PATH}:2:1: `agents.claude.env` must be a table of strings, found an array; for example: env = {{ NAME = \"value\" }}"),
+        ),
+        (
+            "env value given as a number",
+            "[agents.claude]\nenv = { PORT = 8080 }\n",
+            format!("{PATH}:2:9: `agents.claude.env.PORT` must be a string, found an integer (8080); for example: PORT = \"text\""),
+        ),
+        (
+            "prefix given as a date-time",
+            "[client]\nprefix = 1979-05-27\n",
+            format!("{PATH}:2:1: `client.prefix` must be a string, found a date-time (1979-05-27); for example: prefix = \"text\""),
+        ),
+        (
+            "reserved NERDR_ env key, column counted",
+            "[agents.claude]\nenv = { FOO = \"1\", NERDR_TAB = \"x\" }\n",
+            format!("{PATH}:2:20: `agents.claude.env.NERDR_TAB` sets `NERDR_TAB`, but NERDR_* and HERDR_* variables are reserved: nerdr sets them for every agent; remove it or use another name"),
+        ),
+        (
+            "reserved HERDR_ env key in an env table",
+            "[agents.claude.env]\nHERDR_SOCKET = \"/x\"\n",
+            format!("{PATH}:2:1: `agents.claude.env.HERDR_SOCKET` sets `HERDR_SOCKET`, but NERDR_* and HERDR_* variables are reserved: nerdr sets them for every agent; remove it or use another name"),
+        ),
+        (
+            "env name with `=`",
+            "[agents.claude]\nenv = { \"A=B\" = \"x\" }\n",
+            format!("{PATH}:2:9: `agents.claude.env.\"A=B\"` is not a usable environment variable name; use letters, digits and `_`, without `=`"),
+        ),
+        (
+            "NUL in an argument",
+            "[agents.claude]\nargs = [\"a\\u0000b\"]\n",
+            format!("{PATH}:2:1: `agents.claude.args` contains a NUL character (\\u0000); remove it: a NUL byte cannot be passed to a program"),
+        ),
+        (
+            "agent name with a space",
+            "[agents.\"my agent\"]\ncommand = [\"x\"]\n",
+            format!("{PATH}:1:9: agent name \"my agent\" may only contain letters, digits, `-` and `_` (it becomes part of unit names and command lines); rename it, e.g. [agents.my-agent]"),
+        ),
+        (
+            "agent name with a dot",
+            "[agents.\"a.b\"]\ncommand = [\"x\"]\n",
+            format!("{PATH}:1:9: agent name \"a.b\" may only contain letters, digits, `-` and `_` (it becomes part of unit names and command lines); rename it, e.g. [agents.a-b]"),
+        ),
+        (
+            "custom agent without command",
+            "[agents.my-agent]\nargs = [\"-v\"]\n",
+            format!("{PATH}:1:9: [agents.my-agent] is not a built-in agent ({BUILTINS}), so it needs a `command`; add one, e.g. command = [\"my-agent\"]"),
+        ),
+        (
+            "empty command",
+            "[agents.claude]\ncommand = []\n",
+            format!("{PATH}:2:1: `agents.claude.command` must start with the program to run; e.g. command = [\"claude\"], or a wrapper such as [\"nerdr\", \"sandbox\", \"--\", \"claude\"]"),
+        ),
+        (
+            "config_model on claude",
+            "[agents.claude]\nconfig_model = \"anthropic/claude-sonnet\"\n",
+            format!("{PATH}:2:1: `agents.claude.config_model` is only valid for opencode (it is merged into OPENCODE_CONFIG_CONTENT); remove it, or pass the model to `claude` in `args`"),
+        ),
+        (
+            "config_model on a custom agent",
+            "[agents.amp]\ncommand = [\"amp\"]\nconfig_model = \"m\"\n",
+            format!("{PATH}:3:1: `agents.amp.config_model` is only valid for opencode (it is merged into OPENCODE_CONFIG_CONTENT); remove it, or pass the model to `amp` in `args`"),
+        ),
+        (
+            "resume_args on a built-in",
+            "[agents.codex]\nresume_args = [\"resume\"]\n",
+            format!("{PATH}:2:1: `agents.codex.resume_args` is only for custom agents: nerdr already knows how to resume the built-in `codex`; remove it, or define a custom agent under another name with its own `command`"),
+        ),
+        (
+            "detect on a built-in",
+            "[agents.gemini]\ndetect = \"claude\"\n",
+            format!("{PATH}:2:1: `agents.gemini.detect` is only for custom agents: nerdr already recognises the built-in `gemini`; remove it, or define a custom agent under another name with its own `command`"),
+        ),
+        (
+            "empty detect",
+            "[agents.amp]\ncommand = [\"amp\"]\ndetect = \"\"\n",
+            format!("{PATH}:3:1: `agents.amp.detect` is empty; give it a value or remove the key"),
+        ),
+        (
+            "prefix not a control key",
+            "[client]\nprefix = \"Ctrl-b\"\n",
+            format!("{PATH}:2:1: `client.prefix` is \"Ctrl-b\", which is not a control key; write C-<letter>, e.g. prefix = \"C-a\""),
+        ),
+        (
+            "prefix with a digit",
+            "[client]\nprefix = \"C-1\"\n",
+            format!("{PATH}:2:1: `client.prefix` is \"C-1\", which is not a control key; write C-<letter>, e.g. prefix = \"C-a\""),
+        ),
+        (
+            "review names an unknown agent",
+            "[review]\nagent = \"nope\"\n",
+            format!("{PATH}:2:1: `review.agent` names `nope`, which is neither built in nor under [agents]; use a built-in ({BUILTINS}) or add [agents.nope] with a `command`"),
+        ),
+        (
+            "review without agent",
+            "[review]\nargs = [\"--full-auto\"]\n",
+            format!("{PATH}:1:2: `review.agent` is missing; name the agent that reviews, e.g. agent = \"codex\""),
+        ),
+        (
+            "unclosed array",
+            "[agents.claude]\nargs = [\n",
+            format!("{PATH}:2:9: not valid TOML: invalid array; expected `]`; fix the syntax (see https://toml.io)"),
+        ),
+        (
+            "missing comma inside an array",
+            "[agents.claude]\nargs = [\"--model\" \"opus\"]\n",
+            format!("{PATH}:2:19: not valid TOML: invalid array; expected `]`; fix the syntax (see https://toml.io)"),
+        ),
+        (
+            "bare word as a value",
+            "[client]\nprefix = C-a\n",
+            format!("{PATH}:2:10: not valid TOML: invalid string; expected `\"`, `'`; fix the syntax (see https://toml.io)"),
+        ),
+        (
+            "duplicate key",
+            "[agents.claude]\nsandboxed = true\nsandboxed = false\n",
+            format!("{PATH}:3:1: not valid TOML: duplicate key `sandboxed` in table `agents.claude`; fix the syntax (see https://toml.io)"),
+        ),
+        (
+            "columns count characters, not bytes",
+            "# café\n[agents.claude]\n  env = { \"é\" = \"x\", NERDR_X = \"y\" }\n",
+            format!("{PATH}:3:22: `agents.claude.env.NERDR_X` sets `NERDR_X`, but NERDR_* and HERDR_* variables are reserved: nerdr sets them for every agent; remove it or use another name"),
+        ),
+        (
+            "CRLF line endings",
+            "[agents.claude]\r\n\r\n    args = 1\r\n",
+            format!("{PATH}:3:5: `agents.claude.args` must be an array of strings, found an integer (1); for example: args = [\"--flag\", \"value\"]"),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (name, text, want) in cases {
+        match parse(text, Path::new(PATH)) {
+            Ok(config) => failures.push(format!("{name}: parsed, want error\n  got  {config:?}")),
+            Err(e) if e.to_string() != *want => {
+                failures.push(format!("{name}:\n  want {want}\n  got  {e}"))
+            }
+            Err(_) => {}
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}

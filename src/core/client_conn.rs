@@ -1,0 +1,114 @@
+//! One connection on the client socket: key handshake, then framed requests.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::UnixStream;
+
+use super::{Caller, Core};
+use crate::platform;
+use crate::protocol::frame::{read_frame, write_frame, Frame, FrameError};
+use crate::protocol::handshake::{
+    proof_matches, random_hex, Challenge, ClientMsg, CoreMsg, Hello, Verdict,
+};
+use crate::protocol::PROTOCOL_VERSION;
+
+/// A client that has not finished the handshake by then is dropped.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()> {
+    let nonce = random_hex(32);
+    write_frame(
+        &mut stream,
+        &Frame::control(&Challenge {
+            version: PROTOCOL_VERSION,
+            nonce: nonce.clone(),
+        }),
+    )
+    .await?;
+    let hello = match tokio::time::timeout(HANDSHAKE_TIMEOUT, read_frame(&mut stream)).await {
+        Err(_) => Err(format!("no hello within {HANDSHAKE_TIMEOUT:?}")),
+        Ok(Err(FrameError::Closed)) => return Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Ok(Ok(frame)) => frame.decode_control::<Hello>().map_err(|e| e.to_string()),
+    };
+    let verdict = match hello {
+        Err(e) => refuse(format!("malformed hello: {e}")),
+        Ok(h) if h.version != PROTOCOL_VERSION => refuse(format!(
+            "this nerdr speaks protocol {} but the core speaks {PROTOCOL_VERSION}; \
+             restart the core (`systemctl --user restart nerdr.service`) after upgrading",
+            h.version
+        )),
+        Ok(h) if !proof_matches(&core.key, &nonce, &h.proof) => {
+            refuse("wrong client key: this client could not read the core's key file".into())
+        }
+        Ok(_) => match inside_a_tab(&core, &stream) {
+            Some(tab) => refuse(format!(
+                "this client runs inside tab {tab}, a program nerdr started; \
+                 programs in a tab talk to nerdr through NERDR_SOCKET (the hook socket), \
+                 not as the user's window"
+            )),
+            None => Verdict::Welcome {
+                core_pid: std::process::id(),
+            },
+        },
+    };
+    let welcomed = matches!(verdict, Verdict::Welcome { .. });
+    write_frame(&mut stream, &Frame::control(&verdict)).await?;
+    if !welcomed {
+        return Ok(());
+    }
+
+    loop {
+        let frame = match read_frame(&mut stream).await {
+            Ok(f) => f,
+            Err(FrameError::Closed) => return Ok(()),
+            Err(e) => return close_with(&mut stream, e).await,
+        };
+        let msg = match frame.decode_control::<ClientMsg>() {
+            Ok(m) => m,
+            Err(e) => return close_with(&mut stream, e).await,
+        };
+        match msg {
+            ClientMsg::Request { id, request } => {
+                let reply = core.handle(&Caller::User, request).await;
+                let msg = CoreMsg::Reply {
+                    id,
+                    outcome: reply.into(),
+                };
+                write_frame(&mut stream, &Frame::control(&msg)).await?;
+            }
+        }
+    }
+}
+
+fn refuse(message: String) -> Verdict {
+    tracing::warn!(reason = %message, "client refused");
+    Verdict::Refused { message }
+}
+
+/// Tell the peer why we hang up, then hang up. Only this connection ends.
+async fn close_with(stream: &mut UnixStream, e: FrameError) -> anyhow::Result<()> {
+    let message = format!("closing the connection: {e}");
+    tracing::warn!(socket = "client", error = %e, "bad frame");
+    let _ = write_frame(stream, &Frame::control(&CoreMsg::Closing { message })).await;
+    Ok(())
+}
+
+/// The tab whose program the peer is, or descends from (its PID and start
+/// time recorded at launch, so a reused PID does not count).
+fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
+    let pid = platform::peer_pid(stream).ok()?;
+    let chain = platform::ancestry(pid);
+    let state = core.state.lock().unwrap();
+    state
+        .tabs
+        .values()
+        .find(|t| match (t.pid, t.start_time) {
+            (Some(p), Some(st)) => {
+                chain.contains(&p) && platform::proc_start_time(p).ok() == Some(st)
+            }
+            _ => false,
+        })
+        .map(|t| t.id.clone())
+}

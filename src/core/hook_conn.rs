@@ -1,0 +1,104 @@
+//! One connection on the hook socket: newline-delimited JSON requests from
+//! programs nerdr started, each naming its tab by the `NERDR_TAB` secret.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+
+use super::{Caller, Core};
+use crate::protocol::api::{ApiError, ErrorCode};
+use crate::protocol::handshake::Outcome;
+use crate::protocol::hook::{encode_line, parse_line, HookReply};
+use crate::protocol::MAX_FRAME;
+
+pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut read = BufReader::new(read);
+    loop {
+        let line = match read_line(&mut read).await? {
+            Line::Eof => return Ok(()),
+            Line::TooLong => {
+                let reply = error_reply(
+                    serde_json::Value::Null,
+                    ErrorCode::BadRequest,
+                    format!("request line longer than {MAX_FRAME} bytes; closing the connection"),
+                );
+                write.write_all(&encode_line(&reply)).await?;
+                tracing::warn!(socket = "hook", "oversized request line");
+                return Ok(());
+            }
+            Line::Text(l) => l,
+        };
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        let reply = match parse_line(&line) {
+            Err(bad) => bad,
+            Ok(req) => {
+                let outcome = match authenticate(&core, req.tab.as_deref()) {
+                    Ok(caller) => core.handle(&caller, req.request).await.into(),
+                    Err(e) => Outcome::Error(e),
+                };
+                HookReply {
+                    id: req.id,
+                    outcome,
+                }
+            }
+        };
+        write.write_all(&encode_line(&reply)).await?;
+    }
+}
+
+/// Which tab the caller belongs to. Until kernel-verified identity lands
+/// (the privilege model), the tab's secret is the proof.
+fn authenticate(core: &Core, secret: Option<&str>) -> Result<Caller, ApiError> {
+    let denied = || {
+        ApiError::new(
+            ErrorCode::Denied,
+            "the hook socket serves programs nerdr started: NERDR_TAB is missing or names no open tab",
+        )
+    };
+    let secret = secret.ok_or_else(denied)?;
+    let state = core.state.lock().unwrap();
+    let tab = state.tab_by_secret(secret).ok_or_else(denied)?;
+    Ok(Caller::Tab { id: tab.id.clone() })
+}
+
+fn error_reply(id: serde_json::Value, code: ErrorCode, message: String) -> HookReply {
+    HookReply {
+        id,
+        outcome: Outcome::Error(ApiError::new(code, message)),
+    }
+}
+
+enum Line {
+    Text(Vec<u8>),
+    TooLong,
+    Eof,
+}
+
+/// Read up to a newline, never buffering more than [`MAX_FRAME`] bytes.
+async fn read_line<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<Line> {
+    let mut line = Vec::new();
+    loop {
+        let buf = r.fill_buf().await?;
+        if buf.is_empty() {
+            // A line cut off by the peer closing is not a request.
+            return Ok(Line::Eof);
+        }
+        let (chunk, done) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        if line.len() + chunk.len() > MAX_FRAME {
+            return Ok(Line::TooLong);
+        }
+        line.extend_from_slice(chunk);
+        let used = done.unwrap_or(buf.len());
+        r.consume(used);
+        if done.is_some() {
+            return Ok(Line::Text(line));
+        }
+    }
+}

@@ -1,0 +1,50 @@
+//! Where the core's log goes: always to `core.log` in the state dir, and to
+//! the journal when its socket exists (structured fields,
+//! `SYSLOG_IDENTIFIER=nerdr`), else to stderr.
+
+use std::path::Path;
+
+use tracing_subscriber::filter::LevelFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+use tracing_subscriber::Layer;
+
+const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
+
+/// Returns whether log lines also go to stderr (no journal).
+pub fn init(core_log: &Path) -> anyhow::Result<bool> {
+    use anyhow::Context;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(core_log)
+        .with_context(|| format!("cannot open the core log {}", core_log.display()))?;
+    let level = match std::env::var("NERDR_LOG").as_deref() {
+        Ok("debug") => LevelFilter::DEBUG,
+        Ok("trace") => LevelFilter::TRACE,
+        _ => LevelFilter::INFO,
+    };
+    let file_layer = tracing_subscriber::fmt::layer()
+        .with_ansi(false)
+        .with_writer(std::sync::Mutex::new(file))
+        .with_filter(level);
+    let journal = Path::new(JOURNAL_SOCKET)
+        .exists()
+        .then(|| tracing_journald::layer().ok())
+        .flatten()
+        .map(|l| l.with_syslog_identifier("nerdr".into()).with_filter(level));
+    let to_stderr = journal.is_none();
+    let stderr = to_stderr.then(|| {
+        tracing_subscriber::fmt::layer()
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+            .with_writer(std::io::stderr)
+            .with_filter(level)
+    });
+    tracing_subscriber::registry()
+        .with(file_layer)
+        .with(journal)
+        .with(stderr)
+        .try_init()
+        .context("logging was already set up")?;
+    Ok(to_stderr)
+}

@@ -1,0 +1,218 @@
+//! `nerdr core`: all state and policy. Takes its two sockets from socket
+//! activation or binds them itself, serves both, and reports to the service
+//! manager. Programs run on a [`Host`]; the core never owns a PTY directly.
+
+pub mod activation;
+mod api;
+mod client_conn;
+pub mod env;
+mod hook_conn;
+mod keyfile;
+mod launch;
+pub mod listen;
+mod logging;
+mod notify;
+pub mod state;
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio::net::UnixListener;
+use tokio::sync::mpsc;
+
+use crate::host::{local::LocalHost, Host, HostEvent};
+use crate::paths::Paths;
+use crate::protocol::api::TabState;
+pub use api::Caller;
+use state::State;
+
+pub struct Core {
+    pub state: Mutex<State>,
+    pub host: Arc<dyn Host>,
+    pub paths: Paths,
+    /// This executable, as programs find it in `NERDR_BIN`.
+    pub bin: PathBuf,
+    pub activated: bool,
+    /// The client key's bytes; clients prove they read the same file.
+    key: Vec<u8>,
+}
+
+impl Core {
+    /// Tell the service manager what we are doing now.
+    fn changed(&self) {
+        notify::status(&self.state.lock().unwrap().status_text());
+    }
+
+    fn on_event(&self, ev: HostEvent) {
+        let mut state = self.state.lock().unwrap();
+        match ev {
+            HostEvent::Output { tab, bytes } => {
+                if let Some(t) = state.tabs.get_mut(&tab) {
+                    t.screen.process(&bytes);
+                }
+            }
+            HostEvent::Exited { tab, code } => {
+                if let Some(t) = state.tabs.get_mut(&tab) {
+                    t.state = TabState::Exited;
+                    t.exit_code = Some(code);
+                    tracing::info!(tab = %tab, agent = %t.agent, exit_code = code, "program exited");
+                }
+                drop(state);
+                self.changed();
+            }
+        }
+    }
+}
+
+/// Entry point. Runs before any thread exists so that the activation
+/// variables can be read and cleared safely.
+pub fn run() -> anyhow::Result<std::process::ExitCode> {
+    let activated = activation::Activated::take_from_env()
+        .context("cannot read the sockets passed by socket activation")?;
+    let paths = Paths::from_process()?;
+    listen::private_dir(&paths.state_dir)?;
+    let logs_to_stderr = logging::init(&paths.core_log())?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = rt.block_on(serve(paths, activated));
+    // Programs of a local host are our children; do not wait for stragglers.
+    rt.shutdown_timeout(Duration::from_millis(200));
+    // main() prints the error on stderr; log it only where it would not
+    // appear twice.
+    if let (Err(e), false) = (&result, logs_to_stderr) {
+        tracing::error!(error = %format!("{e:#}"), "core stopped on an error");
+    }
+    result.map(|()| std::process::ExitCode::SUCCESS)
+}
+
+async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result<()> {
+    let was_activated = !activated.is_empty();
+    // Hand-bound sockets are removed when these guards drop; activated ones
+    // belong to the service manager and are never unlinked or rebound.
+    let mut _bound = Vec::new();
+    let (hook, client) = if was_activated {
+        let (h, c) = activated.hook_and_client()?;
+        (
+            std::os::unix::net::UnixListener::from(h),
+            std::os::unix::net::UnixListener::from(c),
+        )
+    } else {
+        let c = listen::bind(&paths.client_socket())?;
+        let h = listen::bind(&paths.hook_socket())?;
+        let pair = (c.listener.try_clone()?, h.listener.try_clone()?);
+        _bound.push(c);
+        _bound.push(h);
+        (pair.1, pair.0)
+    };
+    for l in [&hook, &client] {
+        l.set_nonblocking(true)?;
+    }
+    let hook = UnixListener::from_std(hook)?;
+    let client = UnixListener::from_std(client)?;
+
+    listen::private_dir(&paths.run_dir)?;
+    let key = keyfile::refresh(&paths.client_key())?;
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    let host: Arc<dyn Host> = Arc::new(LocalHost::new(events_tx));
+    let bin = std::env::current_exe().context("cannot find this executable's path")?;
+    let core = Arc::new(Core {
+        state: Mutex::default(),
+        host,
+        paths: paths.clone(),
+        bin,
+        activated: was_activated,
+        key,
+    });
+
+    let c = core.clone();
+    tokio::spawn(async move {
+        while let Some(ev) = events_rx.recv().await {
+            c.on_event(ev);
+        }
+    });
+    tokio::spawn(accept_loop(core.clone(), client, Socket::Client));
+    tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
+    if let Some(every) = notify::watchdog_interval() {
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                notify::watchdog();
+            }
+        });
+    }
+
+    tracing::info!(
+        pid = std::process::id(),
+        activated = was_activated,
+        hook = %paths.hook_socket().display(),
+        client = %paths.client_socket().display(),
+        host = core.host.mode(),
+        "core ready"
+    );
+    notify::ready(&core.state.lock().unwrap().status_text());
+
+    shutdown_signal().await;
+    notify::stopping();
+    tracing::info!("core stopping");
+    let folders: Vec<PathBuf> = core
+        .state
+        .lock()
+        .unwrap()
+        .sessions
+        .keys()
+        .cloned()
+        .collect();
+    // With a local host the programs are ours and end with us; say so to
+    // them the way a closing terminal would rather than leaving orphans.
+    for f in folders {
+        core.quit_session(&f).await;
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+    let mut int = signal(SignalKind::interrupt()).expect("SIGINT handler");
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Socket {
+    Client,
+    Hook,
+}
+
+async fn accept_loop(core: Arc<Core>, listener: UnixListener, which: Socket) {
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                let core = core.clone();
+                tokio::spawn(async move {
+                    let r = match which {
+                        Socket::Client => client_conn::serve(core, stream).await,
+                        Socket::Hook => hook_conn::serve(core, stream).await,
+                    };
+                    if let Err(e) = r {
+                        tracing::debug!(socket = ?which, error = %e, "connection ended");
+                    }
+                });
+            }
+            Err(e) => {
+                // Out of descriptors or memory: keep serving the ones we
+                // have, and try again shortly.
+                tracing::warn!(socket = ?which, error = %e, "accept failed");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The core's picture of sessions and tabs: plain data and the pure queries
+//! over it. Effects (starting programs, talking to sockets) live elsewhere.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::protocol::api::{TabInfo, TabState};
+
+pub const DEFAULT_ROWS: u16 = 24;
+pub const DEFAULT_COLS: u16 = 80;
+/// Lines of history kept per tab beyond the visible screen.
+pub const SCROLLBACK: usize = 10_000;
+
+pub struct Tab {
+    pub id: String,
+    /// The tab's `NERDR_TAB`: proves a hook caller belongs here. Never logged.
+    pub secret: String,
+    pub folder: PathBuf,
+    pub agent: String,
+    pub command: Vec<String>,
+    pub sandboxed: bool,
+    pub state: TabState,
+    pub pid: Option<u32>,
+    pub start_time: Option<u64>,
+    pub exit_code: Option<i32>,
+    pub screen: vt100::Parser,
+}
+
+impl Tab {
+    pub fn info(&self) -> TabInfo {
+        TabInfo {
+            id: self.id.clone(),
+            folder: self.folder.clone(),
+            agent: self.agent.clone(),
+            command: self.command.clone(),
+            sandboxed: self.sandboxed,
+            state: self.state,
+            pid: self.pid,
+            exit_code: self.exit_code,
+        }
+    }
+
+    /// The visible screen as text: trailing blanks of each row and trailing
+    /// empty rows dropped; with `lines`, only the last N rows of what is left.
+    pub fn screen_text(&self, lines: Option<usize>) -> String {
+        screen_text(self.screen.screen(), lines)
+    }
+}
+
+pub fn screen_text(screen: &vt100::Screen, lines: Option<usize>) -> String {
+    let (_, cols) = screen.size();
+    let mut rows: Vec<String> = screen
+        .rows(0, cols)
+        .map(|r| r.trim_end().to_string())
+        .collect();
+    while rows.last().is_some_and(|r| r.is_empty()) {
+        rows.pop();
+    }
+    if let Some(n) = lines {
+        let skip = rows.len().saturating_sub(n);
+        rows.drain(..skip);
+    }
+    rows.join("\n")
+}
+
+#[derive(Default)]
+pub struct State {
+    pub tabs: BTreeMap<String, Tab>,
+    /// Sessions by canonical folder, each with its tabs in opening order.
+    pub sessions: BTreeMap<PathBuf, Vec<String>>,
+}
+
+impl State {
+    pub fn insert(&mut self, tab: Tab) {
+        self.sessions
+            .entry(tab.folder.clone())
+            .or_default()
+            .push(tab.id.clone());
+        self.tabs.insert(tab.id.clone(), tab);
+    }
+
+    pub fn remove(&mut self, id: &str) -> Option<Tab> {
+        let tab = self.tabs.remove(id)?;
+        if let Some(ids) = self.sessions.get_mut(&tab.folder) {
+            ids.retain(|t| t != id);
+        }
+        Some(tab)
+    }
+
+    pub fn session_tabs(&self, folder: &Path) -> Vec<&Tab> {
+        self.sessions
+            .get(folder)
+            .map(|ids| ids.iter().filter_map(|id| self.tabs.get(id)).collect())
+            .unwrap_or_default()
+    }
+
+    pub fn all_tabs(&self) -> Vec<&Tab> {
+        self.sessions
+            .values()
+            .flatten()
+            .filter_map(|id| self.tabs.get(id))
+            .collect()
+    }
+
+    /// The tab whose secret is `secret`, compared in constant time.
+    pub fn tab_by_secret(&self, secret: &str) -> Option<&Tab> {
+        use crate::protocol::handshake::constant_time_eq;
+        // Compare against every tab so timing does not reveal which matched.
+        let mut found = None;
+        for tab in self.tabs.values() {
+            if constant_time_eq(tab.secret.as_bytes(), secret.as_bytes()) {
+                found = Some(tab);
+            }
+        }
+        found
+    }
+
+    pub fn status_text(&self) -> String {
+        status_text(self.tabs.values().map(|t| t.state), self.sessions.len())
+    }
+}
+
+/// The `STATUS=` line: "2 agents running, 1 exited, 1 session".
+pub fn status_text(states: impl Iterator<Item = TabState>, sessions: usize) -> String {
+    let (mut running, mut exited, mut refused, mut starting) = (0, 0, 0, 0);
+    for s in states {
+        match s {
+            TabState::Starting => starting += 1,
+            TabState::Running => running += 1,
+            TabState::Exited => exited += 1,
+            TabState::Refused => refused += 1,
+        }
+    }
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("1 {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let mut parts = vec![format!("{} running", plural(running, "agent", "agents"))];
+    for (n, what) in [
+        (starting, "starting"),
+        (exited, "exited"),
+        (refused, "refused"),
+    ] {
+        if n > 0 {
+            parts.push(format!("{n} {what}"));
+        }
+    }
+    parts.push(plural(sessions, "session", "sessions"));
+    parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_lines() {
+        use TabState::*;
+        let rows: &[(&[TabState], usize, &str)] = &[
+            (&[], 0, "0 agents running, 0 sessions"),
+            (&[Running], 1, "1 agent running, 1 session"),
+            (
+                &[Running, Running, Exited, Refused, Starting],
+                2,
+                "2 agents running, 1 starting, 1 exited, 1 refused, 2 sessions",
+            ),
+        ];
+        for (states, sessions, want) in rows {
+            assert_eq!(status_text(states.iter().copied(), *sessions), *want);
+        }
+    }
+
+    #[test]
+    fn screen_text_trims_and_tails() {
+        let mut p = vt100::Parser::new(5, 20, 0);
+        p.process(b"one  \r\ntwo\r\nthree\r\n");
+        assert_eq!(screen_text(p.screen(), None), "one\ntwo\nthree");
+        assert_eq!(screen_text(p.screen(), Some(2)), "two\nthree");
+        assert_eq!(screen_text(p.screen(), Some(0)), "");
+        // A full-screen program's redraw replaces what was there.
+        p.process(b"\x1b[2J\x1b[H\x1b[3;5Hmid");
+        assert_eq!(screen_text(p.screen(), None), "\n\n    mid");
+    }
+}

@@ -1,0 +1,69 @@
+//! Linux: process facts from `/proc`, peer credentials from the kernel.
+
+use std::io;
+use std::os::fd::AsFd;
+
+/// Field 22 of `/proc/PID/stat` (start time in clock ticks since boot):
+/// with the PID it names one process for the life of the machine.
+pub fn proc_start_time(pid: u32) -> io::Result<u64> {
+    stat_field(pid, 22)
+}
+
+/// The parent PID (field 4 of `/proc/PID/stat`).
+pub fn parent_pid(pid: u32) -> io::Result<u32> {
+    stat_field(pid, 4).map(|v| v as u32)
+}
+
+fn stat_field(pid: u32, field: usize) -> io::Result<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    parse_stat_field(&stat, field).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("/proc/{pid}/stat has no field {field}"),
+        )
+    })
+}
+
+/// Fields are counted from 1 as in proc(5). The command name (field 2) may
+/// hold spaces and parentheses, so counting starts after its last `)`.
+pub fn parse_stat_field(stat: &str, field: usize) -> Option<u64> {
+    if field < 3 {
+        return None;
+    }
+    let rest = &stat[stat.rfind(')')? + 1..];
+    rest.split_whitespace().nth(field - 3)?.parse().ok()
+}
+
+/// The PID of the process at the other end of a Unix socket, as the kernel
+/// recorded it at connect time.
+pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let cred = getsockopt(sock, PeerCredentials).map_err(io::Error::from)?;
+    Ok(cred.pid() as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_fields_survive_odd_command_names() {
+        let stat = "42 (a) b (c)) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 12345 0";
+        assert_eq!(parse_stat_field(stat, 4), Some(7));
+        assert_eq!(parse_stat_field(stat, 22), Some(12345));
+        assert_eq!(parse_stat_field(stat, 99), None);
+        assert_eq!(parse_stat_field("garbage", 4), None);
+    }
+
+    #[test]
+    fn our_own_process_is_readable() {
+        let me = std::process::id();
+        assert!(proc_start_time(me).unwrap() > 0);
+        assert_eq!(
+            parent_pid(me).unwrap(),
+            nix::unistd::getppid().as_raw() as u32
+        );
+        assert_eq!(super::super::ancestry(me)[0], me);
+        assert!(super::super::ancestry(me).len() >= 2);
+    }
+}

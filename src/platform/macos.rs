@@ -1,0 +1,55 @@
+//! macOS: process facts from `proc_pidinfo`, peer PIDs from `LOCAL_PEERPID`.
+//! Same signatures as `linux.rs`.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd};
+
+fn bsdinfo(pid: u32) -> io::Result<libc::proc_bsdinfo> {
+    // SAFETY: proc_bsdinfo is plain data; proc_pidinfo writes at most
+    // `size` bytes into it and returns how many it wrote.
+    unsafe {
+        let mut info: libc::proc_bsdinfo = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+        let n = libc::proc_pidinfo(
+            pid as libc::c_int,
+            libc::PROC_PIDTBSDINFO,
+            0,
+            &mut info as *mut _ as *mut libc::c_void,
+            size,
+        );
+        if n != size {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(info)
+    }
+}
+
+/// Start time in microseconds since the epoch: with the PID it names one
+/// process.
+pub fn proc_start_time(pid: u32) -> io::Result<u64> {
+    let i = bsdinfo(pid)?;
+    Ok(i.pbi_start_tvsec * 1_000_000 + i.pbi_start_tvusec)
+}
+
+pub fn parent_pid(pid: u32) -> io::Result<u32> {
+    Ok(bsdinfo(pid)?.pbi_ppid)
+}
+
+pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
+    let mut pid: libc::pid_t = 0;
+    let mut len = std::mem::size_of::<libc::pid_t>() as libc::socklen_t;
+    // SAFETY: LOCAL_PEERPID writes one pid_t into the buffer we pass.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_fd().as_raw_fd(),
+            libc::SOL_LOCAL,
+            libc::LOCAL_PEERPID,
+            &mut pid as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(pid as u32)
+}

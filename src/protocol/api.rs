@@ -1,0 +1,159 @@
+//! The requests and replies of nerdr's commands. The same [`Request`] travels
+//! in a client-socket frame or in a hook-socket line, so both sockets reach
+//! one dispatcher and differ only in who the caller is.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A command for the core. Serialized as `{"method": ..., "params": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "method", content = "params", rename_all = "snake_case")]
+pub enum Request {
+    /// Start agent `name` in a new tab of `folder`'s session.
+    Agent {
+        folder: PathBuf,
+        name: String,
+        #[serde(default)]
+        extra_args: Vec<String>,
+        /// The caller's environment, the base of the program's environment.
+        #[serde(default)]
+        env: Vec<(String, String)>,
+    },
+    /// The tabs of `folder`'s session, or of every session with `all`.
+    Tabs {
+        folder: Option<PathBuf>,
+        #[serde(default)]
+        all: bool,
+    },
+    /// The tab's screen as text; with `lines`, only its last N lines.
+    Read { tab: String, lines: Option<usize> },
+    /// Type `text` into the tab, then Enter unless `enter` is false.
+    Send {
+        tab: String,
+        text: String,
+        enter: bool,
+    },
+    /// Resize the tab's terminal (and its screen model).
+    Resize { tab: String, rows: u16, cols: u16 },
+    /// Stop the tab's program and forget the tab.
+    Close { tab: String },
+    /// Stop every program of `folder`'s session and forget it.
+    Quit { folder: PathBuf },
+    /// The core's own figures (pid, version, counts), for `doctor`/`status`.
+    Status,
+}
+
+/// What a tab is doing, as `nerdr tabs` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TabState {
+    Starting,
+    Running,
+    Exited,
+    Refused,
+}
+
+impl TabState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TabState::Starting => "starting",
+            TabState::Running => "running",
+            TabState::Exited => "exited",
+            TabState::Refused => "refused",
+        }
+    }
+}
+
+/// One row of `nerdr tabs --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TabInfo {
+    pub id: String,
+    pub folder: PathBuf,
+    pub agent: String,
+    pub command: Vec<String>,
+    pub sandboxed: bool,
+    pub state: TabState,
+    pub pid: Option<u32>,
+    pub exit_code: Option<i32>,
+}
+
+/// The core's reply to [`Request::Status`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CoreStatus {
+    pub pid: u32,
+    pub version: String,
+    pub sessions: usize,
+    pub running: usize,
+    pub tabs: usize,
+    pub activated: bool,
+}
+
+/// Why a request failed. `code` is stable for scripts; `message` is for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The request could not be parsed or is not allowed in this form.
+    BadRequest,
+    /// The named tab or session does not exist.
+    NotFound,
+    /// The configuration is invalid.
+    Config,
+    /// The program could not be started.
+    LaunchFailed,
+    /// The caller may not do this.
+    Denied,
+    /// Something failed inside the core.
+    Internal,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// The result of a request: a JSON value whose shape depends on the method
+/// (`{"tab": id}`, an array of [`TabInfo`], `{"text": screen}`, `{}`).
+pub type Reply = Result<serde_json::Value, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_use_method_and_params() {
+        let r = Request::Send {
+            tab: "ab12".into(),
+            text: "ls".into(),
+            enter: true,
+        };
+        let v = serde_json::to_value(&r).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"method": "send", "params": {"tab": "ab12", "text": "ls", "enter": true}})
+        );
+        assert_eq!(serde_json::from_value::<Request>(v).unwrap(), r);
+    }
+
+    #[test]
+    fn unit_requests_need_no_params() {
+        let r: Request = serde_json::from_str(r#"{"method":"status"}"#).unwrap();
+        assert_eq!(r, Request::Status);
+    }
+
+    #[test]
+    fn unknown_methods_are_rejected() {
+        assert!(serde_json::from_str::<Request>(r#"{"method":"rm_rf","params":{}}"#).is_err());
+    }
+}

@@ -1,0 +1,149 @@
+//! The client socket's opening: the core speaks first with its version and a
+//! fresh nonce; the client answers with its version and a proof that it read
+//! the key file (which only the user can read); the core welcomes or refuses.
+//! After that, both sides exchange [`ClientMsg`] / [`CoreMsg`] control frames.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::api::{ApiError, Request};
+
+/// Core → client, first frame.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Challenge {
+    pub version: u32,
+    /// Hex, 32 random bytes, new for each connection.
+    pub nonce: String,
+}
+
+/// Client → core, answer to the challenge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub version: u32,
+    /// [`proof`] of the key file's bytes and the nonce.
+    pub proof: String,
+}
+
+/// Core → client, end of the handshake.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Verdict {
+    Welcome { core_pid: u32 },
+    Refused { message: String },
+}
+
+/// Control messages from the client after the handshake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientMsg {
+    Request { id: u64, request: Request },
+}
+
+/// Control messages from the core after the handshake.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum CoreMsg {
+    Reply {
+        id: u64,
+        #[serde(flatten)]
+        outcome: Outcome,
+    },
+    /// The core is closing this connection, and why (a malformed frame, say).
+    Closing { message: String },
+}
+
+/// `{"result": ...}` or `{"error": {...}}`, as on the hook socket.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Result(serde_json::Value),
+    Error(ApiError),
+}
+
+impl From<super::api::Reply> for Outcome {
+    fn from(r: super::api::Reply) -> Self {
+        match r {
+            Ok(v) => Outcome::Result(v),
+            Err(e) => Outcome::Error(e),
+        }
+    }
+}
+
+impl From<Outcome> for super::api::Reply {
+    fn from(o: Outcome) -> Self {
+        match o {
+            Outcome::Result(v) => Ok(v),
+            Outcome::Error(e) => Err(e),
+        }
+    }
+}
+
+/// The proof a client sends: SHA-256 over a domain tag, the key and the
+/// nonce, hex-encoded. The key never crosses the socket.
+pub fn proof(key: &[u8], nonce: &str) -> String {
+    let mut h = Sha256::new();
+    h.update(b"nerdr-client-key-proof-v1\0");
+    h.update(key);
+    h.update(b"\0");
+    h.update(nonce.as_bytes());
+    hex(&h.finalize())
+}
+
+/// Whether `claimed` is the right proof, compared in constant time so the
+/// comparison does not leak how much of it matched.
+pub fn proof_matches(key: &[u8], nonce: &str, claimed: &str) -> bool {
+    constant_time_eq(proof(key, nonce).as_bytes(), claimed.as_bytes())
+}
+
+pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Random bytes from the kernel, hex-encoded.
+pub fn random_hex(n: usize) -> String {
+    let mut buf = vec![0u8; n];
+    getrandom::getrandom(&mut buf).expect("the kernel's random source is unavailable");
+    hex(&buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proof_depends_on_key_and_nonce() {
+        let p = proof(b"key", "n1");
+        assert!(proof_matches(b"key", "n1", &p));
+        assert!(!proof_matches(b"key2", "n1", &p));
+        assert!(!proof_matches(b"key", "n2", &p));
+        assert!(!proof_matches(b"key", "n1", &p[..10]));
+        assert_eq!(p.len(), 64);
+    }
+
+    #[test]
+    fn replies_read_like_the_hook_socket() {
+        let m = CoreMsg::Reply {
+            id: 3,
+            outcome: Outcome::Result(serde_json::json!({"tab": "x"})),
+        };
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"type": "reply", "id": 3, "result": {"tab": "x"}})
+        );
+        assert_eq!(serde_json::from_value::<CoreMsg>(v).unwrap(), m);
+    }
+
+    #[test]
+    fn random_hex_is_fresh() {
+        assert_ne!(random_hex(16), random_hex(16));
+        assert_eq!(random_hex(4).len(), 8);
+    }
+}

@@ -1,0 +1,67 @@
+//! `nerdr service install | uninstall | status` and `nerdr doctor`: puts the
+//! core under the user's service manager (systemd user units on Linux, a
+//! launchd agent on macOS) and checks that it works. Owns the unit
+//! templates' rendering and installation; does not own the core's socket
+//! handling (it only finds the sockets by name) nor the CLI wiring.
+//!
+//! Layout: `units` renders (pure, with `escape`), `install` holds what both
+//! platforms share, `systemd` and `launchd` run the platform's manager with
+//! identical signatures, `doctor` decides from gathered facts.
+
+pub mod doctor;
+pub mod escape;
+pub mod install;
+// Both platform modules are compiled everywhere so their signatures cannot
+// drift apart; only one is used.
+#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+mod launchd;
+#[cfg_attr(target_os = "macos", allow(dead_code))]
+pub mod systemctl;
+#[cfg_attr(target_os = "macos", allow(dead_code))]
+mod systemd;
+pub mod units;
+
+#[cfg(target_os = "macos")]
+use launchd as platform;
+#[cfg(not(target_os = "macos"))]
+use systemd as platform;
+
+use std::path::PathBuf;
+
+use crate::paths::Paths;
+
+/// `nerdr service install [--bin PATH]`: renders the units for `bin` (default:
+/// this executable), writes them, reloads the manager and enables the
+/// sockets. Running it twice changes nothing the second time.
+pub fn install(bin: Option<PathBuf>) -> anyhow::Result<()> {
+    let bin = install::resolve_bin(bin)?;
+    let paths = Paths::from_process()?;
+    platform::install(&bin, &paths)
+}
+
+/// `nerdr service uninstall`: stops and disables the units and removes
+/// exactly the files `install` wrote (and socket files nothing listens on).
+/// Sessions and data stay.
+pub fn uninstall() -> anyhow::Result<()> {
+    platform::uninstall(&Paths::from_process()?)
+}
+
+/// `nerdr service status`: whether the installed units are current, the
+/// units' states, and the core's status text.
+pub fn status() -> anyhow::Result<()> {
+    platform::status(&Paths::from_process()?)
+}
+
+/// `nerdr doctor [--json]`: prints one line per check (or a JSON array of
+/// `{name, status, detail, remedy}`) and returns the exit code: 0 all ok,
+/// 1 the worst is a warning, 2 something fails.
+pub fn doctor(json: bool) -> anyhow::Result<i32> {
+    let paths = Paths::from_process()?;
+    let checks = doctor::checks(&platform::gather(&paths));
+    if json {
+        println!("{}", doctor::render_json(&checks));
+    } else {
+        print!("{}", doctor::render_human(&checks));
+    }
+    Ok(doctor::exit_code(&checks))
+}

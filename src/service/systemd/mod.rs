@@ -1,0 +1,329 @@
+//! The Linux side of `nerdr service` and `nerdr doctor`: systemd user units
+//! in `~/.config/systemd/user`, driven with `systemctl --user`. Same
+//! signatures as `launchd.rs`. This file runs the commands; every decision
+//! (what to restart, what to print, whether the manager reads our
+//! directory) is a pure function in `plan.rs`.
+
+mod plan;
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::paths::Paths;
+
+use super::doctor::{CoreState, Facts, Installed, Platform, SocketFacts};
+use super::install::{self, FileState, SocketProbe};
+use super::systemctl::{self, Props};
+use super::units::{
+    self, CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS, UNIT_NAMES,
+};
+use plan::{
+    active_state, followup, linger_line, load_state, manager_reads, status_lines,
+    unread_dir_message,
+};
+
+/// logind's record of who lingers: one empty file per user.
+const LINGER_DIR: &str = "/var/lib/systemd/linger";
+const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
+
+pub fn install(bin: &Path, paths: &Paths) -> Result<()> {
+    // Refuse unrepresentable paths and a missing manager before writing anything.
+    let rendered = units::render_units(bin, paths)?;
+    let manager = manager().context("nothing was written")?;
+    let version = manager.version;
+    let dir = paths.systemd_user_dir();
+    if !manager_reads(&dir, &manager.unit_path) {
+        anyhow::bail!(
+            "{}; nothing was written",
+            unread_dir_message(&dir, &manager.unit_path)
+        );
+    }
+    let before = unit_states()?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let old = install::read_all(&dir, &UNIT_NAMES);
+    println!("nerdr: systemd {version} user units in {}:", dir.display());
+    let mut changed = Vec::new();
+    for unit in &rendered {
+        let was = install::write_if_changed(&dir, unit)
+            .with_context(|| format!("writing {}", dir.join(unit.name).display()))?;
+        let what = match was {
+            FileState::Missing => "created",
+            FileState::Different => "updated",
+            FileState::Current => "unchanged",
+        };
+        println!("  {:<20} {what}", unit.name);
+        if was != FileState::Current {
+            changed.push(unit.name);
+        }
+    }
+    // Always reload: cheap, changes nothing when the files did not change,
+    // and repairs an earlier install that wrote files but stopped here.
+    run_and_say(&["daemon-reload"])?;
+    // Only the sockets are enabled: the first connection starts the core.
+    // Not `enable --now`: starting a socket whose core runs is refused, and
+    // what to start or restart is decided below.
+    run_and_say(&["enable", HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT])?;
+    let next = followup(&changed, &before);
+    for (verb, list) in [
+        ("reset-failed", &next.reset_failed),
+        ("restart", &next.restart),
+        ("start", &next.start),
+    ] {
+        if !list.is_empty() {
+            let mut args = vec![verb];
+            args.extend(list.iter());
+            run_and_say(&args)?;
+        }
+    }
+    // A restarted socket with a new path leaves its old file behind.
+    for unit in &next.restart {
+        let old_path = old
+            .iter()
+            .find(|(n, _)| n == unit)
+            .and_then(|(_, text)| units::listen_path(text.as_deref()?));
+        let new_path = if *unit == HOOK_SOCKET_UNIT {
+            paths.hook_socket()
+        } else {
+            paths.client_socket()
+        };
+        if let Some(old_path) = old_path.filter(|p| *p != new_path) {
+            if install::remove_stale_socket(&old_path)? == SocketProbe::Stale {
+                println!("nerdr: removed the previous socket {}", old_path.display());
+            }
+        }
+    }
+    if let Some(advice) = next.advice {
+        println!("nerdr: {advice}");
+    }
+    let after = unit_states()?;
+    for (unit, path) in [
+        (HOOK_SOCKET_UNIT, paths.hook_socket()),
+        (CLIENT_SOCKET_UNIT, paths.client_socket()),
+    ] {
+        let state = active_state(&after, unit);
+        println!("nerdr: {unit} is {state}, at {}", path.display());
+    }
+    println!(
+        "nerdr: the first connection starts the core ({}).",
+        bin.display()
+    );
+    let user = install::user_name();
+    println!("nerdr: {}", linger_line(&user, linger_on(&user)));
+    Ok(())
+}
+
+pub fn uninstall(paths: &Paths) -> Result<()> {
+    let dir = paths.systemd_user_dir();
+    let present: Vec<&str> = UNIT_NAMES
+        .into_iter()
+        .filter(|n| dir.join(n).exists())
+        .collect();
+    // Stop before removing: a manager that cannot be asked to stop the units
+    // would keep running them from memory, so remove nothing in that case.
+    let reads_dir = manager_reads(&dir, &manager().context("nothing was removed")?.unit_path);
+    let states = unit_states()?;
+    let loaded: Vec<&str> = UNIT_NAMES
+        .into_iter()
+        .filter(|n| load_state(&states, n) != "not-found")
+        .collect();
+    if present.is_empty() && loaded.is_empty() {
+        println!(
+            "nerdr: no nerdr units are installed in {}; nothing to do",
+            dir.display()
+        );
+        return Ok(());
+    }
+    if !loaded.is_empty() {
+        let mut args = vec!["stop"];
+        args.extend(&loaded);
+        run_and_say(&args)?;
+    }
+    // `disable` works on files the manager can see; links beside files it
+    // cannot see are removed by hand below.
+    let enabled_files: Vec<&str> = SOCKET_UNITS
+        .into_iter()
+        .filter(|n| reads_dir && present.contains(n))
+        .collect();
+    if !enabled_files.is_empty() {
+        let mut args = vec!["disable"];
+        args.extend(&enabled_files);
+        run_and_say(&args)?;
+    }
+    // Links `disable` could not remove: beside a unit file removed by hand,
+    // or in a directory the manager does not read.
+    let wants = dir.join("sockets.target.wants");
+    for name in SOCKET_UNITS {
+        let link = wants.join(name);
+        if link
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            install::remove_if_present(&link)
+                .with_context(|| format!("removing {}", link.display()))?;
+        }
+    }
+    // A unit that failed before (or while stopping) keeps that state, and
+    // with it its entry, until reset.
+    let after_stop = unit_states()?;
+    let failed: Vec<&str> = loaded
+        .iter()
+        .copied()
+        .filter(|n| active_state(&after_stop, n) == "failed")
+        .collect();
+    if !failed.is_empty() {
+        let mut args = vec!["reset-failed"];
+        args.extend(&failed);
+        run_and_say(&args)?;
+    }
+    for name in UNIT_NAMES {
+        let path = dir.join(name);
+        if install::remove_if_present(&path)
+            .with_context(|| format!("removing {}", path.display()))?
+        {
+            println!("nerdr: removed {}", path.display());
+        }
+    }
+    // Directories `enable` and this install created, only if now empty.
+    install::remove_dir_if_empty(&wants);
+    if install::remove_dir_if_empty(&dir) {
+        install::remove_dir_if_empty(dir.parent().unwrap_or(&dir));
+    }
+    run_and_say(&["daemon-reload"])?;
+    // The socket units keep their files on stop (see RemoveOnStop in
+    // nerdr-hook.socket); remove them now that nothing listens.
+    for path in [paths.hook_socket(), paths.client_socket()] {
+        match install::remove_stale_socket(&path)
+            .with_context(|| format!("removing {}", path.display()))?
+        {
+            SocketProbe::Stale => println!("nerdr: removed {}", path.display()),
+            SocketProbe::Listening => println!(
+                "nerdr: left {}: something still listens on it (a core started by hand?)",
+                path.display()
+            ),
+            SocketProbe::NotASocket => {
+                println!("nerdr: left {}: it is not a socket", path.display())
+            }
+            SocketProbe::Missing | SocketProbe::Error(_) => {}
+        }
+    }
+    // Directories systemd created for the sockets, if nothing else is in them.
+    install::remove_dir_if_empty(&paths.run_dir);
+    install::remove_dir_if_empty(&paths.state_dir);
+    println!(
+        "nerdr: uninstalled; your sessions and data under {} stay",
+        paths.state_dir.display()
+    );
+    Ok(())
+}
+
+pub fn status(paths: &Paths) -> Result<()> {
+    let installed = installed(paths);
+    let manager = manager().map_err(|e| format!("{}\n  {}", e.brief(), e.hint()));
+    let states = match &manager {
+        Ok(_) => Some(unit_states()?),
+        Err(_) => None,
+    };
+    if let Ok(m) = &manager {
+        if !installed.none_present() && !manager_reads(&installed.dir, &m.unit_path) {
+            println!(
+                "nerdr: {}",
+                unread_dir_message(&installed.dir, &m.unit_path)
+            );
+        }
+    }
+    let manager = manager.map(|m| m.version);
+    for line in status_lines(&installed, &manager, states.as_deref(), paths) {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// Gathers what `nerdr doctor` checks.
+pub fn gather(paths: &Paths) -> Facts {
+    let found = manager();
+    let mut units = installed(paths);
+    if let Ok(m) = &found {
+        if !manager_reads(&units.dir, &m.unit_path) {
+            units.unread = Some(unread_dir_message(&units.dir, &m.unit_path));
+        }
+    }
+    let manager = found
+        .map(|m| format!("systemd {} user manager", m.version))
+        .map_err(|e| e.brief());
+    // Read the core's state before probing the sockets: a probe connects,
+    // and a connection starts the core.
+    let core = manager.as_ref().ok().and_then(|_| {
+        let states = systemctl::show(&[SERVICE_UNIT], systemctl::STATE_PROPS).ok()?;
+        let p = states.into_iter().next()?;
+        Some(CoreState {
+            active: p.get("ActiveState").cloned().unwrap_or_default(),
+            status_text: p.get("StatusText").cloned().unwrap_or_default(),
+        })
+    });
+    let socket = |unit, path: std::path::PathBuf| SocketFacts {
+        unit,
+        probe: install::probe_socket(&path),
+        path,
+    };
+    let user = install::user_name();
+    Facts {
+        platform: Platform::Systemd,
+        manager,
+        units,
+        core,
+        hook: socket(HOOK_SOCKET_UNIT, paths.hook_socket()),
+        client: socket(CLIENT_SOCKET_UNIT, paths.client_socket()),
+        linger: Some(linger_on(&user)),
+        user,
+        bwrap: Some(install::find_on_path(
+            "bwrap",
+            std::env::var_os("PATH").as_deref(),
+        )),
+        journald: Some(Path::new(JOURNAL_SOCKET).exists()),
+    }
+}
+
+fn installed(paths: &Paths) -> Installed {
+    let dir = paths.systemd_user_dir();
+    let on_disk = install::read_all(&dir, &UNIT_NAMES);
+    let bin = on_disk
+        .iter()
+        .find(|(n, _)| *n == SERVICE_UNIT)
+        .and_then(|(_, text)| units::installed_bin(text.as_deref()?));
+    install::compare_installed(dir, &on_disk, bin, |b| units::render_units(b, paths))
+}
+
+fn linger_on(user: &str) -> bool {
+    Path::new(LINGER_DIR).join(user).exists()
+}
+
+/// The manager's version and the directories it reads units from.
+struct Manager {
+    version: String,
+    unit_path: String,
+}
+
+fn manager() -> Result<Manager, systemctl::SystemctlError> {
+    // `show` without a unit shows the manager itself: a cheap "are you there".
+    let out = systemctl::run(&["show", "-p", "Version,UnitPath"])?;
+    let props = systemctl::parse_show(&out)
+        .into_iter()
+        .next()
+        .unwrap_or_default();
+    Ok(Manager {
+        version: props.get("Version").cloned().unwrap_or_default(),
+        unit_path: props.get("UnitPath").cloned().unwrap_or_default(),
+    })
+}
+
+/// `show` for the three units (unknown units come back as `not-found`).
+fn unit_states() -> Result<Vec<Props>, systemctl::SystemctlError> {
+    systemctl::show(&UNIT_NAMES, systemctl::STATE_PROPS)
+}
+
+fn run_and_say(args: &[&str]) -> Result<(), systemctl::SystemctlError> {
+    systemctl::run(args)?;
+    println!("nerdr: ran `{}`", systemctl::command_line(args));
+    Ok(())
+}

@@ -1,0 +1,436 @@
+//! Pure decisions for the systemd flows in `mod.rs`: how changed units take
+//! effect, whether the manager reads our unit directory, and what `status`
+//! and `install` print. Everything here takes plain data (`systemctl show`
+//! output, file states) and was checked against systemd 252 where it
+//! encodes its behaviour.
+
+use std::path::Path;
+
+use crate::paths::Paths;
+
+use crate::service::doctor::Installed;
+use crate::service::install::FileState;
+use crate::service::systemctl::Props;
+use crate::service::units::{CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS};
+
+/// Whether a manager whose `UnitPath` is `unit_path` (space-separated, as
+/// `systemctl show` prints it) reads units from `dir`.
+///
+/// The manager computes its unit path from its own environment when it
+/// starts, so a shell whose XDG_CONFIG_HOME differs writes where it never
+/// looks (measured: `enable` then says "Unit file ... does not exist").
+pub fn manager_reads(dir: &Path, unit_path: &str) -> bool {
+    format!(" {unit_path} ").contains(&format!(" {} ", dir.display()))
+}
+
+/// The refusal when the manager does not read `dir`.
+pub fn unread_dir_message(dir: &Path, unit_path: &str) -> String {
+    // The manager's own config directory is the first `.../systemd/user` in
+    // its search order (only `.control`, transient and generator dirs, none
+    // of them for hand-written units, come before it).
+    let theirs = unit_path
+        .split(' ')
+        .find(|p| p.ends_with("/systemd/user"))
+        .unwrap_or(unit_path);
+    format!(
+        "the systemd user manager does not read units from {} (it was started with another \
+         XDG_CONFIG_HOME than this shell; it reads {theirs}). Run this with XDG_CONFIG_HOME set as \
+         the manager has it (or unset, for ~/.config)",
+        dir.display(),
+    )
+}
+
+pub fn prop<'a>(states: &'a [Props], unit: &str, key: &str) -> &'a str {
+    states
+        .iter()
+        .find(|p| p.get("Id").map(String::as_str) == Some(unit))
+        .and_then(|p| p.get(key))
+        .map_or("", String::as_str)
+}
+
+pub fn active_state<'a>(states: &'a [Props], unit: &str) -> &'a str {
+    prop(states, unit, "ActiveState")
+}
+
+pub fn load_state<'a>(states: &'a [Props], unit: &str) -> &'a str {
+    match prop(states, unit, "LoadState") {
+        "" => "not-found",
+        s => s,
+    }
+}
+
+/// What `install` does after writing units and enabling the sockets.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Followup {
+    /// Sockets to clear of a failed state (a start limit hit by quick
+    /// reinstalls blocks `start` until reset).
+    pub reset_failed: Vec<&'static str>,
+    /// Listening sockets whose unit changed.
+    pub restart: Vec<&'static str>,
+    /// Sockets not listening.
+    pub start: Vec<&'static str>,
+    /// What to tell the user when the running core keeps the old units.
+    pub advice: Option<String>,
+}
+
+/// The command that applies new units while the core runs. Measured on
+/// systemd 252: `restart` of the sockets and the service in one call fails
+/// ("Job failed": a socket's restart job runs before the service's and is
+/// refused while the service still runs), and `stop nerdr.service` alone
+/// races with any client, whose connection re-activates the old core.
+/// Stopping all three leaves nothing that could activate the core; then the
+/// sockets start with the new units and the next connection starts the core.
+pub const APPLY_ALL: &str = "systemctl --user stop nerdr.service nerdr-hook.socket nerdr-client.socket && systemctl --user start nerdr-hook.socket nerdr-client.socket";
+
+/// Decides how changed units take effect, from the unit states read before
+/// install wrote anything.
+///
+/// Measured on systemd 252: after `daemon-reload`, a listening socket whose
+/// `ListenStream=` changed stays "active (listening)" but serves neither the
+/// old path nor the new one until restarted; and systemd refuses to start a
+/// socket unit while its service runs. So with the core stopped, changed
+/// sockets are restarted and idle ones started; with the core running,
+/// nothing is touched and the user is told the command. (Restarting the core
+/// is safe, agents live in the holder, but it is the user's call for now.)
+pub fn followup(changed: &[&'static str], before: &[Props]) -> Followup {
+    let core_running = matches!(
+        active_state(before, SERVICE_UNIT),
+        "active" | "activating" | "reloading" | "deactivating"
+    );
+    if core_running {
+        let sockets_off = SOCKET_UNITS
+            .iter()
+            .any(|n| changed.contains(n) || active_state(before, n) != "active");
+        let advice = if sockets_off {
+            Some(format!(
+                "the running core still serves the previous sockets, and a socket unit cannot \
+                 restart under a running core; `{APPLY_ALL}` applies the new units (agents keep \
+                 running in the holder; the next connection starts the core). Until then, \
+                 nothing listens once the core stops."
+            ))
+        } else if changed.contains(&SERVICE_UNIT) {
+            Some(
+                "the running core was started from the previous nerdr.service; \
+                 `systemctl --user restart nerdr.service` applies the new one \
+                 (agents keep running in the holder)."
+                    .to_owned(),
+            )
+        } else {
+            None
+        };
+        return Followup {
+            advice,
+            ..Followup::default()
+        };
+    }
+    let mut next = Followup::default();
+    for unit in SOCKET_UNITS {
+        match active_state(before, unit) {
+            "active" if changed.contains(&unit) => next.restart.push(unit),
+            "active" => {}
+            "failed" => {
+                next.reset_failed.push(unit);
+                next.start.push(unit);
+            }
+            _ => next.start.push(unit),
+        }
+    }
+    next
+}
+
+/// The lingering sentence `install` ends with.
+pub fn linger_line(user: &str, on: bool) -> String {
+    if on {
+        format!("lingering is on for {user}: the core and agents keep running after you log out.")
+    } else {
+        format!(
+            "lingering is off for {user}: the core and every agent stop when you log out. \
+             `loginctl enable-linger {user}` keeps them running."
+        )
+    }
+}
+
+/// What `nerdr service status` prints.
+pub fn status_lines(
+    installed: &Installed,
+    manager: &Result<String, String>,
+    states: Option<&[Props]>,
+    paths: &Paths,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let dir = installed.dir.display();
+    if installed.none_present() {
+        out.push(format!(
+            "nerdr service: not installed in {dir}; run `nerdr service install`"
+        ));
+    } else {
+        out.push(format!("nerdr service: systemd user units in {dir}"));
+    }
+    for (name, file) in &installed.files {
+        let file = match file {
+            FileState::Missing => "missing",
+            FileState::Current => "current",
+            FileState::Different => "out of date",
+        };
+        let state = match states {
+            Some(s) => format!("{} ({})", active_state(s, name), prop(s, name, "SubState")),
+            None => "unknown".to_owned(),
+        };
+        let at = match *name {
+            HOOK_SOCKET_UNIT => format!("  {}", paths.hook_socket().display()),
+            CLIENT_SOCKET_UNIT => format!("  {}", paths.client_socket().display()),
+            _ => String::new(),
+        };
+        out.push(
+            format!("  {name:<20} {file:<12} {state:<22}{at}")
+                .trim_end()
+                .to_owned(),
+        );
+    }
+    if let Some(bin) = &installed.bin {
+        let whose = if installed.bin_from_installed {
+            "runs"
+        } else {
+            "would run"
+        };
+        let problem = installed
+            .bin_problem
+            .as_deref()
+            .map(|p| format!(" (cannot run: {p})"))
+            .unwrap_or_default();
+        out.push(format!("  {whose} {}{problem}", bin.display()));
+    }
+    if let Some(e) = &installed.render_error {
+        out.push(format!("  cannot render the units: {e}"));
+    }
+    if installed
+        .files
+        .iter()
+        .any(|(_, f)| *f == FileState::Different)
+    {
+        out.push("  out of date: run `nerdr service install` to rewrite the units".to_owned());
+    }
+    match (manager, states) {
+        (Err(e), _) => out.push(format!("  user manager: {e}")),
+        (Ok(_), Some(s)) => {
+            let text = prop(s, SERVICE_UNIT, "StatusText");
+            if !text.is_empty() {
+                out.push(format!("  core: {text}"));
+            }
+        }
+        (Ok(_), None) => {}
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::paths::Env;
+    use crate::service::units::UNIT_NAMES;
+
+    fn states(service: &str, hook: &str, client: &str) -> Vec<Props> {
+        [
+            (SERVICE_UNIT, service),
+            (HOOK_SOCKET_UNIT, hook),
+            (CLIENT_SOCKET_UNIT, client),
+        ]
+        .into_iter()
+        .map(|(id, active)| {
+            let mut p = Props::new();
+            p.insert("Id".into(), id.into());
+            p.insert("LoadState".into(), "loaded".into());
+            p.insert("ActiveState".into(), active.into());
+            p
+        })
+        .collect()
+    }
+
+    #[test]
+    fn a_fresh_install_starts_both_sockets() {
+        let before: Vec<Props> = Vec::new(); // `show` knew no unit yet
+        let next = followup(&UNIT_NAMES, &before);
+        assert_eq!(next.start, SOCKET_UNITS);
+        assert!(next.restart.is_empty() && next.reset_failed.is_empty() && next.advice.is_none());
+    }
+
+    #[test]
+    fn an_unchanged_reinstall_does_nothing() {
+        for core in ["active", "inactive"] {
+            let before = states(core, "active", "active");
+            assert_eq!(followup(&[], &before), Followup::default(), "core {core}");
+        }
+    }
+
+    #[test]
+    fn changed_sockets_are_restarted_and_idle_ones_started_when_the_core_is_stopped() {
+        let before = states("inactive", "active", "inactive");
+        let next = followup(&[HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT], &before);
+        assert_eq!(next.restart, [HOOK_SOCKET_UNIT]);
+        assert_eq!(next.start, [CLIENT_SOCKET_UNIT]);
+        assert_eq!(next.advice, None);
+    }
+
+    #[test]
+    fn a_failed_socket_is_reset_before_it_is_started() {
+        let before = states("failed", "failed", "active");
+        let next = followup(&[], &before);
+        assert_eq!(next.reset_failed, [HOOK_SOCKET_UNIT]);
+        assert_eq!(next.start, [HOOK_SOCKET_UNIT]);
+    }
+
+    #[test]
+    fn changed_sockets_with_a_running_core_are_left_with_the_stop_then_start_command() {
+        let before = states("active", "active", "active");
+        let next = followup(&[CLIENT_SOCKET_UNIT], &before);
+        assert!(next.restart.is_empty() && next.start.is_empty());
+        let advice = next.advice.unwrap();
+        assert!(advice.contains(&format!("`{APPLY_ALL}`")), "{advice}");
+    }
+
+    #[test]
+    fn a_stopped_socket_under_a_running_core_is_not_started_but_explained() {
+        // Starting it would fail: "Socket service nerdr.service already active, refusing".
+        let before = states("active", "inactive", "active");
+        let next = followup(&[], &before);
+        assert!(next.start.is_empty());
+        assert!(next.advice.unwrap().contains(APPLY_ALL));
+    }
+
+    #[test]
+    fn a_changed_service_with_a_running_core_advises_a_restart() {
+        let before = states("active", "active", "active");
+        let next = followup(&[SERVICE_UNIT], &before);
+        assert!(next.restart.is_empty());
+        assert!(next
+            .advice
+            .unwrap()
+            .contains("`systemctl --user restart nerdr.service`"));
+    }
+
+    #[test]
+    fn the_manager_must_read_the_unit_dir() {
+        let unit_path = "/home/ann/.config/systemd/user.control /run/user/1000/systemd/transient \
+                         /home/ann/.config/systemd/user /etc/systemd/user /usr/lib/systemd/user";
+        assert!(manager_reads(
+            Path::new("/home/ann/.config/systemd/user"),
+            unit_path
+        ));
+        let mine = Path::new("/home/ann/cfg/systemd/user");
+        assert!(!manager_reads(mine, unit_path));
+        assert!(!manager_reads(
+            Path::new("/home/ann/.config/systemd"),
+            unit_path
+        ));
+        let msg = unread_dir_message(mine, unit_path);
+        assert!(
+            msg.contains("it reads /home/ann/.config/systemd/user)"),
+            "{msg}"
+        );
+        let spaced = "/a /home/my user/.config/systemd/user /b";
+        assert!(manager_reads(
+            Path::new("/home/my user/.config/systemd/user"),
+            spaced
+        ));
+    }
+
+    #[test]
+    fn linger_off_says_how_to_turn_it_on() {
+        assert!(linger_line("ann", false).contains("`loginctl enable-linger ann`"));
+        assert!(!linger_line("ann", true).contains("loginctl"));
+    }
+
+    fn paths() -> Paths {
+        Paths::resolve(&Env {
+            home: Some("/home/ann".into()),
+            xdg_runtime_dir: Some("/run/user/1000".into()),
+            ..Env::default()
+        })
+        .unwrap()
+    }
+
+    fn installed(files: [FileState; 3]) -> Installed {
+        Installed {
+            dir: "/home/ann/.config/systemd/user".into(),
+            bin: Some("/usr/bin/nerdr".into()),
+            bin_from_installed: true,
+            bin_problem: None,
+            render_error: None,
+            files: UNIT_NAMES.into_iter().zip(files).collect(),
+            unread: None,
+        }
+    }
+
+    #[test]
+    fn status_of_a_running_install() {
+        let mut s = states("active", "active", "active");
+        for p in &mut s {
+            let sub = if p["Id"] == SERVICE_UNIT {
+                "running"
+            } else {
+                "listening"
+            };
+            p.insert("SubState".into(), sub.into());
+        }
+        s[0].insert("StatusText".into(), "3 agents, 1 blocked".into());
+        let lines = status_lines(
+            &installed([FileState::Current; 3]),
+            &Ok("252".into()),
+            Some(&s),
+            &paths(),
+        );
+        assert_eq!(
+            lines,
+            [
+                "nerdr service: systemd user units in /home/ann/.config/systemd/user",
+                "  nerdr-hook.socket    current      active (listening)      /home/ann/.local/state/nerdr/nerdr.sock",
+                "  nerdr-client.socket  current      active (listening)      /run/user/1000/nerdr/client.sock",
+                "  nerdr.service        current      active (running)",
+                "  runs /usr/bin/nerdr",
+                "  core: 3 agents, 1 blocked",
+            ]
+        );
+    }
+
+    #[test]
+    fn status_without_units_or_manager_says_what_to_do() {
+        let mut i = installed([FileState::Missing; 3]);
+        i.bin_from_installed = false;
+        let lines = status_lines(&i, &Err("Failed to connect to bus".into()), None, &paths());
+        assert_eq!(
+            lines[0],
+            "nerdr service: not installed in /home/ann/.config/systemd/user; run `nerdr service install`"
+        );
+        assert_eq!(lines[1], "  nerdr-hook.socket    missing      unknown                 /home/ann/.local/state/nerdr/nerdr.sock");
+        assert!(
+            lines.contains(&"  would run /usr/bin/nerdr".to_owned()),
+            "{lines:#?}"
+        );
+        assert_eq!(
+            lines.last().unwrap(),
+            "  user manager: Failed to connect to bus"
+        );
+    }
+
+    #[test]
+    fn status_of_an_outdated_install_says_reinstall() {
+        let lines = status_lines(
+            &installed([FileState::Current, FileState::Current, FileState::Different]),
+            &Ok("252".into()),
+            Some(&states("inactive", "active", "active")),
+            &paths(),
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("nerdr.service        out of date")),
+            "{lines:#?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("run `nerdr service install`")),
+            "{lines:#?}"
+        );
+    }
+}

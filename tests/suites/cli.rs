@@ -1,0 +1,286 @@
+//! The CLI against a hand-started core: agents on real PTYs, send/read,
+//! tabs, close, quit, the environment programs see, and the hook socket.
+
+use std::time::Duration;
+
+use crate::support::local::{pid_alive, Local};
+use crate::support::wait_until;
+
+const SHELL_AGENT: &str = r#"
+[agents.sh]
+command = ["bash", "--norc", "--noprofile"]
+"#;
+
+#[test]
+fn agent_send_read_tabs_close() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    assert_eq!(tab.len(), 8, "tab id alone on stdout: {tab:?}");
+
+    l.ok(&["send", &tab, "echo answer-$((6*7))"]);
+    l.wait_screen(&tab, "answer-42");
+
+    let tabs = l.tabs_json(&[]);
+    assert_eq!(tabs.len(), 1, "{tabs:?}");
+    let t = &tabs[0];
+    assert_eq!(t["id"], tab.as_str());
+    assert_eq!(t["agent"], "sh");
+    assert_eq!(t["state"], "running");
+    assert_eq!(t["sandboxed"], false);
+    assert_eq!(t["exit_code"], serde_json::Value::Null);
+    assert_eq!(
+        t["folder"],
+        l.work().canonicalize().unwrap().to_str().unwrap()
+    );
+    let pid = t["pid"].as_u64().unwrap() as u32;
+    assert!(pid_alive(pid));
+
+    l.ok(&["close", &tab]);
+    assert!(!pid_alive(pid), "pid {pid} survived close");
+    assert!(l.tabs_json(&[]).is_empty());
+    let err = l.fails(&["read", &tab]);
+    assert!(err.contains(&format!("no tab `{tab}`")), "{err}");
+}
+
+#[test]
+fn send_without_enter_then_enter() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", "--no-enter", &tab, "echo part"]);
+    l.wait_screen(&tab, "echo part");
+    assert!(!l.ok(&["read", &tab]).contains("\npart"));
+    l.ok(&["send", &tab, "ial"]);
+    l.wait_screen(&tab, "\npartial");
+}
+
+#[test]
+fn read_follows_full_screen_programs_and_lines_tails() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    // Clear, then draw at row 5, column 10, the way a TUI positions text.
+    // The word is split in the command so only the output shows it whole.
+    l.ok(&[
+        "send",
+        &tab,
+        r"clear; printf '\033[5;10H%s%s\033[24;1H' cen tered",
+    ]);
+    let screen = l.wait_screen(&tab, "centered");
+    let lines: Vec<&str> = screen.lines().collect();
+    assert_eq!(
+        lines.get(4).copied(),
+        Some("         centered"),
+        "screen:\n{screen}"
+    );
+    l.ok(&["send", &tab, "clear; echo a; echo b; echo c"]);
+    wait_until("the last lines", Duration::from_secs(10), || {
+        l.ok(&["read", &tab, "--lines", "2"]).starts_with("c\n")
+    });
+}
+
+#[test]
+fn exited_programs_keep_their_exit_code() {
+    let l = Local::started();
+    l.write_config("[agents.quick]\ncommand = [\"sh\", \"-c\", \"echo bye; exit 3\"]\n");
+    let tab = l.ok(&["agent", "quick"]);
+    wait_until("the tab to show exited", Duration::from_secs(10), || {
+        l.tabs_json(&[])[0]["state"] == "exited"
+    });
+    let t = &l.tabs_json(&[])[0];
+    assert_eq!(t["exit_code"], 3);
+    assert!(l.ok(&["read", &tab]).contains("bye"));
+}
+
+#[test]
+fn extra_args_come_last_and_folder_selects_the_session() {
+    let l = Local::started();
+    l.write_config("[agents.echo]\ncommand = [\"sh\", \"-c\", \"echo \\\"$@\\\"; sleep 30\", \"sh\"]\nargs = [\"configured\"]\n");
+    let other = l.path("other");
+    std::fs::create_dir(&other).unwrap();
+    let tab = l.ok(&[
+        "agent",
+        "echo",
+        "--folder",
+        other.to_str().unwrap(),
+        "--",
+        "extra",
+    ]);
+    l.wait_screen(&tab, "configured extra");
+    assert!(
+        l.tabs_json(&[]).is_empty(),
+        "the work folder's session has no tabs"
+    );
+    let there = l.tabs_json(&["--folder", other.to_str().unwrap()]);
+    assert_eq!(there.len(), 1);
+    assert_eq!(l.tabs_json(&["--all"]).len(), 1);
+}
+
+#[test]
+fn quit_stops_every_program_of_the_session_only() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let a = l.ok(&["agent", "sh"]);
+    let b = l.ok(&["agent", "sh"]);
+    let other = l.path("other");
+    std::fs::create_dir(&other).unwrap();
+    let c = l.ok(&["agent", "sh", "--folder", other.to_str().unwrap()]);
+    let all = l.tabs_json(&["--all"]);
+    assert_eq!(all.len(), 3);
+    let pid_of = |id: &str| {
+        let t = all.iter().find(|t| t["id"] == id).unwrap();
+        t["pid"].as_u64().unwrap() as u32
+    };
+    let pids = [pid_of(&a), pid_of(&b), pid_of(&c)];
+    // A background job in its own process group must go too.
+    l.ok(&["send", &a, "sleep 1000 &"]);
+    l.wait_screen(&a, "[1]");
+    l.ok(&["quit"]);
+    let left = l.tabs_json(&["--all"]);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0]["id"], c.as_str());
+    for (id, pid) in [(&a, pids[0]), (&b, pids[1])] {
+        assert!(!pid_alive(pid), "tab {id} pid {pid} survived quit");
+    }
+    assert!(pid_alive(pids[2]));
+}
+
+#[test]
+fn programs_see_the_nerdr_environment_not_the_outer_terminal() {
+    let l = Local::started();
+    l.write_config(
+        "[agents.env]\ncommand = [\"sh\", \"-c\", \"env > env.txt; sleep 60\"]\nenv = { FROM_CONFIG = \"yes\" }\n",
+    );
+    let out = l
+        .cmd(&["agent", "env"])
+        .env("TMUX", "/tmp/tmux-1/default,1,0")
+        .env("CLAUDECODE", "1")
+        .env("TERM_PROGRAM", "iTerm.app")
+        .env("FOO", "from-client")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let file = l.work().join("env.txt");
+    wait_until(
+        "the program to write env.txt",
+        Duration::from_secs(10),
+        || std::fs::read_to_string(&file).is_ok_and(|s| s.contains("PATH=")),
+    );
+    let env = std::fs::read_to_string(&file).unwrap();
+    let has = |line: &str| env.lines().any(|l| l == line);
+    let var = |name: &str| {
+        env.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+    };
+    assert!(has("FOO=from-client"), "{env}");
+    assert!(has("FROM_CONFIG=yes"), "{env}");
+    assert!(has("TERM_PROGRAM=nerdr"), "{env}");
+    assert!(has("TERM=xterm-256color"), "{env}");
+    assert_eq!(var("NERDR_SOCKET"), Some(l.hook_socket().to_str().unwrap()));
+    assert_eq!(
+        var("NERDR_BIN").map(std::path::PathBuf::from),
+        Some(std::fs::canonicalize(crate::support::local::BIN).unwrap())
+    );
+    assert_eq!(var("NERDR_TAB").map(str::len), Some(64));
+    assert!(var("NERDR_SANDBOXED").is_none());
+    for gone in ["TMUX", "CLAUDECODE", "LISTEN_FDS", "NOTIFY_SOCKET"] {
+        assert!(var(gone).is_none(), "{gone} reached the program:\n{env}");
+    }
+}
+
+#[test]
+fn commands_inside_a_tab_use_the_hook_socket() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    // From inside the tab, `nerdr tabs` goes through NERDR_SOCKET with the
+    // tab's secret, and works.
+    l.ok(&[
+        "send",
+        &tab,
+        r#""$NERDR_BIN" tabs --json > inside.json; echo done-$?"#,
+    ]);
+    l.wait_screen(&tab, "done-0");
+    let inside: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(l.work().join("inside.json")).unwrap())
+            .unwrap();
+    assert_eq!(inside[0]["id"], tab.as_str());
+    // Posing as the user's window from inside a tab is refused by the core.
+    l.ok(&[
+        "send",
+        &tab,
+        r#"env -u NERDR_TAB "$NERDR_BIN" tabs 2> refused.txt; echo rc-$?"#,
+    ]);
+    l.wait_screen(&tab, "rc-1");
+    let refused = std::fs::read_to_string(l.work().join("refused.txt")).unwrap();
+    assert!(
+        refused.contains(&format!("runs inside tab {tab}")),
+        "{refused}"
+    );
+    // A made-up secret gets nothing from the hook socket.
+    let out = l
+        .cmd(&["tabs"])
+        .env("NERDR_TAB", "0".repeat(64))
+        .env("NERDR_SOCKET", l.hook_socket())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("NERDR_TAB is missing or names no open tab")
+    );
+}
+
+#[test]
+fn the_first_command_starts_a_core_when_none_runs() {
+    let l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    assert!(l.tabs_json(&[]).is_empty());
+    let log = l.core_log();
+    let pid: u32 = log
+        .split("core ready pid=")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no core ready line in core.log:\n{log}"));
+    assert!(log.contains("activated=false"), "{log}");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid as i32),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .unwrap();
+    wait_until("the started core to stop", Duration::from_secs(10), || {
+        !pid_alive(pid)
+    });
+    assert!(
+        !l.client_socket().exists(),
+        "a hand-bound socket is removed on exit"
+    );
+}
+
+#[test]
+fn a_raw_hook_request_resizes_the_terminal_and_screen() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    // Speak the hook protocol by hand from inside the tab, as an agent's
+    // hook script would: one JSON line in, one JSON line out.
+    let req = format!(
+        r#"{{"id":"r1","tab":"$NERDR_TAB","method":"resize","params":{{"tab":"{tab}","rows":30,"cols":100}}}}"#
+    );
+    let line = format!(
+        r#"printf '%s\n' "{}" | python3 -c 'import socket,sys,os; s=socket.socket(socket.AF_UNIX); s.connect(os.environ["NERDR_SOCKET"]); s.sendall(sys.stdin.buffer.read()); print(s.makefile().readline().strip())' > reply.json; stty size"#,
+        req.replace('"', "\\\"")
+    );
+    l.ok(&["send", &tab, &line]);
+    l.wait_screen(&tab, "30 100");
+    let reply: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(l.work().join("reply.json")).unwrap())
+            .unwrap();
+    assert_eq!(reply["id"], "r1");
+    assert_eq!(reply["result"], serde_json::json!({}));
+    // The screen model follows: a line of 100 characters is not wrapped.
+    l.ok(&["send", &tab, "printf '%0100d\\n' 0"]);
+    let zeros = "0".repeat(100);
+    l.wait_screen(&tab, &zeros);
+}

@@ -1,0 +1,3 @@
+mod activation;
+mod cli;
+mod robustness;

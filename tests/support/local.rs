@@ -1,0 +1,192 @@
+//! An isolated nerdr for one test, run as the current user without a
+//! service manager: its own HOME and XDG dirs, a core started by the test
+//! (and ended by PID when the test ends), and the real binary for commands.
+
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use super::wait_until;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_nerdr");
+
+pub struct Local {
+    pub root: tempfile::TempDir,
+    pub core: Option<Child>,
+}
+
+impl Local {
+    /// A fresh root with no core running.
+    pub fn empty() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("nerdr-t")
+            .tempdir()
+            .unwrap();
+        for d in ["home", "run", "work", "config/nerdr", "state", "data"] {
+            std::fs::create_dir_all(root.path().join(d)).unwrap();
+        }
+        let run = root.path().join("run");
+        std::fs::set_permissions(&run, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
+        Local { root, core: None }
+    }
+
+    /// A fresh root with a hand-started core serving it.
+    pub fn started() -> Self {
+        let mut l = Self::empty();
+        l.start_core();
+        l
+    }
+
+    pub fn start_core(&mut self) {
+        let child = self
+            .cmd(&["core"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        self.core = Some(child);
+        let sock = self.client_socket();
+        wait_until(
+            "the core to accept on its client socket",
+            Duration::from_secs(10),
+            || UnixStream::connect(&sock).is_ok(),
+        );
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.path().join(rel)
+    }
+    pub fn work(&self) -> PathBuf {
+        self.path("work")
+    }
+    pub fn client_socket(&self) -> PathBuf {
+        self.path("run/nerdr/client.sock")
+    }
+    pub fn hook_socket(&self) -> PathBuf {
+        self.path("state/nerdr/nerdr.sock")
+    }
+    pub fn core_log(&self) -> String {
+        std::fs::read_to_string(self.path("state/nerdr/core.log")).unwrap_or_default()
+    }
+
+    pub fn write_config(&self, text: &str) {
+        std::fs::write(self.path("config/nerdr/config.toml"), text).unwrap();
+    }
+
+    /// The binary with a scrubbed environment pointing at this root.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut c = Command::new(BIN);
+        c.args(args)
+            .env_clear()
+            .env("HOME", self.path("home"))
+            .env("XDG_RUNTIME_DIR", self.path("run"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("XDG_DATA_HOME", self.path("data"))
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+            .current_dir(self.work());
+        c
+    }
+
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cmd(args).output().unwrap()
+    }
+
+    /// Run, require success, return trimmed stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        check(&out, true, &format!("nerdr {}", args.join(" ")), self);
+        String::from_utf8_lossy(&out.stdout)
+            .trim_end_matches('\n')
+            .to_string()
+    }
+
+    /// Run, require failure, return stderr.
+    pub fn fails(&self, args: &[&str]) -> String {
+        let out = self.run(args);
+        check(&out, false, &format!("nerdr {}", args.join(" ")), self);
+        String::from_utf8_lossy(&out.stderr).to_string()
+    }
+
+    /// Poll `nerdr read` until the screen contains `needle`.
+    pub fn wait_screen(&self, tab: &str, needle: &str) -> String {
+        let mut last = String::new();
+        let found = super::poll(Duration::from_secs(10), || {
+            last = self.ok(&["read", tab]);
+            last.contains(needle)
+        });
+        assert!(
+            found,
+            "screen of {tab} never showed {needle:?}; last screen:\n{last}"
+        );
+        last
+    }
+
+    pub fn tabs_json(&self, extra: &[&str]) -> Vec<serde_json::Value> {
+        let mut args = vec!["tabs", "--json"];
+        args.extend_from_slice(extra);
+        serde_json::from_str(&self.ok(&args)).unwrap()
+    }
+
+    pub fn core_pid(&self) -> u32 {
+        self.core.as_ref().expect("core started").id()
+    }
+}
+
+impl Drop for Local {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.core.take() {
+            // SIGTERM first so the core ends its programs, then be sure.
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(c.id() as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            if !super::poll(Duration::from_secs(8), || {
+                matches!(c.try_wait(), Ok(Some(_)))
+            }) {
+                let _ = c.kill();
+            }
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Assert an outcome, printing everything useful when it is not the one wanted.
+pub fn check(out: &Output, want_ok: bool, what: &str, l: &Local) {
+    if out.status.success() != want_ok {
+        panic!(
+            "{what}: expected {}, got {}\n--- stdout\n{}\n--- stderr\n{}\n--- core.log\n{}",
+            if want_ok { "success" } else { "failure" },
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            l.core_log()
+        );
+    }
+}
+
+pub fn pid_alive(pid: u32) -> bool {
+    // A zombie still has a /proc entry; only count processes that can run.
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(s) => !s
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+/// Open PTY masters in a process (its `/dev/ptmx` descriptors).
+pub fn ptmx_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .map(|d| {
+            d.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+                .filter(|t| t == Path::new("/dev/ptmx") || t.starts_with("/dev/pts/ptmx"))
+                .count()
+        })
+        .unwrap_or(0)
+}

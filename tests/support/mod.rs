@@ -1,0 +1,36 @@
+//! Helpers shared by the suites.
+
+pub mod local;
+
+use std::time::{Duration, Instant};
+
+/// Poll `cond` every 20ms until it holds or `timeout` passes.
+pub fn poll(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() > end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Like [`poll`], but a timeout fails the test naming what was awaited.
+pub fn wait_until(what: &str, timeout: Duration, cond: impl FnMut() -> bool) {
+    assert!(
+        poll(timeout, cond),
+        "timed out after {timeout:?} waiting for {what}"
+    );
+}
+
+/// A prerequisite is missing: say so loudly, and fail where tests must run
+/// (CI sets `NERDR_MUST_TEST=1`) instead of passing silently.
+pub fn missing(why: &str) {
+    eprintln!("SKIPPED: {why}");
+    if std::env::var("NERDR_MUST_TEST").as_deref() == Ok("1") {
+        panic!("NERDR_MUST_TEST=1 and a prerequisite is missing: {why}");
+    }
+}
