@@ -51,6 +51,11 @@ pub enum Command {
     Doctor(doctor::Args),
     /// Run the core service (normally started by systemd socket activation)
     Core(core_cmd::Args),
+    /// Run the holder, which owns the terminals (started by the core)
+    Holder(crate::holder::Args),
+    /// Wait to be placed in a scope, then become the program (internal)
+    #[command(hide = true)]
+    Shim(crate::host::shim::Args),
 }
 
 /// `--folder DIR` as every session command takes it.
@@ -91,5 +96,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Core(a) => core_cmd::run(a),
+        Command::Holder(a) => crate::holder::run(a),
+        Command::Shim(a) => crate::host::shim::run(a),
     }
 }

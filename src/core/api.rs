@@ -65,6 +65,7 @@ impl Core {
                         .count(),
                     tabs: state.tabs.len(),
                     activated: self.activated,
+                    mode: self.host.mode(),
                 };
                 Ok(serde_json::to_value(status).expect("status serializes"))
             }
@@ -121,6 +122,7 @@ impl Core {
             return Err(no_tab(tab));
         }
         let _ = self.host.stop(tab).await;
+        self.host.forget(tab);
         let removed = self.state.lock().unwrap().remove(tab);
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
@@ -142,6 +144,9 @@ impl Core {
         let stops: Vec<_> = ids.iter().map(|id| self.host.stop(id)).collect();
         for s in stops {
             let _ = s.await;
+        }
+        for id in &ids {
+            self.host.forget(id);
         }
         let mut state = self.state.lock().unwrap();
         for id in &ids {

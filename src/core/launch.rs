@@ -3,7 +3,6 @@
 //! ends up running, or it is gone and the caller gets the reason: never a
 //! half-started agent.
 
-use std::ffi::OsString;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -27,6 +26,7 @@ impl Core {
         extra_args: Vec<String>,
         caller_env: Vec<(String, String)>,
     ) -> Reply {
+        let caller_env = self.environment_for(caller, caller_env);
         let folder = std::fs::canonicalize(folder)
             .ok()
             .filter(|f| f.is_dir())
@@ -82,13 +82,13 @@ impl Core {
                 sandboxed: agent.sandboxed,
             },
         );
-        let mut argv: Vec<OsString> = vec![program.into_os_string()];
-        argv.extend(agent.command[1..].iter().map(OsString::from));
-        argv.extend(extra_args.iter().map(OsString::from));
+        let mut argv = vec![program.to_string_lossy().into_owned()];
+        argv.extend(agent.command[1..].iter().cloned());
+        argv.extend(extra_args.iter().cloned());
         let mut command = agent.command.clone();
         command.extend(extra_args);
 
-        self.state.lock().unwrap().insert(Tab {
+        let tab = Tab {
             id: id.clone(),
             secret,
             folder: folder.clone(),
@@ -100,15 +100,27 @@ impl Core {
             start_time: None,
             exit_code: None,
             screen: vt100::Parser::new(DEFAULT_ROWS, DEFAULT_COLS, SCROLLBACK),
-        });
-        let spawned = self.host.spawn(SpawnSpec {
-            tab: id.clone(),
-            argv,
-            cwd: folder.clone(),
-            env: env.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
-            rows: DEFAULT_ROWS,
-            cols: DEFAULT_COLS,
-        });
+        };
+        let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
+        self.state.lock().unwrap().insert(tab);
+        let spawned = self
+            .host
+            .spawn(SpawnSpec {
+                tab: id.clone(),
+                argv,
+                cwd: folder.clone(),
+                env,
+                rows: DEFAULT_ROWS,
+                cols: DEFAULT_COLS,
+                scope: crate::systemd::names::agent_scope(&id).ok(),
+                meta,
+            })
+            .await
+            .unwrap_or_else(|_| {
+                Err(crate::host::HostError::Holder(
+                    "the launch was dropped".into(),
+                ))
+            });
         let spawned = match spawned {
             Ok(s) => s,
             Err(e) => {
@@ -141,6 +153,25 @@ impl Core {
         );
         self.changed();
         Ok(json!({ "tab": id }))
+    }
+}
+
+impl Core {
+    /// The environment a program builds on: the user's own command's, else
+    /// that of the last client that started one, else the core's.
+    fn environment_for(
+        &self,
+        caller: &Caller,
+        sent: Vec<(String, String)>,
+    ) -> Vec<(String, String)> {
+        let mut last = self.last_client_env.lock().unwrap();
+        match caller {
+            Caller::User if !sent.is_empty() => {
+                *last = Some(sent.clone());
+                sent
+            }
+            _ => last.clone().unwrap_or_else(|| std::env::vars().collect()),
+        }
     }
 }
 

@@ -32,7 +32,13 @@ pub fn init(core_log: &Path) -> anyhow::Result<bool> {
         .exists()
         .then(|| tracing_journald::layer().ok())
         .flatten()
-        .map(|l| l.with_syslog_identifier("nerdr".into()).with_filter(level));
+        .map(|l| {
+            // Fields become NERDR_TAB, NERDR_AGENT, ...: the names DESIGN.md
+            // gives audit entries, and clear of journald's own.
+            l.with_syslog_identifier("nerdr".into())
+                .with_field_prefix(Some("NERDR".into()))
+                .with_filter(level)
+        });
     let to_stderr = journal.is_none();
     let stderr = to_stderr.then(|| {
         tracing_subscriber::fmt::layer()

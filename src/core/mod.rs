@@ -7,11 +7,13 @@ mod api;
 mod client_conn;
 pub mod env;
 mod hook_conn;
+mod hosting;
 mod keyfile;
 mod launch;
 pub mod listen;
-mod logging;
-mod notify;
+pub mod logging;
+pub mod notify;
+mod persist;
 pub mod state;
 
 use std::path::PathBuf;
@@ -22,11 +24,12 @@ use anyhow::Context;
 use tokio::net::UnixListener;
 use tokio::sync::mpsc;
 
-use crate::host::{local::LocalHost, Host, HostEvent};
+use crate::host::remote::Found;
+use crate::host::{Host, HostEvent};
 use crate::paths::Paths;
 use crate::protocol::api::TabState;
 pub use api::Caller;
-use state::State;
+use state::{Saved, State, Tab, DEFAULT_COLS, DEFAULT_ROWS};
 
 pub struct Core {
     pub state: Mutex<State>,
@@ -37,12 +40,17 @@ pub struct Core {
     pub activated: bool,
     /// The client key's bytes; clients prove they read the same file.
     key: Vec<u8>,
+    /// The environment of the last client that started a program: programs
+    /// started from inside tabs build on it (DESIGN.md, "What the agent sees").
+    last_client_env: Mutex<Option<Vec<(String, String)>>>,
 }
 
 impl Core {
-    /// Tell the service manager what we are doing now.
+    /// Tell the service manager what we are doing now, and write it down.
     fn changed(&self) {
-        notify::status(&self.state.lock().unwrap().status_text());
+        let state = self.state.lock().unwrap();
+        notify::status(&state.status_text());
+        persist::save(&self.paths.state_dir.join("tabs.json"), &state);
     }
 
     fn on_event(&self, ev: HostEvent) {
@@ -115,19 +123,26 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
     let hook = UnixListener::from_std(hook)?;
     let client = UnixListener::from_std(client)?;
 
+    // From here on we are the core: the holder accepts only the process
+    // recorded here.
+    crate::holder::peer::record_self(&paths.state_dir.join("core.pid"))
+        .context("cannot record the core in the state dir")?;
     listen::private_dir(&paths.run_dir)?;
     let key = keyfile::refresh(&paths.client_key())?;
-    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
-    let host: Arc<dyn Host> = Arc::new(LocalHost::new(events_tx));
     let bin = std::env::current_exe().context("cannot find this executable's path")?;
+    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    let attached = hosting::attach(&paths, &bin, events_tx).await?;
+    let state = rebuild(&paths, attached.found);
     let core = Arc::new(Core {
-        state: Mutex::default(),
-        host,
+        state: Mutex::new(state),
+        host: attached.host,
         paths: paths.clone(),
         bin,
         activated: was_activated,
         key,
+        last_client_env: Mutex::default(),
     });
+    core.changed();
 
     let c = core.clone();
     tokio::spawn(async move {
@@ -152,7 +167,7 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
         activated = was_activated,
         hook = %paths.hook_socket().display(),
         client = %paths.client_socket().display(),
-        host = core.host.mode(),
+        host = %core.host.mode(),
         "core ready"
     );
     notify::ready(&core.state.lock().unwrap().status_text());
@@ -160,20 +175,69 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
     shutdown_signal().await;
     notify::stopping();
     tracing::info!("core stopping");
-    let folders: Vec<PathBuf> = core
-        .state
-        .lock()
-        .unwrap()
-        .sessions
-        .keys()
-        .cloned()
-        .collect();
-    // With a local host the programs are ours and end with us; say so to
-    // them the way a closing terminal would rather than leaving orphans.
-    for f in folders {
-        core.quit_session(&f).await;
+    if core.host.programs_end_with_core() {
+        // The programs are our children and end with us; tell them the way
+        // a closing terminal would rather than leaving orphans.
+        let folders: Vec<PathBuf> = core
+            .state
+            .lock()
+            .unwrap()
+            .sessions
+            .keys()
+            .cloned()
+            .collect();
+        for f in folders {
+            core.quit_session(&f).await;
+        }
     }
     Ok(())
+}
+
+/// The tabs a starting core knows: those `tabs.json` lists, made live where
+/// the holder still runs them (with their screens), then any the holder has
+/// that the list missed. A listed tab the holder lost shows as exited.
+fn rebuild(paths: &Paths, found: Vec<Found>) -> State {
+    let mut state = State::default();
+    let mut found: std::collections::BTreeMap<String, Found> =
+        found.into_iter().map(|f| (f.held.tab.clone(), f)).collect();
+    let mut restore = |saved: Saved, f: Option<Found>| {
+        let tab = match f {
+            Some(f) => {
+                let meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
+                let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
+                t.screen.process(&f.screen);
+                t.pid = Some(f.held.pid);
+                t.start_time = Some(f.held.start_time);
+                t.exit_code = f.held.exit_code;
+                t.state = match f.held.exit_code {
+                    Some(_) => TabState::Exited,
+                    None => TabState::Running,
+                };
+                t
+            }
+            None => {
+                let mut t = Tab::from_saved(saved, DEFAULT_ROWS, DEFAULT_COLS);
+                if t.state != TabState::Refused {
+                    t.state = TabState::Exited;
+                }
+                t
+            }
+        };
+        state.insert(tab);
+    };
+    for saved in persist::load(&paths.state_dir.join("tabs.json")) {
+        let f = found.remove(&saved.id);
+        restore(saved, f);
+    }
+    for (_, f) in std::mem::take(&mut found) {
+        match serde_json::from_value::<Saved>(f.held.meta.clone()) {
+            Ok(saved) => restore(saved, Some(f)),
+            Err(e) => {
+                tracing::warn!(tab = %f.held.tab, error = %e, "held program without a readable record")
+            }
+        }
+    }
+    state
 }
 
 async fn shutdown_signal() {

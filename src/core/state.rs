@@ -4,6 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 use crate::protocol::api::{TabInfo, TabState};
 
 pub const DEFAULT_ROWS: u16 = 24;
@@ -26,7 +28,60 @@ pub struct Tab {
     pub screen: vt100::Parser,
 }
 
+/// A tab as written down: in `tabs.json` (without the secret) so a full
+/// stop does not lose what was running, and as the holder's opaque record
+/// (with it) so a restarted core gets its tabs back whole.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Saved {
+    pub id: String,
+    pub folder: PathBuf,
+    pub agent: String,
+    pub command: Vec<String>,
+    pub sandboxed: bool,
+    pub state: TabState,
+    pub pid: Option<u32>,
+    pub start_time: Option<u64>,
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret: Option<String>,
+}
+
 impl Tab {
+    pub fn saved(&self, with_secret: bool) -> Saved {
+        Saved {
+            id: self.id.clone(),
+            folder: self.folder.clone(),
+            agent: self.agent.clone(),
+            command: self.command.clone(),
+            sandboxed: self.sandboxed,
+            state: self.state,
+            pid: self.pid,
+            start_time: self.start_time,
+            exit_code: self.exit_code,
+            secret: with_secret.then(|| self.secret.clone()),
+        }
+    }
+
+    pub fn from_saved(s: Saved, rows: u16, cols: u16) -> Tab {
+        Tab {
+            id: s.id,
+            // A tab restored without its secret has no program that could
+            // present it; a fresh random one matches nothing.
+            secret: s
+                .secret
+                .unwrap_or_else(|| crate::protocol::handshake::random_hex(32)),
+            folder: s.folder,
+            agent: s.agent,
+            command: s.command,
+            sandboxed: s.sandboxed,
+            state: s.state,
+            pid: s.pid,
+            start_time: s.start_time,
+            exit_code: s.exit_code,
+            screen: vt100::Parser::new(rows, cols, SCROLLBACK),
+        }
+    }
+
     pub fn info(&self) -> TabInfo {
         TabInfo {
             id: self.id.clone(),

@@ -1,27 +1,20 @@
 //! Who owns the PTYs. The core never assumes it does: it asks a [`Host`] to
 //! start, feed, resize and stop programs, and hears back through
-//! [`HostEvent`]s. [`local::LocalHost`] runs them as the core's own children
-//! (`NERDR_HOLDER=0`, and until the holder exists); the holder (a separate,
-//! longer-lived process) implements the same contract over its socket.
+//! [`HostEvent`]s.
+//! - [`pty::PtyHost`] owns PTYs in this process: the holder's engine, and the
+//!   core's own when `NERDR_HOLDER=0`;
+//! - [`remote::HolderHost`] forwards to the holder over its socket.
 
-pub mod local;
+pub mod pty;
+pub mod remote;
+pub mod shim;
 
-use std::ffi::OsString;
-use std::path::PathBuf;
+use std::future::Future;
+use std::pin::Pin;
 
 use tokio::sync::oneshot;
 
-/// What to start, fully decided: no lookups or policy happen in a host.
-#[derive(Debug, Clone)]
-pub struct SpawnSpec {
-    pub tab: String,
-    pub argv: Vec<OsString>,
-    pub cwd: PathBuf,
-    /// The complete environment; nothing is inherited from the host process.
-    pub env: Vec<(OsString, OsString)>,
-    pub rows: u16,
-    pub cols: u16,
-}
+pub use crate::protocol::holder::SpawnSpec;
 
 /// A started program. `start_time` (field 22 of `/proc/PID/stat`) pins the
 /// PID so a reused one is never taken for the same process.
@@ -35,28 +28,48 @@ pub struct Spawned {
 pub enum HostEvent {
     /// Bytes the program wrote to its terminal.
     Output { tab: String, bytes: Vec<u8> },
-    /// The program ended; `code` is its exit status, or 128+signal.
+    /// The program ended; `code` is its exit status, or 128+signal, or -1
+    /// when it was lost with its holder.
     Exited { tab: String, code: i32 },
 }
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum HostError {
     #[error("cannot open a terminal (PTY): {0}")]
     Pty(String),
     #[error("cannot start `{program}`: {reason}")]
     Spawn { program: String, reason: String },
+    #[error("cannot put the program in its own scope {scope}: {reason}; it was not started")]
+    Scope { scope: String, reason: String },
     #[error("no running program in tab {0}")]
     NoSuchTab(String),
+    #[error("the holder is unreachable: {0}")]
+    Holder(String),
 }
 
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
 pub trait Host: Send + Sync {
-    fn spawn(&self, spec: SpawnSpec) -> Result<Spawned, HostError>;
+    /// Start a program. Resolves once it runs (in its scope, if it has one)
+    /// or has been cleaned away after a failure.
+    fn spawn(&self, spec: SpawnSpec) -> oneshot::Receiver<Result<Spawned, HostError>>;
     /// Queue bytes for the program's terminal, in order.
     fn write(&self, tab: &str, bytes: Vec<u8>) -> Result<(), HostError>;
     fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<(), HostError>;
-    /// End the program and everything in its session (SIGHUP, then SIGTERM,
-    /// then SIGKILL after a grace period). Resolves once it is collected.
+    /// End the program and everything in its scope or session (SIGHUP, then
+    /// SIGTERM, then SIGKILL after a grace period). Resolves once collected.
     fn stop(&self, tab: &str) -> oneshot::Receiver<()>;
-    /// How this host separates programs from the core, for `doctor`.
-    fn mode(&self) -> &'static str;
+    /// Drop what is kept for a tab whose program has ended.
+    fn forget(&self, tab: &str);
+    /// How programs are separated from the core, and why, for `doctor`.
+    fn mode(&self) -> String;
+    /// Whether programs end when the core does.
+    fn programs_end_with_core(&self) -> bool;
+}
+
+/// Puts a program into its own cgroup before it runs, and ends it there.
+/// Implemented over the systemd user manager.
+pub trait Scopes: Send + Sync {
+    fn place(&self, scope: String, pid: u32) -> BoxFuture<Result<(), String>>;
+    fn stop(&self, scope: String) -> BoxFuture<Result<(), String>>;
 }

@@ -42,6 +42,39 @@ pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
     Ok(cred.pid() as u32)
 }
 
+/// The process's cgroup in the unified hierarchy (`0::/path`), or in the
+/// named systemd hierarchy on hybrid systems.
+pub fn cgroup_path(pid: u32) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
+    parse_cgroup(&text)
+}
+
+pub fn parse_cgroup(text: &str) -> Option<String> {
+    let line = |prefix: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(prefix))
+            .filter(|p| *p != "/")
+            .map(String::from)
+    };
+    line("0::").or_else(|| line("1:name=systemd:")).or_else(|| {
+        text.lines()
+            .find_map(|l| l.split_once(":name=systemd:").map(|(_, p)| p.to_string()))
+    })
+}
+
+/// A listener on an abstract socket: no file, gone with its process.
+pub fn abstract_listener(name: &str) -> io::Result<std::os::unix::net::UnixListener> {
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    std::os::unix::net::UnixListener::bind_addr(&addr)
+}
+
+pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream> {
+    use std::os::linux::net::SocketAddrExt;
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes())?;
+    std::os::unix::net::UnixStream::connect_addr(&addr)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -53,6 +86,20 @@ mod tests {
         assert_eq!(parse_stat_field(stat, 22), Some(12345));
         assert_eq!(parse_stat_field(stat, 99), None);
         assert_eq!(parse_stat_field("garbage", 4), None);
+    }
+
+    #[test]
+    fn cgroup_lines() {
+        let hybrid = "9:name=systemd:/user.slice/a.scope\n0::/user.slice/a.scope\n";
+        assert_eq!(parse_cgroup(hybrid).as_deref(), Some("/user.slice/a.scope"));
+        let v1 = "4:memory:/x\n1:name=systemd:/nerdr.slice/nerdr-agent-1.scope\n0::/\n";
+        assert_eq!(
+            parse_cgroup(v1).as_deref(),
+            Some("/nerdr.slice/nerdr-agent-1.scope")
+        );
+        let named9 = "9:name=systemd:/s.scope\n0::/\n";
+        assert_eq!(parse_cgroup(named9).as_deref(), Some("/s.scope"));
+        assert_eq!(parse_cgroup("0::/\n"), None);
     }
 
     #[test]

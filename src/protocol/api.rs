@@ -87,6 +87,8 @@ pub struct CoreStatus {
     pub running: usize,
     pub tabs: usize,
     pub activated: bool,
+    /// How programs are kept (holder with scopes, holder, core children).
+    pub mode: String,
 }
 
 /// Why a request failed. `code` is stable for scripts; `message` is for people.

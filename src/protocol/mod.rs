@@ -10,6 +10,7 @@
 pub mod api;
 pub mod frame;
 pub mod handshake;
+pub mod holder;
 pub mod hook;
 
 /// Version of the client-socket protocol, sent in the hello.

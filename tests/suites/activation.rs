@@ -17,7 +17,7 @@ fn require_tool(name: &str) -> bool {
         .map(|o| o.status.success())
         .unwrap_or(false);
     if !found {
-        crate::support::missing(&format!("{name} is not installed"));
+        crate::support::sysenv::skip(&format!("{name} is not installed"));
     }
     found
 }

@@ -1,3 +1,7 @@
 mod activation;
 mod cli;
+mod harness;
+mod holder;
 mod robustness;
+mod scopes;
+mod service;

@@ -53,6 +53,12 @@ impl Local {
             Duration::from_secs(10),
             || UnixStream::connect(&sock).is_ok(),
         );
+        // The kernel accepts as soon as the socket is bound; the core is
+        // ready once it answers (connecting first, so this cannot start a
+        // second core).
+        wait_until("the core to answer", Duration::from_secs(10), || {
+            self.run(&["tabs"]).status.success()
+        });
     }
 
     pub fn path(&self, rel: &str) -> PathBuf {
@@ -135,8 +141,32 @@ impl Local {
     }
 }
 
+impl Local {
+    /// The holder's PID, as it recorded itself in the state dir.
+    pub fn holder_pid(&self) -> Option<u32> {
+        let text = std::fs::read_to_string(self.path("state/nerdr/holder.pid")).ok()?;
+        text.split_whitespace().next()?.parse().ok()
+    }
+}
+
 impl Drop for Local {
     fn drop(&mut self) {
+        // The holder outlives cores by design; this test started it (through
+        // its core), so this test ends it, by its recorded PID.
+        let holder = self.holder_pid();
+        self.stop_core();
+        if let Some(pid) = holder.filter(|p| pid_alive(*p)) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid as i32),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            super::poll(Duration::from_secs(5), || !pid_alive(pid));
+        }
+    }
+}
+
+impl Local {
+    pub fn stop_core(&mut self) {
         if let Some(mut c) = self.core.take() {
             // SIGTERM first so the core ends its programs, then be sure.
             let _ = nix::sys::signal::kill(

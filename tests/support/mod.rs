@@ -1,6 +1,7 @@
 //! Helpers shared by the suites.
 
 pub mod local;
+pub mod sysenv;
 
 use std::time::{Duration, Instant};
 
@@ -24,13 +25,4 @@ pub fn wait_until(what: &str, timeout: Duration, cond: impl FnMut() -> bool) {
         poll(timeout, cond),
         "timed out after {timeout:?} waiting for {what}"
     );
-}
-
-/// A prerequisite is missing: say so loudly, and fail where tests must run
-/// (CI sets `NERDR_MUST_TEST=1`) instead of passing silently.
-pub fn missing(why: &str) {
-    eprintln!("SKIPPED: {why}");
-    if std::env::var("NERDR_MUST_TEST").as_deref() == Ok("1") {
-        panic!("NERDR_MUST_TEST=1 and a prerequisite is missing: {why}");
-    }
 }

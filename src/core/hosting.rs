@@ -1,0 +1,172 @@
+//! Which host runs the programs, decided once at start-up:
+//! - the running holder, if one answers and is the recorded one (a
+//!   restarted core finds its tabs there);
+//! - else a new holder: a transient `nerdr-holder.service` under the user
+//!   manager (programs in their own scopes), or a detached process without
+//!   one (programs in their own sessions);
+//! - `NERDR_HOLDER=0`, or a holder that cannot be had: programs as the
+//!   core's own children, ending with it. The reason is logged and shown by
+//!   `nerdr doctor`.
+
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+
+use crate::host::pty::PtyHost;
+use crate::host::remote::{ConnectError, Found, HolderHost};
+use crate::host::{Host, HostEvent};
+use crate::paths::Paths;
+
+pub const HOLDER_UNIT: &str = "nerdr-holder.service";
+
+pub struct Attached {
+    pub host: Arc<dyn Host>,
+    pub found: Vec<Found>,
+}
+
+pub async fn attach(
+    paths: &Paths,
+    bin: &Path,
+    events: mpsc::UnboundedSender<HostEvent>,
+) -> anyhow::Result<Attached> {
+    if std::env::var("NERDR_HOLDER").as_deref() == Ok("0") {
+        return local(events, "NERDR_HOLDER=0".into());
+    }
+    match HolderHost::connect(paths, events.clone()).await {
+        Ok((h, found)) => {
+            tracing::info!(programs = found.len(), "re-attached to the running holder");
+            return Ok(Attached {
+                host: Arc::new(h),
+                found,
+            });
+        }
+        Err(ConnectError::Absent) => {}
+        Err(ConnectError::Other(e)) => {
+            tracing::error!(reason = %e, "the holder cannot be used");
+            return local(events, e);
+        }
+    }
+    if let Err(e) = start_holder(paths, bin).await {
+        tracing::error!(reason = %e, "cannot start the holder");
+        return local(events, format!("cannot start the holder: {e}"));
+    }
+    match HolderHost::connect(paths, events.clone()).await {
+        Ok((h, found)) => Ok(Attached {
+            host: Arc::new(h),
+            found,
+        }),
+        Err(e) => {
+            tracing::error!(reason = %e, "the new holder cannot be used");
+            local(events, e.to_string())
+        }
+    }
+}
+
+fn local(events: mpsc::UnboundedSender<HostEvent>, why: String) -> anyhow::Result<Attached> {
+    let mode = format!("core children ({why}): programs end with the core");
+    Ok(Attached {
+        host: Arc::new(PtyHost::new(events, None, mode)?),
+        found: Vec::new(),
+    })
+}
+
+/// The holder's environment: where its state is, how to reach the user
+/// manager, and nothing else (each program's environment comes whole with
+/// its launch).
+fn holder_env() -> Vec<(String, String)> {
+    const KEEP: &[&str] = &[
+        "HOME",
+        "USER",
+        "LOGNAME",
+        "PATH",
+        "LANG",
+        "XDG_CONFIG_HOME",
+        "XDG_STATE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_RUNTIME_DIR",
+        "NERDR_DATA_DIR",
+        "NERDR_LOG",
+        "DBUS_SESSION_BUS_ADDRESS",
+    ];
+    std::env::vars()
+        .filter(|(k, _)| KEEP.contains(&k.as_str()))
+        .collect()
+}
+
+async fn start_holder(paths: &Paths, bin: &Path) -> Result<(), String> {
+    match crate::systemd::UserManager::connect().await {
+        Ok(mgr) => {
+            // A holder unit left from before (failed, say) would block the
+            // name; nothing in it answers, or we would have attached.
+            if let Ok(Some(state)) = mgr.active_state(HOLDER_UNIT).await {
+                if state != "inactive" {
+                    let _ = mgr.stop_unit(HOLDER_UNIT).await;
+                }
+            }
+            let spec = crate::systemd::ServiceSpec {
+                description: "nerdr holder (owns the terminals of nerdr's programs)".into(),
+                program: bin.to_path_buf(),
+                argv: vec![
+                    bin.as_os_str().to_owned(),
+                    "holder".into(),
+                    "--scopes".into(),
+                ],
+                env: holder_env()
+                    .into_iter()
+                    .map(|(k, v)| (k.into(), v.into()))
+                    .collect(),
+                cwd: paths.state_dir.clone(),
+                start_timeout: Duration::from_secs(20),
+            };
+            mgr.start_service(HOLDER_UNIT, &spec)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        Err(e) => {
+            tracing::info!(reason = %e, "no user manager: starting the holder as a plain process");
+            spawn_detached(paths, bin)
+        }
+    }?;
+    let name = crate::holder::socket_name(paths);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while crate::platform::abstract_connect(&name).is_err() {
+        if std::time::Instant::now() > deadline {
+            return Err(format!(
+                "the holder did not listen on @{name} within 10s; see {}",
+                paths.state_dir.join("holder.log").display()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+fn spawn_detached(paths: &Paths, bin: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(bin);
+    cmd.arg("holder")
+        .env_clear()
+        .envs(holder_env())
+        .current_dir(&paths.state_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run `{} holder`: {e}", bin.display()))?;
+    // Reap it if it dies early; once it runs, it outlives us by design.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}

@@ -1,0 +1,76 @@
+//! `nerdr holder`: small and boring on purpose. It owns every PTY, keeps a
+//! screen per program so a restarted core can redraw it, and outlives core
+//! restarts and upgrades. It serves only the recorded core, on an abstract
+//! socket (no file to squat or delete).
+
+pub mod peer;
+mod scopes;
+mod server;
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use crate::host::pty::PtyHost;
+use crate::host::Scopes;
+use crate::paths::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Put each program in its own transient systemd scope (the core passes
+    /// this when it started the holder through the user manager)
+    #[arg(long)]
+    pub scopes: bool,
+}
+
+/// The holder's socket name for this state dir: one holder per user and
+/// state dir, so separate installs (and test roots) never meet.
+pub fn socket_name(paths: &Paths) -> String {
+    // FNV-1a: stable across versions, unlike std's hasher.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in paths.state_dir.as_os_str().as_encoded_bytes() {
+        h = (h ^ *b as u64).wrapping_mul(0x100000001b3);
+    }
+    format!("nerdr-holder-{}-{h:016x}", nix::unistd::getuid())
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let paths = Paths::from_process()?;
+    crate::core::listen::private_dir(&paths.state_dir)?;
+    crate::core::logging::init(&paths.state_dir.join("holder.log"))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    rt.block_on(async move {
+        let name = socket_name(&paths);
+        let listener = crate::platform::abstract_listener(&name).with_context(|| {
+            format!("cannot listen on @{name}: is another holder running for this state dir?")
+        })?;
+        listener.set_nonblocking(true)?;
+        let listener = tokio::net::UnixListener::from_std(listener)?;
+        crate::holder::peer::record_self(&paths.state_dir.join("holder.pid"))
+            .context("cannot record the holder in the state dir")?;
+
+        let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (scopes, mode): (Option<Arc<dyn Scopes>>, String) = if args.scopes {
+            let s = scopes::SystemdScopes::connect()
+                .await
+                .context("--scopes was given but the systemd user manager is unreachable")?;
+            (
+                Some(Arc::new(s)),
+                "holder, each program in its own systemd scope".into(),
+            )
+        } else {
+            (
+                None,
+                "holder, each program in its own session (no service manager)".into(),
+            )
+        };
+        let host = PtyHost::new(events_tx, scopes, mode)?;
+        server::serve(paths, listener, host, events_rx).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,258 @@
+//! The holder's one job: keep programs and their screens, and serve the
+//! current core. A new verified core replaces the old connection; programs
+//! and screens carry on regardless.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::mpsc;
+
+use super::peer;
+use crate::core::state::SCROLLBACK;
+use crate::host::pty::PtyHost;
+use crate::host::{Host, HostEvent};
+use crate::paths::Paths;
+use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::holder::{
+    data_frame, split_data, FromHolder, Held, SpawnSpec, ToHolder, HOLDER_VERSION,
+};
+
+struct Kept {
+    spec: SpawnSpec,
+    pid: u32,
+    start_time: u64,
+    exit_code: Option<i32>,
+    screen: vt100::Parser,
+}
+
+struct Holder {
+    host: PtyHost,
+    kept: Mutex<BTreeMap<String, Kept>>,
+    /// The current core's outgoing queue.
+    core: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
+    paths: Paths,
+}
+
+impl Holder {
+    fn to_core(&self, f: Frame) {
+        if let Some(tx) = self.core.lock().unwrap().as_ref() {
+            let _ = tx.send(f);
+        }
+    }
+}
+
+pub async fn serve(
+    paths: Paths,
+    listener: UnixListener,
+    host: PtyHost,
+    mut events: mpsc::UnboundedReceiver<HostEvent>,
+) -> anyhow::Result<()> {
+    let holder = Arc::new(Holder {
+        host,
+        kept: Mutex::default(),
+        core: Mutex::default(),
+        paths,
+    });
+    let h = holder.clone();
+    tokio::spawn(async move {
+        while let Some(ev) = events.recv().await {
+            // Screen and forwarding under one lock, so a core attaching now
+            // sees each byte either in its redraw or as live output.
+            let mut kept = h.kept.lock().unwrap();
+            match ev {
+                HostEvent::Output { tab, bytes } => {
+                    if let Some(k) = kept.get_mut(&tab) {
+                        k.screen.process(&bytes);
+                    }
+                    h.to_core(data_frame(&tab, &bytes));
+                }
+                HostEvent::Exited { tab, code } => {
+                    if let Some(k) = kept.get_mut(&tab) {
+                        k.exit_code = Some(code);
+                    }
+                    h.to_core(Frame::control(&FromHolder::Exited { tab, code }));
+                }
+            }
+        }
+    });
+    crate::core::notify::ready("holding 0 programs");
+    tracing::info!(pid = std::process::id(), mode = %holder.host.mode(), "holder ready");
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    loop {
+        tokio::select! {
+            _ = term.recv() => {
+                tracing::info!("holder stopping; its programs lose their terminals");
+                return Ok(());
+            }
+            r = listener.accept() => match r {
+                Ok((stream, _)) => {
+                    let h = holder.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = connection(h, stream).await {
+                            tracing::debug!(error = %e, "core connection ended");
+                        }
+                    });
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+            }
+        }
+    }
+}
+
+async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()> {
+    let verdict = peer::gather(&stream)
+        .map_err(|e| format!("cannot inspect the peer: {e}"))
+        .and_then(|facts| {
+            let recorded = peer::read_recorded(&h.paths.state_dir.join("core.pid"));
+            peer::verdict("core", nix::unistd::getuid().as_raw(), &facts, recorded)
+        });
+    if let Err(message) = verdict {
+        tracing::warn!(reason = %message, "refused a connection to the holder");
+        write_frame(
+            &mut stream,
+            &Frame::control(&FromHolder::Refused { message }),
+        )
+        .await?;
+        return Ok(());
+    }
+    match read_frame(&mut stream)
+        .await?
+        .decode_control::<ToHolder>()?
+    {
+        ToHolder::Hello { version } if version == HOLDER_VERSION => {}
+        other => {
+            let message = format!(
+                "expected a hello for holder protocol {HOLDER_VERSION}, got {other:?}; \
+                 stop this holder's programs (`nerdr quit`) to replace it with a matching one"
+            );
+            write_frame(
+                &mut stream,
+                &Frame::control(&FromHolder::Refused { message }),
+            )
+            .await?;
+            return Ok(());
+        }
+    }
+    let (read, mut write) = stream.into_split();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
+    tokio::spawn(async move {
+        while let Some(f) = rx.recv().await {
+            if write_frame(&mut write, &f).await.is_err() {
+                break;
+            }
+        }
+    });
+    {
+        let kept = h.kept.lock().unwrap();
+        let held: Vec<Held> = kept
+            .iter()
+            .filter(|(_, k)| k.pid != 0)
+            .map(|(tab, k)| Held {
+                tab: tab.clone(),
+                pid: k.pid,
+                start_time: k.start_time,
+                exit_code: k.exit_code,
+                rows: k.screen.screen().size().0,
+                cols: k.screen.screen().size().1,
+                meta: k.spec.meta.clone(),
+            })
+            .collect();
+        let _ = tx.send(Frame::control(&FromHolder::Welcome {
+            version: HOLDER_VERSION,
+            pid: std::process::id(),
+            mode: h.host.mode(),
+            held: held.clone(),
+        }));
+        for held in &held {
+            let screen = kept[&held.tab].screen.screen().state_formatted();
+            let _ = tx.send(data_frame(&held.tab, &screen));
+        }
+        // The newest verified core is the one we serve.
+        *h.core.lock().unwrap() = Some(tx.clone());
+    }
+    tracing::info!("core attached");
+    let mut read = read;
+    loop {
+        let frame = read_frame(&mut read).await?;
+        if frame.kind == Kind::Data {
+            if let Some((tab, bytes)) = split_data(&frame.body) {
+                let _ = h.host.write(tab, bytes.to_vec());
+            }
+            continue;
+        }
+        match frame.decode_control::<ToHolder>()? {
+            ToHolder::Hello { .. } => {}
+            ToHolder::Spawn { spec } => spawn(&h, spec, tx.clone()),
+            ToHolder::Resize { tab, rows, cols } => {
+                if let Some(k) = h.kept.lock().unwrap().get_mut(&tab) {
+                    k.screen.set_size(rows, cols);
+                }
+                let _ = h.host.resize(&tab, rows, cols);
+            }
+            ToHolder::Stop { tab } => {
+                let done = h.host.stop(&tab);
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    let _ = done.await;
+                    let _ = tx.send(Frame::control(&FromHolder::Stopped { tab }));
+                });
+            }
+            // The core forgets a tab only after its program was stopped.
+            ToHolder::Forget { tab } => {
+                h.kept.lock().unwrap().remove(&tab);
+            }
+        }
+    }
+}
+
+fn spawn(h: &Arc<Holder>, spec: SpawnSpec, tx: mpsc::UnboundedSender<Frame>) {
+    let tab = spec.tab.clone();
+    h.kept.lock().unwrap().insert(
+        tab.clone(),
+        Kept {
+            spec: spec.clone(),
+            pid: 0,
+            start_time: 0,
+            exit_code: None,
+            screen: vt100::Parser::new(spec.rows, spec.cols, SCROLLBACK.min(1000)),
+        },
+    );
+    let started = h.host.spawn(spec);
+    let h = h.clone();
+    tokio::spawn(async move {
+        let reply = match started.await {
+            Ok(Ok(s)) => {
+                if let Some(k) = h.kept.lock().unwrap().get_mut(&tab) {
+                    k.pid = s.pid;
+                    k.start_time = s.start_time;
+                }
+                tracing::info!(tab = %tab, pid = s.pid, "started program");
+                FromHolder::Spawned {
+                    tab,
+                    pid: s.pid,
+                    start_time: s.start_time,
+                }
+            }
+            Ok(Err(e)) => {
+                h.kept.lock().unwrap().remove(&tab);
+                tracing::warn!(tab = %tab, error = %e, "could not start program");
+                FromHolder::SpawnFailed {
+                    tab,
+                    message: e.to_string(),
+                }
+            }
+            Err(_) => {
+                h.kept.lock().unwrap().remove(&tab);
+                FromHolder::SpawnFailed {
+                    tab,
+                    message: "the PTY host dropped the launch".into(),
+                }
+            }
+        };
+        let _ = tx.send(Frame::control(&reply));
+    });
+}

@@ -1,0 +1,345 @@
+//! PTYs owned by this process: each program on its own PTY, in its own
+//! session, and (with [`Scopes`]) in its own transient scope before its
+//! first instruction runs.
+//!
+//! Placement works through a shim: this executable, started on the PTY,
+//! blocks on a pipe (`nerdr shim`); the scope is created around its PID;
+//! only then does it read the go-ahead and exec the program. A failed
+//! placement kills the shim, so no program ever runs outside its scope.
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use nix::sys::signal::{kill, killpg, Signal};
+use nix::unistd::Pid;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::{Host, HostError, HostEvent, Scopes, SpawnSpec, Spawned};
+use crate::platform;
+
+/// How long a program gets to leave after SIGHUP, and again after SIGTERM.
+pub const GRACE: Duration = Duration::from_millis(1500);
+
+enum Input {
+    Bytes(Vec<u8>),
+    Resize(u16, u16),
+}
+
+struct Program {
+    pid: u32,
+    scope: Option<String>,
+    input: mpsc::UnboundedSender<Input>,
+    /// Becomes true once the process has been reaped.
+    exited: watch::Receiver<bool>,
+}
+
+pub struct PtyHost {
+    programs: Arc<Mutex<HashMap<String, Program>>>,
+    events: mpsc::UnboundedSender<HostEvent>,
+    scopes: Option<Arc<dyn Scopes>>,
+    /// This executable, run as the shim.
+    bin: PathBuf,
+    mode: String,
+}
+
+impl PtyHost {
+    pub fn new(
+        events: mpsc::UnboundedSender<HostEvent>,
+        scopes: Option<Arc<dyn Scopes>>,
+        mode: String,
+    ) -> std::io::Result<Self> {
+        Ok(PtyHost {
+            programs: Arc::default(),
+            events,
+            scopes,
+            bin: std::env::current_exe()?,
+            mode,
+        })
+    }
+}
+
+impl Host for PtyHost {
+    fn spawn(&self, spec: SpawnSpec) -> oneshot::Receiver<Result<Spawned, HostError>> {
+        let (tx, rx) = oneshot::channel();
+        let scope = match (&self.scopes, &spec.scope) {
+            (Some(s), Some(name)) => Some((s.clone(), name.clone())),
+            _ => None,
+        };
+        let started = start(&self.bin, &spec, scope.is_some());
+        let programs = self.programs.clone();
+        let events = self.events.clone();
+        tokio::spawn(async move {
+            let result = match started {
+                Err(e) => Err(e),
+                Ok(started) => place_and_run(started, spec, scope, programs, events).await,
+            };
+            let _ = tx.send(result);
+        });
+        rx
+    }
+
+    fn write(&self, tab: &str, bytes: Vec<u8>) -> Result<(), HostError> {
+        self.send(tab, Input::Bytes(bytes))
+    }
+
+    fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<(), HostError> {
+        self.send(tab, Input::Resize(rows, cols))
+    }
+
+    fn stop(&self, tab: &str) -> oneshot::Receiver<()> {
+        let (done, rx) = oneshot::channel();
+        let target = self
+            .programs
+            .lock()
+            .unwrap()
+            .get(tab)
+            .map(|p| (p.pid, p.scope.clone(), p.exited.clone()));
+        let Some((pid, scope, mut exited)) = target else {
+            let _ = done.send(());
+            return rx;
+        };
+        let scopes = self.scopes.clone();
+        tokio::spawn(async move {
+            if let (Some(scopes), Some(scope)) = (scopes, scope) {
+                // The scope holds every process the program made, whatever
+                // session or process group they moved to.
+                if let Err(e) = scopes.stop(scope.clone()).await {
+                    tracing::warn!(scope = %scope, error = %e, "stopping the scope failed; signalling the session");
+                    stop_session(pid, &mut exited).await;
+                }
+            } else {
+                stop_session(pid, &mut exited).await;
+            }
+            let _ = exited.wait_for(|e| *e).await;
+            let _ = done.send(());
+        });
+        rx
+    }
+
+    fn forget(&self, _tab: &str) {
+        // An exited program is already gone from `programs`.
+    }
+
+    fn mode(&self) -> String {
+        self.mode.clone()
+    }
+
+    fn programs_end_with_core(&self) -> bool {
+        // True when the core owns this host; the holder's own use of it
+        // outlives the core by design.
+        true
+    }
+}
+
+impl PtyHost {
+    fn send(&self, tab: &str, msg: Input) -> Result<(), HostError> {
+        let programs = self.programs.lock().unwrap();
+        let p = programs
+            .get(tab)
+            .ok_or_else(|| HostError::NoSuchTab(tab.to_string()))?;
+        p.input
+            .send(msg)
+            .map_err(|_| HostError::NoSuchTab(tab.to_string()))
+    }
+}
+
+/// Shells ignore SIGTERM, so hang up first as a closing terminal would;
+/// then ask, then insist. Reaches the session's foreground process group.
+async fn stop_session(pid: u32, exited: &mut watch::Receiver<bool>) {
+    let pgid = Pid::from_raw(pid as i32);
+    for sig in [Signal::SIGHUP, Signal::SIGTERM] {
+        let _ = killpg(pgid, sig);
+        let _ = killpg(pgid, Signal::SIGCONT);
+        if tokio::time::timeout(GRACE, exited.wait_for(|e| *e))
+            .await
+            .is_ok()
+        {
+            return;
+        }
+    }
+    let _ = killpg(pgid, Signal::SIGKILL);
+}
+
+struct Started {
+    child: tokio::process::Child,
+    pty: pty_process::Pty,
+    pid: u32,
+    /// Write end of the shim's pipe, when the program waits for placement.
+    go: Option<OwnedFd>,
+}
+
+/// Open the PTY and start the program, or the shim that will become it.
+fn start(bin: &PathBuf, spec: &SpawnSpec, shim: bool) -> Result<Started, HostError> {
+    let program = spec.argv.first().cloned().unwrap_or_default();
+    let spawn_err = |reason: String| HostError::Spawn {
+        program: program.clone(),
+        reason,
+    };
+    if spec.argv.is_empty() {
+        return Err(spawn_err("empty command".into()));
+    }
+    let (pty, pts) = pty_process::open().map_err(|e| HostError::Pty(e.to_string()))?;
+    pty.resize(pty_process::Size::new(spec.rows, spec.cols))
+        .map_err(|e| HostError::Pty(e.to_string()))?;
+    // The read end stays open here only until the spawn returns; after that
+    // the shim holds the only copy, so closing `go` unread is an EOF to it.
+    let mut wait_end = None;
+    let mut go = None;
+    let cmd = if shim {
+        let (wait, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
+            .map_err(|e| spawn_err(format!("cannot make the shim's pipe: {e}")))?;
+        let wait_fd = wait.as_raw_fd();
+        wait_end = Some(wait);
+        go = Some(write);
+        let cmd = pty_process::Command::new(bin)
+            .arg("shim")
+            .arg("--wait-fd")
+            .arg(wait_fd.to_string())
+            .arg("--")
+            .args(&spec.argv);
+        // SAFETY: fcntl is async-signal-safe; it clears close-on-exec on the
+        // child's own copy of the pipe so the shim can read it.
+        unsafe {
+            cmd.pre_exec(move || {
+                nix::fcntl::fcntl(
+                    wait_fd,
+                    nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                )
+                .map(drop)
+                .map_err(std::io::Error::from)
+            })
+        }
+    } else {
+        pty_process::Command::new(&spec.argv[0]).args(&spec.argv[1..])
+    };
+    let child = cmd
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(&spec.cwd)
+        .spawn(pts)
+        .map_err(|e| spawn_err(e.to_string()))?;
+    drop(wait_end);
+    let pid = child
+        .id()
+        .ok_or_else(|| spawn_err("it ended before it could be recorded".into()))?;
+    Ok(Started {
+        child,
+        pty,
+        pid,
+        go,
+    })
+}
+
+/// Place the started process in its scope (if any), let it run, and wire
+/// its PTY to the event stream.
+async fn place_and_run(
+    started: Started,
+    spec: SpawnSpec,
+    scope: Option<(Arc<dyn Scopes>, String)>,
+    programs: Arc<Mutex<HashMap<String, Program>>>,
+    events: mpsc::UnboundedSender<HostEvent>,
+) -> Result<Spawned, HostError> {
+    let Started {
+        mut child,
+        pty,
+        pid,
+        go,
+    } = started;
+    let scope_name = scope.as_ref().map(|(_, n)| n.clone());
+    if let Some((scopes, name)) = scope {
+        let placed = scopes.place(name.clone(), pid).await;
+        let released = placed.and_then(|()| {
+            use std::io::Write;
+            let go = go.expect("a placed program waits on a pipe");
+            std::fs::File::from(go)
+                .write_all(b"G")
+                .map_err(|e| format!("cannot release the program: {e}"))
+        });
+        if let Err(reason) = released {
+            // Nothing of the program has run yet: end the shim and say why.
+            let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+            let _ = child.wait().await;
+            return Err(HostError::Scope {
+                scope: name,
+                reason,
+            });
+        }
+    }
+    let start_time = platform::proc_start_time(pid).unwrap_or(0);
+    let (reader, mut writer) = pty.into_split();
+    let (input_tx, mut input_rx) = mpsc::unbounded_channel::<Input>();
+    let (exited_tx, exited_rx) = watch::channel(false);
+    let tab = spec.tab.clone();
+    let output_events = events.clone();
+    let events_out = move |tab: &str, bytes: &[u8]| {
+        output_events.send(HostEvent::Output {
+            tab: tab.to_string(),
+            bytes: bytes.to_vec(),
+        })
+    };
+    programs.lock().unwrap().insert(
+        tab.clone(),
+        Program {
+            pid,
+            scope: scope_name,
+            input: input_tx,
+            exited: exited_rx,
+        },
+    );
+
+    // Writer: the only owner of the master's write half, so input stays in
+    // order and a slow program cannot block the caller.
+    tokio::spawn(async move {
+        while let Some(msg) = input_rx.recv().await {
+            let ok = match msg {
+                Input::Bytes(b) => writer.write_all(&b).await.is_ok(),
+                Input::Resize(r, c) => writer.resize(pty_process::Size::new(r, c)).is_ok(),
+            };
+            if !ok {
+                break;
+            }
+        }
+    });
+
+    // Reader: forwards output for as long as anything holds the PTY open.
+    let out_tab = tab.clone();
+    let reader_done = tokio::spawn(async move {
+        let mut reader = reader;
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buf).await {
+                // EIO is how Linux reports that the last slave fd closed.
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let _ = events_out(&out_tab, &buf[..n]);
+                }
+            }
+        }
+    });
+    // Reaper: the program's exit is the tab's exit, even when something it
+    // left behind still holds the terminal. Output already written gets a
+    // moment to arrive first, so the screen is complete when the tab shows
+    // as exited.
+    tokio::spawn(async move {
+        let code = match child.wait().await {
+            Ok(st) => exit_code(st),
+            Err(_) => -1,
+        };
+        let _ = tokio::time::timeout(Duration::from_millis(300), reader_done).await;
+        programs.lock().unwrap().remove(&tab);
+        let _ = exited_tx.send(true);
+        let _ = events.send(HostEvent::Exited { tab, code });
+    });
+    Ok(Spawned { pid, start_time })
+}
+
+fn exit_code(st: std::process::ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    st.code()
+        .or_else(|| st.signal().map(|s| 128 + s))
+        .unwrap_or(-1)
+}

@@ -1,0 +1,268 @@
+//! The core's side of the holder link: a [`Host`] whose programs live in
+//! the holder. Requests go out as frames; replies and output come back on
+//! one reader task that turns them into [`HostEvent`]s and answers.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use tokio::net::unix::OwnedReadHalf;
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Host, HostError, HostEvent, SpawnSpec, Spawned};
+use crate::holder::peer;
+use crate::paths::Paths;
+use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::holder::{data_frame, split_data, FromHolder, Held, ToHolder, HOLDER_VERSION};
+
+type SpawnReply = oneshot::Sender<Result<Spawned, HostError>>;
+
+#[derive(Default)]
+struct Pending {
+    spawns: HashMap<String, SpawnReply>,
+    stops: HashMap<String, Vec<oneshot::Sender<()>>>,
+    /// Tabs the holder runs for us, so losing it ends them visibly.
+    known: HashSet<String>,
+    lost: Option<String>,
+}
+
+pub struct HolderHost {
+    out: mpsc::UnboundedSender<Frame>,
+    pending: Arc<Mutex<Pending>>,
+    mode: String,
+}
+
+/// What a restarted core finds: each held program and its screen redraw.
+pub struct Found {
+    pub held: Held,
+    pub screen: Vec<u8>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("no holder is listening")]
+    Absent,
+    #[error("{0}")]
+    Other(String),
+}
+
+impl HolderHost {
+    /// Connect to the running holder, verify it is the recorded one, and
+    /// take over the programs it holds.
+    pub async fn connect(
+        paths: &Paths,
+        events: mpsc::UnboundedSender<HostEvent>,
+    ) -> Result<(Self, Vec<Found>), ConnectError> {
+        let other = |e: String| ConnectError::Other(e);
+        let name = crate::holder::socket_name(paths);
+        let std_stream = match crate::platform::abstract_connect(&name) {
+            Ok(s) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                return Err(ConnectError::Absent)
+            }
+            Err(e) => return Err(other(format!("cannot connect to the holder @{name}: {e}"))),
+        };
+        let facts = peer::gather(&std_stream).map_err(|e| other(e.to_string()))?;
+        let recorded = peer::read_recorded(&paths.state_dir.join("holder.pid"));
+        peer::verdict("holder", nix::unistd::getuid().as_raw(), &facts, recorded)
+            .map_err(|e| other(format!("not attaching to @{name}: {e}")))?;
+        std_stream
+            .set_nonblocking(true)
+            .map_err(|e| other(e.to_string()))?;
+        let mut stream =
+            tokio::net::UnixStream::from_std(std_stream).map_err(|e| other(e.to_string()))?;
+        let hello = Frame::control(&ToHolder::Hello {
+            version: HOLDER_VERSION,
+        });
+        write_frame(&mut stream, &hello)
+            .await
+            .map_err(|e| other(e.to_string()))?;
+        let first = read_frame(&mut stream)
+            .await
+            .map_err(|e| other(format!("the holder hung up: {e}")))?;
+        let (held, mode) = match first.decode_control::<FromHolder>() {
+            Ok(FromHolder::Welcome { held, mode, .. }) => (held, mode),
+            Ok(FromHolder::Refused { message }) => {
+                return Err(other(format!("the holder refused this core: {message}")))
+            }
+            other_msg => {
+                return Err(other(format!(
+                    "unexpected first message from the holder: {other_msg:?}"
+                )))
+            }
+        };
+        let mut found = Vec::new();
+        for h in held {
+            let f = read_frame(&mut stream)
+                .await
+                .map_err(|e| other(e.to_string()))?;
+            let screen = split_data(&f.body)
+                .filter(|(tab, _)| *tab == h.tab)
+                .map(|(_, b)| b.to_vec())
+                .unwrap_or_default();
+            found.push(Found { held: h, screen });
+        }
+        let (read, mut write) = stream.into_split();
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
+        tokio::spawn(async move {
+            while let Some(f) = out_rx.recv().await {
+                if write_frame(&mut write, &f).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let pending = Arc::new(Mutex::new(Pending {
+            known: found.iter().map(|f| f.held.tab.clone()).collect(),
+            ..Pending::default()
+        }));
+        tokio::spawn(read_loop(read, pending.clone(), events));
+        Ok((HolderHost { out, pending, mode }, found))
+    }
+
+    fn send(&self, msg: &ToHolder) -> Result<(), HostError> {
+        if let Some(why) = &self.pending.lock().unwrap().lost {
+            return Err(HostError::Holder(why.clone()));
+        }
+        self.out
+            .send(Frame::control(msg))
+            .map_err(|_| HostError::Holder("the connection is closed".into()))
+    }
+}
+
+async fn read_loop(
+    mut read: OwnedReadHalf,
+    pending: Arc<Mutex<Pending>>,
+    events: mpsc::UnboundedSender<HostEvent>,
+) {
+    let why = loop {
+        let frame = match read_frame(&mut read).await {
+            Ok(f) => f,
+            Err(e) => break format!("the holder connection ended: {e}"),
+        };
+        if frame.kind == Kind::Data {
+            if let Some((tab, bytes)) = split_data(&frame.body) {
+                let _ = events.send(HostEvent::Output {
+                    tab: tab.to_string(),
+                    bytes: bytes.to_vec(),
+                });
+            }
+            continue;
+        }
+        let msg = match frame.decode_control::<FromHolder>() {
+            Ok(m) => m,
+            Err(e) => break format!("the holder sent a malformed message: {e}"),
+        };
+        let mut p = pending.lock().unwrap();
+        match msg {
+            FromHolder::Spawned {
+                tab,
+                pid,
+                start_time,
+            } => {
+                p.known.insert(tab.clone());
+                if let Some(tx) = p.spawns.remove(&tab) {
+                    let _ = tx.send(Ok(Spawned { pid, start_time }));
+                }
+            }
+            FromHolder::SpawnFailed { tab, message } => {
+                if let Some(tx) = p.spawns.remove(&tab) {
+                    let _ = tx.send(Err(HostError::Holder(message)));
+                }
+            }
+            FromHolder::Exited { tab, code } => {
+                let _ = events.send(HostEvent::Exited { tab, code });
+            }
+            FromHolder::Stopped { tab } => {
+                for tx in p.stops.remove(&tab).unwrap_or_default() {
+                    let _ = tx.send(());
+                }
+            }
+            FromHolder::Welcome { .. } | FromHolder::Refused { .. } => {}
+        }
+    };
+    tracing::error!(reason = %why, "lost the holder; its programs are gone from this core");
+    let mut p = pending.lock().unwrap();
+    p.lost = Some(why.clone());
+    for (_, tx) in p.spawns.drain() {
+        let _ = tx.send(Err(HostError::Holder(why.clone())));
+    }
+    for (_, txs) in p.stops.drain() {
+        for tx in txs {
+            let _ = tx.send(());
+        }
+    }
+    for tab in p.known.drain() {
+        let _ = events.send(HostEvent::Exited { tab, code: -1 });
+    }
+}
+
+impl Host for HolderHost {
+    fn spawn(&self, spec: SpawnSpec) -> oneshot::Receiver<Result<Spawned, HostError>> {
+        let (tx, rx) = oneshot::channel();
+        let tab = spec.tab.clone();
+        self.pending.lock().unwrap().spawns.insert(tab.clone(), tx);
+        if let Err(e) = self.send(&ToHolder::Spawn { spec }) {
+            if let Some(tx) = self.pending.lock().unwrap().spawns.remove(&tab) {
+                let _ = tx.send(Err(e));
+            }
+        }
+        rx
+    }
+
+    fn write(&self, tab: &str, bytes: Vec<u8>) -> Result<(), HostError> {
+        self.out
+            .send(data_frame(tab, &bytes))
+            .map_err(|_| HostError::Holder("the connection is closed".into()))
+    }
+
+    fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<(), HostError> {
+        self.send(&ToHolder::Resize {
+            tab: tab.to_string(),
+            rows,
+            cols,
+        })
+    }
+
+    fn stop(&self, tab: &str) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap()
+            .stops
+            .entry(tab.to_string())
+            .or_default()
+            .push(tx);
+        if self
+            .send(&ToHolder::Stop {
+                tab: tab.to_string(),
+            })
+            .is_err()
+        {
+            for tx in self
+                .pending
+                .lock()
+                .unwrap()
+                .stops
+                .remove(tab)
+                .unwrap_or_default()
+            {
+                let _ = tx.send(());
+            }
+        }
+        rx
+    }
+
+    fn forget(&self, tab: &str) {
+        self.pending.lock().unwrap().known.remove(tab);
+        let _ = self.send(&ToHolder::Forget {
+            tab: tab.to_string(),
+        });
+    }
+
+    fn mode(&self) -> String {
+        self.mode.clone()
+    }
+
+    fn programs_end_with_core(&self) -> bool {
+        false
+    }
+}

@@ -1,0 +1,133 @@
+//! Core ↔ holder, over the holder's abstract socket, in client-socket
+//! frames: control messages as JSON, terminal bytes as data frames tagged
+//! with their tab. A newer core often meets an older holder (the holder
+//! outlives upgrades), so the hello carries [`HOLDER_VERSION`].
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::frame::{Frame, Kind};
+
+/// Bump when these messages change incompatibly.
+pub const HOLDER_VERSION: u32 = 1;
+
+/// What to start, fully decided by the core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpawnSpec {
+    pub tab: String,
+    /// `argv[0]` is the program's path; the rest are its arguments.
+    pub argv: Vec<String>,
+    pub cwd: PathBuf,
+    /// The complete environment; nothing is inherited from the holder.
+    pub env: Vec<(String, String)>,
+    pub rows: u16,
+    pub cols: u16,
+    /// The transient scope to run in (`nerdr-agent-<tab>.scope`), when the
+    /// holder runs under a service manager.
+    pub scope: Option<String>,
+    /// The core's record of the tab, kept by the holder and handed back to a
+    /// restarted core. Opaque to the holder.
+    pub meta: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ToHolder {
+    Hello {
+        version: u32,
+    },
+    Spawn {
+        spec: SpawnSpec,
+    },
+    Resize {
+        tab: String,
+        rows: u16,
+        cols: u16,
+    },
+    /// End the program and everything in its scope or session.
+    Stop {
+        tab: String,
+    },
+    /// Forget a program that has exited (the core closed its tab).
+    Forget {
+        tab: String,
+    },
+}
+
+/// A program the holder keeps, as a restarted core finds it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Held {
+    pub tab: String,
+    pub pid: u32,
+    pub start_time: u64,
+    pub exit_code: Option<i32>,
+    pub rows: u16,
+    pub cols: u16,
+    pub meta: serde_json::Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum FromHolder {
+    /// After the hello: every program held, each followed by a data frame
+    /// that redraws its screen.
+    Welcome {
+        version: u32,
+        pid: u32,
+        mode: String,
+        held: Vec<Held>,
+    },
+    Refused {
+        message: String,
+    },
+    Spawned {
+        tab: String,
+        pid: u32,
+        start_time: u64,
+    },
+    SpawnFailed {
+        tab: String,
+        message: String,
+    },
+    Exited {
+        tab: String,
+        code: i32,
+    },
+    Stopped {
+        tab: String,
+    },
+}
+
+/// A data frame: one byte of tab-id length, the tab id, then the bytes.
+pub fn data_frame(tab: &str, bytes: &[u8]) -> Frame {
+    let mut body = Vec::with_capacity(1 + tab.len() + bytes.len());
+    body.push(tab.len() as u8);
+    body.extend_from_slice(tab.as_bytes());
+    body.extend_from_slice(bytes);
+    Frame {
+        kind: Kind::Data,
+        body,
+    }
+}
+
+/// Split a data frame's body into its tab and bytes.
+pub fn split_data(body: &[u8]) -> Option<(&str, &[u8])> {
+    let n = *body.first()? as usize;
+    let tab = std::str::from_utf8(body.get(1..1 + n)?).ok()?;
+    Some((tab, &body[1 + n..]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_frames_carry_their_tab() {
+        let f = data_frame("ab12cd34", b"\x1b[Hhi");
+        assert_eq!(split_data(&f.body), Some(("ab12cd34", &b"\x1b[Hhi"[..])));
+        assert_eq!(split_data(&[]), None);
+        assert_eq!(split_data(&[9, b'a']), None);
+        assert_eq!(split_data(&[0]), Some(("", &b""[..])));
+    }
+}
