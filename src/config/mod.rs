@@ -139,7 +139,7 @@ impl Config {
             (None, None) => Vec::new(),
         };
         // Parsing rejects both; a Config built in code might not.
-        if command.first().map_or(true, String::is_empty) {
+        if command.first().is_none_or(String::is_empty) {
             return Err(ConfigError::MissingCommand {
                 at: None,
                 agent: name.to_owned(),

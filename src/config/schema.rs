@@ -205,7 +205,7 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
         match field.key.as_str() {
             "command" => {
                 let command = src.strings(field, &key)?;
-                if command.first().map_or(true, String::is_empty) {
+                if command.first().is_none_or(String::is_empty) {
                     let problem = "must start with the program to run".to_owned();
                     let fix = format!("e.g. command = [\"{name}\"], or a wrapper such as [\"nerdr\", \"sandbox\", \"--\", \"{name}\"]");
                     return Err(src.invalid(field, &key, problem, &fix));
