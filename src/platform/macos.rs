@@ -53,3 +53,29 @@ pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
     }
     Ok(pid as u32)
 }
+
+/// macOS has no cgroups.
+pub fn cgroup_path(_pid: u32) -> Option<String> {
+    None
+}
+
+/// macOS has no abstract sockets: a socket file in the per-user `$TMPDIR`
+/// (`/var/folders/...`, 0700) stands in, mode 0600, replaced when stale.
+fn named_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("{name}.sock"))
+}
+
+pub fn abstract_listener(name: &str) -> io::Result<std::os::unix::net::UnixListener> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = named_path(name);
+    if std::os::unix::net::UnixStream::connect(&path).is_err() {
+        let _ = std::fs::remove_file(&path);
+    }
+    let l = std::os::unix::net::UnixListener::bind(&path)?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    Ok(l)
+}
+
+pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream> {
+    std::os::unix::net::UnixStream::connect(named_path(name))
+}
