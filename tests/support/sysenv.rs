@@ -281,6 +281,10 @@ impl SystemdEnv {
                 .unwrap_or_else(|e| panic!("copy {NERDR_BIN} to {}: {e}", dest.display()));
         }
         std::fs::set_permissions(&dest, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // The checkout may be where the environment cannot see it (its /tmp
+        // is private): the script that enters it travels with the binary.
+        std::fs::copy(AS_USER_SH, env.bin_dir.join("as-user.sh"))
+            .unwrap_or_else(|e| panic!("copy {AS_USER_SH}: {e}"));
         env.started_in = t0.elapsed();
         eprintln!(
             "sysenv: ready in {:?}: {line} (nerdr: {})",
@@ -342,7 +346,8 @@ impl SystemdEnv {
             .env("NERDR_TEST_PATH_PREFIX", &self.bin_dir)
             .arg("-t")
             .arg(self.pid.to_string())
-            .args(["-m", "--wd=.", "--", "/bin/bash", AS_USER_SH])
+            .args(["-m", "--wd=.", "--", "/bin/bash"])
+            .arg(self.bin_dir.join("as-user.sh"))
             .current_dir(cwd);
         c
     }
