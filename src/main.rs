@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
     if !matches!(
         args.command,
-        cli::Command::Core(_) | cli::Command::Holder(_) | cli::Command::Shim(_)
+        Some(cli::Command::Core(_) | cli::Command::Holder(_) | cli::Command::Shim(_))
     ) {
         // Commands print for pipelines (`nerdr tabs | head`): a closed pipe
         // ends them quietly, as it does `ls`. The core keeps Rust's default

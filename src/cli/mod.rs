@@ -28,7 +28,10 @@ use clap::{Parser, Subcommand};
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// With no command: attach to this folder's session
+    #[command(flatten)]
+    pub folder: FolderArg,
 }
 
 #[derive(Debug, Subcommand)]
@@ -86,7 +89,10 @@ impl Cli {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    match cli.command {
+    let Some(command) = cli.command else {
+        return crate::client::attach::run(cli.folder.resolve()?);
+    };
+    match command {
         Command::Agent(a) => agent::run(a),
         Command::Tabs(a) => tabs::run(a),
         Command::Read(a) => read::run(a),

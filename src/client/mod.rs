@@ -3,6 +3,7 @@
 //! inside a tab (`NERDR_TAB` set): the hook socket, under the tab's identity,
 //! so nothing nerdr started can borrow the user's powers.
 
+pub mod attach;
 mod autostart;
 
 use std::path::{Path, PathBuf};
@@ -75,6 +76,28 @@ async fn via_hook(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Rep
 }
 
 async fn via_client(paths: &Paths, req: Request) -> anyhow::Result<Reply> {
+    let mut stream = open_client(paths).await?;
+    let msg = ClientMsg::Request {
+        id: 1,
+        request: req,
+    };
+    write_frame(&mut stream, &Frame::control(&msg)).await?;
+    loop {
+        match read_frame(&mut stream)
+            .await
+            .context("the core closed the connection without answering")?
+            .decode_control::<CoreMsg>()?
+        {
+            CoreMsg::Reply { outcome, .. } => return Ok(outcome.into()),
+            CoreMsg::Closing { message } => bail!("the core closed the connection: {message}"),
+            // Only attached windows get these.
+            CoreMsg::Tabs { .. } | CoreMsg::Redraw { .. } | CoreMsg::History { .. } => {}
+        }
+    }
+}
+
+/// A client-socket connection past the key handshake: the core welcomed us.
+pub async fn open_client(paths: &Paths) -> anyhow::Result<UnixStream> {
     let mut stream = connect_or_start(paths).await?;
     let challenge: Challenge = read_frame(&mut stream)
         .await
@@ -96,21 +119,8 @@ async fn via_client(paths: &Paths, req: Request) -> anyhow::Result<Reply> {
     };
     write_frame(&mut stream, &Frame::control(&hello)).await?;
     match read_frame(&mut stream).await?.decode_control::<Verdict>()? {
-        Verdict::Welcome { .. } => {}
+        Verdict::Welcome { .. } => Ok(stream),
         Verdict::Refused { message } => bail!("the core refused this client: {message}"),
-    }
-    let msg = ClientMsg::Request {
-        id: 1,
-        request: req,
-    };
-    write_frame(&mut stream, &Frame::control(&msg)).await?;
-    match read_frame(&mut stream)
-        .await
-        .context("the core closed the connection without answering")?
-        .decode_control::<CoreMsg>()?
-    {
-        CoreMsg::Reply { outcome, .. } => Ok(outcome.into()),
-        CoreMsg::Closing { message } => bail!("the core closed the connection: {message}"),
     }
 }
 

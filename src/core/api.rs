@@ -52,6 +52,23 @@ impl Core {
                 let closed = self.quit_session(&folder).await;
                 Ok(json!({ "closed": closed }))
             }
+            Request::Agents => {
+                let config = crate::config::load(&self.paths.config_file())
+                    .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
+                let mut names: Vec<String> = crate::config::builtin_names()
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
+                names.extend(
+                    config
+                        .agents
+                        .keys()
+                        .filter(|k| !names.contains(k))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+                Ok(json!({ "agents": names }))
+            }
             Request::Status => {
                 let state = self.state.lock().unwrap();
                 let status = CoreStatus {

@@ -3,14 +3,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
+use tokio::sync::mpsc;
 
 use super::{Caller, Core};
 use crate::platform;
-use crate::protocol::frame::{read_frame, write_frame, Frame, FrameError};
+use crate::protocol::frame::{read_frame, write_frame, Frame, FrameError, Kind};
 use crate::protocol::handshake::{
     proof_matches, random_hex, Challenge, ClientMsg, CoreMsg, Hello, Verdict,
 };
+use crate::protocol::holder::split_data;
 use crate::protocol::PROTOCOL_VERSION;
 
 /// A client that has not finished the handshake by then is dropped.
@@ -59,15 +62,49 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
         return Ok(());
     }
 
+    // From here on the core may push frames (output, tab lists) while
+    // requests are answered, so one writer task owns the write half.
+    let (mut read, mut write) = stream.into_split();
+    let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
+    let writer = tokio::spawn(async move {
+        while let Some(f) = out_rx.recv().await {
+            if write_frame(&mut write, &f).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut window: Option<u64> = None;
+    let result = serve_frames(&core, &mut read, &out, &mut window).await;
+    if let Some(id) = window {
+        core.detach(id);
+    }
+    drop(out);
+    let _ = writer.await;
+    result
+}
+
+async fn serve_frames(
+    core: &Arc<Core>,
+    read: &mut OwnedReadHalf,
+    out: &mpsc::UnboundedSender<Frame>,
+    window: &mut Option<u64>,
+) -> anyhow::Result<()> {
     loop {
-        let frame = match read_frame(&mut stream).await {
+        let frame = match read_frame(read).await {
             Ok(f) => f,
             Err(FrameError::Closed) => return Ok(()),
-            Err(e) => return close_with(&mut stream, e).await,
+            Err(e) => return close_with(out, e),
         };
+        if frame.kind == Kind::Data {
+            // Keys typed into an attached window, for the tab it shows.
+            if let (Some(id), Some((tab, bytes))) = (*window, split_data(&frame.body)) {
+                core.window_input(id, tab, bytes.to_vec());
+            }
+            continue;
+        }
         let msg = match frame.decode_control::<ClientMsg>() {
             Ok(m) => m,
-            Err(e) => return close_with(&mut stream, e).await,
+            Err(e) => return close_with(out, e),
         };
         match msg {
             ClientMsg::Request { id, request } => {
@@ -76,7 +113,41 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
                     id,
                     outcome: reply.into(),
                 };
-                write_frame(&mut stream, &Frame::control(&msg)).await?;
+                let _ = out.send(Frame::control(&msg));
+            }
+            ClientMsg::Attach {
+                folder,
+                rows,
+                cols,
+                env,
+            } => {
+                let Some(folder) = std::fs::canonicalize(&folder).ok().filter(|f| f.is_dir())
+                else {
+                    let message = format!(
+                        "folder {} does not exist or is not a folder",
+                        folder.display()
+                    );
+                    let _ = out.send(Frame::control(&CoreMsg::Closing { message }));
+                    return Ok(());
+                };
+                if let Some(old) = window.take() {
+                    core.detach(old);
+                }
+                *window = Some(core.attach(folder, rows, cols, env, out.clone()));
+            }
+            ClientMsg::Select { tab } => {
+                if let Some(id) = *window {
+                    core.select(id, &tab);
+                }
+            }
+            ClientMsg::Resize { rows, cols } => {
+                if let Some(id) = *window {
+                    core.resize_window(id, rows, cols);
+                }
+            }
+            ClientMsg::History { tab } => {
+                let lines = core.history(&tab).await;
+                let _ = out.send(Frame::control(&CoreMsg::History { tab, lines }));
             }
         }
     }
@@ -88,10 +159,10 @@ fn refuse(message: String) -> Verdict {
 }
 
 /// Tell the peer why we hang up, then hang up. Only this connection ends.
-async fn close_with(stream: &mut UnixStream, e: FrameError) -> anyhow::Result<()> {
+fn close_with(out: &mpsc::UnboundedSender<Frame>, e: FrameError) -> anyhow::Result<()> {
     let message = format!("closing the connection: {e}");
     tracing::warn!(socket = "client", error = %e, "bad frame");
-    let _ = write_frame(stream, &Frame::control(&CoreMsg::Closing { message })).await;
+    let _ = out.send(Frame::control(&CoreMsg::Closing { message }));
     Ok(())
 }
 

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::api::Caller;
 use super::env::{program_env, TabFacts};
-use super::state::{Tab, DEFAULT_COLS, DEFAULT_ROWS, SCROLLBACK};
+use super::state::{Tab, SCROLLBACK};
 use super::Core;
 use crate::host::SpawnSpec;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabState};
@@ -63,6 +63,7 @@ impl Core {
             )
         })?;
 
+        let (rows, cols) = self.windows.lock().unwrap().session_size(&folder);
         let (id, secret) = {
             let state = self.state.lock().unwrap();
             let mut id = random_hex(4);
@@ -99,7 +100,8 @@ impl Core {
             pid: None,
             start_time: None,
             exit_code: None,
-            screen: vt100::Parser::new(DEFAULT_ROWS, DEFAULT_COLS, SCROLLBACK),
+            screen: vt100::Parser::new(rows, cols, SCROLLBACK),
+            log: Default::default(),
         };
         let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
         self.state.lock().unwrap().insert(tab);
@@ -110,8 +112,8 @@ impl Core {
                 argv,
                 cwd: folder.clone(),
                 env,
-                rows: DEFAULT_ROWS,
-                cols: DEFAULT_COLS,
+                rows,
+                cols,
                 scope: crate::systemd::names::agent_scope(&id).ok(),
                 meta,
             })

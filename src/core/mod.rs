@@ -4,6 +4,7 @@
 
 pub mod activation;
 mod api;
+mod attach;
 mod client_conn;
 pub mod env;
 mod hook_conn;
@@ -13,6 +14,7 @@ mod launch;
 pub mod listen;
 pub mod logging;
 pub mod notify;
+mod outlog;
 mod persist;
 pub mod state;
 
@@ -43,6 +45,8 @@ pub struct Core {
     /// The environment of the last client that started a program: programs
     /// started from inside tabs build on it (DESIGN.md, "What the agent sees").
     last_client_env: Mutex<Option<Vec<(String, String)>>>,
+    /// Attached windows (`nerdr` with no command).
+    windows: Mutex<attach::Windows>,
 }
 
 impl Core {
@@ -51,6 +55,17 @@ impl Core {
         let state = self.state.lock().unwrap();
         notify::status(&state.status_text());
         persist::save(&self.paths.state_dir.join("tabs.json"), &state);
+        let folders: std::collections::BTreeSet<PathBuf> = self
+            .windows
+            .lock()
+            .unwrap()
+            .by_id
+            .values()
+            .map(|w| w.folder.clone())
+            .collect();
+        for f in folders {
+            self.send_tabs(&state, &f);
+        }
     }
 
     fn on_event(&self, ev: HostEvent) {
@@ -59,7 +74,11 @@ impl Core {
             HostEvent::Output { tab, bytes } => {
                 if let Some(t) = state.tabs.get_mut(&tab) {
                     t.screen.process(&bytes);
+                    t.log.push(&bytes);
                 }
+                // Under the state lock: a window switching to this tab gets
+                // each byte either in its redraw or here, never both.
+                self.forward_output(&tab, &bytes);
             }
             HostEvent::Exited { tab, code } => {
                 if let Some(t) = state.tabs.get_mut(&tab) {
@@ -141,6 +160,7 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
         activated: was_activated,
         key,
         last_client_env: Mutex::default(),
+        windows: Mutex::default(),
     });
     core.changed();
 

@@ -10,8 +10,9 @@ use crate::protocol::api::{TabInfo, TabState};
 
 pub const DEFAULT_ROWS: u16 = 24;
 pub const DEFAULT_COLS: u16 = 80;
-/// Lines of history kept per tab beyond the visible screen.
-pub const SCROLLBACK: usize = 10_000;
+/// Lines of history the screen model keeps: none, since scroll mode
+/// replays the tab's output log instead (see `outlog`).
+pub const SCROLLBACK: usize = 0;
 
 pub struct Tab {
     pub id: String,
@@ -26,6 +27,7 @@ pub struct Tab {
     pub start_time: Option<u64>,
     pub exit_code: Option<i32>,
     pub screen: vt100::Parser,
+    pub log: super::outlog::OutLog,
 }
 
 /// A tab as written down: in `tabs.json` (without the secret) so a full
@@ -79,6 +81,7 @@ impl Tab {
             start_time: s.start_time,
             exit_code: s.exit_code,
             screen: vt100::Parser::new(rows, cols, SCROLLBACK),
+            log: Default::default(),
         }
     }
 

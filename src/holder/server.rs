@@ -218,7 +218,7 @@ fn spawn(h: &Arc<Holder>, spec: SpawnSpec, tx: mpsc::UnboundedSender<Frame>) {
             pid: 0,
             start_time: 0,
             exit_code: None,
-            screen: vt100::Parser::new(spec.rows, spec.cols, SCROLLBACK.min(1000)),
+            screen: vt100::Parser::new(spec.rows, spec.cols, SCROLLBACK),
         },
     );
     let started = h.host.spawn(spec);

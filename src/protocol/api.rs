@@ -42,6 +42,8 @@ pub enum Request {
     Quit { folder: PathBuf },
     /// The core's own figures (pid, version, counts), for `doctor`/`status`.
     Status,
+    /// The agents that can be started: built-in and configured.
+    Agents,
 }
 
 /// What a tab is doing, as `nerdr tabs` shows it.

@@ -36,7 +36,31 @@ pub enum Verdict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientMsg {
-    Request { id: u64, request: Request },
+    Request {
+        id: u64,
+        request: Request,
+    },
+    /// Become a window onto `folder`'s session (created if there is none).
+    /// Terminal bytes then flow as data frames tagged with their tab.
+    Attach {
+        folder: std::path::PathBuf,
+        rows: u16,
+        cols: u16,
+        env: Vec<(String, String)>,
+    },
+    /// Show this tab: the core answers with a redraw, then live output.
+    Select {
+        tab: String,
+    },
+    /// The window's pane area changed size.
+    Resize {
+        rows: u16,
+        cols: u16,
+    },
+    /// The tab's history, for scroll mode.
+    History {
+        tab: String,
+    },
 }
 
 /// Control messages from the core after the handshake.
@@ -50,6 +74,16 @@ pub enum CoreMsg {
     },
     /// The core is closing this connection, and why (a malformed frame, say).
     Closing { message: String },
+    /// The attached session's tabs, sent on attach and whenever they change.
+    Tabs {
+        folder: std::path::PathBuf,
+        tabs: Vec<super::api::TabInfo>,
+    },
+    /// The next data frame for `tab` redraws its whole screen (contents,
+    /// colours, cursor, modes) at this size; live output follows.
+    Redraw { tab: String, rows: u16, cols: u16 },
+    /// A tab's history as text lines, oldest first, screen included.
+    History { tab: String, lines: Vec<String> },
 }
 
 /// `{"result": ...}` or `{"error": {...}}`, as on the hook socket.

@@ -1,0 +1,417 @@
+//! `nerdr` with no command: attach to the folder's session. One pane at a
+//! time plus a status line; keys go to the program except after the prefix.
+//! Detaching (prefix d, or the terminal closing) leaves every agent running.
+
+mod keys;
+mod overlay;
+mod scroll;
+mod term;
+mod view;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::sync::mpsc;
+
+use crate::paths::Paths;
+use crate::protocol::api::{Request, TabInfo};
+use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::handshake::{ClientMsg, CoreMsg, Outcome};
+use crate::protocol::holder::{data_frame, split_data};
+use keys::{Action, Cmd, Keys};
+use overlay::Mode;
+use view::View;
+
+/// What a request sent from the window was for.
+enum Pending {
+    Agents,
+    Started,
+    Closed,
+    Quit,
+}
+
+struct Window {
+    folder: PathBuf,
+    tabs: Vec<TabInfo>,
+    view: View,
+    mode: Mode,
+    keys: Keys,
+    prefix_name: String,
+    note: String,
+    out: mpsc::UnboundedSender<Frame>,
+    next_id: u64,
+    pending: HashMap<u64, Pending>,
+    /// Set when the loop should end, with what to print after.
+    done: Option<String>,
+    offered_picker: bool,
+}
+
+pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
+    if std::env::var_os("NERDR_TAB").is_some_and(|v| !v.is_empty()) {
+        bail!(
+            "refusing to attach from inside a nerdr tab (NERDR_TAB is set): \
+             a program nerdr started cannot act as the user's window"
+        );
+    }
+    let paths = Paths::from_process()?;
+    let (prefix, prefix_name, note) = match crate::config::load(&paths.config_file()) {
+        Ok(c) => {
+            let p = keys::prefix_byte(&c.client.prefix).unwrap_or(2);
+            (p, c.client.prefix.clone(), String::new())
+        }
+        Err(e) => (2, "C-b".to_string(), format!("config error: {e}")),
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let farewell = rt.block_on(async move {
+        let stream = crate::client::open_client(&paths).await?;
+        let _raw = term::RawTerminal::enter()?;
+        attached(stream, folder, prefix, prefix_name, note).await
+    });
+    // The stdin reader blocks in a read no one will finish; do not wait.
+    rt.shutdown_background();
+    let farewell = farewell?;
+    if !farewell.is_empty() {
+        println!("{farewell}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn attached(
+    stream: tokio::net::UnixStream,
+    folder: PathBuf,
+    prefix: u8,
+    prefix_name: String,
+    note: String,
+) -> anyhow::Result<String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (mut read, mut write) = stream.into_split();
+    let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
+    tokio::spawn(async move {
+        while let Some(f) = out_rx.recv().await {
+            if write_frame(&mut write, &f).await.is_err() {
+                break;
+            }
+        }
+    });
+    let (frames_tx, mut frames) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        loop {
+            let f = read_frame(&mut read).await;
+            let end = f.is_err();
+            if frames_tx.send(f).is_err() || end {
+                break;
+            }
+        }
+    });
+    let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        let mut stdin = tokio::io::stdin();
+        let mut buf = vec![0u8; 4096];
+        while let Ok(n) = stdin.read(&mut buf).await {
+            if n == 0 || keys_tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut winch = signal(SignalKind::window_change())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    let mut term_sig = signal(SignalKind::terminate())?;
+
+    let size = term::size();
+    let mut w = Window {
+        folder: folder.clone(),
+        tabs: Vec::new(),
+        view: View::new(size),
+        mode: Mode::Normal,
+        keys: Keys::new(prefix),
+        prefix_name,
+        note,
+        out: out.clone(),
+        next_id: 1,
+        pending: HashMap::new(),
+        done: None,
+        offered_picker: false,
+    };
+    let env = crate::client::own_env();
+    w.send(ClientMsg::Attach {
+        folder,
+        rows: size.0.saturating_sub(1).max(2),
+        cols: size.1,
+        env,
+    });
+
+    loop {
+        tokio::select! {
+            f = frames.recv() => match f {
+                Some(Ok(frame)) => {
+                    w.on_frame(frame)?;
+                    // Take whatever else already arrived before painting once.
+                    while let Ok(Ok(frame)) = frames.try_recv() {
+                        w.on_frame(frame)?;
+                    }
+                }
+                Some(Err(e)) => return Ok(format!("[lost the core: {e}]")),
+                None => return Ok("[lost the core]".into()),
+            },
+            k = keys_rx.recv() => match k {
+                Some(bytes) => w.on_keys(&bytes),
+                None => return Ok("[detached: input closed]".into()),
+            },
+            _ = winch.recv() => w.on_resize(term::size()),
+            _ = hup.recv() => return Ok(String::new()),
+            _ = term_sig.recv() => return Ok("[detached: terminated]".into()),
+        }
+        if let Some(bye) = w.done.take() {
+            return Ok(bye);
+        }
+        w.paint();
+    }
+}
+
+impl Window {
+    fn send(&self, msg: ClientMsg) {
+        let _ = self.out.send(Frame::control(&msg));
+    }
+
+    fn request(&mut self, request: Request, what: Pending) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.pending.insert(id, what);
+        self.send(ClientMsg::Request { id, request });
+    }
+
+    fn showing(&self) -> Option<usize> {
+        let tab = self.view.tab.as_deref()?;
+        self.tabs.iter().position(|t| t.id == tab)
+    }
+
+    fn select_index(&mut self, i: usize) {
+        if let Some(t) = self.tabs.get(i) {
+            let tab = t.id.clone();
+            self.send(ClientMsg::Select { tab });
+        }
+    }
+
+    fn on_frame(&mut self, frame: Frame) -> anyhow::Result<()> {
+        if frame.kind == Kind::Data {
+            if let Some((tab, bytes)) = split_data(&frame.body) {
+                if self.view.tab.as_deref() == Some(tab) {
+                    self.view.output(bytes);
+                }
+            }
+            return Ok(());
+        }
+        match frame
+            .decode_control::<CoreMsg>()
+            .context("a malformed message from the core")?
+        {
+            CoreMsg::Tabs { tabs, .. } => self.on_tabs(tabs),
+            CoreMsg::Redraw { tab, rows, cols } => self.view.redraw(&tab, rows, cols),
+            CoreMsg::History { lines, .. } => {
+                let rows = self.view.term.0.saturating_sub(1) as usize;
+                self.mode = Mode::Scroll(scroll::Scroll::new(lines, rows));
+            }
+            CoreMsg::Reply { id, outcome } => self.on_reply(id, outcome),
+            CoreMsg::Closing { message } => {
+                self.done = Some(format!("[the core closed the window: {message}]"))
+            }
+        }
+        Ok(())
+    }
+
+    fn on_tabs(&mut self, tabs: Vec<TabInfo>) {
+        let was = self.showing();
+        self.tabs = tabs;
+        let shown = self.showing();
+        if shown.is_none() && !self.tabs.is_empty() {
+            // The shown tab is gone (or none was shown): show a neighbour.
+            let i = was.unwrap_or(0).min(self.tabs.len() - 1);
+            self.select_index(i);
+        }
+        if self.tabs.is_empty() {
+            self.view.tab = None;
+            self.view.invalidate();
+            if !self.offered_picker && matches!(self.mode, Mode::Normal) {
+                // A session with no tabs: offer to start an agent.
+                self.offered_picker = true;
+                self.request(Request::Agents, Pending::Agents);
+            }
+        }
+    }
+
+    fn on_reply(&mut self, id: u64, outcome: Outcome) {
+        let what = self.pending.remove(&id);
+        let value = match outcome {
+            Outcome::Error(e) => {
+                self.note = e.message;
+                self.mode = Mode::Normal;
+                self.view.invalidate();
+                return;
+            }
+            Outcome::Result(v) => v,
+        };
+        match what {
+            Some(Pending::Agents) => {
+                let agents: Vec<String> = value["agents"]
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(String::from)
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                self.mode = Mode::Picker { agents, sel: 0 };
+            }
+            Some(Pending::Started) => {
+                if let Some(tab) = value["tab"].as_str() {
+                    self.send(ClientMsg::Select {
+                        tab: tab.to_string(),
+                    });
+                }
+            }
+            Some(Pending::Closed) => self.note.clear(),
+            Some(Pending::Quit) => {
+                let n = value["closed"].as_u64().unwrap_or(0);
+                self.done = Some(format!(
+                    "[quit: stopped {n} tab{}]",
+                    if n == 1 { "" } else { "s" }
+                ));
+            }
+            None => {}
+        }
+    }
+
+    fn on_resize(&mut self, size: (u16, u16)) {
+        self.view.term = size;
+        self.view.invalidate();
+        self.send(ClientMsg::Resize {
+            rows: size.0.saturating_sub(1).max(2),
+            cols: size.1,
+        });
+        if let Mode::Scroll(s) = &mut self.mode {
+            s.rows = size.0.saturating_sub(1).max(1) as usize;
+        }
+    }
+
+    fn on_keys(&mut self, bytes: &[u8]) {
+        match std::mem::replace(&mut self.mode, Mode::Normal) {
+            Mode::Normal => {
+                for action in self.keys.feed(bytes) {
+                    match action {
+                        Action::Send(b) => {
+                            if let Some(tab) = &self.view.tab {
+                                let _ = self.out.send(data_frame(tab, &b));
+                            }
+                        }
+                        Action::Cmd(c) => self.command(c),
+                    }
+                }
+            }
+            other => {
+                self.mode = other;
+                let (mode, effect) =
+                    overlay::feed(std::mem::replace(&mut self.mode, Mode::Normal), bytes);
+                self.mode = mode;
+                if matches!(self.mode, Mode::Normal) {
+                    self.view.invalidate();
+                }
+                match effect {
+                    overlay::Effect::None => {}
+                    overlay::Effect::Start(agent) => self.request(
+                        Request::Agent {
+                            folder: self.folder.clone(),
+                            name: agent,
+                            extra_args: vec![],
+                            env: crate::client::own_env(),
+                        },
+                        Pending::Started,
+                    ),
+                    overlay::Effect::Close(tab) => {
+                        self.request(Request::Close { tab }, Pending::Closed)
+                    }
+                    overlay::Effect::Quit => self.request(
+                        Request::Quit {
+                            folder: self.folder.clone(),
+                        },
+                        Pending::Quit,
+                    ),
+                }
+            }
+        }
+    }
+
+    fn command(&mut self, c: Cmd) {
+        let n = self.tabs.len();
+        let cur = self.showing();
+        match c {
+            Cmd::NewTab => self.request(Request::Agents, Pending::Agents),
+            Cmd::Next if n > 0 => self.select_index(cur.map(|i| (i + 1) % n).unwrap_or(0)),
+            Cmd::Prev if n > 0 => self.select_index(cur.map(|i| (i + n - 1) % n).unwrap_or(0)),
+            Cmd::Tab(k) if k >= 1 && k <= n => self.select_index(k - 1),
+            Cmd::Close => {
+                if let Some(i) = cur {
+                    let t = &self.tabs[i];
+                    self.mode = Mode::Confirm {
+                        question: format!("close tab {} ({})? y/n", i + 1, t.agent),
+                        yes: overlay::Effect::Close(t.id.clone()),
+                    };
+                }
+            }
+            Cmd::Quit => {
+                self.mode = Mode::Confirm {
+                    question: format!("quit: stop all {n} tabs of this session? y/n"),
+                    yes: overlay::Effect::Quit,
+                }
+            }
+            Cmd::Terminal => self.note = "terminal panes are not available yet".into(),
+            Cmd::Detach => self.done = Some("[detached]".into()),
+            Cmd::Help => self.mode = Mode::Help,
+            Cmd::Approvals => self.mode = Mode::Approvals,
+            Cmd::Scroll => {
+                if let Some(tab) = self.view.tab.clone() {
+                    self.send(ClientMsg::History { tab });
+                }
+            }
+            Cmd::Redraw => self.view.invalidate(),
+            _ => {}
+        }
+    }
+
+    fn paint(&mut self) {
+        let (rows, cols) = self.view.term;
+        let bytes = match &self.mode {
+            Mode::Normal => {
+                let help = format!("{} ? help", self.prefix_name);
+                let note = if self.note.is_empty() {
+                    help
+                } else {
+                    self.note.clone()
+                };
+                let status = view::status_line(&self.tabs, self.view.tab.as_deref(), &note);
+                if self.view.tab.is_none() {
+                    overlay::draw(
+                        &[
+                            "No tabs here yet.".into(),
+                            String::new(),
+                            format!("Press {} c to start an agent.", self.prefix_name),
+                        ],
+                        &status,
+                        rows,
+                        cols,
+                    )
+                } else {
+                    self.view.paint(&status)
+                }
+            }
+            other => overlay::render(other, &self.prefix_name, rows, cols),
+        };
+        View::write(&bytes);
+    }
+}

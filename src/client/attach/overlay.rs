@@ -1,0 +1,186 @@
+//! What the window shows instead of the pane for a moment: the agent
+//! picker, the help, a yes/no question, the approval queue, scroll mode.
+//! Keys go to the overlay while it is open; pure: (mode, keys) in,
+//! (mode, effect) out.
+
+use super::keys::BINDINGS;
+use super::scroll::{self, Scroll};
+use super::view::fit;
+
+#[derive(Debug)]
+pub enum Mode {
+    Normal,
+    Picker { agents: Vec<String>, sel: usize },
+    Help,
+    Confirm { question: String, yes: Effect },
+    Approvals,
+    Scroll(Scroll),
+}
+
+/// What an overlay asks the window to do as it closes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Start(String),
+    Close(String),
+    Quit,
+}
+
+pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
+    let cancel = matches!(keys, b"\x1b" | b"q" | b"\x03");
+    match mode {
+        Mode::Normal => (Mode::Normal, Effect::None),
+        Mode::Help | Mode::Approvals => (Mode::Normal, Effect::None),
+        Mode::Confirm { question, yes } => match keys {
+            b"y" | b"Y" => (Mode::Normal, yes),
+            b"n" | b"N" | b"\x1b" | b"q" | b"\x03" => (Mode::Normal, Effect::None),
+            _ => (Mode::Confirm { question, yes }, Effect::None),
+        },
+        Mode::Picker { agents, sel } => {
+            if cancel {
+                return (Mode::Normal, Effect::None);
+            }
+            let n = agents.len().max(1);
+            match keys {
+                b"\r" | b"\n" => match agents.get(sel) {
+                    Some(a) => (Mode::Normal, Effect::Start(a.clone())),
+                    None => (Mode::Normal, Effect::None),
+                },
+                b"\x1b[A" | b"k" => (
+                    Mode::Picker {
+                        agents,
+                        sel: (sel + n - 1) % n,
+                    },
+                    Effect::None,
+                ),
+                b"\x1b[B" | b"j" => (
+                    Mode::Picker {
+                        agents,
+                        sel: (sel + 1) % n,
+                    },
+                    Effect::None,
+                ),
+                [d @ b'1'..=b'9'] => {
+                    let i = (d - b'1') as usize;
+                    match agents.get(i) {
+                        Some(a) => (Mode::Normal, Effect::Start(a.clone())),
+                        None => (Mode::Picker { agents, sel }, Effect::None),
+                    }
+                }
+                _ => (Mode::Picker { agents, sel }, Effect::None),
+            }
+        }
+        Mode::Scroll(mut s) => match s.feed(keys) {
+            scroll::Outcome::Leave => (Mode::Normal, Effect::None),
+            scroll::Outcome::Stay => (Mode::Scroll(s), Effect::None),
+        },
+    }
+}
+
+pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
+    match mode {
+        Mode::Normal => Vec::new(),
+        Mode::Help => {
+            let mut lines = vec![
+                format!("nerdr: keys after the prefix ({prefix})"),
+                String::new(),
+            ];
+            for (k, what) in BINDINGS {
+                lines.push(format!("  {k:<14} {what}"));
+            }
+            lines.push(String::new());
+            lines.push("Any key closes this help.".into());
+            draw(&lines, " help", rows, cols)
+        }
+        Mode::Approvals => draw(
+            &[
+                "Approval queue".into(),
+                String::new(),
+                "Nothing is waiting for your approval.".into(),
+            ],
+            " approvals | any key closes",
+            rows,
+            cols,
+        ),
+        Mode::Confirm { question, .. } => draw(
+            std::slice::from_ref(question),
+            &format!(" {question}"),
+            rows,
+            cols,
+        ),
+        Mode::Picker { agents, sel } => {
+            let mut lines = vec!["Start an agent in a new tab:".to_string(), String::new()];
+            for (i, a) in agents.iter().enumerate() {
+                let mark = if i == *sel { ">" } else { " " };
+                lines.push(format!(" {mark} {}. {a}", i + 1));
+            }
+            draw(
+                &lines,
+                " pick: up/down/number, Enter starts, Esc cancels",
+                rows,
+                cols,
+            )
+        }
+        Mode::Scroll(s) => draw(
+            &s.visible(cols as usize),
+            &format!(" {}", s.status()),
+            rows,
+            cols,
+        ),
+    }
+}
+
+/// A whole-window text page with a status line.
+pub fn draw(lines: &[String], status: &str, rows: u16, cols: u16) -> Vec<u8> {
+    let mut out = b"\x1b[0m\x1b[H\x1b[2J\x1b[?25l".to_vec();
+    for (i, l) in lines
+        .iter()
+        .take(rows.saturating_sub(1) as usize)
+        .enumerate()
+    {
+        out.extend(format!("\x1b[{};1H", i + 1).as_bytes());
+        out.extend(l.chars().take(cols as usize).collect::<String>().as_bytes());
+    }
+    out.extend(format!("\x1b[{rows};1H\x1b[7m{}\x1b[0m", fit(status, cols as usize)).as_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn picker() -> Mode {
+        Mode::Picker {
+            agents: vec!["claude".into(), "sh".into()],
+            sel: 0,
+        }
+    }
+
+    #[test]
+    fn picker_rows() {
+        let rows: &[(&[u8], Effect)] = &[
+            (b"\r", Effect::Start("claude".into())),
+            (b"2", Effect::Start("sh".into())),
+            (b"\x1b", Effect::None),
+            (b"9", Effect::None),
+        ];
+        for (keys, want) in rows {
+            assert_eq!(feed(picker(), keys).1, *want, "{keys:?}");
+        }
+        let (m, _) = feed(picker(), b"\x1b[B");
+        assert_eq!(feed(m, b"\r").1, Effect::Start("sh".into()));
+        let (m, _) = feed(picker(), b"\x1b[A");
+        assert_eq!(feed(m, b"\r").1, Effect::Start("sh".into()));
+    }
+
+    #[test]
+    fn confirm_rows() {
+        let ask = || Mode::Confirm {
+            question: "quit?".into(),
+            yes: Effect::Quit,
+        };
+        assert_eq!(feed(ask(), b"y").1, Effect::Quit);
+        assert_eq!(feed(ask(), b"n").1, Effect::None);
+        assert!(matches!(feed(ask(), b"z").0, Mode::Confirm { .. }));
+    }
+}

@@ -1,0 +1,266 @@
+//! Windows onto a session (`nerdr` with no command): who is attached where,
+//! at what size, watching which tab. Output reaches a window only for the
+//! tab it shows, in order after that tab's redraw.
+//!
+//! Size: a session's terminals take the smallest size among the windows
+//! attached to it, as tmux does with `window-size smallest`, so every
+//! window shows the whole pane.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::mpsc;
+
+use super::state::{State, DEFAULT_COLS, DEFAULT_ROWS};
+use super::Core;
+use crate::protocol::frame::Frame;
+use crate::protocol::handshake::CoreMsg;
+use crate::protocol::holder::data_frame;
+
+pub struct Window {
+    pub folder: PathBuf,
+    pub rows: u16,
+    pub cols: u16,
+    pub showing: Option<String>,
+    pub out: mpsc::UnboundedSender<Frame>,
+}
+
+#[derive(Default)]
+pub struct Windows {
+    next: u64,
+    pub by_id: HashMap<u64, Window>,
+}
+
+impl Windows {
+    /// The size a session's terminals should have: the smallest attached
+    /// window, or the default when none is attached.
+    pub fn session_size(&self, folder: &Path) -> (u16, u16) {
+        smallest(
+            self.by_id
+                .values()
+                .filter(|w| w.folder == folder)
+                .map(|w| (w.rows, w.cols)),
+        )
+    }
+}
+
+/// Pure: the smallest of some window sizes, each way, or the default.
+pub fn smallest(sizes: impl Iterator<Item = (u16, u16)>) -> (u16, u16) {
+    sizes
+        .fold(None, |acc: Option<(u16, u16)>, (r, c)| match acc {
+            None => Some((r, c)),
+            Some((ar, ac)) => Some((ar.min(r), ac.min(c))),
+        })
+        .unwrap_or((DEFAULT_ROWS, DEFAULT_COLS))
+}
+
+impl Core {
+    /// Register a window; the session is created if it does not exist.
+    pub fn attach(
+        self: &Arc<Self>,
+        folder: PathBuf,
+        rows: u16,
+        cols: u16,
+        env: Vec<(String, String)>,
+        out: mpsc::UnboundedSender<Frame>,
+    ) -> u64 {
+        if !env.is_empty() {
+            *self.last_client_env.lock().unwrap() = Some(env);
+        }
+        let mut state = self.state.lock().unwrap();
+        state.sessions.entry(folder.clone()).or_default();
+        let first = state.sessions[&folder].first().cloned();
+        let id = {
+            let mut w = self.windows.lock().unwrap();
+            w.next += 1;
+            let id = w.next;
+            w.by_id.insert(
+                id,
+                Window {
+                    folder: folder.clone(),
+                    rows: rows.max(2),
+                    cols: cols.max(2),
+                    showing: None,
+                    out,
+                },
+            );
+            id
+        };
+        self.fit_session(&mut state, &folder);
+        self.send_tabs(&state, &folder);
+        if let Some(tab) = first {
+            self.show(&state, id, &tab);
+        }
+        id
+    }
+
+    pub fn detach(&self, id: u64) {
+        let mut state = self.state.lock().unwrap();
+        let folder = self
+            .windows
+            .lock()
+            .unwrap()
+            .by_id
+            .remove(&id)
+            .map(|w| w.folder);
+        if let Some(f) = folder {
+            self.fit_session(&mut state, &f);
+        }
+    }
+
+    pub fn select(&self, id: u64, tab: &str) {
+        let state = self.state.lock().unwrap();
+        let same_session = {
+            let w = self.windows.lock().unwrap();
+            match (w.by_id.get(&id), state.tabs.get(tab)) {
+                (Some(win), Some(t)) => win.folder == t.folder,
+                _ => false,
+            }
+        };
+        if same_session {
+            self.show(&state, id, tab);
+        }
+    }
+
+    pub fn resize_window(&self, id: u64, rows: u16, cols: u16) {
+        let mut state = self.state.lock().unwrap();
+        let folder = {
+            let mut w = self.windows.lock().unwrap();
+            let Some(win) = w.by_id.get_mut(&id) else {
+                return;
+            };
+            win.rows = rows.max(2);
+            win.cols = cols.max(2);
+            win.folder.clone()
+        };
+        self.fit_session(&mut state, &folder);
+    }
+
+    /// Keys typed in window `id` go to the tab it shows, if that tab is
+    /// still in its session.
+    pub fn window_input(&self, id: u64, tab: &str, bytes: Vec<u8>) {
+        let ok = {
+            let state = self.state.lock().unwrap();
+            let w = self.windows.lock().unwrap();
+            match (w.by_id.get(&id), state.tabs.get(tab)) {
+                (Some(win), Some(t)) => win.folder == t.folder,
+                _ => false,
+            }
+        };
+        if ok {
+            let _ = self.host.write(tab, bytes);
+        }
+    }
+
+    /// The tab's history as text lines (scroll mode), from its output log.
+    /// The replay runs off the async threads and outside the state lock.
+    pub async fn history(&self, tab: &str) -> Vec<String> {
+        let log = {
+            let state = self.state.lock().unwrap();
+            state.tabs.get(tab).map(|t| t.log.clone())
+        };
+        match log {
+            Some(log) => tokio::task::spawn_blocking(move || log.lines())
+                .await
+                .unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Send window `id` the redraw of `tab`, then mark it as showing it.
+    /// Called with the state lock held, so no output slips in between.
+    fn show(&self, state: &State, id: u64, tab: &str) {
+        let Some(t) = state.tabs.get(tab) else {
+            return;
+        };
+        let mut w = self.windows.lock().unwrap();
+        let Some(win) = w.by_id.get_mut(&id) else {
+            return;
+        };
+        let (rows, cols) = t.screen.screen().size();
+        let _ = win.out.send(Frame::control(&CoreMsg::Redraw {
+            tab: tab.to_string(),
+            rows,
+            cols,
+        }));
+        let _ = win
+            .out
+            .send(data_frame(tab, &t.screen.screen().state_formatted()));
+        win.showing = Some(tab.to_string());
+    }
+
+    /// Live output of `tab` to the windows showing it.
+    pub fn forward_output(&self, tab: &str, bytes: &[u8]) {
+        let w = self.windows.lock().unwrap();
+        for win in w.by_id.values() {
+            if win.showing.as_deref() == Some(tab) {
+                let _ = win.out.send(data_frame(tab, bytes));
+            }
+        }
+    }
+
+    /// Tell every window of `folder` its session's tabs.
+    pub fn send_tabs(&self, state: &State, folder: &Path) {
+        let tabs: Vec<_> = state
+            .session_tabs(folder)
+            .iter()
+            .map(|t| t.info())
+            .collect();
+        let w = self.windows.lock().unwrap();
+        for win in w.by_id.values().filter(|w| w.folder == folder) {
+            let _ = win.out.send(Frame::control(&CoreMsg::Tabs {
+                folder: folder.to_path_buf(),
+                tabs: tabs.clone(),
+            }));
+        }
+    }
+
+    /// Bring a session's terminals to its windows' smallest size and redraw
+    /// the windows if that changed anything.
+    fn fit_session(&self, state: &mut State, folder: &Path) {
+        let (rows, cols) = self.windows.lock().unwrap().session_size(folder);
+        let ids: Vec<String> = state.sessions.get(folder).cloned().unwrap_or_default();
+        let mut changed = Vec::new();
+        for id in ids {
+            if let Some(t) = state.tabs.get_mut(&id) {
+                if t.screen.screen().size() != (rows, cols) {
+                    t.screen.set_size(rows, cols);
+                    let _ = self.host.resize(&id, rows, cols);
+                    changed.push(id);
+                }
+            }
+        }
+        let showing: Vec<(u64, String)> = self
+            .windows
+            .lock()
+            .unwrap()
+            .by_id
+            .iter()
+            .filter_map(|(wid, w)| Some((*wid, w.showing.clone()?)))
+            .filter(|(_, tab)| changed.contains(tab))
+            .collect();
+        for (wid, tab) in showing {
+            self.show(state, wid, &tab);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_smallest_window_wins_each_way() {
+        type Row = (&'static [(u16, u16)], (u16, u16));
+        let rows: &[Row] = &[
+            (&[], (DEFAULT_ROWS, DEFAULT_COLS)),
+            (&[(40, 120)], (40, 120)),
+            (&[(40, 120), (30, 200)], (30, 120)),
+            (&[(50, 60), (30, 200), (45, 100)], (30, 60)),
+        ];
+        for (sizes, want) in rows {
+            assert_eq!(smallest(sizes.iter().copied()), *want, "{sizes:?}");
+        }
+    }
+}
