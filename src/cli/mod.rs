@@ -11,6 +11,7 @@ mod read;
 mod send;
 mod service_cmd;
 mod tabs;
+mod terminal;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -44,6 +45,8 @@ pub enum Command {
     Read(read::Args),
     /// Type text into a tab, then Enter
     Send(send::Args),
+    /// Open a terminal (your shell) in a tab's folder, in a tab of its own
+    Terminal(terminal::Args),
     /// Stop a tab's program and forget the tab
     Close(close::Args),
     /// Stop every program of this folder's session and forget the session
@@ -98,6 +101,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Read(a) => read::run(a),
         Command::Send(a) => send::run(a),
         Command::Close(a) => close::run(a),
+        Command::Terminal(a) => terminal::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),

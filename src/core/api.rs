@@ -44,6 +44,7 @@ impl Core {
                 self.write_input(&tab, bytes)
             }
             Request::Resize { tab, rows, cols } => self.resize(&tab, rows, cols),
+            Request::Terminal { tab, env } => self.start_terminal(caller, &tab, env).await,
             Request::Close { tab } => {
                 self.close_tab(&tab).await?;
                 Ok(json!({}))

@@ -14,8 +14,24 @@ use super::env::{program_env, TabFacts};
 use super::state::{Tab, SCROLLBACK};
 use super::Core;
 use crate::host::SpawnSpec;
-use crate::protocol::api::{ApiError, ErrorCode, Reply, TabState};
+use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind, TabState};
 use crate::protocol::handshake::random_hex;
+
+/// A launch, fully decided: what to run, where, as what kind of tab.
+struct Plan {
+    folder: PathBuf,
+    /// The agent's name, or `terminal`.
+    name: String,
+    /// The command as configured (for `nerdr tabs`), `argv[0]` unresolved.
+    command: Vec<String>,
+    /// The resolved program, then its arguments.
+    argv: Vec<String>,
+    caller_env: Vec<(String, String)>,
+    agent_env: std::collections::BTreeMap<String, String>,
+    sandboxed: bool,
+    kind: TabKind,
+    parent: Option<String>,
+}
 
 impl Core {
     pub async fn start_agent(
@@ -27,31 +43,15 @@ impl Core {
         caller_env: Vec<(String, String)>,
     ) -> Reply {
         let caller_env = self.environment_for(caller, caller_env);
-        let folder = std::fs::canonicalize(folder)
-            .ok()
-            .filter(|f| f.is_dir())
-            .ok_or_else(|| {
-                ApiError::new(
-                    ErrorCode::BadRequest,
-                    format!(
-                        "folder {} does not exist or is not a folder",
-                        folder.display()
-                    ),
-                )
-            })?;
+        let folder = existing_folder(folder)?;
         let config_path = self.paths.config_file();
         let config = crate::config::load(&config_path)
             .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
         let agent = config
             .resolve_agent(name)
             .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
-
-        let path_var = caller_env
-            .iter()
-            .find(|(k, _)| k == "PATH")
-            .map(|(_, v)| v.as_str())
-            .unwrap_or("/usr/local/bin:/usr/bin:/bin");
-        let program = find_program(&agent.command[0], path_var, &folder).ok_or_else(|| {
+        let path_var = path_of(&caller_env);
+        let program = find_program(&agent.command[0], &path_var, &folder).ok_or_else(|| {
             ApiError::new(
                 ErrorCode::LaunchFailed,
                 format!(
@@ -62,40 +62,116 @@ impl Core {
                 ),
             )
         })?;
-
-        let (rows, cols) = self.windows.lock().unwrap().session_size(&folder);
-        let (id, secret) = {
-            let state = self.state.lock().unwrap();
-            let mut id = random_hex(4);
-            while state.tabs.contains_key(&id) {
-                id = random_hex(4);
-            }
-            (id, random_hex(32))
-        };
-        let env = program_env(
-            &caller_env,
-            &agent.env,
-            &TabFacts {
-                secret: &secret,
-                nerdr_bin: &self.bin,
-                hook_socket: &self.paths.hook_socket(),
-                data_dir: &self.paths.data_dir,
-                sandboxed: agent.sandboxed,
-            },
-        );
         let mut argv = vec![program.to_string_lossy().into_owned()];
         argv.extend(agent.command[1..].iter().cloned());
         argv.extend(extra_args.iter().cloned());
         let mut command = agent.command.clone();
         command.extend(extra_args);
+        self.launch(
+            caller,
+            Plan {
+                folder,
+                name: name.to_string(),
+                command,
+                argv,
+                caller_env,
+                agent_env: agent.env,
+                sandboxed: agent.sandboxed,
+                kind: TabKind::Agent,
+                parent: None,
+            },
+        )
+        .await
+    }
 
+    /// A terminal pane for tab `of`: the user's shell in the tab's folder,
+    /// in its own scope `nerdr-term-<tab>-<n>.scope`.
+    pub async fn start_terminal(
+        self: &Arc<Self>,
+        caller: &Caller,
+        of: &str,
+        caller_env: Vec<(String, String)>,
+    ) -> Reply {
+        let (folder, parent, sandboxed) = {
+            let state = self.state.lock().unwrap();
+            let t = state.tabs.get(of).ok_or_else(|| super::api::no_tab(of))?;
+            // A terminal of a terminal belongs to the same agent tab.
+            let parent = t.parent.clone().unwrap_or_else(|| t.id.clone());
+            (t.folder.clone(), parent, t.sandboxed)
+        };
+        let caller_env = self.environment_for(caller, caller_env);
+        let shell = caller_env
+            .iter()
+            .find(|(k, _)| k == "SHELL")
+            .map(|(_, v)| v.clone())
+            .filter(|s| Path::new(s).is_absolute())
+            .unwrap_or_else(|| "/bin/sh".into());
+        let program = find_program(&shell, &path_of(&caller_env), &folder).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!("terminal: the shell {shell} is not an executable; set SHELL"),
+            )
+        })?;
+        self.launch(
+            caller,
+            Plan {
+                folder,
+                name: "terminal".into(),
+                command: vec![shell],
+                argv: vec![program.to_string_lossy().into_owned()],
+                caller_env,
+                agent_env: Default::default(),
+                sandboxed,
+                kind: TabKind::Terminal,
+                parent: Some(parent),
+            },
+        )
+        .await
+    }
+
+    /// Record the tab, start its program, and either mark it running or
+    /// forget it and say why: never a half-started tab.
+    async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
+        let (rows, cols) = self.windows.lock().unwrap().session_size(&plan.folder);
+        let (id, secret, scope) = {
+            let state = self.state.lock().unwrap();
+            let mut id = random_hex(4);
+            while state.tabs.contains_key(&id) {
+                id = random_hex(4);
+            }
+            let scope = match &plan.parent {
+                None => crate::systemd::names::agent_scope(&id).ok(),
+                Some(p) => {
+                    let n = state
+                        .tabs
+                        .values()
+                        .filter(|t| t.parent.as_ref() == Some(p))
+                        .count();
+                    crate::systemd::names::term_scope(p, n as u32 + 1).ok()
+                }
+            };
+            (id, random_hex(32), scope)
+        };
+        let env = program_env(
+            &plan.caller_env,
+            &plan.agent_env,
+            &TabFacts {
+                secret: &secret,
+                nerdr_bin: &self.bin,
+                hook_socket: &self.paths.hook_socket(),
+                data_dir: &self.paths.data_dir,
+                sandboxed: plan.sandboxed,
+            },
+        );
         let tab = Tab {
             id: id.clone(),
             secret,
-            folder: folder.clone(),
-            agent: name.to_string(),
-            command: command.clone(),
-            sandboxed: agent.sandboxed,
+            folder: plan.folder.clone(),
+            agent: plan.name.clone(),
+            command: plan.command,
+            sandboxed: plan.sandboxed,
+            kind: plan.kind,
+            parent: plan.parent,
             state: TabState::Starting,
             pid: None,
             start_time: None,
@@ -109,12 +185,12 @@ impl Core {
             .host
             .spawn(SpawnSpec {
                 tab: id.clone(),
-                argv,
-                cwd: folder.clone(),
+                argv: plan.argv,
+                cwd: plan.folder.clone(),
                 env,
                 rows,
                 cols,
-                scope: crate::systemd::names::agent_scope(&id).ok(),
+                scope,
                 meta,
             })
             .await
@@ -123,14 +199,16 @@ impl Core {
                     "the launch was dropped".into(),
                 ))
             });
+        let name = &plan.name;
         let spawned = match spawned {
             Ok(s) => s,
             Err(e) => {
                 self.state.lock().unwrap().remove(&id);
-                tracing::warn!(agent = name, folder = %folder.display(), error = %e, "launch failed");
+                self.changed();
+                tracing::warn!(agent = %name, folder = %plan.folder.display(), error = %e, "launch failed");
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
-                    format!("agent `{name}`: {e}"),
+                    format!("{} `{name}`: {e}", plan.kind.as_str()),
                 ));
             }
         };
@@ -147,15 +225,38 @@ impl Core {
         }
         tracing::info!(
             tab = %id,
-            agent = name,
+            agent = %name,
+            kind = plan.kind.as_str(),
             pid = spawned.pid,
-            folder = %folder.display(),
+            folder = %plan.folder.display(),
             by = ?caller_kind(caller),
-            "started agent"
+            "started {}", plan.kind.as_str()
         );
         self.changed();
         Ok(json!({ "tab": id }))
     }
+}
+
+fn existing_folder(folder: &Path) -> Result<PathBuf, ApiError> {
+    std::fs::canonicalize(folder)
+        .ok()
+        .filter(|f| f.is_dir())
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "folder {} does not exist or is not a folder",
+                    folder.display()
+                ),
+            )
+        })
+}
+
+fn path_of(env: &[(String, String)]) -> String {
+    env.iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
 }
 
 impl Core {

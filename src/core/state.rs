@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::api::{TabInfo, TabState};
+use crate::protocol::api::{TabInfo, TabKind, TabState};
 
 pub const DEFAULT_ROWS: u16 = 24;
 pub const DEFAULT_COLS: u16 = 80;
@@ -22,6 +22,8 @@ pub struct Tab {
     pub agent: String,
     pub command: Vec<String>,
     pub sandboxed: bool,
+    pub kind: TabKind,
+    pub parent: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -40,6 +42,10 @@ pub struct Saved {
     pub agent: String,
     pub command: Vec<String>,
     pub sandboxed: bool,
+    #[serde(default)]
+    pub kind: TabKind,
+    #[serde(default)]
+    pub parent: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -56,6 +62,8 @@ impl Tab {
             agent: self.agent.clone(),
             command: self.command.clone(),
             sandboxed: self.sandboxed,
+            kind: self.kind,
+            parent: self.parent.clone(),
             state: self.state,
             pid: self.pid,
             start_time: self.start_time,
@@ -76,6 +84,8 @@ impl Tab {
             agent: s.agent,
             command: s.command,
             sandboxed: s.sandboxed,
+            kind: s.kind,
+            parent: s.parent,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,
@@ -92,6 +102,8 @@ impl Tab {
             agent: self.agent.clone(),
             command: self.command.clone(),
             sandboxed: self.sandboxed,
+            kind: self.kind,
+            parent: self.parent.clone(),
             state: self.state,
             pid: self.pid,
             exit_code: self.exit_code,

@@ -62,9 +62,19 @@ impl HolderHost {
             Err(e) => return Err(other(format!("cannot connect to the holder @{name}: {e}"))),
         };
         let facts = peer::gather(&std_stream).map_err(|e| other(e.to_string()))?;
-        let recorded = peer::read_recorded(&paths.state_dir.join("holder.pid"));
-        peer::verdict("holder", nix::unistd::getuid().as_raw(), &facts, recorded)
-            .map_err(|e| other(format!("not attaching to @{name}: {e}")))?;
+        // A holder records itself just after it starts listening: give a
+        // fresh one a moment to do so before calling it an impostor.
+        let record = paths.state_dir.join("holder.pid");
+        let mut verdict = Err(String::new());
+        for _ in 0..40 {
+            let recorded = peer::read_recorded(&record);
+            verdict = peer::verdict("holder", nix::unistd::getuid().as_raw(), &facts, recorded);
+            if verdict.is_ok() || recorded.is_some_and(|r| r.pid == facts.pid) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        verdict.map_err(|e| other(format!("not attaching to @{name}: {e}")))?;
         std_stream
             .set_nonblocking(true)
             .map_err(|e| other(e.to_string()))?;

@@ -36,6 +36,12 @@ pub enum Request {
     },
     /// Resize the tab's terminal (and its screen model).
     Resize { tab: String, rows: u16, cols: u16 },
+    /// Open a terminal (the user's shell) in tab `tab`'s folder.
+    Terminal {
+        tab: String,
+        #[serde(default)]
+        env: Vec<(String, String)>,
+    },
     /// Stop the tab's program and forget the tab.
     Close { tab: String },
     /// Stop every program of `folder`'s session and forget it.
@@ -67,6 +73,24 @@ impl TabState {
     }
 }
 
+/// What a tab runs: an agent, or a terminal opened in an agent's tab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TabKind {
+    #[default]
+    Agent,
+    Terminal,
+}
+
+impl TabKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TabKind::Agent => "agent",
+            TabKind::Terminal => "terminal",
+        }
+    }
+}
+
 /// One row of `nerdr tabs --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TabInfo {
@@ -75,6 +99,11 @@ pub struct TabInfo {
     pub agent: String,
     pub command: Vec<String>,
     pub sandboxed: bool,
+    #[serde(default)]
+    pub kind: TabKind,
+    /// For a terminal: the agent tab it was opened in.
+    #[serde(default)]
+    pub parent: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub exit_code: Option<i32>,

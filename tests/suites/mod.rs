@@ -1,4 +1,5 @@
 mod activation;
+mod attach;
 mod cli;
 mod harness;
 mod holder;

@@ -101,7 +101,17 @@ fn a_program_runs_in_its_scope_from_its_first_instruction() {
             "{prop}"
         );
     }
+    // A terminal opened in the tab gets a scope of its own.
+    let term = nerdr(&env, &["terminal", &tab]);
+    let term_pid = tab_pid(&env, &term);
+    let cgroup = std::fs::read_to_string(format!("/proc/{term_pid}/cgroup")).unwrap();
+    assert!(
+        cgroup.contains(&format!("nerdr.slice/nerdr-term-{tab}-1.scope")),
+        "{cgroup}"
+    );
     nerdr(&env, &["quit"]);
+    let left = scopes(&env);
+    assert!(left.trim().is_empty(), "scopes left after quit:\n{left}");
 }
 
 #[test]

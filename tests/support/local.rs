@@ -119,7 +119,7 @@ impl Local {
     /// Poll `nerdr read` until the screen contains `needle`.
     pub fn wait_screen(&self, tab: &str, needle: &str) -> String {
         let mut last = String::new();
-        let found = super::poll(Duration::from_secs(10), || {
+        let found = super::poll(Duration::from_secs(30), || {
             last = self.ok(&["read", tab]);
             last.contains(needle)
         });

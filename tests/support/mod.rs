@@ -2,6 +2,7 @@
 
 pub mod local;
 pub mod sysenv;
+pub mod tmux;
 
 use std::time::{Duration, Instant};
 

@@ -370,7 +370,12 @@ impl Window {
                     yes: overlay::Effect::Quit,
                 }
             }
-            Cmd::Terminal => self.note = "terminal panes are not available yet".into(),
+            Cmd::Terminal => {
+                if let Some(tab) = self.view.tab.clone() {
+                    let env = crate::client::own_env();
+                    self.request(Request::Terminal { tab, env }, Pending::Started);
+                }
+            }
             Cmd::Detach => self.done = Some("[detached]".into()),
             Cmd::Help => self.mode = Mode::Help,
             Cmd::Approvals => self.mode = Mode::Approvals,

@@ -126,6 +126,8 @@ mod tests {
             agent: agent.into(),
             command: vec![],
             sandboxed,
+            kind: Default::default(),
+            parent: None,
             state,
             pid: None,
             exit_code: (state == TabState::Exited).then_some(1),

@@ -1,0 +1,22 @@
+//! `nerdr terminal TAB`: a terminal (the user's shell) in the tab's folder,
+//! in a tab of its own that belongs to TAB.
+
+use std::process::ExitCode;
+
+use crate::client;
+use crate::protocol::api::Request;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The agent tab whose folder the terminal opens in
+    pub tab: String,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let reply = client::call(Request::Terminal {
+        tab: args.tab,
+        env: client::own_env(),
+    })?;
+    println!("{}", reply["tab"].as_str().unwrap_or_default());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,250 @@
+//! The attach window driven as a person would, through tmux: pick an agent,
+//! type, detach, re-attach to the same screen; full-screen programs; history
+//! in scroll mode; Ctrl-C and the prefix; quit; refusal inside a tab.
+
+use std::time::Duration;
+
+use crate::support::local::{pid_alive, Local};
+use crate::support::tmux::Tmux;
+use crate::support::wait_until;
+
+const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+fn have_tmux() -> bool {
+    let ok = std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        crate::support::sysenv::skip("tmux is not installed");
+    }
+    ok
+}
+
+/// The pane area (all rows but the status line).
+fn pane(screen: &[String]) -> Vec<String> {
+    screen[..screen.len() - 1].to_vec()
+}
+
+#[test]
+fn pick_an_agent_type_detach_and_reattach_to_the_same_screen() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let t = Tmux::start(&l, 100, 30, "nerdr");
+    // A session with no tabs offers the picker; sh is a configured agent.
+    let s = t.wait_text("Start an agent");
+    let n = s
+        .iter()
+        .find(|l| l.contains(". sh"))
+        .expect("sh in the picker")
+        .trim()
+        .trim_start_matches('>')
+        .trim()
+        .split('.')
+        .next()
+        .unwrap()
+        .to_string();
+    t.text(&n);
+    t.wait("the status line to show tab 1", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("1:sh*"))
+    });
+    t.text("printf '\\033[1;31mred\\033[0m and plain %s\\n' $((6*7))");
+    t.keys(&["Enter"]);
+    t.wait_text("red and plain 42");
+    let before = t.screen_styled();
+    t.keys(&["C-b", "d"]);
+    t.wait_text("[detached]");
+    t.wait_text("EXITED=0");
+    t.respawn(&l, "nerdr");
+    t.wait_text("red and plain 42");
+    wait_until("the same screen", Duration::from_secs(10), || {
+        t.screen_styled() == before
+    });
+    assert!(l.tabs_json(&[])[0]["state"] == "running");
+}
+
+#[test]
+fn full_screen_programs_survive_reattach_and_resize() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let lines: String = (1..=300).map(|i| format!("row {i}\n")).collect();
+    std::fs::write(l.work().join("file.txt"), lines).unwrap();
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "less file.txt"]);
+    let t = Tmux::start(&l, 90, 25, "nerdr");
+    let s = t.wait_text("row 23");
+    assert_eq!(s[0], "row 1");
+    // The pane is one row short of the window: less shows 23 rows + prompt.
+    assert!(
+        s[23].starts_with(':') || s[23].contains("file.txt"),
+        "{}",
+        s.join("\n")
+    );
+    assert!(s[24].contains("1:sh*"), "status line: {}", s[24]);
+    t.keys(&["C-b", "d"]);
+    t.wait_text("EXITED=0");
+    t.respawn(&l, "nerdr");
+    let again = t.wait_text("row 23");
+    assert_eq!(pane(&again)[..23], pane(&s)[..23]);
+    // Smaller window: less redraws for the new size.
+    t.resize(70, 15);
+    let small = t.wait("less redrawn at 14 rows", |s: &[String]| {
+        s.len() == 15 && s[13].starts_with(':')
+    });
+    assert_eq!(small[0], "row 1");
+    assert_eq!(small[12], "row 13");
+    // Paging works through the window, and q leaves less.
+    t.keys(&["Space"]);
+    t.wait_text("row 14");
+    t.keys(&["q"]);
+    t.wait("the shell prompt", |s: &[String]| {
+        s.iter().any(|l| l.starts_with("bash"))
+    });
+}
+
+#[test]
+fn output_made_while_detached_is_all_in_scroll_mode() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&[
+        "send",
+        &tab,
+        "for i in $(seq 1 10000); do echo \"numbered $i\"; done; echo ALL-DONE",
+    ]);
+    l.wait_screen(&tab, "ALL-DONE");
+    let t = Tmux::start(&l, 80, 20, "nerdr");
+    t.wait_text("ALL-DONE");
+    t.keys(&["C-b", "["]);
+    t.wait_text("scroll ");
+    t.keys(&["g"]);
+    let top = t.wait_text("numbered 1");
+    assert!(top.iter().any(|l| l == "numbered 2"), "{}", top.join("\n"));
+    t.text("/");
+    t.text("numbered 5000");
+    t.keys(&["Enter"]);
+    let found = t.wait("line 5000 at the top", |s: &[String]| {
+        s[0] == "numbered 5000"
+    });
+    assert_eq!(found[1], "numbered 5001");
+    t.keys(&["G"]);
+    t.wait_text("ALL-DONE");
+    t.keys(&["q"]);
+    t.wait("the status line to show tab 1", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("1:sh*"))
+    });
+}
+
+#[test]
+fn ctrl_c_and_the_prefix_reach_the_program_and_quit_stops_it() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let tab = l.ok(&["agent", "sh"]);
+    let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap() as u32;
+    let t = Tmux::start(&l, 80, 24, "nerdr");
+    t.wait("the status line to show tab 1", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("1:sh*"))
+    });
+    t.text("sleep 1000");
+    t.keys(&["Enter"]);
+    wait_until("sleep to run", Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+            .is_ok_and(|c| !c.trim().is_empty())
+    });
+    t.keys(&["C-c"]);
+    // Interrupted by SIGINT: status 130.
+    t.text("echo status-$?");
+    t.keys(&["Enter"]);
+    t.wait_text("status-130");
+    // Prefix twice sends the prefix itself: cat -v shows it as ^B.
+    t.text("cat -v");
+    t.keys(&["Enter"]);
+    t.keys(&["C-b", "C-b"]);
+    t.keys(&["Enter"]);
+    t.wait_text("^B");
+    t.keys(&["C-c"]);
+    // Quit asks, then stops the session's programs.
+    t.keys(&["C-b", "q"]);
+    t.wait_text("quit: stop all 1 tabs");
+    t.keys(&["y"]);
+    t.wait_text("[quit: stopped 1 tab]");
+    assert!(!pid_alive(pid), "the agent survived quit");
+    assert!(l.tabs_json(&[]).is_empty());
+    let _ = tab;
+}
+
+#[test]
+fn attaching_from_inside_a_tab_is_refused() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&[
+        "send",
+        &tab,
+        "\"$NERDR_BIN\" 2>&1 | head -3; env -u NERDR_TAB \"$NERDR_BIN\" 2>&1 | head -3",
+    ]);
+    let screen = l.wait_screen(&tab, "runs inside tab");
+    assert!(
+        screen.contains("refusing to attach from inside a nerdr tab"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_terminal_opens_in_the_tab_folder_in_its_own_tab() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let agent = l.ok(&["agent", "sh"]);
+    let t = Tmux::start(&l, 80, 24, "SHELL=/bin/bash nerdr");
+    t.wait("tab 1 shown", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("1:sh*"))
+    });
+    t.keys(&["C-b", "t"]);
+    t.wait("the terminal's tab shown", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("2:terminal*"))
+    });
+    t.text("pwd; echo term-$((3*3))");
+    t.keys(&["Enter"]);
+    t.wait_text("term-9");
+    let tabs = l.tabs_json(&[]);
+    let term = tabs
+        .iter()
+        .find(|t| t["kind"] == "terminal")
+        .expect("a terminal tab");
+    assert_eq!(term["parent"], agent.as_str());
+    let screen = t.screen();
+    assert!(
+        screen
+            .iter()
+            .any(|s| *s == l.work().canonicalize().unwrap().display().to_string()),
+        "{}",
+        screen.join("\n")
+    );
+    // Back to the agent with prefix 1, and the terminal closes like a tab.
+    t.keys(&["C-b", "1"]);
+    t.wait("tab 1 shown again", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("1:sh*"))
+    });
+    l.ok(&["close", term["id"].as_str().unwrap()]);
+    t.wait("one tab left", |s: &[String]| {
+        s.last().is_some_and(|l| !l.contains("2:"))
+    });
+}
