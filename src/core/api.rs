@@ -70,6 +70,10 @@ impl Core {
                 );
                 Ok(json!({ "agents": names }))
             }
+            Request::Report { .. } | Request::ReportAgent { .. } => Err(ApiError::new(
+                ErrorCode::BadRequest,
+                "agent reports are not recorded by this core yet",
+            )),
             Request::Status => {
                 let state = self.state.lock().unwrap();
                 let status = CoreStatus {

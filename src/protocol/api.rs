@@ -50,6 +50,19 @@ pub enum Request {
     Status,
     /// The agents that can be started: built-in and configured.
     Agents,
+    /// An agent's hook reporting an event from inside its tab (`nerdr hook
+    /// EVENT`): its session id, a turn starting or ending. Only over the hook
+    /// socket; the tab is the caller's.
+    Report {
+        event: String,
+        #[serde(default)]
+        session_id: Option<String>,
+        #[serde(default)]
+        data: serde_json::Value,
+    },
+    /// An agent telling how to resume it (`nerdr pane report-agent TAB --
+    /// CMD ARGS...`).
+    ReportAgent { tab: String, argv: Vec<String> },
 }
 
 /// What a tab is doing, as `nerdr tabs` shows it.
