@@ -29,6 +29,21 @@ pub struct Facts {
     pub bwrap: Option<Option<PathBuf>>,
     /// Whether journald's socket exists (`None` where it does not apply).
     pub journald: Option<bool>,
+    /// What the core says about how it keeps programs; `None` when it was
+    /// not asked because the client socket does not listen (the platform
+    /// code leaves it `None`; `doctor::gather` asks after the probes).
+    pub programs: Option<Programs>,
+}
+
+/// The core's answer to "how do you keep programs", and where to look when
+/// the answer is not the one wanted.
+#[derive(Debug, Clone)]
+pub struct Programs {
+    /// [`CoreStatus::mode`](crate::protocol::api::CoreStatus::mode), or why
+    /// the core could not be asked.
+    pub mode: Result<String, String>,
+    pub core_log: PathBuf,
+    pub holder_log: PathBuf,
 }
 
 /// The installed unit files compared with what this nerdr would write.
@@ -107,5 +122,10 @@ pub fn healthy() -> Facts {
         linger: Some(true),
         bwrap: Some(Some("/usr/bin/bwrap".into())),
         journald: Some(true),
+        programs: Some(Programs {
+            mode: Ok(crate::protocol::api::ProgramsMode::HolderScopes.to_string()),
+            core_log: "/home/ann/.local/state/nerdr/core.log".into(),
+            holder_log: "/home/ann/.local/state/nerdr/holder.log".into(),
+        }),
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::agents::{check_bwrap, check_journald, check_linger};
+use super::agents::{check_bwrap, check_journald, check_linger, check_programs};
 use super::facts::Facts;
 use super::setup::{check_core, check_manager, check_socket, check_units};
 
@@ -38,6 +38,7 @@ pub fn checks(f: &Facts) -> Vec<Check> {
     all.extend(check_core(f));
     all.push(check_socket(f, &f.hook));
     all.push(check_socket(f, &f.client));
+    all.extend(f.programs.as_ref().map(|p| check_programs(f, p)));
     all.extend(f.linger.map(|on| check_linger(on, &f.user)));
     all.extend(f.bwrap.as_ref().map(|b| check_bwrap(b.as_ref())));
     all.extend(f.journald.map(check_journald));
@@ -133,6 +134,7 @@ mod tests {
                 "core",
                 "hook-socket",
                 "client-socket",
+                "programs",
                 "lingering",
                 "bubblewrap",
                 "journald"
@@ -158,9 +160,20 @@ mod tests {
                 "units",
                 "core",
                 "hook-socket",
-                "client-socket"
+                "client-socket",
+                "programs"
             ]
         );
+    }
+
+    #[test]
+    fn a_core_not_asked_has_no_programs_check() {
+        let mut f = healthy();
+        f.client.probe = crate::service::install::SocketProbe::Stale;
+        f.programs = None;
+        let all = checks(&f);
+        assert!(all.iter().all(|c| c.name != "programs"), "{all:#?}");
+        assert_eq!(exit_code(&all), 2);
     }
 
     #[test]
@@ -168,7 +181,7 @@ mod tests {
         let mut f = healthy();
         f.linger = Some(false);
         let out = render_human(&checks(&f));
-        assert_eq!(out.lines().count(), 8);
+        assert_eq!(out.lines().count(), 9);
         assert!(out.contains(
             "warn  lingering     off for ann: your user manager, the core and every agent stop when you log out -> `loginctl enable-linger ann`\n"
         ), "{out}");
@@ -184,7 +197,7 @@ mod tests {
         f.bwrap = Some(None);
         let v: serde_json::Value = serde_json::from_str(&render_json(&checks(&f))).unwrap();
         let arr = v.as_array().unwrap();
-        assert_eq!(arr.len(), 8);
+        assert_eq!(arr.len(), 9);
         assert_eq!(arr[0]["name"], "user-manager");
         assert_eq!(arr[0]["status"], "ok");
         assert_eq!(arr[0]["remedy"], serde_json::Value::Null);
