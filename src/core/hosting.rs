@@ -20,6 +20,7 @@ use crate::host::pty::PtyHost;
 use crate::host::remote::{ConnectError, Found, HolderHost};
 use crate::host::{Host, HostEvent};
 use crate::paths::Paths;
+use crate::protocol::api::ProgramsMode;
 
 pub const HOLDER_UNIT: &str = "nerdr-holder.service";
 
@@ -67,9 +68,8 @@ pub async fn attach(
 }
 
 fn local(events: mpsc::UnboundedSender<HostEvent>, why: String) -> anyhow::Result<Attached> {
-    let mode = format!("core children ({why}): programs end with the core");
     Ok(Attached {
-        host: Arc::new(PtyHost::new(events, None, mode)?),
+        host: Arc::new(PtyHost::new(events, None, ProgramsMode::CoreChildren(why))?),
         found: Vec::new(),
     })
 }

@@ -15,6 +15,7 @@ use anyhow::Context;
 use crate::host::pty::PtyHost;
 use crate::host::Scopes;
 use crate::paths::Paths;
+use crate::protocol::api::ProgramsMode;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -55,19 +56,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .context("cannot record the holder in the state dir")?;
 
         let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
-        let (scopes, mode): (Option<Arc<dyn Scopes>>, String) = if args.scopes {
+        let (scopes, mode): (Option<Arc<dyn Scopes>>, _) = if args.scopes {
             let s = scopes::SystemdScopes::connect()
                 .await
                 .context("--scopes was given but the systemd user manager is unreachable")?;
-            (
-                Some(Arc::new(s)),
-                "holder, each program in its own systemd scope".into(),
-            )
+            (Some(Arc::new(s)), ProgramsMode::HolderScopes)
         } else {
-            (
-                None,
-                "holder, each program in its own session (no service manager)".into(),
-            )
+            (None, ProgramsMode::HolderSessions)
         };
         let host = PtyHost::new(events_tx, scopes, mode)?;
         server::serve(paths, listener, host, events_rx).await

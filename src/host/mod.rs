@@ -61,7 +61,9 @@ pub trait Host: Send + Sync {
     fn stop(&self, tab: &str) -> oneshot::Receiver<()>;
     /// Drop what is kept for a tab whose program has ended.
     fn forget(&self, tab: &str);
-    /// How programs are separated from the core, and why, for `doctor`.
+    /// How programs are separated from the core, and why, for `doctor`: a
+    /// [`ProgramsMode`](crate::protocol::api::ProgramsMode) in words (a
+    /// holder's exactly as it sent them).
     fn mode(&self) -> String;
     /// Whether programs end when the core does.
     fn programs_end_with_core(&self) -> bool;

@@ -20,6 +20,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use super::{Host, HostError, HostEvent, Scopes, SpawnSpec, Spawned};
 use crate::platform;
+use crate::protocol::api::ProgramsMode;
 
 /// How long a program gets to leave after SIGHUP, and again after SIGTERM.
 pub const GRACE: Duration = Duration::from_millis(1500);
@@ -43,14 +44,14 @@ pub struct PtyHost {
     scopes: Option<Arc<dyn Scopes>>,
     /// This executable, run as the shim.
     bin: PathBuf,
-    mode: String,
+    mode: ProgramsMode,
 }
 
 impl PtyHost {
     pub fn new(
         events: mpsc::UnboundedSender<HostEvent>,
         scopes: Option<Arc<dyn Scopes>>,
-        mode: String,
+        mode: ProgramsMode,
     ) -> std::io::Result<Self> {
         Ok(PtyHost {
             programs: Arc::default(),
@@ -125,7 +126,7 @@ impl Host for PtyHost {
     }
 
     fn mode(&self) -> String {
-        self.mode.clone()
+        self.mode.to_string()
     }
 
     fn programs_end_with_core(&self) -> bool {

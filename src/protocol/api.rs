@@ -131,8 +131,59 @@ pub struct CoreStatus {
     pub running: usize,
     pub tabs: usize,
     pub activated: bool,
-    /// How programs are kept (holder with scopes, holder, core children).
+    /// How programs are kept: a [`ProgramsMode`] in words.
     pub mode: String,
+}
+
+/// How the programs are kept, as [`CoreStatus::mode`] and the holder's
+/// welcome carry it. Written only through `Display` and read back with
+/// [`ProgramsMode::parse`], so the core, the holder and `nerdr doctor` use
+/// the same words. On the wire it stays a string for people to read: an
+/// older holder sends the same words, and words this nerdr does not know
+/// (a newer holder's) still show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProgramsMode {
+    /// A holder keeps them, each in its own transient systemd scope: they
+    /// outlive core restarts and the manager can account for each.
+    HolderScopes,
+    /// A holder keeps them, each in its own session, because the holder has
+    /// no service manager to ask for scopes.
+    HolderSessions,
+    /// The core runs them as its own children, for the reason given
+    /// (`NERDR_HOLDER=0`, or why no holder could be had); they end with it.
+    CoreChildren(String),
+}
+
+const HOLDER_SCOPES: &str = "holder, each program in its own systemd scope";
+const HOLDER_SESSIONS: &str = "holder, each program in its own session (no service manager)";
+const CORE_CHILDREN: &str = "core children (";
+const CORE_CHILDREN_END: &str = "): programs end with the core";
+
+impl std::fmt::Display for ProgramsMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProgramsMode::HolderScopes => f.write_str(HOLDER_SCOPES),
+            ProgramsMode::HolderSessions => f.write_str(HOLDER_SESSIONS),
+            ProgramsMode::CoreChildren(why) => write!(f, "{CORE_CHILDREN}{why}{CORE_CHILDREN_END}"),
+        }
+    }
+}
+
+impl ProgramsMode {
+    /// The mode these words name; `None` for words this nerdr does not know.
+    pub fn parse(words: &str) -> Option<ProgramsMode> {
+        match words {
+            HOLDER_SCOPES => Some(ProgramsMode::HolderScopes),
+            HOLDER_SESSIONS => Some(ProgramsMode::HolderSessions),
+            _ => {
+                let rest = words.strip_prefix(CORE_CHILDREN)?;
+                // The reason may hold parentheses of its own (an error
+                // message), so cut the known ending, not the first `)`.
+                let why = rest.strip_suffix(CORE_CHILDREN_END).unwrap_or(rest);
+                Some(ProgramsMode::CoreChildren(why.to_owned()))
+            }
+        }
+    }
 }
 
 /// Why a request failed. `code` is stable for scripts; `message` is for people.
@@ -196,6 +247,25 @@ mod tests {
     fn unit_requests_need_no_params() {
         let r: Request = serde_json::from_str(r#"{"method":"status"}"#).unwrap();
         assert_eq!(r, Request::Status);
+    }
+
+    #[test]
+    fn programs_modes_read_back_as_written() {
+        for mode in [
+            ProgramsMode::HolderScopes,
+            ProgramsMode::HolderSessions,
+            ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()),
+            ProgramsMode::CoreChildren(
+                "cannot start the holder: StartTransientUnit failed (Access denied)".into(),
+            ),
+        ] {
+            assert_eq!(ProgramsMode::parse(&mode.to_string()), Some(mode.clone()));
+        }
+        assert_eq!(
+            ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()).to_string(),
+            "core children (NERDR_HOLDER=0): programs end with the core"
+        );
+        assert_eq!(ProgramsMode::parse("in a jar"), None);
     }
 
     #[test]

@@ -221,6 +221,7 @@ pub fn gather(paths: &Paths) -> Facts {
         linger: None,
         bwrap: None,
         journald: None,
+        programs: None,
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! Layout: `units` renders (pure, with `escape`), `install` holds what both
 //! platforms share, `systemd` and `launchd` run the platform's manager with
-//! identical signatures, `doctor` decides from gathered facts.
+//! identical signatures, `doctor` gathers facts and decides from them.
 
 pub mod doctor;
 pub mod escape;
@@ -56,12 +56,5 @@ pub fn status() -> anyhow::Result<()> {
 /// `{name, status, detail, remedy}`) and returns the exit code: 0 all ok,
 /// 1 the worst is a warning, 2 something fails.
 pub fn doctor(json: bool) -> anyhow::Result<i32> {
-    let paths = Paths::from_process()?;
-    let checks = doctor::checks(&platform::gather(&paths));
-    if json {
-        println!("{}", doctor::render_json(&checks));
-    } else {
-        print!("{}", doctor::render_human(&checks));
-    }
-    Ok(doctor::exit_code(&checks))
+    doctor::run(json)
 }

@@ -132,18 +132,23 @@ fn doctor_reports_the_installation() {
         "doctor before install: {}",
         stdout(&before)
     );
+    let before: Vec<serde_json::Value> = serde_json::from_str(&stdout(&before)).unwrap();
+    assert!(
+        before.iter().all(|c| c["name"] != "programs"),
+        "doctor asked a core with nothing listening (that starts one by hand): {before:?}"
+    );
     env.run(&["nerdr", "service", "install"]);
+    // A command first, so the core has started its holder.
+    env.run(&["nerdr", "tabs"]);
     let after = env.output(&["nerdr", "doctor", "--json"]);
     let checks: Vec<serde_json::Value> = serde_json::from_str(&stdout(&after)).unwrap();
-    let status = |name: &str| {
+    let check = |name: &str| {
         checks
             .iter()
             .find(|c| c["name"].as_str().is_some_and(|n| n.contains(name)))
-            .unwrap_or_else(|| panic!("no check named like {name}: {checks:?}"))["status"]
-            .as_str()
-            .unwrap()
-            .to_string()
+            .unwrap_or_else(|| panic!("no check named like {name}: {checks:?}"))
     };
+    let status = |name: &str| check(name)["status"].as_str().unwrap().to_string();
     for c in &checks {
         assert!(
             c["remedy"].is_string() || c["status"] == "ok",
@@ -152,5 +157,8 @@ fn doctor_reports_the_installation() {
     }
     assert_eq!(status("unit"), "ok");
     assert_eq!(status("socket"), "ok");
+    assert_eq!(status("programs"), "ok", "{}", check("programs"));
+    let detail = check("programs")["detail"].as_str().unwrap();
+    assert!(detail.contains("systemd scope"), "{detail}");
     assert_ne!(after.status.code(), Some(2), "{}", stdout(&after));
 }

@@ -281,6 +281,7 @@ pub fn gather(paths: &Paths) -> Facts {
             std::env::var_os("PATH").as_deref(),
         )),
         journald: Some(Path::new(JOURNAL_SOCKET).exists()),
+        programs: None,
     }
 }
 

@@ -1,0 +1,282 @@
+//! What the agents get: how the core keeps them (do they outlive it),
+//! lingering (do they outlive a logout), bubblewrap (`nerdr sandbox`) and
+//! journald (audit events).
+
+use std::path::PathBuf;
+
+use super::facts::{Facts, Platform, Programs};
+use super::report::{check, Check, Status};
+use crate::protocol::api::ProgramsMode;
+
+/// Which mode keeps the programs, and whether it is the best this system
+/// allows. A holder in scopes is the goal; a holder in sessions is the best
+/// there is without a service manager (macOS, a container), but where a
+/// systemd user manager answers it means the holder could not use it; the
+/// core's own children end with the core.
+pub fn check_programs(f: &Facts, p: &Programs) -> Check {
+    let name = "programs";
+    let systemd_answers = f.platform == Platform::Systemd && f.manager.is_ok();
+    let core_log = p.core_log.display();
+    let mode = match &p.mode {
+        Ok(mode) => mode,
+        Err(e) => {
+            let look = match f.platform {
+                Platform::Systemd => {
+                    format!("see `journalctl --user -u nerdr.service -e` and {core_log}")
+                }
+                Platform::Launchd => format!("see {core_log}"),
+            };
+            return check(
+                name,
+                Status::Warn,
+                format!("cannot ask the core how it keeps programs: {e}"),
+                Some(look),
+            );
+        }
+    };
+    let restart = match f.platform {
+        Platform::Systemd if systemd_answers => "`systemctl --user restart nerdr.service`",
+        Platform::Systemd => "stop the core and run `nerdr core` again",
+        Platform::Launchd => "`nerdr service install` (it restarts the core)",
+    };
+    match ProgramsMode::parse(mode) {
+        Some(ProgramsMode::HolderScopes) => check(
+            name,
+            Status::Ok,
+            format!("{mode}: agents outlive core restarts and upgrades"),
+            None,
+        ),
+        Some(ProgramsMode::HolderSessions) if !systemd_answers => check(
+            name,
+            Status::Ok,
+            format!("{mode}: agents outlive core restarts and upgrades"),
+            None,
+        ),
+        Some(ProgramsMode::HolderSessions) => check(
+            name,
+            Status::Warn,
+            format!("{mode}, yet a systemd user manager answers: agents are not in scopes, so systemd cannot track or stop each one"),
+            Some(format!(
+                "see why the holder could not use the user manager: `systemctl --user status nerdr-holder.service` and {}; the holder outlives core restarts, so scopes come with the next holder, once this one has stopped",
+                p.holder_log.display()
+            )),
+        ),
+        Some(ProgramsMode::CoreChildren(why)) => {
+            let fix = if why.contains("NERDR_HOLDER") {
+                "unset NERDR_HOLDER in the core's environment".to_owned()
+            } else {
+                format!("see {core_log} for why the holder could not be had and fix that")
+            };
+            check(
+                name,
+                Status::Warn,
+                format!("the core runs them as its own children ({why}): agents end when the core stops or restarts"),
+                Some(format!("{fix}, then {restart} (agents running now end with it)")),
+            )
+        }
+        None => check(
+            name,
+            Status::Warn,
+            format!("the core keeps them in a way this nerdr does not know: {mode}"),
+            Some("the running core or its holder is another version of nerdr than this one; compare `nerdr --version` with the binary the service runs".into()),
+        ),
+    }
+}
+
+pub fn check_linger(on: bool, user: &str) -> Check {
+    if on {
+        check(
+            "lingering",
+            Status::Ok,
+            format!("on for {user}: agents keep running after logout"),
+            None,
+        )
+    } else {
+        check(
+            "lingering",
+            Status::Warn,
+            format!(
+                "off for {user}: your user manager, the core and every agent stop when you log out"
+            ),
+            Some(format!("`loginctl enable-linger {user}`")),
+        )
+    }
+}
+
+pub fn check_bwrap(found: Option<&PathBuf>) -> Check {
+    match found {
+        Some(p) => check("bubblewrap", Status::Ok, format!("bwrap at {}", p.display()), None),
+        None => check(
+            "bubblewrap",
+            Status::Warn,
+            "bwrap is not on PATH: `nerdr sandbox` refuses to start agents without it".into(),
+            Some("install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`, `pacman -S bubblewrap`)".into()),
+        ),
+    }
+}
+
+pub fn check_journald(present: bool) -> Check {
+    if present {
+        check(
+            "journald",
+            Status::Ok,
+            "reachable at /run/systemd/journal/socket".into(),
+            None,
+        )
+    } else {
+        check(
+            "journald",
+            Status::Warn,
+            "no /run/systemd/journal/socket: audit events go to core.log only".into(),
+            Some("run under systemd-journald to get audit events in the journal; `nerdr log` still reads core.log".into()),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::doctor::report::table::{assert_verdicts, Case};
+
+    fn mode(f: &mut Facts, mode: ProgramsMode) {
+        f.programs.as_mut().unwrap().mode = Ok(mode.to_string());
+    }
+
+    #[test]
+    fn verdicts() {
+        let cases: &[Case] = &[
+            (
+                "a holder with scopes is ok",
+                |f| mode(f, ProgramsMode::HolderScopes),
+                "programs",
+                Status::Ok,
+                "holder, each program in its own systemd scope: agents outlive core restarts",
+                "",
+                0,
+            ),
+            (
+                "a holder with sessions is ok on launchd",
+                |f| {
+                    f.platform = Platform::Launchd;
+                    mode(f, ProgramsMode::HolderSessions);
+                },
+                "programs",
+                Status::Ok,
+                "own session (no service manager): agents outlive core restarts",
+                "",
+                0,
+            ),
+            (
+                "a holder with sessions is ok where no systemd manager answers",
+                |f| {
+                    f.manager = Err("Failed to connect to bus: No such file or directory".into());
+                    f.core = None;
+                    mode(f, ProgramsMode::HolderSessions);
+                },
+                "programs",
+                Status::Ok,
+                "own session",
+                "",
+                2,
+            ),
+            (
+                "a holder with sessions under systemd warns and points at the holder",
+                |f| mode(f, ProgramsMode::HolderSessions),
+                "programs",
+                Status::Warn,
+                "own session (no service manager), yet a systemd user manager answers",
+                "`systemctl --user status nerdr-holder.service` and /home/ann/.local/state/nerdr/holder.log",
+                1,
+            ),
+            (
+                "core children for NERDR_HOLDER=0 warn: unset it, then restart",
+                |f| mode(f, ProgramsMode::CoreChildren("NERDR_HOLDER=0".into())),
+                "programs",
+                Status::Warn,
+                "own children (NERDR_HOLDER=0): agents end when the core stops",
+                "unset NERDR_HOLDER in the core's environment, then `systemctl --user restart nerdr.service`",
+                1,
+            ),
+            (
+                "core children for a holder that would not start warn: see core.log",
+                |f| mode(f, ProgramsMode::CoreChildren("cannot start the holder: Access denied (polkit)".into())),
+                "programs",
+                Status::Warn,
+                "(cannot start the holder: Access denied (polkit)): agents end",
+                "see /home/ann/.local/state/nerdr/core.log for why the holder could not be had",
+                1,
+            ),
+            (
+                "core children on launchd say to install again",
+                |f| {
+                    f.platform = Platform::Launchd;
+                    mode(f, ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()));
+                },
+                "programs",
+                Status::Warn,
+                "own children",
+                "then `nerdr service install`",
+                1,
+            ),
+            (
+                "core children without a service manager say to restart the core by hand",
+                |f| {
+                    f.manager = Err("Failed to connect to bus: No such file or directory".into());
+                    f.core = None;
+                    mode(f, ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()));
+                },
+                "programs",
+                Status::Warn,
+                "own children",
+                "then stop the core and run `nerdr core` again",
+                2,
+            ),
+            (
+                "an unknown mode warns with the versions to compare",
+                |f| f.programs.as_mut().unwrap().mode = Ok("in a jar".into()),
+                "programs",
+                Status::Warn,
+                "does not know: in a jar",
+                "nerdr --version",
+                1,
+            ),
+            (
+                "a core that cannot be asked warns with the error and the logs",
+                |f| f.programs.as_mut().unwrap().mode = Err("the core refused this client: wrong key".into()),
+                "programs",
+                Status::Warn,
+                "cannot ask the core how it keeps programs: the core refused this client: wrong key",
+                "journalctl --user -u nerdr.service -e` and /home/ann/.local/state/nerdr/core.log",
+                1,
+            ),
+            (
+                "lingering off warns with the loginctl command",
+                |f| f.linger = Some(false),
+                "lingering",
+                Status::Warn,
+                "off for ann",
+                "loginctl enable-linger ann",
+                1,
+            ),
+            (
+                "a missing bwrap warns",
+                |f| f.bwrap = Some(None),
+                "bubblewrap",
+                Status::Warn,
+                "nerdr sandbox",
+                "install bubblewrap",
+                1,
+            ),
+            (
+                "no journald warns",
+                |f| f.journald = Some(false),
+                "journald",
+                Status::Warn,
+                "core.log only",
+                "systemd-journald",
+                1,
+            ),
+        ];
+        assert_verdicts(cases);
+    }
+}

@@ -1,0 +1,131 @@
+//! The plain data `nerdr doctor` decides from. The platform code
+//! (`systemd/`, `launchd.rs`) fills it; nothing here touches the system.
+
+use std::path::PathBuf;
+
+use crate::service::install::{FileState, SocketProbe};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    Systemd,
+    Launchd,
+}
+
+/// Everything the checks look at, gathered once.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    pub platform: Platform,
+    /// `Ok(what answered)`, or `Err(why no service manager answered)`.
+    pub manager: Result<String, String>,
+    pub units: Installed,
+    /// The core's unit state; `None` when no manager answered.
+    pub core: Option<CoreState>,
+    pub hook: SocketFacts,
+    pub client: SocketFacts,
+    pub user: String,
+    /// Lingering (`None` where it does not apply: launchd).
+    pub linger: Option<bool>,
+    /// Where `bwrap` is on PATH (outer `None` where it does not apply).
+    pub bwrap: Option<Option<PathBuf>>,
+    /// Whether journald's socket exists (`None` where it does not apply).
+    pub journald: Option<bool>,
+    /// What the core says about how it keeps programs; `None` when it was
+    /// not asked because the client socket does not listen (the platform
+    /// code leaves it `None`; `doctor::gather` asks after the probes).
+    pub programs: Option<Programs>,
+}
+
+/// The core's answer to "how do you keep programs", and where to look when
+/// the answer is not the one wanted.
+#[derive(Debug, Clone)]
+pub struct Programs {
+    /// [`CoreStatus::mode`](crate::protocol::api::CoreStatus::mode), or why
+    /// the core could not be asked.
+    pub mode: Result<String, String>,
+    pub core_log: PathBuf,
+    pub holder_log: PathBuf,
+}
+
+/// The installed unit files compared with what this nerdr would write.
+#[derive(Debug, Clone)]
+pub struct Installed {
+    pub dir: PathBuf,
+    /// The binary the comparison rendered with: the one the installed
+    /// service runs, else this executable.
+    pub bin: Option<PathBuf>,
+    pub bin_from_installed: bool,
+    /// Why `bin` cannot run (missing, not executable), if it cannot.
+    pub bin_problem: Option<String>,
+    /// Why rendering failed (a path units cannot hold), if it did.
+    pub render_error: Option<String>,
+    pub files: Vec<(&'static str, FileState)>,
+    /// Why the service manager does not read `dir`, if it does not.
+    pub unread: Option<String>,
+}
+
+impl Installed {
+    pub fn none_present(&self) -> bool {
+        self.files.iter().all(|(_, s)| *s == FileState::Missing)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreState {
+    /// `active`, `inactive`, `failed`, `activating`, ... (systemd words;
+    /// launchd's `running` is mapped to `active`).
+    pub active: String,
+    pub status_text: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct SocketFacts {
+    /// The unit (or launchd socket name) that should listen there.
+    pub unit: &'static str,
+    pub path: PathBuf,
+    pub probe: SocketProbe,
+}
+
+/// A healthy systemd setup, for the checks' tables to change one fact of.
+#[cfg(test)]
+pub fn healthy() -> Facts {
+    Facts {
+        platform: Platform::Systemd,
+        manager: Ok("systemd 252".into()),
+        units: Installed {
+            dir: "/home/ann/.config/systemd/user".into(),
+            bin: Some("/usr/bin/nerdr".into()),
+            bin_from_installed: true,
+            bin_problem: None,
+            render_error: None,
+            unread: None,
+            files: vec![
+                ("nerdr-hook.socket", FileState::Current),
+                ("nerdr-client.socket", FileState::Current),
+                ("nerdr.service", FileState::Current),
+            ],
+        },
+        core: Some(CoreState {
+            active: "active".into(),
+            status_text: "3 agents, 1 blocked".into(),
+        }),
+        hook: SocketFacts {
+            unit: "nerdr-hook.socket",
+            path: "/home/ann/.local/state/nerdr/nerdr.sock".into(),
+            probe: SocketProbe::Listening,
+        },
+        client: SocketFacts {
+            unit: "nerdr-client.socket",
+            path: "/run/user/1000/nerdr/client.sock".into(),
+            probe: SocketProbe::Listening,
+        },
+        user: "ann".into(),
+        linger: Some(true),
+        bwrap: Some(Some("/usr/bin/bwrap".into())),
+        journald: Some(true),
+        programs: Some(Programs {
+            mode: Ok(crate::protocol::api::ProgramsMode::HolderScopes.to_string()),
+            core_log: "/home/ann/.local/state/nerdr/core.log".into(),
+            holder_log: "/home/ann/.local/state/nerdr/holder.log".into(),
+        }),
+    }
+}

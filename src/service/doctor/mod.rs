@@ -1,0 +1,93 @@
+//! `nerdr doctor`: is the service set up and working, and if not, what to
+//! do. Gather, then decide. This file is the part that touches the system:
+//! it has the platform code (`systemd/`, `launchd.rs`) fill a plain
+//! [`Facts`], asks the core how it keeps programs, hands the facts to the
+//! checks and prints their verdicts. Every verdict is a pure function of the
+//! facts:
+//! - `facts`: the plain data;
+//! - `setup`: is the service installed and answering (manager, units, core,
+//!   sockets);
+//! - `agents`: what the agents get (how the programs are kept, lingering,
+//!   bubblewrap, journald);
+//! - `report`: the checks in order, the exit code, the two output forms.
+//!
+//! Exit code: 0 when every check is ok, 1 when the worst is a warning, 2 when
+//! any check fails.
+
+mod agents;
+mod facts;
+mod report;
+mod setup;
+
+pub use facts::{CoreState, Facts, Installed, Platform, SocketFacts};
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use crate::paths::Paths;
+use crate::protocol::api::{CoreStatus, Request};
+use crate::service::install::SocketProbe;
+
+/// How long to wait for the core's status. A core that socket activation is
+/// starting first attaches its holder (up to 20 s for the holder unit to
+/// start, 10 s for its socket); past that, it is stuck, and doctor is what
+/// people run when things are stuck.
+const ASK_TIMEOUT: Duration = Duration::from_secs(40);
+
+/// `nerdr doctor [--json]`: prints one line per check (or a JSON array of
+/// `{name, status, detail, remedy}`) and returns the exit code.
+pub fn run(json: bool) -> anyhow::Result<i32> {
+    let paths = Paths::from_process()?;
+    let checks = report::checks(&gather(&paths));
+    if json {
+        println!("{}", report::render_json(&checks));
+    } else {
+        print!("{}", report::render_human(&checks));
+    }
+    Ok(report::exit_code(&checks))
+}
+
+/// The platform's facts first, then the core's word on its programs.
+fn gather(paths: &Paths) -> Facts {
+    // The platform code reads the core's unit state before its socket
+    // probes connect (a connection starts the core), so asking the core
+    // only after it keeps that report true to what doctor found.
+    let mut facts = super::platform::gather(paths);
+    // Ask only a socket that listens: there, asking at most starts the core
+    // through socket activation, as the probes just did. Where nothing
+    // listens, `client::request` would start a core by hand, which doctor
+    // must not do; the client-socket check already says what is wrong.
+    if facts.client.probe == SocketProbe::Listening {
+        facts.programs = Some(facts::Programs {
+            mode: ask_mode(),
+            core_log: paths.core_log(),
+            holder_log: paths.state_dir.join("holder.log"),
+        });
+    }
+    facts
+}
+
+/// [`CoreStatus::mode`], or why the core could not tell, within
+/// [`ASK_TIMEOUT`].
+fn ask_mode() -> Result<String, String> {
+    let (tx, rx) = mpsc::channel();
+    // A thread rather than a timeout inside `request`, which builds its own
+    // runtime; if the core never answers, the thread ends with the process.
+    std::thread::spawn(move || {
+        let _ = tx.send(crate::client::request(Request::Status));
+    });
+    match rx.recv_timeout(ASK_TIMEOUT) {
+        Ok(Ok(Ok(status))) => serde_json::from_value::<CoreStatus>(status)
+            .map(|s| s.mode)
+            .map_err(|e| format!("the core's status has an unexpected shape ({e})")),
+        Ok(Ok(Err(refused))) => Err(format!("the core refused the status request: {refused}")),
+        Ok(Err(e)) => Err(format!("{e:#}")),
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(
+            "the core did not answer within {} s",
+            ASK_TIMEOUT.as_secs()
+        )),
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err("the status request ended without an answer".into())
+        }
+    }
+}

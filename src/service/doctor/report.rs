@@ -1,0 +1,211 @@
+//! The checks in the order a person would fix them, the exit code, and the
+//! two ways they print (one line each, or a JSON array).
+
+use serde::Serialize;
+
+use super::agents::{check_bwrap, check_journald, check_linger, check_programs};
+use super::facts::Facts;
+use super::setup::{check_core, check_manager, check_socket, check_units};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: Status,
+    pub detail: String,
+    pub remedy: Option<String>,
+}
+
+pub fn check(name: &'static str, status: Status, detail: String, remedy: Option<String>) -> Check {
+    Check {
+        name,
+        status,
+        detail,
+        remedy,
+    }
+}
+
+/// Every check that applies, in the order a person would fix them.
+pub fn checks(f: &Facts) -> Vec<Check> {
+    let mut all = vec![check_manager(f), check_units(f)];
+    all.extend(check_core(f));
+    all.push(check_socket(f, &f.hook));
+    all.push(check_socket(f, &f.client));
+    all.extend(f.programs.as_ref().map(|p| check_programs(f, p)));
+    all.extend(f.linger.map(|on| check_linger(on, &f.user)));
+    all.extend(f.bwrap.as_ref().map(|b| check_bwrap(b.as_ref())));
+    all.extend(f.journald.map(check_journald));
+    all
+}
+
+/// 0 all ok, 1 worst is a warning, 2 any failure.
+pub fn exit_code(checks: &[Check]) -> i32 {
+    match checks.iter().map(|c| c.status).max() {
+        None | Some(Status::Ok) => 0,
+        Some(Status::Warn) => 1,
+        Some(Status::Fail) => 2,
+    }
+}
+
+/// One line per check: status, name, detail, and the remedy after `->`.
+pub fn render_human(checks: &[Check]) -> String {
+    let mut out = String::new();
+    for c in checks {
+        let status = match c.status {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+        };
+        out.push_str(&format!("{status:<4}  {:<13} {}", c.name, c.detail));
+        if let Some(r) = &c.remedy {
+            out.push_str(&format!(" -> {r}"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+pub fn render_json(checks: &[Check]) -> String {
+    serde_json::to_string_pretty(checks).expect("checks serialize")
+}
+
+/// Test helpers shared by the checks' tables.
+#[cfg(test)]
+pub mod table {
+    use super::*;
+    use crate::service::doctor::facts::healthy;
+
+    pub fn find<'a>(checks: &'a [Check], name: &str) -> &'a Check {
+        checks.iter().find(|c| c.name == name).unwrap()
+    }
+
+    /// (case, how the facts differ from healthy, check, status, words in the
+    /// detail, words in the remedy, exit code)
+    pub type Case = (
+        &'static str,
+        fn(&mut Facts),
+        &'static str,
+        Status,
+        &'static str,
+        &'static str,
+        i32,
+    );
+
+    /// Runs each case on a changed healthy setup and checks the verdict.
+    pub fn assert_verdicts(cases: &[Case]) {
+        for (case, change, name, status, detail, remedy, code) in cases {
+            let mut f = healthy();
+            change(&mut f);
+            let all = checks(&f);
+            let c = find(&all, name);
+            assert_eq!(c.status, *status, "{case}: {c:?}");
+            assert!(c.detail.contains(detail), "{case}: {c:?}");
+            assert!(
+                c.remedy.as_deref().unwrap_or("").contains(remedy),
+                "{case}: {c:?}"
+            );
+            assert_eq!(exit_code(&all), *code, "{case}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table::find;
+    use super::*;
+    use crate::service::doctor::facts::{healthy, Platform};
+
+    #[test]
+    fn a_healthy_setup_is_all_ok_and_exits_0() {
+        let checks = checks(&healthy());
+        let names: Vec<_> = checks.iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "user-manager",
+                "units",
+                "core",
+                "hook-socket",
+                "client-socket",
+                "programs",
+                "lingering",
+                "bubblewrap",
+                "journald"
+            ]
+        );
+        assert!(checks.iter().all(|c| c.status == Status::Ok), "{checks:#?}");
+        assert_eq!(exit_code(&checks), 0);
+        assert_eq!(find(&checks, "core").detail, "running: 3 agents, 1 blocked");
+    }
+
+    #[test]
+    fn launchd_skips_what_does_not_apply() {
+        let mut f = healthy();
+        f.platform = Platform::Launchd;
+        f.linger = None;
+        f.bwrap = None;
+        f.journald = None;
+        let names: Vec<_> = checks(&f).iter().map(|c| c.name).collect();
+        assert_eq!(
+            names,
+            [
+                "user-manager",
+                "units",
+                "core",
+                "hook-socket",
+                "client-socket",
+                "programs"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_core_not_asked_has_no_programs_check() {
+        let mut f = healthy();
+        f.client.probe = crate::service::install::SocketProbe::Stale;
+        f.programs = None;
+        let all = checks(&f);
+        assert!(all.iter().all(|c| c.name != "programs"), "{all:#?}");
+        assert_eq!(exit_code(&all), 2);
+    }
+
+    #[test]
+    fn human_output_is_one_line_per_check_with_its_remedy() {
+        let mut f = healthy();
+        f.linger = Some(false);
+        let out = render_human(&checks(&f));
+        assert_eq!(out.lines().count(), 9);
+        assert!(out.contains(
+            "warn  lingering     off for ann: your user manager, the core and every agent stop when you log out -> `loginctl enable-linger ann`\n"
+        ), "{out}");
+        assert!(
+            out.starts_with("ok    user-manager  systemd 252 answers\n"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn json_output_is_an_array_of_name_status_detail_remedy() {
+        let mut f = healthy();
+        f.bwrap = Some(None);
+        let v: serde_json::Value = serde_json::from_str(&render_json(&checks(&f))).unwrap();
+        let arr = v.as_array().unwrap();
+        assert_eq!(arr.len(), 9);
+        assert_eq!(arr[0]["name"], "user-manager");
+        assert_eq!(arr[0]["status"], "ok");
+        assert_eq!(arr[0]["remedy"], serde_json::Value::Null);
+        let b = arr.iter().find(|c| c["name"] == "bubblewrap").unwrap();
+        assert_eq!(b["status"], "warn");
+        assert!(b["remedy"].as_str().unwrap().contains("bubblewrap"));
+        let mut keys: Vec<_> = arr[0].as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        assert_eq!(keys, ["detail", "name", "remedy", "status"]);
+    }
+}
