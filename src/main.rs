@@ -7,6 +7,7 @@ mod cli;
 mod client;
 mod config;
 mod core;
+mod git;
 mod holder;
 mod host;
 mod paths;

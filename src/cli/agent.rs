@@ -12,6 +12,9 @@ pub struct Args {
     pub name: String,
     #[command(flatten)]
     pub folder: FolderArg,
+    /// Work in the folder itself, not in a new git worktree
+    #[arg(long)]
+    pub no_worktree: bool,
     /// Extra arguments for this run, after the configured ones
     #[arg(last = true)]
     pub extra_args: Vec<String>,
@@ -23,6 +26,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         name: args.name,
         extra_args: args.extra_args,
         env: client::own_env(),
+        worktree: !args.no_worktree,
     })?;
     // The tab id alone, so scripts can capture it.
     println!("{}", reply["tab"].as_str().unwrap_or_default());

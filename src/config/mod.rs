@@ -28,8 +28,22 @@ pub struct Config {
     pub agents: BTreeMap<String, AgentConfig>,
     pub client: ClientConfig,
     pub review: Option<ReviewConfig>,
+    pub tabs: TabsConfig,
     /// The file this came from, for messages; `None` when built in code.
     pub source: Option<PathBuf>,
+}
+
+/// `[tabs]`: how new tabs are made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabsConfig {
+    /// Give each agent tab in a git repository its own worktree.
+    pub worktree: bool,
+}
+
+impl Default for TabsConfig {
+    fn default() -> Self {
+        TabsConfig { worktree: true }
+    }
 }
 
 /// One `[agents.NAME]` section.

@@ -10,9 +10,9 @@ use super::builtin;
 use super::error::{dotted, is_agent_name};
 use super::tree::{Entry, Node};
 use super::{builtin_names, ConfigError, Expected, Location};
-use super::{AgentConfig, ClientConfig, Config, ReviewConfig};
+use super::{AgentConfig, ClientConfig, Config, ReviewConfig, TabsConfig};
 
-const TOP_KEYS: &[&str] = &["agents", "client", "review"];
+const TOP_KEYS: &[&str] = &["agents", "client", "review", "tabs"];
 const AGENT_KEYS: &[&str] = &[
     "command",
     "args",
@@ -23,6 +23,7 @@ const AGENT_KEYS: &[&str] = &[
     "config_model",
 ];
 const CLIENT_KEYS: &[&str] = &["prefix"];
+const TABS_KEYS: &[&str] = &["worktree"];
 const REVIEW_KEYS: &[&str] = &["agent", "args"];
 
 /// Environment prefixes nerdr owns (DESIGN.md, "What the agent sees").
@@ -158,6 +159,7 @@ pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
                 }
             }
             "client" => config.client = client(src, entry)?,
+            "tabs" => config.tabs = tabs(src, entry)?,
             "review" => review = Some(self::review(src, entry)?),
             _ => return Err(src.unknown(entry, "the top-level table".into(), TOP_KEYS)),
         }
@@ -287,6 +289,17 @@ fn client(src: &Source, entry: &Entry) -> Result<ClientConfig, ConfigError> {
         }
     }
     Ok(client)
+}
+
+fn tabs(src: &Source, entry: &Entry) -> Result<TabsConfig, ConfigError> {
+    let mut tabs = TabsConfig::default();
+    for field in src.table(entry, "tabs", Expected::Table)? {
+        match field.key.as_str() {
+            "worktree" => tabs.worktree = src.boolean(field, "tabs.worktree")?,
+            _ => return Err(src.unknown(field, "[tabs]".into(), TABS_KEYS)),
+        }
+    }
+    Ok(tabs)
 }
 
 /// `C-<letter>`, either case; returned with the letter lowercased, since

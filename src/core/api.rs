@@ -26,8 +26,9 @@ impl Core {
                 name,
                 extra_args,
                 env,
+                worktree,
             } => {
-                self.start_agent(caller, &folder, &name, extra_args, env)
+                self.start_agent(caller, &folder, &name, extra_args, env, worktree)
                     .await
             }
             Request::Tabs { folder, all } => self.tabs(folder.as_deref(), all),
@@ -45,8 +46,11 @@ impl Core {
             }
             Request::Resize { tab, rows, cols } => self.resize(&tab, rows, cols),
             Request::Terminal { tab, env } => self.start_terminal(caller, &tab, env).await,
-            Request::Close { tab } => {
-                self.close_tab(&tab).await?;
+            Request::Close {
+                tab,
+                remove_worktree,
+            } => {
+                self.close_tab(&tab, remove_worktree).await?;
                 Ok(json!({}))
             }
             Request::Quit { folder } => {
@@ -138,8 +142,9 @@ impl Core {
         Ok(json!({}))
     }
 
-    /// Stop the tab's program (if it still runs) and forget the tab.
-    pub async fn close_tab(&self, tab: &str) -> Result<(), ApiError> {
+    /// Stop the tab's program (if it still runs) and forget the tab; its
+    /// worktree stays unless `remove_worktree`.
+    pub async fn close_tab(&self, tab: &str, remove_worktree: bool) -> Result<(), ApiError> {
         if !self.state.lock().unwrap().tabs.contains_key(tab) {
             return Err(no_tab(tab));
         }
@@ -148,6 +153,19 @@ impl Core {
         let removed = self.state.lock().unwrap().remove(tab);
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
+            if let (true, Some(w)) = (remove_worktree, t.worktree) {
+                let removed = tokio::task::spawn_blocking(move || {
+                    crate::git::worktree::remove(&w.repo, &w.path)
+                })
+                .await;
+                if let Ok(Err(e)) = removed {
+                    self.changed();
+                    return Err(ApiError::new(
+                        ErrorCode::Internal,
+                        format!("closed tab {tab}, but its worktree stays: {e}"),
+                    ));
+                }
+            }
         }
         self.changed();
         Ok(())

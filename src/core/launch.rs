@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::api::Caller;
 use super::env::{program_env, TabFacts};
-use super::state::{Tab, SCROLLBACK};
+use super::state::{Tab, Worktree, SCROLLBACK};
 use super::Core;
 use crate::host::SpawnSpec;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind, TabState};
@@ -19,7 +19,11 @@ use crate::protocol::handshake::random_hex;
 
 /// A launch, fully decided: what to run, where, as what kind of tab.
 struct Plan {
+    id: String,
     folder: PathBuf,
+    /// Where the program starts: the folder, or its place in the worktree.
+    cwd: PathBuf,
+    worktree: Option<Worktree>,
     /// The agent's name, or `terminal`.
     name: String,
     /// The command as configured (for `nerdr tabs`), `argv[0]` unresolved.
@@ -41,6 +45,7 @@ impl Core {
         name: &str,
         extra_args: Vec<String>,
         caller_env: Vec<(String, String)>,
+        want_worktree: bool,
     ) -> Reply {
         let caller_env = self.environment_for(caller, caller_env);
         let folder = existing_folder(folder)?;
@@ -67,10 +72,19 @@ impl Core {
         argv.extend(extra_args.iter().cloned());
         let mut command = agent.command.clone();
         command.extend(extra_args);
+        let id = self.new_tab_id();
+        let (cwd, worktree) = if want_worktree && config.tabs.worktree {
+            self.make_worktree(&folder, &id).await?
+        } else {
+            (folder.clone(), None)
+        };
         self.launch(
             caller,
             Plan {
+                id,
                 folder,
+                cwd,
+                worktree,
                 name: name.to_string(),
                 command,
                 argv,
@@ -92,12 +106,12 @@ impl Core {
         of: &str,
         caller_env: Vec<(String, String)>,
     ) -> Reply {
-        let (folder, parent, sandboxed) = {
+        let (folder, cwd, parent, sandboxed) = {
             let state = self.state.lock().unwrap();
             let t = state.tabs.get(of).ok_or_else(|| super::api::no_tab(of))?;
             // A terminal of a terminal belongs to the same agent tab.
             let parent = t.parent.clone().unwrap_or_else(|| t.id.clone());
-            (t.folder.clone(), parent, t.sandboxed)
+            (t.folder.clone(), t.cwd.clone(), parent, t.sandboxed)
         };
         let caller_env = self.environment_for(caller, caller_env);
         let shell = caller_env
@@ -106,7 +120,7 @@ impl Core {
             .map(|(_, v)| v.clone())
             .filter(|s| Path::new(s).is_absolute())
             .unwrap_or_else(|| "/bin/sh".into());
-        let program = find_program(&shell, &path_of(&caller_env), &folder).ok_or_else(|| {
+        let program = find_program(&shell, &path_of(&caller_env), &cwd).ok_or_else(|| {
             ApiError::new(
                 ErrorCode::LaunchFailed,
                 format!("terminal: the shell {shell} is not an executable; set SHELL"),
@@ -115,7 +129,10 @@ impl Core {
         self.launch(
             caller,
             Plan {
+                id: self.new_tab_id(),
                 folder,
+                cwd,
+                worktree: None,
                 name: "terminal".into(),
                 command: vec![shell],
                 argv: vec![program.to_string_lossy().into_owned()],
@@ -133,12 +150,9 @@ impl Core {
     /// forget it and say why: never a half-started tab.
     async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
         let (rows, cols) = self.windows.lock().unwrap().session_size(&plan.folder);
-        let (id, secret, scope) = {
+        let id = plan.id.clone();
+        let (secret, scope) = {
             let state = self.state.lock().unwrap();
-            let mut id = random_hex(4);
-            while state.tabs.contains_key(&id) {
-                id = random_hex(4);
-            }
             let scope = match &plan.parent {
                 None => crate::systemd::names::agent_scope(&id).ok(),
                 Some(p) => {
@@ -150,7 +164,7 @@ impl Core {
                     crate::systemd::names::term_scope(p, n as u32 + 1).ok()
                 }
             };
-            (id, random_hex(32), scope)
+            (random_hex(32), scope)
         };
         let env = program_env(
             &plan.caller_env,
@@ -172,6 +186,8 @@ impl Core {
             sandboxed: plan.sandboxed,
             kind: plan.kind,
             parent: plan.parent,
+            cwd: plan.cwd.clone(),
+            worktree: plan.worktree.clone(),
             state: TabState::Starting,
             pid: None,
             start_time: None,
@@ -186,7 +202,7 @@ impl Core {
             .spawn(SpawnSpec {
                 tab: id.clone(),
                 argv: plan.argv,
-                cwd: plan.folder.clone(),
+                cwd: plan.cwd.clone(),
                 env,
                 rows,
                 cols,
@@ -205,6 +221,14 @@ impl Core {
             Err(e) => {
                 self.state.lock().unwrap().remove(&id);
                 self.changed();
+                // A worktree made for this launch goes with it.
+                if let Some(w) = plan.worktree.clone() {
+                    let _ = tokio::task::spawn_blocking(move || {
+                        let _ = crate::git::worktree::remove(&w.repo, &w.path);
+                        let _ = crate::git::run(&w.repo, &["branch", "-D", &w.branch]);
+                    })
+                    .await;
+                }
                 tracing::warn!(agent = %name, folder = %plan.folder.display(), error = %e, "launch failed");
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
@@ -234,6 +258,52 @@ impl Core {
         );
         self.changed();
         Ok(json!({ "tab": id }))
+    }
+}
+
+impl Core {
+    /// A fresh tab id: eight hex digits, valid in unit names.
+    fn new_tab_id(&self) -> String {
+        let state = self.state.lock().unwrap();
+        loop {
+            let id = random_hex(4);
+            if !state.tabs.contains_key(&id) {
+                return id;
+            }
+        }
+    }
+
+    /// The tab's own worktree when `folder` is in a git repository: its
+    /// folder inside the worktree, and the worktree. Outside a repository,
+    /// the folder itself.
+    async fn make_worktree(
+        &self,
+        folder: &Path,
+        tab: &str,
+    ) -> Result<(PathBuf, Option<Worktree>), ApiError> {
+        let folder = folder.to_path_buf();
+        let data_dir = self.paths.data_dir.clone();
+        let tab = tab.to_string();
+        let made = tokio::task::spawn_blocking(move || {
+            let Some(repo) = crate::git::worktree::repo_of(&folder) else {
+                return Ok((folder, None));
+            };
+            let path = crate::git::worktree::create(&repo, &data_dir, &tab)?;
+            let cwd = path.join(&repo.prefix);
+            Ok((
+                if cwd.is_dir() { cwd } else { path.clone() },
+                Some(Worktree {
+                    path,
+                    repo: repo.toplevel,
+                    branch: crate::git::worktree::branch(&tab),
+                }),
+            ))
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        made.map_err(|e: crate::git::worktree::WorktreeError| {
+            ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}"))
+        })
     }
 }
 

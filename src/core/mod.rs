@@ -170,6 +170,16 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
             c.on_event(ev);
         }
     });
+    // Logged before the first connection is served, so anything that
+    // reached the core can find this line.
+    tracing::info!(
+        pid = std::process::id(),
+        activated = was_activated,
+        hook = %paths.hook_socket().display(),
+        client = %paths.client_socket().display(),
+        host = %core.host.mode(),
+        "core ready"
+    );
     tokio::spawn(accept_loop(core.clone(), client, Socket::Client));
     tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
     if let Some(every) = notify::watchdog_interval() {
@@ -182,14 +192,6 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
         });
     }
 
-    tracing::info!(
-        pid = std::process::id(),
-        activated = was_activated,
-        hook = %paths.hook_socket().display(),
-        client = %paths.client_socket().display(),
-        host = %core.host.mode(),
-        "core ready"
-    );
     notify::ready(&core.state.lock().unwrap().status_text());
 
     shutdown_signal().await;

@@ -24,12 +24,24 @@ pub struct Tab {
     pub sandboxed: bool,
     pub kind: TabKind,
     pub parent: Option<String>,
+    /// Where the program runs: the folder, or a folder inside the worktree.
+    pub cwd: PathBuf,
+    pub worktree: Option<Worktree>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
     pub exit_code: Option<i32>,
     pub screen: vt100::Parser,
     pub log: super::outlog::OutLog,
+}
+
+/// A tab's own git worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Worktree {
+    pub path: PathBuf,
+    /// The main worktree of its repository, where git is run to remove it.
+    pub repo: PathBuf,
+    pub branch: String,
 }
 
 /// A tab as written down: in `tabs.json` (without the secret) so a full
@@ -46,6 +58,10 @@ pub struct Saved {
     pub kind: TabKind,
     #[serde(default)]
     pub parent: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub worktree: Option<Worktree>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -64,6 +80,8 @@ impl Tab {
             sandboxed: self.sandboxed,
             kind: self.kind,
             parent: self.parent.clone(),
+            cwd: Some(self.cwd.clone()),
+            worktree: self.worktree.clone(),
             state: self.state,
             pid: self.pid,
             start_time: self.start_time,
@@ -80,12 +98,14 @@ impl Tab {
             secret: s
                 .secret
                 .unwrap_or_else(|| crate::protocol::handshake::random_hex(32)),
+            cwd: s.cwd.unwrap_or_else(|| s.folder.clone()),
             folder: s.folder,
             agent: s.agent,
             command: s.command,
             sandboxed: s.sandboxed,
             kind: s.kind,
             parent: s.parent,
+            worktree: s.worktree,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,
@@ -104,6 +124,7 @@ impl Tab {
             sandboxed: self.sandboxed,
             kind: self.kind,
             parent: self.parent.clone(),
+            worktree: self.worktree.as_ref().map(|w| w.path.clone()),
             state: self.state,
             pid: self.pid,
             exit_code: self.exit_code,

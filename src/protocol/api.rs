@@ -19,6 +19,10 @@ pub enum Request {
         /// The caller's environment, the base of the program's environment.
         #[serde(default)]
         env: Vec<(String, String)>,
+        /// Give the tab its own git worktree when the folder is in a
+        /// repository (and `[tabs] worktree` allows it).
+        #[serde(default = "yes")]
+        worktree: bool,
     },
     /// The tabs of `folder`'s session, or of every session with `all`.
     Tabs {
@@ -42,8 +46,13 @@ pub enum Request {
         #[serde(default)]
         env: Vec<(String, String)>,
     },
-    /// Stop the tab's program and forget the tab.
-    Close { tab: String },
+    /// Stop the tab's program and forget the tab; with `remove_worktree`,
+    /// also remove its git worktree (its branch stays).
+    Close {
+        tab: String,
+        #[serde(default)]
+        remove_worktree: bool,
+    },
     /// Stop every program of `folder`'s session and forget it.
     Quit { folder: PathBuf },
     /// The core's own figures (pid, version, counts), for `doctor`/`status`.
@@ -63,6 +72,10 @@ pub enum Request {
     /// An agent telling how to resume it (`nerdr pane report-agent TAB --
     /// CMD ARGS...`).
     ReportAgent { tab: String, argv: Vec<String> },
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// What a tab is doing, as `nerdr tabs` shows it.
@@ -117,6 +130,9 @@ pub struct TabInfo {
     /// For a terminal: the agent tab it was opened in.
     #[serde(default)]
     pub parent: Option<String>,
+    /// The tab's own git worktree (its working folder), if it has one.
+    #[serde(default)]
+    pub worktree: Option<PathBuf>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub exit_code: Option<i32>,

@@ -236,14 +236,16 @@ fn the_first_command_starts_a_core_when_none_runs() {
     let l = Local::empty();
     l.write_config(SHELL_AGENT);
     assert!(l.tabs_json(&[]).is_empty());
-    let log = l.core_log();
-    let pid: u32 = log
-        .split("core ready pid=")
-        .nth(1)
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no core ready line in core.log:\n{log}"));
-    assert!(log.contains("activated=false"), "{log}");
+    let pid: u32 = std::fs::read_to_string(l.path("state/nerdr/core.pid"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    wait_until("the core's ready line", Duration::from_secs(10), || {
+        l.core_log().contains("activated=false")
+    });
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid as i32),
         nix::sys::signal::Signal::SIGTERM,

@@ -91,13 +91,14 @@ fn a_program_outlives_a_core_stopped_with_sigterm() {
     // The next command starts a core, which finds the tab.
     let _ = l.core.take();
     assert_eq!(l.tabs_json(&[])[0]["id"], tab.as_str());
-    // That core was started by the command, not by the test: end it here.
-    let log = l.core_log();
-    let newest: u32 = log
-        .rsplit("core ready pid=")
+    // That core was started by the command, not by the test: end it here,
+    // by the PID it recorded before serving.
+    let newest: u32 = std::fs::read_to_string(l.path("state/nerdr/core.pid"))
+        .unwrap()
+        .split_whitespace()
         .next()
-        .and_then(|s| s.split_whitespace().next())
-        .and_then(|s| s.parse().ok())
+        .unwrap()
+        .parse()
         .unwrap();
     signal(newest, Signal::SIGTERM);
     wait_until("the started core to stop", Duration::from_secs(10), || {

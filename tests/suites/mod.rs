@@ -6,3 +6,4 @@ mod holder;
 mod robustness;
 mod scopes;
 mod service;
+mod worktrees;

@@ -330,11 +330,16 @@ impl Window {
                             name: agent,
                             extra_args: vec![],
                             env: crate::client::own_env(),
+                            worktree: true,
                         },
                         Pending::Started,
                     ),
                     overlay::Effect::Close(tab) => {
-                        self.request(Request::Close { tab }, Pending::Closed)
+                        let request = Request::Close {
+                            tab,
+                            remove_worktree: false,
+                        };
+                        self.request(request, Pending::Closed)
                     }
                     overlay::Effect::Quit => self.request(
                         Request::Quit {

@@ -128,6 +128,7 @@ mod tests {
             sandboxed,
             kind: Default::default(),
             parent: None,
+            worktree: None,
             state,
             pid: None,
             exit_code: (state == TabState::Exited).then_some(1),

@@ -1,0 +1,182 @@
+//! Each agent tab in a git repository works in its own worktree on its own
+//! branch; closing keeps it unless asked; a worktree that would need a fetch
+//! is refused with a clear error and nothing left behind.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::support::local::Local;
+
+const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "init.defaultBranch=main",
+        ])
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
+
+/// A repository with one commit, as the session's folder.
+fn repo(l: &Local) -> PathBuf {
+    let r = l.work();
+    git(&r, &["init", "-q"]);
+    std::fs::create_dir_all(r.join("sub")).unwrap();
+    std::fs::write(r.join("sub/file.txt"), "hello\n").unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "first"]);
+    r
+}
+
+fn cwd_of(tab: &serde_json::Value) -> PathBuf {
+    std::fs::read_link(format!("/proc/{}/cwd", tab["pid"])).unwrap()
+}
+
+fn tab<'a>(tabs: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
+    tabs.iter().find(|t| t["id"] == id).unwrap()
+}
+
+#[test]
+fn two_tabs_get_two_worktrees_and_branches() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let r = repo(&l);
+    let a = l.ok(&["agent", "sh"]);
+    let b = l.ok(&["agent", "sh"]);
+    let tabs = l.tabs_json(&[]);
+    let data = l.path("data/nerdr/worktrees").canonicalize().unwrap();
+    for id in [&a, &b] {
+        let t = tab(&tabs, id);
+        let wt = PathBuf::from(t["worktree"].as_str().expect("a worktree"));
+        assert!(
+            wt.starts_with(&data),
+            "{} not under {}",
+            wt.display(),
+            data.display()
+        );
+        assert!(wt.ends_with(id.as_str()));
+        assert_eq!(cwd_of(t), wt, "the program runs in its worktree");
+        assert!(wt.join("sub/file.txt").is_file());
+    }
+    let list = git(&r, &["worktree", "list"]);
+    assert_eq!(list.lines().count(), 3, "{list}");
+    let branches = git(&r, &["branch", "--list", "nerdr/*"]);
+    for id in [&a, &b] {
+        assert!(branches.contains(&format!("nerdr/{id}")), "{branches}");
+    }
+    // A session in a subfolder starts in the same subfolder of its worktree.
+    let sub = r.join("sub");
+    let c = l.ok(&["agent", "sh", "--folder", sub.to_str().unwrap()]);
+    let subtabs = l.tabs_json(&["--folder", sub.to_str().unwrap()]);
+    let t = tab(&subtabs, &c);
+    assert_eq!(
+        cwd_of(t),
+        PathBuf::from(t["worktree"].as_str().unwrap()).join("sub")
+    );
+}
+
+#[test]
+fn close_keeps_the_worktree_unless_asked() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let r = repo(&l);
+    let a = l.ok(&["agent", "sh"]);
+    let b = l.ok(&["agent", "sh"]);
+    let tabs = l.tabs_json(&[]);
+    let (wa, wb) = (
+        PathBuf::from(tab(&tabs, &a)["worktree"].as_str().unwrap()),
+        PathBuf::from(tab(&tabs, &b)["worktree"].as_str().unwrap()),
+    );
+    l.ok(&["close", &a]);
+    assert!(wa.is_dir(), "close removed the worktree");
+    l.ok(&["close", "--remove-worktree", &b]);
+    assert!(!wb.exists(), "--remove-worktree left {}", wb.display());
+    let list = git(&r, &["worktree", "list"]);
+    assert!(!list.contains(b.as_str()), "{list}");
+    assert!(list.contains(a.as_str()), "{list}");
+    // The branch stays, with whatever the agent committed on it.
+    assert!(git(&r, &["branch", "--list", &format!("nerdr/{b}")]).contains(&b));
+}
+
+#[test]
+fn no_worktree_when_asked_or_configured_or_outside_a_repository() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let plain = l.ok(&["agent", "sh"]);
+    let t = l.tabs_json(&[]);
+    assert!(tab(&t, &plain)["worktree"].is_null());
+    assert_eq!(cwd_of(tab(&t, &plain)), l.work().canonicalize().unwrap());
+    let r = repo(&l);
+    let flag = l.ok(&["agent", "sh", "--no-worktree"]);
+    l.write_config(&format!("{CONFIG}[tabs]\nworktree = false\n"));
+    let conf = l.ok(&["agent", "sh"]);
+    let t = l.tabs_json(&[]);
+    for id in [&flag, &conf] {
+        assert!(tab(&t, id)["worktree"].is_null());
+        assert_eq!(cwd_of(tab(&t, id)), r.canonicalize().unwrap());
+    }
+    assert_eq!(git(&r, &["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn a_worktree_that_needs_a_fetch_is_refused_clearly() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let origin = l.path("origin");
+    std::fs::create_dir(&origin).unwrap();
+    git(&origin, &["init", "-q"]);
+    std::fs::write(origin.join("big.txt"), "content\n").unwrap();
+    git(&origin, &["add", "."]);
+    git(&origin, &["commit", "-q", "-m", "first"]);
+    git(&origin, &["config", "uploadpack.allowfilter", "true"]);
+    // A partial clone without its blobs, whose remote then goes away.
+    let url = format!("file://{}", origin.display());
+    let clone = l.work().join("clone");
+    git(
+        &l.work(),
+        &[
+            "clone",
+            "-q",
+            "--filter=blob:none",
+            "--no-checkout",
+            &url,
+            "clone",
+        ],
+    );
+    std::fs::remove_dir_all(&origin).unwrap();
+    let err = l.fails(&["agent", "sh", "--folder", clone.to_str().unwrap()]);
+    assert!(err.contains("would need a fetch"), "{err}");
+    assert!(err.contains("--no-worktree"), "{err}");
+    // Nothing half made: no tab, no worktree, no branch.
+    assert!(l.tabs_json(&["--all"]).is_empty());
+    assert_eq!(git(&clone, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(&clone, &["branch", "--list", "nerdr/*"]), "");
+}
+
+#[test]
+fn a_repository_without_commits_says_so() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    git(&l.work(), &["init", "-q"]);
+    let err = l.fails(&["agent", "sh"]);
+    assert!(err.contains("has no commit yet"), "{err}");
+    assert!(l.tabs_json(&[]).is_empty());
+}
