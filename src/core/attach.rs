@@ -10,20 +10,26 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
 use super::state::{State, DEFAULT_COLS, DEFAULT_ROWS};
 use super::Core;
 use crate::protocol::frame::Frame;
 use crate::protocol::handshake::CoreMsg;
 use crate::protocol::holder::data_frame;
+use crate::protocol::outbox::Outbox;
+
+/// Output queued for a window beyond which it stops getting live output and
+/// gets one redraw once it has caught up: a slow window never holds back
+/// the programs or grows the core's memory.
+pub const WINDOW_BACKLOG: usize = 1 << 20;
 
 pub struct Window {
     pub folder: PathBuf,
     pub rows: u16,
     pub cols: u16,
     pub showing: Option<String>,
-    pub out: mpsc::UnboundedSender<Frame>,
+    pub out: Outbox,
+    /// Live output was skipped; a redraw is owed.
+    pub lagging: bool,
 }
 
 #[derive(Default)]
@@ -63,7 +69,7 @@ impl Core {
         rows: u16,
         cols: u16,
         env: Vec<(String, String)>,
-        out: mpsc::UnboundedSender<Frame>,
+        out: Outbox,
     ) -> u64 {
         if !env.is_empty() {
             *self.last_client_env.lock().unwrap() = Some(env);
@@ -83,6 +89,7 @@ impl Core {
                     cols: cols.max(2),
                     showing: None,
                     out,
+                    lagging: false,
                 },
             );
             id
@@ -179,24 +186,46 @@ impl Core {
             return;
         };
         let (rows, cols) = t.screen.screen().size();
-        let _ = win.out.send(Frame::control(&CoreMsg::Redraw {
+        win.out.send(Frame::control(&CoreMsg::Redraw {
             tab: tab.to_string(),
             rows,
             cols,
         }));
-        let _ = win
-            .out
+        win.out
             .send(data_frame(tab, &t.screen.screen().state_formatted()));
         win.showing = Some(tab.to_string());
+        win.lagging = false;
     }
 
     /// Live output of `tab` to the windows showing it.
     pub fn forward_output(&self, tab: &str, bytes: &[u8]) {
-        let w = self.windows.lock().unwrap();
-        for win in w.by_id.values() {
-            if win.showing.as_deref() == Some(tab) {
-                let _ = win.out.send(data_frame(tab, bytes));
+        let mut w = self.windows.lock().unwrap();
+        for win in w.by_id.values_mut() {
+            if win.showing.as_deref() != Some(tab) || win.lagging {
+                continue;
             }
+            if win.out.queued() > WINDOW_BACKLOG {
+                win.lagging = true;
+                continue;
+            }
+            win.out.send(data_frame(tab, bytes));
+        }
+    }
+
+    /// Redraw the windows that fell behind and have since caught up.
+    pub fn catch_up(&self) {
+        let state = self.state.lock().unwrap();
+        let due: Vec<(u64, String)> = self
+            .windows
+            .lock()
+            .unwrap()
+            .by_id
+            .iter()
+            .filter(|(_, w)| w.lagging && w.out.queued() < WINDOW_BACKLOG / 4)
+            .filter_map(|(id, w)| Some((*id, w.showing.clone()?)))
+            .collect();
+        for (id, tab) in due {
+            self.show(&state, id, &tab);
         }
     }
 
@@ -209,7 +238,7 @@ impl Core {
             .collect();
         let w = self.windows.lock().unwrap();
         for win in w.by_id.values().filter(|w| w.folder == folder) {
-            let _ = win.out.send(Frame::control(&CoreMsg::Tabs {
+            win.out.send(Frame::control(&CoreMsg::Tabs {
                 folder: folder.to_path_buf(),
                 tabs: tabs.clone(),
             }));

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
-use tokio::sync::mpsc;
+use crate::protocol::outbox::Outbox;
 
 use super::{Caller, Core};
 use crate::platform;
@@ -64,15 +64,8 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
 
     // From here on the core may push frames (output, tab lists) while
     // requests are answered, so one writer task owns the write half.
-    let (mut read, mut write) = stream.into_split();
-    let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
-    let writer = tokio::spawn(async move {
-        while let Some(f) = out_rx.recv().await {
-            if write_frame(&mut write, &f).await.is_err() {
-                break;
-            }
-        }
-    });
+    let (mut read, write) = stream.into_split();
+    let (out, writer) = Outbox::new(write);
     let mut window: Option<u64> = None;
     let result = serve_frames(&core, &mut read, &out, &mut window).await;
     if let Some(id) = window {
@@ -86,7 +79,7 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
 async fn serve_frames(
     core: &Arc<Core>,
     read: &mut OwnedReadHalf,
-    out: &mpsc::UnboundedSender<Frame>,
+    out: &Outbox,
     window: &mut Option<u64>,
 ) -> anyhow::Result<()> {
     loop {
@@ -159,7 +152,7 @@ fn refuse(message: String) -> Verdict {
 }
 
 /// Tell the peer why we hang up, then hang up. Only this connection ends.
-fn close_with(out: &mpsc::UnboundedSender<Frame>, e: FrameError) -> anyhow::Result<()> {
+fn close_with(out: &Outbox, e: FrameError) -> anyhow::Result<()> {
     let message = format!("closing the connection: {e}");
     tracing::warn!(socket = "client", error = %e, "bad frame");
     let _ = out.send(Frame::control(&CoreMsg::Closing { message }));

@@ -32,7 +32,7 @@ pub struct Attached {
 pub async fn attach(
     paths: &Paths,
     bin: &Path,
-    events: mpsc::UnboundedSender<HostEvent>,
+    events: mpsc::Sender<HostEvent>,
 ) -> anyhow::Result<Attached> {
     if std::env::var("NERDR_HOLDER").as_deref() == Ok("0") {
         return local(events, "NERDR_HOLDER=0".into());
@@ -67,7 +67,7 @@ pub async fn attach(
     }
 }
 
-fn local(events: mpsc::UnboundedSender<HostEvent>, why: String) -> anyhow::Result<Attached> {
+fn local(events: mpsc::Sender<HostEvent>, why: String) -> anyhow::Result<Attached> {
     Ok(Attached {
         host: Arc::new(PtyHost::new(events, None, ProgramsMode::CoreChildren(why))?),
         found: Vec::new(),

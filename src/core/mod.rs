@@ -24,7 +24,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 use tokio::net::UnixListener;
-use tokio::sync::mpsc;
 
 use crate::host::remote::Found;
 use crate::host::{Host, HostEvent};
@@ -149,7 +148,7 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
     listen::private_dir(&paths.run_dir)?;
     let key = keyfile::refresh(&paths.client_key())?;
     let bin = std::env::current_exe().context("cannot find this executable's path")?;
-    let (events_tx, mut events_rx) = mpsc::unbounded_channel();
+    let (events_tx, mut events_rx) = crate::host::events();
     let attached = hosting::attach(&paths, &bin, events_tx).await?;
     let state = rebuild(&paths, attached.found);
     let core = Arc::new(Core {
@@ -182,6 +181,14 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
     );
     tokio::spawn(accept_loop(core.clone(), client, Socket::Client));
     tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
+    let c = core.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_millis(50));
+        loop {
+            tick.tick().await;
+            c.catch_up();
+        }
+    });
     if let Some(every) = notify::watchdog_interval() {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);

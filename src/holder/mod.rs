@@ -55,7 +55,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         crate::holder::peer::record_self(&paths.state_dir.join("holder.pid"))
             .context("cannot record the holder in the state dir")?;
 
-        let (events_tx, events_rx) = tokio::sync::mpsc::unbounded_channel();
+        let (events_tx, events_rx) = crate::host::events();
         let (scopes, mode): (Option<Arc<dyn Scopes>>, _) = if args.scopes {
             let s = scopes::SystemdScopes::connect()
                 .await

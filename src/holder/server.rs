@@ -14,6 +14,7 @@ use crate::host::pty::PtyHost;
 use crate::host::{Host, HostEvent};
 use crate::paths::Paths;
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::outbox::Outbox;
 use crate::protocol::holder::{
     data_frame, split_data, FromHolder, Held, SpawnSpec, ToHolder, HOLDER_VERSION,
 };
@@ -30,15 +31,19 @@ struct Holder {
     host: PtyHost,
     kept: Mutex<BTreeMap<String, Kept>>,
     /// The current core's outgoing queue.
-    core: Mutex<Option<mpsc::UnboundedSender<Frame>>>,
+    core: Mutex<Option<Outbox>>,
     paths: Paths,
 }
 
+/// Output queued for the core beyond which the holder stops reading PTYs.
+const CORE_BACKLOG: usize = 256 << 10;
+
 impl Holder {
-    fn to_core(&self, f: Frame) {
-        if let Some(tx) = self.core.lock().unwrap().as_ref() {
-            let _ = tx.send(f);
-        }
+    /// Queue a frame for the current core; the outbox it went to, if any.
+    fn to_core(&self, f: Frame) -> Option<Outbox> {
+        let out = self.core.lock().unwrap().clone()?;
+        out.send(f);
+        Some(out)
     }
 }
 
@@ -46,7 +51,7 @@ pub async fn serve(
     paths: Paths,
     listener: UnixListener,
     host: PtyHost,
-    mut events: mpsc::UnboundedReceiver<HostEvent>,
+    mut events: mpsc::Receiver<HostEvent>,
 ) -> anyhow::Result<()> {
     let holder = Arc::new(Holder {
         host,
@@ -59,20 +64,27 @@ pub async fn serve(
         while let Some(ev) = events.recv().await {
             // Screen and forwarding under one lock, so a core attaching now
             // sees each byte either in its redraw or as live output.
-            let mut kept = h.kept.lock().unwrap();
-            match ev {
-                HostEvent::Output { tab, bytes } => {
-                    if let Some(k) = kept.get_mut(&tab) {
-                        k.screen.process(&bytes);
+            let out = {
+                let mut kept = h.kept.lock().unwrap();
+                match ev {
+                    HostEvent::Output { tab, bytes } => {
+                        if let Some(k) = kept.get_mut(&tab) {
+                            k.screen.process(&bytes);
+                        }
+                        h.to_core(data_frame(&tab, &bytes))
                     }
-                    h.to_core(data_frame(&tab, &bytes));
-                }
-                HostEvent::Exited { tab, code } => {
-                    if let Some(k) = kept.get_mut(&tab) {
-                        k.exit_code = Some(code);
+                    HostEvent::Exited { tab, code } => {
+                        if let Some(k) = kept.get_mut(&tab) {
+                            k.exit_code = Some(code);
+                        }
+                        h.to_core(Frame::control(&FromHolder::Exited { tab, code }))
                     }
-                    h.to_core(Frame::control(&FromHolder::Exited { tab, code }));
                 }
+            };
+            // A core that is behind holds us back, and through the bounded
+            // event queue, the programs' output.
+            if let Some(out) = out {
+                out.room(CORE_BACKLOG).await;
             }
         }
     });
@@ -137,15 +149,8 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             return Ok(());
         }
     }
-    let (read, mut write) = stream.into_split();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Frame>();
-    tokio::spawn(async move {
-        while let Some(f) = rx.recv().await {
-            if write_frame(&mut write, &f).await.is_err() {
-                break;
-            }
-        }
-    });
+    let (read, write) = stream.into_split();
+    let (tx, _writer) = Outbox::new(write);
     {
         let kept = h.kept.lock().unwrap();
         let held: Vec<Held> = kept
@@ -161,7 +166,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 meta: k.spec.meta.clone(),
             })
             .collect();
-        let _ = tx.send(Frame::control(&FromHolder::Welcome {
+        tx.send(Frame::control(&FromHolder::Welcome {
             version: HOLDER_VERSION,
             pid: std::process::id(),
             mode: h.host.mode(),
@@ -169,7 +174,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
         }));
         for held in &held {
             let screen = kept[&held.tab].screen.screen().state_formatted();
-            let _ = tx.send(data_frame(&held.tab, &screen));
+            tx.send(data_frame(&held.tab, &screen));
         }
         // The newest verified core is the one we serve.
         *h.core.lock().unwrap() = Some(tx.clone());
@@ -198,7 +203,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 let tx = tx.clone();
                 tokio::spawn(async move {
                     let _ = done.await;
-                    let _ = tx.send(Frame::control(&FromHolder::Stopped { tab }));
+                    tx.send(Frame::control(&FromHolder::Stopped { tab }));
                 });
             }
             // The core forgets a tab only after its program was stopped.
@@ -209,7 +214,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
     }
 }
 
-fn spawn(h: &Arc<Holder>, spec: SpawnSpec, tx: mpsc::UnboundedSender<Frame>) {
+fn spawn(h: &Arc<Holder>, spec: SpawnSpec, tx: Outbox) {
     let tab = spec.tab.clone();
     h.kept.lock().unwrap().insert(
         tab.clone(),
@@ -253,6 +258,6 @@ fn spawn(h: &Arc<Holder>, spec: SpawnSpec, tx: mpsc::UnboundedSender<Frame>) {
                 }
             }
         };
-        let _ = tx.send(Frame::control(&reply));
+        tx.send(Frame::control(&reply));
     });
 }

@@ -12,7 +12,7 @@ pub mod shim;
 use std::future::Future;
 use std::pin::Pin;
 
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
 
 pub use crate::protocol::holder::SpawnSpec;
 
@@ -45,6 +45,15 @@ pub enum HostError {
     NoSuchTab(String),
     #[error("the holder is unreachable: {0}")]
     Holder(String),
+}
+
+/// Events are a short bounded queue: a consumer that falls behind stops the
+/// PTY readers, and the programs block on their writes, as on a terminal
+/// that is not reading.
+pub const EVENT_QUEUE: usize = 4;
+
+pub fn events() -> (mpsc::Sender<HostEvent>, mpsc::Receiver<HostEvent>) {
+    mpsc::channel(EVENT_QUEUE)
 }
 
 pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;

@@ -40,7 +40,7 @@ struct Program {
 
 pub struct PtyHost {
     programs: Arc<Mutex<HashMap<String, Program>>>,
-    events: mpsc::UnboundedSender<HostEvent>,
+    events: mpsc::Sender<HostEvent>,
     scopes: Option<Arc<dyn Scopes>>,
     /// This executable, run as the shim.
     bin: PathBuf,
@@ -49,7 +49,7 @@ pub struct PtyHost {
 
 impl PtyHost {
     pub fn new(
-        events: mpsc::UnboundedSender<HostEvent>,
+        events: mpsc::Sender<HostEvent>,
         scopes: Option<Arc<dyn Scopes>>,
         mode: ProgramsMode,
     ) -> std::io::Result<Self> {
@@ -242,7 +242,7 @@ async fn place_and_run(
     spec: SpawnSpec,
     scope: Option<(Arc<dyn Scopes>, String)>,
     programs: Arc<Mutex<HashMap<String, Program>>>,
-    events: mpsc::UnboundedSender<HostEvent>,
+    events: mpsc::Sender<HostEvent>,
 ) -> Result<Spawned, HostError> {
     let Started {
         mut child,
@@ -276,12 +276,6 @@ async fn place_and_run(
     let (exited_tx, exited_rx) = watch::channel(false);
     let tab = spec.tab.clone();
     let output_events = events.clone();
-    let events_out = move |tab: &str, bytes: &[u8]| {
-        output_events.send(HostEvent::Output {
-            tab: tab.to_string(),
-            bytes: bytes.to_vec(),
-        })
-    };
     programs.lock().unwrap().insert(
         tab.clone(),
         Program {
@@ -316,7 +310,14 @@ async fn place_and_run(
                 // EIO is how Linux reports that the last slave fd closed.
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    let _ = events_out(&out_tab, &buf[..n]);
+                    let ev = HostEvent::Output {
+                        tab: out_tab.clone(),
+                        bytes: buf[..n].to_vec(),
+                    };
+                    // Waits while the consumer is behind: backpressure.
+                    if output_events.send(ev).await.is_err() {
+                        break;
+                    }
                 }
             }
         }
@@ -333,7 +334,7 @@ async fn place_and_run(
         let _ = tokio::time::timeout(Duration::from_millis(300), reader_done).await;
         programs.lock().unwrap().remove(&tab);
         let _ = exited_tx.send(true);
-        let _ = events.send(HostEvent::Exited { tab, code });
+        let _ = events.send(HostEvent::Exited { tab, code }).await;
     });
     Ok(Spawned { pid, start_time })
 }

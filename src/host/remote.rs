@@ -50,7 +50,7 @@ impl HolderHost {
     /// take over the programs it holds.
     pub async fn connect(
         paths: &Paths,
-        events: mpsc::UnboundedSender<HostEvent>,
+        events: mpsc::Sender<HostEvent>,
     ) -> Result<(Self, Vec<Found>), ConnectError> {
         let other = |e: String| ConnectError::Other(e);
         let name = crate::holder::socket_name(paths);
@@ -141,7 +141,7 @@ impl HolderHost {
 async fn read_loop(
     mut read: OwnedReadHalf,
     pending: Arc<Mutex<Pending>>,
-    events: mpsc::UnboundedSender<HostEvent>,
+    events: mpsc::Sender<HostEvent>,
 ) {
     let why = loop {
         let frame = match read_frame(&mut read).await {
@@ -150,10 +150,12 @@ async fn read_loop(
         };
         if frame.kind == Kind::Data {
             if let Some((tab, bytes)) = split_data(&frame.body) {
-                let _ = events.send(HostEvent::Output {
+                let ev = HostEvent::Output {
                     tab: tab.to_string(),
                     bytes: bytes.to_vec(),
-                });
+                };
+                // Waits while the core is behind, so the holder waits too.
+                let _ = events.send(ev).await;
             }
             continue;
         }
@@ -161,47 +163,56 @@ async fn read_loop(
             Ok(m) => m,
             Err(e) => break format!("the holder sent a malformed message: {e}"),
         };
-        let mut p = pending.lock().unwrap();
-        match msg {
-            FromHolder::Spawned {
-                tab,
-                pid,
-                start_time,
-            } => {
-                p.known.insert(tab.clone());
-                if let Some(tx) = p.spawns.remove(&tab) {
-                    let _ = tx.send(Ok(Spawned { pid, start_time }));
+        let event = {
+            let mut p = pending.lock().unwrap();
+            match msg {
+                FromHolder::Spawned {
+                    tab,
+                    pid,
+                    start_time,
+                } => {
+                    p.known.insert(tab.clone());
+                    if let Some(tx) = p.spawns.remove(&tab) {
+                        let _ = tx.send(Ok(Spawned { pid, start_time }));
+                    }
+                    None
                 }
-            }
-            FromHolder::SpawnFailed { tab, message } => {
-                if let Some(tx) = p.spawns.remove(&tab) {
-                    let _ = tx.send(Err(HostError::Holder(message)));
+                FromHolder::SpawnFailed { tab, message } => {
+                    if let Some(tx) = p.spawns.remove(&tab) {
+                        let _ = tx.send(Err(HostError::Holder(message)));
+                    }
+                    None
                 }
-            }
-            FromHolder::Exited { tab, code } => {
-                let _ = events.send(HostEvent::Exited { tab, code });
-            }
-            FromHolder::Stopped { tab } => {
-                for tx in p.stops.remove(&tab).unwrap_or_default() {
-                    let _ = tx.send(());
+                FromHolder::Exited { tab, code } => Some(HostEvent::Exited { tab, code }),
+                FromHolder::Stopped { tab } => {
+                    for tx in p.stops.remove(&tab).unwrap_or_default() {
+                        let _ = tx.send(());
+                    }
+                    None
                 }
+                FromHolder::Welcome { .. } | FromHolder::Refused { .. } => None,
             }
-            FromHolder::Welcome { .. } | FromHolder::Refused { .. } => {}
+        };
+        if let Some(ev) = event {
+            let _ = events.send(ev).await;
         }
     };
     tracing::error!(reason = %why, "lost the holder; its programs are gone from this core");
-    let mut p = pending.lock().unwrap();
-    p.lost = Some(why.clone());
-    for (_, tx) in p.spawns.drain() {
-        let _ = tx.send(Err(HostError::Holder(why.clone())));
-    }
-    for (_, txs) in p.stops.drain() {
-        for tx in txs {
-            let _ = tx.send(());
+    let lost: Vec<String> = {
+        let mut p = pending.lock().unwrap();
+        p.lost = Some(why.clone());
+        for (_, tx) in p.spawns.drain() {
+            let _ = tx.send(Err(HostError::Holder(why.clone())));
         }
-    }
-    for tab in p.known.drain() {
-        let _ = events.send(HostEvent::Exited { tab, code: -1 });
+        for (_, txs) in p.stops.drain() {
+            for tx in txs {
+                let _ = tx.send(());
+            }
+        }
+        p.known.drain().collect()
+    };
+    for tab in lost {
+        let _ = events.send(HostEvent::Exited { tab, code: -1 }).await;
     }
 }
 

@@ -12,6 +12,7 @@ pub mod frame;
 pub mod handshake;
 pub mod holder;
 pub mod hook;
+pub mod outbox;
 
 /// Version of the client-socket protocol, sent in the hello.
 pub const PROTOCOL_VERSION: u32 = 1;
