@@ -127,10 +127,14 @@ impl Core {
     }
 
     fn resize(&self, tab: &str, rows: u16, cols: u16) -> Reply {
-        if !(2..=1000).contains(&rows) || !(2..=1000).contains(&cols) {
+        if crate::protocol::clamp_size(rows, cols) != (rows, cols) {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
-                format!("terminal size {cols}x{rows} is out of range (2 to 1000 each way)"),
+                format!(
+                    "terminal size {cols}x{rows} is out of range (2 to {} columns, 2 to {} rows)",
+                    crate::protocol::MAX_COLS,
+                    crate::protocol::MAX_ROWS
+                ),
             ));
         }
         let mut state = self.state.lock().unwrap();

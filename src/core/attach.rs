@@ -85,8 +85,8 @@ impl Core {
                 id,
                 Window {
                     folder: folder.clone(),
-                    rows: rows.max(2),
-                    cols: cols.max(2),
+                    rows: crate::protocol::clamp_size(rows, cols).0,
+                    cols: crate::protocol::clamp_size(rows, cols).1,
                     showing: None,
                     out,
                     lagging: false,
@@ -137,8 +137,7 @@ impl Core {
             let Some(win) = w.by_id.get_mut(&id) else {
                 return;
             };
-            win.rows = rows.max(2);
-            win.cols = cols.max(2);
+            (win.rows, win.cols) = crate::protocol::clamp_size(rows, cols);
             win.folder.clone()
         };
         self.fit_session(&mut state, &folder);

@@ -3,9 +3,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::protocol::outbox::Outbox;
 use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
-use crate::protocol::outbox::Outbox;
 
 use super::{Caller, Core};
 use crate::platform;
@@ -159,18 +159,35 @@ fn close_with(out: &Outbox, e: FrameError) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The tab whose program the peer is, or descends from (its PID and start
-/// time recorded at launch, so a reused PID does not count).
+/// The tab whose program the peer is, descends from, shares a session
+/// with, or shares a scope with. Ancestry alone is not enough: a process
+/// can leave its parent behind (`cmd & exit`), but not its session or its
+/// cgroup without help. A PID counts only with the start time recorded at
+/// launch, so a reused PID does not.
 fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
-    let pid = platform::peer_pid(stream).ok()?;
+    let Ok(pid) = platform::peer_pid(stream) else {
+        // A peer the kernel cannot name is not trusted as the user.
+        return Some("unknown (the peer could not be identified)".into());
+    };
+    if let Some(cg) = platform::cgroup_path(pid) {
+        let unit = cg.rsplit('/').next().unwrap_or("");
+        if let Some(rest) = unit
+            .strip_prefix("nerdr-agent-")
+            .or_else(|| unit.strip_prefix("nerdr-term-"))
+        {
+            return Some(rest.split(['-', '.']).next().unwrap_or(rest).to_string());
+        }
+    }
     let chain = platform::ancestry(pid);
+    let session = platform::session_id(pid).ok();
     let state = core.state.lock().unwrap();
     state
         .tabs
         .values()
         .find(|t| match (t.pid, t.start_time) {
             (Some(p), Some(st)) => {
-                chain.contains(&p) && platform::proc_start_time(p).ok() == Some(st)
+                (chain.contains(&p) || session == Some(p))
+                    && platform::proc_start_time(p).ok() == Some(st)
             }
             _ => false,
         })

@@ -10,7 +10,7 @@ use super::{Caller, Core};
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::handshake::Outcome;
 use crate::protocol::hook::{encode_line, parse_line, HookReply};
-use crate::protocol::MAX_FRAME;
+use crate::protocol::MAX_LINE;
 
 pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
     let (read, mut write) = stream.into_split();
@@ -22,7 +22,7 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
                 let reply = error_reply(
                     serde_json::Value::Null,
                     ErrorCode::BadRequest,
-                    format!("request line longer than {MAX_FRAME} bytes; closing the connection"),
+                    format!("request line longer than {MAX_LINE} bytes; closing the connection"),
                 );
                 write.write_all(&encode_line(&reply)).await?;
                 tracing::warn!(socket = "hook", "oversized request line");
@@ -78,7 +78,7 @@ enum Line {
     Eof,
 }
 
-/// Read up to a newline, never buffering more than [`MAX_FRAME`] bytes.
+/// Read up to a newline, never buffering more than [`MAX_LINE`] bytes.
 async fn read_line<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<Line> {
     let mut line = Vec::new();
     loop {
@@ -91,7 +91,7 @@ async fn read_line<R: AsyncBufReadExt + Unpin>(r: &mut R) -> std::io::Result<Lin
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
-        if line.len() + chunk.len() > MAX_FRAME {
+        if line.len() + chunk.len() > MAX_LINE {
             return Ok(Line::TooLong);
         }
         line.extend_from_slice(chunk);

@@ -27,6 +27,8 @@ pub const HOLDER_UNIT: &str = "nerdr-holder.service";
 pub struct Attached {
     pub host: Arc<dyn Host>,
     pub found: Vec<Found>,
+    /// With a holder: resolves if the holder goes away.
+    pub lost: Option<tokio::sync::oneshot::Receiver<String>>,
 }
 
 pub async fn attach(
@@ -40,10 +42,7 @@ pub async fn attach(
     match HolderHost::connect(paths, events.clone()).await {
         Ok((h, found)) => {
             tracing::info!(programs = found.len(), "re-attached to the running holder");
-            return Ok(Attached {
-                host: Arc::new(h),
-                found,
-            });
+            return Ok(with_holder(h, found));
         }
         Err(ConnectError::Absent) => {}
         Err(ConnectError::Other(e)) => {
@@ -56,10 +55,7 @@ pub async fn attach(
         return local(events, format!("cannot start the holder: {e}"));
     }
     match HolderHost::connect(paths, events.clone()).await {
-        Ok((h, found)) => Ok(Attached {
-            host: Arc::new(h),
-            found,
-        }),
+        Ok((h, found)) => Ok(with_holder(h, found)),
         Err(e) => {
             tracing::error!(reason = %e, "the new holder cannot be used");
             local(events, e.to_string())
@@ -67,10 +63,20 @@ pub async fn attach(
     }
 }
 
+fn with_holder(h: HolderHost, found: Vec<Found>) -> Attached {
+    let lost = h.lost.lock().unwrap().take();
+    Attached {
+        host: Arc::new(h),
+        found,
+        lost,
+    }
+}
+
 fn local(events: mpsc::Sender<HostEvent>, why: String) -> anyhow::Result<Attached> {
     Ok(Attached {
         host: Arc::new(PtyHost::new(events, None, ProgramsMode::CoreChildren(why))?),
         found: Vec::new(),
+        lost: None,
     })
 }
 

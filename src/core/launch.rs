@@ -111,8 +111,10 @@ impl Core {
             let t = state.tabs.get(of).ok_or_else(|| super::api::no_tab(of))?;
             // A terminal of a terminal belongs to the same agent tab.
             let parent = t.parent.clone().unwrap_or_else(|| t.id.clone());
-            (t.folder.clone(), t.cwd.clone(), parent, t.sandboxed)
+            (t.folder.clone(), t.cwd.clone(), parent, false)
         };
+        // The terminal is the user's own shell, run by nerdr outside any
+        // sandbox: it is marked as such even in a sandboxed agent's tab.
         let caller_env = self.environment_for(caller, caller_env);
         let shell = caller_env
             .iter()
@@ -151,17 +153,23 @@ impl Core {
     async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
         let (rows, cols) = self.windows.lock().unwrap().session_size(&plan.folder);
         let id = plan.id.clone();
+        let mut term_number = None;
         let (secret, scope) = {
             let state = self.state.lock().unwrap();
             let scope = match &plan.parent {
                 None => crate::systemd::names::agent_scope(&id).ok(),
                 Some(p) => {
+                    // Numbers are never reused while a terminal of the tab
+                    // lives: closing terminal 1 of 2 must not hand out 2.
                     let n = state
                         .tabs
                         .values()
                         .filter(|t| t.parent.as_ref() == Some(p))
-                        .count();
-                    crate::systemd::names::term_scope(p, n as u32 + 1).ok()
+                        .filter_map(|t| t.term_number)
+                        .max()
+                        .unwrap_or(0);
+                    term_number = Some(n + 1);
+                    crate::systemd::names::term_scope(p, n + 1).ok()
                 }
             };
             (random_hex(32), scope)
@@ -188,6 +196,7 @@ impl Core {
             parent: plan.parent,
             cwd: plan.cwd.clone(),
             worktree: plan.worktree.clone(),
+            term_number,
             state: TabState::Starting,
             pid: None,
             start_time: None,
@@ -238,13 +247,18 @@ impl Core {
         };
         {
             let mut state = self.state.lock().unwrap();
-            if let Some(t) = state.tabs.get_mut(&id) {
-                t.pid = Some(spawned.pid);
-                t.start_time = Some(spawned.start_time);
-                // A program that already ended keeps its `exited` state.
-                if t.state == TabState::Starting {
-                    t.state = TabState::Running;
-                }
+            let Some(t) = state.tabs.get_mut(&id) else {
+                // Closed while it started; the close ended the program.
+                return Err(ApiError::new(
+                    ErrorCode::LaunchFailed,
+                    format!("tab {id} was closed while `{name}` was starting"),
+                ));
+            };
+            t.pid = Some(spawned.pid);
+            t.start_time = Some(spawned.start_time);
+            // A program that already ended keeps its `exited` state.
+            if t.state == TabState::Starting {
+                t.state = TabState::Running;
             }
         }
         tracing::info!(

@@ -80,7 +80,9 @@ impl Core {
                 self.forward_output(&tab, &bytes);
             }
             HostEvent::Exited { tab, code } => {
-                if let Some(t) = state.tabs.get_mut(&tab) {
+                // A program already known to have ended keeps its real exit
+                // code when its holder is lost later (code -1).
+                if let Some(t) = state.tabs.get_mut(&tab).filter(|t| t.exit_code.is_none()) {
                     t.state = TabState::Exited;
                     t.exit_code = Some(code);
                     tracing::info!(tab = %tab, agent = %t.agent, exit_code = code, "program exited");
@@ -149,7 +151,8 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
     let key = keyfile::refresh(&paths.client_key())?;
     let bin = std::env::current_exe().context("cannot find this executable's path")?;
     let (events_tx, mut events_rx) = crate::host::events();
-    let attached = hosting::attach(&paths, &bin, events_tx).await?;
+    let mut attached = hosting::attach(&paths, &bin, events_tx).await?;
+    let holder_lost = attached.lost.take();
     let state = rebuild(&paths, attached.found);
     let core = Arc::new(Core {
         state: Mutex::new(state),
@@ -201,7 +204,25 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
 
     notify::ready(&core.state.lock().unwrap().status_text());
 
-    shutdown_signal().await;
+    let lost = async move {
+        match holder_lost {
+            Some(rx) => rx
+                .await
+                .unwrap_or_else(|_| "the holder link dropped".into()),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = shutdown_signal() => {}
+        why = lost => {
+            // Without its holder the core cannot start or reach programs; a
+            // new core starts a new holder (systemd restarts us on failure;
+            // without it, the next command starts a core).
+            notify::stopping();
+            core.changed();
+            anyhow::bail!("lost the holder ({why}); exiting so a new core starts a new holder");
+        }
+    }
     notify::stopping();
     tracing::info!("core stopping");
     if core.host.programs_end_with_core() {

@@ -27,6 +27,8 @@ pub struct Tab {
     /// Where the program runs: the folder, or a folder inside the worktree.
     pub cwd: PathBuf,
     pub worktree: Option<Worktree>,
+    /// A terminal's `<n>` in `nerdr-term-<tab>-<n>.scope`.
+    pub term_number: Option<u32>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -62,6 +64,8 @@ pub struct Saved {
     pub cwd: Option<PathBuf>,
     #[serde(default)]
     pub worktree: Option<Worktree>,
+    #[serde(default)]
+    pub term_number: Option<u32>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -82,6 +86,7 @@ impl Tab {
             parent: self.parent.clone(),
             cwd: Some(self.cwd.clone()),
             worktree: self.worktree.clone(),
+            term_number: self.term_number,
             state: self.state,
             pid: self.pid,
             start_time: self.start_time,
@@ -106,6 +111,7 @@ impl Tab {
             kind: s.kind,
             parent: s.parent,
             worktree: s.worktree,
+            term_number: s.term_number,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,

@@ -14,10 +14,10 @@ use crate::host::pty::PtyHost;
 use crate::host::{Host, HostEvent};
 use crate::paths::Paths;
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
-use crate::protocol::outbox::Outbox;
 use crate::protocol::holder::{
     data_frame, split_data, FromHolder, Held, SpawnSpec, ToHolder, HOLDER_VERSION,
 };
+use crate::protocol::outbox::Outbox;
 
 struct Kept {
     spec: SpawnSpec,
@@ -193,6 +193,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             ToHolder::Hello { .. } => {}
             ToHolder::Spawn { spec } => spawn(&h, spec, tx.clone()),
             ToHolder::Resize { tab, rows, cols } => {
+                let (rows, cols) = crate::protocol::clamp_size(rows, cols);
                 if let Some(k) = h.kept.lock().unwrap().get_mut(&tab) {
                     k.screen.set_size(rows, cols);
                 }
@@ -209,12 +210,14 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             // The core forgets a tab only after its program was stopped.
             ToHolder::Forget { tab } => {
                 h.kept.lock().unwrap().remove(&tab);
+                h.host.forget(&tab);
             }
         }
     }
 }
 
-fn spawn(h: &Arc<Holder>, spec: SpawnSpec, tx: Outbox) {
+fn spawn(h: &Arc<Holder>, mut spec: SpawnSpec, tx: Outbox) {
+    (spec.rows, spec.cols) = crate::protocol::clamp_size(spec.rows, spec.cols);
     let tab = spec.tab.clone();
     h.kept.lock().unwrap().insert(
         tab.clone(),

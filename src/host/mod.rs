@@ -45,6 +45,9 @@ pub enum HostError {
     NoSuchTab(String),
     #[error("the holder is unreachable: {0}")]
     Holder(String),
+    /// The holder tried and failed; its message says why.
+    #[error("{0}")]
+    Failed(String),
 }
 
 /// Events are a short bounded queue: a consumer that falls behind stops the

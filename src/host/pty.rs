@@ -30,12 +30,18 @@ enum Input {
     Resize(u16, u16),
 }
 
+/// A program from the moment its process exists until the owner forgets
+/// it: while it is being placed, while it runs, and after it exited (what it
+/// left in its scope or session still gets ended on `stop`).
 struct Program {
     pid: u32,
     scope: Option<String>,
-    input: mpsc::UnboundedSender<Input>,
+    /// None until the program runs (it may still be waiting for its scope).
+    input: Option<mpsc::UnboundedSender<Input>>,
     /// Becomes true once the process has been reaped.
     exited: watch::Receiver<bool>,
+    /// Stopped before it ran: placement must not let it go.
+    cancelled: bool,
 }
 
 pub struct PtyHost {
@@ -73,11 +79,31 @@ impl Host for PtyHost {
         let started = start(&self.bin, &spec, scope.is_some());
         let programs = self.programs.clone();
         let events = self.events.clone();
+        let (exited_tx, exited_rx) = watch::channel(false);
+        if let Ok(s) = &started {
+            // Known from now on, so a stop during placement cancels it.
+            programs.lock().unwrap().insert(
+                spec.tab.clone(),
+                Program {
+                    pid: s.pid,
+                    scope: spec.scope.clone().filter(|_| scope.is_some()),
+                    input: None,
+                    exited: exited_rx,
+                    cancelled: false,
+                },
+            );
+        }
         tokio::spawn(async move {
+            let tab = spec.tab.clone();
             let result = match started {
                 Err(e) => Err(e),
-                Ok(started) => place_and_run(started, spec, scope, programs, events).await,
+                Ok(started) => {
+                    place_and_run(started, spec, scope, programs.clone(), events, exited_tx).await
+                }
             };
+            if result.is_err() {
+                programs.lock().unwrap().remove(&tab);
+            }
             let _ = tx.send(result);
         });
         rx
@@ -93,12 +119,19 @@ impl Host for PtyHost {
 
     fn stop(&self, tab: &str) -> oneshot::Receiver<()> {
         let (done, rx) = oneshot::channel();
-        let target = self
-            .programs
-            .lock()
-            .unwrap()
-            .get(tab)
-            .map(|p| (p.pid, p.scope.clone(), p.exited.clone()));
+        let target = {
+            let mut programs = self.programs.lock().unwrap();
+            match programs.get_mut(tab) {
+                // Still waiting to be placed: it never runs.
+                Some(p) if p.input.is_none() && !*p.exited.borrow() => {
+                    p.cancelled = true;
+                    let _ = nix::sys::signal::kill(Pid::from_raw(p.pid as i32), Signal::SIGKILL);
+                    None
+                }
+                Some(p) => Some((p.pid, p.scope.clone(), p.exited.clone())),
+                None => None,
+            }
+        };
         let Some((pid, scope, mut exited)) = target else {
             let _ = done.send(());
             return rx;
@@ -121,8 +154,8 @@ impl Host for PtyHost {
         rx
     }
 
-    fn forget(&self, _tab: &str) {
-        // An exited program is already gone from `programs`.
+    fn forget(&self, tab: &str) {
+        self.programs.lock().unwrap().remove(tab);
     }
 
     fn mode(&self) -> String {
@@ -139,26 +172,32 @@ impl Host for PtyHost {
 impl PtyHost {
     fn send(&self, tab: &str, msg: Input) -> Result<(), HostError> {
         let programs = self.programs.lock().unwrap();
-        let p = programs
+        let input = programs
             .get(tab)
+            .and_then(|p| p.input.as_ref())
             .ok_or_else(|| HostError::NoSuchTab(tab.to_string()))?;
-        p.input
+        input
             .send(msg)
             .map_err(|_| HostError::NoSuchTab(tab.to_string()))
     }
 }
 
 /// Shells ignore SIGTERM, so hang up first as a closing terminal would;
-/// then ask, then insist. Reaches the session's foreground process group.
+/// then ask, then insist. Reaches the session's foreground process group,
+/// including what an exited program left running in it.
 async fn stop_session(pid: u32, exited: &mut watch::Receiver<bool>) {
     let pgid = Pid::from_raw(pid as i32);
+    let group_alive = || killpg(pgid, None).is_ok();
     for sig in [Signal::SIGHUP, Signal::SIGTERM] {
         let _ = killpg(pgid, sig);
         let _ = killpg(pgid, Signal::SIGCONT);
-        if tokio::time::timeout(GRACE, exited.wait_for(|e| *e))
-            .await
-            .is_ok()
-        {
+        let gone = async {
+            let _ = exited.wait_for(|e| *e).await;
+            while group_alive() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        };
+        if tokio::time::timeout(GRACE, gone).await.is_ok() {
             return;
         }
     }
@@ -243,6 +282,7 @@ async fn place_and_run(
     scope: Option<(Arc<dyn Scopes>, String)>,
     programs: Arc<Mutex<HashMap<String, Program>>>,
     events: mpsc::Sender<HostEvent>,
+    exited_tx: watch::Sender<bool>,
 ) -> Result<Spawned, HostError> {
     let Started {
         mut child,
@@ -250,9 +290,17 @@ async fn place_and_run(
         pid,
         go,
     } = started;
-    let scope_name = scope.as_ref().map(|(_, n)| n.clone());
     if let Some((scopes, name)) = scope {
         let placed = scopes.place(name.clone(), pid).await;
+        let cancelled = programs
+            .lock()
+            .unwrap()
+            .get(&spec.tab)
+            .is_none_or(|p| p.cancelled);
+        let placed = placed.and_then(|()| match cancelled {
+            true => Err("the tab was closed while it was starting".to_string()),
+            false => Ok(()),
+        });
         let released = placed.and_then(|()| {
             use std::io::Write;
             let go = go.expect("a placed program waits on a pipe");
@@ -273,18 +321,24 @@ async fn place_and_run(
     let start_time = platform::proc_start_time(pid).unwrap_or(0);
     let (reader, mut writer) = pty.into_split();
     let (input_tx, mut input_rx) = mpsc::unbounded_channel::<Input>();
-    let (exited_tx, exited_rx) = watch::channel(false);
     let tab = spec.tab.clone();
     let output_events = events.clone();
-    programs.lock().unwrap().insert(
-        tab.clone(),
-        Program {
-            pid,
-            scope: scope_name,
-            input: input_tx,
-            exited: exited_rx,
-        },
-    );
+    let running = match programs.lock().unwrap().get_mut(&tab) {
+        Some(prog) if !prog.cancelled => {
+            prog.input = Some(input_tx);
+            true
+        }
+        _ => false,
+    };
+    if !running {
+        // Closed in the instant since placement: end it unseen.
+        let _ = kill(Pid::from_raw(pid as i32), Signal::SIGKILL);
+        let _ = child.wait().await;
+        return Err(HostError::Spawn {
+            program: spec.argv[0].clone(),
+            reason: "the tab was closed while it was starting".into(),
+        });
+    }
 
     // Writer: the only owner of the master's write half, so input stays in
     // order and a slow program cannot block the caller.
@@ -332,7 +386,7 @@ async fn place_and_run(
             Err(_) => -1,
         };
         let _ = tokio::time::timeout(Duration::from_millis(300), reader_done).await;
-        programs.lock().unwrap().remove(&tab);
+        // Kept until forgotten: a stop still ends what it left behind.
         let _ = exited_tx.send(true);
         let _ = events.send(HostEvent::Exited { tab, code }).await;
     });

@@ -26,6 +26,8 @@ struct Pending {
 }
 
 pub struct HolderHost {
+    /// Resolves with the reason once the holder connection is gone.
+    pub lost: std::sync::Mutex<Option<oneshot::Receiver<String>>>,
     out: mpsc::UnboundedSender<Frame>,
     pending: Arc<Mutex<Pending>>,
     mode: String,
@@ -86,9 +88,13 @@ impl HolderHost {
         write_frame(&mut stream, &hello)
             .await
             .map_err(|e| other(e.to_string()))?;
-        let first = read_frame(&mut stream)
-            .await
-            .map_err(|e| other(format!("the holder hung up: {e}")))?;
+        // A holder that accepts but never answers must not keep the core
+        // from ever becoming ready.
+        let first =
+            tokio::time::timeout(std::time::Duration::from_secs(10), read_frame(&mut stream))
+                .await
+                .map_err(|_| other("the holder did not answer within 10s".into()))?
+                .map_err(|e| other(format!("the holder hung up: {e}")))?;
         let (held, mode) = match first.decode_control::<FromHolder>() {
             Ok(FromHolder::Welcome { held, mode, .. }) => (held, mode),
             Ok(FromHolder::Refused { message }) => {
@@ -124,8 +130,21 @@ impl HolderHost {
             known: found.iter().map(|f| f.held.tab.clone()).collect(),
             ..Pending::default()
         }));
-        tokio::spawn(read_loop(read, pending.clone(), events));
-        Ok((HolderHost { out, pending, mode }, found))
+        let pending_for_loop = pending.clone();
+        let (lost_tx, lost) = oneshot::channel();
+        tokio::spawn(async move {
+            let why = read_loop(read, pending_for_loop, events).await;
+            let _ = lost_tx.send(why);
+        });
+        Ok((
+            HolderHost {
+                lost: std::sync::Mutex::new(Some(lost)),
+                out,
+                pending,
+                mode,
+            },
+            found,
+        ))
     }
 
     fn send(&self, msg: &ToHolder) -> Result<(), HostError> {
@@ -142,7 +161,7 @@ async fn read_loop(
     mut read: OwnedReadHalf,
     pending: Arc<Mutex<Pending>>,
     events: mpsc::Sender<HostEvent>,
-) {
+) -> String {
     let why = loop {
         let frame = match read_frame(&mut read).await {
             Ok(f) => f,
@@ -179,7 +198,7 @@ async fn read_loop(
                 }
                 FromHolder::SpawnFailed { tab, message } => {
                     if let Some(tx) = p.spawns.remove(&tab) {
-                        let _ = tx.send(Err(HostError::Holder(message)));
+                        let _ = tx.send(Err(HostError::Failed(message)));
                     }
                     None
                 }
@@ -214,6 +233,7 @@ async fn read_loop(
     for tab in lost {
         let _ = events.send(HostEvent::Exited { tab, code: -1 }).await;
     }
+    why
 }
 
 impl Host for HolderHost {

@@ -9,6 +9,13 @@ pub fn proc_start_time(pid: u32) -> io::Result<u64> {
     stat_field(pid, 22)
 }
 
+/// The session id (field 6 of `/proc/PID/stat`): every program nerdr starts
+/// leads a session of its own, which its descendants keep unless they make
+/// a new one.
+pub fn session_id(pid: u32) -> io::Result<u32> {
+    stat_field(pid, 6).map(|v| v as u32)
+}
+
 /// The parent PID (field 4 of `/proc/PID/stat`).
 pub fn parent_pid(pid: u32) -> io::Result<u32> {
     stat_field(pid, 4).map(|v| v as u32)

@@ -31,6 +31,15 @@ pub fn proc_start_time(pid: u32) -> io::Result<u64> {
     Ok(i.pbi_start_tvsec * 1_000_000 + i.pbi_start_tvusec)
 }
 
+pub fn session_id(pid: u32) -> io::Result<u32> {
+    // SAFETY: getsid only reads the kernel's record for `pid`.
+    let sid = unsafe { libc::getsid(pid as libc::pid_t) };
+    if sid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(sid as u32)
+}
+
 pub fn parent_pid(pid: u32) -> io::Result<u32> {
     Ok(bsdinfo(pid)?.pbi_ppid)
 }

@@ -17,7 +17,21 @@ pub mod outbox;
 /// Version of the client-socket protocol, sent in the hello.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// Largest frame (client socket) or line (hook socket) accepted, in bytes.
-/// Screens and requests are far smaller; anything larger is an error that
-/// closes that one connection.
-pub const MAX_FRAME: usize = 1 << 20;
+/// Largest frame (client and holder sockets), in bytes. A redraw of the
+/// largest screen allowed ([`MAX_ROWS`] x [`MAX_COLS`], every cell coloured)
+/// and a scroll-mode history of the whole output log fit; anything larger is
+/// an error that closes that one connection.
+pub const MAX_FRAME: usize = 32 << 20;
+
+/// Largest hook-socket line: requests from programs are small.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Terminal sizes beyond these are clamped: a screen model's memory grows
+/// with rows x columns, and no window is larger.
+pub const MAX_ROWS: u16 = 500;
+pub const MAX_COLS: u16 = 1000;
+
+/// A requested terminal size, clamped to what nerdr serves.
+pub fn clamp_size(rows: u16, cols: u16) -> (u16, u16) {
+    (rows.clamp(2, MAX_ROWS), cols.clamp(2, MAX_COLS))
+}

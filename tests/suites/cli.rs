@@ -218,6 +218,18 @@ fn commands_inside_a_tab_use_the_hook_socket() {
         refused.contains(&format!("runs inside tab {tab}")),
         "{refused}"
     );
+    // Leaving the parent behind (`cmd & exit`) does not escape the check:
+    // the session is still the tab's.
+    l.ok(&["send", &tab, r#"sh -c 'env -u NERDR_TAB "$NERDR_BIN" tabs 2> orphan.txt; echo rc-$? >> orphan.txt' & sleep 1; echo orphan-done"#]);
+    l.wait_screen(&tab, "orphan-done");
+    wait_until("the orphan's answer", Duration::from_secs(10), || {
+        std::fs::read_to_string(l.work().join("orphan.txt")).is_ok_and(|s| s.contains("rc-"))
+    });
+    let orphan = std::fs::read_to_string(l.work().join("orphan.txt")).unwrap();
+    assert!(
+        orphan.contains("runs inside tab") && orphan.contains("rc-1"),
+        "{orphan}"
+    );
     // A made-up secret gets nothing from the hook socket.
     let out = l
         .cmd(&["tabs"])

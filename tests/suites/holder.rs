@@ -135,3 +135,125 @@ fn with_nerdr_holder_0_programs_end_with_the_core() {
         || !pid_alive(pid),
     );
 }
+
+/// Processes whose command line is exactly `words`.
+fn processes(words: &[&str]) -> Vec<u32> {
+    let want: Vec<u8> = words
+        .iter()
+        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .filter(|pid| pid_alive(*pid))
+        .collect()
+}
+
+#[test]
+fn closing_an_exited_tab_ends_what_its_program_left_running() {
+    let l = Local::started();
+    // The program exits at once, leaving a child that ignores hangups.
+    l.write_config(
+        "[agents.leaver]\ncommand = [\"sh\", \"-c\", \"(trap '' HUP; exec sleep 5551) & sleep 0.2; exit 0\"]\n",
+    );
+    let tab = l.ok(&["agent", "leaver"]);
+    wait_until("the tab to exit", Duration::from_secs(10), || {
+        l.tabs_json(&[])[0]["state"] == "exited"
+    });
+    assert_eq!(
+        processes(&["sleep", "5551"]).len(),
+        1,
+        "the leftover should run until close"
+    );
+    l.ok(&["close", &tab]);
+    wait_until(
+        "the leftover to be ended by close",
+        Duration::from_secs(10),
+        || processes(&["sleep", "5551"]).is_empty(),
+    );
+}
+
+#[test]
+fn closing_a_tab_while_it_starts_leaves_no_program_behind() {
+    let l = Local::started();
+    l.write_config("[agents.slow]\ncommand = [\"sleep\", \"5552\"]\n");
+    // Make the launch wait: the holder is paused while it is asked.
+    l.ok(&["tabs"]);
+    let holder = l.holder_pid().unwrap();
+    signal(holder, Signal::SIGSTOP);
+    let agent = l
+        .cmd(&["agent", "slow"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut starting = String::new();
+    wait_until(
+        "the tab to show as starting",
+        Duration::from_secs(10),
+        || {
+            let tabs = l.tabs_json(&[]);
+            match tabs.first() {
+                Some(t) if t["state"] == "starting" => {
+                    starting = t["id"].as_str().unwrap().to_string();
+                    true
+                }
+                _ => false,
+            }
+        },
+    );
+    let close = l.cmd(&["close", &starting]).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    signal(holder, Signal::SIGCONT);
+    let out = agent.wait_with_output().unwrap();
+    let _ = close.wait_with_output();
+    // Either the launch lost the race (and says the tab was closed), or it
+    // won and the close ended it right after: no tab either way.
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("closed while"), "{err}");
+    }
+    assert!(l.tabs_json(&[]).is_empty());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        processes(&["sleep", "5552"]).is_empty(),
+        "a closed tab's program runs unseen"
+    );
+}
+
+#[test]
+fn a_lost_holder_ends_the_core_and_the_next_command_starts_afresh() {
+    let mut l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    let holder = l.holder_pid().unwrap();
+    signal(holder, Signal::SIGKILL);
+    let mut core = l.core.take().unwrap();
+    let status = core.wait().unwrap();
+    assert!(
+        !status.success(),
+        "the core kept running without its holder"
+    );
+    assert!(l.core_log().contains("lost the holder"), "{}", l.core_log());
+    // The next command starts a new core, which starts a new holder.
+    let tabs = l.tabs_json(&[]);
+    assert_eq!(tabs[0]["id"], tab.as_str());
+    assert_eq!(tabs[0]["state"], "exited");
+    let again = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &again, "echo afresh"]);
+    l.wait_screen(&again, "\nafresh");
+    assert_ne!(l.holder_pid(), Some(holder));
+    // That core was started by a command: end it by its recorded PID.
+    let core_pid: u32 = std::fs::read_to_string(l.path("state/nerdr/core.pid"))
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    signal(core_pid, Signal::SIGTERM);
+    wait_until("the started core to stop", Duration::from_secs(10), || {
+        !pid_alive(core_pid)
+    });
+}

@@ -21,6 +21,8 @@ fn installed() -> Option<SystemdEnv> {
             "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n",
             // Its first act is to print its own cgroup.
             "[agents.cg]\ncommand = [\"sh\", \"-c\", \"cat /proc/self/cgroup; exec sleep 1000\"]\n",
+            // Prints the signals it was started with ignored.
+            "[agents.sig]\ncommand = [\"sh\", \"-c\", \"grep SigIgn /proc/self/status; exec sleep 1000\"]\n",
         ),
     );
     env.write_user_file("work/.keep", "");
@@ -292,4 +294,45 @@ fn a_hundred_tabs_start_list_and_close() {
         "MEMORY core rss KiB: {} idle, {} with 100 tabs, {} after closing; holder: {} idle, {} with 100 tabs, {} after",
         before.0, with.0, after.0, before.1, with.1, after.1
     );
+}
+
+#[test]
+fn programs_start_with_default_signal_dispositions() {
+    let Some(env) = installed() else { return };
+    // Regression: the shim (Rust) ignored SIGPIPE and exec kept it ignored,
+    // so `yes | head -1` in a tab complained of a broken pipe.
+    let tab = nerdr(&env, &["agent", "sig"]);
+    let screen = wait_screen(&env, &tab, "SigIgn:");
+    let mask = screen
+        .lines()
+        .find_map(|l| l.strip_prefix("SigIgn:"))
+        .map(|m| u64::from_str_radix(m.trim(), 16).unwrap())
+        .unwrap();
+    assert_eq!(
+        mask & (1 << (13 - 1)),
+        0,
+        "SIGPIPE is ignored in the program: {screen}"
+    );
+    nerdr(&env, &["quit"]);
+}
+
+#[test]
+fn terminal_numbers_are_not_reused_while_terminals_live() {
+    let Some(env) = installed() else { return };
+    let tab = nerdr(&env, &["agent", "sh"]);
+    let t1 = nerdr(&env, &["terminal", &tab]);
+    let t2 = nerdr(&env, &["terminal", &tab]);
+    nerdr(&env, &["close", &t1]);
+    // Regression: the third terminal was numbered 2 again and its scope
+    // already existed.
+    let t3 = nerdr(&env, &["terminal", &tab]);
+    for (t, n) in [(&t2, 2), (&t3, 3)] {
+        let pid = tab_pid(&env, t);
+        let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap();
+        assert!(
+            cgroup.contains(&format!("nerdr-term-{tab}-{n}.scope")),
+            "{cgroup}"
+        );
+    }
+    nerdr(&env, &["quit"]);
 }

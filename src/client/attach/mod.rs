@@ -122,6 +122,10 @@ async fn attached(
     let mut winch = signal(SignalKind::window_change())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut term_sig = signal(SignalKind::terminate())?;
+    // Raw mode means the keyboard sends no signals; these come from outside
+    // (`kill`, `timeout`), and the terminal must still be put back.
+    let mut int_sig = signal(SignalKind::interrupt())?;
+    let mut quit_sig = signal(SignalKind::quit())?;
 
     let size = term::size();
     let mut w = Window {
@@ -166,6 +170,8 @@ async fn attached(
             _ = winch.recv() => w.on_resize(term::size()),
             _ = hup.recv() => return Ok(String::new()),
             _ = term_sig.recv() => return Ok("[detached: terminated]".into()),
+            _ = int_sig.recv() => return Ok("[detached: interrupted]".into()),
+            _ = quit_sig.recv() => return Ok("[detached: quit signal]".into()),
         }
         if let Some(bye) = w.done.take() {
             return Ok(bye);

@@ -12,7 +12,12 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
         (
             "unknown top-level key",
             "agent = \"codex\"\n",
-            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, review"),
+            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, review, tabs"),
+        ),
+        (
+            "unknown [tabs] key",
+            "[tabs]\nworktrees = false\n",
+            format!("{PATH}:2:1: unknown key `worktrees` in [tabs]; valid keys: worktree"),
         ),
         (
             "unknown agent key lists the valid keys",
