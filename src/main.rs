@@ -9,6 +9,7 @@ mod config;
 mod core;
 mod holder;
 mod host;
+mod integration;
 mod paths;
 mod platform;
 mod protocol;
@@ -24,11 +25,17 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
     if !matches!(
         args.command,
-        Some(cli::Command::Core(_) | cli::Command::Holder(_) | cli::Command::Shim(_))
+        Some(
+            cli::Command::Core(_)
+                | cli::Command::Holder(_)
+                | cli::Command::Shim(_)
+                | cli::Command::Hook(_)
+        )
     ) {
         // Commands print for pipelines (`nerdr tabs | head`): a closed pipe
         // ends them quietly, as it does `ls`. The core keeps Rust's default
-        // (ignored), so a vanished peer is an error on that one socket.
+        // (ignored), so a vanished peer is an error on that one socket; so
+        // does `hook`, which must exit 0 even if its agent stopped listening.
         // SAFETY: no other thread exists yet; SIG_DFL installs no handler.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);
