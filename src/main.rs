@@ -10,6 +10,7 @@ mod core;
 mod git;
 mod holder;
 mod host;
+mod integration;
 mod paths;
 mod platform;
 mod protocol;
@@ -25,14 +26,15 @@ fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
     if !matches!(
         args.command,
-        Some(cli::Command::Core(_) | cli::Command::Holder(_))
+        Some(cli::Command::Core(_) | cli::Command::Holder(_) | cli::Command::Hook(_))
     ) {
         // Commands print for pipelines (`nerdr tabs | head`): a closed pipe
         // ends them quietly, as it does `ls`. The shim must reset it too: an
         // ignored SIGPIPE survives exec, and every program would inherit it
         // (`yes | head -1` would complain of a broken pipe). The core and
         // holder keep Rust's default (ignored), so a vanished peer is an
-        // error on that one socket.
+        // error on that one socket; so does `hook`, which must exit 0 even
+        // if its agent stopped listening.
         // SAFETY: no other thread exists yet; SIG_DFL installs no handler.
         unsafe {
             libc::signal(libc::SIGPIPE, libc::SIG_DFL);

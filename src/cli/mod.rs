@@ -6,6 +6,8 @@ mod agent;
 mod close;
 mod core_cmd;
 mod doctor;
+mod hook;
+mod integration;
 mod quit;
 mod read;
 mod send;
@@ -55,6 +57,10 @@ pub enum Command {
     Service(service_cmd::Args),
     /// Check the installation; each failing check says what to do
     Doctor(doctor::Args),
+    /// Add or remove hooks in an agent's own settings that report to nerdr
+    Integration(integration::Args),
+    /// Report an agent's event to nerdr (run by the agent's hooks)
+    Hook(hook::Args),
     /// Run the core service (normally started by systemd socket activation)
     Core(core_cmd::Args),
     /// Run the holder, which owns the terminals (started by the core)
@@ -105,6 +111,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Quit(a) => quit::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
+        Command::Integration(a) => integration::run(a),
+        Command::Hook(a) => hook::run(a),
         Command::Core(a) => core_cmd::run(a),
         Command::Holder(a) => crate::holder::run(a),
         Command::Shim(a) => crate::host::shim::run(a),

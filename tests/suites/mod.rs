@@ -3,6 +3,7 @@ mod attach;
 mod cli;
 mod harness;
 mod holder;
+mod integration;
 mod robustness;
 mod scopes;
 mod service;

@@ -1,0 +1,181 @@
+//! `nerdr hook EVENT [JSON]`: run by an agent's own hook mechanism (put
+//! there by `nerdr integration install`). Sends the event and the agent's
+//! payload to the core as the tab it runs in. The payload is the last
+//! argument when there is one (codex's `notify` appends it), else stdin
+//! (claude and copilot write it there).
+//!
+//! A hook must never get in the agent's way: outside nerdr (`NERDR_TAB`
+//! unset or empty) it does nothing; inside, a core that cannot be reached is
+//! reported on stderr and the exit code is still 0 (claude reads exit 2 as
+//! "block this"); it waits a few seconds at most; and it never writes to
+//! stdout, which claude reads as instructions.
+
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::client;
+use crate::protocol::api::Request;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The event: SessionStart, UserPromptSubmit, Stop (others are passed on as given)
+    pub event: Option<String>,
+    /// The payload as an argument (codex's notify); without it, stdin is read
+    /// unless it is a terminal. Only the last word counts.
+    #[arg(
+        value_name = "JSON",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub payload: Vec<String>,
+}
+
+/// How long the agent gets to finish writing the payload.
+const STDIN_WAIT: Duration = Duration::from_secs(3);
+/// How long the core gets to answer.
+const CORE_WAIT: Duration = Duration::from_secs(5);
+/// Payloads past this are cut (nerdr's events carry a few hundred bytes).
+const MAX_PAYLOAD: u64 = 1 << 20;
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Read the payload even outside nerdr: an agent writing to a pipe whose
+    // reader is gone would get EPIPE.
+    let payload = match args.payload.last() {
+        Some(p) => Some(p.clone()),
+        None => read_stdin(),
+    };
+    if std::env::var_os("NERDR_TAB").is_none_or(|v| v.is_empty()) {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let Some(event) = args.event else {
+        say("nerdr hook: no EVENT given; the hook should run `nerdr hook EVENT`");
+        return Ok(ExitCode::SUCCESS);
+    };
+    if let Err(e) = send(report(&event, payload.as_deref())) {
+        say(&format!("nerdr hook {event}: {e:#}"));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A line on stderr; a stderr nobody reads is no reason to fail the agent
+/// (`eprintln!` would panic).
+fn say(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The request for `event` with the agent's payload (JSON if it parses,
+/// else the text as a string), and the session id found in it.
+pub fn report(event: &str, payload: Option<&str>) -> Request {
+    let data = match payload.map(str::trim) {
+        None | Some("") => Value::Null,
+        Some(t) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.to_string())),
+    };
+    Request::Report {
+        event: event.to_string(),
+        session_id: session_id(&data),
+        data,
+    }
+}
+
+/// claude: `session_id`; copilot: `sessionId` (`session_id` in its
+/// PascalCase events); codex's notify: `thread-id`.
+fn session_id(data: &Value) -> Option<String> {
+    ["session_id", "sessionId", "thread-id"]
+        .iter()
+        .find_map(|k| data.get(k)?.as_str().filter(|s| !s.is_empty()))
+        .map(str::to_string)
+}
+
+/// Stdin's text, unless it is a terminal (a person, or an agent that shares
+/// its own) or stays open without an end.
+fn read_stdin() -> Option<String> {
+    if std::io::stdin().is_terminal() {
+        return None;
+    }
+    let (tx, rx) = mpsc::channel();
+    // A thread, so a writer that never closes costs STDIN_WAIT, not forever;
+    // it is left behind when the process exits.
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let read = std::io::stdin()
+            .lock()
+            .take(MAX_PAYLOAD)
+            .read_to_end(&mut buf);
+        let _ = tx.send(read.map(|_| buf));
+    });
+    match rx.recv_timeout(STDIN_WAIT) {
+        Ok(Ok(bytes)) if !bytes.is_empty() => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        _ => None,
+    }
+}
+
+fn send(req: Request) -> anyhow::Result<()> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(client::request(req));
+    });
+    match rx.recv_timeout(CORE_WAIT) {
+        Ok(Ok(Ok(_))) => Ok(()),
+        Ok(Ok(Err(refused))) => Err(anyhow::anyhow!(
+            "the core did not take the report: {}",
+            refused.message
+        )),
+        Ok(Err(unreachable)) => Err(unreachable.context("cannot report to nerdr")),
+        Err(_) => Err(anyhow::anyhow!(
+            "the core did not answer within {}s; the agent goes on without it",
+            CORE_WAIT.as_secs()
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sid(payload: Option<&str>) -> Option<String> {
+        match report("Stop", payload) {
+            Request::Report { session_id, .. } => session_id,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_session_id_comes_from_each_agents_payload() {
+        for (agent, payload, want) in [
+            (
+                "claude",
+                r#"{"session_id":"c1","hook_event_name":"Stop"}"#,
+                Some("c1"),
+            ),
+            ("copilot", r#"{"sessionId":"p1","timestamp":1}"#, Some("p1")),
+            (
+                "codex",
+                r#"{"type":"agent-turn-complete","thread-id":"x1"}"#,
+                Some("x1"),
+            ),
+            ("none", r#"{"type":"agent-turn-complete"}"#, None),
+            ("empty id", r#"{"session_id":""}"#, None),
+            ("not an object", "[1]", None),
+            ("not JSON", "hello", None),
+        ] {
+            assert_eq!(sid(Some(payload)).as_deref(), want, "{agent}");
+        }
+        assert_eq!(sid(None), None);
+    }
+
+    #[test]
+    fn the_payload_travels_as_json_or_as_text() {
+        let data = |p| match report("E", p) {
+            Request::Report { data, .. } => data,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(data(Some(" {\"a\": 1}\n")), serde_json::json!({"a": 1}));
+        assert_eq!(data(Some("plain")), Value::String("plain".into()));
+        assert_eq!(data(Some("  \n")), Value::Null);
+        assert_eq!(data(None), Value::Null);
+    }
+}

@@ -1,0 +1,44 @@
+//! `nerdr integration install|uninstall claude|codex|copilot`: add hooks to
+//! the agent's own settings that report its session id and turns to nerdr,
+//! or take them out again leaving the file as it was.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use crate::integration::{self, Agent};
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "\
+Files edited (the agent's own; comments and layout are kept):
+  claude   $CLAUDE_CONFIG_DIR/settings.json (~/.claude/settings.json): hooks SessionStart, UserPromptSubmit, Stop
+  codex    $CODEX_HOME/config.toml (~/.codex/config.toml): notify (turn ends only; refused if notify is already set)
+  copilot  $COPILOT_HOME/hooks/nerdr.json (~/.copilot/hooks/nerdr.json): sessionStart, userPromptSubmitted, agentStop
+
+The hooks run `\"${NERDR_BIN:-nerdr}\" hook EVENT`, which does nothing outside nerdr.")]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Action {
+    /// Add nerdr's hooks to the agent's settings (again: no change)
+    Install {
+        #[arg(value_enum)]
+        agent: Agent,
+    },
+    /// Remove what install added; an untouched file comes back byte for byte
+    Uninstall {
+        #[arg(value_enum)]
+        agent: Agent,
+    },
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    match args.action {
+        Action::Install { agent } => integration::install(agent)?,
+        Action::Uninstall { agent } => integration::uninstall(agent)?,
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,44 @@
+//! Claude Code: command hooks in `settings.json` under `$CLAUDE_CONFIG_DIR`
+//! (default `~/.claude`). Each event in `hooks` holds matcher groups,
+//! `{"matcher": "", "hooks": [{"type": "command", "command": "..."}]}`; the
+//! empty matcher matches every session source. Claude sends the hook a JSON
+//! payload on stdin with `session_id`, `hook_event_name` and
+//! `transcript_path`, and reads its stdout (so `nerdr hook` prints nothing).
+
+use std::path::PathBuf;
+
+use super::jsonhooks::{Target, J};
+use super::AgentEnv;
+
+pub const TARGET: Target = Target {
+    preamble: &[],
+    events: &[
+        ("SessionStart", "SessionStart"),
+        ("UserPromptSubmit", "UserPromptSubmit"),
+        ("Stop", "Stop"),
+    ],
+    group: Some("hooks"),
+    command_key: "command",
+    entry,
+};
+
+fn entry(command: &str) -> J {
+    J::obj([
+        ("matcher", J::Str(String::new())),
+        (
+            "hooks",
+            J::Arr(vec![J::obj([
+                ("type", J::Str("command".into())),
+                ("command", J::Str(command.into())),
+            ])]),
+        ),
+    ])
+}
+
+pub fn settings_file(env: &AgentEnv) -> Option<PathBuf> {
+    let dir = env
+        .claude_config_dir
+        .clone()
+        .or_else(|| Some(env.home.as_ref()?.join(".claude")))?;
+    Some(dir.join("settings.json"))
+}

@@ -1,0 +1,298 @@
+//! `nerdr integration install|uninstall AGENT`: puts hooks into an agent's
+//! own settings that run `"${NERDR_BIN:-nerdr}" hook EVENT`, so the agent
+//! tells nerdr its session id and when its turns start and end. Owns the
+//! edits to those files and the record that lets uninstall give the file
+//! back byte for byte (see `state.rs`); not what the core does with the
+//! reports (`nerdr hook`, `cli/hook.rs`, sends them).
+//!
+//! Every edit is an insertion into the user's text, never a rewrite of it:
+//! comments, key order and whitespace stay as they were. Layout:
+//! `claude`, `codex` and `copilot` say where each agent keeps its hooks and
+//! what an entry looks like; `jsonhooks` (over `jsonspan`) and `codex` plan
+//! the insertions and removals as pure text functions; `edit` and `state`
+//! apply and undo them; `files` does the I/O.
+
+mod claude;
+mod codex;
+mod copilot;
+mod edit;
+mod files;
+mod jsonhooks;
+mod jsonspan;
+mod state;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::{anyhow, Context};
+
+use crate::paths::Paths;
+use edit::{EditError, Planned};
+use state::{Layer, Record, Undo};
+
+/// How every hook nerdr installs starts; what identifies one as nerdr's.
+pub const COMMAND_PREFIX: &str = "\"${NERDR_BIN:-nerdr}\" hook ";
+
+/// The shell command a hook for nerdr event `event` runs. Inside a tab
+/// `NERDR_BIN` names the nerdr that started it; elsewhere the one on PATH.
+pub fn command(event: &str) -> String {
+    format!("{COMMAND_PREFIX}{event}")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Agent {
+    Claude,
+    Codex,
+    Copilot,
+}
+
+/// The environment variables that say where the agents keep their settings.
+#[derive(Debug, Clone, Default)]
+pub struct AgentEnv {
+    pub home: Option<PathBuf>,
+    pub claude_config_dir: Option<PathBuf>,
+    pub codex_home: Option<PathBuf>,
+    pub copilot_home: Option<PathBuf>,
+}
+
+impl AgentEnv {
+    pub fn from_process() -> Self {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v: &OsString| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        AgentEnv {
+            home: var("HOME"),
+            claude_config_dir: var("CLAUDE_CONFIG_DIR"),
+            codex_home: var("CODEX_HOME"),
+            copilot_home: var("COPILOT_HOME"),
+        }
+    }
+}
+
+impl Agent {
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::Copilot => "copilot",
+        }
+    }
+
+    /// The file nerdr edits, or `None` when neither the agent's variable nor
+    /// HOME is set.
+    pub fn settings_file(self, env: &AgentEnv) -> Option<PathBuf> {
+        match self {
+            Agent::Claude => claude::settings_file(env),
+            Agent::Codex => codex::settings_file(env),
+            Agent::Copilot => copilot::settings_file(env),
+        }
+    }
+
+    fn variable(self) -> &'static str {
+        match self {
+            Agent::Claude => "CLAUDE_CONFIG_DIR",
+            Agent::Codex => "CODEX_HOME",
+            Agent::Copilot => "COPILOT_HOME",
+        }
+    }
+
+    fn plan_install(self, before: Option<&str>, file: &Path) -> Result<Planned, EditError> {
+        match self {
+            Agent::Claude => claude::TARGET.plan_install(before),
+            Agent::Codex => codex::plan_install(before, file),
+            Agent::Copilot => copilot::TARGET.plan_install(before),
+        }
+    }
+
+    fn remove(self, text: &str, created: &[Vec<String>]) -> Result<String, EditError> {
+        match self {
+            Agent::Claude => claude::TARGET.remove(text, created),
+            Agent::Codex => codex::remove(text),
+            Agent::Copilot => copilot::TARGET.remove(text, created),
+        }
+    }
+
+    fn contains_nerdrs(self, text: &str) -> Result<bool, EditError> {
+        match self {
+            Agent::Claude => claude::TARGET.contains_nerdrs(text),
+            Agent::Codex => codex::contains_nerdrs(text),
+            Agent::Copilot => copilot::TARGET.contains_nerdrs(text),
+        }
+    }
+
+    /// Whether a file nerdr created holds nothing else, so it can go.
+    fn is_bare(self, text: &str) -> bool {
+        match self {
+            Agent::Claude => claude::TARGET.is_bare(text),
+            Agent::Codex => text.trim().is_empty(),
+            Agent::Copilot => copilot::TARGET.is_bare(text),
+        }
+    }
+}
+
+/// Where the file is and where its install record is kept.
+struct Where {
+    file: PathBuf,
+    record: PathBuf,
+}
+
+fn locate(agent: Agent) -> anyhow::Result<Where> {
+    let file = agent
+        .settings_file(&AgentEnv::from_process())
+        .ok_or_else(|| {
+            anyhow!(
+                "neither {} nor HOME is set, so there is no {} settings file to edit; set HOME",
+                agent.variable(),
+                agent.name()
+            )
+        })?;
+    let record = Paths::from_process()?
+        .state_dir
+        .join("integrations")
+        .join(format!("{}.json", agent.name()));
+    Ok(Where {
+        file: files::resolve(&file)?,
+        record,
+    })
+}
+
+fn save(record: &Record, path: &Path) -> anyhow::Result<()> {
+    if record.files.is_empty() {
+        return files::remove(path);
+    }
+    let dir = path.parent().expect("the record lives in a folder");
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let text = serde_json::to_string_pretty(record).expect("records serialize") + "\n";
+    files::write(path, &text)
+}
+
+/// `nerdr integration install AGENT`. Running it again changes nothing.
+pub fn install(agent: Agent) -> anyhow::Result<()> {
+    let w = locate(agent)?;
+    let file = &w.file;
+    let before = files::read(file)?;
+    let plan = match agent
+        .plan_install(before.as_deref(), file)
+        .map_err(|e| anyhow!("{}: {e}", file.display()))?
+    {
+        Planned::Already => {
+            println!("nerdr's hooks are already in {}", file.display());
+            return Ok(());
+        }
+        Planned::Plan(p) => p,
+    };
+    let after = edit::apply(before.as_deref().unwrap_or(""), &plan.inserts);
+    let dirs = files::missing_dirs(file);
+
+    // The record is written first: if writing the settings then fails, the
+    // layer is taken back; if nerdr dies in between, uninstall sees a file
+    // still at its "before" hash and skips that layer.
+    let mut record = Record::load(&w.record)?;
+    let entry = record.file_mut(file);
+    if before.is_none() {
+        // Whatever was recorded was for a file that is gone.
+        entry.layers.clear();
+        entry.created_dirs = dirs.clone();
+    }
+    entry.layers.push(Layer {
+        before_sha256: before.as_deref().map(state::sha256),
+        after_sha256: state::sha256(&after),
+        inserts: edit::shifted(&plan.inserts),
+        created: plan.created.clone(),
+    });
+    save(&record, &w.record)?;
+    let written = files::make_dirs(&dirs).and_then(|()| files::write(file, &after));
+    if let Err(e) = written {
+        let mut record = Record::load(&w.record)?;
+        if let Some(entry) = record.files.iter_mut().find(|f| &f.path == file) {
+            entry.layers.pop();
+            if entry.layers.is_empty() {
+                record.forget(file);
+            }
+        }
+        save(&record, &w.record)?;
+        files::remove_empty_dirs(&dirs);
+        return Err(e);
+    }
+    println!(
+        "added nerdr's hooks to {} ({}); `nerdr integration uninstall {}` takes them out again",
+        file.display(),
+        plan.events.join(", "),
+        agent.name()
+    );
+    Ok(())
+}
+
+/// `nerdr integration uninstall AGENT`: removes exactly what install added.
+pub fn uninstall(agent: Agent) -> anyhow::Result<()> {
+    let w = locate(agent)?;
+    let file = &w.file;
+    let mut record = Record::load(&w.record)?;
+    let entry = record.file(file).cloned();
+    let Some(current) = files::read(file)? else {
+        println!("{} does not exist; nothing to remove", file.display());
+        if let Some(e) = &entry {
+            files::remove_empty_dirs(&e.created_dirs);
+            record.forget(file);
+            save(&record, &w.record)?;
+        }
+        return Ok(());
+    };
+    let layers = entry.as_ref().map(|e| e.layers.as_slice()).unwrap_or(&[]);
+    let created: Vec<Vec<String>> = layers.iter().flat_map(|l| l.created.clone()).collect();
+    let made_file = layers.first().is_some_and(|l| l.before_sha256.is_none());
+    let in_file = |e: EditError| anyhow!("{}: {e}", file.display());
+
+    let (text, how) = match state::undo(&current, layers) {
+        Undo::Exact(text) if !layers.is_empty() => (text, "as it was before the install"),
+        Undo::Spans(text) if sound(agent, &text) => (
+            Some(text),
+            "the file changed since the install; only nerdr's lines were cut",
+        ),
+        _ => (
+            Some(agent.remove(&current, &created).map_err(in_file)?),
+            "the file changed since the install; only nerdr's entries were removed",
+        ),
+    };
+    // A file install created goes once nothing but nerdr's skeleton is left.
+    let result = text.filter(|t| !(made_file && agent.is_bare(t)));
+    match &result {
+        None => files::remove(file)?,
+        Some(text) if *text != current => files::write(file, text)?,
+        Some(_) => {}
+    }
+    if let Some(e) = &entry {
+        files::remove_empty_dirs(&e.created_dirs);
+    }
+    record.forget(file);
+    save(&record, &w.record)?;
+
+    if result.as_deref() == Some(current.as_str()) {
+        println!("no nerdr hooks in {}; nothing to remove", file.display());
+    } else if result.is_none() {
+        println!("removed {} (install had created it)", file.display());
+    } else {
+        println!("removed nerdr's hooks from {} ({how})", file.display());
+    }
+    if let Some(text) = &result {
+        if agent.contains_nerdrs(text).unwrap_or(false) {
+            eprintln!(
+                "nerdr: {} still has hooks running `{COMMAND_PREFIX}...` that could not be \
+                 taken out safely (edited by hand?); remove them yourself",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Whether text with the recorded spans cut is a sound settings file with
+/// none of nerdr's hooks left.
+fn sound(agent: Agent, text: &str) -> bool {
+    matches!(agent.contains_nerdrs(text), Ok(false))
+}
+
+#[cfg(test)]
+mod tests;
