@@ -8,6 +8,7 @@ mod core_cmd;
 mod doctor;
 mod hook;
 mod integration;
+mod pane;
 mod quit;
 mod read;
 mod send;
@@ -47,6 +48,8 @@ pub enum Command {
     Read(read::Args),
     /// Type text into a tab, then Enter
     Send(send::Args),
+    /// Reports from agents about themselves (e.g. how to resume them)
+    Pane(pane::Args),
     /// Open a terminal (your shell) in a tab's folder, in a tab of its own
     Terminal(terminal::Args),
     /// Stop a tab's program and forget the tab
@@ -108,6 +111,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Send(a) => send::run(a),
         Command::Close(a) => close::run(a),
         Command::Terminal(a) => terminal::run(a),
+        Command::Pane(a) => pane::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),

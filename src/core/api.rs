@@ -74,10 +74,10 @@ impl Core {
                 );
                 Ok(json!({ "agents": names }))
             }
-            Request::Report { .. } | Request::ReportAgent { .. } => Err(ApiError::new(
-                ErrorCode::BadRequest,
-                "agent reports are not recorded by this core yet",
-            )),
+            Request::Report {
+                event, session_id, ..
+            } => self.report(caller, &event, session_id),
+            Request::ReportAgent { tab, argv } => self.report_agent(caller, &tab, argv),
             Request::Status => {
                 let state = self.state.lock().unwrap();
                 let status = CoreStatus {

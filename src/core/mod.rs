@@ -16,6 +16,7 @@ pub mod logging;
 pub mod notify;
 mod outlog;
 mod persist;
+mod reports;
 pub mod state;
 
 use std::path::PathBuf;

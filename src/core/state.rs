@@ -29,6 +29,12 @@ pub struct Tab {
     pub worktree: Option<Worktree>,
     /// A terminal's `<n>` in `nerdr-term-<tab>-<n>.scope`.
     pub term_number: Option<u32>,
+    /// The agent's conversation, as nerdr gave it or the agent reported it.
+    pub session_id: Option<String>,
+    /// The agent's own resume command, as it reported it.
+    pub reported: Option<Vec<String>>,
+    /// The last event the agent's hooks reported (turn start, end, ...).
+    pub last_event: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -66,6 +72,10 @@ pub struct Saved {
     pub worktree: Option<Worktree>,
     #[serde(default)]
     pub term_number: Option<u32>,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub reported: Option<Vec<String>>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -87,6 +97,8 @@ impl Tab {
             cwd: Some(self.cwd.clone()),
             worktree: self.worktree.clone(),
             term_number: self.term_number,
+            session_id: self.session_id.clone(),
+            reported: self.reported.clone(),
             state: self.state,
             pid: self.pid,
             start_time: self.start_time,
@@ -112,6 +124,9 @@ impl Tab {
             parent: s.parent,
             worktree: s.worktree,
             term_number: s.term_number,
+            session_id: s.session_id,
+            reported: s.reported,
+            last_event: None,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,
@@ -131,6 +146,7 @@ impl Tab {
             kind: self.kind,
             parent: self.parent.clone(),
             worktree: self.worktree.as_ref().map(|w| w.path.clone()),
+            session_id: self.session_id.clone(),
             state: self.state,
             pid: self.pid,
             exit_code: self.exit_code,

@@ -133,6 +133,9 @@ pub struct TabInfo {
     /// The tab's own git worktree (its working folder), if it has one.
     #[serde(default)]
     pub worktree: Option<PathBuf>,
+    /// The agent's conversation id, when nerdr knows it (for resume).
+    #[serde(default)]
+    pub session_id: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub exit_code: Option<i32>,

@@ -298,3 +298,46 @@ fn a_raw_hook_request_resizes_the_terminal_and_screen() {
     let zeros = "0".repeat(100);
     l.wait_screen(&tab, &zeros);
 }
+
+#[test]
+fn an_agents_hooks_report_its_session_from_inside_its_tab() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    // What claude's SessionStart hook would run, with its JSON on stdin.
+    l.ok(&[
+        "send",
+        &tab,
+        r#"echo '{"session_id":"0b6f8c2e-4d1a"}' | "$NERDR_BIN" hook SessionStart; echo hook-$?"#,
+    ]);
+    l.wait_screen(&tab, "hook-0");
+    wait_until("the session id recorded", Duration::from_secs(10), || {
+        l.tabs_json(&[])[0]["session_id"] == "0b6f8c2e-4d1a"
+    });
+    // An id that would be a flag on the next command line is refused.
+    l.ok(&["send", &tab, r#"echo '{"session_id":"--yolo"}' | "$NERDR_BIN" hook SessionStart 2> bad.txt; echo bad-$?"#]);
+    l.wait_screen(&tab, "bad-0");
+    assert!(std::fs::read_to_string(l.work().join("bad.txt"))
+        .unwrap()
+        .contains("not a plain word"));
+    assert_eq!(l.tabs_json(&[])[0]["session_id"], "0b6f8c2e-4d1a");
+    // The same from outside every tab does nothing and says nothing.
+    let out = l.run(&["hook", "SessionStart"]);
+    assert!(
+        out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+        "{out:?}"
+    );
+    // A resume command report from inside the tab is accepted for itself only.
+    l.ok(&[
+        "send",
+        &tab,
+        &format!(r#""$NERDR_BIN" pane report-agent {tab} -- bash --resume X; echo rep-$?"#),
+    ]);
+    l.wait_screen(&tab, "rep-0");
+    l.ok(&[
+        "send",
+        &tab,
+        r#""$NERDR_BIN" pane report-agent 00000000 -- bash; echo other-$?"#,
+    ]);
+    l.wait_screen(&tab, "other-1");
+}

@@ -129,6 +129,7 @@ mod tests {
             kind: Default::default(),
             parent: None,
             worktree: None,
+            session_id: None,
             state,
             pid: None,
             exit_code: (state == TabState::Exited).then_some(1),
