@@ -55,6 +55,12 @@ pub fn builtin_names() -> &'static [&'static str] {
     &NAMES
 }
 
+/// The program a built-in agent runs by default (`cursor-agent` for
+/// `cursor`); `None` for a name that is not built in.
+pub fn builtin_program(name: &str) -> Option<&'static str> {
+    find(name).and_then(|b| b.command.first().copied())
+}
+
 pub fn find(name: &str) -> Option<&'static Builtin> {
     BUILTINS.iter().find(|b| b.name == name)
 }
@@ -81,5 +87,14 @@ mod tests {
             .collect();
         assert_eq!(with_model, ["opencode"]);
         assert_eq!(find("cursor-agent"), None);
+    }
+
+    #[test]
+    fn every_builtin_names_its_program() {
+        for b in BUILTINS {
+            assert_eq!(builtin_program(b.name), Some(b.command[0]), "{}", b.name);
+        }
+        assert_eq!(builtin_program("cursor"), Some("cursor-agent"));
+        assert_eq!(builtin_program("my-agent"), None);
     }
 }

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::io;
 use std::path::{Path, PathBuf};
 
-pub use builtin::builtin_names;
+pub use builtin::{builtin_names, builtin_program};
 pub use error::{ConfigError, Expected, Location};
 
 /// The whole config. `Config::default()` is what a missing file means.
@@ -94,6 +94,9 @@ pub struct ResolvedAgent {
     /// Full argv: the command (configured, else the built-in default)
     /// followed by `args`. The launcher appends session arguments.
     pub command: Vec<String>,
+    /// How many leading words of `command` are the command itself (a
+    /// wrapper and the program); the words after them are `args`.
+    pub command_words: usize,
     pub env: BTreeMap<String, String>,
     pub sandboxed: bool,
     pub builtin: bool,
@@ -159,10 +162,12 @@ impl Config {
                 agent: name.to_owned(),
             });
         }
+        let command_words = command.len();
         command.extend(agent.args.iter().cloned());
         Ok(ResolvedAgent {
             name: name.to_owned(),
             command,
+            command_words,
             env: agent.env.clone(),
             sandboxed: agent.sandboxed,
             builtin: builtin.is_some(),

@@ -173,6 +173,35 @@ fn agents_resolve_to_full_argv() {
 }
 
 #[test]
+fn command_words_mark_where_args_begin() {
+    let cases: &[(&str, &str, &str, usize)] = &[
+        ("built-in default, no args", "", "claude", 1),
+        (
+            "built-in default with args",
+            "[agents.claude]\nargs = [\"--model\", \"opus\"]\n",
+            "claude",
+            1,
+        ),
+        (
+            "wrapper command with args",
+            "[agents.codex]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"codex\"]\nargs = [\"-m\", \"o3\"]\n",
+            "codex",
+            4,
+        ),
+        (
+            "custom agent",
+            "[agents.amp]\ncommand = [\"amp\", \"--tui\"]\nargs = [\"-v\"]\n",
+            "amp",
+            2,
+        ),
+    ];
+    for (case, text, name, words) in cases {
+        let got = parse_ok(text).resolve_agent(name).unwrap();
+        assert_eq!(got.command_words, *words, "{case}");
+    }
+}
+
+#[test]
 fn resolved_agents_carry_env_resume_args_and_config_model() {
     let config = parse_ok(
         "[agents.amp]\ncommand = [\"amp\"]\nresume_args = [\"--continue\"]\nenv.FOO = \"bar\"\n\
