@@ -11,6 +11,7 @@ mod integration;
 mod pane;
 mod quit;
 mod read;
+mod restart;
 mod send;
 mod service_cmd;
 mod tabs;
@@ -52,6 +53,8 @@ pub enum Command {
     Pane(pane::Args),
     /// Open a terminal (your shell) in a tab's folder, in a tab of its own
     Terminal(terminal::Args),
+    /// Start a tab's agent again, resuming its conversation
+    Restart(restart::Args),
     /// Stop a tab's program and forget the tab
     Close(close::Args),
     /// Stop every program of this folder's session and forget the session
@@ -112,6 +115,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Close(a) => close::run(a),
         Command::Terminal(a) => terminal::run(a),
         Command::Pane(a) => pane::run(a),
+        Command::Restart(a) => restart::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),

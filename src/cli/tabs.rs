@@ -51,9 +51,10 @@ fn table(tabs: &[TabInfo], with_folder: bool) -> String {
         if with_folder { "FOLDER" } else { "" }
     ));
     for t in tabs {
-        let state = match (t.state.as_str(), t.exit_code) {
-            (s, Some(c)) => format!("{s}({c})"),
-            (s, None) => s.to_string(),
+        let state = match (t.state.as_str(), t.exit_code, t.resumable) {
+            (s, _, true) => format!("{s}, resumable"),
+            (s, Some(c), _) => format!("{s}({c})"),
+            (s, None, _) => s.to_string(),
         };
         let agent = if t.sandboxed {
             format!("{} [sb]", t.agent)

@@ -46,6 +46,7 @@ impl Core {
             }
             Request::Resize { tab, rows, cols } => self.resize(&tab, rows, cols),
             Request::Terminal { tab, env } => self.start_terminal(caller, &tab, env).await,
+            Request::Restart { tab, env } => self.restart_tab(caller, &tab, env).await,
             Request::Close {
                 tab,
                 remove_worktree,

@@ -47,6 +47,8 @@ pub struct Core {
     last_client_env: Mutex<Option<Vec<(String, String)>>>,
     /// Attached windows (`nerdr` with no command).
     windows: Mutex<attach::Windows>,
+    /// What installed agents support, from their `--help`.
+    detector: Arc<crate::agents::Detector>,
 }
 
 impl Core {
@@ -164,6 +166,7 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
         key,
         last_client_env: Mutex::default(),
         windows: Mutex::default(),
+        detector: Arc::new(crate::agents::Detector::new(&paths.state_dir)),
     });
     core.changed();
 

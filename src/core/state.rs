@@ -147,6 +147,9 @@ impl Tab {
             parent: self.parent.clone(),
             worktree: self.worktree.as_ref().map(|w| w.path.clone()),
             session_id: self.session_id.clone(),
+            resumable: self.kind == TabKind::Agent
+                && self.state == TabState::Exited
+                && (self.session_id.is_some() || self.reported.is_some()),
             state: self.state,
             pid: self.pid,
             exit_code: self.exit_code,

@@ -46,6 +46,12 @@ pub enum Request {
         #[serde(default)]
         env: Vec<(String, String)>,
     },
+    /// Start the tab's agent again, resuming its conversation.
+    Restart {
+        tab: String,
+        #[serde(default)]
+        env: Vec<(String, String)>,
+    },
     /// Stop the tab's program and forget the tab; with `remove_worktree`,
     /// also remove its git worktree (its branch stays).
     Close {
@@ -136,6 +142,10 @@ pub struct TabInfo {
     /// The agent's conversation id, when nerdr knows it (for resume).
     #[serde(default)]
     pub session_id: Option<String>,
+    /// An exited agent that `nerdr restart` can bring back in its
+    /// conversation.
+    #[serde(default)]
+    pub resumable: bool,
     pub state: TabState,
     pub pid: Option<u32>,
     pub exit_code: Option<i32>,

@@ -4,6 +4,7 @@ mod cli;
 mod harness;
 mod holder;
 mod integration;
+mod resume;
 mod robustness;
 mod scopes;
 mod service;

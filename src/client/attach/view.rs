@@ -130,6 +130,7 @@ mod tests {
             parent: None,
             worktree: None,
             session_id: None,
+            resumable: false,
             state,
             pid: None,
             exit_code: (state == TabState::Exited).then_some(1),

@@ -1,0 +1,108 @@
+//! Built-in agents get their session arguments, and a tab listed after a
+//! full stop comes back in its conversation with `nerdr restart`. A
+//! stand-in `claude` on PATH records how it was started.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+use nix::sys::signal::{kill, Signal};
+use nix::unistd::Pid;
+
+use crate::support::local::{pid_alive, Local};
+use crate::support::wait_until;
+
+/// A `claude` that answers `--help` like the real one (the flags nerdr
+/// looks for) and otherwise runs until stopped.
+fn fake_claude(l: &Local) -> String {
+    let bin = l.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("claude");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \"$1\" in --help) echo '  --session-id <uuid>  Use a specific session ID'; exit 0;; esac\necho \"started with: $*\"\nexec sleep 1000\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display())
+}
+
+#[test]
+fn a_new_claude_gets_a_session_id_and_restart_resumes_it_after_a_full_stop() {
+    let mut l = Local::started();
+    l.write_config("[agents.claude]\nargs = [\"--model\", \"opus\"]\n");
+    let path = fake_claude(&l);
+    let out = l
+        .cmd(&["agent", "claude"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tab = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let tabs = l.tabs_json(&[]);
+    let id = tabs[0]["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    assert_eq!(id.len(), 36, "a UUID: {id}");
+    let pid = tabs[0]["pid"].as_u64().unwrap() as u32;
+    // Session arguments come last, after command and args: as the agent
+    // saw them, and as nerdr recorded them.
+    l.wait_screen(
+        &tab,
+        &format!("started with: --model opus --session-id {id}"),
+    );
+    assert_eq!(
+        tabs[0]["command"],
+        serde_json::json!(["claude", "--model", "opus", "--session-id", id])
+    );
+
+    // A full stop: the core and the holder go.
+    let holder = l.holder_pid().unwrap();
+    l.stop_core();
+    kill(Pid::from_raw(holder as i32), Signal::SIGKILL).unwrap();
+    wait_until(
+        "the agent to lose its terminal",
+        Duration::from_secs(10),
+        || !pid_alive(pid),
+    );
+    l.start_core();
+    let listed = l.tabs_json(&[]);
+    assert_eq!(listed[0]["id"], tab.as_str());
+    assert_eq!(listed[0]["resumable"], true, "{listed:?}");
+    assert!(l.ok(&["tabs"]).contains("resumable"));
+
+    let out = l
+        .cmd(&["restart", &tab])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let back = l.tabs_json(&[]);
+    assert_eq!(back[0]["id"], tab.as_str(), "the same tab comes back");
+    assert_eq!(back[0]["state"], "running");
+    assert_eq!(
+        back[0]["command"],
+        serde_json::json!(["claude", "--model", "opus", "--resume", id])
+    );
+    l.wait_screen(&tab, &format!("started with: --model opus --resume {id}"));
+}
+
+#[test]
+fn a_custom_agent_resumes_with_its_reported_command() {
+    let l = Local::started();
+    l.write_config("[agents.mine]\ncommand = [\"sh\", \"-c\", \"echo \\\"args: $*\\\"; exec sleep 1000\", \"mine\"]\nresume_args = [\"--continue\"]\n");
+    let tab = l.ok(&["agent", "mine"]);
+    l.wait_screen(&tab, "args:");
+    // Without a report, a custom agent resumes with its resume_args.
+    l.ok(&["restart", &tab]);
+    l.wait_screen(&tab, "args: --continue");
+    // The agent reports its own resume command: the words after the agent's
+    // word are used after its command.
+    l.ok(&["pane", "report-agent", &tab, "--", "sh", "--session", "abc"]);
+    l.ok(&["restart", &tab]);
+    l.wait_screen(&tab, "args: --session abc");
+    // A report naming a program that is not in the command is refused.
+    l.ok(&["pane", "report-agent", &tab, "--", "evil", "--x"]);
+    let err = l.fails(&["restart", &tab]);
+    assert!(err.contains("evil"), "{err}");
+}
