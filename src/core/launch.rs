@@ -72,6 +72,17 @@ impl Core {
         } else {
             (folder.clone(), None)
         };
+        if let Err(e) = self.settings_unchanged(&agent) {
+            self.drop_worktree(worktree).await;
+            return Err(e);
+        }
+        let agent_env = match agent_env(&agent, &caller_env) {
+            Ok(env) => env,
+            Err(e) => {
+                self.drop_worktree(worktree).await;
+                return Err(e);
+            }
+        };
         self.launch(
             caller,
             Plan {
@@ -83,7 +94,7 @@ impl Core {
                 command: command.display,
                 argv: command.argv,
                 caller_env,
-                agent_env: agent.env,
+                agent_env,
                 sandboxed: agent.sandboxed,
                 kind: TabKind::Agent,
                 parent: None,
@@ -133,6 +144,8 @@ impl Core {
                 &cwd,
             )
             .await?;
+        self.settings_unchanged(&agent)?;
+        let agent_env = agent_env(&agent, &caller_env)?;
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
         self.state.lock().unwrap().remove(tab);
@@ -148,7 +161,7 @@ impl Core {
                 command: command.display,
                 argv: command.argv,
                 caller_env,
-                agent_env: agent.env,
+                agent_env,
                 sandboxed: agent.sandboxed,
                 kind: TabKind::Agent,
                 parent: None,
@@ -157,6 +170,35 @@ impl Core {
             },
         )
         .await
+    }
+
+    /// Refuse a launch whose agent's settings changed while it was being
+    /// prepared (feature detection and worktree creation take a moment):
+    /// it would run with settings that are no longer the config's.
+    fn settings_unchanged(&self, agent: &ResolvedAgent) -> Result<(), ApiError> {
+        let now = self.resolve(&agent.name).map(|(a, _)| a);
+        if now.as_ref().ok() == Some(agent) {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            ErrorCode::Config,
+            format!(
+                "the settings of agent `{}` in {} changed while its launch was being prepared; \
+                 restart the agent to use the new settings",
+                agent.name,
+                self.paths.config_file().display()
+            ),
+        ))
+    }
+
+    async fn drop_worktree(&self, worktree: Option<Worktree>) {
+        if let Some(w) = worktree {
+            let _ = tokio::task::spawn_blocking(move || {
+                let _ = crate::git::worktree::remove(&w.repo, &w.path);
+                let _ = crate::git::run(&w.repo, &["branch", "-D", &w.branch]);
+            })
+            .await;
+        }
     }
 
     fn resolve(&self, name: &str) -> Result<(ResolvedAgent, crate::config::Config), ApiError> {
@@ -375,13 +417,7 @@ impl Core {
                 self.state.lock().unwrap().remove(&id);
                 self.changed();
                 // A worktree made for this launch goes with it.
-                if let Some(w) = plan.worktree.clone() {
-                    let _ = tokio::task::spawn_blocking(move || {
-                        let _ = crate::git::worktree::remove(&w.repo, &w.path);
-                        let _ = crate::git::run(&w.repo, &["branch", "-D", &w.branch]);
-                    })
-                    .await;
-                }
+                self.drop_worktree(plan.worktree.clone()).await;
                 tracing::warn!(agent = %name, folder = %plan.folder.display(), error = %e, "launch failed");
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
@@ -463,6 +499,30 @@ impl Core {
             ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}"))
         })
     }
+}
+
+/// The agent's own variables, with opencode's `config_model` merged into
+/// the `OPENCODE_CONFIG_CONTENT` the user already has.
+fn agent_env(
+    agent: &ResolvedAgent,
+    caller_env: &[(String, String)],
+) -> Result<std::collections::BTreeMap<String, String>, ApiError> {
+    let mut env = agent.env.clone();
+    if let Some(model) = &agent.config_model {
+        const KEY: &str = "OPENCODE_CONFIG_CONTENT";
+        let existing = env.get(KEY).cloned().or_else(|| {
+            caller_env
+                .iter()
+                .find(|(k, _)| k == KEY)
+                .map(|(_, v)| v.clone())
+        });
+        let merged =
+            crate::agents::opencode::config_content(existing.as_deref(), model).map_err(|e| {
+                ApiError::new(ErrorCode::Config, format!("agent `{}`: {e}", agent.name))
+            })?;
+        env.insert(KEY.into(), merged);
+    }
+    Ok(env)
 }
 
 fn existing_folder(folder: &Path) -> Result<PathBuf, ApiError> {

@@ -106,3 +106,82 @@ fn a_custom_agent_resumes_with_its_reported_command() {
     let err = l.fails(&["restart", &tab]);
     assert!(err.contains("evil"), "{err}");
 }
+
+#[test]
+fn opencode_config_model_is_merged_into_the_users_config_content() {
+    let l = Local::started();
+    l.write_config("[agents.opencode]\nconfig_model = \"anthropic/claude-sonnet\"\n");
+    let bin = l.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("opencode");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \"$1\" in --help) echo '  -s, --session'; exit 0;; esac\necho \"content: $OPENCODE_CONFIG_CONTENT\"\nexec sleep 1000\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let out = l
+        .cmd(&["agent", "opencode"])
+        .env("PATH", &path)
+        .env("OPENCODE_CONFIG_CONTENT", r#"{"theme":"dark"}"#)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let tab = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    let screen = l.wait_screen(&tab, "content:");
+    let json = screen
+        .lines()
+        .find_map(|l| l.strip_prefix("content: "))
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(
+        v,
+        serde_json::json!({"theme": "dark", "model": "anthropic/claude-sonnet"})
+    );
+}
+
+#[test]
+fn a_launch_whose_settings_change_meanwhile_is_refused() {
+    let l = Local::started();
+    l.write_config("[agents.codex]\nargs = [\"--one\"]\n");
+    let bin = l.path("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // A codex whose --help (asked to detect --no-daemon) takes a moment.
+    let script = bin.join("codex");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncase \"$1\" in --help) sleep 2; echo '      --no-daemon  Run without the server'; exit 0;; esac\nexec sleep 1000\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let agent = l
+        .cmd(&["agent", "codex"])
+        .env("PATH", &path)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    l.write_config("[agents.codex]\nargs = [\"--two\"]\n");
+    let out = agent.wait_with_output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("restart the agent to use the new settings"),
+        "{err}"
+    );
+    assert!(l.tabs_json(&[]).is_empty());
+    // With the settings settled, it starts (and the answer was cached).
+    let ok = l
+        .cmd(&["agent", "codex"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    let t = &l.tabs_json(&[])[0];
+    assert_eq!(
+        t["command"],
+        serde_json::json!(["codex", "--two", "--no-daemon"])
+    );
+}
