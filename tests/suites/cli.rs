@@ -248,13 +248,7 @@ fn the_first_command_starts_a_core_when_none_runs() {
     let l = Local::empty();
     l.write_config(SHELL_AGENT);
     assert!(l.tabs_json(&[]).is_empty());
-    let pid: u32 = std::fs::read_to_string(l.path("state/nerdr/core.pid"))
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let pid: u32 = l.recorded_core_pid();
     wait_until("the core's ready line", Duration::from_secs(10), || {
         l.core_log().contains("activated=false")
     });

@@ -93,13 +93,7 @@ fn a_program_outlives_a_core_stopped_with_sigterm() {
     assert_eq!(l.tabs_json(&[])[0]["id"], tab.as_str());
     // That core was started by the command, not by the test: end it here,
     // by the PID it recorded before serving.
-    let newest: u32 = std::fs::read_to_string(l.path("state/nerdr/core.pid"))
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let newest: u32 = l.recorded_core_pid();
     signal(newest, Signal::SIGTERM);
     wait_until("the started core to stop", Duration::from_secs(10), || {
         !pid_alive(newest)
@@ -245,13 +239,7 @@ fn a_lost_holder_ends_the_core_and_the_next_command_starts_afresh() {
     l.wait_screen(&again, "\nafresh");
     assert_ne!(l.holder_pid(), Some(holder));
     // That core was started by a command: end it by its recorded PID.
-    let core_pid: u32 = std::fs::read_to_string(l.path("state/nerdr/core.pid"))
-        .unwrap()
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let core_pid: u32 = l.recorded_core_pid();
     signal(core_pid, Signal::SIGTERM);
     wait_until("the started core to stop", Duration::from_secs(10), || {
         !pid_alive(core_pid)

@@ -2,7 +2,6 @@
 //! full stop comes back in its conversation with `nerdr restart`. A
 //! stand-in `claude` on PATH records how it was started.
 
-use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 use nix::sys::signal::{kill, Signal};
@@ -14,16 +13,10 @@ use crate::support::wait_until;
 /// A `claude` that answers `--help` like the real one (the flags nerdr
 /// looks for) and otherwise runs until stopped.
 fn fake_claude(l: &Local) -> String {
-    let bin = l.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("claude");
-    std::fs::write(
-        &script,
+    l.stand_in(
+        "claude",
         "#!/bin/sh\ncase \"$1\" in --help) echo '  --session-id <uuid>  Use a specific session ID'; exit 0;; esac\necho \"started with: $*\"\nexec sleep 1000\n",
     )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display())
 }
 
 #[test]
@@ -111,16 +104,10 @@ fn a_custom_agent_resumes_with_its_reported_command() {
 fn opencode_config_model_is_merged_into_the_users_config_content() {
     let l = Local::started();
     l.write_config("[agents.opencode]\nconfig_model = \"anthropic/claude-sonnet\"\n");
-    let bin = l.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("opencode");
-    std::fs::write(
-        &script,
+    let path = l.stand_in(
+        "opencode",
         "#!/bin/sh\ncase \"$1\" in --help) echo '  -s, --session'; exit 0;; esac\necho \"content: $OPENCODE_CONFIG_CONTENT\"\nexec sleep 1000\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    );
     let out = l
         .cmd(&["agent", "opencode"])
         .env("PATH", &path)
@@ -145,17 +132,11 @@ fn opencode_config_model_is_merged_into_the_users_config_content() {
 fn a_launch_whose_settings_change_meanwhile_is_refused() {
     let l = Local::started();
     l.write_config("[agents.codex]\nargs = [\"--one\"]\n");
-    let bin = l.path("bin");
-    std::fs::create_dir_all(&bin).unwrap();
     // A codex whose --help (asked to detect --no-daemon) takes a moment.
-    let script = bin.join("codex");
-    std::fs::write(
-        &script,
+    let path = l.stand_in(
+        "codex",
         "#!/bin/sh\ncase \"$1\" in --help) sleep 2; echo '      --no-daemon  Run without the server'; exit 0;; esac\nexec sleep 1000\n",
-    )
-    .unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    );
     let agent = l
         .cmd(&["agent", "codex"])
         .env("PATH", &path)

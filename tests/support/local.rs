@@ -142,6 +142,25 @@ impl Local {
 }
 
 impl Local {
+    /// The core's PID, as it recorded itself before serving (also for a core
+    /// that a command started).
+    pub fn recorded_core_pid(&self) -> u32 {
+        let text = std::fs::read_to_string(self.path("state/nerdr/core.pid")).unwrap();
+        text.split_whitespace().next().unwrap().parse().unwrap()
+    }
+
+    /// Put an executable `name` with `script` in this root's `bin/`; returns
+    /// a PATH with it first.
+    pub fn stand_in(&self, name: &str, script: &str) -> String {
+        use std::os::unix::fs::PermissionsExt;
+        let bin = self.path("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let file = bin.join(name);
+        std::fs::write(&file, script).unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display())
+    }
+
     /// The holder's PID, as it recorded itself in the state dir.
     pub fn holder_pid(&self) -> Option<u32> {
         let text = std::fs::read_to_string(self.path("state/nerdr/holder.pid")).ok()?;
