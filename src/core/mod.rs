@@ -3,6 +3,7 @@
 //! manager. Programs run on a [`Host`]; the core never owns a PTY directly.
 
 pub mod activation;
+mod agent;
 mod api;
 mod attach;
 mod client_conn;

@@ -3,7 +3,7 @@
 //! compiled in), so tests can assert the whole text.
 //!
 //! Placeholders are `@NAME@`, filled in one pass: a value that happens to
-//! contain `@BIN@` is never expanded again. Each placeholder is escaped for
+//! contain `@BIN@` is never expanded again. Each template variable is escaped for
 //! the one place it stands in (see `escape.rs`).
 
 use std::path::{Path, PathBuf};
@@ -149,7 +149,7 @@ pub fn installed_plist_bin(plist_text: &str) -> Option<PathBuf> {
 
 /// Replaces each `@NAME@` in `template` by its value, in one pass.
 ///
-/// Panics on a placeholder with no value: the templates are compiled in, so
+/// Panics on a template variable with no value: the templates are compiled in, so
 /// that is a bug the tests catch, never a user error.
 fn fill(template: &str, values: &[(&str, &str)]) -> String {
     let mut out = String::with_capacity(template.len() + 256);
@@ -165,7 +165,7 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
             let value = values
                 .iter()
                 .find(|(k, _)| *k == name)
-                .unwrap_or_else(|| panic!("template placeholder @{name}@ has no value"))
+                .unwrap_or_else(|| panic!("template variable @{name}@ has no value"))
                 .1;
             out.push_str(value);
             rest = &after[name_len + 1..];
@@ -366,14 +366,14 @@ Sockets=nerdr-hook.socket nerdr-client.socket
     }
 
     #[test]
-    fn a_value_holding_a_placeholder_is_not_expanded_again() {
+    fn a_value_holding_a_template_variable_is_not_expanded_again() {
         let bin = Path::new("/opt/@CONFIG_HOME@/nerdr");
         let units = render_units(bin, &sample_paths()).unwrap();
         assert!(unit(&units, SERVICE_UNIT).contains("\nExecStart=/opt/@CONFIG_HOME@/nerdr core\n"));
     }
 
     #[test]
-    fn no_placeholder_is_left_in_any_rendered_file() {
+    fn no_template_variable_is_left_in_any_rendered_file() {
         let mut files = render_units(Path::new("/usr/bin/nerdr"), &sample_paths()).unwrap();
         files.push(render_plist(Path::new("/usr/bin/nerdr"), &sample_paths()).unwrap());
         for f in files {

@@ -1,0 +1,267 @@
+//! Starting and restarting agents: their settings from config, their
+//! command line with session arguments last, what the installed program
+//! supports, and the checks a launch makes before it runs (settings
+//! unchanged, a worktree made only once everything else is decided).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::api::Caller;
+use super::launch::{existing_folder, find_program, path_of, Plan};
+use super::Core;
+use crate::agents::{Mode, Reported};
+use crate::config::ResolvedAgent;
+use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
+
+struct AgentCommand {
+    /// As shown in `nerdr tabs` (the configured words).
+    display: Vec<String>,
+    /// As run: `argv[0]` resolved.
+    argv: Vec<String>,
+    session_id: Option<String>,
+}
+
+impl Core {
+    pub async fn start_agent(
+        self: &Arc<Self>,
+        caller: &Caller,
+        folder: &Path,
+        name: &str,
+        extra_args: Vec<String>,
+        caller_env: Vec<(String, String)>,
+        want_worktree: bool,
+    ) -> Reply {
+        let caller_env = self.environment_for(caller, caller_env);
+        let folder = existing_folder(folder)?;
+        let (agent, config) = self.resolve(name)?;
+        let id = self.new_tab_id();
+        // Decide everything that can fail before making a worktree.
+        let command = self
+            .agent_command(&agent, extra_args, &Mode::New, None, &caller_env, &folder)
+            .await?;
+        let (cwd, worktree) = if want_worktree && config.tabs.worktree {
+            self.make_worktree(&folder, &id).await?
+        } else {
+            (folder.clone(), None)
+        };
+        if let Err(e) = self.settings_unchanged(&agent) {
+            self.drop_worktree(worktree).await;
+            return Err(e);
+        }
+        let agent_env = match agent_env(&agent, &caller_env) {
+            Ok(env) => env,
+            Err(e) => {
+                self.drop_worktree(worktree).await;
+                return Err(e);
+            }
+        };
+        self.launch(
+            caller,
+            Plan {
+                id,
+                folder,
+                cwd,
+                worktree,
+                name: name.to_string(),
+                command: command.display,
+                argv: command.argv,
+                caller_env,
+                agent_env,
+                sandboxed: agent.sandboxed,
+                kind: TabKind::Agent,
+                parent: None,
+                session_id: command.session_id,
+                reported: None,
+            },
+        )
+        .await
+    }
+
+    /// Start tab `tab`'s agent again, in the same tab and worktree, resuming
+    /// its conversation: by the id nerdr recorded, else the agent's own
+    /// report of how to resume it, else its "continue" mode. With the
+    /// current settings, as after a change of config.
+    pub async fn restart_tab(
+        self: &Arc<Self>,
+        caller: &Caller,
+        tab: &str,
+        caller_env: Vec<(String, String)>,
+    ) -> Reply {
+        let old = {
+            let state = self.state.lock().unwrap();
+            let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;
+            if t.kind != TabKind::Agent {
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    format!("tab {tab} is a terminal; open a new one with `nerdr terminal`"),
+                ));
+            }
+            t.saved(true)
+        };
+        let caller_env = self.environment_for(caller, caller_env);
+        let (agent, _) = self.resolve(&old.agent)?;
+        let mode = match &old.session_id {
+            Some(id) => Mode::Resume(id.clone()),
+            None => Mode::Continue,
+        };
+        let reported = old.reported.clone().map(|argv| Reported { argv });
+        let cwd = old.cwd.clone().unwrap_or_else(|| old.folder.clone());
+        let command = self
+            .agent_command(
+                &agent,
+                Vec::new(),
+                &mode,
+                reported.as_ref(),
+                &caller_env,
+                &cwd,
+            )
+            .await?;
+        self.settings_unchanged(&agent)?;
+        let agent_env = agent_env(&agent, &caller_env)?;
+        let _ = self.host.stop(tab).await;
+        self.host.forget(tab);
+        self.state.lock().unwrap().remove(tab);
+        tracing::info!(tab = %tab, agent = %old.agent, mode = ?mode, "restarting agent");
+        self.launch(
+            caller,
+            Plan {
+                id: old.id,
+                folder: old.folder,
+                cwd,
+                worktree: old.worktree,
+                name: old.agent,
+                command: command.display,
+                argv: command.argv,
+                caller_env,
+                agent_env,
+                sandboxed: agent.sandboxed,
+                kind: TabKind::Agent,
+                parent: None,
+                session_id: command.session_id.or(old.session_id),
+                reported: old.reported,
+            },
+        )
+        .await
+    }
+
+    /// Refuse a launch whose agent's settings changed while it was being
+    /// prepared (feature detection and worktree creation take a moment):
+    /// it would run with settings that are no longer the config's.
+    fn settings_unchanged(&self, agent: &ResolvedAgent) -> Result<(), ApiError> {
+        let now = self.resolve(&agent.name).map(|(a, _)| a);
+        if now.as_ref().ok() == Some(agent) {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            ErrorCode::Config,
+            format!(
+                "the settings of agent `{}` in {} changed while its launch was being prepared; \
+                 restart the agent to use the new settings",
+                agent.name,
+                self.paths.config_file().display()
+            ),
+        ))
+    }
+
+    fn resolve(&self, name: &str) -> Result<(ResolvedAgent, crate::config::Config), ApiError> {
+        let config = crate::config::load(&self.paths.config_file())
+            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
+        let agent = config
+            .resolve_agent(name)
+            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
+        Ok((agent, config))
+    }
+
+    /// The agent's full command line: its command and args, the extra
+    /// arguments, then its session arguments last (so a wrapper passes
+    /// them through), with the program resolved on the caller's PATH.
+    async fn agent_command(
+        &self,
+        agent: &ResolvedAgent,
+        extra_args: Vec<String>,
+        mode: &Mode,
+        reported: Option<&Reported>,
+        caller_env: &[(String, String)],
+        cwd: &Path,
+    ) -> Result<AgentCommand, ApiError> {
+        let name = &agent.name;
+        let path_var = path_of(caller_env);
+        let program = find_program(&agent.command[0], &path_var, cwd).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!(
+                    "agent `{name}`: `{}` is not an executable on PATH ({path_var}); \
+                     install it, or set `command` in [agents.{name}] of {}",
+                    agent.command[0],
+                    self.paths.config_file().display()
+                ),
+            )
+        })?;
+        let features = self.features(agent, &path_var, cwd, caller_env).await;
+        let mut with_extra = agent.clone();
+        with_extra.command.extend(extra_args);
+        let launch = crate::agents::build(
+            &with_extra,
+            mode,
+            &features,
+            reported,
+            crate::agents::uuid::new_v4,
+        )
+        .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("agent `{name}`: {e}")))?;
+        let mut argv = launch.argv.clone();
+        argv[0] = program.to_string_lossy().into_owned();
+        Ok(AgentCommand {
+            display: launch.argv,
+            argv,
+            session_id: launch.session_id,
+        })
+    }
+
+    /// What the installed agent supports, from its `--help` (cached by
+    /// binary and mtime). Only built-in agents' own programs are asked.
+    async fn features(
+        &self,
+        agent: &ResolvedAgent,
+        path_var: &str,
+        cwd: &Path,
+        caller_env: &[(String, String)],
+    ) -> crate::agents::Features {
+        let Some(kind) = crate::agents::Kind::of(&agent.name).filter(|_| agent.builtin) else {
+            return Default::default();
+        };
+        let Some(program) =
+            crate::agents::program_word(agent).and_then(|w| find_program(w, path_var, cwd))
+        else {
+            return Default::default();
+        };
+        let detector = self.detector.clone();
+        let env = crate::agents::HelpEnv::from_pairs(caller_env);
+        tokio::task::spawn_blocking(move || detector.features(kind, &program, &env))
+            .await
+            .unwrap_or_default()
+    }
+}
+
+/// The agent's own variables, with opencode's `config_model` merged into
+/// the `OPENCODE_CONFIG_CONTENT` the user already has.
+fn agent_env(
+    agent: &ResolvedAgent,
+    caller_env: &[(String, String)],
+) -> Result<std::collections::BTreeMap<String, String>, ApiError> {
+    let mut env = agent.env.clone();
+    if let Some(model) = &agent.config_model {
+        const KEY: &str = "OPENCODE_CONFIG_CONTENT";
+        let existing = env.get(KEY).cloned().or_else(|| {
+            caller_env
+                .iter()
+                .find(|(k, _)| k == KEY)
+                .map(|(_, v)| v.clone())
+        });
+        let merged =
+            crate::agents::opencode::config_content(existing.as_deref(), model).map_err(|e| {
+                ApiError::new(ErrorCode::Config, format!("agent `{}`: {e}", agent.name))
+            })?;
+        env.insert(KEY.into(), merged);
+    }
+    Ok(env)
+}
