@@ -83,6 +83,21 @@ impl Core {
                 // each byte either in its redraw or here, never both.
                 self.forward_output(&tab, &bytes);
             }
+            HostEvent::Started {
+                tab,
+                pid,
+                start_time,
+            } => {
+                if let Some(t) = state.tabs.get_mut(&tab) {
+                    t.pid = Some(pid);
+                    t.start_time = Some(start_time);
+                    if t.state == TabState::Starting {
+                        t.state = TabState::Running;
+                    }
+                }
+                drop(state);
+                self.changed();
+            }
             HostEvent::Exited { tab, code } => {
                 // A program already known to have ended keeps its real exit
                 // code when its holder is lost later (code -1).
@@ -261,12 +276,14 @@ fn rebuild(paths: &Paths, found: Vec<Found>) -> State {
                 let meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
-                t.pid = Some(f.held.pid);
-                t.start_time = Some(f.held.start_time);
+                // pid 0: still being started when the previous core went.
+                t.pid = Some(f.held.pid).filter(|p| *p != 0);
+                t.start_time = t.pid.map(|_| f.held.start_time);
                 t.exit_code = f.held.exit_code;
-                t.state = match f.held.exit_code {
-                    Some(_) => TabState::Exited,
-                    None => TabState::Running,
+                t.state = match (f.held.exit_code, t.pid) {
+                    (Some(_), _) => TabState::Exited,
+                    (None, None) => TabState::Starting,
+                    (None, Some(_)) => TabState::Running,
                 };
                 t
             }

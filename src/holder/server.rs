@@ -79,6 +79,8 @@ pub async fn serve(
                         }
                         h.to_core(Frame::control(&FromHolder::Exited { tab, code }))
                     }
+                    // The PTY host reports starts through its spawn result.
+                    HostEvent::Started { .. } => None,
                 }
             };
             // A core that is behind holds us back, and through the bounded
@@ -155,7 +157,8 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
         let kept = h.kept.lock().unwrap();
         let held: Vec<Held> = kept
             .iter()
-            .filter(|(_, k)| k.pid != 0)
+            // Programs still starting are included (pid 0): a core that
+            // restarted mid-launch learns of them and hears how it ends.
             .map(|(tab, k)| Held {
                 tab: tab.clone(),
                 pid: k.pid,
@@ -261,6 +264,11 @@ fn spawn(h: &Arc<Holder>, mut spec: SpawnSpec, tx: Outbox) {
                 }
             }
         };
-        tx.send(Frame::control(&reply));
+        // To the current core: the one that asked may have been replaced
+        // while the program was being placed.
+        match h.core.lock().unwrap().clone() {
+            Some(current) => current.send(Frame::control(&reply)),
+            None => tx.send(Frame::control(&reply)),
+        };
     });
 }

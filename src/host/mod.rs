@@ -28,6 +28,13 @@ pub struct Spawned {
 pub enum HostEvent {
     /// Bytes the program wrote to its terminal.
     Output { tab: String, bytes: Vec<u8> },
+    /// A program this core did not launch itself (a previous core did,
+    /// and restarted meanwhile) now runs.
+    Started {
+        tab: String,
+        pid: u32,
+        start_time: u64,
+    },
     /// The program ended; `code` is its exit status, or 128+signal, or -1
     /// when it was lost with its holder.
     Exited { tab: String, code: i32 },

@@ -191,17 +191,26 @@ async fn read_loop(
                     start_time,
                 } => {
                     p.known.insert(tab.clone());
-                    if let Some(tx) = p.spawns.remove(&tab) {
-                        let _ = tx.send(Ok(Spawned { pid, start_time }));
+                    match p.spawns.remove(&tab) {
+                        Some(tx) => {
+                            let _ = tx.send(Ok(Spawned { pid, start_time }));
+                            None
+                        }
+                        None => Some(HostEvent::Started {
+                            tab,
+                            pid,
+                            start_time,
+                        }),
                     }
-                    None
                 }
-                FromHolder::SpawnFailed { tab, message } => {
-                    if let Some(tx) = p.spawns.remove(&tab) {
+                FromHolder::SpawnFailed { tab, message } => match p.spawns.remove(&tab) {
+                    Some(tx) => {
                         let _ = tx.send(Err(HostError::Failed(message)));
+                        None
                     }
-                    None
-                }
+                    // Started by a previous core: the tab shows it failed.
+                    None => Some(HostEvent::Exited { tab, code: -1 }),
+                },
                 FromHolder::Exited { tab, code } => Some(HostEvent::Exited { tab, code }),
                 FromHolder::Stopped { tab } => {
                     for tx in p.stops.remove(&tab).unwrap_or_default() {

@@ -130,16 +130,25 @@ fn with_nerdr_holder_0_programs_end_with_the_core() {
     );
 }
 
-/// Processes whose command line is exactly `words`.
+/// Processes whose command line is `words`, the program compared by file
+/// name (nerdr runs it by its resolved path).
 fn processes(words: &[&str]) -> Vec<u32> {
-    let want: Vec<u8> = words
-        .iter()
-        .flat_map(|w| [w.as_bytes(), b"\0"].concat())
-        .collect();
     std::fs::read_dir("/proc")
         .unwrap()
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .filter(|pid| {
+            let Ok(raw) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+                return false;
+            };
+            let got: Vec<String> = raw
+                .split(|b| *b == 0)
+                .filter(|w| !w.is_empty())
+                .map(|w| String::from_utf8_lossy(w).into_owned())
+                .collect();
+            got.len() == words.len()
+                && got.first().map(|p| p.rsplit('/').next().unwrap_or(p)) == words.first().copied()
+                && got[1..] == words[1..]
+        })
         .filter(|pid| pid_alive(*pid))
         .collect()
 }
@@ -243,5 +252,51 @@ fn a_lost_holder_ends_the_core_and_the_next_command_starts_afresh() {
     signal(core_pid, Signal::SIGTERM);
     wait_until("the started core to stop", Duration::from_secs(10), || {
         !pid_alive(core_pid)
+    });
+}
+
+#[test]
+fn a_core_killed_mid_launch_leaves_the_tab_to_the_next_core() {
+    let mut l = Local::started();
+    l.write_config("[agents.slow]\ncommand = [\"sleep\", \"5553\"]\n");
+    l.ok(&["tabs"]);
+    let holder = l.holder_pid().unwrap();
+    // The launch is asked of a paused holder, and its core dies meanwhile.
+    signal(holder, Signal::SIGSTOP);
+    let agent = l
+        .cmd(&["agent", "slow"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until(
+        "the tab to show as starting",
+        Duration::from_secs(10),
+        || {
+            l.tabs_json(&[])
+                .first()
+                .is_some_and(|t| t["state"] == "starting")
+        },
+    );
+    let tab = l.tabs_json(&[])[0]["id"].as_str().unwrap().to_string();
+    signal(l.core_pid(), Signal::SIGKILL);
+    l.stop_core();
+    let _ = agent.wait_with_output();
+    signal(holder, Signal::SIGCONT);
+    l.start_core();
+    // The new core knows the tab, and that its program runs.
+    wait_until(
+        "the tab to run under the new core",
+        Duration::from_secs(10),
+        || {
+            l.tabs_json(&[])
+                .iter()
+                .any(|t| t["id"] == tab.as_str() && t["state"] == "running")
+        },
+    );
+    assert_eq!(processes(&["sleep", "5553"]).len(), 1);
+    l.ok(&["close", &tab]);
+    wait_until("the program to end", Duration::from_secs(10), || {
+        processes(&["sleep", "5553"]).is_empty()
     });
 }
