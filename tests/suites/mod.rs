@@ -1,4 +1,5 @@
 mod activation;
+mod agent_clis;
 mod attach;
 mod cli;
 mod harness;

@@ -118,14 +118,20 @@ impl Local {
 
     /// Poll `nerdr read` until the screen contains `needle`.
     pub fn wait_screen(&self, tab: &str, needle: &str) -> String {
+        self.wait_screen_within(tab, needle, Duration::from_secs(30))
+    }
+
+    /// [`Self::wait_screen`] with its own time limit (programs that start
+    /// slowly, such as node-based agents).
+    pub fn wait_screen_within(&self, tab: &str, needle: &str, timeout: Duration) -> String {
         let mut last = String::new();
-        let found = super::poll(Duration::from_secs(30), || {
+        let found = super::poll(timeout, || {
             last = self.ok(&["read", tab]);
             last.contains(needle)
         });
         assert!(
             found,
-            "screen of {tab} never showed {needle:?}; last screen:\n{last}"
+            "screen of {tab} never showed {needle:?} within {timeout:?}; last screen:\n{last}"
         );
         last
     }

@@ -1,5 +1,6 @@
 //! Helpers shared by the suites.
 
+pub mod git;
 pub mod local;
 pub mod sysenv;
 pub mod tmux;
