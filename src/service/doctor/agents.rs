@@ -128,7 +128,7 @@ pub fn check_journald(present: bool) -> Check {
             "journald",
             Status::Warn,
             "no /run/systemd/journal/socket: audit events go to core.log only".into(),
-            Some("run under systemd-journald to get audit events in the journal; `nerdr log` still reads core.log".into()),
+            Some("run under systemd-journald to get audit events in the journal; meanwhile read them in core.log in the state dir".into()),
         )
     }
 }
