@@ -3,6 +3,7 @@
 //! `doctor` are thin requests to the core (see `client::connect`).
 
 mod agent;
+mod approvals;
 mod close;
 mod core_cmd;
 mod doctor;
@@ -55,6 +56,8 @@ pub enum Command {
     Terminal(terminal::Args),
     /// Start a tab's agent again, resuming its conversation
     Restart(restart::Args),
+    /// What waits for your approval, and your answer
+    Approvals(approvals::Args),
     /// Stop a tab's program and forget the tab
     Close(close::Args),
     /// Stop every program of this folder's session and forget the session
@@ -116,6 +119,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Terminal(a) => terminal::run(a),
         Command::Pane(a) => pane::run(a),
         Command::Restart(a) => restart::run(a),
+        Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),

@@ -55,26 +55,52 @@ impl Core {
                 return Err(e);
             }
         };
-        self.launch(
-            caller,
-            Plan {
-                id,
-                folder,
-                cwd,
-                worktree,
-                name: name.to_string(),
-                command: command.display,
-                argv: command.argv,
-                caller_env,
-                agent_env,
-                sandboxed: agent.sandboxed,
-                kind: TabKind::Agent,
-                parent: None,
-                session_id: command.session_id,
-                reported: None,
-            },
-        )
-        .await
+        // A new worktree's setup runs first if its content was approved;
+        // otherwise it is asked about, and the agent starts without it.
+        let mut argv = command.argv;
+        let mut ask = None;
+        if let Some(w) = &worktree {
+            match super::setup::read(&w.path) {
+                Err(e) => {
+                    self.drop_worktree(worktree).await;
+                    return Err(ApiError::new(
+                        ErrorCode::Config,
+                        format!("{e}; fix it, or start with --no-worktree"),
+                    ));
+                }
+                Ok(Some(setup)) if self.approvals.lock().unwrap().is_approved(&setup.hash) => {
+                    argv = super::setup::prefixed(&setup, &argv);
+                }
+                Ok(Some(setup)) => ask = Some((w.path.clone(), setup)),
+                Ok(None) => {}
+            }
+        }
+        let tab = id.clone();
+        let reply = self
+            .launch(
+                caller,
+                Plan {
+                    id,
+                    folder,
+                    cwd,
+                    worktree,
+                    name: name.to_string(),
+                    command: command.display,
+                    argv,
+                    caller_env,
+                    agent_env,
+                    sandboxed: agent.sandboxed,
+                    kind: TabKind::Agent,
+                    parent: None,
+                    session_id: command.session_id,
+                    reported: None,
+                },
+            )
+            .await;
+        if let (Ok(_), Some((path, setup))) = (&reply, ask) {
+            self.ask_setup(&tab, &path, &setup);
+        }
+        reply
     }
 
     /// Start tab `tab`'s agent again, in the same tab and worktree, resuming

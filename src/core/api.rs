@@ -47,6 +47,8 @@ impl Core {
             Request::Resize { tab, rows, cols } => self.resize(&tab, rows, cols),
             Request::Terminal { tab, env } => self.start_terminal(caller, &tab, env).await,
             Request::Restart { tab, env } => self.restart_tab(caller, &tab, env).await,
+            Request::Approvals => self.list_approvals(),
+            Request::Decide { id, approve } => self.decide(caller, &id, approve).await,
             Request::Close {
                 tab,
                 remove_worktree,

@@ -235,11 +235,14 @@ impl Core {
             .iter()
             .map(|t| t.info())
             .collect();
+        // Lock order: state, then approvals, then windows.
+        let approvals = self.approvals.lock().unwrap().pending.len();
         let w = self.windows.lock().unwrap();
         for win in w.by_id.values().filter(|w| w.folder == folder) {
             win.out.send(Frame::control(&CoreMsg::Tabs {
                 folder: folder.to_path_buf(),
                 tabs: tabs.clone(),
+                approvals,
             }));
         }
     }

@@ -324,7 +324,7 @@ fn caller_kind(c: &Caller) -> &str {
 
 /// Resolve a command word as a shell would: a word with a `/` is a path
 /// (relative to the tab's folder), anything else is looked up on `path_var`.
-pub fn find_program(word: &str, path_var: &str, cwd: &Path) -> Option<PathBuf> {
+pub(super) fn find_program(word: &str, path_var: &str, cwd: &Path) -> Option<PathBuf> {
     let executable = |p: &Path| {
         p.metadata()
             .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)

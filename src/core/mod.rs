@@ -5,6 +5,7 @@
 pub mod activation;
 mod agent;
 mod api;
+mod approvals;
 mod attach;
 mod client_conn;
 pub mod env;
@@ -18,6 +19,7 @@ pub mod notify;
 mod outlog;
 mod persist;
 mod reports;
+mod setup;
 pub mod state;
 
 use std::path::PathBuf;
@@ -50,6 +52,8 @@ pub struct Core {
     windows: Mutex<attach::Windows>,
     /// What installed agents support, from their `--help`.
     detector: Arc<crate::agents::Detector>,
+    /// What waits for the person's yes.
+    approvals: Mutex<approvals::Approvals>,
 }
 
 impl Core {
@@ -183,6 +187,9 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
         last_client_env: Mutex::default(),
         windows: Mutex::default(),
         detector: Arc::new(crate::agents::Detector::new(&paths.state_dir)),
+        approvals: Mutex::new(approvals::Approvals::load(
+            &paths.state_dir.join("approvals.json"),
+        )),
     });
     core.changed();
 

@@ -65,6 +65,10 @@ pub enum Request {
     Status,
     /// The agents that can be started: built-in and configured.
     Agents,
+    /// What waits for the person's approval.
+    Approvals,
+    /// The person's answer to approval `id`.
+    Decide { id: String, approve: bool },
     /// An agent's hook reporting an event from inside its tab (`nerdr hook
     /// EVENT`): its session id, a turn starting or ending. Only over the hook
     /// socket; the tab is the caller's.

@@ -78,6 +78,9 @@ pub enum CoreMsg {
     Tabs {
         folder: std::path::PathBuf,
         tabs: Vec<super::api::TabInfo>,
+        /// How many things wait for the person's approval (F3).
+        #[serde(default)]
+        approvals: usize,
     },
     /// The next data frame for `tab` redraws its whole screen (contents,
     /// colours, cursor, modes) at this size; live output follows.

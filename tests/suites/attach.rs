@@ -248,3 +248,46 @@ fn a_terminal_opens_in_the_tab_folder_in_its_own_tab() {
         s.last().is_some_and(|l| !l.contains("2:"))
     });
 }
+
+#[test]
+fn the_window_announces_approvals_and_f3_answers_them() {
+    if !have_tmux() {
+        return;
+    }
+    use crate::support::git::git;
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let r = l.work();
+    git(&r, &["init", "-q"]);
+    std::fs::write(
+        r.join(".nerdr.toml"),
+        "[worktree]\nsetup = \"echo ran > setup-ran.txt\"\n",
+    )
+    .unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "setup"]);
+    let tab = l.ok(&["agent", "sh"]);
+    let t = Tmux::start(&l, 100, 24, "nerdr");
+    t.wait("the approval note", |s: &[String]| {
+        s.last()
+            .is_some_and(|l| l.contains("1 waiting for your approval"))
+    });
+    t.keys(&["C-b", "F3"]);
+    t.wait_text("echo ran > setup-ran.txt");
+    t.keys(&["y"]);
+    let wt = std::path::PathBuf::from(
+        l.tabs_json(&[])
+            .iter()
+            .find(|x| x["id"] == tab.as_str())
+            .unwrap()["worktree"]
+            .as_str()
+            .unwrap(),
+    );
+    wait_until("the approved setup to run", Duration::from_secs(10), || {
+        wt.join("setup-ran.txt").exists()
+    });
+    t.wait("the note to go", |s: &[String]| {
+        s.last()
+            .is_some_and(|l| !l.contains("waiting for your approval"))
+    });
+}

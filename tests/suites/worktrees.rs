@@ -154,3 +154,108 @@ fn a_repository_without_commits_says_so() {
     assert!(err.contains("has no commit yet"), "{err}");
     assert!(l.tabs_json(&[]).is_empty());
 }
+
+fn pending(l: &Local) -> Vec<serde_json::Value> {
+    serde_json::from_str(&l.ok(&["approvals", "--json"])).unwrap()
+}
+
+fn worktree_of(l: &Local, tab: &str) -> PathBuf {
+    PathBuf::from(tab_in(&l.tabs_json(&[]), tab)["worktree"].as_str().unwrap())
+}
+
+fn tab_in<'a>(tabs: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
+    tabs.iter().find(|t| t["id"] == id).unwrap()
+}
+
+#[test]
+fn a_worktree_setup_runs_only_after_approval_and_is_asked_again_when_changed() {
+    use std::time::Duration;
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let r = repo(&l);
+    std::fs::write(
+        r.join(".nerdr.toml"),
+        "[worktree]\nsetup = \"echo ran >> setup-ran.txt\"\n",
+    )
+    .unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "setup"]);
+
+    // Not run before approval: the agent starts, the setup waits.
+    let a = l.ok(&["agent", "sh"]);
+    let wa = worktree_of(&l, &a);
+    let asked = pending(&l);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert!(
+        asked[0]["question"].as_str().unwrap().contains("echo ran"),
+        "{asked:?}"
+    );
+    let id = asked[0]["id"].as_str().unwrap().to_string();
+    // A program in a tab cannot approve it.
+    l.ok(&[
+        "send",
+        &a,
+        &format!(r#""$NERDR_BIN" approvals approve {id}; echo rc-$?"#),
+    ]);
+    l.wait_screen(&a, "rc-1");
+    assert!(
+        !wa.join("setup-ran.txt").exists(),
+        "the setup ran before approval"
+    );
+
+    // Run once after approval, in that worktree.
+    l.ok(&["approvals", "approve", &id]);
+    crate::support::wait_until("the setup to run", Duration::from_secs(10), || {
+        std::fs::read_to_string(wa.join("setup-ran.txt")).is_ok_and(|s| s == "ran\n")
+    });
+    assert!(pending(&l).is_empty());
+
+    // The same content again: it runs before the next agent, unasked.
+    let b = l.ok(&["agent", "sh"]);
+    let wb = worktree_of(&l, &b);
+    crate::support::wait_until("the approved setup to run", Duration::from_secs(10), || {
+        std::fs::read_to_string(wb.join("setup-ran.txt")).is_ok_and(|s| s == "ran\n")
+    });
+    assert!(pending(&l).is_empty());
+    l.ok(&["send", &b, "echo agent-after-setup"]);
+    l.wait_screen(&b, "\nagent-after-setup");
+
+    // Changed content is asked about again, and does not run meanwhile.
+    std::fs::write(
+        r.join(".nerdr.toml"),
+        "[worktree]\nsetup = \"echo changed >> setup-ran.txt\"\n",
+    )
+    .unwrap();
+    git(&r, &["commit", "-q", "-am", "change setup"]);
+    let c = l.ok(&["agent", "sh"]);
+    let wc = worktree_of(&l, &c);
+    let asked = pending(&l);
+    assert_eq!(asked.len(), 1);
+    assert!(asked[0]["question"]
+        .as_str()
+        .unwrap()
+        .contains("echo changed"));
+    l.ok(&["approvals", "deny", asked[0]["id"].as_str().unwrap()]);
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!wc.join("setup-ran.txt").exists(), "a denied setup ran");
+    assert!(pending(&l).is_empty());
+}
+
+#[test]
+fn a_malformed_setup_file_is_named_and_nothing_is_left() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let r = repo(&l);
+    std::fs::write(r.join(".nerdr.toml"), "[worktree]\nsetpu = \"x\"\n").unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "bad"]);
+    let err = l.fails(&["agent", "sh"]);
+    assert!(
+        err.contains(".nerdr.toml") && err.contains("setpu"),
+        "{err}"
+    );
+    assert!(err.contains("--no-worktree"), "{err}");
+    assert!(l.tabs_json(&[]).is_empty());
+    assert_eq!(git(&r, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(&r, &["branch", "--list", "nerdr/*"]), "");
+}

@@ -29,6 +29,8 @@ use view::View;
 /// What a request sent from the window was for.
 enum Pending {
     Agents,
+    Approvals,
+    Decided,
     Started,
     Closed,
     Quit,
@@ -48,6 +50,8 @@ struct Window {
     /// Set when the loop should end, with what to print after.
     done: Option<String>,
     offered_picker: bool,
+    /// How many things wait for the person's approval.
+    approvals: usize,
 }
 
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
@@ -141,6 +145,7 @@ async fn attached(
         pending: HashMap::new(),
         done: None,
         offered_picker: false,
+        approvals: 0,
     };
     let env = crate::client::own_env();
     w.send(ClientMsg::Attach {
@@ -217,7 +222,12 @@ impl Window {
             .decode_control::<CoreMsg>()
             .context("a malformed message from the core")?
         {
-            CoreMsg::Tabs { tabs, .. } => self.on_tabs(tabs),
+            CoreMsg::Tabs {
+                tabs, approvals, ..
+            } => {
+                self.approvals = approvals;
+                self.on_tabs(tabs)
+            }
             CoreMsg::Redraw { tab, rows, cols } => self.view.redraw(&tab, rows, cols),
             CoreMsg::History { lines, .. } => {
                 let rows = self.view.term.0.saturating_sub(1) as usize;
@@ -282,7 +292,19 @@ impl Window {
                     });
                 }
             }
-            Some(Pending::Closed) => self.note.clear(),
+            Some(Pending::Closed) | Some(Pending::Decided) => self.note.clear(),
+            Some(Pending::Approvals) => {
+                let items = value["pending"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| {
+                        let s = |k: &str| p[k].as_str().unwrap_or_default().to_string();
+                        (s("id"), s("question"))
+                    })
+                    .collect();
+                self.mode = Mode::Approvals { items, sel: 0 };
+            }
             Some(Pending::Quit) => {
                 let n = value["closed"].as_u64().unwrap_or(0);
                 self.done = Some(format!(
@@ -347,6 +369,9 @@ impl Window {
                         };
                         self.request(request, Pending::Closed)
                     }
+                    overlay::Effect::Decide(id, approve) => {
+                        self.request(Request::Decide { id, approve }, Pending::Decided)
+                    }
                     overlay::Effect::Quit => self.request(
                         Request::Quit {
                             folder: self.folder.clone(),
@@ -389,7 +414,7 @@ impl Window {
             }
             Cmd::Detach => self.done = Some("[detached]".into()),
             Cmd::Help => self.mode = Mode::Help,
-            Cmd::Approvals => self.mode = Mode::Approvals,
+            Cmd::Approvals => self.request(Request::Approvals, Pending::Approvals),
             Cmd::Scroll => {
                 if let Some(tab) = self.view.tab.clone() {
                     self.send(ClientMsg::History { tab });
@@ -405,10 +430,10 @@ impl Window {
         let bytes = match &self.mode {
             Mode::Normal => {
                 let help = format!("{} ? help", self.prefix_name);
-                let note = if self.note.is_empty() {
-                    help
-                } else {
-                    self.note.clone()
+                let note = match (self.note.is_empty(), self.approvals) {
+                    (false, _) => self.note.clone(),
+                    (true, 0) => help,
+                    (true, n) => format!("{n} waiting for your approval: {} F3", self.prefix_name),
                 };
                 let status = view::status_line(&self.tabs, self.view.tab.as_deref(), &note);
                 if self.view.tab.is_none() {

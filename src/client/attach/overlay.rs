@@ -10,10 +10,20 @@ use super::view::fit;
 #[derive(Debug)]
 pub enum Mode {
     Normal,
-    Picker { agents: Vec<String>, sel: usize },
+    Picker {
+        agents: Vec<String>,
+        sel: usize,
+    },
     Help,
-    Confirm { question: String, yes: Effect },
-    Approvals,
+    Confirm {
+        question: String,
+        yes: Effect,
+    },
+    /// Pending approvals: (id, question), the selected one answered by y/n.
+    Approvals {
+        items: Vec<(String, String)>,
+        sel: usize,
+    },
     Scroll(Scroll),
 }
 
@@ -24,13 +34,40 @@ pub enum Effect {
     Start(String),
     Close(String),
     Quit,
+    Decide(String, bool),
 }
 
 pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
     let cancel = matches!(keys, b"\x1b" | b"q" | b"\x03");
     match mode {
         Mode::Normal => (Mode::Normal, Effect::None),
-        Mode::Help | Mode::Approvals => (Mode::Normal, Effect::None),
+        Mode::Help => (Mode::Normal, Effect::None),
+        Mode::Approvals { items, sel } => {
+            let n = items.len().max(1);
+            match keys {
+                b"y" | b"Y" if !items.is_empty() => {
+                    (Mode::Normal, Effect::Decide(items[sel].0.clone(), true))
+                }
+                b"n" | b"N" if !items.is_empty() => {
+                    (Mode::Normal, Effect::Decide(items[sel].0.clone(), false))
+                }
+                b"\x1b[A" | b"k" => (
+                    Mode::Approvals {
+                        items,
+                        sel: (sel + n - 1) % n,
+                    },
+                    Effect::None,
+                ),
+                b"\x1b[B" | b"j" => (
+                    Mode::Approvals {
+                        items,
+                        sel: (sel + 1) % n,
+                    },
+                    Effect::None,
+                ),
+                _ => (Mode::Normal, Effect::None),
+            }
+        }
         Mode::Confirm { question, yes } => match keys {
             b"y" | b"Y" => (Mode::Normal, yes),
             b"n" | b"N" | b"\x1b" | b"q" | b"\x03" => (Mode::Normal, Effect::None),
@@ -92,16 +129,22 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             lines.push("Any key closes this help.".into());
             draw(&lines, " help", rows, cols)
         }
-        Mode::Approvals => draw(
-            &[
-                "Approval queue".into(),
-                String::new(),
-                "Nothing is waiting for your approval.".into(),
-            ],
-            " approvals | any key closes",
-            rows,
-            cols,
-        ),
+        Mode::Approvals { items, sel } => {
+            let mut lines = vec!["Approval queue".to_string(), String::new()];
+            if items.is_empty() {
+                lines.push("Nothing is waiting for your approval.".into());
+            }
+            for (i, (id, q)) in items.iter().enumerate() {
+                let mark = if i == *sel { ">" } else { " " };
+                lines.push(format!(" {mark} {id}  {q}"));
+            }
+            draw(
+                &lines,
+                " approvals | y approves, n denies, any other key closes",
+                rows,
+                cols,
+            )
+        }
         Mode::Confirm { question, .. } => draw(
             std::slice::from_ref(question),
             &format!(" {question}"),
