@@ -198,7 +198,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             ToHolder::Resize { tab, rows, cols } => {
                 let (rows, cols) = crate::protocol::clamp_size(rows, cols);
                 if let Some(k) = h.kept.lock().unwrap().get_mut(&tab) {
-                    k.screen.set_size(rows, cols);
+                    crate::core::state::resize_screen(&mut k.screen, rows, cols);
                 }
                 let _ = h.host.resize(&tab, rows, cols);
             }
