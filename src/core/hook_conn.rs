@@ -6,13 +6,26 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
+use super::identity::{identify, Identity, PeerFacts, TabFacts};
 use super::{Caller, Core};
+use crate::platform;
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::handshake::Outcome;
 use crate::protocol::hook::{encode_line, parse_line, HookReply};
 use crate::protocol::MAX_LINE;
 
 pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
+    // Who connected, as the kernel recorded it at connect time.
+    let peer = match platform::peer_pid(&stream) {
+        Ok(pid) => PeerFacts {
+            ancestry: platform::ancestry(pid),
+            cgroup: platform::cgroup_path(pid),
+        },
+        Err(_) => PeerFacts {
+            ancestry: Vec::new(),
+            cgroup: None,
+        },
+    };
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     loop {
@@ -36,7 +49,7 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
         let reply = match parse_line(&line) {
             Err(bad) => bad,
             Ok(req) => {
-                let outcome = match authenticate(&core, req.tab.as_deref()) {
+                let outcome = match authenticate(&core, req.tab.as_deref(), &peer) {
                     Ok(caller) => core.handle(&caller, req.request).await.into(),
                     Err(e) => Outcome::Error(e),
                 };
@@ -50,9 +63,9 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
     }
 }
 
-/// Which tab the caller belongs to. Until kernel-verified identity lands
-/// (the privilege model), the tab's secret is the proof.
-fn authenticate(core: &Core, secret: Option<&str>) -> Result<Caller, ApiError> {
+/// Which tab the caller belongs to: the secret names it, the kernel's
+/// record of the connecting process decides whether the caller is it.
+fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<Caller, ApiError> {
     let denied = || {
         ApiError::new(
             ErrorCode::Denied,
@@ -62,7 +75,26 @@ fn authenticate(core: &Core, secret: Option<&str>) -> Result<Caller, ApiError> {
     let secret = secret.ok_or_else(denied)?;
     let state = core.state.lock().unwrap();
     let tab = state.tab_by_secret(secret).ok_or_else(denied)?;
-    Ok(Caller::Tab { id: tab.id.clone() })
+    let facts = TabFacts {
+        sandboxed: tab.sandboxed,
+        pid: tab.pid,
+        start_recorded: tab.start_time,
+        start_now: tab.pid.and_then(|p| platform::proc_start_time(p).ok()),
+        scope: tab
+            .pid
+            .and_then(platform::cgroup_path)
+            .filter(|cg| cg.contains("/nerdr-agent-") || cg.contains("/nerdr-term-")),
+    };
+    match identify(&tab.id, &facts, peer) {
+        Identity::Verified => Ok(Caller::Tab { id: tab.id.clone() }),
+        // Until the restriction matrix lands (issue 6), a sandboxed tab's
+        // callers all get that tab's powers, as before.
+        Identity::TreatedAsSandboxed => Ok(Caller::Tab { id: tab.id.clone() }),
+        Identity::Refused(why) => {
+            tracing::warn!(tab = %tab.id, reason = %why, "hook request refused");
+            Err(ApiError::new(ErrorCode::Denied, why))
+        }
+    }
 }
 
 fn error_reply(id: serde_json::Value, code: ErrorCode, message: String) -> HookReply {

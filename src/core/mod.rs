@@ -11,6 +11,7 @@ mod client_conn;
 pub mod env;
 mod hook_conn;
 mod hosting;
+mod identity;
 mod keyfile;
 mod launch;
 pub mod listen;

@@ -335,3 +335,51 @@ fn an_agents_hooks_report_its_session_from_inside_its_tab() {
     ]);
     l.wait_screen(&tab, "other-1");
 }
+
+#[test]
+fn a_tab_secret_read_from_proc_does_not_make_a_stranger_that_tab() {
+    let l = Local::started();
+    l.write_config(&format!(
+        "{SHELL_AGENT}[agents.boxed]\ncommand = [\"bash\", \"--norc\"]\nsandboxed = true\n"
+    ));
+    let steal = |tab: &str| {
+        let t = l
+            .tabs_json(&[])
+            .into_iter()
+            .find(|t| t["id"] == tab)
+            .unwrap();
+        let environ = std::fs::read(format!("/proc/{}/environ", t["pid"])).unwrap();
+        environ
+            .split(|b| *b == 0)
+            .find_map(|v| v.strip_prefix(b"NERDR_TAB="))
+            .map(|v| String::from_utf8_lossy(v).into_owned())
+            .unwrap()
+    };
+    let plain = l.ok(&["agent", "sh"]);
+    let boxed = l.ok(&["agent", "boxed"]);
+    // Any process of the user can read an agent's environment; the kernel's
+    // record of who connected decides.
+    let out = l
+        .cmd(&["tabs"])
+        .env("NERDR_TAB", steal(&plain))
+        .env("NERDR_SOCKET", l.hook_socket())
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success(),
+        "a stranger acted as an unsandboxed tab"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains(&format!("not from a program of tab {plain}")),
+        "{out:?}"
+    );
+    // A sandboxed tab's secret gives no more than that tab has.
+    let out = l
+        .cmd(&["tabs"])
+        .env("NERDR_TAB", steal(&boxed))
+        .env("NERDR_SOCKET", l.hook_socket())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}

@@ -1,0 +1,163 @@
+//! Who a hook-socket caller is, from the kernel: a request naming tab T
+//! (by its secret) is T's only if the connecting process is T's program or
+//! descends from it (T's program still has the start time recorded at
+//! launch, so a reused PID does not count) and, where scopes exist, runs in
+//! T's scope. Otherwise the caller is treated as sandboxed, and refused
+//! outright if T is not sandboxed (DESIGN.md, "The privilege model").
+//! Pure: the connection and `/proc` hand in the facts.
+
+/// What is known of the tab the secret names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TabFacts {
+    pub sandboxed: bool,
+    pub pid: Option<u32>,
+    pub start_recorded: Option<u64>,
+    pub start_now: Option<u64>,
+    /// The cgroup of the tab's program when it is a nerdr scope.
+    pub scope: Option<String>,
+}
+
+/// What the kernel says of the connecting process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeerFacts {
+    /// Its PID and its ancestors', nearest first (empty: unknown).
+    pub ancestry: Vec<u32>,
+    pub cgroup: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Identity {
+    /// The tab's own program or one of its descendants.
+    Verified,
+    /// Not provably the tab's: it gets a sandboxed caller's powers.
+    TreatedAsSandboxed,
+    Refused(String),
+}
+
+pub fn identify(tab_id: &str, tab: &TabFacts, peer: &PeerFacts) -> Identity {
+    let descends = match (tab.pid, tab.start_recorded, tab.start_now) {
+        (Some(pid), Some(then), Some(now)) => then == now && peer.ancestry.contains(&pid),
+        _ => false,
+    };
+    let in_scope = match &tab.scope {
+        Some(scope) => peer.cgroup.as_deref() == Some(scope.as_str()),
+        None => true,
+    };
+    match (descends && in_scope, tab.sandboxed) {
+        (true, _) => Identity::Verified,
+        (false, true) => Identity::TreatedAsSandboxed,
+        (false, false) => Identity::Refused(format!(
+            "this connection is not from a program of tab {tab_id} (checked by the kernel's \
+             record of the caller), and tab {tab_id} is not sandboxed: only its own programs \
+             may use its NERDR_TAB"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tab(
+        sandboxed: bool,
+        pid: Option<u32>,
+        start_now: Option<u64>,
+        scope: Option<&str>,
+    ) -> TabFacts {
+        TabFacts {
+            sandboxed,
+            pid,
+            start_recorded: Some(7),
+            start_now,
+            scope: scope.map(String::from),
+        }
+    }
+
+    fn peer(ancestry: &[u32], cgroup: Option<&str>) -> PeerFacts {
+        PeerFacts {
+            ancestry: ancestry.to_vec(),
+            cgroup: cgroup.map(String::from),
+        }
+    }
+
+    #[test]
+    fn every_row() {
+        let sc = Some("/u/nerdr.slice/nerdr-agent-ab.scope");
+        let other = Some("/u/nerdr.slice/nerdr-agent-cd.scope");
+        use Identity::*;
+        let refused = |i: &Identity| matches!(i, Refused(_));
+        type Row = (&'static str, TabFacts, PeerFacts, fn(&Identity) -> bool);
+        let rows: Vec<Row> = vec![
+            (
+                "the program itself",
+                tab(false, Some(10), Some(7), None),
+                peer(&[10, 1], None),
+                |i| *i == Verified,
+            ),
+            (
+                "a descendant",
+                tab(false, Some(10), Some(7), None),
+                peer(&[30, 20, 10, 1], None),
+                |i| *i == Verified,
+            ),
+            (
+                "in its scope",
+                tab(false, Some(10), Some(7), sc),
+                peer(&[30, 10], sc),
+                |i| *i == Verified,
+            ),
+            (
+                "descendant moved to another scope",
+                tab(false, Some(10), Some(7), sc),
+                peer(&[30, 10], other),
+                refused,
+            ),
+            (
+                "a stranger, unsandboxed tab",
+                tab(false, Some(10), Some(7), None),
+                peer(&[99, 1], None),
+                refused,
+            ),
+            (
+                "a stranger, sandboxed tab",
+                tab(true, Some(10), Some(7), None),
+                peer(&[99, 1], None),
+                |i| *i == TreatedAsSandboxed,
+            ),
+            (
+                "reused pid",
+                tab(false, Some(10), Some(8), None),
+                peer(&[10, 1], None),
+                refused,
+            ),
+            (
+                "program gone",
+                tab(false, Some(10), None, None),
+                peer(&[10, 1], None),
+                refused,
+            ),
+            (
+                "never started",
+                tab(false, None, None, None),
+                peer(&[10, 1], None),
+                refused,
+            ),
+            (
+                "unknown peer, sandboxed tab",
+                tab(true, Some(10), Some(7), None),
+                peer(&[], None),
+                |i| *i == TreatedAsSandboxed,
+            ),
+            (
+                "unknown peer, unsandboxed tab",
+                tab(false, Some(10), Some(7), None),
+                peer(&[], None),
+                refused,
+            ),
+        ];
+        for (name, t, p, want) in rows {
+            let got = identify("ab", &t, &p);
+            assert!(want(&got), "{name}: {got:?}");
+        }
+    }
+}
