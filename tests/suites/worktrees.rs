@@ -159,12 +159,8 @@ fn pending(l: &Local) -> Vec<serde_json::Value> {
     serde_json::from_str(&l.ok(&["approvals", "--json"])).unwrap()
 }
 
-fn worktree_of(l: &Local, tab: &str) -> PathBuf {
-    PathBuf::from(tab_in(&l.tabs_json(&[]), tab)["worktree"].as_str().unwrap())
-}
-
-fn tab_in<'a>(tabs: &'a [serde_json::Value], id: &str) -> &'a serde_json::Value {
-    tabs.iter().find(|t| t["id"] == id).unwrap()
+fn worktree_of(l: &Local, id: &str) -> PathBuf {
+    PathBuf::from(tab(&l.tabs_json(&[]), id)["worktree"].as_str().unwrap())
 }
 
 #[test]

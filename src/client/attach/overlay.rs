@@ -51,21 +51,10 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
                 b"n" | b"N" if !items.is_empty() => {
                     (Mode::Normal, Effect::Decide(items[sel].0.clone(), false))
                 }
-                b"\x1b[A" | b"k" => (
-                    Mode::Approvals {
-                        items,
-                        sel: (sel + n - 1) % n,
-                    },
-                    Effect::None,
-                ),
-                b"\x1b[B" | b"j" => (
-                    Mode::Approvals {
-                        items,
-                        sel: (sel + 1) % n,
-                    },
-                    Effect::None,
-                ),
-                _ => (Mode::Normal, Effect::None),
+                _ => match moved(keys, sel, n) {
+                    Some(sel) => (Mode::Approvals { items, sel }, Effect::None),
+                    None => (Mode::Normal, Effect::None),
+                },
             }
         }
         Mode::Confirm { question, yes } => match keys {
@@ -83,20 +72,6 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
                     Some(a) => (Mode::Normal, Effect::Start(a.clone())),
                     None => (Mode::Normal, Effect::None),
                 },
-                b"\x1b[A" | b"k" => (
-                    Mode::Picker {
-                        agents,
-                        sel: (sel + n - 1) % n,
-                    },
-                    Effect::None,
-                ),
-                b"\x1b[B" | b"j" => (
-                    Mode::Picker {
-                        agents,
-                        sel: (sel + 1) % n,
-                    },
-                    Effect::None,
-                ),
                 [d @ b'1'..=b'9'] => {
                     let i = (d - b'1') as usize;
                     match agents.get(i) {
@@ -104,13 +79,26 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
                         None => (Mode::Picker { agents, sel }, Effect::None),
                     }
                 }
-                _ => (Mode::Picker { agents, sel }, Effect::None),
+                // Up/down move; any other key leaves the picker as it is.
+                _ => {
+                    let sel = moved(keys, sel, n).unwrap_or(sel);
+                    (Mode::Picker { agents, sel }, Effect::None)
+                }
             }
         }
         Mode::Scroll(mut s) => match s.feed(keys) {
             scroll::Outcome::Leave => (Mode::Normal, Effect::None),
             scroll::Outcome::Stay => (Mode::Scroll(s), Effect::None),
         },
+    }
+}
+
+/// Up/down (arrows or k/j) in a list of `n`, wrapping; None for other keys.
+fn moved(keys: &[u8], sel: usize, n: usize) -> Option<usize> {
+    match keys {
+        b"\x1b[A" | b"k" => Some((sel + n - 1) % n),
+        b"\x1b[B" | b"j" => Some((sel + 1) % n),
+        _ => None,
     }
 }
 
