@@ -9,6 +9,7 @@ mod core_cmd;
 mod doctor;
 mod hook;
 mod integration;
+mod log;
 mod pane;
 mod quit;
 mod read;
@@ -62,6 +63,8 @@ pub enum Command {
     Close(close::Args),
     /// Stop every program of this folder's session and forget the session
     Quit(quit::Args),
+    /// Refusals and sandbox-check verdicts, from the journal or core.log
+    Log(log::Args),
     /// Install, remove or inspect the systemd user units
     Service(service_cmd::Args),
     /// Check the installation; each failing check says what to do
@@ -121,6 +124,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Restart(a) => restart::run(a),
         Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a),
+        Command::Log(a) => log::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Integration(a) => integration::run(a),

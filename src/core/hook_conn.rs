@@ -92,6 +92,16 @@ fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<C
         Identity::TreatedAsSandboxed => Ok(Caller::Tab { id: tab.id.clone() }),
         Identity::Refused(why) => {
             tracing::warn!(tab = %tab.id, reason = %why, "hook request refused");
+            crate::audit::record(
+                &core.paths,
+                &crate::audit::Event::new(
+                    crate::audit::Kind::HookRefused,
+                    format!("refused a request on the hook socket: {why}"),
+                )
+                .field("NERDR_TAB", &tab.id)
+                .field("NERDR_OPERATION", "identify")
+                .field("NERDR_REASON", &why),
+            );
             Err(ApiError::new(ErrorCode::Denied, why))
         }
     }
