@@ -11,6 +11,7 @@ mod hook;
 mod integration;
 mod log;
 mod pane;
+mod plugin;
 mod quit;
 mod read;
 mod restart;
@@ -65,6 +66,8 @@ pub enum Command {
     Quit(quit::Args),
     /// Refusals and sandbox-check verdicts, from the journal or core.log
     Log(log::Args),
+    /// Run a plugin from $XDG_CONFIG_HOME/nerdr/plugins/ (asks first for a sandboxed agent)
+    Plugin(plugin::Args),
     /// Install, remove or inspect the systemd user units
     Service(service_cmd::Args),
     /// Check the installation; each failing check says what to do
@@ -125,6 +128,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Log(a) => log::run(a),
+        Command::Plugin(a) => plugin::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Integration(a) => integration::run(a),

@@ -17,10 +17,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    client::call(Request::Send {
-        tab: args.tab,
+    let reply = client::call(Request::Send {
+        tab: args.tab.clone(),
         text: args.text,
         enter: !args.no_enter,
     })?;
+    if let Some(id) = reply["queued"].as_str() {
+        // Not delivered yet: say so, so a script does not take it as sent.
+        eprintln!(
+            "nerdr: the message for tab {} waits for the user's approval as {id}: {}",
+            args.tab,
+            reply["why"].as_str().unwrap_or_default()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

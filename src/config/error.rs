@@ -51,6 +51,7 @@ pub enum Expected {
     String,
     Strings,
     Boolean,
+    Seconds,
     StringTable,
     Table,
 }
@@ -61,6 +62,7 @@ impl Expected {
             Expected::String => "a string",
             Expected::Strings => "an array of strings",
             Expected::Boolean => "true or false",
+            Expected::Seconds => "a whole number of seconds (1 to 86400)",
             Expected::StringTable => "a table of strings",
             Expected::Table => "a table",
         }
@@ -73,6 +75,7 @@ impl Expected {
             Expected::String => format!("{leaf} = \"text\""),
             Expected::Strings => format!("{leaf} = [\"--flag\", \"value\"]"),
             Expected::Boolean => format!("{leaf} = true"),
+            Expected::Seconds => format!("{leaf} = 120"),
             Expected::StringTable => format!("{leaf} = {{ NAME = \"value\" }}"),
             Expected::Table => format!("[{key}]"),
         }

@@ -29,8 +29,24 @@ pub struct Config {
     pub client: ClientConfig,
     pub review: Option<ReviewConfig>,
     pub tabs: TabsConfig,
+    pub plugins: PluginsConfig,
     /// The file this came from, for messages; `None` when built in code.
     pub source: Option<PathBuf>,
+}
+
+/// `[plugins]`: programs in `plugins/` beside config.toml.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginsConfig {
+    /// How long a sandboxed agent's plugin run waits for the person's yes.
+    pub approval_timeout_secs: u64,
+}
+
+impl Default for PluginsConfig {
+    fn default() -> Self {
+        PluginsConfig {
+            approval_timeout_secs: 120,
+        }
+    }
 }
 
 /// `[tabs]`: how new tabs are made.

@@ -10,9 +10,10 @@ use super::builtin;
 use super::error::{dotted, is_agent_name};
 use super::tree::{Entry, Node};
 use super::{builtin_names, ConfigError, Expected, Location};
-use super::{AgentConfig, ClientConfig, Config, ReviewConfig, TabsConfig};
+use super::{AgentConfig, ClientConfig, Config, PluginsConfig, ReviewConfig, TabsConfig};
 
-const TOP_KEYS: &[&str] = &["agents", "client", "review", "tabs"];
+const TOP_KEYS: &[&str] = &["agents", "client", "plugins", "review", "tabs"];
+const PLUGINS_KEYS: &[&str] = &["approval_timeout_secs"];
 const AGENT_KEYS: &[&str] = &[
     "command",
     "args",
@@ -134,6 +135,13 @@ impl Source<'_> {
         }
     }
 
+    fn seconds(&self, entry: &Entry, key: &str) -> Result<u64, ConfigError> {
+        match entry.value {
+            Node::Integer(n) if (1..=86_400).contains(&n) => Ok(n as u64),
+            ref other => Err(self.wrong_type(entry, key, Expected::Seconds, other.describe())),
+        }
+    }
+
     fn no_nul(&self, entry: &Entry, key: &str, s: &str) -> Result<(), ConfigError> {
         if s.contains('\0') {
             let fix = "remove it: a NUL byte cannot be passed to a program";
@@ -160,6 +168,7 @@ pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
             }
             "client" => config.client = client(src, entry)?,
             "tabs" => config.tabs = tabs(src, entry)?,
+            "plugins" => config.plugins = plugins(src, entry)?,
             "review" => review = Some(self::review(src, entry)?),
             _ => return Err(src.unknown(entry, "the top-level table".into(), TOP_KEYS)),
         }
@@ -300,6 +309,20 @@ fn tabs(src: &Source, entry: &Entry) -> Result<TabsConfig, ConfigError> {
         }
     }
     Ok(tabs)
+}
+
+fn plugins(src: &Source, entry: &Entry) -> Result<PluginsConfig, ConfigError> {
+    let mut plugins = PluginsConfig::default();
+    for field in src.table(entry, "plugins", Expected::Table)? {
+        match field.key.as_str() {
+            "approval_timeout_secs" => {
+                plugins.approval_timeout_secs =
+                    src.seconds(field, "plugins.approval_timeout_secs")?
+            }
+            _ => return Err(src.unknown(field, "[plugins]".into(), PLUGINS_KEYS)),
+        }
+    }
+    Ok(plugins)
 }
 
 /// `C-<letter>`, either case; returned with the letter lowercased, since

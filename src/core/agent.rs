@@ -147,6 +147,8 @@ impl Core {
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
         self.state.lock().unwrap().remove(tab);
+        // A restart (after fixing the sandbox, say) is watched afresh.
+        self.turns.lock().unwrap().forget(tab);
         tracing::info!(tab = %tab, agent = %old.agent, mode = ?mode, "restarting agent");
         self.launch(
             caller,
@@ -189,7 +191,7 @@ impl Core {
         ))
     }
 
-    fn resolve(&self, name: &str) -> Result<(ResolvedAgent, crate::config::Config), ApiError> {
+    pub(super) fn resolve(&self, name: &str) -> Result<(ResolvedAgent, crate::config::Config), ApiError> {
         let config = crate::config::load(&self.paths.config_file())
             .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
         let agent = config

@@ -6,20 +6,163 @@ use std::sync::Arc;
 
 use serde_json::json;
 
+use super::approvals::{Approval, Asked};
+use super::privilege::{self, CallerKind, Operation, Target, Verdict};
 use super::Core;
-use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo};
+use crate::protocol::api::{
+    ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo, TabKind,
+};
+use crate::protocol::handshake::random_hex;
 
 /// Who sent a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Caller {
     /// The person: their window or CLI on the client socket, key proven.
     User,
-    /// A program nerdr started, on the hook socket, in tab `id`.
-    Tab { id: String },
+    /// A program nerdr started, on the hook socket, in tab `id`;
+    /// `sandboxed` when the tab is, or when the kernel could not show the
+    /// caller to be the tab's own program.
+    Tab { id: String, sandboxed: bool },
+}
+
+impl Caller {
+    pub fn kind(&self) -> CallerKind {
+        match self {
+            Caller::User => CallerKind::User,
+            Caller::Tab {
+                sandboxed: false, ..
+            } => CallerKind::Tab,
+            Caller::Tab {
+                sandboxed: true, ..
+            } => CallerKind::Sandboxed,
+        }
+    }
+
+    pub fn tab(&self) -> Option<&str> {
+        match self {
+            Caller::User => None,
+            Caller::Tab { id, .. } => Some(id),
+        }
+    }
 }
 
 impl Core {
+    /// Every request passes the privilege matrix first: refused ones are
+    /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
+        let (op, target) = self.classify(caller, &req)?;
+        match privilege::decide(caller.kind(), op, target) {
+            Verdict::Allow => self.dispatch(caller, req).await,
+            Verdict::Refuse(why) => Err(self.refuse(caller, op, &req, why)),
+            Verdict::Queue(why) => self.queue(caller, req, why).await,
+        }
+    }
+
+    /// The operation a request is, and what it is done to.
+    fn classify(&self, caller: &Caller, req: &Request) -> Result<(Operation, Target), ApiError> {
+        let on = |tab: &str| self.target_of(caller, tab).map(|t| (op_of(req), t));
+        match req {
+            Request::Agent { name, .. } => {
+                // An agent that cannot be resolved is refused by the launch
+                // itself, with the config error; count it as unsandboxed.
+                let sandboxed = self.resolve(name).is_ok_and(|(a, _)| a.sandboxed);
+                Ok((
+                    Operation::StartAgent,
+                    if sandboxed {
+                        Target::SandboxedAgent
+                    } else {
+                        Target::Agent
+                    },
+                ))
+            }
+            Request::Read { tab, .. }
+            | Request::Send { tab, .. }
+            | Request::Resize { tab, .. }
+            | Request::Terminal { tab, .. }
+            | Request::Restart { tab, .. }
+            | Request::Close { tab, .. }
+            | Request::ReportAgent { tab, .. } => on(tab),
+            Request::Report { .. } => Ok((Operation::Report, Target::Own)),
+            Request::Plugin { .. } => Ok((Operation::RunPlugin, Target::Nothing)),
+            _ => Ok((op_of(req), Target::Nothing)),
+        }
+    }
+
+    /// What tab `tab` is to `caller`.
+    pub(super) fn target_of(&self, caller: &Caller, tab: &str) -> Result<Target, ApiError> {
+        if caller.tab() == Some(tab) {
+            return Ok(Target::Own);
+        }
+        let state = self.state.lock().unwrap();
+        let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+        Ok(match (t.kind, t.sandboxed) {
+            (TabKind::Terminal, _) => Target::Terminal,
+            (TabKind::Agent, true) => Target::SandboxedAgent,
+            (TabKind::Agent, false) => Target::Agent,
+        })
+    }
+
+    /// The error a refused caller gets, and its journal entry.
+    fn refuse(&self, caller: &Caller, op: Operation, req: &Request, why: &str) -> ApiError {
+        let on = request_tab(req)
+            .map(|t| format!(" on tab {t}"))
+            .unwrap_or_default();
+        let message = format!("refused `nerdr {}`{on}: {why}", privilege::name(op));
+        let tab = caller.tab().unwrap_or("-");
+        tracing::warn!(tab = %tab, operation = privilege::name(op), reason = why, "request refused");
+        crate::audit::record(
+            &self.paths,
+            &crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
+                .field("NERDR_TAB", tab)
+                .field("NERDR_OPERATION", privilege::name(op))
+                .field("NERDR_REASON", why),
+        );
+        ApiError::new(ErrorCode::Denied, message)
+    }
+
+    /// A request the matrix lets through only with the person's yes.
+    async fn queue(self: &Arc<Self>, caller: &Caller, req: Request, why: &str) -> Reply {
+        let from = caller.tab().unwrap_or("-").to_string();
+        match req {
+            Request::Send { tab, text, enter } => {
+                let agent = self
+                    .state
+                    .lock()
+                    .unwrap()
+                    .tabs
+                    .get(&tab)
+                    .map(|t| t.agent.clone())
+                    .ok_or_else(|| no_tab(&tab))?;
+                let mut text = text;
+                if enter {
+                    text.push('\r');
+                }
+                let id = random_hex(3);
+                let question = format!(
+                    "deliver to tab {tab} ({agent}, outside every sandbox) this message from \
+                     sandboxed tab {from}: {}",
+                    preview(&text)
+                );
+                tracing::info!(from = %from, to = %tab, approval = %id, "message waits for approval");
+                self.ask(Approval {
+                    id: id.clone(),
+                    question,
+                    tab: from,
+                    asked: Asked::Message { to: tab, text },
+                });
+                Ok(json!({ "queued": id, "why": why }))
+            }
+            Request::Plugin { name, args, folder } => {
+                self.run_plugin(caller, &name, args, &folder, true).await
+            }
+            other => Err(ApiError::new(
+                ErrorCode::Internal,
+                format!("nothing can wait for approval as {other:?}"),
+            )),
+        }
+    }
+
+    async fn dispatch(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         match req {
             Request::Agent {
                 folder,
@@ -31,7 +174,7 @@ impl Core {
                 self.start_agent(caller, &folder, &name, extra_args, env, worktree)
                     .await
             }
-            Request::Tabs { folder, all } => self.tabs(folder.as_deref(), all),
+            Request::Tabs { folder, all } => self.tabs(caller, folder.as_deref(), all),
             Request::Read { tab, lines } => {
                 let state = self.state.lock().unwrap();
                 let t = state.tabs.get(&tab).ok_or_else(|| no_tab(&tab))?;
@@ -49,6 +192,9 @@ impl Core {
             Request::Restart { tab, env } => self.restart_tab(caller, &tab, env).await,
             Request::Approvals => self.list_approvals(),
             Request::Decide { id, approve } => self.decide(caller, &id, approve).await,
+            Request::Plugin { name, args, folder } => {
+                self.run_plugin(caller, &name, args, &folder, false).await
+            }
             Request::Close {
                 tab,
                 remove_worktree,
@@ -101,11 +247,11 @@ impl Core {
         }
     }
 
-    fn tabs(&self, folder: Option<&Path>, all: bool) -> Reply {
+    fn tabs(&self, caller: &Caller, folder: Option<&Path>, all: bool) -> Reply {
         let state = self.state.lock().unwrap();
-        let tabs: Vec<TabInfo> = match (all, folder) {
-            (true, _) => state.all_tabs().iter().map(|t| t.info()).collect(),
-            (false, Some(f)) => state.session_tabs(f).iter().map(|t| t.info()).collect(),
+        let rows = match (all, folder) {
+            (true, _) => state.all_tabs(),
+            (false, Some(f)) => state.session_tabs(f),
             (false, None) => {
                 return Err(ApiError::new(
                     ErrorCode::BadRequest,
@@ -113,13 +259,24 @@ impl Core {
                 ))
             }
         };
+        let seen = |t: &super::state::Tab| {
+            let target = match (t.kind, t.sandboxed) {
+                _ if caller.tab() == Some(t.id.as_str()) => Target::Own,
+                (TabKind::Terminal, _) => Target::Terminal,
+                (TabKind::Agent, true) => Target::SandboxedAgent,
+                (TabKind::Agent, false) => Target::Agent,
+            };
+            privilege::decide(caller.kind(), Operation::See, target) == Verdict::Allow
+        };
+        let tabs: Vec<TabInfo> = rows.into_iter().filter(|t| seen(t)).map(|t| t.info()).collect();
         Ok(serde_json::to_value(tabs).expect("tab rows serialize"))
     }
 
-    fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Reply {
+    pub(super) fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Reply {
         if !self.state.lock().unwrap().tabs.contains_key(tab) {
             return Err(no_tab(tab));
         }
+        self.typed(tab, &bytes);
         self.host.write(tab, bytes).map_err(|e| {
             ApiError::new(
                 ErrorCode::NotFound,
@@ -158,6 +315,7 @@ impl Core {
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
         let removed = self.state.lock().unwrap().remove(tab);
+        self.turns.lock().unwrap().forget(tab);
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
             if let (true, Some(w)) = (remove_worktree, t.worktree) {
@@ -204,6 +362,50 @@ impl Core {
         tracing::info!(folder = %folder.display(), tabs = ids.len(), "quit session");
         self.changed();
         ids.len()
+    }
+}
+
+/// A message as the approval queue shows it: one line, control characters
+/// visible, long text cut.
+fn preview(text: &str) -> String {
+    let shown: String = text.escape_debug().collect();
+    match shown.char_indices().nth(300) {
+        Some((i, _)) => format!("\"{}…\"", &shown[..i]),
+        None => format!("\"{shown}\""),
+    }
+}
+
+/// The operation a request is, before its target is known.
+fn op_of(req: &Request) -> Operation {
+    match req {
+        Request::Agent { .. } => Operation::StartAgent,
+        Request::Tabs { .. } => Operation::Query,
+        Request::Read { .. } => Operation::Read,
+        Request::Send { .. } => Operation::Send,
+        Request::Resize { .. } => Operation::Resize,
+        Request::Terminal { .. } => Operation::OpenTerminal,
+        Request::Restart { .. } => Operation::Restart,
+        Request::Close { .. } => Operation::Close,
+        Request::Quit { .. } => Operation::Quit,
+        Request::Approvals => Operation::ListApprovals,
+        Request::Decide { .. } => Operation::Decide,
+        Request::Plugin { .. } => Operation::RunPlugin,
+        Request::Report { .. } | Request::ReportAgent { .. } => Operation::Report,
+        Request::Status | Request::Agents => Operation::Query,
+    }
+}
+
+/// The tab a request names, if any.
+fn request_tab(req: &Request) -> Option<&str> {
+    match req {
+        Request::Read { tab, .. }
+        | Request::Send { tab, .. }
+        | Request::Resize { tab, .. }
+        | Request::Terminal { tab, .. }
+        | Request::Restart { tab, .. }
+        | Request::Close { tab, .. }
+        | Request::ReportAgent { tab, .. } => Some(tab),
+        _ => None,
     }
 }
 

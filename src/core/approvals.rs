@@ -1,6 +1,8 @@
 //! The approval queue: things that wait for the person (not for any
-//! program) to say yes. Today: a repository's worktree setup command. The
-//! approved setups are remembered by the SHA-256 of their `.nerdr.toml`.
+//! program) to say yes: a repository's worktree setup command (approved
+//! setups are remembered by the SHA-256 of their `.nerdr.toml`), a message
+//! from a sandboxed agent to one outside every sandbox, and each run of a
+//! plugin a sandboxed agent asks for.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,16 +23,32 @@ pub struct Approval {
     pub id: String,
     /// What is asked, for people.
     pub question: String,
+    /// The tab that asks (for a setup: the agent's tab it is for).
     pub tab: String,
-    pub worktree: PathBuf,
-    pub hash: String,
-    pub argv: Vec<String>,
+    #[serde(flatten)]
+    pub asked: Asked,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Asked {
+    Setup {
+        worktree: PathBuf,
+        hash: String,
+        argv: Vec<String>,
+    },
+    /// Input for tab `to`, typed as is once approved.
+    Message { to: String, text: String },
+    /// A plugin run; whoever waits for it holds the other end.
+    Plugin { name: String, args: Vec<String> },
 }
 
 #[derive(Default)]
 pub struct Approvals {
     pub pending: Vec<Approval>,
     approved: BTreeSet<String>,
+    /// Plugin runs waiting for an answer, by approval id.
+    waiting: std::collections::HashMap<String, tokio::sync::oneshot::Sender<bool>>,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -47,6 +65,7 @@ impl Approvals {
         Approvals {
             pending: Vec::new(),
             approved: remembered.approved_setups,
+            waiting: Default::default(),
         }
     }
 
@@ -86,14 +105,41 @@ impl Core {
                 worktree.display()
             ),
             tab: tab.to_string(),
-            worktree: worktree.to_path_buf(),
-            hash: setup.hash.clone(),
-            argv: setup.argv.clone(),
+            asked: Asked::Setup {
+                worktree: worktree.to_path_buf(),
+                hash: setup.hash.clone(),
+                argv: setup.argv.clone(),
+            },
         };
-        tracing::info!(tab = %tab, approval = %a.id, hash = %a.hash, "worktree setup waits for approval");
+        tracing::info!(tab = %tab, approval = %a.id, hash = %setup.hash, "worktree setup waits for approval");
+        self.ask(a);
+    }
+
+    /// Put a question in the queue; attached windows show that something
+    /// waits for an answer.
+    pub fn ask(&self, a: Approval) {
         self.approvals.lock().unwrap().pending.push(a);
-        // Attached windows show that something waits for an answer.
         self.changed();
+    }
+
+    /// Ask, and wait for the answer up to `timeout`; `None` when no one
+    /// answered in time (the question is then withdrawn).
+    pub async fn ask_and_wait(&self, a: Approval, timeout: std::time::Duration) -> Option<bool> {
+        let id = a.id.clone();
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        self.approvals.lock().unwrap().waiting.insert(id.clone(), tx);
+        self.ask(a);
+        let answer = tokio::time::timeout(timeout, rx).await;
+        let mut q = self.approvals.lock().unwrap();
+        q.waiting.remove(&id);
+        let before = q.pending.len();
+        q.pending.retain(|p| p.id != id);
+        let withdrawn = q.pending.len() != before;
+        drop(q);
+        if withdrawn {
+            self.changed();
+        }
+        answer.ok().and_then(Result::ok)
     }
 
     pub fn list_approvals(&self) -> Reply {
@@ -118,27 +164,49 @@ impl Core {
                 ));
             };
             let first = a.pending.remove(i);
-            if !yes {
-                drop(a);
-                tracing::info!(approval = %id, "denied");
-                self.changed();
-                return Ok(json!({ "ran": [] }));
-            }
-            a.approved.insert(first.hash.clone());
-            a.save(&self.approvals_file());
-            // Every request for the same content is answered by this yes.
-            let hash = first.hash.clone();
-            let mut same: Vec<Approval> = Vec::new();
-            a.pending.retain(|p| {
-                let m = p.hash == hash;
-                if m {
-                    same.push(p.clone());
+            tracing::info!(approval = %id, approved = yes, question = %first.question, "decided");
+            match &first.asked {
+                Asked::Plugin { .. } => {
+                    // The run itself happens where it was asked for.
+                    if let Some(tx) = a.waiting.remove(id) {
+                        let _ = tx.send(yes);
+                    }
+                    drop(a);
+                    self.changed();
+                    return Ok(json!({ "ran": [] }));
                 }
-                !m
-            });
-            same.insert(0, first);
-            same
+                Asked::Message { to, text } if yes => {
+                    let (to, text) = (to.clone(), text.clone());
+                    drop(a);
+                    self.changed();
+                    self.write_input(&to, text.into_bytes())?;
+                    return Ok(json!({ "ran": [], "delivered": to }));
+                }
+                _ if !yes => {
+                    drop(a);
+                    self.changed();
+                    return Ok(json!({ "ran": [] }));
+                }
+                Asked::Message { .. } => unreachable!("answered above"),
+                Asked::Setup { hash, .. } => {
+                    let hash = hash.clone();
+                    a.approved.insert(hash.clone());
+                    a.save(&self.approvals_file());
+                    // Every request for the same content is answered by this yes.
+                    let mut same: Vec<Approval> = Vec::new();
+                    a.pending.retain(|p| {
+                        let m = matches!(&p.asked, Asked::Setup { hash: h, .. } if *h == hash);
+                        if m {
+                            same.push(p.clone());
+                        }
+                        !m
+                    });
+                    same.insert(0, first);
+                    same
+                }
+            }
         };
+        self.changed();
         let mut ran = Vec::new();
         for a in decided {
             match self.run_setup(caller, &a).await {
@@ -154,6 +222,9 @@ impl Core {
     /// An approved setup, once, in its worktree: a tab of its own next to
     /// the agent's, so its output can be read and its exit code seen.
     async fn run_setup(self: &Arc<Self>, caller: &Caller, a: &Approval) -> Reply {
+        let Asked::Setup { worktree, argv, .. } = &a.asked else {
+            return Err(ApiError::new(ErrorCode::Internal, "not a setup"));
+        };
         let (folder, parent) = {
             let state = self.state.lock().unwrap();
             let t = state
@@ -164,24 +235,25 @@ impl Core {
         };
         let env = self.environment_for(caller, Vec::new());
         let program =
-            super::launch::find_program(&a.argv[0], &super::launch::path_of(&env), &a.worktree)
+            super::launch::find_program(&argv[0], &super::launch::path_of(&env), worktree)
                 .ok_or_else(|| {
                     ApiError::new(
                         ErrorCode::LaunchFailed,
-                        format!("setup: `{}` is not on PATH", a.argv[0]),
+                        format!("setup: `{}` is not on PATH", argv[0]),
                     )
                 })?;
-        let mut argv = a.argv.clone();
+        let command = argv.clone();
+        let mut argv = argv.clone();
         argv[0] = program.to_string_lossy().into_owned();
         self.launch(
             caller,
             Plan {
                 id: self.new_tab_id(),
                 folder,
-                cwd: a.worktree.clone(),
+                cwd: worktree.clone(),
                 worktree: None,
                 name: "setup".into(),
-                command: a.argv.clone(),
+                command,
                 argv,
                 caller_env: env,
                 agent_env: Default::default(),

@@ -155,6 +155,7 @@ impl Core {
             }
         };
         if ok {
+            self.typed(tab, &bytes);
             let _ = self.host.write(tab, bytes);
         }
     }

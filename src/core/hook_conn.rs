@@ -86,10 +86,14 @@ fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<C
             .filter(|cg| cg.contains("/nerdr-agent-") || cg.contains("/nerdr-term-")),
     };
     match identify(&tab.id, &facts, peer) {
-        Identity::Verified => Ok(Caller::Tab { id: tab.id.clone() }),
-        // Until the restriction matrix lands (issue 6), a sandboxed tab's
-        // callers all get that tab's powers, as before.
-        Identity::TreatedAsSandboxed => Ok(Caller::Tab { id: tab.id.clone() }),
+        Identity::Verified => Ok(Caller::Tab {
+            id: tab.id.clone(),
+            sandboxed: tab.sandboxed,
+        }),
+        Identity::TreatedAsSandboxed => Ok(Caller::Tab {
+            id: tab.id.clone(),
+            sandboxed: true,
+        }),
         Identity::Refused(why) => {
             tracing::warn!(tab = %tab.id, reason = %why, "hook request refused");
             crate::audit::record(

@@ -144,6 +144,7 @@ impl Core {
             session_id: plan.session_id.clone(),
             reported: plan.reported.clone(),
             last_event: None,
+            warning: None,
             state: TabState::Starting,
             pid: None,
             start_time: None,
@@ -318,7 +319,7 @@ impl Core {
 fn caller_kind(c: &Caller) -> &str {
     match c {
         Caller::User => "user",
-        Caller::Tab { id } => id,
+        Caller::Tab { id, .. } => id,
     }
 }
 

@@ -19,13 +19,16 @@ pub mod logging;
 pub mod notify;
 mod outlog;
 mod persist;
+mod plugins;
+mod privilege;
 mod reports;
 mod setup;
+mod turns;
 pub mod state;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use tokio::net::UnixListener;
@@ -55,6 +58,8 @@ pub struct Core {
     detector: Arc<crate::agents::Detector>,
     /// What waits for the person's yes.
     approvals: Mutex<approvals::Approvals>,
+    /// Turns of sandboxed agents, to notice reports that never arrive.
+    turns: Mutex<turns::Turns>,
 }
 
 impl Core {
@@ -83,6 +88,9 @@ impl Core {
                 if let Some(t) = state.tabs.get_mut(&tab) {
                     t.screen.process(&bytes);
                     t.log.push(&bytes);
+                    if t.sandboxed {
+                        self.turns.lock().unwrap().output(&tab, Instant::now());
+                    }
                 }
                 // Under the state lock: a window switching to this tab gets
                 // each byte either in its redraw or here, never both.
@@ -191,6 +199,7 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
         approvals: Mutex::new(approvals::Approvals::load(
             &paths.state_dir.join("approvals.json"),
         )),
+        turns: Mutex::default(),
     });
     core.changed();
 
@@ -218,6 +227,14 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
         loop {
             tick.tick().await;
             c.catch_up();
+        }
+    });
+    let c = core.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            c.warn_silent_turns();
         }
     });
     if let Some(every) = notify::watchdog_interval() {

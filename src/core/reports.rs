@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::api::{no_tab, Caller};
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
 
 /// A session id goes on a command line: only plain words, never a flag.
 pub fn valid_session_id(id: &str) -> bool {
@@ -21,7 +21,7 @@ pub fn valid_session_id(id: &str) -> bool {
 
 impl Core {
     pub fn report(&self, caller: &Caller, event: &str, session_id: Option<String>) -> Reply {
-        let Caller::Tab { id: tab } = caller else {
+        let Caller::Tab { id: tab, .. } = caller else {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
                 "reports come from agents inside their tabs (NERDR_TAB), not from the user",
@@ -40,12 +40,13 @@ impl Core {
         }
         t.last_event = Some(event.to_string());
         drop(state);
+        self.turns.lock().unwrap().reported(tab);
         self.changed();
         Ok(json!({}))
     }
 
     pub fn report_agent(&self, caller: &Caller, tab: &str, argv: Vec<String>) -> Reply {
-        if let Caller::Tab { id } = caller {
+        if let Caller::Tab { id, .. } = caller {
             if id != tab {
                 return Err(ApiError::new(
                     ErrorCode::Denied,
@@ -69,6 +70,62 @@ impl Core {
         drop(state);
         self.changed();
         Ok(json!({}))
+    }
+}
+
+impl Core {
+    /// Typed input reached tab `tab`: maybe the start of a turn to watch.
+    pub fn typed(&self, tab: &str, bytes: &[u8]) {
+        let watched = self
+            .state
+            .lock()
+            .unwrap()
+            .tabs
+            .get(tab)
+            .is_some_and(|t| t.sandboxed && t.kind == TabKind::Agent);
+        if watched {
+            self.turns.lock().unwrap().input(tab, bytes);
+        }
+    }
+
+    /// Warn, once per tab, about sandboxed agents whose turns end without a
+    /// report though their integration is installed.
+    pub fn warn_silent_turns(&self) {
+        let ended = self.turns.lock().unwrap().ended(std::time::Instant::now());
+        if ended.is_empty() {
+            return;
+        }
+        let mut state = self.state.lock().unwrap();
+        let mut any = false;
+        for id in ended {
+            let Some(t) = state.tabs.get_mut(&id) else {
+                continue;
+            };
+            let integrated = self
+                .paths
+                .state_dir
+                .join("integrations")
+                .join(format!("{}.json", t.agent))
+                .exists();
+            if !integrated {
+                continue;
+            }
+            let text = format!(
+                "agent {} in tab {id} finished a turn and no report from it reached nerdr: its \
+                 sandbox probably blocks nerdr's integration. The sandbox must let the agent run \
+                 {} and connect to {}",
+                t.agent,
+                self.bin.display(),
+                self.paths.hook_socket().display()
+            );
+            tracing::warn!(tab = %id, agent = %t.agent, "{text}");
+            t.warning = Some(text);
+            any = true;
+        }
+        drop(state);
+        if any {
+            self.changed();
+        }
     }
 }
 

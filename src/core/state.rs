@@ -35,6 +35,8 @@ pub struct Tab {
     pub reported: Option<Vec<String>>,
     /// The last event the agent's hooks reported (turn start, end, ...).
     pub last_event: Option<String>,
+    /// Something the person should know about this tab (not saved).
+    pub warning: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -127,6 +129,7 @@ impl Tab {
             session_id: s.session_id,
             reported: s.reported,
             last_event: None,
+            warning: None,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,
@@ -153,6 +156,7 @@ impl Tab {
             state: self.state,
             pid: self.pid,
             exit_code: self.exit_code,
+            warning: self.warning.clone(),
         }
     }
 

@@ -69,6 +69,14 @@ pub enum Request {
     Approvals,
     /// The person's answer to approval `id`.
     Decide { id: String, approve: bool },
+    /// Run plugin `name` (an executable in `$XDG_CONFIG_HOME/nerdr/plugins/`)
+    /// with `args`, in `folder` (the caller's tab's folder when it has one).
+    Plugin {
+        name: String,
+        #[serde(default)]
+        args: Vec<String>,
+        folder: PathBuf,
+    },
     /// An agent's hook reporting an event from inside its tab (`nerdr hook
     /// EVENT`): its session id, a turn starting or ending. Only over the hook
     /// socket; the tab is the caller's.
@@ -153,6 +161,10 @@ pub struct TabInfo {
     pub state: TabState,
     pub pid: Option<u32>,
     pub exit_code: Option<i32>,
+    /// Something the person should know about the tab (e.g. its sandbox
+    /// seems to block nerdr's integration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// The core's reply to [`Request::Status`].

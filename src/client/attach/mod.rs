@@ -52,6 +52,8 @@ struct Window {
     offered_picker: bool,
     /// How many things wait for the person's approval.
     approvals: usize,
+    /// Tabs whose warning was shown.
+    warned: std::collections::HashSet<String>,
 }
 
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
@@ -146,6 +148,7 @@ async fn attached(
         done: None,
         offered_picker: false,
         approvals: 0,
+        warned: Default::default(),
     };
     let env = crate::client::own_env();
     w.send(ClientMsg::Attach {
@@ -243,6 +246,14 @@ impl Window {
 
     fn on_tabs(&mut self, tabs: Vec<TabInfo>) {
         let was = self.showing();
+        // A tab's warning shows once in the status line, until the next key.
+        for t in &tabs {
+            if let Some(w) = &t.warning {
+                if self.warned.insert(t.id.clone()) {
+                    self.note = format!("tab {}: {w}", t.id);
+                }
+            }
+        }
         self.tabs = tabs;
         let shown = self.showing();
         if shown.is_none() && !self.tabs.is_empty() {

@@ -134,6 +134,7 @@ mod tests {
             state,
             pid: None,
             exit_code: (state == TabState::Exited).then_some(1),
+            warning: None,
         }
     }
 

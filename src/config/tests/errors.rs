@@ -12,7 +12,7 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
         (
             "unknown top-level key",
             "agent = \"codex\"\n",
-            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, review, tabs"),
+            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, plugins, review, tabs"),
         ),
         (
             "unknown [tabs] key",
@@ -28,6 +28,16 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
             "unknown client key",
             "[client]\nprefix = \"C-a\"\nmouse = true\n",
             format!("{PATH}:3:1: unknown key `mouse` in [client]; valid keys: prefix"),
+        ),
+        (
+            "unknown plugins key",
+            "[plugins]\ntimeout = 5\n",
+            format!("{PATH}:2:1: unknown key `timeout` in [plugins]; valid keys: approval_timeout_secs"),
+        ),
+        (
+            "plugin approval timeout out of range",
+            "[plugins]\napproval_timeout_secs = 0\n",
+            format!("{PATH}:2:1: `plugins.approval_timeout_secs` must be a whole number of seconds (1 to 86400), found an integer (0); for example: approval_timeout_secs = 120"),
         ),
         (
             "unknown review key",

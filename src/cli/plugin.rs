@@ -1,0 +1,35 @@
+//! `nerdr plugin NAME [ARGS...]`: run a program from
+//! `$XDG_CONFIG_HOME/nerdr/plugins/` through the core. From a sandboxed
+//! agent's tab each run waits for the user's approval (F3, `nerdr approvals`).
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use super::FolderArg;
+use crate::client;
+use crate::protocol::api::Request;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    pub folder: FolderArg,
+    /// A file name in $XDG_CONFIG_HOME/nerdr/plugins/
+    pub name: String,
+    /// Passed to the plugin as they are
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let reply = client::call(Request::Plugin {
+        name: args.name,
+        args: args.args,
+        folder: args.folder.resolve()?,
+    })?;
+    let text = |k: &str| reply[k].as_str().unwrap_or_default().to_string();
+    std::io::stdout().write_all(text("stdout").as_bytes())?;
+    std::io::stderr().write_all(text("stderr").as_bytes())?;
+    // Killed by a signal: the shell's convention, 128 + signal, is not known here.
+    let code = reply["code"].as_i64().unwrap_or(1);
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}

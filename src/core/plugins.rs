@@ -1,0 +1,207 @@
+//! Plugins: executables the user put in `$XDG_CONFIG_HOME/nerdr/plugins/`,
+//! run by the core (outside every sandbox) for the person or an agent. A
+//! sandboxed agent's run waits for the person's yes each time, and does not
+//! happen when no one answers in time.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use tokio::io::AsyncReadExt;
+
+use super::api::Caller;
+use super::approvals::{Approval, Asked};
+use super::Core;
+use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::handshake::random_hex;
+
+/// What a plugin may print before the rest is dropped.
+const MAX_OUTPUT: u64 = 1 << 20;
+/// How long a plugin may run.
+const RUN_LIMIT: Duration = Duration::from_secs(600);
+
+/// A plugin name is one plain file name, never a path.
+pub fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 100
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+impl Core {
+    fn plugin_path(&self, name: &str) -> Result<PathBuf, ApiError> {
+        let dir = self.paths.config_dir.join("plugins");
+        if !valid_name(name) {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!("`{name}` is not a plugin name: use a file name from {}", dir.display()),
+            ));
+        }
+        let path = dir.join(name);
+        let runnable = std::fs::metadata(&path).is_ok_and(|m| {
+            use std::os::unix::fs::PermissionsExt;
+            m.is_file() && m.permissions().mode() & 0o111 != 0
+        });
+        if !runnable {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                format!(
+                    "no plugin `{name}`: {} is not an executable file (put one there to allow it)",
+                    path.display()
+                ),
+            ));
+        }
+        Ok(path)
+    }
+
+    /// Run plugin `name`; with `ask`, only once the person says yes.
+    pub async fn run_plugin(
+        self: &Arc<Self>,
+        caller: &Caller,
+        name: &str,
+        args: Vec<String>,
+        folder: &Path,
+        ask: bool,
+    ) -> Reply {
+        let program = self.plugin_path(name)?;
+        // A tab's plugin runs in that tab's folder, whatever it claims.
+        let cwd = match caller.tab() {
+            Some(tab) => self
+                .state
+                .lock()
+                .unwrap()
+                .tabs
+                .get(tab)
+                .map(|t| t.cwd.clone())
+                .ok_or_else(|| super::api::no_tab(tab))?,
+            None => folder.to_path_buf(),
+        };
+        if ask {
+            let from = caller.tab().unwrap_or("-").to_string();
+            let timeout = crate::config::load(&self.paths.config_file())
+                .map(|c| c.plugins.approval_timeout_secs)
+                .unwrap_or(120);
+            let question = format!(
+                "run plugin `{name}`{} in {} for sandboxed tab {from} (outside the sandbox)",
+                args.iter().map(|a| format!(" {a:?}")).collect::<String>(),
+                cwd.display()
+            );
+            let asked = Approval {
+                id: random_hex(3),
+                question,
+                tab: from.clone(),
+                asked: Asked::Plugin {
+                    name: name.to_string(),
+                    args: args.clone(),
+                },
+            };
+            let why = match self
+                .ask_and_wait(asked, Duration::from_secs(timeout))
+                .await
+            {
+                Some(true) => None,
+                Some(false) => Some("the user denied it".to_string()),
+                None => Some(format!("no one answered within {timeout} s")),
+            };
+            if let Some(why) = why {
+                let message = format!("plugin `{name}` did not run: {why}");
+                crate::audit::record(
+                    &self.paths,
+                    &crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
+                        .field("NERDR_TAB", &from)
+                        .field("NERDR_OPERATION", "plugin")
+                        .field("NERDR_REASON", &why),
+                );
+                return Err(ApiError::new(ErrorCode::Denied, message));
+            }
+        }
+        let env = self.environment_for(caller, Vec::new());
+        run(&program, &args, &cwd, env).await
+    }
+}
+
+async fn run(program: &Path, args: &[String], cwd: &Path, env: Vec<(String, String)>) -> Reply {
+    let failed = |e: std::io::Error| {
+        ApiError::new(
+            ErrorCode::LaunchFailed,
+            format!("cannot run plugin {}: {e}", program.display()),
+        )
+    };
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.into_iter().filter(|(k, _)| !k.starts_with("NERDR_")))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(failed)?;
+    let stdout = child.stdout.take().expect("piped");
+    let stderr = child.stderr.take().expect("piped");
+    let finished = tokio::time::timeout(RUN_LIMIT, async {
+        let (out, err) = tokio::join!(read_capped(stdout), read_capped(stderr));
+        Ok::<_, std::io::Error>((out?, err?, child.wait().await?))
+    })
+    .await;
+    let (out, err, status) = match finished {
+        Ok(done) => done.map_err(failed)?,
+        Err(_) => {
+            return Err(ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!(
+                    "plugin {} ran longer than {} s and was stopped",
+                    program.display(),
+                    RUN_LIMIT.as_secs()
+                ),
+            ))
+        }
+    };
+    Ok(json!({
+        "code": status.code(),
+        "stdout": String::from_utf8_lossy(&out),
+        "stderr": String::from_utf8_lossy(&err),
+    }))
+}
+
+/// All of a pipe, keeping the first [`MAX_OUTPUT`] bytes: reading on keeps
+/// a chatty plugin from blocking on a full pipe.
+async fn read_capped(mut r: impl tokio::io::AsyncRead + Unpin) -> std::io::Result<Vec<u8>> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        let n = r.read(&mut buf).await?;
+        if n == 0 {
+            return Ok(kept);
+        }
+        let room = (MAX_OUTPUT as usize).saturating_sub(kept.len());
+        kept.extend_from_slice(&buf[..n.min(room)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_name;
+
+    #[test]
+    fn plugin_names_are_plain_file_names() {
+        for (name, ok) in [
+            ("deploy", true),
+            ("lint-all_2.sh", true),
+            ("", false),
+            (".hidden", false),
+            ("..", false),
+            ("../bin/sh", false),
+            ("a/b", false),
+            ("a b", false),
+            (&"x".repeat(101), false),
+        ] {
+            assert_eq!(valid_name(name), ok, "{name}");
+        }
+    }
+}
