@@ -191,7 +191,10 @@ impl Core {
         ))
     }
 
-    pub(super) fn resolve(&self, name: &str) -> Result<(ResolvedAgent, crate::config::Config), ApiError> {
+    pub(super) fn resolve(
+        &self,
+        name: &str,
+    ) -> Result<(ResolvedAgent, crate::config::Config), ApiError> {
         let config = crate::config::load(&self.paths.config_file())
             .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
         let agent = config

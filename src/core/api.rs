@@ -9,9 +9,7 @@ use serde_json::json;
 use super::approvals::{Approval, Asked};
 use super::privilege::{self, CallerKind, Operation, Target, Verdict};
 use super::Core;
-use crate::protocol::api::{
-    ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo, TabKind,
-};
+use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo, TabKind};
 use crate::protocol::handshake::random_hex;
 
 /// Who sent a request.
@@ -139,8 +137,8 @@ impl Core {
                 }
                 let id = random_hex(3);
                 let question = format!(
-                    "deliver to tab {tab} ({agent}, outside every sandbox) this message from \
-                     sandboxed tab {from}: {}",
+                    "message from sandboxed tab {from} to tab {tab} ({agent}, outside every \
+                     sandbox): {}",
                     preview(&text)
                 );
                 tracing::info!(from = %from, to = %tab, approval = %id, "message waits for approval");
@@ -268,7 +266,11 @@ impl Core {
             };
             privilege::decide(caller.kind(), Operation::See, target) == Verdict::Allow
         };
-        let tabs: Vec<TabInfo> = rows.into_iter().filter(|t| seen(t)).map(|t| t.info()).collect();
+        let tabs: Vec<TabInfo> = rows
+            .into_iter()
+            .filter(|t| seen(t))
+            .map(|t| t.info())
+            .collect();
         Ok(serde_json::to_value(tabs).expect("tab rows serialize"))
     }
 

@@ -127,7 +127,11 @@ impl Core {
     pub async fn ask_and_wait(&self, a: Approval, timeout: std::time::Duration) -> Option<bool> {
         let id = a.id.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.approvals.lock().unwrap().waiting.insert(id.clone(), tx);
+        self.approvals
+            .lock()
+            .unwrap()
+            .waiting
+            .insert(id.clone(), tx);
         self.ask(a);
         let answer = tokio::time::timeout(timeout, rx).await;
         let mut q = self.approvals.lock().unwrap();

@@ -23,8 +23,8 @@ mod plugins;
 mod privilege;
 mod reports;
 mod setup;
-mod turns;
 pub mod state;
+mod turns;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};

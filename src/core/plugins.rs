@@ -38,7 +38,10 @@ impl Core {
         if !valid_name(name) {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
-                format!("`{name}` is not a plugin name: use a file name from {}", dir.display()),
+                format!(
+                    "`{name}` is not a plugin name: use a file name from {}",
+                    dir.display()
+                ),
             ));
         }
         let path = dir.join(name);
@@ -99,10 +102,7 @@ impl Core {
                     args: args.clone(),
                 },
             };
-            let why = match self
-                .ask_and_wait(asked, Duration::from_secs(timeout))
-                .await
-            {
+            let why = match self.ask_and_wait(asked, Duration::from_secs(timeout)).await {
                 Some(true) => None,
                 Some(false) => Some("the user denied it".to_string()),
                 None => Some(format!("no one answered within {timeout} s")),

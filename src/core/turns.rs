@@ -57,7 +57,10 @@ impl Turns {
         let done: Vec<(String, bool)> = self
             .open
             .iter()
-            .filter(|(_, t)| t.last_output.is_some_and(|o| now.duration_since(o) >= QUIET))
+            .filter(|(_, t)| {
+                t.last_output
+                    .is_some_and(|o| now.duration_since(o) >= QUIET)
+            })
             .map(|(id, t)| (id.clone(), t.reported))
             .collect();
         let mut warn = Vec::new();
@@ -86,7 +89,10 @@ mod tests {
         assert!(w.ended(later(60)).is_empty(), "no Enter, no turn");
 
         w.input("a", b"hi\r");
-        assert!(w.ended(later(60)).is_empty(), "no output yet: still working");
+        assert!(
+            w.ended(later(60)).is_empty(),
+            "no output yet: still working"
+        );
         w.output("a", later(1));
         assert!(w.ended(later(2)).is_empty(), "output not quiet long enough");
         assert_eq!(w.ended(later(1) + QUIET), vec!["a".to_string()]);
@@ -101,11 +107,19 @@ mod tests {
         assert!(w.ended(later(30)).is_empty(), "a report: nothing to say");
         w.input("b", b"go\r");
         w.output("b", later(31));
-        assert_eq!(w.ended(later(40)), vec!["b".to_string()], "next turn silent");
+        assert_eq!(
+            w.ended(later(40)),
+            vec!["b".to_string()],
+            "next turn silent"
+        );
 
         w.forget("b");
         w.input("b", b"go\r");
         w.output("b", later(41));
-        assert_eq!(w.ended(later(50)), vec!["b".to_string()], "a new tab is new");
+        assert_eq!(
+            w.ended(later(50)),
+            vec!["b".to_string()],
+            "a new tab is new"
+        );
     }
 }
