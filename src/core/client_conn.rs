@@ -165,11 +165,12 @@ fn close_with(out: &Outbox, e: FrameError) -> anyhow::Result<()> {
 /// cgroup without help. A PID counts only with the start time recorded at
 /// launch, so a reused PID does not.
 fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
-    let Ok(pid) = platform::peer_pid(stream) else {
-        // A peer the kernel cannot name is not trusted as the user.
+    let Some(peer) = platform::peer_process(stream) else {
+        // A peer the kernel cannot name (or gone already) is not trusted
+        // as the user.
         return Some("unknown (the peer could not be identified)".into());
     };
-    if let Some(cg) = platform::cgroup_path(pid) {
+    if let Some(cg) = &peer.cgroup {
         let unit = cg.rsplit('/').next().unwrap_or("");
         if let Some(rest) = unit
             .strip_prefix("nerdr-agent-")
@@ -178,8 +179,8 @@ fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
             return Some(rest.split(['-', '.']).next().unwrap_or(rest).to_string());
         }
     }
-    let chain = platform::ancestry(pid);
-    let session = platform::session_id(pid).ok();
+    let chain = peer.ancestry;
+    let session = peer.session;
     let state = core.state.lock().unwrap();
     state
         .tabs

@@ -16,12 +16,12 @@ use crate::protocol::MAX_LINE;
 
 pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
     // Who connected, as the kernel recorded it at connect time.
-    let peer = match platform::peer_pid(&stream) {
-        Ok(pid) => PeerFacts {
-            ancestry: platform::ancestry(pid),
-            cgroup: platform::cgroup_path(pid),
+    let peer = match platform::peer_process(&stream) {
+        Some(p) => PeerFacts {
+            ancestry: p.ancestry,
+            cgroup: p.cgroup,
         },
-        Err(_) => PeerFacts {
+        None => PeerFacts {
             ancestry: Vec::new(),
             cgroup: None,
         },

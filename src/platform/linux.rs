@@ -41,6 +41,48 @@ pub fn parse_stat_field(stat: &str, field: usize) -> Option<u64> {
     rest.split_whitespace().nth(field - 3)?.parse().ok()
 }
 
+/// The process at the other end of a Unix socket, held by a pidfd where
+/// the kernel offers one (`SO_PEERPIDFD`, Linux 6.5), so that what `/proc`
+/// said about its PID can be checked to still be about it.
+pub fn peer_pidfd(sock: &impl AsFd) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    // From the kernel's uapi; libc does not export it for every target.
+    const SO_PEERPIDFD: libc::c_int = 77;
+    let mut fd: libc::c_int = -1;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: SO_PEERPIDFD writes one int (a new fd we then own) into the
+    // buffer we pass, and its length into `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            sock.as_fd().as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_PEERPIDFD,
+            (&mut fd as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    // SAFETY: on success the kernel handed us a fresh descriptor.
+    (rc == 0 && fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) })
+}
+
+/// Whether the process a pidfd holds is still running (not yet reaped or
+/// exited): only then does its PID still name it.
+pub fn pidfd_alive(pidfd: &impl AsFd) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: signal 0 sends nothing; it only checks the process exists.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_fd().as_raw_fd(),
+            0,
+            std::ptr::null::<libc::siginfo_t>(),
+            0,
+        )
+    };
+    // EPERM means it exists but we may not signal it.
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
 /// The PID of the process at the other end of a Unix socket, as the kernel
 /// recorded it at connect time.
 pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {

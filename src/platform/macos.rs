@@ -44,6 +44,15 @@ pub fn parent_pid(pid: u32) -> io::Result<u32> {
     Ok(bsdinfo(pid)?.pbi_ppid)
 }
 
+/// macOS has no pidfd: the start-time check alone guards against reuse.
+pub fn peer_pidfd(_sock: &impl AsFd) -> Option<std::os::fd::OwnedFd> {
+    None
+}
+
+pub fn pidfd_alive(_pidfd: &impl AsFd) -> bool {
+    true
+}
+
 pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
     let mut pid: libc::pid_t = 0;
     let mut len = std::mem::size_of::<libc::pid_t>() as libc::socklen_t;
