@@ -1,8 +1,9 @@
 //! Audit events: refusals and verdicts a person may need to find later.
 //! Each goes to the journal as its own structured entry (a fixed
 //! `MESSAGE_ID` per kind, `NERDR_*` fields, a field repeated when it has
-//! several values) and, always, to `core.log` as one `AUDIT {json}` line, so
-//! `nerdr log` can list them with or without a journal.
+//! several values) and, always, to `core.log` as one `AUDIT {json}` line for
+//! people reading the log, and to `audit.jsonl` beside it, from which
+//! `nerdr log` lists them when there is no journal.
 //!
 //! ```ignore
 //! audit::record(&paths, &Event::new(Kind::HookRefused, "refused `nerdr terminal`: ...")
@@ -116,27 +117,38 @@ impl Event {
     }
 }
 
-/// Write the event to the journal (when there is one) and to `core.log`.
+/// Write the event to the journal (when there is one), `core.log` and
+/// `audit.jsonl`.
 /// Failures are logged, never raised: an audit entry must not stop the
 /// refusal it records.
 pub fn record(paths: &Paths, event: &Event) {
     if let Err(e) = journal::send(event) {
         tracing::debug!(error = %e, "audit entry not sent to the journal");
     }
-    append_to_log(&paths.core_log(), event);
+    let entry = read::Entry::from_event(event, now_us());
+    append(&paths.core_log(), &entry.to_log_line());
+    append(&audit_file(paths), &entry.to_json_line());
 }
 
-/// The `core.log` half of [`record`].
-pub fn append_to_log(core_log: &Path, event: &Event) {
-    let line = read::Entry::from_event(event, now_us()).to_log_line();
+/// Where `nerdr log` reads entries without a journal: only audit code
+/// writes it, one JSON object per line, so nothing logged elsewhere (a path
+/// with a newline in it, say) can pass for an entry.
+pub fn audit_file(paths: &Paths) -> std::path::PathBuf {
+    paths.state_dir.join("audit.jsonl")
+}
+
+/// Append one line with one write, so lines from several processes never
+/// interleave.
+pub fn append(file: &Path, line: &str) {
+    use std::os::unix::fs::OpenOptionsExt;
     let written = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(core_log)
-        // One write per line, so lines from several processes never interleave.
+        .mode(0o600)
+        .open(file)
         .and_then(|mut f| f.write_all(line.as_bytes()));
     if let Err(e) = written {
-        tracing::warn!(error = %e, log = %core_log.display(), "cannot append an audit entry");
+        tracing::warn!(error = %e, file = %file.display(), "cannot append an audit entry");
     }
 }
 

@@ -1,5 +1,5 @@
 //! Reading audit entries back for `nerdr log`: from the journal through
-//! `journalctl -o json`, or from `core.log`'s `AUDIT` lines without one.
+//! `journalctl -o json`, or from `audit.jsonl` without one.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -45,9 +45,16 @@ impl Entry {
         )
     }
 
-    pub fn from_log_line(line: &str) -> Option<Self> {
-        let (_, json) = line.split_once(MARK)?;
-        serde_json::from_str(json).ok()
+    /// `audit.jsonl`'s form: the JSON object alone.
+    pub fn to_json_line(&self) -> String {
+        format!(
+            "{}\n",
+            serde_json::to_string(self).expect("audit entries serialize")
+        )
+    }
+
+    pub fn from_json_line(line: &str) -> Option<Self> {
+        serde_json::from_str(line).ok()
     }
 
     /// One object of `journalctl -o json`.
@@ -92,24 +99,25 @@ impl Entry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
     Journal,
-    CoreLog,
+    File,
 }
 
 /// Entries of the given kinds, oldest first: from the journal when it
-/// answers with any, else from `core.log` (which has every entry too).
-pub fn load(core_log: &Path, kinds: &[Kind]) -> (Vec<Entry>, Source) {
+/// answers with any, else from nerdr's own `audit.jsonl` (which has every
+/// entry too).
+pub fn load(audit_file: &Path, kinds: &[Kind]) -> (Vec<Entry>, Source) {
     let from_journal = journal_entries(kinds).unwrap_or_default();
     if !from_journal.is_empty() {
         return (from_journal, Source::Journal);
     }
-    (log_entries(core_log, kinds), Source::CoreLog)
+    (file_entries(audit_file, kinds), Source::File)
 }
 
-pub fn log_entries(core_log: &Path, kinds: &[Kind]) -> Vec<Entry> {
-    let text = std::fs::read(core_log).unwrap_or_default();
+pub fn file_entries(audit_file: &Path, kinds: &[Kind]) -> Vec<Entry> {
+    let text = std::fs::read(audit_file).unwrap_or_default();
     String::from_utf8_lossy(&text)
         .lines()
-        .filter_map(Entry::from_log_line)
+        .filter_map(Entry::from_json_line)
         .filter(|e| kinds.contains(&e.kind))
         .collect()
 }
@@ -151,13 +159,15 @@ mod tests {
     }
 
     #[test]
-    fn log_lines_round_trip() {
+    fn lines_round_trip() {
         let e = Entry::from_event(&sample(), 1_796_068_801_000_000);
         let line = e.to_log_line();
         assert!(line.starts_with("2026-11-30T20:00:01.000000Z AUDIT {"));
         assert_eq!(line.matches('\n').count(), 1);
-        assert_eq!(Entry::from_log_line(line.trim_end()), Some(e));
-        assert_eq!(Entry::from_log_line("2026 INFO nerdr: started"), None);
+        let json = e.to_json_line();
+        assert_eq!(json.matches('\n').count(), 1);
+        assert_eq!(Entry::from_json_line(json.trim_end()), Some(e));
+        assert_eq!(Entry::from_json_line(line.trim_end()), None);
     }
 
     #[test]
@@ -182,11 +192,15 @@ mod tests {
     #[test]
     fn entries_of_other_kinds_or_ids_are_skipped() {
         let dir = tempfile::tempdir().unwrap();
-        let log = dir.path().join("core.log");
-        super::super::append_to_log(&log, &sample());
-        super::super::append_to_log(&log, &Event::new(Kind::GitRefused, "no"));
-        assert_eq!(log_entries(&log, &[Kind::GitRefused]).len(), 1);
-        assert_eq!(log_entries(&log, &Kind::ALL).len(), 2);
+        let file = dir.path().join("audit.jsonl");
+        for e in [sample(), Event::new(Kind::GitRefused, "no")] {
+            super::super::append(&file, &Entry::from_event(&e, 1).to_json_line());
+        }
+        // A forged line elsewhere in the file is not an entry unless it
+        // parses whole.
+        super::super::append(&file, "x AUDIT {\"kind\":\"git-refused\"}\n");
+        assert_eq!(file_entries(&file, &[Kind::GitRefused]).len(), 1);
+        assert_eq!(file_entries(&file, &Kind::ALL).len(), 2);
         let unknown =
             r#"{"MESSAGE_ID":"00000000000000000000000000000000","__REALTIME_TIMESTAMP":"1"}"#;
         assert_eq!(Entry::from_journal_json(unknown), None);

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
                     println!(
                         "{}  {}",
                         p["id"].as_str().unwrap_or(""),
-                        p["question"].as_str().unwrap_or("")
+                        crate::protocol::printable(p["question"].as_str().unwrap_or(""))
                     );
                 }
             }

@@ -1,6 +1,6 @@
 //! `nerdr log [--probe] [--git] [--hook] [--json]`: nerdr's audit entries
 //! (refusals and sandbox-check verdicts), from the journal or, without one,
-//! from `core.log`.
+//! from `$XDG_STATE_HOME/nerdr/audit.jsonl`.
 
 use std::process::ExitCode;
 
@@ -27,7 +27,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let paths = Paths::from_process()?;
     let kinds = kinds(&args);
-    let (entries, source) = load(&paths.core_log(), &kinds);
+    let (entries, source) = load(&crate::audit::audit_file(&paths), &kinds);
     for e in &entries {
         if args.json {
             println!("{}", serde_json::to_string(e)?);
@@ -38,7 +38,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if entries.is_empty() && !args.json {
         let whence = match source {
             Source::Journal => "the journal".to_string(),
-            Source::CoreLog => format!("the journal or {}", paths.core_log().display()),
+            Source::File => format!(
+                "the journal or {}",
+                crate::audit::audit_file(&paths).display()
+            ),
         };
         eprintln!("no entries in {whence}");
     }

@@ -34,6 +34,7 @@ impl Core {
         let caller_env = self.environment_for(caller, caller_env);
         let folder = existing_folder(folder)?;
         let (agent, config) = self.resolve(name)?;
+        self.sandboxed_stays_sandboxed(caller, &agent, None)?;
         let id = self.new_tab_id();
         // Decide everything that can fail before making a worktree.
         let command = self
@@ -68,7 +69,12 @@ impl Core {
                         format!("{e}; fix it, or start with --no-worktree"),
                     ));
                 }
-                Ok(Some(setup)) if self.approvals.lock().unwrap().is_approved(&setup.hash) => {
+                // A sandboxed agent's repository may hold its work: what
+                // the person approved once is not taken as approved again.
+                Ok(Some(setup))
+                    if !agent.sandboxed
+                        && self.approvals.lock().unwrap().is_approved(&setup.hash) =>
+                {
                     argv = super::setup::prefixed(&setup, &argv);
                 }
                 Ok(Some(setup)) => ask = Some((w.path.clone(), setup)),
@@ -98,7 +104,7 @@ impl Core {
             )
             .await;
         if let (Ok(_), Some((path, setup))) = (&reply, ask) {
-            self.ask_setup(&tab, &path, &setup);
+            self.ask_setup(&tab, &path, &setup, agent.sandboxed);
         }
         reply
     }
@@ -126,6 +132,7 @@ impl Core {
         };
         let caller_env = self.environment_for(caller, caller_env);
         let (agent, _) = self.resolve(&old.agent)?;
+        self.sandboxed_stays_sandboxed(caller, &agent, Some(tab))?;
         let mode = match &old.session_id {
             Some(id) => Mode::Resume(id.clone()),
             None => Mode::Continue,
@@ -170,6 +177,29 @@ impl Core {
             },
         )
         .await
+    }
+
+    /// A sandboxed caller's launch is of a sandboxed agent: checked again
+    /// here, with the settings the launch will use, since the config may
+    /// have changed since the request was classified.
+    fn sandboxed_stays_sandboxed(
+        &self,
+        caller: &Caller,
+        agent: &ResolvedAgent,
+        tab: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let op = match tab {
+            Some(_) => super::privilege::Operation::Restart,
+            None => super::privilege::Operation::StartAgent,
+        };
+        let extras = super::privilege::Extras {
+            unsandboxed_launch: !agent.sandboxed,
+            ..Default::default()
+        };
+        match super::privilege::decide_extras(caller.kind(), extras) {
+            super::privilege::Verdict::Refuse(why) => Err(self.refuse(caller, op, tab, why)),
+            _ => Ok(()),
+        }
     }
 
     /// Refuse a launch whose agent's settings changed while it was being

@@ -10,7 +10,6 @@ use super::approvals::{Approval, Asked};
 use super::privilege::{self, CallerKind, Operation, Target, Verdict};
 use super::Core;
 use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo, TabKind};
-use crate::protocol::handshake::random_hex;
 
 /// Who sent a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,11 +48,51 @@ impl Core {
     /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         let (op, target) = self.classify(caller, &req)?;
-        match privilege::decide(caller.kind(), op, target) {
+        let verdict = match privilege::decide(caller.kind(), op, target) {
+            Verdict::Allow => {
+                privilege::decide_extras(caller.kind(), self.extras(caller, &req, target))
+            }
+            other => other,
+        };
+        match verdict {
             Verdict::Allow => self.dispatch(caller, req).await,
-            Verdict::Refuse(why) => Err(self.refuse(caller, op, &req, why)),
+            Verdict::Refuse(why) => Err(self.refuse(caller, op, request_tab(&req), why)),
             Verdict::Queue(why) => self.queue(caller, req, why).await,
         }
+    }
+
+    /// What the request asks beyond its operation (see [`privilege::Extras`]).
+    fn extras(&self, caller: &Caller, req: &Request, target: Target) -> privilege::Extras {
+        let mut e = privilege::Extras::default();
+        match req {
+            Request::Agent {
+                folder, extra_args, ..
+            } => {
+                let own = caller.tab().and_then(|id| {
+                    let state = self.state.lock().unwrap();
+                    state.tabs.get(id).map(|t| t.folder.clone())
+                });
+                let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.clone());
+                e.foreign_folder = own.is_some_and(|own| own != folder);
+                e.extra_args = !extra_args.is_empty();
+            }
+            Request::Close {
+                remove_worktree, ..
+            } => e.removes_others_worktree = *remove_worktree && target != Target::Own,
+            Request::Restart { tab, .. } => {
+                let agent = self
+                    .state
+                    .lock()
+                    .unwrap()
+                    .tabs
+                    .get(tab)
+                    .map(|t| t.agent.clone());
+                e.unsandboxed_launch =
+                    agent.is_some_and(|a| !self.resolve(&a).is_ok_and(|(a, _)| a.sandboxed));
+            }
+            _ => {}
+        }
+        e
     }
 
     /// The operation a request is, and what it is done to.
@@ -101,10 +140,14 @@ impl Core {
     }
 
     /// The error a refused caller gets, and its journal entry.
-    fn refuse(&self, caller: &Caller, op: Operation, req: &Request, why: &str) -> ApiError {
-        let on = request_tab(req)
-            .map(|t| format!(" on tab {t}"))
-            .unwrap_or_default();
+    pub(super) fn refuse(
+        &self,
+        caller: &Caller,
+        op: Operation,
+        tab: Option<&str>,
+        why: &str,
+    ) -> ApiError {
+        let on = tab.map(|t| format!(" on tab {t}")).unwrap_or_default();
         let message = format!("refused `nerdr {}`{on}: {why}", privilege::name(op));
         let tab = caller.tab().unwrap_or("-");
         tracing::warn!(tab = %tab, operation = privilege::name(op), reason = why, "request refused");
@@ -131,16 +174,21 @@ impl Core {
                     .get(&tab)
                     .map(|t| t.agent.clone())
                     .ok_or_else(|| no_tab(&tab))?;
+                if text.chars().count() > MAX_QUEUED_MESSAGE {
+                    return Err(self.refuse(caller, Operation::Send, Some(&tab), TOO_LONG));
+                }
+                self.room_in_queue(caller, Operation::Send, Some(&tab))?;
+                let id = self.new_approval_id();
+                let question = format!(
+                    "message from sandboxed tab {from} to tab {tab} ({agent}, outside every \
+                     sandbox): \"{}\"{}",
+                    crate::protocol::printable(&text),
+                    if enter { ", then Enter" } else { "" }
+                );
                 let mut text = text;
                 if enter {
                     text.push('\r');
                 }
-                let id = random_hex(3);
-                let question = format!(
-                    "message from sandboxed tab {from} to tab {tab} ({agent}, outside every \
-                     sandbox): {}",
-                    preview(&text)
-                );
                 tracing::info!(from = %from, to = %tab, approval = %id, "message waits for approval");
                 self.ask(Approval {
                     id: id.clone(),
@@ -367,15 +415,11 @@ impl Core {
     }
 }
 
-/// A message as the approval queue shows it: one line, control characters
-/// visible, long text cut.
-fn preview(text: &str) -> String {
-    let shown: String = text.escape_debug().collect();
-    match shown.char_indices().nth(300) {
-        Some((i, _)) => format!("\"{}…\"", &shown[..i]),
-        None => format!("\"{shown}\""),
-    }
-}
+/// The longest message a sandboxed agent may leave for an unsandboxed one:
+/// all of it must fit where the person reads it before saying yes.
+const MAX_QUEUED_MESSAGE: usize = 300;
+const TOO_LONG: &str = "a message for an agent outside every sandbox must fit in 300 characters, \
+                        so the user can read all of it before approving";
 
 /// The operation a request is, before its target is known.
 fn op_of(req: &Request) -> Operation {

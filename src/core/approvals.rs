@@ -18,6 +18,10 @@ use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
 use crate::protocol::handshake::random_hex;
 
+/// How many of one tab's requests may wait at once.
+const MAX_MESSAGES: usize = 10;
+const MAX_PLUGIN_RUNS: usize = 3;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Approval {
     pub id: String,
@@ -36,6 +40,10 @@ pub enum Asked {
         worktree: PathBuf,
         hash: String,
         argv: Vec<String>,
+        /// For a sandboxed agent's worktree: its content may be the agent's
+        /// work, so a yes is for this run only, never remembered.
+        #[serde(default)]
+        sandboxed: bool,
     },
     /// Input for tab `to`, typed as is once approved.
     Message { to: String, text: String },
@@ -94,25 +102,80 @@ impl Core {
     }
 
     /// Ask the person whether the worktree setup of tab `tab` may run.
-    pub fn ask_setup(&self, tab: &str, worktree: &Path, setup: &Setup) {
+    pub fn ask_setup(&self, tab: &str, worktree: &Path, setup: &Setup, sandboxed: bool) {
+        // The command first: it is what the person approves.
+        let mut question = format!(
+            "run `{}` ({} setup) in {}",
+            crate::protocol::printable(&setup.argv.join(" ")),
+            super::setup::FILE,
+            crate::protocol::printable(&worktree.display().to_string())
+        );
+        if sandboxed {
+            question.push_str(&format!(
+                ", outside the sandbox, for sandboxed tab {tab}: this yes is for this run only"
+            ));
+        }
         let a = Approval {
-            id: random_hex(3),
-            // The command first: it is what the person approves.
-            question: format!(
-                "run `{}` ({} setup) in {}",
-                setup.argv.join(" "),
-                super::setup::FILE,
-                worktree.display()
-            ),
+            id: self.new_approval_id(),
+            question,
             tab: tab.to_string(),
             asked: Asked::Setup {
                 worktree: worktree.to_path_buf(),
                 hash: setup.hash.clone(),
                 argv: setup.argv.clone(),
+                sandboxed,
             },
         };
         tracing::info!(tab = %tab, approval = %a.id, hash = %setup.hash, "worktree setup waits for approval");
         self.ask(a);
+    }
+
+    /// A fresh approval id: 64 random bits, unused in the queue.
+    pub fn new_approval_id(&self) -> String {
+        let q = self.approvals.lock().unwrap();
+        loop {
+            let id = random_hex(8);
+            if !q.pending.iter().any(|p| p.id == id) {
+                return id;
+            }
+        }
+    }
+
+    /// Refuse a sandboxed tab's request once it has as many waiting as the
+    /// person can be expected to read.
+    pub fn room_in_queue(
+        &self,
+        caller: &Caller,
+        op: super::privilege::Operation,
+        tab: Option<&str>,
+    ) -> Result<(), ApiError> {
+        let Some(from) = caller.tab() else {
+            return Ok(());
+        };
+        let plugin = op == super::privilege::Operation::RunPlugin;
+        let limit = if plugin {
+            MAX_PLUGIN_RUNS
+        } else {
+            MAX_MESSAGES
+        };
+        let waiting = self
+            .approvals
+            .lock()
+            .unwrap()
+            .pending
+            .iter()
+            .filter(|p| p.tab == from)
+            .filter(|p| matches!(p.asked, Asked::Plugin { .. }) == plugin)
+            .count();
+        if waiting < limit {
+            return Ok(());
+        }
+        let why = if plugin {
+            "3 plugin runs of this tab already wait for the user's answer"
+        } else {
+            "10 messages of this tab already wait for the user's answer"
+        };
+        Err(self.refuse(caller, op, tab, why))
     }
 
     /// Put a question in the queue; attached windows show that something
@@ -192,6 +255,9 @@ impl Core {
                     return Ok(json!({ "ran": [] }));
                 }
                 Asked::Message { .. } => unreachable!("answered above"),
+                Asked::Setup {
+                    sandboxed: true, ..
+                } => vec![first],
                 Asked::Setup { hash, .. } => {
                     let hash = hash.clone();
                     a.approved.insert(hash.clone());
@@ -199,7 +265,7 @@ impl Core {
                     // Every request for the same content is answered by this yes.
                     let mut same: Vec<Approval> = Vec::new();
                     a.pending.retain(|p| {
-                        let m = matches!(&p.asked, Asked::Setup { hash: h, .. } if *h == hash);
+                        let m = matches!(&p.asked, Asked::Setup { hash: h, sandboxed: false, .. } if *h == hash);
                         if m {
                             same.push(p.clone());
                         }

@@ -14,6 +14,10 @@ use crate::protocol::handshake::Outcome;
 use crate::protocol::hook::{encode_line, parse_line, HookReply};
 use crate::protocol::MAX_LINE;
 
+/// A connection with no request for this long is closed: a program in a tab
+/// cannot hold connections open for nothing.
+const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+
 pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
     // Who connected, as the kernel recorded it at connect time.
     let peer = match platform::peer_process(&stream) {
@@ -29,7 +33,11 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut read = BufReader::new(read);
     loop {
-        let line = match read_line(&mut read).await? {
+        let line = match tokio::time::timeout(IDLE, read_line(&mut read)).await {
+            Err(_) => return Ok(()),
+            Ok(line) => line?,
+        };
+        let line = match line {
             Line::Eof => return Ok(()),
             Line::TooLong => {
                 let reply = error_reply(
@@ -72,9 +80,24 @@ fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<C
             "the hook socket serves programs nerdr started: NERDR_TAB is missing or names no open tab",
         )
     };
-    let secret = secret.ok_or_else(denied)?;
+    let unknown = |why: &str| {
+        crate::audit::record(
+            &core.paths,
+            &crate::audit::Event::new(
+                crate::audit::Kind::HookRefused,
+                format!("refused a request on the hook socket: {why}"),
+            )
+            .field("NERDR_TAB", "-")
+            .field("NERDR_OPERATION", "identify")
+            .field("NERDR_REASON", why),
+        );
+        denied()
+    };
+    let secret = secret.ok_or_else(|| unknown("no NERDR_TAB"))?;
     let state = core.state.lock().unwrap();
-    let tab = state.tab_by_secret(secret).ok_or_else(denied)?;
+    let tab = state
+        .tab_by_secret(secret)
+        .ok_or_else(|| unknown("NERDR_TAB names no open tab"))?;
     let facts = TabFacts {
         sandboxed: tab.sandboxed,
         pid: tab.pid,

@@ -353,12 +353,23 @@ enum Socket {
     Hook,
 }
 
+/// Hook connections served at once: programs in tabs cannot use up the
+/// core's descriptors (the client socket, the user's, has no such cap).
+const MAX_HOOK_CONNECTIONS: usize = 512;
+
 async fn accept_loop(core: Arc<Core>, listener: UnixListener, which: Socket) {
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_HOOK_CONNECTIONS));
     loop {
+        // Full: stop accepting until a hook connection ends.
+        let slot = match which {
+            Socket::Hook => Some(slots.clone().acquire_owned().await.expect("never closed")),
+            Socket::Client => None,
+        };
         match listener.accept().await {
             Ok((stream, _)) => {
                 let core = core.clone();
                 tokio::spawn(async move {
+                    let _slot = slot;
                     let r = match which {
                         Socket::Client => client_conn::serve(core, stream).await,
                         Socket::Hook => hook_conn::serve(core, stream).await,

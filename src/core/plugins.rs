@@ -15,7 +15,6 @@ use super::api::Caller;
 use super::approvals::{Approval, Asked};
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
-use crate::protocol::handshake::random_hex;
 
 /// What a plugin may print before the rest is dropped.
 const MAX_OUTPUT: u64 = 1 << 20;
@@ -84,17 +83,20 @@ impl Core {
             None => folder.to_path_buf(),
         };
         if ask {
+            self.room_in_queue(caller, super::privilege::Operation::RunPlugin, None)?;
             let from = caller.tab().unwrap_or("-").to_string();
             let timeout = crate::config::load(&self.paths.config_file())
                 .map(|c| c.plugins.approval_timeout_secs)
                 .unwrap_or(120);
             let question = format!(
                 "run plugin `{name}`{} in {} for sandboxed tab {from} (outside the sandbox)",
-                args.iter().map(|a| format!(" {a:?}")).collect::<String>(),
-                cwd.display()
+                args.iter()
+                    .map(|a| format!(" \"{}\"", crate::protocol::printable(a)))
+                    .collect::<String>(),
+                crate::protocol::printable(&cwd.display().to_string())
             );
             let asked = Approval {
-                id: random_hex(3),
+                id: self.new_approval_id(),
                 question,
                 tab: from.clone(),
                 asked: Asked::Plugin {

@@ -124,6 +124,54 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
     }
 }
 
+/// What a request asks beyond its operation and target, where a sandboxed
+/// caller could use it to reach past its sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Extras {
+    /// `nerdr agent --folder` names a folder other than the caller's own
+    /// session's: nerdr would run host git (worktrees, setups) there.
+    pub foreign_folder: bool,
+    /// Words added to the agent's command line: they could undo the
+    /// agent's own sandbox settings (`--sandbox danger-full-access`, ...).
+    pub extra_args: bool,
+    /// `nerdr close --remove-worktree` on another tab: its uncommitted work
+    /// would be deleted.
+    pub removes_others_worktree: bool,
+    /// A restart or start that would bring an agent back outside a sandbox
+    /// (its config changed since).
+    pub unsandboxed_launch: bool,
+}
+
+/// The extras a caller may ask for: only the person and unsandboxed tabs
+/// may use them.
+pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
+    if caller != CallerKind::Sandboxed {
+        return Verdict::Allow;
+    }
+    if extras.unsandboxed_launch {
+        return Verdict::Refuse(
+            "its config no longer marks the agent `sandboxed`: a sandboxed agent cannot bring it \
+             back outside a sandbox (the user can)",
+        );
+    }
+    if extras.foreign_folder {
+        return Verdict::Refuse("a sandboxed agent starts agents only in its own session's folder");
+    }
+    if extras.extra_args {
+        return Verdict::Refuse(
+            "a sandboxed agent cannot add arguments to an agent's command line: they could undo \
+             the agent's own sandbox settings",
+        );
+    }
+    if extras.removes_others_worktree {
+        return Verdict::Refuse(
+            "a sandboxed agent cannot remove another tab's worktree: its uncommitted work would \
+             be lost",
+        );
+    }
+    Verdict::Allow
+}
+
 /// The operation's name in refusals and journal entries.
 pub fn name(op: Operation) -> &'static str {
     match op {
@@ -222,6 +270,53 @@ mod tests {
             }
         }
         assert_eq!(cells, CALLERS.len() * OPS.len() * TARGETS.len());
+    }
+
+    #[test]
+    fn every_extra_for_every_caller() {
+        // Each extra alone, none, and all: only a sandboxed caller is held.
+        let alone = [
+            Extras {
+                foreign_folder: true,
+                ..Extras::default()
+            },
+            Extras {
+                extra_args: true,
+                ..Extras::default()
+            },
+            Extras {
+                removes_others_worktree: true,
+                ..Extras::default()
+            },
+            Extras {
+                unsandboxed_launch: true,
+                ..Extras::default()
+            },
+        ];
+        let all = Extras {
+            foreign_folder: true,
+            extra_args: true,
+            removes_others_worktree: true,
+            unsandboxed_launch: true,
+        };
+        for caller in CALLERS {
+            assert_eq!(decide_extras(caller, Extras::default()), Verdict::Allow);
+            for extras in alone.iter().chain([&all]) {
+                let got = decide_extras(caller, *extras);
+                match caller {
+                    S => assert!(matches!(got, Verdict::Refuse(_)), "{extras:?}"),
+                    _ => assert_eq!(got, Verdict::Allow, "{caller:?} {extras:?}"),
+                }
+            }
+        }
+        let why = |e| match decide_extras(S, e) {
+            Verdict::Refuse(w) => w,
+            other => panic!("{other:?}"),
+        };
+        assert!(why(alone[0]).contains("own session's folder"));
+        assert!(why(alone[1]).contains("arguments"));
+        assert!(why(alone[2]).contains("worktree"));
+        assert!(why(alone[3]).contains("outside a sandbox"));
     }
 
     #[test]

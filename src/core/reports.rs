@@ -48,9 +48,11 @@ impl Core {
     pub fn report_agent(&self, caller: &Caller, tab: &str, argv: Vec<String>) -> Reply {
         if let Caller::Tab { id, .. } = caller {
             if id != tab {
-                return Err(ApiError::new(
-                    ErrorCode::Denied,
-                    format!("a tab may report only its own agent (this is tab {id}, not {tab})"),
+                return Err(self.refuse(
+                    caller,
+                    super::privilege::Operation::Report,
+                    Some(tab),
+                    "a tab may report only its own agent",
                 ));
             }
         }

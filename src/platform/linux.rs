@@ -79,8 +79,9 @@ pub fn pidfd_alive(pidfd: &impl AsFd) -> bool {
             0,
         )
     };
-    // EPERM means it exists but we may not signal it.
-    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    // Only ESRCH says it is gone; EPERM means it exists but may not be
+    // signalled, and any other error leaves the start-time check to decide.
+    rc == 0 || io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
 /// The PID of the process at the other end of a Unix socket, as the kernel

@@ -32,6 +32,42 @@ pub const MAX_ROWS: u16 = 500;
 pub const MAX_COLS: u16 = 1000;
 
 /// A requested terminal size, clamped to what nerdr serves.
+/// Text from elsewhere (a repository, an agent) made safe to show on a
+/// person's terminal: control characters and the bidirectional overrides
+/// that could reorder or hide what is shown become visible escapes.
+pub fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if c.is_control() || bidi {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 pub fn clamp_size(rows: u16, cols: u16) -> (u16, u16) {
     (rows.clamp(2, MAX_ROWS), cols.clamp(2, MAX_COLS))
+}
+
+#[cfg(test)]
+mod printable_tests {
+    use super::printable;
+
+    #[test]
+    fn control_and_bidi_characters_become_visible() {
+        for (raw, shown) in [
+            ("npm ci", "npm ci"),
+            ("a\rb", "a\\rb"),
+            ("x\u{1b}[2Ky", "x\\u{1b}[2Ky"),
+            ("tab\there", "tab\\there"),
+            ("\u{9b}31m", "\\u{9b}31m"),
+            ("ab\u{202e}cd", "ab\\u{202e}cd"),
+            ("caf\u{e9} \u{1f600}", "caf\u{e9} \u{1f600}"),
+        ] {
+            assert_eq!(printable(raw), shown, "{raw:?}");
+        }
+    }
 }

@@ -122,10 +122,29 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             if items.is_empty() {
                 lines.push("Nothing is waiting for your approval.".into());
             }
+            // Every question whole (wrapped, never cut), and the selected
+            // one in view: what `y` approves is what the person read.
+            let mut selected_end = 0;
             for (i, (id, q)) in items.iter().enumerate() {
                 let mark = if i == *sel { ">" } else { " " };
-                lines.push(format!(" {mark} {id}  {q}"));
+                let head = format!(" {mark} {id}  ");
+                let width = (cols as usize).saturating_sub(head.chars().count()).max(10);
+                let chars: Vec<char> = crate::protocol::printable(q).chars().collect();
+                for (j, chunk) in chars.chunks(width).enumerate() {
+                    let lead = if j == 0 {
+                        head.clone()
+                    } else {
+                        " ".repeat(head.chars().count())
+                    };
+                    lines.push(format!("{lead}{}", chunk.iter().collect::<String>()));
+                }
+                if i == *sel {
+                    selected_end = lines.len();
+                }
             }
+            let room = rows.saturating_sub(1) as usize;
+            let skip = selected_end.saturating_sub(room);
+            let lines = lines.split_off(skip);
             draw(
                 &lines,
                 " approvals | y approves, n denies, any other key closes",
@@ -170,6 +189,7 @@ pub fn draw(lines: &[String], status: &str, rows: u16, cols: u16) -> Vec<u8> {
         .enumerate()
     {
         out.extend(format!("\x1b[{};1H", i + 1).as_bytes());
+        let l = crate::protocol::printable(l);
         out.extend(l.chars().take(cols as usize).collect::<String>().as_bytes());
     }
     out.extend(format!("\x1b[{rows};1H\x1b[7m{}\x1b[0m", fit(status, cols as usize)).as_bytes());
@@ -213,5 +233,43 @@ mod tests {
         assert_eq!(feed(ask(), b"y").1, Effect::Quit);
         assert_eq!(feed(ask(), b"n").1, Effect::None);
         assert!(matches!(feed(ask(), b"z").0, Mode::Confirm { .. }));
+    }
+
+    #[test]
+    fn approvals_show_whole_escaped_questions_and_keep_the_selection_in_view() {
+        let long = format!("run `{}` \x1b[2Knpm ci", "x".repeat(100));
+        let items: Vec<(String, String)> = (0..30)
+            .map(|i| {
+                (
+                    format!("id{i:02}"),
+                    if i == 29 {
+                        long.clone()
+                    } else {
+                        format!("q{i}")
+                    },
+                )
+            })
+            .collect();
+        let screen = |sel| {
+            let bytes = render(
+                &Mode::Approvals {
+                    items: items.clone(),
+                    sel,
+                },
+                "C-b",
+                10,
+                40,
+            );
+            let mut p = vt100::Parser::new(10, 40, 0);
+            p.process(&bytes);
+            p.screen().contents()
+        };
+        let last = screen(29);
+        assert!(last.contains("> id29"), "{last}");
+        // Wrapped over several lines, nothing cut, the escape shown as text.
+        let text: String = last.lines().map(str::trim).collect();
+        assert!(text.contains(&"x".repeat(100)), "{last}");
+        assert!(text.contains("\\u{1b}[2Knpm ci"), "{last}");
+        assert!(screen(0).contains("> id00"));
     }
 }
