@@ -57,6 +57,9 @@ impl Core {
         };
         // A new worktree's setup runs first if its content was approved;
         // otherwise it is asked about, and the agent starts without it.
+        let probe = agent
+            .sandboxed
+            .then(|| super::sandbox_check::ProbeSite::of(&agent, &command.argv));
         let mut argv = command.argv;
         let mut ask = None;
         if let Some(w) = &worktree {
@@ -94,6 +97,7 @@ impl Core {
                     parent: None,
                     session_id: command.session_id,
                     reported: None,
+                    probe,
                 },
             )
             .await;
@@ -148,6 +152,9 @@ impl Core {
         self.host.forget(tab);
         self.state.lock().unwrap().remove(tab);
         tracing::info!(tab = %tab, agent = %old.agent, mode = ?mode, "restarting agent");
+        let probe = agent
+            .sandboxed
+            .then(|| super::sandbox_check::ProbeSite::of(&agent, &command.argv));
         self.launch(
             caller,
             Plan {
@@ -165,6 +172,7 @@ impl Core {
                 parent: None,
                 session_id: command.session_id.or(old.session_id),
                 reported: old.reported,
+                probe,
             },
         )
         .await

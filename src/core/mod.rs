@@ -20,6 +20,7 @@ pub mod notify;
 mod outlog;
 mod persist;
 mod reports;
+mod sandbox_check;
 mod setup;
 pub mod state;
 
