@@ -72,7 +72,9 @@ fn try_one(check: &Check, nonce: &str) -> Got {
                 f.read(&mut b).map(|_| (true, "read".into())).map_err(errno)
             })
         }
-        Try::CreateIn { dir } => same(dir).and_then(|()| create_and_remove(&dir.path, nonce)),
+        Try::CreateIn { dir } => same(dir).and_then(|()| {
+            create_and_remove(&dir.path, nonce).or_else(|e| changeable(&dir.path).ok_or(e))
+        }),
         Try::OpenForWrite { file } => open_same(
             file,
             // No truncate, no create, no byte written: the file is unchanged.
@@ -80,7 +82,12 @@ fn try_one(check: &Check, nonce: &str) -> Got {
                 .write(true)
                 .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY),
         )
-        .map(|_| (true, "opened for writing".into())),
+        .map(|_| (true, "opened for writing".into()))
+        .or_else(|e| {
+            changeable(&file.path)
+                .or_else(|| replaceable(&file.path))
+                .ok_or(e)
+        }),
         Try::Process {
             pid,
             start_time,
@@ -135,6 +142,70 @@ fn create_and_remove(dir: &Path, nonce: &str) -> Result<Got, String> {
             format!("created {} and could not remove it: {e}", name.display()),
         )),
     }
+}
+
+/// What is not writable as it stands but is the sandbox's own to change: a
+/// file or folder it owns, on a mount it may write, can be given back its
+/// write permission (`chmod`), so a read-only mode is no protection.
+fn changeable(path: &Path) -> Option<Got> {
+    let m = std::fs::symlink_metadata(path).ok()?;
+    let owner = m.uid() == nix::unistd::geteuid().as_raw();
+    (owner && !read_only_mount(path)).then(|| {
+        (
+            true,
+            "its owner here, on a writable mount: its mode can be changed".into(),
+        )
+    })
+}
+
+/// A file whose folder the sandbox may write can be replaced (a new file
+/// renamed over it) unless it is a mount of its own, which cannot be.
+fn replaceable(path: &Path) -> Option<Got> {
+    let parent = path.parent()?;
+    // access(2) also says EROFS for a read-only mount.
+    nix::unistd::access(parent, nix::unistd::AccessFlags::W_OK).ok()?;
+    (!mount_root(path)).then(|| {
+        (
+            true,
+            "its folder is writable: the file can be replaced".into(),
+        )
+    })
+}
+
+fn read_only_mount(path: &Path) -> bool {
+    nix::sys::statvfs::statvfs(path)
+        .map(|s| s.flags().contains(nix::sys::statvfs::FsFlags::ST_RDONLY))
+        // Unknown: assume writable, so the check errs towards refusing.
+        .unwrap_or(false)
+}
+
+/// Whether `path` is itself a mount point (a file bound read-only over the
+/// real one, as a sandbox does for `.git/config`).
+#[cfg(target_os = "linux")]
+fn mount_root(path: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(path.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: statx fills `buf`, a zeroed plain struct; `c` is a valid C string.
+    let mut buf: libc::statx = unsafe { std::mem::zeroed() };
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            0,
+            &mut buf,
+        )
+    };
+    let bit = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    // Unsupported (older kernels): assume not, so the check errs towards refusing.
+    r == 0 && buf.stx_attributes_mask & bit != 0 && buf.stx_attributes & bit != 0
+}
+
+#[cfg(not(target_os = "linux"))]
+fn mount_root(_path: &Path) -> bool {
+    false
 }
 
 #[cfg(target_os = "linux")]

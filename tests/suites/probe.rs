@@ -501,8 +501,9 @@ fn without_a_holder_the_check_runs_too() {
     s.wait_screen(&id, "AGENT-STARTED");
 }
 
-/// The probe on its own, as the user, outside any sandbox: each check once
-/// with its target reachable and once with it made unreachable.
+/// The probe on its own, as the user, outside any sandbox: each check
+/// against a target it can reach and one it cannot, and each way a
+/// read-only mode is no protection.
 #[test]
 fn the_probe_alone_detects_each_finding() {
     let Some(s) = Setup::start() else { return };
@@ -516,79 +517,158 @@ fn the_probe_alone_detects_each_finding() {
     let chmod = |p: &Path, mode: u32| {
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap()
     };
-    let dir = home.join("target-dir");
-    env.write_user_file("target-dir/.keep", "");
-    let key = env.write_user_file("target-key", "secret");
-    let config = env.write_user_file("target-config", "[core]\n");
+    // The user's own targets, and root's (which the user cannot touch).
+    let mine = |rel: &str, body: &str, mode: u32| {
+        let p = env.write_user_file(rel, body);
+        chmod(&p, mode);
+        p
+    };
+    let roots = |rel: &str, body: Option<&str>, mode: u32| {
+        let p = home.join(rel);
+        match body {
+            Some(b) => std::fs::write(&p, b).unwrap(),
+            None => std::fs::create_dir_all(&p).unwrap(),
+        }
+        chmod(&p, mode);
+        p
+    };
+    env.write_user_file("open/.keep", "");
+    let open_dir = home.join("open");
+    let key = mine("open/key", "secret", 0o600);
+    let config = mine("open/config", "[core]\n", 0o644);
+    let root_dir = roots("shut", None, 0o755);
+    // The user's read-only file in root's folder: only its mode protects it.
+    let config_0444 = mine("shut/config-ro", "[core]\n", 0o444);
+    let root_key = roots("shut/key", Some("secret"), 0o600);
+    let root_config = roots("shut/config", Some("[core]\n"), 0o644);
+    let shut_dir = roots("shut/private", None, 0o700);
+    // root's file in the user's folder: the user may put another in its place.
+    let replaceable = roots("open/config-root", Some("[core]\n"), 0o644);
     let sock = home.join("target.sock");
     let _listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-    // A process of the user's, and one of root's (this test) it cannot reach.
-    let user_sleep = s.ok(&["sh", "-c", "sleep 120 >/dev/null 2>&1 & echo $!"]);
-    let user_pid: u32 = user_sleep.trim().parse().unwrap();
+    chmod(&sock, 0o777);
+    let shut_sock = home.join("shut/target.sock");
+    let _shut = std::os::unix::net::UnixListener::bind(&shut_sock).unwrap();
+    chmod(&shut_sock, 0o700);
+    // A process of the user's, and this test's own (root's).
+    let user_pid: u32 = s
+        .ok(&["sh", "-c", "sleep 120 >/dev/null 2>&1 & echo $!"])
+        .trim()
+        .parse()
+        .unwrap();
     let start_of = |pid: u32| -> u64 {
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
         let after = &stat[stat.rfind(')').unwrap() + 2..];
         after.split(' ').nth(19).unwrap().parse().unwrap()
     };
-    let me = std::process::id();
-    let ways = ["environ", "fd", "mem", "pidfd-getfd", "ptrace"];
-    let plan = |pid: u32| {
-        let mut checks = vec![
-            serde_json::json!({"id": "list", "what": "w", "try": "list-dir", "dir": file_id(&dir)}),
-            serde_json::json!({"id": "create", "what": "w", "try": "create-in", "dir": file_id(&dir)}),
-            serde_json::json!({"id": "connect", "what": "w", "try": "connect", "socket": file_id(&sock)}),
-            serde_json::json!({"id": "read", "what": "w", "try": "read", "file": file_id(&key)}),
-            serde_json::json!({"id": "write", "what": "w", "try": "open-for-write", "file": file_id(&config)}),
-        ];
-        for way in ways {
-            checks.push(serde_json::json!({"id": way, "what": "w", "try": "process",
-                "role": "core", "pid": pid, "start_time": start_of(pid), "way": way}));
+    let check = |id: &str, try_: &str, key: &str, p: &Path| serde_json::json!({"id": id, "what": id, "try": try_, key: file_id(p)});
+    // (id, check, reached?)
+    let mut rows: Vec<(String, Value, bool)> = vec![
+        (
+            "list".into(),
+            check("list", "list-dir", "dir", &open_dir),
+            true,
+        ),
+        (
+            "list-shut".into(),
+            check("list-shut", "list-dir", "dir", &shut_dir),
+            false,
+        ),
+        (
+            "create".into(),
+            check("create", "create-in", "dir", &open_dir),
+            true,
+        ),
+        // Listable, not writable, not the user's.
+        (
+            "create-shut".into(),
+            check("create-shut", "create-in", "dir", &root_dir),
+            false,
+        ),
+        (
+            "connect".into(),
+            check("connect", "connect", "socket", &sock),
+            true,
+        ),
+        (
+            "connect-shut".into(),
+            check("connect-shut", "connect", "socket", &shut_sock),
+            false,
+        ),
+        ("read".into(), check("read", "read", "file", &key), true),
+        (
+            "read-shut".into(),
+            check("read-shut", "read", "file", &root_key),
+            false,
+        ),
+        (
+            "write".into(),
+            check("write", "open-for-write", "file", &config),
+            true,
+        ),
+        (
+            "write-0444".into(),
+            check("write-0444", "open-for-write", "file", &config_0444),
+            true,
+        ),
+        (
+            "write-replace".into(),
+            check("write-replace", "open-for-write", "file", &replaceable),
+            true,
+        ),
+        (
+            "write-shut".into(),
+            check("write-shut", "open-for-write", "file", &root_config),
+            false,
+        ),
+    ];
+    for way in ["environ", "fd", "mem", "pidfd-getfd", "ptrace"] {
+        for (pid, reached, tag) in [
+            (user_pid, true, "user"),
+            (std::process::id(), false, "root"),
+        ] {
+            let id = format!("{way}-{tag}");
+            rows.push((
+                id.clone(),
+                serde_json::json!({"id": id, "what": id, "try": "process", "role": "core",
+                    "pid": pid, "start_time": start_of(pid), "way": way}),
+                reached,
+            ));
         }
-        serde_json::json!({ "checks": checks }).to_string()
-    };
-    let probe = |plan: String| -> std::collections::BTreeMap<String, bool> {
-        let line = s.ok(&["nerdr", "probe", "--nonce", "n0nce", "--plan", &plan]);
-        let json = line
-            .strip_prefix("NERDR-PROBE n0nce ")
-            .unwrap_or_else(|| panic!("{line}"));
-        let f: Value = serde_json::from_str(json).unwrap();
-        f["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|f| {
-                (
-                    f["id"].as_str().unwrap().to_string(),
-                    f["reached"].as_bool().unwrap(),
-                )
-            })
-            .collect()
-    };
-    // Everything reachable.
-    chmod(&sock, 0o777);
-    let got = probe(plan(user_pid));
-    assert!(got.values().all(|r| *r), "{got:?}");
-    // Everything unreachable: a folder it may not read or write, a socket
-    // and files it may not open, a process of another user.
-    chmod(&dir, 0o000);
-    chmod(&sock, 0o000);
-    chmod(&key, 0o000);
-    chmod(&config, 0o444);
-    let got = probe(plan(me));
-    assert!(got.values().all(|r| !*r), "{got:?}");
-    chmod(&dir, 0o755);
-    // Writing is its own check: a folder it can list but not write.
-    chmod(&dir, 0o555);
-    let got = probe(plan(user_pid));
-    assert_eq!((got["list"], got["create"]), (true, false), "{got:?}");
-    chmod(&dir, 0o755);
+    }
+    let plan = serde_json::json!({"checks": rows.iter().map(|r| r.1.clone()).collect::<Vec<_>>()});
+    let line = s.ok(&[
+        "nerdr",
+        "probe",
+        "--nonce",
+        "n0nce",
+        "--plan",
+        &plan.to_string(),
+    ]);
+    let json = line
+        .strip_prefix("NERDR-PROBE n0nce ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let findings: Value = serde_json::from_str(json).unwrap();
+    let findings = findings["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), rows.len());
+    for (id, _, want) in &rows {
+        let f = findings.iter().find(|f| f["id"] == id.as_str()).unwrap();
+        assert_eq!(f["reached"], *want, "{id}: {f}");
+    }
+    // No trace: nothing made is left, nothing written is changed.
+    let _ = nix_kill(user_pid);
     assert_eq!(
-        std::fs::read_dir(&dir).unwrap().count(),
-        1,
+        std::fs::read_dir(&open_dir).unwrap().count(),
+        4,
         "the probe left a file"
     );
-    assert_eq!(std::fs::read_to_string(&config).unwrap(), "[core]\n");
-    let _ = nix_kill(user_pid);
+    for c in [&config, &config_0444, &replaceable] {
+        assert_eq!(std::fs::read_to_string(c).unwrap(), "[core]\n");
+    }
+    assert_eq!(
+        std::fs::metadata(&config_0444).unwrap().mode() & 0o777,
+        0o444
+    );
 }
 
 fn nix_kill(pid: u32) -> std::io::Result<()> {
