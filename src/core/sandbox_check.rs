@@ -18,7 +18,7 @@ use crate::protocol::api::{ApiError, ErrorCode, TabState};
 use crate::protocol::handshake::random_hex;
 
 /// Where the probe goes in a sandboxed agent's command.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ProbeSite {
     /// The command's own words (wrapper and program), `argv[0]` resolved.
     pub(super) command_words: Vec<String>,
@@ -91,6 +91,15 @@ impl Core {
                         format!("the sandbox check of `{name}` in tab {id} passed"),
                     ),
                 );
+                // Closed while it was being checked: nothing may start now.
+                if !self.state.lock().unwrap().tabs.contains_key(id) {
+                    return Err(ApiError::new(
+                        ErrorCode::LaunchFailed,
+                        format!(
+                            "tab {id} was closed while the sandbox of `{name}` was being checked"
+                        ),
+                    ));
+                }
                 return Ok(());
             }
             Verdict::Refuse { reached } => {
@@ -223,6 +232,49 @@ impl Core {
                 .collect::<Vec<_>>()),
             worktree_dirs: ids(&worktree_dirs),
             processes_reachable_by_proc: cfg!(target_os = "linux"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn agent(name: &str, command: &[&str]) -> crate::config::ResolvedAgent {
+        let text = format!(
+            "[agents.{name}]\ncommand = {command:?}\nargs = [\"--flag\"]\nsandboxed = true\n"
+        );
+        crate::config::parse(&text, Path::new("/c.toml"))
+            .unwrap()
+            .resolve_agent(name)
+            .unwrap()
+    }
+
+    #[test]
+    fn the_agent_is_named_by_its_program_or_its_section() {
+        let words = |s: &[&str]| s.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+        let rows: &[(&str, &[&str], &str)] = &[
+            // A built-in agent by its program's name, not the agent's.
+            ("cursor", &["wrap", "cursor-agent"], "cursor-agent"),
+            ("claude", &["wrap", "claude"], "claude"),
+            // A custom agent by its section's name.
+            ("mybot", &["wrap", "mybot"], "mybot"),
+        ];
+        for (name, command, program) in rows {
+            let a = agent(name, command);
+            // argv as launched: argv[0] resolved, then args and session words.
+            let mut argv = words(command);
+            argv[0] = "/usr/bin/wrap".into();
+            argv.extend(words(&["--flag", "--session-id", "x"]));
+            let site = ProbeSite::of(&a, &argv);
+            assert_eq!(
+                site,
+                ProbeSite {
+                    command_words: words(&["/usr/bin/wrap", command[1]]),
+                    program: program.to_string(),
+                },
+                "{name}"
+            );
         }
     }
 }

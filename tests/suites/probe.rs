@@ -472,6 +472,9 @@ fn restarting_after_fixing_the_wrapper_checks_again() {
     let t = s.tab_of("rtvisible");
     assert_eq!(t["state"], "refused", "{t}");
     assert_eq!(s.audit(REFUSED_ID, &id).len(), 2);
+    // A refused tab closes like any other, worktree and all.
+    s.ok(&["nerdr", "close", &id, "--remove-worktree"]);
+    assert!(!s.tabs().iter().any(|t| t["id"] == id.as_str()));
 }
 
 #[test]
