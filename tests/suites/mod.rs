@@ -6,6 +6,7 @@ mod harness;
 mod holder;
 mod integration;
 mod probe;
+mod probe_alone;
 mod resume;
 mod robustness;
 mod scopes;
