@@ -18,6 +18,7 @@ mod host;
 mod integration;
 mod paths;
 mod platform;
+mod probe;
 mod protocol;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next

@@ -83,6 +83,9 @@ pub enum Command {
     /// Wait to be placed in a scope, then become the program (internal)
     #[command(hide = true)]
     Shim(crate::host::shim::Args),
+    /// The sandbox check, run by the core inside an agent's sandbox (internal)
+    #[command(hide = true)]
+    Probe(crate::probe::checks::Args),
 }
 
 /// `--folder DIR` as every session command takes it.
@@ -136,5 +139,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Core(a) => core_cmd::run(a),
         Command::Holder(a) => crate::holder::run(a),
         Command::Shim(a) => crate::host::shim::run(a),
+        Command::Probe(a) => crate::probe::checks::run(a),
     }
 }

@@ -13,7 +13,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, folder, agent, command, sandboxed, state, pid, exit_code
+    /// One JSON array: id, folder, agent, command, sandboxed, state, reason (why a tab is refused), pid, exit_code
     #[arg(long)]
     pub json: bool,
 }

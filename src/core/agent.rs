@@ -58,6 +58,9 @@ impl Core {
         };
         // A new worktree's setup runs first if its content was approved;
         // otherwise it is asked about, and the agent starts without it.
+        let probe = agent
+            .sandboxed
+            .then(|| super::sandbox_check::ProbeSite::of(&agent, &command.argv));
         let mut argv = command.argv;
         let mut ask = None;
         if let Some(w) = &worktree {
@@ -100,6 +103,7 @@ impl Core {
                     parent: None,
                     session_id: command.session_id,
                     reported: None,
+                    probe,
                 },
             )
             .await;
@@ -157,6 +161,9 @@ impl Core {
         // A restart (after fixing the sandbox, say) is watched afresh.
         self.turns.lock().unwrap().forget(tab);
         tracing::info!(tab = %tab, agent = %old.agent, mode = ?mode, "restarting agent");
+        let probe = agent
+            .sandboxed
+            .then(|| super::sandbox_check::ProbeSite::of(&agent, &command.argv));
         self.launch(
             caller,
             Plan {
@@ -174,6 +181,7 @@ impl Core {
                 parent: None,
                 session_id: command.session_id.or(old.session_id),
                 reported: old.reported,
+                probe,
             },
         )
         .await

@@ -332,6 +332,7 @@ impl Core {
                 parent: Some(parent),
                 session_id: None,
                 reported: None,
+                probe: None,
             },
         )
         .await

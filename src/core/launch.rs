@@ -37,6 +37,8 @@ pub(super) struct Plan {
     pub(super) parent: Option<String>,
     pub(super) session_id: Option<String>,
     pub(super) reported: Option<Vec<String>>,
+    /// For a sandboxed agent: where its sandbox check goes.
+    pub(super) probe: Option<super::sandbox_check::ProbeSite>,
 }
 
 impl Core {
@@ -87,6 +89,7 @@ impl Core {
                 parent: Some(parent),
                 session_id: None,
                 reported: None,
+                probe: None,
             },
         )
         .await
@@ -134,10 +137,10 @@ impl Core {
             secret,
             folder: plan.folder.clone(),
             agent: plan.name.clone(),
-            command: plan.command,
+            command: plan.command.clone(),
             sandboxed: plan.sandboxed,
             kind: plan.kind,
-            parent: plan.parent,
+            parent: plan.parent.clone(),
             cwd: plan.cwd.clone(),
             worktree: plan.worktree.clone(),
             term_number,
@@ -145,6 +148,7 @@ impl Core {
             reported: plan.reported.clone(),
             last_event: None,
             warning: None,
+            reason: None,
             state: TabState::Starting,
             pid: None,
             start_time: None,
@@ -154,6 +158,10 @@ impl Core {
         };
         let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
         self.state.lock().unwrap().insert(tab);
+        // Every sandboxed launch is checked first, whatever started it.
+        if plan.sandboxed && plan.kind == TabKind::Agent {
+            self.check_sandbox(&plan, &id, &env).await?;
+        }
         let spawned = self
             .host
             .spawn(SpawnSpec {

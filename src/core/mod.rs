@@ -22,6 +22,7 @@ mod persist;
 mod plugins;
 mod privilege;
 mod reports;
+mod sandbox_check;
 mod setup;
 pub mod state;
 mod turns;

@@ -37,6 +37,8 @@ pub struct Tab {
     pub last_event: Option<String>,
     /// Something the person should know about this tab (not saved).
     pub warning: Option<String>,
+    /// Why the tab is `refused` (the sandbox check's verdict).
+    pub reason: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -79,6 +81,8 @@ pub struct Saved {
     #[serde(default)]
     pub reported: Option<Vec<String>>,
     pub state: TabState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
     pub exit_code: Option<i32>,
@@ -102,6 +106,7 @@ impl Tab {
             session_id: self.session_id.clone(),
             reported: self.reported.clone(),
             state: self.state,
+            reason: self.reason.clone(),
             pid: self.pid,
             start_time: self.start_time,
             exit_code: self.exit_code,
@@ -130,6 +135,7 @@ impl Tab {
             reported: s.reported,
             last_event: None,
             warning: None,
+            reason: s.reason,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,
@@ -154,6 +160,7 @@ impl Tab {
                 && self.state == TabState::Exited
                 && (self.session_id.is_some() || self.reported.is_some()),
             state: self.state,
+            reason: self.reason.clone(),
             pid: self.pid,
             exit_code: self.exit_code,
             warning: self.warning.clone(),

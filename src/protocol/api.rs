@@ -159,6 +159,9 @@ pub struct TabInfo {
     #[serde(default)]
     pub resumable: bool,
     pub state: TabState,
+    /// Why a `refused` tab's program was not started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
     pub pid: Option<u32>,
     pub exit_code: Option<i32>,
     /// Something the person should know about the tab (e.g. its sandbox

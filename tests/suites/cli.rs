@@ -339,8 +339,13 @@ fn an_agents_hooks_report_its_session_from_inside_its_tab() {
 #[test]
 fn a_tab_secret_read_from_proc_does_not_make_a_stranger_that_tab() {
     let l = Local::started();
+    // A sandboxed agent starts only in a sandbox that passes nerdr's check:
+    // bash in bwrap, nerdr's runtime dir hidden, its own PID namespace.
     l.write_config(&format!(
-        "{SHELL_AGENT}[agents.boxed]\ncommand = [\"bash\", \"--norc\"]\nsandboxed = true\n"
+        "{SHELL_AGENT}[agents.bash]\ncommand = [\"bwrap\", \"--ro-bind\", \"/\", \"/\", \
+         \"--dev\", \"/dev\", \"--proc\", \"/proc\", \"--unshare-pid\", \"--die-with-parent\", \
+         \"--tmpfs\", \"{}\", \"--\", \"bash\", \"--norc\"]\nsandboxed = true\n",
+        l.path("run").display()
     ));
     let steal = |tab: &str| {
         let t = l
@@ -356,7 +361,7 @@ fn a_tab_secret_read_from_proc_does_not_make_a_stranger_that_tab() {
             .unwrap()
     };
     let plain = l.ok(&["agent", "sh"]);
-    let boxed = l.ok(&["agent", "boxed"]);
+    let boxed = l.ok(&["agent", "bash"]);
     // Any process of the user can read an agent's environment; the kernel's
     // record of who connected decides.
     let out = l

@@ -6,6 +6,8 @@ mod harness;
 mod holder;
 mod integration;
 mod privilege;
+mod probe;
+mod probe_alone;
 mod resume;
 mod robustness;
 mod scopes;

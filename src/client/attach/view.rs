@@ -132,6 +132,7 @@ mod tests {
             session_id: None,
             resumable: false,
             state,
+            reason: None,
             pid: None,
             exit_code: (state == TabState::Exited).then_some(1),
             warning: None,

@@ -1,0 +1,534 @@
+//! The sandbox check (issue 7) against real bubblewrap, as the non-root test
+//! user under a real `systemd --user` and journald: a catalogue of wrappers
+//! and the verdict each gets, the refusal as the person sees it (the CLI's
+//! answer, `nerdr tabs --json`, the tab's screen, the journal, `nerdr log`),
+//! checking again on restart, and the same without a holder. The probe run
+//! on its own is in `probe_alone`.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::sysenv::SystemdEnv;
+
+const REFUSED_ID: &str = "6f3c1e2a9b7d4c58a1e0f2b3c4d5e602";
+const UNCHECKED_ID: &str = "6f3c1e2a9b7d4c58a1e0f2b3c4d5e603";
+const PASSED_ID: &str = "6f3c1e2a9b7d4c58a1e0f2b3c4d5e604";
+const BWRAP: &str = "/usr/bin/bwrap";
+
+/// A sandbox that gets everything right: the tab's own folder writable, the
+/// rest read-only, the runtime dir (client socket and key) hidden, its own
+/// PID namespace and /proc.
+const CORRECT: &str = "exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid \
+    --die-with-parent --tmpfs \"$XDG_RUNTIME_DIR\" --bind \"$PWD\" \"$PWD\" --chdir \"$PWD\"";
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+struct Setup {
+    env: SystemdEnv,
+    repo: PathBuf,
+    bin: PathBuf,
+}
+
+impl Setup {
+    /// An installed nerdr, a repository with one commit as the session's
+    /// folder, and the catalogue's wrappers and stand-in agents in ~/bin.
+    fn start() -> Option<Setup> {
+        if !Path::new(BWRAP).is_file() {
+            crate::support::sysenv::skip(
+                "bubblewrap is not installed (apt-get install bubblewrap)",
+            );
+            return None;
+        }
+        let env = SystemdEnv::start()?;
+        env.run(&["nerdr", "service", "install"]);
+        let home = env.home().to_path_buf();
+        let bin = home.join("bin");
+        let repo = home.join("repo");
+        let script = |name: &str, body: &str| {
+            let p = env.write_user_file(format!("bin/{name}"), format!("#!/bin/sh\n{body}\n"));
+            std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+                .unwrap();
+        };
+        // Stand-in agents: say they started, then wait.
+        let agent = "case \"$1\" in --help) echo 'Usage: agent [options]'; exit 0;; esac\n\
+                     echo AGENT-STARTED; exec sleep 1000";
+        for name in [
+            "claude",
+            "none",
+            "bindall",
+            "rtvisible",
+            "hooks",
+            "nopid",
+            "nobin",
+            "fine",
+            "plain",
+        ] {
+            script(name, agent);
+        }
+        let hooks = repo.join(".git/hooks");
+        script("wrap-ok", &format!("{CORRECT} -- \"$@\""));
+        script(
+            "wrap-rt",
+            "exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
+             --bind \"$PWD\" \"$PWD\" --chdir \"$PWD\" -- \"$@\"",
+        );
+        script(
+            "wrap-hooks",
+            &format!("{CORRECT} --bind {0} {0} -- \"$@\"", hooks.display()),
+        );
+        // No PID namespace: the host's /proc comes with the root bind.
+        script(
+            "wrap-nopid",
+            "exec bwrap --ro-bind / / --dev /dev --die-with-parent --tmpfs \"$XDG_RUNTIME_DIR\" \
+             --bind \"$PWD\" \"$PWD\" --chdir \"$PWD\" -- \"$@\"",
+        );
+        // Hides the folder of nerdr's own executable.
+        script(
+            "wrap-nobin",
+            &format!("{CORRECT} --tmpfs \"$(dirname \"$NERDR_BIN\")\" -- \"$@\""),
+        );
+        let b = |n: &str| bin.join(n).display().to_string();
+        let agents = [
+            (
+                "none",
+                format!("[\"env\", \"--\", \"{}\"]", b("none")),
+                true,
+            ),
+            (
+                "bindall",
+                format!(
+                    "[\"{BWRAP}\", \"--bind\", \"/\", \"/\", \"--dev\", \"/dev\", \"--\", \"{}\"]",
+                    b("bindall")
+                ),
+                true,
+            ),
+            (
+                "rtvisible",
+                format!("[\"{}\", \"{}\"]", b("wrap-rt"), b("rtvisible")),
+                true,
+            ),
+            (
+                "hooks",
+                format!("[\"{}\", \"{}\"]", b("wrap-hooks"), b("hooks")),
+                true,
+            ),
+            (
+                "nopid",
+                format!("[\"{}\", \"{}\"]", b("wrap-nopid"), b("nopid")),
+                true,
+            ),
+            (
+                "nobin",
+                format!("[\"{}\", \"{}\"]", b("wrap-nobin"), b("nobin")),
+                true,
+            ),
+            // No word of the command names `noword`.
+            (
+                "noword",
+                format!("[\"{}\", \"{}\"]", b("wrap-ok"), b("fine")),
+                true,
+            ),
+            (
+                "fine",
+                format!("[\"{}\", \"{}\"]", b("wrap-ok"), b("fine")),
+                true,
+            ),
+            (
+                "claude",
+                format!("[\"{}\", \"{}\"]", b("wrap-ok"), b("claude")),
+                true,
+            ),
+            // The same wrapper, not marked sandboxed: no check (for timing).
+            (
+                "plain",
+                format!("[\"{}\", \"{}\"]", b("wrap-ok"), b("plain")),
+                false,
+            ),
+        ];
+        let config: String = agents
+            .iter()
+            .map(|(name, command, sandboxed)| {
+                format!("[agents.{name}]\ncommand = {command}\nsandboxed = {sandboxed}\n\n")
+            })
+            .collect();
+        env.write_user_file(".config/nerdr/config.toml", config);
+        env.write_user_file("repo/README", "hello\n");
+        let s = Setup { env, repo, bin };
+        for args in [
+            &["git", "init", "-q"][..],
+            &["git", "add", "."],
+            &[
+                "git",
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@example.com",
+                "commit",
+                "-q",
+                "-m",
+                "first",
+            ],
+        ] {
+            s.ok(args);
+        }
+        Some(s)
+    }
+
+    fn output(&self, args: &[&str]) -> Output {
+        let mut cmd = self.env.user_cmd(args);
+        cmd.current_dir(&self.repo);
+        cmd.output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.output(args);
+        assert!(
+            out.status.success(),
+            "{args:?} failed: {}\n{}",
+            text(&out.stderr),
+            self.core_log()
+        );
+        text(&out.stdout).trim_end().to_string()
+    }
+
+    fn core_log(&self) -> String {
+        let log = self.env.home().join(".local/state/nerdr/core.log");
+        std::fs::read_to_string(log).unwrap_or_default()
+    }
+
+    fn tabs(&self) -> Vec<Value> {
+        serde_json::from_str(&self.ok(&["nerdr", "tabs", "--json"])).unwrap()
+    }
+
+    fn tab_of(&self, agent: &str) -> Value {
+        self.tabs()
+            .into_iter()
+            .rev()
+            .find(|t| t["agent"] == agent)
+            .unwrap_or_else(|| panic!("no tab of {agent}"))
+    }
+
+    /// Start `agent`; its answer (ok or not) and the CLI's output.
+    fn agent(&self, agent: &str) -> (bool, String) {
+        let out = self.output(&["nerdr", "agent", agent]);
+        (
+            out.status.success(),
+            format!("{}{}", text(&out.stdout), text(&out.stderr)),
+        )
+    }
+
+    fn wait_screen(&self, tab: &str, needle: &str) -> String {
+        let mut last = String::new();
+        let ok = crate::support::poll(Duration::from_secs(15), || {
+            last = self.ok(&["nerdr", "read", tab]);
+            last.contains(needle)
+        });
+        assert!(ok, "screen of {tab} never showed {needle:?}:\n{last}");
+        last
+    }
+
+    /// Journal entries with this MESSAGE_ID for tab `tab`.
+    fn audit(&self, message_id: &str, tab: &str) -> Vec<Value> {
+        let mut found = Vec::new();
+        crate::support::poll(Duration::from_secs(5), || {
+            found = self
+                .env
+                .journal(&[&format!("MESSAGE_ID={message_id}")])
+                .into_iter()
+                .filter(|e| e["NERDR_TAB"] == tab)
+                .collect();
+            !found.is_empty()
+        });
+        found
+    }
+}
+
+/// A journal field's values (one string, or an array for a repeated field).
+fn values(v: &Value) -> Vec<String> {
+    match v {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(a) => a
+            .iter()
+            .filter_map(|x| x.as_str().map(String::from))
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+enum Want {
+    /// Refused; the reached list holds each of these (and, if `exact`,
+    /// nothing else).
+    Refused {
+        each: &'static [&'static str],
+        exact: bool,
+    },
+    /// Could not check; the reason holds this.
+    Unchecked(&'static str),
+    Started,
+}
+
+/// Everything the check can reach outside any sandbox, as the notice words it.
+const EVERYTHING: &[&str] = &[
+    "the client socket's folder",
+    "the client socket ",
+    "the client key",
+    "the core (pid",
+    "environment read through /proc",
+    "open files listed through /proc",
+    "memory opened through /proc",
+    "pidfd_getfd",
+    "attached with ptrace",
+    "the holder (pid",
+    "nerdr's config folder",
+    "nerdr's state folder",
+    "the git hooks folder",
+    "the folder of other tabs' worktrees",
+    "the git config",
+];
+
+#[test]
+fn each_wrapper_in_the_catalogue_gets_its_verdict() {
+    let Some(s) = Setup::start() else { return };
+    let rows: &[(&str, Want)] = &[
+        (
+            "none",
+            Want::Refused {
+                each: EVERYTHING,
+                exact: false,
+            },
+        ),
+        (
+            "bindall",
+            Want::Refused {
+                each: &[
+                    "nerdr's config folder",
+                    "nerdr's state folder",
+                    "the client socket ",
+                ],
+                exact: false,
+            },
+        ),
+        (
+            "rtvisible",
+            Want::Refused {
+                each: &[
+                    "the client socket's folder",
+                    "the client socket ",
+                    "the client key",
+                ],
+                exact: true,
+            },
+        ),
+        (
+            "hooks",
+            Want::Refused {
+                each: &["the git hooks folder"],
+                exact: true,
+            },
+        ),
+        // bwrap's user namespace keeps ptrace, pidfd_getfd, environ and mem
+        // out; the core's and holder's open files can still be listed.
+        (
+            "nopid",
+            Want::Refused {
+                each: &["the core (pid", "the holder (pid", "/proc/PID/fd"],
+                exact: false,
+            },
+        ),
+        ("noword", Want::Unchecked("no word of the command")),
+        ("nobin", Want::Unchecked("gave no report")),
+        ("fine", Want::Started),
+        ("claude", Want::Started),
+    ];
+    for (agent, want) in rows {
+        let (ok, answer) = s.agent(agent);
+        let tab = s.tab_of(agent);
+        let id = tab["id"].as_str().unwrap().to_string();
+        match want {
+            Want::Started => {
+                assert!(ok, "{agent}: not started: {answer}");
+                s.wait_screen(&id, "AGENT-STARTED");
+                assert_eq!(tab["state"], "running", "{agent}: {tab}");
+                let passed = s.audit(PASSED_ID, &id);
+                assert_eq!(passed.len(), 1, "{agent}: one pass entry: {passed:?}");
+                assert_eq!(passed[0]["PRIORITY"], "6", "a pass is logged at info level");
+            }
+            Want::Refused { each, exact } => {
+                assert!(!ok, "{agent}: started: {answer}");
+                assert_eq!(tab["state"], "refused", "{agent}: {tab}");
+                assert!(tab["pid"].is_null(), "{agent}: {tab}");
+                let reason = tab["reason"].as_str().unwrap_or_default();
+                let entries = s.audit(REFUSED_ID, &id);
+                assert_eq!(entries.len(), 1, "{agent}: {entries:?}");
+                let e = &entries[0];
+                assert_eq!(e["NERDR_AGENT"], *agent);
+                assert!(values(&e["NERDR_COMMAND"])[0].contains(agent), "{e}");
+                let reached = values(&e["NERDR_REACHED"]);
+                for thing in *each {
+                    assert!(
+                        reached.iter().any(|r| r.contains(thing)),
+                        "{agent}: {thing:?} not among {reached:#?}"
+                    );
+                }
+                if *exact {
+                    assert_eq!(reached.len(), each.len(), "{agent}: {reached:#?}");
+                }
+                // Each thing reached is named in the answer, tabs --json and
+                // on the tab's screen.
+                let screen = s.wait_screen(&id, "to check again");
+                for r in &reached {
+                    assert!(
+                        answer.contains(r.as_str()),
+                        "{agent}: answer lacks {r}:\n{answer}"
+                    );
+                    assert!(
+                        reason.contains(r.as_str()),
+                        "{agent}: reason lacks {r}:\n{reason}"
+                    );
+                }
+                let first = reached[0].chars().take(40).collect::<String>();
+                assert!(
+                    screen.contains(&first),
+                    "{agent}: screen lacks {first}:\n{screen}"
+                );
+            }
+            Want::Unchecked(why) => {
+                assert!(!ok, "{agent}: started: {answer}");
+                assert!(answer.contains(why), "{agent}: {answer}");
+                assert!(
+                    answer.contains("configure a wrapper that can run both"),
+                    "{answer}"
+                );
+                assert_eq!(tab["state"], "refused", "{agent}: {tab}");
+                let entries = s.audit(UNCHECKED_ID, &id);
+                assert_eq!(entries.len(), 1, "{agent}: {entries:?}");
+                assert_eq!(entries[0]["NERDR_AGENT"], *agent);
+                assert!(values(&entries[0]["NERDR_REASON"])[0].contains(why));
+                s.wait_screen(&id, "to check again");
+            }
+        }
+    }
+    // `nerdr log --probe --json` lists the verdicts from the journal.
+    let log = s.ok(&["nerdr", "log", "--probe", "--json"]);
+    let kinds: Vec<String> = log
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["kind"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect();
+    for (kind, n) in [
+        ("probe-refused", 5),
+        ("probe-unchecked", 2),
+        ("probe-passed", 2),
+    ] {
+        assert_eq!(
+            kinds.iter().filter(|k| *k == kind).count(),
+            n,
+            "{kind} in:\n{log}"
+        );
+    }
+    // Nothing the probe made is left behind.
+    let leftovers = s
+        .env
+        .root_run(&["find", "/", "-xdev", "-name", ".nerdr-probe-*"]);
+    assert_eq!(text(&leftovers.stdout), "", "the probe left files behind");
+}
+
+#[test]
+fn restarting_after_fixing_the_wrapper_checks_again() {
+    let Some(s) = Setup::start() else { return };
+    let (ok, _) = s.agent("rtvisible");
+    assert!(!ok);
+    let id = s.tab_of("rtvisible")["id"].as_str().unwrap().to_string();
+    let config = s.env.home().join(".config/nerdr/config.toml");
+    let broken = std::fs::read_to_string(&config).unwrap();
+    let wrap_rt = s.bin.join("wrap-rt").display().to_string();
+    let wrap_ok = s.bin.join("wrap-ok").display().to_string();
+    s.env.write_user_file(
+        ".config/nerdr/config.toml",
+        broken.replace(&wrap_rt, &wrap_ok),
+    );
+    s.ok(&["nerdr", "restart", &id]);
+    s.wait_screen(&id, "AGENT-STARTED");
+    assert_eq!(s.tab_of("rtvisible")["state"], "running");
+    assert_eq!(s.audit(PASSED_ID, &id).len(), 1);
+    // Broken again: the next restart is checked too (nothing is cached).
+    s.env.write_user_file(".config/nerdr/config.toml", broken);
+    let out = s.output(&["nerdr", "restart", &id]);
+    assert!(!out.status.success(), "restarted with a broken wrapper");
+    assert!(
+        text(&out.stderr).contains("the client key"),
+        "{}",
+        text(&out.stderr)
+    );
+    let t = s.tab_of("rtvisible");
+    assert_eq!(t["state"], "refused", "{t}");
+    assert_eq!(s.audit(REFUSED_ID, &id).len(), 2);
+    // A refused tab closes like any other, worktree and all.
+    s.ok(&["nerdr", "close", &id, "--remove-worktree"]);
+    assert!(!s.tabs().iter().any(|t| t["id"] == id.as_str()));
+}
+
+#[test]
+fn without_a_holder_the_check_runs_too() {
+    let Some(s) = Setup::start() else { return };
+    s.env.systemctl(&["set-environment", "NERDR_HOLDER=0"]);
+    let (ok, answer) = s.agent("none");
+    assert!(!ok, "{answer}");
+    let id = s.tab_of("none")["id"].as_str().unwrap().to_string();
+    let reached = values(&s.audit(REFUSED_ID, &id)[0]["NERDR_REACHED"]);
+    assert!(
+        reached.iter().any(|r| r.contains("the core (pid")),
+        "{reached:#?}"
+    );
+    assert!(
+        !reached.iter().any(|r| r.contains("holder")),
+        "no holder to reach: {reached:#?}"
+    );
+    let status = text(&s.output(&["nerdr", "doctor"]).stdout);
+    assert!(
+        status.contains("NERDR_HOLDER=0"),
+        "the core runs without a holder:\n{status}"
+    );
+    let (ok, answer) = s.agent("fine");
+    assert!(ok, "{answer}");
+    let id = s.tab_of("fine")["id"].as_str().unwrap().to_string();
+    s.wait_screen(&id, "AGENT-STARTED");
+}
+
+/// What a sandbox check adds to a launch: the median of 20 launches of the
+/// same bwrap wrapper and stand-in agent, sandboxed (checked) and not.
+/// Run with `cargo test --test all suites::probe::time -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn time_a_check_adds_to_a_launch() {
+    let Some(s) = Setup::start() else { return };
+    let median = |agent: &str| {
+        let mut times: Vec<Duration> = (0..20)
+            .map(|_| {
+                let t = Instant::now();
+                s.ok(&["nerdr", "agent", agent]);
+                let took = t.elapsed();
+                let id = s.tab_of(agent)["id"].as_str().unwrap().to_string();
+                s.ok(&["nerdr", "close", &id, "--remove-worktree"]);
+                took
+            })
+            .collect();
+        times.sort();
+        times[10]
+    };
+    let checked = median("fine");
+    let unchecked = median("plain");
+    eprintln!(
+        "PROBE TIMING: median launch {checked:?} with the check, {unchecked:?} without: the check adds {:?}",
+        checked.saturating_sub(unchecked)
+    );
+}
