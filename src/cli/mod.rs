@@ -7,6 +7,7 @@ mod approvals;
 mod close;
 mod core_cmd;
 mod doctor;
+mod git;
 mod hook;
 mod integration;
 mod log;
@@ -65,6 +66,8 @@ pub enum Command {
     Quit(quit::Args),
     /// Refusals and sandbox-check verdicts, from the journal or core.log
     Log(log::Args),
+    /// Whether nerdr would run host git in a folder (the git guard)
+    Git(git::Args),
     /// Install, remove or inspect the systemd user units
     Service(service_cmd::Args),
     /// Check the installation; each failing check says what to do
@@ -125,6 +128,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Log(a) => log::run(a),
+        Command::Git(a) => git::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Integration(a) => integration::run(a),
