@@ -118,11 +118,31 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         cwd: &dir,
         home: home.as_deref(),
         filter_uses: &filter_uses,
+        realpath: &realpath,
     });
     Checked {
         repo,
         standing,
         verdict,
+    }
+}
+
+/// `p` with symlinks resolved as far as it exists; the rest (a file an
+/// agent may write later) appended as written.
+fn realpath(p: &Path) -> PathBuf {
+    let mut tail = Vec::new();
+    let mut head = p;
+    loop {
+        if let Ok(real) = std::fs::canonicalize(head) {
+            return tail.iter().rev().fold(real, |acc, c| acc.join(c));
+        }
+        match (head.parent(), head.file_name()) {
+            (Some(parent), Some(name)) => {
+                tail.push(name.to_os_string());
+                head = parent;
+            }
+            _ => return p.to_path_buf(),
+        }
     }
 }
 

@@ -211,3 +211,46 @@ fn a_damaged_history_refuses_everything_but_queries() {
     assert!(run(&f.paths, &r, &["status"]).is_err());
     assert!(crate::git::query(&r, &["rev-parse", "HEAD"]).is_ok());
 }
+
+#[test]
+fn real_paths_follow_symlinks_as_far_as_the_path_exists() {
+    let f = Fixture::new();
+    let real = f.root().join("real");
+    std::fs::create_dir_all(real.join("wt")).unwrap();
+    std::os::unix::fs::symlink(&real, f.root().join("link")).unwrap();
+    let rows = [
+        (
+            f.root().join("link/wt/not-yet/x.cfg"),
+            real.join("wt/not-yet/x.cfg"),
+        ),
+        (f.root().join("link"), real.clone()),
+        (
+            PathBuf::from("/nonexistent-root-xyz/a"),
+            PathBuf::from("/nonexistent-root-xyz/a"),
+        ),
+    ];
+    for (p, want) in rows {
+        assert_eq!(realpath(&p), want, "{}", p.display());
+    }
+}
+
+#[test]
+fn a_sandboxed_agent_without_a_worktree_makes_the_main_checkout_writable() {
+    let f = Fixture::new();
+    let r = f.repo("r");
+    std::fs::create_dir_all(r.join("sub")).unwrap();
+    record_run(&f.paths.state_dir, &r.join("sub")).unwrap();
+    let h = history::load(&f.paths.state_dir).unwrap();
+    let rec = &h.repos[&r.join(".git")];
+    assert_eq!(rec.writable.iter().collect::<Vec<_>>(), vec![&r]);
+    // A folder outside any repository is remembered as a writable place.
+    let scratch = f.root().join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    record_run(&f.paths.state_dir, &scratch).unwrap();
+    git(&scratch, &["init", "-q"]);
+    let c = check(&f.paths.state_dir, &scratch, Op::Status);
+    assert!(
+        matches!(c.standing, Standing::InWritablePlace { .. }),
+        "{c:?}"
+    );
+}

@@ -30,6 +30,9 @@ pub struct Facts<'a> {
     /// Filled only when some filter driver is configured and the
     /// operation converts content (see [`configured_filters`]).
     pub filter_uses: &'a [FilterUse],
+    /// Where a path really leads (symlinks followed as far as the path
+    /// exists): a symlinked HOME must not hide a worktree.
+    pub realpath: &'a dyn Fn(&Path) -> PathBuf,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -174,7 +177,7 @@ fn entry_reasons(e: &Entry, f: &Facts) -> Vec<Reason> {
         let (section, _, name) = e.parts();
         let whole = matches!((section, name), ("core", "hookspath" | "fsmonitor"));
         for p in mentioned_paths(e.value_str(), whole, f.cwd, f.home) {
-            if let Some(place) = inside(&p, f.writable) {
+            if let Some(place) = inside(&p, f) {
                 out.push(reason(
                     Rule::ProgramInWritablePlace,
                     e,
@@ -201,7 +204,7 @@ fn included_files(f: &Facts) -> Vec<Reason> {
     let mut out: Vec<Reason> = Vec::new();
     for e in f.entries {
         if let Origin::File(file) = &e.origin {
-            if let Some(place) = inside(file, f.writable) {
+            if let Some(place) = inside(file, f) {
                 if !out.iter().any(|r| r.origin == e.origin.to_string()) {
                     out.push(reason(
                         Rule::ConfigInWritablePlace,
@@ -225,7 +228,7 @@ fn included_files(f: &Facts) -> Vec<Reason> {
         if matches!(section, "include" | "includeif") && name == "path" {
             let base = origin_dir(e).unwrap_or(f.cwd);
             let target = resolve(e.value_str(), base, f.home);
-            if let Some(place) = inside(&target, f.writable) {
+            if let Some(place) = inside(&target, f) {
                 out.push(reason(
                     Rule::ConfigInWritablePlace,
                     e,
@@ -392,8 +395,13 @@ fn resolve(p: &str, base: &Path, home: Option<&Path>) -> PathBuf {
     out
 }
 
-fn inside<'a>(p: &Path, places: &[&'a Path]) -> Option<&'a Path> {
-    places.iter().copied().find(|w| p.starts_with(w))
+/// The agent-writable place `p` lies in, as written or as it really leads.
+fn inside<'a>(p: &Path, f: &Facts<'a>) -> Option<&'a Path> {
+    let real = (f.realpath)(p);
+    f.writable
+        .iter()
+        .copied()
+        .find(|w| p.starts_with(w) || real.starts_with(w))
 }
 
 #[cfg(test)]

@@ -263,6 +263,16 @@ fn rows() -> Vec<Row> {
             Some((ProgramInWritablePlace, "gpg.program")),
         ),
         row(
+            "a path through a symlink into a worktree is refused",
+            vec![global("gpg.program", "/link/wt/r/a/gpg")],
+            Some((ProgramInWritablePlace, "gpg.program")),
+        ),
+        row(
+            "an include through a symlink into a worktree is refused",
+            vec![global("include.path", "/link/wt/r/a/later.cfg")],
+            Some((ConfigInWritablePlace, "include.path")),
+        ),
+        row(
             "a sibling folder that shares a prefix is not inside",
             vec![global("gpg.program", "/data/wt/r/ab/gpg")],
             None,
@@ -345,6 +355,14 @@ fn rows() -> Vec<Row> {
     ]
 }
 
+/// `/link` is a symlink to `/data`.
+fn link_to_data(p: &Path) -> PathBuf {
+    match p.strip_prefix("/link") {
+        Ok(rest) => Path::new("/data").join(rest),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
 #[test]
 fn every_rule_row_by_row() {
     let writable = [Path::new(WT)];
@@ -359,6 +377,7 @@ fn every_rule_row_by_row() {
             cwd: Path::new(r.cwd),
             home: Some(Path::new("/h")),
             filter_uses: &r.uses,
+            realpath: &link_to_data,
         });
         match (&v, r.want) {
             (Verdict::Allow, None) => {}
@@ -386,6 +405,7 @@ fn a_refusal_names_setting_value_file_and_what_to_do() {
         cwd: Path::new("/r"),
         home: None,
         filter_uses: &[],
+        realpath: &link_to_data,
     }) else {
         panic!("allowed");
     };
