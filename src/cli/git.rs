@@ -47,6 +47,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(d) => d,
         None => std::env::current_dir()?,
     };
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{} is not a folder; name a folder in a git repository",
+            dir.display()
+        );
+    }
     let checked = crate::git::guard::check(&paths.state_dir, &dir, a.op);
     let place = checked
         .repo
@@ -54,7 +60,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or(&dir)
         .display()
         .to_string();
-    let op = a.op.name();
+    let op = a.op.command();
     match (&checked.verdict, &checked.standing) {
         (Verdict::Allow, Standing::Clean) => {
             println!("{place}: no sandbox history; nerdr runs host git here (`git {op}`)");

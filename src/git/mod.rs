@@ -50,7 +50,7 @@ impl std::fmt::Display for Refusal {
         write!(
             f,
             "nerdr refuses to run `git {}` in {} (sandbox history): {}",
-            self.op.name(),
+            self.op.command(),
             repo.display(),
             self.reasons
                 .first()

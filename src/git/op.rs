@@ -88,6 +88,16 @@ impl Op {
         }
     }
 
+    /// As a person would type it after `git` (for messages).
+    pub fn command(self) -> &'static str {
+        match self {
+            Op::WorktreeAdd => "worktree add",
+            Op::WorktreeRemove => "worktree remove",
+            Op::Other => "(other command)",
+            op => op.name(),
+        }
+    }
+
     pub fn from_name(name: &str) -> Option<Op> {
         Op::CHECKABLE.into_iter().find(|o| o.name() == name)
     }

@@ -267,7 +267,7 @@ fn conversions(f: &Facts) -> Vec<Reason> {
                      sandboxed agents may have written",
                     u.file,
                     u.driver,
-                    f.op.name(),
+                    f.op.command(),
                     e.key,
                     e.value_str(),
                     e.origin
