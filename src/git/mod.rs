@@ -118,7 +118,11 @@ fn command<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
 }
 
 fn output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
-    let out = command(dir, args).output().map_err(GitError::Spawn)?;
+    finish(command(dir, args), dir, args)
+}
+
+fn finish<S: AsRef<OsStr>>(mut c: Command, dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
+    let out = c.output().map_err(GitError::Spawn)?;
     if out.status.success() {
         Ok(out.stdout)
     } else {
@@ -158,7 +162,11 @@ pub fn run<S: AsRef<OsStr>>(paths: &Paths, dir: &Path, args: &[S]) -> Result<Str
         tracing::warn!(dir = %dir.display(), op = op.name(), "{refusal}");
         return Err(refusal.into());
     }
-    output(dir, args).map(text)
+    let mut c = command(dir, args);
+    if let Some((git_dir, work_tree)) = &checked.pin {
+        c.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", work_tree);
+    }
+    finish(c, dir, args).map(text)
 }
 
 /// Run a git command that runs no configured program (see [`Op::Query`]);

@@ -24,6 +24,12 @@ pub struct Checked {
     pub repo: Option<PathBuf>,
     pub standing: Standing,
     pub verdict: Verdict,
+    /// When git runs inside an agent-writable place (an agent's worktree),
+    /// the git dir and work tree the guard checked: the runner passes them
+    /// as `GIT_DIR`/`GIT_WORK_TREE`, so an agent that rewrites the
+    /// worktree's `.git` file between the check and the run cannot send
+    /// git to a repository nobody checked.
+    pub pin: Option<(PathBuf, PathBuf)>,
 }
 
 /// Where git finds its repository from `dir`: (common dir, git dir),
@@ -60,6 +66,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
             repo: None,
             standing: Standing::Clean,
             verdict: Verdict::Allow,
+            pin: None,
         };
     }
     let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
@@ -69,6 +76,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         repo: repo.clone(),
         standing,
         verdict: Verdict::Refuse(vec![reason]),
+        pin: None,
     };
     let history = match history::load(state_dir) {
         Ok(h) => h,
@@ -83,6 +91,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
             repo,
             standing,
             verdict: Verdict::Allow,
+            pin: None,
         };
     }
     let entries = match config::gather(&dir) {
@@ -120,10 +129,20 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         filter_uses: &filter_uses,
         realpath: &realpath,
     });
+    let in_writable = writable.iter().any(|w| dir.starts_with(w));
+    let pin = match (&located, &verdict, in_writable) {
+        (Some((_, git_dir)), Verdict::Allow, true) => {
+            query(&dir, &["rev-parse", "--show-toplevel"])
+                .ok()
+                .map(|top| (git_dir.clone(), PathBuf::from(top)))
+        }
+        _ => None,
+    };
     Checked {
         repo,
         standing,
         verdict,
+        pin,
     }
 }
 

@@ -254,3 +254,24 @@ fn a_sandboxed_agent_without_a_worktree_makes_the_main_checkout_writable() {
         "{c:?}"
     );
 }
+
+#[test]
+fn git_in_an_agent_worktree_is_pinned_to_the_checked_repository() {
+    let f = Fixture::new();
+    let r = f.repo("r");
+    let wt = f.root().join("wt");
+    git(
+        &r,
+        &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
+    );
+    record_run(&f.paths.state_dir, &wt).unwrap();
+    let c = check(&f.paths.state_dir, &wt, Op::Status);
+    assert_eq!(c.verdict, Verdict::Allow);
+    assert_eq!(c.pin, Some((r.join(".git/worktrees/wt"), wt.clone())));
+    // The pinned run works like an unpinned one.
+    std::fs::write(wt.join("new.txt"), "x").unwrap();
+    let st = run(&f.paths, &wt, &["status", "--porcelain"]).unwrap();
+    assert!(st.contains("new.txt"), "{st}");
+    // In the main checkout, which no agent could write, nothing is pinned.
+    assert_eq!(check(&f.paths.state_dir, &r, Op::Status).pin, None);
+}
