@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use crate::git::guard::history::Standing;
+use crate::git::guard::history::{self, Standing};
 use crate::git::guard::verdict::Verdict;
 use crate::git::op::Op;
 use crate::paths::Paths;
@@ -61,24 +61,48 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .display()
         .to_string();
     let op = a.op.command();
-    match (&checked.verdict, &checked.standing) {
+    let code = match (&checked.verdict, &checked.standing) {
         (Verdict::Allow, Standing::Clean) => {
             println!("{place}: no sandbox history; nerdr runs host git here (`git {op}`)");
-            Ok(ExitCode::SUCCESS)
+            ExitCode::SUCCESS
         }
         (Verdict::Allow, _) => {
             println!(
                 "{place}: sandbox history, but nothing git would read there lets `git {op}` \
                  run a program an agent planted; nerdr runs it"
             );
-            Ok(ExitCode::SUCCESS)
+            ExitCode::SUCCESS
         }
         (Verdict::Refuse(reasons), _) => {
             println!("{place}: nerdr refuses to run `git {op}` here (sandbox history):");
             for r in reasons {
                 println!("  - {}: {r}", r.setting);
             }
-            Ok(ExitCode::from(1))
+            ExitCode::from(1)
         }
+    };
+    describe_history(&paths, checked.repo.as_deref());
+    Ok(code)
+}
+
+/// Since when the repository has sandbox history, and where agents wrote.
+fn describe_history(paths: &Paths, repo: Option<&std::path::Path>) {
+    let (Some(repo), Ok(h)) = (repo, history::load(&paths.state_dir)) else {
+        return;
+    };
+    let Some(r) = h.repos.get(repo) else { return };
+    println!(
+        "sandbox history since {}",
+        crate::audit::format_time(r.since_us)
+    );
+    for w in &r.writable {
+        println!("  a sandboxed agent could write {}", w.display());
+    }
+    for i in &r.imports {
+        println!(
+            "  work imported from {} at {}",
+            i.from.display(),
+            crate::audit::format_time(i.at_us)
+        );
     }
 }

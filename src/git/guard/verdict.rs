@@ -296,7 +296,9 @@ pub fn configured_filters(entries: &[Entry]) -> Vec<String> {
     out
 }
 
-/// Settings that make git run a program (the repository-scope rule).
+/// Settings that make git run a program during ordinary local work (the
+/// repository-scope rule): the list, plus the hooks git runs on
+/// its own (auto gc's recentObjectsHook, commit trailers' commands).
 fn runs_program(e: &Entry) -> bool {
     matches!(
         e.parts(),
@@ -304,6 +306,8 @@ fn runs_program(e: &Entry) -> bool {
             | ("diff", Some(_), "textconv" | "command")
             | ("diff", None, "external")
             | ("merge", Some(_), "driver")
+            | ("gc", None, "recentobjectshook")
+            | ("trailer", Some(_), "command" | "cmd")
     )
 }
 
@@ -326,6 +330,7 @@ fn names_program(e: &Entry) -> bool {
                     | "alternaterefscommand"
             ) | ("sequence", None, "editor")
                 | ("gpg", _, "program")
+                | ("gpg", Some(_), "defaultkeycommand")
                 | ("credential", _, "helper")
                 | ("pager", _, _)
                 | ("remote", Some(_), "uploadpack" | "receivepack")

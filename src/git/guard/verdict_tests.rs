@@ -175,6 +175,31 @@ fn rows() -> Vec<Row> {
             Some((RepositoryProgram, "merge.m.driver")),
         ),
         row(
+            "auto gc's recentObjectsHook in the repository is refused",
+            vec![local("gc.recentobjectshook", "x")],
+            Some((RepositoryProgram, "gc.recentobjectshook")),
+        ),
+        row(
+            "a trailer command in the repository is refused",
+            vec![local("trailer.sign.cmd", "x")],
+            Some((RepositoryProgram, "trailer.sign.cmd")),
+        ),
+        row(
+            "an ssh signing key command into a worktree is refused",
+            vec![global("gpg.ssh.defaultkeycommand", "/data/wt/r/a/key")],
+            Some((ProgramInWritablePlace, "gpg.ssh.defaultkeycommand")),
+        ),
+        row(
+            "a pager setting for one command into a worktree is refused",
+            vec![global("pager.log", "/data/wt/r/a/p")],
+            Some((ProgramInWritablePlace, "pager.log")),
+        ),
+        row(
+            "a local upload-pack into a worktree is refused",
+            vec![global("remote.origin.uploadpack", "/data/wt/r/a/up")],
+            Some((ProgramInWritablePlace, "remote.origin.uploadpack")),
+        ),
+        row(
             "a filter without a command (required only) is allowed",
             vec![local("filter.x.required", "true")],
             None,
