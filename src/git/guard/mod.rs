@@ -100,7 +100,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
             return refuse(
                 standing,
                 Reason {
-                    rule: Rule::HistoryUnreadable,
+                    rule: Rule::Unreadable,
                     setting: "config".into(),
                     value: String::new(),
                     origin: dir.display().to_string(),
@@ -167,7 +167,7 @@ fn realpath(p: &Path) -> PathBuf {
 
 fn unreadable(e: &HistoryError, state_dir: &Path) -> Reason {
     Reason {
-        rule: Rule::HistoryUnreadable,
+        rule: Rule::Unreadable,
         setting: "sandbox history".into(),
         value: String::new(),
         origin: history::file(state_dir).display().to_string(),

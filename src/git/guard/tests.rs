@@ -207,7 +207,7 @@ fn a_damaged_history_refuses_everything_but_queries() {
     let Verdict::Refuse(reasons) = check(&f.paths.state_dir, &r, Op::Status).verdict else {
         panic!("allowed");
     };
-    assert_eq!(reasons[0].rule, Rule::HistoryUnreadable);
+    assert_eq!(reasons[0].rule, Rule::Unreadable);
     assert!(run(&f.paths, &r, &["status"]).is_err());
     assert!(crate::git::query(&r, &["rev-parse", "HEAD"]).is_ok());
 }

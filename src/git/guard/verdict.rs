@@ -37,7 +37,8 @@ pub struct Facts<'a> {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rule {
-    HistoryUnreadable,
+    /// The history or the configuration could not be read: fail closed.
+    Unreadable,
     Network,
     InWritablePlace,
     WorktreeConfig,
