@@ -7,6 +7,7 @@ mod approvals;
 mod close;
 mod core_cmd;
 mod doctor;
+mod git;
 mod hook;
 mod integration;
 mod log;
@@ -64,10 +65,12 @@ pub enum Command {
     Close(close::Args),
     /// Stop every program of this folder's session and forget the session
     Quit(quit::Args),
-    /// Refusals and sandbox-check verdicts, from the journal or core.log
+    /// Refusals and sandbox-check verdicts, from the journal (or audit.jsonl)
     Log(log::Args),
     /// Run a plugin from $XDG_CONFIG_HOME/nerdr/plugins/ (asks first for a sandboxed agent)
     Plugin(plugin::Args),
+    /// Whether nerdr would run host git in a folder (the git guard)
+    Git(git::Args),
     /// Install, remove or inspect the systemd user units
     Service(service_cmd::Args),
     /// Check the installation; each failing check says what to do
@@ -132,6 +135,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Quit(a) => quit::run(a),
         Command::Log(a) => log::run(a),
         Command::Plugin(a) => plugin::run(a),
+        Command::Git(a) => git::run(a),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Integration(a) => integration::run(a),

@@ -369,8 +369,9 @@ impl Core {
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
             if let (true, Some(w)) = (remove_worktree, t.worktree) {
+                let paths = self.paths.clone();
                 let removed = tokio::task::spawn_blocking(move || {
-                    crate::git::worktree::remove(&w.repo, &w.path)
+                    crate::git::worktree::remove(&paths, &w.repo, &w.path)
                 })
                 .await;
                 if let Ok(Err(e)) = removed {

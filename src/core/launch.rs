@@ -98,6 +98,12 @@ impl Core {
     /// Record the tab, start its program, and either mark it running or
     /// forget it and say why: never a half-started tab.
     pub(super) async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
+        if plan.sandboxed {
+            if let Err(e) = self.note_sandbox_history(&plan).await {
+                self.drop_worktree(plan.worktree.clone()).await;
+                return Err(e);
+            }
+        }
         let (rows, cols) = self.windows.lock().unwrap().session_size(&plan.folder);
         let id = plan.id.clone();
         let mut term_number = None;
@@ -244,12 +250,32 @@ impl Core {
     /// happen.
     pub(super) async fn drop_worktree(&self, worktree: Option<Worktree>) {
         if let Some(w) = worktree {
+            let paths = self.paths.clone();
             let _ = tokio::task::spawn_blocking(move || {
-                let _ = crate::git::worktree::remove(&w.repo, &w.path);
-                let _ = crate::git::run(&w.repo, &["branch", "-D", &w.branch]);
+                let _ = crate::git::worktree::remove(&paths, &w.repo, &w.path);
+                let _ = crate::git::query(&w.repo, &["branch", "-D", &w.branch]);
             })
             .await;
         }
+    }
+
+    /// Before a sandboxed agent runs, its repository gets sandbox history
+    /// (the host git guard's input): no record, no start.
+    async fn note_sandbox_history(&self, plan: &Plan) -> Result<(), ApiError> {
+        let dir = match &plan.worktree {
+            Some(w) => w.path.clone(),
+            None => plan.cwd.clone(),
+        };
+        let state_dir = self.paths.state_dir.clone();
+        tokio::task::spawn_blocking(move || crate::git::guard::record_run(&state_dir, &dir))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+            .map_err(|e| {
+                ApiError::new(
+                    ErrorCode::LaunchFailed,
+                    format!("a sandboxed agent starts only once its sandbox history is kept: {e}"),
+                )
+            })
     }
 
     pub(super) async fn make_worktree(
@@ -258,13 +284,13 @@ impl Core {
         tab: &str,
     ) -> Result<(PathBuf, Option<Worktree>), ApiError> {
         let folder = folder.to_path_buf();
-        let data_dir = self.paths.data_dir.clone();
+        let paths = self.paths.clone();
         let tab = tab.to_string();
         let made = tokio::task::spawn_blocking(move || {
             let Some(repo) = crate::git::worktree::repo_of(&folder) else {
                 return Ok((folder, None));
             };
-            let path = crate::git::worktree::create(&repo, &data_dir, &tab)?;
+            let path = crate::git::worktree::create(&paths, &repo, &tab)?;
             let cwd = path.join(&repo.prefix);
             Ok((
                 if cwd.is_dir() { cwd } else { path.clone() },

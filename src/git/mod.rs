@@ -1,13 +1,23 @@
-//! Host git: every git command nerdr runs itself goes through [`run`], with
-//! a fixed, safe environment: no hooks, no pager, no editor, no terminal
-//! prompt, no lazy fetch from a promisor remote. (Which repositories may run
-//! host git at all is the git guard's business, a later layer.)
+//! Host git: every git command nerdr runs itself goes through this module,
+//! with a fixed, safe environment: no hooks, no pager, no editor, no
+//! terminal prompt, no lazy fetch from a promisor remote. [`run`] consults
+//! the guard first (refusing, and recording why, in a repository with
+//! sandbox history where git could run a planted program); [`query`] runs
+//! only commands that run no configured program, which the guard itself
+//! needs to gather its facts. Nothing else builds a git `Command`.
 
+pub mod guard;
+pub mod op;
 pub mod worktree;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use crate::audit::{Event, Kind};
+use crate::paths::Paths;
+use guard::verdict::{Reason, Verdict};
+use op::Op;
 
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
@@ -19,10 +29,66 @@ pub enum GitError {
         dir: PathBuf,
         stderr: String,
     },
+    #[error(transparent)]
+    Refused(#[from] Refusal),
+    #[error("internal error: `git {0}` is not a query, so it must go through the guard")]
+    NotAQuery(String),
 }
 
-/// A git command in `dir` with nerdr's safe settings.
-pub fn command<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
+/// Host git refused by the guard.
+#[derive(Debug, thiserror::Error)]
+pub struct Refusal {
+    pub dir: PathBuf,
+    pub repo: Option<PathBuf>,
+    pub op: Op,
+    pub reasons: Vec<Reason>,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let repo = self.repo.as_deref().unwrap_or(&self.dir);
+        write!(
+            f,
+            "nerdr refuses to run `git {}` in {} (sandbox history): {}",
+            self.op.command(),
+            repo.display(),
+            self.reasons
+                .first()
+                .map(|r| r.to_string())
+                .unwrap_or_default()
+        )?;
+        if self.reasons.len() > 1 {
+            write!(
+                f,
+                " (and {} more reasons: see `nerdr git check {}`)",
+                self.reasons.len() - 1,
+                self.dir.display()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl Refusal {
+    /// The journal entry: the sentence, and the repository, operation,
+    /// settings and their files as fields (one value per reason).
+    pub fn event(&self) -> Event {
+        let repo = self.repo.as_deref().unwrap_or(&self.dir);
+        let mut e = Event::new(Kind::GitRefused, self.to_string())
+            .field("NERDR_REPO", repo.display().to_string())
+            .field("NERDR_GIT_OPERATION", self.op.name());
+        for r in &self.reasons {
+            e = e
+                .field("NERDR_SETTING", &r.setting)
+                .field("NERDR_ORIGIN", &r.origin);
+        }
+        e
+    }
+}
+
+/// A git command in `dir` with nerdr's safe settings. Private: callers go
+/// through [`run`] or [`query`].
+fn command<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
     let mut c = Command::new("git");
     c.env_clear()
         .envs(std::env::vars_os().filter(|(k, _)| {
@@ -51,20 +117,67 @@ pub fn command<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
     c
 }
 
-/// Run git; its trimmed stdout, or an error carrying its stderr.
-pub fn run<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<String, GitError> {
-    let out = command(dir, args).output().map_err(GitError::Spawn)?;
+fn output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
+    finish(command(dir, args), dir, args)
+}
+
+fn finish<S: AsRef<OsStr>>(mut c: Command, dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
+    let out = c.output().map_err(GitError::Spawn)?;
     if out.status.success() {
-        Ok(String::from_utf8_lossy(&out.stdout).trim_end().to_string())
+        Ok(out.stdout)
     } else {
         Err(GitError::Failed {
-            args: args
-                .iter()
-                .map(|a| a.as_ref().to_string_lossy().into_owned())
-                .collect::<Vec<_>>()
-                .join(" "),
+            args: joined(args),
             dir: dir.to_path_buf(),
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         })
     }
+}
+
+fn joined<S: AsRef<OsStr>>(args: &[S]) -> String {
+    args.iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8_lossy(&bytes).trim_end().to_string()
+}
+
+/// Run git after the guard allowed it; its trimmed stdout, or an error
+/// carrying git's stderr or the guard's refusal (which goes to the
+/// journal and core.log).
+pub fn run<S: AsRef<OsStr>>(paths: &Paths, dir: &Path, args: &[S]) -> Result<String, GitError> {
+    let op = Op::of(args);
+    let checked = guard::check(&paths.state_dir, dir, op);
+    if let Verdict::Refuse(reasons) = checked.verdict {
+        let refusal = Refusal {
+            dir: dir.to_path_buf(),
+            repo: checked.repo,
+            op,
+            reasons,
+        };
+        crate::audit::record(paths, &refusal.event());
+        tracing::warn!(dir = %dir.display(), op = op.name(), "{refusal}");
+        return Err(refusal.into());
+    }
+    let mut c = command(dir, args);
+    if let Some((git_dir, work_tree)) = &checked.pin {
+        c.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", work_tree);
+    }
+    finish(c, dir, args).map(text)
+}
+
+/// Run a git command that runs no configured program (see [`Op::Query`]);
+/// anything else is an error, whatever the repository.
+pub fn query<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<String, GitError> {
+    query_bytes(dir, args).map(text)
+}
+
+pub fn query_bytes<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
+    if Op::of(args) != Op::Query {
+        return Err(GitError::NotAQuery(joined(args)));
+    }
+    output(dir, args)
 }

@@ -4,7 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{run, GitError};
+use super::{query, run, GitError};
+use crate::paths::Paths;
 
 /// The repository a folder is in.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +36,7 @@ pub enum WorktreeError {
 
 /// The repository `folder` is in, or None outside any.
 pub fn repo_of(folder: &Path) -> Option<Repo> {
-    let out = run(
+    let out = query(
         folder,
         &[
             "rev-parse",
@@ -90,8 +91,10 @@ pub fn branch(tab: &str) -> String {
 }
 
 /// Make the tab's worktree; returns its path.
-pub fn create(repo: &Repo, data_dir: &Path, tab: &str) -> Result<PathBuf, WorktreeError> {
-    if run(
+/// Refused by the guard in a repository with sandbox history where the
+/// checkout could run a planted program.
+pub fn create(paths: &Paths, repo: &Repo, tab: &str) -> Result<PathBuf, WorktreeError> {
+    if query(
         &repo.toplevel,
         &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
     )
@@ -101,7 +104,11 @@ pub fn create(repo: &Repo, data_dir: &Path, tab: &str) -> Result<PathBuf, Worktr
             repo: repo.toplevel.clone(),
         });
     }
-    let path = data_dir.join("worktrees").join(repo_id(repo)).join(tab);
+    let path = paths
+        .data_dir
+        .join("worktrees")
+        .join(repo_id(repo))
+        .join(tab);
     if let Some(parent) = path.parent() {
         std::fs::create_dir_all(parent).map_err(|e| {
             GitError::Spawn(std::io::Error::new(
@@ -120,13 +127,13 @@ pub fn create(repo: &Repo, data_dir: &Path, tab: &str) -> Result<PathBuf, Worktr
         path_arg.as_ref(),
         "HEAD".as_ref(),
     ];
-    match run(&repo.toplevel, &args) {
+    match run(paths, &repo.toplevel, &args) {
         Ok(_) => Ok(path),
         Err(GitError::Failed { stderr, .. }) if needs_fetch(&stderr) => {
             // Leave nothing half made behind.
-            let _ = run(&repo.toplevel, &["worktree", "prune"]);
+            let _ = query(&repo.toplevel, &["worktree", "prune"]);
             let _ = std::fs::remove_dir_all(&path);
-            let _ = run(&repo.toplevel, &["branch", "-D", &branch]);
+            let _ = query(&repo.toplevel, &["branch", "-D", &branch]);
             Err(WorktreeError::NeedsFetch {
                 repo: repo.toplevel.clone(),
             })
@@ -142,7 +149,7 @@ pub fn needs_fetch(stderr: &str) -> bool {
 }
 
 /// Remove the tab's worktree (its branch stays, with any commits on it).
-pub fn remove(repo_toplevel: &Path, path: &Path) -> Result<(), GitError> {
+pub fn remove(paths: &Paths, repo_toplevel: &Path, path: &Path) -> Result<(), GitError> {
     let p = path.as_os_str().to_owned();
     let args: Vec<&std::ffi::OsStr> = vec![
         "worktree".as_ref(),
@@ -150,7 +157,7 @@ pub fn remove(repo_toplevel: &Path, path: &Path) -> Result<(), GitError> {
         "--force".as_ref(),
         p.as_ref(),
     ];
-    run(repo_toplevel, &args).map(drop)
+    run(paths, repo_toplevel, &args).map(drop)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@ mod activation;
 mod agent_clis;
 mod attach;
 mod cli;
+mod git_guard;
 mod harness;
 mod holder;
 mod integration;
