@@ -1,0 +1,6 @@
+//! The filtering network proxy of `nerdr sandbox`: the policy (pure), the
+//! package-registry presets, the proxy server (HTTP CONNECT, absolute-URI
+//! HTTP, SOCKS5) and the bridge that carries a sandbox's loopback
+//! connections to the proxy's Unix socket. It does not build the sandbox.
+
+pub mod policy;
