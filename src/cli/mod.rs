@@ -11,6 +11,8 @@ mod hook;
 mod integration;
 mod log;
 mod pane;
+mod proxy_bridge;
+mod proxy_serve;
 mod quit;
 mod read;
 mod restart;
@@ -80,6 +82,12 @@ pub enum Command {
     /// Wait to be placed in a scope, then become the program (internal)
     #[command(hide = true)]
     Shim(crate::host::shim::Args),
+    /// Run the sandbox's filtering network proxy alone (tests, benchmarks)
+    #[command(hide = true)]
+    ProxyServe(proxy_serve::Args),
+    /// Inside a sandbox: forward a loopback port to the proxy's socket
+    #[command(hide = true)]
+    ProxyBridge(proxy_bridge::Args),
 }
 
 /// `--folder DIR` as every session command takes it.
@@ -132,5 +140,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Core(a) => core_cmd::run(a),
         Command::Holder(a) => crate::holder::run(a),
         Command::Shim(a) => crate::host::shim::run(a),
+        Command::ProxyServe(a) => proxy_serve::run(a),
+        Command::ProxyBridge(a) => proxy_bridge::run(a),
     }
 }
