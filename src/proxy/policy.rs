@@ -218,11 +218,20 @@ impl Entry {
                 .strip_suffix(s.as_str())
                 .is_some_and(|head| head.len() > 1 && head.ends_with('.')),
             (Pattern::Ip(a), Host::Ip(b)) => a == b,
-            (Pattern::Ip(a), Host::Localhost) => a.is_loopback(),
             (Pattern::Localhost, Host::Localhost) => true,
             (Pattern::Localhost, Host::Ip(b)) => b.is_loopback(),
             _ => false,
         }
+    }
+
+    /// Like [`Entry::matches`], but a loopback address entry also covers
+    /// `localhost`: denying 127.0.0.1 must not leave `localhost` open,
+    /// while allowing 127.0.0.1 must not open ::1 as well.
+    fn denies(&self, host: &Host, port: u16) -> bool {
+        self.matches(host, port)
+            || (*host == Host::Localhost
+                && matches!(self.pattern, Pattern::Ip(a) if a.is_loopback())
+                && self.port.is_none_or(|p| p == port))
     }
 
     fn names_address(&self, addr: IpAddr, port: u16) -> bool {
@@ -404,7 +413,7 @@ pub fn decide(rules: &NetRules, raw_host: &str, port: u16) -> Verdict {
             format!("{host}: port 0 is not a destination"),
         );
     }
-    if let Some(e) = rules.denied.iter().find(|e| e.matches(&host, port)) {
+    if let Some(e) = rules.denied.iter().find(|e| e.denies(&host, port)) {
         return refuse(
             Rule::Denied(e.text.clone()),
             format!("{host}:{port} matches deniedDomains entry \"{}\"", e.text),

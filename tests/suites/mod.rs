@@ -5,6 +5,7 @@ mod cli;
 mod harness;
 mod holder;
 mod integration;
+mod proxy;
 mod resume;
 mod robustness;
 mod scopes;
