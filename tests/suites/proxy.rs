@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
 use std::process::Command;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::support::local::BIN;
 use crate::support::netfix::{read_response, DnsServer, Origin, ProxyProc};
@@ -525,9 +525,4 @@ kill $bridge"#
             .any(|d| d["host"] == "allowed.test" && d["allowed"] == true),
         "{d:?}"
     );
-}
-
-#[allow(dead_code)]
-fn decisions(p: &ProxyProc) -> Vec<Value> {
-    p.decisions.lock().unwrap().clone()
 }
