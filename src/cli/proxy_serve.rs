@@ -13,7 +13,7 @@ use anyhow::Context;
 use serde::Deserialize;
 
 use crate::proxy::dns::{DnsResolver, Resolver, SystemResolver};
-use crate::proxy::policy::{Entry, NetRules};
+use crate::proxy::policy::NetRules;
 use crate::proxy::{presets, Decision, Proxy};
 
 #[derive(Debug, clap::Args)]
@@ -55,18 +55,10 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         std::fs::read_to_string(&a.network).with_context(|| format!("cannot read {file}"))?;
     let settings: NetworkSettings = serde_json::from_str(&text)
         .with_context(|| format!("{file}: not a network settings block"))?;
-    let parse = |key: &str, list: &[String]| -> anyhow::Result<Vec<Entry>> {
-        list.iter()
-            .map(|t| Entry::parse(t).with_context(|| format!("{file}: {key}")))
-            .collect()
-    };
-    let mut rules = NetRules {
-        allowed: parse("allowedDomains", &settings.allowed_domains)?,
-        denied: parse("deniedDomains", &settings.denied_domains)?,
-        allow_local_binding: settings.allow_local_binding.unwrap_or(true),
-        allow_local_ports: settings.allow_local_ports,
-        ..NetRules::default()
-    };
+    let mut rules = NetRules::from_lists(&settings.allowed_domains, &settings.denied_domains)
+        .with_context(|| format!("{file}: bad entry"))?;
+    rules.allow_local_binding = settings.allow_local_binding.unwrap_or(true);
+    rules.allow_local_ports = settings.allow_local_ports;
     if a.presets {
         let (hosts, warnings) = presets::from_machine();
         for w in warnings {

@@ -87,6 +87,33 @@ impl Default for NetRules {
     }
 }
 
+/// An `allowedDomains` / `deniedDomains` entry that cannot be read, with
+/// the settings key it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{key}: {entry}")]
+pub struct RulesError {
+    pub key: &'static str,
+    pub entry: EntryError,
+}
+
+impl NetRules {
+    /// Rules from the settings' `allowedDomains` and `deniedDomains`
+    /// lists; the other fields keep their defaults (local services open,
+    /// no presets, no closed ports) for the caller to fill in.
+    pub fn from_lists(allowed: &[String], denied: &[String]) -> Result<NetRules, RulesError> {
+        let parse = |key: &'static str, list: &[String]| -> Result<Vec<Entry>, RulesError> {
+            list.iter()
+                .map(|t| Entry::parse(t).map_err(|entry| RulesError { key, entry }))
+                .collect()
+        };
+        Ok(NetRules {
+            allowed: parse("allowedDomains", allowed)?,
+            denied: parse("deniedDomains", denied)?,
+            ..NetRules::default()
+        })
+    }
+}
+
 /// Which rule decided, for the audit trail.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rule {

@@ -187,48 +187,27 @@ pub fn derive(
     env: &[(String, String)],
     user: &[String],
 ) -> (Vec<PresetHost>, Vec<String>) {
-    let mut hosts: Vec<PresetHost> = Vec::new();
+    let mut found: Vec<(String, String)> = DEFAULTS
+        .iter()
+        .map(|(source, text)| (text.to_string(), source.to_string()))
+        .collect();
     let mut warnings = Vec::new();
-    let mut add =
-        |text: String, source: String, warnings: &mut Vec<String>| match Entry::parse(&text) {
-            Ok(entry) if !hosts.iter().any(|h| h.entry == entry) => {
-                hosts.push(PresetHost { entry, source })
-            }
-            Ok(_) => {}
-            Err(e) => warnings.push(format!("{source}: {e}; ignored")),
-        };
-    let add_url = |url: &str, source: String, add: &mut dyn FnMut(String, String)| {
-        if let Some((host, port)) = url_host(url) {
-            let text = if host.contains(':') {
-                format!("[{host}]:{port}")
-            } else {
-                format!("{host}:{port}")
-            };
-            add(text, source);
-        }
-    };
-    for (source, text) in DEFAULTS {
-        add(text.to_string(), source.to_string(), &mut warnings);
-    }
     let mut urls: Vec<(String, String)> = Vec::new();
     for c in configs {
-        let found = match c.manager {
-            Manager::Cargo => match cargo_urls(&c.text) {
-                Ok(u) => u,
-                Err(e) => {
-                    warnings.push(format!(
-                        "{}: not valid TOML ({e}); its registries are not allowed",
-                        c.path
-                    ));
-                    Vec::new()
-                }
-            },
+        let list = match c.manager {
+            Manager::Cargo => cargo_urls(&c.text).unwrap_or_else(|e| {
+                warnings.push(format!(
+                    "{}: not valid TOML ({e}); its registries are not allowed",
+                    c.path
+                ));
+                Vec::new()
+            }),
             Manager::Pip => pip_urls(&c.text),
             Manager::Npm => npmrc_urls(&c.text),
             Manager::AptList => apt_list_urls(&c.text),
             Manager::AptSources => apt_sources_urls(&c.text),
         };
-        urls.extend(found.into_iter().map(|u| (u, c.path.clone())));
+        urls.extend(list.into_iter().map(|u| (u, c.path.clone())));
     }
     for (k, v) in env {
         if matches!(
@@ -241,12 +220,25 @@ pub fn derive(
             );
         }
     }
-    let mut push = |text: String, source: String| add(text, source, &mut warnings);
-    for (url, source) in &urls {
-        add_url(url, source.clone(), &mut push);
+    for (url, source) in urls {
+        if let Some((host, port)) = url_host(&url) {
+            let text = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            found.push((text, source));
+        }
     }
-    for u in user {
-        push(u.clone(), "user preset".to_string());
+    found.extend(user.iter().map(|u| (u.clone(), "user preset".to_string())));
+
+    let mut hosts: Vec<PresetHost> = Vec::new();
+    for (text, source) in found {
+        match Entry::parse(&text) {
+            Ok(entry) if hosts.iter().any(|h| h.entry == entry) => {}
+            Ok(entry) => hosts.push(PresetHost { entry, source }),
+            Err(e) => warnings.push(format!("{source}: {e}; ignored")),
+        }
     }
     (hosts, warnings)
 }

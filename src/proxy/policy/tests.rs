@@ -232,3 +232,19 @@ fn bad_entries_name_themselves() {
     let e = Entry::parse("*.Example.COM.").unwrap();
     assert_eq!(e.pattern, Pattern::Subdomains("example.com".into()));
 }
+
+#[test]
+fn rules_from_settings_lists_name_the_key() {
+    let r = NetRules::from_lists(&["a.test".into()], &["*.b.test".into()]).unwrap();
+    assert_eq!(
+        (r.allowed.len(), r.denied.len(), r.allow_local_binding),
+        (1, 1, true)
+    );
+    let e = NetRules::from_lists(&[], &["ok.test".into(), "bad host".into()]).unwrap_err();
+    assert_eq!(e.key, "deniedDomains");
+    assert!(
+        e.to_string()
+            .starts_with("deniedDomains: entry \"bad host\""),
+        "{e}"
+    );
+}
