@@ -293,3 +293,78 @@ where
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    /// Relays `input` as framed; returns what was written and what was left.
+    fn relay(input: &[u8], body: Body) -> io::Result<(Vec<u8>, Vec<u8>)> {
+        run(async {
+            let mut src = BufReader::new(input);
+            let mut out = Vec::new();
+            relay_body(&mut src, &mut out, body).await?;
+            let mut rest = Vec::new();
+            src.read_to_end(&mut rest).await?;
+            Ok((out, rest))
+        })
+    }
+
+    #[test]
+    fn bodies_are_relayed_to_their_end_and_no_further() {
+        let chunked = b"4;ext=1\r\nWiki\r\n5\r\npedia\r\n0\r\nTrailer: x\r\n\r\nGET /next";
+        let (out, rest) = relay(chunked, Body::Chunked).unwrap();
+        assert_eq!(
+            (out.as_slice(), rest.as_slice()),
+            (&chunked[..chunked.len() - 9], &b"GET /next"[..])
+        );
+        let (out, rest) = relay(b"hello world", Body::Length(5)).unwrap();
+        assert_eq!(
+            (out.as_slice(), rest.as_slice()),
+            (&b"hello"[..], &b" world"[..])
+        );
+        let (out, rest) = relay(b"abc", Body::None).unwrap();
+        assert_eq!((out.len(), rest.as_slice()), (0, &b"abc"[..]));
+        assert_eq!(
+            relay(b"to the end", Body::UntilClose).unwrap().0,
+            b"to the end"
+        );
+        assert_eq!(
+            relay(b"hel", Body::Length(5)).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        assert!(
+            relay(b"zz\r\nxx\r\n", Body::Chunked).is_err(),
+            "bad chunk size"
+        );
+        assert!(relay(b"5\r\nab", Body::Chunked).is_err(), "short chunk");
+    }
+
+    #[test]
+    fn heads_end_at_the_blank_line() {
+        let read = |input: &[u8]| run(async { read_head(&mut BufReader::new(input)).await });
+        assert_eq!(
+            read(b"\r\nGET / HTTP/1.1\r\nA: b\r\n\r\nbody")
+                .unwrap()
+                .unwrap(),
+            b"GET / HTTP/1.1\r\nA: b\r\n"
+        );
+        assert_eq!(read(b"").unwrap(), None);
+        assert_eq!(
+            read(b"GET / HTTP/1.1\r\n").unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        let huge = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD));
+        assert_eq!(
+            read(huge.as_bytes()).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+    }
+}
