@@ -186,6 +186,12 @@ fn strip_prefix_ignore_case<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
 /// `host:port`, `[v6]:port`; the host is returned as written (brackets
 /// removed) for the policy to judge.
 pub fn split_authority(a: &str, default_port: Option<u16>) -> Result<(String, u16), BadRequest> {
+    // Userinfo stays in the host, so the policy refuses it (and the audit
+    // trail records the attempt) rather than it failing here as a bad port.
+    if let Some((userinfo, rest)) = a.rsplit_once('@') {
+        let (host, port) = split_authority(rest, default_port)?;
+        return Ok((format!("{userinfo}@{host}"), port));
+    }
     let (host, port) = if let Some(rest) = a.strip_prefix('[') {
         match rest.split_once(']') {
             Some((h, "")) => (h, None),

@@ -401,7 +401,10 @@ pub fn is_public(a: IpAddr) -> bool {
                 || s[0] & 0xffc0 == 0xfe80
                 || s[0] & 0xffc0 == 0xfec0
                 || (s[0] == 0x2001 && s[1] == 0x0db8)
-                || s[0..6] == [0; 6])
+                || (s[0] == 0x0100 && s[1..4] == [0; 3])
+                // ::/64 holds IPv4-compatible and -translated forms; no
+                // public host lives there.
+                || s[0..4] == [0; 4])
         }
     }
 }

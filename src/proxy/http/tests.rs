@@ -11,6 +11,8 @@ fn targets_are_read_from_connect_and_absolute_urls() {
         ("CONNECT example.com:443 HTTP/1.1", Ok(Target::Tunnel { host: "example.com".into(), port: 443 })),
         ("CONNECT [::1]:8443 HTTP/1.1", Ok(Target::Tunnel { host: "::1".into(), port: 8443 })),
         ("CONNECT user@evil.test:443 HTTP/1.1", Ok(Target::Tunnel { host: "user@evil.test".into(), port: 443 })),
+        ("CONNECT user:pw@evil.test:443 HTTP/1.1", Ok(Target::Tunnel { host: "user:pw@evil.test".into(), port: 443 })),
+        ("GET http://a:b@evil.test/ HTTP/1.1", Ok(Target::Forward { host: "a:b@evil.test".into(), port: 80, authority: "a:b@evil.test".into(), path: "/".into() })),
         ("CONNECT example.com HTTP/1.1", Err("CONNECT needs host:port")),
         ("CONNECT ::1:443 HTTP/1.1", Err("needs brackets")),
         ("GET http://example.com/a?b HTTP/1.1", Ok(Target::Forward { host: "example.com".into(), port: 80, authority: "example.com".into(), path: "/a?b".into() })),

@@ -123,6 +123,10 @@ fn decisions_follow_the_table() {
         ("private address not named", &base, "192.168.1.1", 80, "deny private address"),
         ("mapped private address not named", &base, "::ffff:192.168.1.1", 80, "deny private address"),
         ("CGNAT address not named", &everything, "100.64.0.1", 80, "deny private address"),
+        ("IPv4-compatible loopback", &everything, "::127.0.0.1", 80, "deny private address"),
+        ("IPv4-translated loopback", &everything, "::ffff:0:127.0.0.1", 80, "deny private address"),
+        ("discard prefix", &everything, "100::1", 80, "deny private address"),
+        ("NAT64 of a public address", &everything, "64:ff9b::5db8:d822", 80, "allow allowedDomains \"*\""),
         ("NAT64 of a private address", &everything, "64:ff9b::a00:1", 80, "deny private address"),
         // loopback and localhost
         ("loopback open by default", &base, "127.0.0.1", 8000, "allow allowLocalBinding"),
