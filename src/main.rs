@@ -20,6 +20,7 @@ mod paths;
 mod platform;
 mod probe;
 mod protocol;
+mod proxy;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.

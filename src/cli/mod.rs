@@ -13,6 +13,8 @@ mod integration;
 mod log;
 mod pane;
 mod plugin;
+mod proxy_bridge;
+mod proxy_serve;
 mod quit;
 mod read;
 mod restart;
@@ -89,6 +91,12 @@ pub enum Command {
     /// The sandbox check, run by the core inside an agent's sandbox (internal)
     #[command(hide = true)]
     Probe(crate::probe::checks::Args),
+    /// Run the sandbox's filtering network proxy alone (tests, benchmarks)
+    #[command(hide = true)]
+    ProxyServe(proxy_serve::Args),
+    /// Inside a sandbox: forward a loopback port to the proxy's socket
+    #[command(hide = true)]
+    ProxyBridge(proxy_bridge::Args),
 }
 
 /// `--folder DIR` as every session command takes it.
@@ -144,5 +152,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Holder(a) => crate::holder::run(a),
         Command::Shim(a) => crate::host::shim::run(a),
         Command::Probe(a) => crate::probe::checks::run(a),
+        Command::ProxyServe(a) => proxy_serve::run(a),
+        Command::ProxyBridge(a) => proxy_bridge::run(a),
     }
 }

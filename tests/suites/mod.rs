@@ -9,6 +9,7 @@ mod integration;
 mod privilege;
 mod probe;
 mod probe_alone;
+mod proxy;
 mod resume;
 mod robustness;
 mod scopes;

@@ -2,6 +2,7 @@
 
 pub mod git;
 pub mod local;
+pub mod netfix;
 pub mod sysenv;
 pub mod tmux;
 

@@ -1,0 +1,370 @@
+//! The HTTP side of the proxy: `CONNECT` tunnels and absolute-URI requests.
+//! Every request on a kept-alive client connection is decided again and
+//! gets its own upstream connection, so one allowed request cannot carry
+//! the next to a denied host.
+
+use std::io;
+use std::time::Duration;
+
+use tokio::io::{
+    AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
+};
+
+use super::http::{self, BadRequest, Body, Request, Target};
+use super::server::{blocked_text, Counted, Failure, Outcome, Protocol, Proxy, RELAY_BUF};
+
+/// Longest request or response head accepted.
+const MAX_HEAD: usize = 64 * 1024;
+/// How long a kept-alive client connection may sit idle.
+const IDLE: Duration = Duration::from_secs(120);
+
+pub(super) async fn serve<S>(proxy: &Proxy, client: &mut BufReader<S>) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    loop {
+        let head = match tokio::time::timeout(IDLE, read_head(client)).await {
+            Ok(Ok(Some(h))) => h,
+            Ok(Ok(None)) | Err(_) => return Ok(()),
+            Ok(Err(e)) => return reply_bad(client, &e.to_string()).await,
+        };
+        let req = match http::parse_request(&head) {
+            Ok(r) => r,
+            Err(BadRequest(why)) => return reply_bad(client, &why).await,
+        };
+        let target = match req.target() {
+            Ok(t) => t,
+            Err(BadRequest(why)) => return reply_bad(client, &why).await,
+        };
+        match target {
+            Target::Tunnel { host, port } => return tunnel(proxy, client, &host, port).await,
+            Target::Forward {
+                host,
+                port,
+                authority,
+                path,
+            } => {
+                let body = match req.body() {
+                    Ok(b) => b,
+                    Err(BadRequest(why)) => return reply_bad(client, &why).await,
+                };
+                let (rule, upstream) = match proxy.open(&host, port).await {
+                    Ok(opened) => opened,
+                    Err(f) => return refuse(proxy, client, Protocol::Http, &host, port, f).await,
+                };
+                let mut upstream = BufReader::with_capacity(RELAY_BUF, Counted::new(upstream));
+                let result = exchange(client, &mut upstream, &req, &authority, &path, body).await;
+                let counted = upstream.get_ref();
+                let (up, down) = (counted.up, counted.down);
+                proxy.report(
+                    Protocol::Http,
+                    &host,
+                    port,
+                    Outcome::Relayed { rule, up, down },
+                );
+                if !result? {
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+/// One request and its response; returns whether the client connection
+/// may carry another request.
+async fn exchange<C, U>(
+    client: &mut BufReader<C>,
+    upstream: &mut BufReader<U>,
+    req: &Request,
+    authority: &str,
+    path: &str,
+    body: Body,
+) -> io::Result<bool>
+where
+    C: AsyncRead + AsyncWrite + Unpin,
+    U: AsyncRead + AsyncWrite + Unpin,
+{
+    upstream
+        .get_mut()
+        .write_all(&req.upstream_head(authority, path))
+        .await?;
+    relay_body(client, upstream.get_mut(), body).await?;
+    upstream.get_mut().flush().await?;
+    loop {
+        let head = read_head(upstream).await?.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "upstream closed before answering",
+            )
+        })?;
+        let resp = http::parse_response(&head)
+            .map_err(|BadRequest(w)| io::Error::new(io::ErrorKind::InvalidData, w))?;
+        if (100..200).contains(&resp.status) {
+            // Interim (e.g. 100 Continue): pass on and wait for the final one.
+            client.get_mut().write_all(&resp.client_head(false)).await?;
+            continue;
+        }
+        let body = resp
+            .body(&req.method)
+            .map_err(|BadRequest(w)| io::Error::new(io::ErrorKind::InvalidData, w))?;
+        let close = body == Body::UntilClose || !req.keep_alive();
+        client.get_mut().write_all(&resp.client_head(close)).await?;
+        relay_body(upstream, client.get_mut(), body).await?;
+        client.get_mut().flush().await?;
+        return Ok(!close);
+    }
+}
+
+async fn tunnel<S>(
+    proxy: &Proxy,
+    client: &mut BufReader<S>,
+    host: &str,
+    port: u16,
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let (rule, upstream) = match proxy.open(host, port).await {
+        Ok(opened) => opened,
+        Err(f) => return refuse(proxy, client, Protocol::HttpConnect, host, port, f).await,
+    };
+    client
+        .get_mut()
+        .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        .await?;
+    let mut upstream = Counted::new(upstream);
+    // The client's bytes already buffered after the head go first: BufReader
+    // hands them out before reading the socket again.
+    let result =
+        tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF).await;
+    proxy.report(
+        Protocol::HttpConnect,
+        host,
+        port,
+        Outcome::Relayed {
+            rule,
+            up: upstream.up,
+            down: upstream.down,
+        },
+    );
+    result.map(|_| ())
+}
+
+async fn refuse<S>(
+    proxy: &Proxy,
+    client: &mut BufReader<S>,
+    protocol: Protocol,
+    host: &str,
+    port: u16,
+    f: Failure,
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let reply = match &f {
+        Failure::Denied(r) => http::plain_response("403 Forbidden", &blocked_text(host, port, r)),
+        Failure::Unreachable { error, .. } => {
+            http::plain_response("502 Bad Gateway", &format!("nerdr proxy: {error}\n"))
+        }
+    };
+    proxy.report(protocol, host, port, f.into());
+    client.get_mut().write_all(&reply).await?;
+    client.get_mut().shutdown().await
+}
+
+async fn reply_bad<S>(client: &mut BufReader<S>, why: &str) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let body = format!("nerdr proxy: bad request: {why}\n");
+    client
+        .get_mut()
+        .write_all(&http::plain_response("400 Bad Request", &body))
+        .await?;
+    client.get_mut().shutdown().await
+}
+
+/// Reads a head up to its blank line (which is not returned). `None` at a
+/// clean end of stream before any byte.
+async fn read_head<R: AsyncBufRead + Unpin>(r: &mut R) -> io::Result<Option<Vec<u8>>> {
+    let mut head = Vec::new();
+    loop {
+        let start = head.len();
+        let n = (&mut *r)
+            .take((MAX_HEAD + 2 - start) as u64)
+            .read_until(b'\n', &mut head)
+            .await?;
+        if n == 0 {
+            return if head.is_empty() {
+                Ok(None)
+            } else {
+                Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "connection closed inside a head",
+                ))
+            };
+        }
+        if !head.ends_with(b"\n") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "head longer than 64 KiB",
+            ));
+        }
+        let line = &head[start..];
+        if line == b"\r\n" || line == b"\n" {
+            if start == 0 {
+                // Blank lines before a request are allowed (RFC 9112 2.2).
+                head.clear();
+                continue;
+            }
+            head.truncate(start);
+            return Ok(Some(head));
+        }
+    }
+}
+
+/// Copies one body from `src` to `dst` as framed.
+async fn relay_body<R, W>(src: &mut R, dst: &mut W, body: Body) -> io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    match body {
+        Body::None => Ok(()),
+        Body::Length(n) => copy_exact(src, dst, n).await,
+        Body::UntilClose => tokio::io::copy_buf(src, dst).await.map(|_| ()),
+        Body::Chunked => loop {
+            let mut line = Vec::new();
+            (&mut *src).take(4096).read_until(b'\n', &mut line).await?;
+            if !line.ends_with(b"\n") {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "bad chunk size line",
+                ));
+            }
+            dst.write_all(&line).await?;
+            let size_text = std::str::from_utf8(&line)
+                .ok()
+                .and_then(|l| l.split([';', '\r', '\n']).next())
+                .map(str::trim)
+                .unwrap_or("");
+            let size = u64::from_str_radix(size_text, 16).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("bad chunk size {size_text:?}"),
+                )
+            })?;
+            if size == 0 {
+                // Trailers, up to a blank line.
+                loop {
+                    let mut t = Vec::new();
+                    (&mut *src)
+                        .take(MAX_HEAD as u64)
+                        .read_until(b'\n', &mut t)
+                        .await?;
+                    if t.is_empty() {
+                        return Err(io::Error::new(
+                            io::ErrorKind::UnexpectedEof,
+                            "body ended inside trailers",
+                        ));
+                    }
+                    dst.write_all(&t).await?;
+                    if t == b"\r\n" || t == b"\n" {
+                        return Ok(());
+                    }
+                }
+            }
+            copy_exact(src, dst, size + 2).await?;
+        },
+    }
+}
+
+async fn copy_exact<R, W>(src: &mut R, dst: &mut W, n: u64) -> io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let copied = tokio::io::copy_buf(&mut (&mut *src).take(n), dst).await?;
+    if copied < n {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "body shorter than announced",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<T>(f: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(f)
+    }
+
+    /// Relays `input` as framed; returns what was written and what was left.
+    fn relay(input: &[u8], body: Body) -> io::Result<(Vec<u8>, Vec<u8>)> {
+        run(async {
+            let mut src = BufReader::new(input);
+            let mut out = Vec::new();
+            relay_body(&mut src, &mut out, body).await?;
+            let mut rest = Vec::new();
+            src.read_to_end(&mut rest).await?;
+            Ok((out, rest))
+        })
+    }
+
+    #[test]
+    fn bodies_are_relayed_to_their_end_and_no_further() {
+        let chunked = b"4;ext=1\r\nWiki\r\n5\r\npedia\r\n0\r\nTrailer: x\r\n\r\nGET /next";
+        let (out, rest) = relay(chunked, Body::Chunked).unwrap();
+        assert_eq!(
+            (out.as_slice(), rest.as_slice()),
+            (&chunked[..chunked.len() - 9], &b"GET /next"[..])
+        );
+        let (out, rest) = relay(b"hello world", Body::Length(5)).unwrap();
+        assert_eq!(
+            (out.as_slice(), rest.as_slice()),
+            (&b"hello"[..], &b" world"[..])
+        );
+        let (out, rest) = relay(b"abc", Body::None).unwrap();
+        assert_eq!((out.len(), rest.as_slice()), (0, &b"abc"[..]));
+        assert_eq!(
+            relay(b"to the end", Body::UntilClose).unwrap().0,
+            b"to the end"
+        );
+        assert_eq!(
+            relay(b"hel", Body::Length(5)).unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        assert!(
+            relay(b"zz\r\nxx\r\n", Body::Chunked).is_err(),
+            "bad chunk size"
+        );
+        assert!(relay(b"5\r\nab", Body::Chunked).is_err(), "short chunk");
+    }
+
+    #[test]
+    fn heads_end_at_the_blank_line() {
+        let read = |input: &[u8]| run(async { read_head(&mut BufReader::new(input)).await });
+        assert_eq!(
+            read(b"\r\nGET / HTTP/1.1\r\nA: b\r\n\r\nbody")
+                .unwrap()
+                .unwrap(),
+            b"GET / HTTP/1.1\r\nA: b\r\n"
+        );
+        assert_eq!(read(b"").unwrap(), None);
+        assert_eq!(
+            read(b"GET / HTTP/1.1\r\n").unwrap_err().kind(),
+            io::ErrorKind::UnexpectedEof
+        );
+        let huge = format!("GET / HTTP/1.1\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD));
+        assert_eq!(
+            read(huge.as_bytes()).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+    }
+}

@@ -1,0 +1,34 @@
+//! The filtering network proxy of `nerdr sandbox`: the policy (pure), the
+//! package-registry presets, the proxy server (HTTP CONNECT, absolute-URI
+//! HTTP, SOCKS5) and the bridge that carries a sandbox's loopback
+//! connections to the proxy's Unix socket. It does not build the sandbox.
+//!
+//! Wiring, outside the sandbox (inside a tokio runtime):
+//! ```ignore
+//! let mut rules = policy::NetRules::from_lists(&allowed_domains, &denied_domains)?;
+//! rules.allow_local_binding = allow_local_binding.unwrap_or(true);
+//! rules.allow_local_ports = allow_local_ports;
+//! let (presets, warnings) = presets::from_machine(); // warn about each
+//! rules.presets = presets;
+//! let listener = proxy::listen_unix(&socket_path)?;          // 0600
+//! let (tx, mut decisions) = tokio::sync::mpsc::unbounded_channel::<proxy::Decision>();
+//! let proxy = proxy::Proxy::new(rules, Arc::new(dns::SystemResolver), tx);
+//! tokio::spawn(proxy.serve_unix(listener, shutdown_future));
+//! while let Some(d) = decisions.recv().await { /* audit line per decision */ }
+//! ```
+//! Inside the sandbox's network namespace (loopback up, the socket bound
+//! in), the inner init runs `bridge::run_blocking("127.0.0.1:PORT", &sock)`
+//! or `nerdr proxy-bridge --listen 127.0.0.1:PORT --to SOCK`, and the
+//! command gets `HTTP_PROXY`/`HTTPS_PROXY`=`http://127.0.0.1:PORT` and
+//! `ALL_PROXY`=`socks5h://127.0.0.1:PORT` (lower-case too).
+
+pub mod bridge;
+pub mod dns;
+mod forward;
+pub mod http;
+pub mod policy;
+pub mod presets;
+pub mod server;
+mod socks;
+
+pub use server::{listen_unix, Decision, Proxy};

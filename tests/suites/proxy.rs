@@ -1,0 +1,528 @@
+//! The sandbox's filtering proxy end to end: the real binary
+//! (`nerdr proxy-serve`), a real loopback DNS server that logs queries, a
+//! real HTTP origin, raw HTTP and SOCKS5 clients and curl. Issue 9,
+//! acceptance 4, and the bridge in a fresh network namespace.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, TcpStream};
+use std::process::Command;
+
+use serde_json::json;
+
+use crate::support::local::BIN;
+use crate::support::netfix::{read_response, DnsServer, Origin, ProxyProc};
+use crate::support::sysenv::skip;
+
+const LO: Ipv4Addr = Ipv4Addr::LOCALHOST;
+
+/// Two origins on loopback: `open` is named by an IP entry, `other` is
+/// not; local services are otherwise closed, and `*` is allowed so that
+/// only the deny rules and normalisation stand between a client and
+/// `denied.test`.
+struct World {
+    dns: DnsServer,
+    open: Origin,
+    other: Origin,
+    proxy: ProxyProc,
+}
+
+fn world() -> World {
+    let dns = DnsServer::start(&[
+        ("allowed.test", LO),
+        ("a.wild.test", LO),
+        ("denied.test", LO),
+        ("x.denied.test", LO),
+        ("both.test", LO),
+        ("rebind.test", LO),
+    ]);
+    let open = Origin::start("127.0.0.1:0").unwrap();
+    let other = Origin::start("127.0.0.1:0").unwrap();
+    let network = json!({
+        "allowedDomains": [format!("127.0.0.1:{}", open.addr.port()), "allowed.test", "*.wild.test", "both.test", "rebind.test"],
+        "deniedDomains": ["denied.test", "*.denied.test", "both.test"],
+        "allowLocalBinding": false,
+    });
+    let proxy = ProxyProc::start(network, dns.addr, None);
+    World {
+        dns,
+        open,
+        other,
+        proxy,
+    }
+}
+
+/// Sends `request` on a fresh connection; returns status and body.
+fn send(w: &World, request: &str) -> (u16, String) {
+    let mut s = w.proxy.connect();
+    s.write_all(request.as_bytes()).unwrap();
+    read_response(&mut BufReader::new(s))
+}
+
+fn connect_req(authority: &str) -> String {
+    format!("CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n\r\n")
+}
+
+fn get_req(url: &str) -> String {
+    format!("GET {url} HTTP/1.1\r\nHost: ignored.test\r\n\r\n")
+}
+
+/// CONNECT, then one HTTP request through the tunnel.
+fn tunnel_get(w: &World, authority: &str, path: &str) -> (u16, String) {
+    let mut s = w.proxy.connect();
+    s.write_all(connect_req(authority).as_bytes()).unwrap();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    let mut status = String::new();
+    r.read_line(&mut status).unwrap();
+    let mut blank = String::new();
+    r.read_line(&mut blank).unwrap();
+    assert_eq!(
+        status, "HTTP/1.1 200 Connection established\r\n",
+        "CONNECT {authority}"
+    );
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
+        .unwrap();
+    read_response(&mut r)
+}
+
+fn assert_blocked(got: &(u16, String), host: &str, rule: &str) {
+    assert_eq!(got.0, 403, "{host}: {got:?}");
+    let first = got.1.lines().next().unwrap_or("");
+    assert!(
+        first.starts_with("Blocked by nerdr network policy: ") && first.contains(host),
+        "{host}: first line {first:?}"
+    );
+    assert!(
+        got.1.contains(&format!("rule: {rule}")),
+        "{host}: want rule {rule:?} in {:?}",
+        got.1
+    );
+}
+
+#[test]
+fn denied_and_unlisted_hosts_get_403_naming_them() {
+    let w = world();
+    let p = w.open.addr.port();
+    assert_blocked(
+        &send(&w, &connect_req(&format!("denied.test:{p}"))),
+        "denied.test",
+        "deniedDomains \"denied.test\"",
+    );
+    assert_blocked(
+        &send(&w, &connect_req("unlisted.test:443")),
+        "unlisted.test",
+        "not in allowedDomains",
+    );
+    assert_blocked(
+        &send(&w, &get_req(&format!("http://denied.test:{p}/x"))),
+        "denied.test",
+        "deniedDomains",
+    );
+    assert!(
+        w.open.seen().is_empty(),
+        "a refused request reached the origin: {:?}",
+        w.open.seen()
+    );
+    let d = w.proxy.decisions_at_least(3);
+    assert_eq!(d.len(), 3, "one decision per request: {d:?}");
+    assert!(d.iter().all(|d| d["allowed"] == false), "{d:?}");
+}
+
+#[test]
+fn deny_beats_allow_and_wildcards_match_subdomains_only() {
+    let w = world();
+    let p = w.open.addr.port();
+    assert_blocked(
+        &send(&w, &connect_req(&format!("both.test:{p}"))),
+        "both.test",
+        "deniedDomains \"both.test\"",
+    );
+    assert_blocked(
+        &send(&w, &connect_req(&format!("x.denied.test:{p}"))),
+        "x.denied.test",
+        "deniedDomains \"*.denied.test\"",
+    );
+    assert_eq!(
+        tunnel_get(&w, &format!("a.wild.test:{p}"), "/wild"),
+        (200, "origin saw /wild".into())
+    );
+    assert_blocked(
+        &send(&w, &connect_req(&format!("wild.test:{p}"))),
+        "wild.test",
+        "not in allowedDomains",
+    );
+    assert_blocked(
+        &send(&w, &connect_req(&format!("evilwild.test:{p}"))),
+        "evilwild.test",
+        "not in allowedDomains",
+    );
+}
+
+#[test]
+fn authority_tricks_are_denied() {
+    let w = world();
+    let p = w.open.addr.port();
+    let tricks = [
+        (
+            connect_req(&format!("allowed.test.evil.test:{p}")),
+            "allowed.test.evil.test",
+            "not in allowedDomains",
+        ),
+        (
+            connect_req(&format!("denied.test.:{p}")),
+            "denied.test.",
+            "deniedDomains \"denied.test\"",
+        ),
+        (
+            connect_req(&format!("DENIED.Test:{p}")),
+            "DENIED.Test",
+            "deniedDomains \"denied.test\"",
+        ),
+        (
+            connect_req(&format!("allowed.test@denied.test:{p}")),
+            "allowed.test@denied.test",
+            "malformed host",
+        ),
+        (
+            get_req(&format!("http://allowed.test@denied.test:{p}/")),
+            "allowed.test@denied.test",
+            "malformed host",
+        ),
+        (
+            get_req(&format!("http://DENIED.TEST.:{p}/")),
+            "DENIED.TEST.",
+            "deniedDomains \"denied.test\"",
+        ),
+        (
+            connect_req(&format!("denied%2etest:{p}")),
+            "denied%2etest",
+            "malformed host",
+        ),
+        (
+            connect_req(&format!("127.1:{p}")),
+            "127.1",
+            "malformed host",
+        ),
+    ];
+    for (req, host, rule) in &tricks {
+        assert_blocked(&send(&w, req), host, rule);
+    }
+    assert!(
+        w.open.seen().is_empty(),
+        "a trick reached the origin: {:?}",
+        w.open.seen()
+    );
+
+    // A kept-alive connection: the second request goes to a denied host.
+    let mut s = w.proxy.connect();
+    let mut r = BufReader::new(s.try_clone().unwrap());
+    s.write_all(get_req(&format!("http://allowed.test:{p}/first")).as_bytes())
+        .unwrap();
+    assert_eq!(read_response(&mut r), (200, "origin saw /first".into()));
+    s.write_all(get_req(&format!("http://denied.test:{p}/second")).as_bytes())
+        .unwrap();
+    assert_blocked(
+        &read_response(&mut r),
+        "denied.test",
+        "deniedDomains \"denied.test\"",
+    );
+    assert_eq!(
+        w.open.seen(),
+        [format!("GET /first HTTP/1.1 host=allowed.test:{p}")]
+    );
+}
+
+#[test]
+fn allowed_name_resolving_to_loopback_is_denied() {
+    let w = world();
+    let q = w.other.addr.port();
+    assert_blocked(
+        &send(&w, &connect_req(&format!("rebind.test:{q}"))),
+        "rebind.test",
+        "resolves to private address 127.0.0.1",
+    );
+    assert_blocked(
+        &send(&w, &get_req(&format!("http://rebind.test:{q}/"))),
+        "rebind.test",
+        "resolves to private address 127.0.0.1",
+    );
+    assert!(
+        w.dns.asked().contains(&"rebind.test".to_string()),
+        "the name was resolved: {:?}",
+        w.dns.asked()
+    );
+    assert_eq!(
+        *w.other.connections.lock().unwrap(),
+        0,
+        "the proxy connected anyway"
+    );
+}
+
+#[test]
+fn connect_to_a_denied_name_asks_no_dns() {
+    let w = world();
+    let p = w.open.addr.port();
+    for host in [
+        "denied.test",
+        "x.denied.test",
+        "both.test",
+        "unlisted.test",
+        "DENIED.test.",
+    ] {
+        assert_eq!(
+            send(&w, &connect_req(&format!("{host}:{p}"))).0,
+            403,
+            "{host}"
+        );
+    }
+    assert_eq!(
+        w.dns.asked(),
+        Vec::<String>::new(),
+        "refused names reached DNS"
+    );
+    // The control: an allowed name does go through this DNS server.
+    assert_eq!(tunnel_get(&w, &format!("allowed.test:{p}"), "/ok").0, 200);
+    assert!(
+        w.dns.asked().contains(&"allowed.test".to_string()),
+        "{:?}",
+        w.dns.asked()
+    );
+}
+
+#[test]
+fn loopback_server_is_reached_through_an_ip_entry_only() {
+    let w = world();
+    let (p, q) = (w.open.addr.port(), w.other.addr.port());
+    assert_eq!(
+        tunnel_get(&w, &format!("127.0.0.1:{p}"), "/tunnel"),
+        (200, "origin saw /tunnel".into())
+    );
+    assert_eq!(
+        send(&w, &get_req(&format!("http://127.0.0.1:{p}/plain"))),
+        (200, "origin saw /plain".into())
+    );
+    assert_blocked(
+        &send(&w, &connect_req(&format!("127.0.0.1:{q}"))),
+        "127.0.0.1",
+        "local services closed",
+    );
+    assert_blocked(
+        &send(&w, &connect_req(&format!("localhost:{p}"))),
+        "localhost",
+        "local services closed",
+    );
+    assert_blocked(
+        &send(&w, &connect_req(&format!("0.0.0.0:{p}"))),
+        "0.0.0.0",
+        "unspecified address",
+    );
+    let d = w.proxy.decisions_at_least(5);
+    let tunnel = d
+        .iter()
+        .find(|d| d["protocol"] == "http-connect" && d["allowed"] == true)
+        .unwrap();
+    assert_eq!(tunnel["rule"], format!("allowedDomains \"127.0.0.1:{p}\""));
+    assert!(
+        tunnel["bytes_up"].as_u64().unwrap() > 0 && tunnel["bytes_down"].as_u64().unwrap() > 0,
+        "{tunnel}"
+    );
+    let plain = d.iter().find(|d| d["protocol"] == "http").unwrap();
+    assert!(
+        plain["bytes_down"].as_u64().unwrap() >= "origin saw /plain".len() as u64,
+        "{plain}"
+    );
+}
+
+/// A SOCKS5 CONNECT with no authentication; returns the reply code and,
+/// on success, the stream.
+fn socks(w: &World, addr: &[u8], port: u16) -> (u8, TcpStream) {
+    let mut s = w.proxy.connect();
+    s.write_all(&[5, 1, 0]).unwrap();
+    let mut m = [0u8; 2];
+    s.read_exact(&mut m).unwrap();
+    assert_eq!(m, [5, 0], "no-auth method");
+    let mut req = vec![5, 1, 0];
+    req.extend_from_slice(addr);
+    req.extend_from_slice(&port.to_be_bytes());
+    s.write_all(&req).unwrap();
+    let mut head = [0u8; 4];
+    s.read_exact(&mut head).unwrap();
+    let rest = if head[3] == 4 { 18 } else { 6 };
+    let mut tail = vec![0u8; rest];
+    s.read_exact(&mut tail).unwrap();
+    (head[1], s)
+}
+
+fn domain(name: &str) -> Vec<u8> {
+    let mut v = vec![3, name.len() as u8];
+    v.extend_from_slice(name.as_bytes());
+    v
+}
+
+#[test]
+fn socks5_connects_allowed_and_refuses_denied() {
+    let w = world();
+    let (p, q) = (w.open.addr.port(), w.other.addr.port());
+    const NOT_ALLOWED: u8 = 2;
+    let (code, mut s) = socks(&w, &domain("allowed.test"), p);
+    assert_eq!(code, 0);
+    s.write_all(b"GET /socks HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    assert_eq!(
+        read_response(&mut BufReader::new(s)),
+        (200, "origin saw /socks".into())
+    );
+    assert_eq!(socks(&w, &[1, 127, 0, 0, 1], p).0, 0, "IPv4 address type");
+    assert_eq!(socks(&w, &domain("denied.test"), p).0, NOT_ALLOWED);
+    assert_eq!(socks(&w, &domain("DENIED.test."), p).0, NOT_ALLOWED);
+    assert_eq!(socks(&w, &domain("rebind.test"), q).0, NOT_ALLOWED);
+    assert_eq!(
+        socks(&w, &[1, 127, 0, 0, 1], q).0,
+        NOT_ALLOWED,
+        "unlisted loopback port"
+    );
+    let mut v6 = vec![4];
+    v6.extend_from_slice(&std::net::Ipv6Addr::LOCALHOST.octets());
+    assert_eq!(socks(&w, &v6, q).0, NOT_ALLOWED, "IPv6 address type");
+    assert!(
+        !w.dns.asked().contains(&"denied.test".to_string()),
+        "{:?}",
+        w.dns.asked()
+    );
+    let d = w.proxy.decisions_at_least(7);
+    assert!(
+        d.iter().filter(|d| d["protocol"] == "socks5").count() >= 7,
+        "{d:?}"
+    );
+
+    // A real client: curl resolving through the proxy (socks5h).
+    let out = Command::new("curl")
+        .args([
+            "-sS",
+            "--max-time",
+            "10",
+            "-x",
+            &format!("socks5h://{}", w.proxy.addr),
+        ])
+        .arg(format!("http://allowed.test:{p}/curl"))
+        .output()
+        .expect("curl runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "origin saw /curl",
+        "{out:?}"
+    );
+}
+
+#[test]
+fn socks5_reaches_an_ipv6_loopback_server_named_by_an_entry() {
+    let Ok(origin6) = Origin::start("[::1]:0") else {
+        return skip("no IPv6 loopback on this machine");
+    };
+    let dns = DnsServer::start(&[]);
+    let p = origin6.addr.port();
+    let proxy = ProxyProc::start(
+        json!({"allowedDomains": [format!("[::1]:{p}")], "allowLocalBinding": false}),
+        dns.addr,
+        None,
+    );
+    let w = World {
+        dns,
+        open: origin6,
+        other: Origin::start("127.0.0.1:0").unwrap(),
+        proxy,
+    };
+    let mut v6 = vec![4];
+    v6.extend_from_slice(&std::net::Ipv6Addr::LOCALHOST.octets());
+    let (code, mut s) = socks(&w, &v6, p);
+    assert_eq!(code, 0);
+    s.write_all(b"GET /v6 HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    assert_eq!(
+        read_response(&mut BufReader::new(s)),
+        (200, "origin saw /v6".into())
+    );
+    assert_eq!(
+        tunnel_get(&w, &format!("[::1]:{p}"), "/v6c"),
+        (200, "origin saw /v6c".into())
+    );
+}
+
+#[test]
+fn curl_through_the_http_proxy() {
+    let w = world();
+    let p = w.open.addr.port();
+    let curl = |url: String| {
+        let out = Command::new("curl")
+            .args([
+                "-sS",
+                "--max-time",
+                "10",
+                "-x",
+                &format!("http://{}", w.proxy.addr),
+            ])
+            .arg(url)
+            .output()
+            .expect("curl runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    assert_eq!(curl(format!("http://allowed.test:{p}/a")), "origin saw /a");
+    assert!(curl(format!("http://denied.test:{p}/b"))
+        .starts_with("Blocked by nerdr network policy: denied.test"));
+}
+
+/// The bridge inside a fresh network namespace (loopback only): a client
+/// there reaches the origin only through bridge → Unix socket → proxy.
+#[test]
+fn bridge_carries_a_network_namespace_to_the_proxy() {
+    let probe = Command::new("unshare").args(["-rn", "true"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return skip("cannot create a network namespace (unshare -rn)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let sock = dir.path().join("proxy.sock");
+    let dns = DnsServer::start(&[("allowed.test", LO)]);
+    let origin = Origin::start("127.0.0.1:0").unwrap();
+    let p = origin.addr.port();
+    let proxy = ProxyProc::start(
+        json!({"allowedDomains": [format!("127.0.0.1:{p}"), "allowed.test"], "allowLocalBinding": false}),
+        dns.addr,
+        Some(&sock),
+    );
+    let script = format!(
+        r#"ip link set lo up || exit 90
+"$BIN" proxy-bridge --listen 127.0.0.1:3128 --to "$SOCK" & bridge=$!
+for i in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/3128) 2>/dev/null && break; sleep 0.05; done
+echo "direct=$(curl -s --max-time 3 http://127.0.0.1:{p}/direct || echo refused)"
+echo "proxied=$(curl -s --max-time 10 -x http://127.0.0.1:3128 http://allowed.test:{p}/bridged)"
+echo "denied=$(curl -s --max-time 10 -x http://127.0.0.1:3128 http://127.0.0.1:9/ | head -n1)"
+kill $bridge"#
+    );
+    let out = Command::new("unshare")
+        .args(["-rn", "bash", "-c", &script])
+        .env("BIN", BIN)
+        .env("SOCK", &sock)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("direct=refused"),
+        "the namespace reached the host directly: {text} {out:?}"
+    );
+    assert!(
+        text.contains("proxied=origin saw /bridged"),
+        "{text} {out:?}"
+    );
+    assert!(
+        text.contains("denied=Blocked by nerdr network policy: 127.0.0.1:9"),
+        "{text} {out:?}"
+    );
+    assert_eq!(
+        origin.seen(),
+        [format!("GET /bridged HTTP/1.1 host=allowed.test:{p}")]
+    );
+    let d = proxy.decisions_at_least(2);
+    assert!(
+        d.iter()
+            .any(|d| d["host"] == "allowed.test" && d["allowed"] == true),
+        "{d:?}"
+    );
+}
