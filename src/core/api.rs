@@ -112,13 +112,7 @@ impl Core {
                     },
                 ))
             }
-            Request::Read { tab, .. }
-            | Request::Send { tab, .. }
-            | Request::Resize { tab, .. }
-            | Request::Terminal { tab, .. }
-            | Request::Restart { tab, .. }
-            | Request::Close { tab, .. }
-            | Request::ReportAgent { tab, .. } => on(tab),
+            _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
             Request::Report { .. } => Ok((Operation::Report, Target::Own)),
             Request::Plugin { .. } => Ok((Operation::RunPlugin, Target::Nothing)),
             _ => Ok((op_of(req), Target::Nothing)),
@@ -132,11 +126,7 @@ impl Core {
         }
         let state = self.state.lock().unwrap();
         let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
-        Ok(match (t.kind, t.sandboxed) {
-            (TabKind::Terminal, _) => Target::Terminal,
-            (TabKind::Agent, true) => Target::SandboxedAgent,
-            (TabKind::Agent, false) => Target::Agent,
-        })
+        Ok(target_kind(caller, t))
     }
 
     /// The error a refused caller gets, and its journal entry.
@@ -306,13 +296,8 @@ impl Core {
             }
         };
         let seen = |t: &super::state::Tab| {
-            let target = match (t.kind, t.sandboxed) {
-                _ if caller.tab() == Some(t.id.as_str()) => Target::Own,
-                (TabKind::Terminal, _) => Target::Terminal,
-                (TabKind::Agent, true) => Target::SandboxedAgent,
-                (TabKind::Agent, false) => Target::Agent,
-            };
-            privilege::decide(caller.kind(), Operation::See, target) == Verdict::Allow
+            privilege::decide(caller.kind(), Operation::See, target_kind(caller, t))
+                == Verdict::Allow
         };
         let tabs: Vec<TabInfo> = rows
             .into_iter()
@@ -439,6 +424,16 @@ fn op_of(req: &Request) -> Operation {
         Request::Plugin { .. } => Operation::RunPlugin,
         Request::Report { .. } | Request::ReportAgent { .. } => Operation::Report,
         Request::Status | Request::Agents => Operation::Query,
+    }
+}
+
+/// What tab `t` is to `caller`.
+fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
+    match (t.kind, t.sandboxed) {
+        _ if caller.tab() == Some(t.id.as_str()) => Target::Own,
+        (TabKind::Terminal, _) => Target::Terminal,
+        (TabKind::Agent, true) => Target::SandboxedAgent,
+        (TabKind::Agent, false) => Target::Agent,
     }
 }
 
