@@ -19,6 +19,7 @@ mod integration;
 mod paths;
 mod platform;
 mod protocol;
+mod sandbox;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.

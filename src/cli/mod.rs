@@ -14,6 +14,7 @@ mod pane;
 mod quit;
 mod read;
 mod restart;
+mod sandbox;
 mod send;
 mod service_cmd;
 mod tabs;
@@ -57,6 +58,8 @@ pub enum Command {
     Terminal(terminal::Args),
     /// Start a tab's agent again, resuming its conversation
     Restart(restart::Args),
+    /// Run a program in nerdr's own sandbox (bubblewrap)
+    Sandbox(sandbox::Args),
     /// What waits for your approval, and your answer
     Approvals(approvals::Args),
     /// Stop a tab's program and forget the tab
@@ -122,6 +125,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Terminal(a) => terminal::run(a),
         Command::Pane(a) => pane::run(a),
         Command::Restart(a) => restart::run(a),
+        Command::Sandbox(a) => sandbox::run(a),
         Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Log(a) => log::run(a),
