@@ -109,7 +109,10 @@ impl Trail {
         self.record(
             "unsandboxed",
             json!({ "reason": why }),
-            format!("sandbox {} runs its program WITHOUT a sandbox: {why}", self.session),
+            format!(
+                "sandbox {} runs its program WITHOUT a sandbox: {why}",
+                self.session
+            ),
         );
     }
 

@@ -62,8 +62,10 @@ pub fn probe() -> Facts {
         version: None,
         disables_userns: false,
         namespaces: Err("not tried".into()),
-        apparmor_restricts_userns: read_num("/proc/sys/kernel/apparmor_restrict_unprivileged_userns")
-            .map(|v| v == 1),
+        apparmor_restricts_userns: read_num(
+            "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+        )
+        .map(|v| v == 1),
         max_user_namespaces: read_num("/proc/sys/user/max_user_namespaces"),
     };
     let Some(bwrap) = bwrap else {
@@ -76,9 +78,21 @@ pub fn probe() -> Facts {
     // nothing.
     let trial = Command::new(&bwrap)
         .args([
-            "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-user",
-            "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
-            "--die-with-parent", "--", "true",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-user",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--die-with-parent",
+            "--",
+            "true",
         ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -141,13 +155,18 @@ mod tests {
         f.apparmor_restricts_userns = Some(true);
         let a = advice(&f).unwrap();
         assert!(a.contains("setting up uid map: Permission denied"), "{a}");
-        assert!(a.contains("kernel.apparmor_restrict_unprivileged_userns=0"), "{a}");
+        assert!(
+            a.contains("kernel.apparmor_restrict_unprivileged_userns=0"),
+            "{a}"
+        );
         assert!(a.contains("profile bwrap /usr/bin/bwrap"), "{a}");
 
         let mut f = ok();
         f.namespaces = Err("No permissions to create new namespace".into());
         f.max_user_namespaces = Some(0);
-        assert!(advice(&f).unwrap().contains("user.max_user_namespaces=15000"));
+        assert!(advice(&f)
+            .unwrap()
+            .contains("user.max_user_namespaces=15000"));
 
         let mut f = ok();
         f.namespaces = Err("Operation not permitted".into());

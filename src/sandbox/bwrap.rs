@@ -3,7 +3,8 @@
 //! this file only decides what is mounted where, and in which order.
 //!
 //! Order matters, because a later mount covers an earlier one:
-//! 1. the host's root read-only, fresh `/dev` and `/proc`, a private `/tmp`;
+//! 1. the host's root read-only, fresh `/dev` and `/proc`, a private `/tmp`
+//!    (with the home folder and nerdr's binary kept if they lie in it);
 //! 2. the runtime dir hidden (tmpfs), then the sockets the user allowed;
 //! 3. what the agent may write: its own config dirs, `allowWrite`, the
 //!    worktree, and what `git commit` writes;
@@ -45,6 +46,9 @@ impl Entry {
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub home: PathBuf,
+    /// Folders under `/tmp` that stay visible (read-only) over the private
+    /// `/tmp`: the home folder and nerdr's own binary, where they lie there.
+    pub keep_in_tmp: Vec<PathBuf>,
     /// `$XDG_RUNTIME_DIR`, if it exists.
     pub runtime_dir: Option<PathBuf>,
     /// nerdr's config and state dirs (those that exist): read-only.
@@ -105,6 +109,9 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     a.push(["--dev", "/dev"]);
     a.push(["--proc", "/proc"]);
     a.push(["--tmpfs", "/tmp"]);
+    for p in &l.keep_in_tmp {
+        a.bind("--ro-bind", p);
+    }
 
     // 2. The runtime dir: the user bus, systemd's private socket, nerdr's
     // client socket and every other per-login socket live there.

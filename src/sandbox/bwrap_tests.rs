@@ -4,8 +4,12 @@ use crate::sandbox::git_layout::Protected;
 fn base() -> Layout {
     Layout {
         home: "/home/u".into(),
+        keep_in_tmp: vec![],
         runtime_dir: Some("/run/user/1000".into()),
-        nerdr_read_only: vec!["/home/u/.config/nerdr".into(), "/home/u/.local/state/nerdr".into()],
+        nerdr_read_only: vec![
+            "/home/u/.config/nerdr".into(),
+            "/home/u/.local/state/nerdr".into(),
+        ],
         nerdr_run_dir: None,
         worktree: "/home/u/src/p".into(),
         cwd: "/home/u/src/p".into(),
@@ -17,7 +21,10 @@ fn base() -> Layout {
                 other: vec![],
             },
         },
-        writable: vec![Entry::dir("/home/u/.claude"), Entry::file("/home/u/.claude.json")],
+        writable: vec![
+            Entry::dir("/home/u/.claude"),
+            Entry::file("/home/u/.claude.json"),
+        ],
         read_only: vec![Entry::file("/home/u/.claude/settings.json")],
         hidden: vec![Entry::dir("/home/u/.ssh"), Entry::file("/home/u/.netrc")],
         sockets: vec![],
@@ -67,8 +74,16 @@ fn the_whole_vector_for_a_main_checkout() {
     assert_eq!(
         features(&base()),
         [
-            "user-ns", "mount-ns", "pid-ns", "net-ns", "ipc-ns", "uts-ns", "no-new-privs",
-            "cap-drop-all", "seccomp", "disable-userns"
+            "user-ns",
+            "mount-ns",
+            "pid-ns",
+            "net-ns",
+            "ipc-ns",
+            "uts-ns",
+            "no-new-privs",
+            "cap-drop-all",
+            "seccomp",
+            "disable-userns"
         ]
     );
 }
@@ -85,11 +100,18 @@ fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
     l.git = GitLayout::Linked {
         dot_git: "/d/wt/t1/.git".into(),
         admin_dir: "/r/.git/worktrees/t1".into(),
-        common_writable: vec!["/r/.git/objects".into(), "/r/.git/refs".into(), "/r/.git/logs".into()],
+        common_writable: vec![
+            "/r/.git/objects".into(),
+            "/r/.git/refs".into(),
+            "/r/.git/logs".into(),
+        ],
         protected: Protected {
             hooks: vec!["/r/.git/hooks".into()],
             config: vec!["/r/.git/config".into()],
-            other: vec!["/r/.git/worktrees/t1/commondir".into(), "/r/.git/worktrees/t1/gitdir".into()],
+            other: vec![
+                "/r/.git/worktrees/t1/commondir".into(),
+                "/r/.git/worktrees/t1/gitdir".into(),
+            ],
         },
     };
     let got = words(&args(&l));
@@ -108,7 +130,10 @@ fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
     ]
     .join(" ");
     assert!(got.contains(&mounts), "{got}");
-    assert!(got.ends_with("--chdir /d/wt/t1/sub -- claude --resume"), "{got}");
+    assert!(
+        got.ends_with("--chdir /d/wt/t1/sub -- claude --resume"),
+        "{got}"
+    );
 }
 
 #[test]
@@ -117,8 +142,27 @@ fn sockets_and_the_client_folder() {
     l.sockets = vec!["/run/user/1000/docker.sock".into()];
     l.nerdr_run_dir = Some("/home/u/.cache/nerdr/run".into());
     let got = words(&args(&l));
-    assert!(got.contains("--tmpfs /run/user/1000 --bind /run/user/1000/docker.sock /run/user/1000/docker.sock"), "{got}");
-    assert!(got.contains("--tmpfs /home/u/.cache/nerdr/run --remount-ro /home/u/.cache/nerdr/run"), "{got}");
+    assert!(
+        got.contains(
+            "--tmpfs /run/user/1000 --bind /run/user/1000/docker.sock /run/user/1000/docker.sock"
+        ),
+        "{got}"
+    );
+    assert!(
+        got.contains("--tmpfs /home/u/.cache/nerdr/run --remount-ro /home/u/.cache/nerdr/run"),
+        "{got}"
+    );
+}
+
+#[test]
+fn a_home_under_tmp_stays_visible_over_the_private_tmp() {
+    let mut l = base();
+    l.keep_in_tmp = vec!["/tmp/t/home".into(), "/tmp/t/bin".into()];
+    let got = words(&args(&l));
+    assert!(
+        got.contains("--tmpfs /tmp --ro-bind /tmp/t/home /tmp/t/home --ro-bind /tmp/t/bin /tmp/t/bin --tmpfs /run/user/1000"),
+        "{got}"
+    );
 }
 
 #[test]
@@ -139,10 +183,22 @@ fn each_weakening_drops_one_protection() {
         (NoPidNs, "--unshare-pid", ""),
         (NoNetNs, "--unshare-net", ""),
         (RuntimeVisible, "--tmpfs /run/user/1000", ""),
-        (HooksWritable, "--ro-bind /home/u/src/p/.git/hooks", "--bind /home/u/src/p/.git/hooks"),
-        (GitConfigWritable, "--ro-bind /home/u/src/p/.git/config", "--bind /home/u/src/p/.git/config"),
+        (
+            HooksWritable,
+            "--ro-bind /home/u/src/p/.git/hooks",
+            "--bind /home/u/src/p/.git/hooks",
+        ),
+        (
+            GitConfigWritable,
+            "--ro-bind /home/u/src/p/.git/config",
+            "--bind /home/u/src/p/.git/config",
+        ),
         (CredsVisible, "--tmpfs /home/u/.ssh", ""),
-        (NerdrWritable, "--ro-bind /home/u/.config/nerdr", "--bind /home/u/.config/nerdr"),
+        (
+            NerdrWritable,
+            "--ro-bind /home/u/.config/nerdr",
+            "--bind /home/u/.config/nerdr",
+        ),
         (NoSeccomp, "--add-seccomp-fd 5", ""),
         (UsernsAllowed, "--disable-userns", ""),
         (HomeWritable, "", "--bind /home/u /home/u"),

@@ -35,7 +35,10 @@ const DROP_EXACT: &[(&str, &str)] = &[
     ("GPG_AGENT_INFO", "the gpg agent"),
     ("DBUS_SESSION_BUS_ADDRESS", "the user bus"),
     ("DBUS_SYSTEM_BUS_ADDRESS", "the system bus"),
-    ("XDG_RUNTIME_DIR", "the host's runtime dir (hidden in the sandbox)"),
+    (
+        "XDG_RUNTIME_DIR",
+        "the host's runtime dir (hidden in the sandbox)",
+    ),
     ("KRB5CCNAME", "a Kerberos ticket"),
     ("DOCKER_HOST", "the docker daemon"),
     ("KUBECONFIG", "a Kubernetes credential"),
@@ -88,7 +91,10 @@ pub fn verdict(name: &str, agent: &str) -> Verdict {
 /// UTF-8 are dropped: no rule can vouch for them.
 pub fn clean(vars: &[(OsString, OsString)], agent: &str) -> Vec<(OsString, OsString)> {
     vars.iter()
-        .filter(|(k, _)| k.to_str().is_some_and(|k| verdict(k, agent) == Verdict::Keep))
+        .filter(|(k, _)| {
+            k.to_str()
+                .is_some_and(|k| verdict(k, agent) == Verdict::Keep)
+        })
         .cloned()
         .collect()
 }
@@ -121,45 +127,157 @@ mod tests {
             ("OPENCODE_CONFIG_CONTENT", "opencode", Verdict::Keep),
             ("XAI_API_KEY", "grok", Verdict::Keep),
             // another provider's key does not
-            ("OPENAI_API_KEY", "claude", Verdict::Drop("looks like a secret")),
-            ("ANTHROPIC_API_KEY", "codex", Verdict::Drop("looks like a secret")),
-            ("ANTHROPIC_API_KEY", "my-agent", Verdict::Drop("looks like a secret")),
+            (
+                "OPENAI_API_KEY",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
+            (
+                "ANTHROPIC_API_KEY",
+                "codex",
+                Verdict::Drop("looks like a secret"),
+            ),
+            (
+                "ANTHROPIC_API_KEY",
+                "my-agent",
+                Verdict::Drop("looks like a secret"),
+            ),
             // sockets and credential files
             ("SSH_AUTH_SOCK", "claude", Verdict::Drop("the ssh agent")),
             ("SSH_AGENT_PID", "claude", Verdict::Drop("the ssh agent")),
             ("GPG_AGENT_INFO", "claude", Verdict::Drop("the gpg agent")),
-            ("DBUS_SESSION_BUS_ADDRESS", "claude", Verdict::Drop("the user bus")),
-            ("DBUS_SYSTEM_BUS_ADDRESS", "claude", Verdict::Drop("the system bus")),
-            ("XDG_RUNTIME_DIR", "claude", Verdict::Drop("the host's runtime dir (hidden in the sandbox)")),
+            (
+                "DBUS_SESSION_BUS_ADDRESS",
+                "claude",
+                Verdict::Drop("the user bus"),
+            ),
+            (
+                "DBUS_SYSTEM_BUS_ADDRESS",
+                "claude",
+                Verdict::Drop("the system bus"),
+            ),
+            (
+                "XDG_RUNTIME_DIR",
+                "claude",
+                Verdict::Drop("the host's runtime dir (hidden in the sandbox)"),
+            ),
             ("KRB5CCNAME", "claude", Verdict::Drop("a Kerberos ticket")),
             ("DOCKER_HOST", "claude", Verdict::Drop("the docker daemon")),
-            ("KUBECONFIG", "claude", Verdict::Drop("a Kubernetes credential")),
-            ("GOOGLE_APPLICATION_CREDENTIALS", "claude", Verdict::Drop("a cloud credential")),
+            (
+                "KUBECONFIG",
+                "claude",
+                Verdict::Drop("a Kubernetes credential"),
+            ),
+            (
+                "GOOGLE_APPLICATION_CREDENTIALS",
+                "claude",
+                Verdict::Drop("a cloud credential"),
+            ),
             ("NETRC", "claude", Verdict::Drop("a credential file")),
-            ("GIT_ASKPASS", "claude", Verdict::Drop("a credential helper")),
-            ("SSH_ASKPASS", "claude", Verdict::Drop("a credential helper")),
+            (
+                "GIT_ASKPASS",
+                "claude",
+                Verdict::Drop("a credential helper"),
+            ),
+            (
+                "SSH_ASKPASS",
+                "claude",
+                Verdict::Drop("a credential helper"),
+            ),
             // cloud and forge prefixes
-            ("AWS_PROFILE", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("AWS_SECRET_ACCESS_KEY", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("AZURE_CLIENT_ID", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("GCP_PROJECT", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("GCLOUD_PROJECT", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("GH_TOKEN", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("GITHUB_TOKEN", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("GITLAB_TOKEN", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("HF_TOKEN", "claude", Verdict::Drop("a cloud or forge credential")),
-            ("VAULT_ADDR", "claude", Verdict::Drop("a cloud or forge credential")),
+            (
+                "AWS_PROFILE",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "AWS_SECRET_ACCESS_KEY",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "AZURE_CLIENT_ID",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "GCP_PROJECT",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "GCLOUD_PROJECT",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "GH_TOKEN",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "GITHUB_TOKEN",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "GITLAB_TOKEN",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "HF_TOKEN",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
+            (
+                "VAULT_ADDR",
+                "claude",
+                Verdict::Drop("a cloud or forge credential"),
+            ),
             // secret-looking names, any case
-            ("STRIPE_API_KEY", "claude", Verdict::Drop("looks like a secret")),
-            ("MISTRAL_APIKEY", "claude", Verdict::Drop("looks like a secret")),
+            (
+                "STRIPE_API_KEY",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
+            (
+                "MISTRAL_APIKEY",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
             ("NPM_TOKEN", "claude", Verdict::Drop("looks like a secret")),
-            ("npm_config__authToken", "claude", Verdict::Drop("looks like a secret")),
-            ("CLIENT_SECRET", "claude", Verdict::Drop("looks like a secret")),
-            ("DB_PASSWORD", "claude", Verdict::Drop("looks like a secret")),
+            (
+                "npm_config__authToken",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
+            (
+                "CLIENT_SECRET",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
+            (
+                "DB_PASSWORD",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
             ("FTP_PASSWD", "claude", Verdict::Drop("looks like a secret")),
-            ("SERVICE_CREDENTIALS", "claude", Verdict::Drop("looks like a secret")),
-            ("SIGNING_PRIVATE_KEY", "claude", Verdict::Drop("looks like a secret")),
-            ("MINIO_ACCESS_KEY", "claude", Verdict::Drop("looks like a secret")),
+            (
+                "SERVICE_CREDENTIALS",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
+            (
+                "SIGNING_PRIVATE_KEY",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
+            (
+                "MINIO_ACCESS_KEY",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
             // what a program needs to run
             ("PATH", "claude", Verdict::Keep),
             ("HOME", "claude", Verdict::Keep),
@@ -198,7 +316,10 @@ mod tests {
 
     #[test]
     fn the_agent_name_is_the_file_name_of_the_first_word() {
-        assert_eq!(agent_name(&["/usr/local/bin/claude".into(), "-p".into()]), "claude");
+        assert_eq!(
+            agent_name(&["/usr/local/bin/claude".into(), "-p".into()]),
+            "claude"
+        );
         assert_eq!(agent_name(&["codex".into()]), "codex");
         assert_eq!(agent_name(&[]), "");
     }

@@ -17,7 +17,12 @@ use crate::paths::Paths;
 /// HOME): writable in its sandbox. Directories end in `/`.
 fn agent_paths(agent: &str) -> &'static [&'static str] {
     match agent {
-        "claude" => &[".claude/", ".claude.json", ".cache/claude/", ".cache/claude-cli-nodejs/"],
+        "claude" => &[
+            ".claude/",
+            ".claude.json",
+            ".cache/claude/",
+            ".cache/claude-cli-nodejs/",
+        ],
         "codex" => &[".codex/"],
         "opencode" => &[
             ".config/opencode/",
@@ -169,6 +174,21 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
         .filter_map(|s| canonical(&expand(s)))
         .collect();
 
+    let tmp = Path::new("/tmp");
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().and_then(canonical));
+    let keep_in_tmp = [Some(home.clone()), exe_dir]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.starts_with(tmp) && p != tmp)
+        .fold(Vec::new(), |mut v, p| {
+            if !v.contains(&p) {
+                v.push(p);
+            }
+            v
+        });
+
     let runtime_dir = i.runtime_dir.and_then(canonical);
     let nerdr_read_only = [&i.paths.config_dir, &i.paths.state_dir]
         .into_iter()
@@ -185,6 +205,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
     Ok((
         Layout {
             home,
+            keep_in_tmp,
             runtime_dir,
             nerdr_read_only,
             nerdr_run_dir,

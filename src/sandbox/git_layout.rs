@@ -20,7 +20,10 @@ pub enum GitLayout {
     /// Not a git worktree.
     None,
     /// `.git` is the repository: all of it writable but what is protected.
-    Main { git_dir: PathBuf, protected: Protected },
+    Main {
+        git_dir: PathBuf,
+        protected: Protected,
+    },
     /// `.git` is a file; the admin dir is writable, and of the common dir
     /// only what a commit writes (objects, refs, logs).
     Linked {
@@ -178,7 +181,10 @@ mod tests {
     fn gitdir_files_parse() {
         let rows: &[(&str, Option<&str>)] = &[
             ("gitdir: /r/.git/worktrees/a\n", Some("/r/.git/worktrees/a")),
-            ("gitdir: ../r/.git/worktrees/a", Some("../r/.git/worktrees/a")),
+            (
+                "gitdir: ../r/.git/worktrees/a",
+                Some("../r/.git/worktrees/a"),
+            ),
             ("gitdir:   /x  \r\n", Some("/x")),
             ("gitdir:\n", None),
             ("nonsense", None),
@@ -198,7 +204,20 @@ mod tests {
         let main = root.join("main");
         std::fs::create_dir(&main).unwrap();
         git(&main, &["init", "-q", "-b", "main"]);
-        git(&main, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "x"]);
+        git(
+            &main,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-q",
+                "--allow-empty",
+                "-m",
+                "x",
+            ],
+        );
         std::fs::remove_dir_all(main.join(".git/hooks")).unwrap();
         let layout = gather(&main).unwrap();
         let g = main.join(".git");

@@ -93,7 +93,10 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
 
     if !settings.enabled {
         let why = "`sandbox.enabled` is false in the user's settings";
-        eprintln!("nerdr sandbox: warning: running `{}` WITHOUT a sandbox: {why}", agent);
+        eprintln!(
+            "nerdr sandbox: warning: running `{}` WITHOUT a sandbox: {why}",
+            agent
+        );
         trail.unsandboxed(why);
         return finish(&trail, t0, spawn_plain(&req.cmd, &vars));
     }
@@ -145,7 +148,11 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     layout.status_fd = Some(status_write.as_raw_fd());
 
     trail.start(&Start {
-        cmd: req.cmd.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        cmd: req
+            .cmd
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
         worktree: worktree.clone(),
         settings_hash: settings.hash(),
         bwrap_version: version.clone().unwrap_or_else(|| "unknown".into()),
@@ -154,7 +161,10 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     });
 
     let mut command = Command::new(&bwrap);
-    command.args(bwrap::args(&layout)).env_clear().envs(vars.iter().cloned());
+    command
+        .args(bwrap::args(&layout))
+        .env_clear()
+        .envs(vars.iter().cloned());
     let child = command
         .spawn()
         .with_context(|| format!("cannot run {}", bwrap.display()))?;
@@ -196,7 +206,9 @@ fn unavailable(
         trail.exit(REFUSED as i32, None, t0.elapsed().as_millis() as u64);
         return Ok(ExitCode::from(REFUSED));
     }
-    eprintln!("nerdr sandbox: warning: running WITHOUT a sandbox (failIfUnavailable = false): {advice}");
+    eprintln!(
+        "nerdr sandbox: warning: running WITHOUT a sandbox (failIfUnavailable = false): {advice}"
+    );
     trail.unsandboxed(&advice);
     finish(trail, t0, spawn_plain(cmd, vars))
 }
@@ -252,12 +264,24 @@ fn load_layers(
         out.push((source, settings::parse(&path, &text, strict)?));
         Ok(())
     };
-    read(Source::User(home.join(".claude/settings.json")), false, false)?;
-    read(Source::User(paths.config_dir.join("sandbox.json")), true, false)?;
+    read(
+        Source::User(home.join(".claude/settings.json")),
+        false,
+        false,
+    )?;
+    read(
+        Source::User(paths.config_dir.join("sandbox.json")),
+        true,
+        false,
+    )?;
     if let Some(f) = flag {
         read(Source::Flag(f.to_path_buf()), false, true)?;
     }
-    read(Source::Project(worktree.join(".claude/settings.json")), false, false)?;
+    read(
+        Source::Project(worktree.join(".claude/settings.json")),
+        false,
+        false,
+    )?;
     read(
         Source::Project(worktree.join(".claude/settings.local.json")),
         false,
@@ -286,7 +310,10 @@ fn memfd_with(bytes: &[u8]) -> anyhow::Result<OwnedFd> {
 /// end goes to bwrap.
 fn status_pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
     let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).context("pipe")?;
-    nix::fcntl::fcntl(w.as_raw_fd(), nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))
-        .context("fcntl")?;
+    nix::fcntl::fcntl(
+        w.as_raw_fd(),
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+    )
+    .context("fcntl")?;
     Ok((r, w))
 }

@@ -193,10 +193,7 @@ pub fn parse(file: &Path, text: &str, strict: bool) -> Result<Layer, SettingsErr
     let Some(top) = root.as_object() else {
         return Err(err(
             root.start,
-            format!(
-                "expected a JSON object, found {}",
-                root.describe(text)
-            ),
+            format!("expected a JSON object, found {}", root.describe(text)),
         ));
     };
     let mut layer = Layer::default();
@@ -444,7 +441,11 @@ pub fn merge(layers: &[(Source, Layer)]) -> (Effective, Vec<Warning>) {
                     }
                 }
             }
-            Some(_) => warn(&mut warnings, "network.allowLocalPorts", refused.to_string()),
+            Some(_) => warn(
+                &mut warnings,
+                "network.allowLocalPorts",
+                refused.to_string(),
+            ),
             None => {}
         }
 

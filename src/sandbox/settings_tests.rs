@@ -5,7 +5,10 @@ fn p(text: &str) -> Layer {
 }
 
 fn user(text: &str) -> (Source, Layer) {
-    (Source::User("/home/u/.claude/settings.json".into()), p(text))
+    (
+        Source::User("/home/u/.claude/settings.json".into()),
+        p(text),
+    )
 }
 fn flag(text: &str) -> (Source, Layer) {
     (Source::Flag("/s.json".into()), p(text))
@@ -46,12 +49,24 @@ fn a_claude_settings_file_reads_as_is() {
         l.allowed_domains.as_deref(),
         Some(&["github.com".to_string(), "*.npmjs.org".to_string()][..])
     );
-    assert_eq!(l.denied_domains.as_deref(), Some(&["evil.test".to_string()][..]));
+    assert_eq!(
+        l.denied_domains.as_deref(),
+        Some(&["evil.test".to_string()][..])
+    );
     assert_eq!(l.allow_local_binding, Some(false));
     assert_eq!(l.allow_local_ports.as_deref(), Some(&[5432u16][..]));
-    assert_eq!(l.allow_write.as_deref(), Some(&["~/.cargo".to_string()][..]));
-    assert_eq!(l.deny_write.as_deref(), Some(&["~/src/other".to_string()][..]));
-    assert_eq!(l.allow_read.as_deref(), Some(&["~/.aws/config".to_string()][..]));
+    assert_eq!(
+        l.allow_write.as_deref(),
+        Some(&["~/.cargo".to_string()][..])
+    );
+    assert_eq!(
+        l.deny_write.as_deref(),
+        Some(&["~/src/other".to_string()][..])
+    );
+    assert_eq!(
+        l.allow_read.as_deref(),
+        Some(&["~/.aws/config".to_string()][..])
+    );
     assert_eq!(l.deny_read.as_deref(), Some(&["~/secrets".to_string()][..]));
     assert_eq!(l.lines["network.allowedDomains"], 8);
     assert!(l.not_applied.is_empty() && l.unknown.is_empty());
@@ -90,7 +105,11 @@ fn unknown_keys_warn_in_claude_files_and_fail_in_nerdrs_own() {
     let text = "{\"sandbox\": {\n\"enabeld\": true}}";
     assert_eq!(p(text).unknown, vec![("enabeld".to_string(), 2)]);
     let e = parse(Path::new("/c/nerdr/sandbox.json"), text, true).unwrap_err();
-    assert!(e.to_string().starts_with("/c/nerdr/sandbox.json:2: unknown key `sandbox.enabeld`"), "{e}");
+    assert!(
+        e.to_string()
+            .starts_with("/c/nerdr/sandbox.json:2: unknown key `sandbox.enabeld`"),
+        "{e}"
+    );
     let e = parse(Path::new("/c/nerdr/sandbox.json"), "{\"model\": 1}", true).unwrap_err();
     assert!(e.to_string().contains("unknown key `model`"), "{e}");
 }
@@ -110,12 +129,36 @@ fn project_settings_cannot_loosen_the_user_own_can() {
     type Check = fn(&Effective) -> bool;
     let rows: &[(&str, &str, Check)] = &[
         ("enabled", r#"{"enabled": false}"#, |e| !e.enabled),
-        ("failIfUnavailable", r#"{"failIfUnavailable": false}"#, |e| !e.fail_if_unavailable),
-        ("network.allowedDomains", r#"{"network": {"allowedDomains": ["*"]}}"#, |e| e.network.allowed_domains == ["*"]),
-        ("network.allowLocalPorts", r#"{"network": {"allowLocalPorts": [22]}}"#, |e| e.network.allow_local_ports == [22]),
-        ("network.allowUnixSockets", r#"{"network": {"allowUnixSockets": ["/s"]}}"#, |e| e.network.allow_unix_sockets == ["/s"]),
-        ("filesystem.allowWrite", r#"{"filesystem": {"allowWrite": ["~"]}}"#, |e| e.filesystem.allow_write == ["~"]),
-        ("filesystem.allowRead", r#"{"filesystem": {"allowRead": ["~/.ssh"]}}"#, |e| e.filesystem.allow_read == ["~/.ssh"]),
+        (
+            "failIfUnavailable",
+            r#"{"failIfUnavailable": false}"#,
+            |e| !e.fail_if_unavailable,
+        ),
+        (
+            "network.allowedDomains",
+            r#"{"network": {"allowedDomains": ["*"]}}"#,
+            |e| e.network.allowed_domains == ["*"],
+        ),
+        (
+            "network.allowLocalPorts",
+            r#"{"network": {"allowLocalPorts": [22]}}"#,
+            |e| e.network.allow_local_ports == [22],
+        ),
+        (
+            "network.allowUnixSockets",
+            r#"{"network": {"allowUnixSockets": ["/s"]}}"#,
+            |e| e.network.allow_unix_sockets == ["/s"],
+        ),
+        (
+            "filesystem.allowWrite",
+            r#"{"filesystem": {"allowWrite": ["~"]}}"#,
+            |e| e.filesystem.allow_write == ["~"],
+        ),
+        (
+            "filesystem.allowRead",
+            r#"{"filesystem": {"allowRead": ["~/.ssh"]}}"#,
+            |e| e.filesystem.allow_read == ["~/.ssh"],
+        ),
     ];
     for (key, block, loosened) in rows {
         let text = format!(r#"{{"sandbox": {block}}}"#);
@@ -128,8 +171,15 @@ fn project_settings_cannot_loosen_the_user_own_can() {
         assert!(!loosened(&eff), "{key} from a project loosened: {eff:?}");
         assert_eq!(warnings.len(), 1, "{key}: {warnings:?}");
         assert_eq!(warnings[0].key, *key);
-        assert!(warnings[0].what.contains("can only tighten"), "{:?}", warnings[0]);
-        assert_eq!(warnings[0].file, Path::new("/w/.claude/settings.local.json"));
+        assert!(
+            warnings[0].what.contains("can only tighten"),
+            "{:?}",
+            warnings[0]
+        );
+        assert_eq!(
+            warnings[0].file,
+            Path::new("/w/.claude/settings.local.json")
+        );
     }
     // allowLocalBinding: its default is open, so a project can set false
     // but a project's true after the user's false is refused.
@@ -144,7 +194,9 @@ fn project_settings_cannot_loosen_the_user_own_can() {
 #[test]
 fn a_project_can_tighten() {
     let (eff, warnings) = merge(&[
-        user(r#"{"sandbox": {"enabled": false, "failIfUnavailable": false, "network": {"deniedDomains": ["a.test"]}}}"#),
+        user(
+            r#"{"sandbox": {"enabled": false, "failIfUnavailable": false, "network": {"deniedDomains": ["a.test"]}}}"#,
+        ),
         project(
             r#"{"sandbox": {"enabled": true, "failIfUnavailable": true,
                 "network": {"deniedDomains": ["b.test"], "allowLocalBinding": false},
@@ -163,7 +215,9 @@ fn a_project_can_tighten() {
 fn later_trusted_layers_override_scalars_and_lists_add_up() {
     let (eff, _) = merge(&[
         user(r#"{"sandbox": {"enabled": false, "network": {"allowedDomains": ["a.test"]}}}"#),
-        flag(r#"{"sandbox": {"enabled": true, "network": {"allowedDomains": ["b.test", "a.test"]}}}"#),
+        flag(
+            r#"{"sandbox": {"enabled": true, "network": {"allowedDomains": ["b.test", "a.test"]}}}"#,
+        ),
     ]);
     assert!(eff.enabled);
     assert_eq!(eff.network.allowed_domains, ["a.test", "b.test"]);

@@ -114,11 +114,16 @@ mod tests {
             assert_eq!(Weaken::parse(w.name()).unwrap(), Weaken(vec![w]));
         }
         assert_eq!(
-            Weaken::parse("no-pid-ns, hooks-writable,no-pid-ns").unwrap().names(),
+            Weaken::parse("no-pid-ns, hooks-writable,no-pid-ns")
+                .unwrap()
+                .names(),
             ["no-pid-ns", "hooks-writable"]
         );
         assert_eq!(Weaken::parse("").unwrap(), Weaken::none());
         let e = Weaken::parse("no-pid-ns,everything").unwrap_err();
-        assert!(e.starts_with("unknown weakening `everything`; valid: no-pid-ns,"), "{e}");
+        assert!(
+            e.starts_with("unknown weakening `everything`; valid: no-pid-ns,"),
+            "{e}"
+        );
     }
 }

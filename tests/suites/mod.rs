@@ -7,6 +7,7 @@ mod holder;
 mod integration;
 mod resume;
 mod robustness;
+mod sandbox;
 mod scopes;
 mod service;
 mod worktrees;
