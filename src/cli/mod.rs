@@ -80,6 +80,9 @@ pub enum Command {
     Core(core_cmd::Args),
     /// Run the holder, which owns the terminals (started by the core)
     Holder(crate::holder::Args),
+    /// The first program inside `nerdr sandbox` (internal)
+    #[command(hide = true, name = "sandbox-init")]
+    SandboxInit(crate::sandbox::init::Args),
     /// Wait to be placed in a scope, then become the program (internal)
     #[command(hide = true)]
     Shim(crate::host::shim::Args),
@@ -136,5 +139,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Core(a) => core_cmd::run(a),
         Command::Holder(a) => crate::holder::run(a),
         Command::Shim(a) => crate::host::shim::run(a),
+        Command::SandboxInit(a) => crate::sandbox::init::run(a),
     }
 }

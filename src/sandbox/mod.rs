@@ -20,6 +20,7 @@ pub mod bwrap;
 pub mod env;
 mod facts;
 pub mod git_layout;
+pub mod init;
 pub mod network;
 mod seccomp;
 pub mod settings;
@@ -111,7 +112,10 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     // PROXY SEAM: the network plan (today: loopback only).
     let net = network::plan(&settings.network);
     vars.extend(net.env.iter().cloned());
-    let mut cmd = net.inner_init.clone();
+    let exe = std::env::current_exe().context("cannot find nerdr's own binary")?;
+    let mut cmd: Vec<OsString> = vec![exe.into(), "sandbox-init".into()];
+    cmd.extend(net.inner_init.iter().cloned());
+    cmd.push("--".into());
     cmd.extend(req.cmd.iter().cloned());
 
     let (mut layout, fact_warnings) = facts::gather(facts::Inputs {
@@ -165,6 +169,17 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         .args(bwrap::args(&layout))
         .env_clear()
         .envs(vars.iter().cloned());
+    // See `init`: bwrap must outlive the terminal's Ctrl-C; the init inside
+    // restores the defaults for CMD.
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
     let child = command
         .spawn()
         .with_context(|| format!("cannot run {}", bwrap.display()))?;

@@ -166,7 +166,7 @@ mod tests {
     fn programs_compile_one_per_errno() {
         let one = programs(false).unwrap();
         assert_eq!(one.len(), 1);
-        assert!(!one[0].is_empty() && one[0].len() % 8 == 0);
+        assert!(!one[0].is_empty() && one[0].len().is_multiple_of(8));
         assert_eq!(programs(true).unwrap().len(), 2);
     }
 }

@@ -404,7 +404,7 @@ pub fn merge(layers: &[(Source, Layer)]) -> (Effective, Vec<Warning>) {
         );
 
         // Lists that widen what the agent reaches.
-        let loosening_lists: [(&str, &Option<Vec<String>>, &mut Vec<String>); 4] = [
+        let loosening_lists: [ListSlot; 4] = [
             (
                 "network.allowedDomains",
                 &layer.allowed_domains,
@@ -485,6 +485,9 @@ pub fn merge(layers: &[(Source, Layer)]) -> (Effective, Vec<Warning>) {
     }
     (eff, warnings)
 }
+
+/// A list key, its value in a layer, and where it merges to.
+type ListSlot<'a> = (&'static str, &'a Option<Vec<String>>, &'a mut Vec<String>);
 
 fn add_all(slot: &mut Vec<String>, values: &[String]) {
     for v in values {

@@ -385,6 +385,51 @@ sys.stdout.write(out.decode(errors="replace"))
     assert!(s.contains("winch 30 100"), "{}", describe(&c, &out));
 }
 
+/// Ctrl-C on the terminal reaches the program; `nerdr sandbox` outlives
+/// it to pass its exit on and close the audit trail.
+#[test]
+fn ctrl_c_reaches_the_program() {
+    let Some(env) = setup() else { return };
+    let proj = env.home().join("proj");
+    let driver = r#"
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("nerdr", ["nerdr", "sandbox", "--", "sh", "-c", "echo ready; exec sleep 30"])
+out = b""
+t0 = time.time()
+while time.time() - t0 < 20:
+    chunk = os.read(fd, 1024)
+    out += chunk
+    if b"ready" in out:
+        os.write(fd, b"\x03")
+        break
+_, status = os.waitpid(pid, 0)
+print("exit", os.waitstatus_to_exitcode(status), "after %.1f s" % (time.time() - t0))
+"#;
+    let mut c = env.user_cmd(&["python3", "-c", driver]);
+    c.current_dir(&proj);
+    let out = crate::support::sysenv::output_of(&mut c);
+    let s = text(&out.stdout);
+    assert!(s.contains("exit 130 after"), "{}", describe(&c, &out));
+    let dir = env.home().join(".local/share/nerdr/audit");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let last = std::fs::read_to_string(file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "exit");
+    assert_eq!(last["code"], 130);
+    assert_eq!(
+        last["signal"],
+        serde_json::Value::Null,
+        "bwrap reports 128+signal"
+    );
+}
+
 /// A project's settings cannot loosen (warned, not applied); the user's
 /// own can. And every decision is one line of the audit file and one
 /// journal entry.
