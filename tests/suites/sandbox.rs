@@ -328,6 +328,28 @@ echo fine
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
 
+    // nerdr's hook socket (in its read-only state dir) still answers:
+    // agents' hooks and `nerdr probe` report through it.
+    let state = home.join(".local/state/nerdr");
+    env.write_user_file(".local/state/nerdr/.keep", "");
+    let sock = state.join("nerdr.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::fs::set_permissions(&sock, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let connect = format!(
+        "import socket; socket.socket(socket.AF_UNIX).connect('{}')",
+        sock.display()
+    );
+    let out = sandbox(&env, &proj, &["python3", "-c", &connect]);
+    assert!(
+        out.status.success(),
+        "hook socket unreachable: {}",
+        text(&out.stderr)
+    );
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_ok(), "the connection did not arrive");
+    let out = sandbox(&env, &proj, &["touch", state.join("x").to_str().unwrap()]);
+    assert!(!out.status.success(), "nerdr's state dir is writable");
+
     let out = sandbox(&env, &proj, &["sh", "-c", "exit 7"]);
     assert_eq!(out.status.code(), Some(7));
     let out = sandbox(&env, &proj, &["sh", "-c", "kill -TERM $$"]);
@@ -428,6 +450,49 @@ print("exit", os.waitstatus_to_exitcode(status), "after %.1f s" % (time.time() -
         serde_json::Value::Null,
         "bwrap reports 128+signal"
     );
+}
+
+/// Job control: Ctrl-Z stops the sandboxed program with `nerdr sandbox`
+/// as one job of an interactive shell, `fg` resumes it.
+#[test]
+fn job_control_works() {
+    let Some(env) = setup() else { return };
+    let proj = env.home().join("proj");
+    let driver = r#"
+import os, pty, select, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+out = b""
+def wait_for(needle, t=15):
+    global out
+    end = time.time() + t
+    while time.time() < end:
+        if select.select([fd], [], [], 0.2)[0]:
+            out += os.read(fd, 4096)
+        if needle in out:
+            return
+    sys.exit("never saw %r in %r" % (needle, out))
+os.write(fd, b"PS1='$ '\n")
+# The markers are split on the command line, so its echo cannot match.
+os.write(fd, b"nerdr sandbox -- sh -c 'echo sta\"\"rted; sleep 1; echo res\"\"umed; exit 3'\n")
+wait_for(b"started")
+os.write(fd, b"\x1a")
+wait_for(b"Stopped")
+time.sleep(1.5)
+if b"resumed" in out:
+    sys.exit("ran on while stopped: %r" % out)
+os.write(fd, b"fg\n")
+wait_for(b"resumed")
+os.write(fd, b"echo status=$?\n")
+wait_for(b"status=3")
+os.write(fd, b"exit\n")
+print(out.decode(errors="replace"))
+"#;
+    let mut c = env.user_cmd(&["python3", "-c", driver]);
+    c.current_dir(&proj);
+    let out = crate::support::sysenv::output_of(&mut c);
+    assert!(out.status.success(), "{}", describe(&c, &out));
 }
 
 /// A project's settings cannot loosen (warned, not applied); the user's
