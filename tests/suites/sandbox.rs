@@ -597,3 +597,59 @@ fn without_bubblewrap_it_refuses_and_says_what_to_do() {
         describe(&c, &out)
     );
 }
+
+/// `sandbox.enabled = false` in the user's own settings runs the program
+/// without a sandbox, loudly and on the record; in a project's it is
+/// ignored.
+#[test]
+fn disabled_by_the_user_runs_unsandboxed_on_the_record() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    let off = r#"{"sandbox": {"enabled": false}}"#;
+    let escape = format!("{}/outside", home.display());
+
+    env.write_user_file("proj/.claude/settings.json", off);
+    let out = sandbox(&env, &proj, &["touch", &escape]);
+    assert!(!out.status.success(), "a project turned the sandbox off");
+    assert!(
+        text(&out.stderr).contains("sandbox.enabled: ignored"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    env.write_user_file(".claude/settings.json", off);
+    let out = sandbox(&env, &proj, &["touch", &escape]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("WITHOUT a sandbox"),
+        "{}",
+        text(&out.stderr)
+    );
+    let audit = home.join(".local/share/nerdr/audit");
+    let all: String = std::fs::read_dir(&audit)
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(all.contains(r#""event":"unsandboxed""#), "{all}");
+}
+
+/// `nerdr doctor` says whether the sandbox can run here.
+#[test]
+fn doctor_reports_bubblewrap() {
+    let Some(env) = setup() else { return };
+    let out = env.output(&["nerdr", "doctor", "--json"]);
+    let checks: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("doctor --json: {e}: {}", text(&out.stdout)));
+    let b = checks
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "bubblewrap")
+        .unwrap_or_else(|| panic!("no bubblewrap check: {checks}"));
+    assert_eq!(b["status"], "ok", "{b}");
+    assert!(
+        b["detail"].as_str().unwrap().contains("namespaces work"),
+        "{b}"
+    );
+}
