@@ -14,7 +14,11 @@ use super::weaken::Weaken;
 use crate::paths::Paths;
 
 /// Where each agent keeps its sign-in state, config and caches (relative to
-/// HOME): writable in its sandbox. Directories end in `/`.
+/// HOME): writable in its sandbox. Directories end in `/`; a missing one is
+/// created, a missing file (a JSON config) is created as `{}`, since the
+/// agent cannot create either in a read-only home. A bound file cannot be
+/// replaced by rename (EBUSY): Claude Code then falls back to writing
+/// `~/.claude.json` in place, which works.
 fn agent_paths(agent: &str) -> &'static [&'static str] {
     match agent {
         "claude" => &[
@@ -111,14 +115,24 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             None => (*rel, false),
         };
         let p = home.join(rel);
-        if dir && std::fs::symlink_metadata(&p).is_err() {
-            // First run: the agent creates its config dir, which it could
-            // not do on a read-only home.
-            use std::os::unix::fs::DirBuilderExt;
-            let _ = std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&p);
+        if std::fs::symlink_metadata(&p).is_err() {
+            use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+            if dir {
+                let _ = std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&p);
+            } else {
+                let created = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&p);
+                if let Ok(mut f) = created {
+                    use std::io::Write;
+                    let _ = f.write_all(b"{}\n");
+                }
+            }
         }
         if let Some(e) = entry(&p) {
             writable.push(e);
