@@ -653,3 +653,53 @@ fn doctor_reports_bubblewrap() {
         "{b}"
     );
 }
+
+/// The real Claude Code starts in the sandbox as the agent: its welcome
+/// screen shows (it then finds no network: that is the proxy's part), and
+/// its own config dir is where it writes. Needs the npm CLIs, as
+/// `agent_clis.rs` does (`NERDR_AGENT_CLIS`).
+#[test]
+fn claude_starts_in_the_sandbox() {
+    let Some(clis) = std::env::var_os("NERDR_AGENT_CLIS").map(PathBuf::from) else {
+        skip("NERDR_AGENT_CLIS is not set (see tests/suites/agent_clis.rs)");
+        return;
+    };
+    let Some(env) = setup() else { return };
+    let proj = env.home().join("proj");
+    let driver = r#"
+import os, pty, re, select, signal, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("nerdr", ["nerdr", "sandbox", "--", "claude"])
+out = b""
+end = time.time() + 90
+while time.time() < end:
+    if select.select([fd], [], [], 0.5)[0]:
+        try:
+            out += os.read(fd, 65536)
+        except OSError:
+            break
+    if b"Welcome" in out:
+        break
+os.kill(pid, signal.SIGTERM)
+os.waitpid(pid, 0)
+sys.stdout.write(re.sub(rb"\x1b\[[0-9;?<>]*[a-zA-Z]", b" ", out).decode(errors="replace"))
+"#;
+    let mut c = env.user_cmd(&["python3", "-c", driver]);
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        env.nerdr().parent().unwrap().display(),
+        clis.display()
+    );
+    c.current_dir(&proj)
+        .env("PATH", path)
+        .env("TERM", "xterm-256color");
+    let out = crate::support::sysenv::output_of(&mut c);
+    assert!(
+        text(&out.stdout).contains("Welcome"),
+        "{}",
+        describe(&c, &out)
+    );
+    assert!(env.home().join(".claude").is_dir());
+    assert!(env.home().join(".claude.json").is_file());
+}
