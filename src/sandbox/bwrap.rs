@@ -11,7 +11,8 @@
 //! 4. read-only again inside those: `.git/hooks`, `.git/config` and the other
 //!    git admin files, nerdr's config and state, `denyWrite`;
 //! 5. last, hidden: credential stores, `denyRead`, nerdr's client socket
-//!    folder, so nothing bound before can expose them.
+//!    folder, the system bus and the journal's sockets, so nothing bound
+//!    before can expose them.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -55,6 +56,10 @@ pub struct Layout {
     pub nerdr_read_only: Vec<PathBuf>,
     /// nerdr's client socket folder, if it exists: hidden.
     pub nerdr_run_dir: Option<PathBuf>,
+    /// The system's sockets that exist (`/run/dbus`, the journal's):
+    /// hidden, so the agent can neither reach the system bus nor write
+    /// journal entries that look like nerdr's audit entries.
+    pub system_sockets: Vec<PathBuf>,
     /// The worktree (writable) and where the program starts.
     pub worktree: PathBuf,
     pub cwd: PathBuf,
@@ -163,6 +168,7 @@ pub fn args(l: &Layout) -> Vec<OsString> {
         if let Some(run) = &l.nerdr_run_dir {
             hidden.push(Entry::dir(run.clone()));
         }
+        hidden.extend(l.system_sockets.iter().cloned().map(Entry::dir));
     }
     for e in &hidden {
         if e.dir {

@@ -11,6 +11,7 @@ fn base() -> Layout {
             "/home/u/.local/state/nerdr".into(),
         ],
         nerdr_run_dir: None,
+        system_sockets: vec!["/run/dbus".into()],
         worktree: "/home/u/src/p".into(),
         cwd: "/home/u/src/p".into(),
         git: GitLayout::Main {
@@ -64,6 +65,7 @@ fn the_whole_vector_for_a_main_checkout() {
         "--ro-bind /home/u/.claude/settings.json /home/u/.claude/settings.json",
         "--tmpfs /home/u/.ssh --remount-ro /home/u/.ssh",
         "--ro-bind /dev/null /home/u/.netrc",
+        "--tmpfs /run/dbus --remount-ro /run/dbus",
         "--unshare-user --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup-try",
         "--die-with-parent --cap-drop ALL --disable-userns",
         "--add-seccomp-fd 5 --json-status-fd 6",
@@ -95,6 +97,7 @@ fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
     l.read_only.clear();
     l.hidden.clear();
     l.nerdr_read_only.clear();
+    l.system_sockets.clear();
     l.worktree = "/d/wt/t1".into();
     l.cwd = "/d/wt/t1/sub".into();
     l.git = GitLayout::Linked {
@@ -183,6 +186,7 @@ fn each_weakening_drops_one_protection() {
         (NoPidNs, "--unshare-pid", ""),
         (NoNetNs, "--unshare-net", ""),
         (RuntimeVisible, "--tmpfs /run/user/1000", ""),
+        (RuntimeVisible, "--tmpfs /run/dbus", ""),
         (
             HooksWritable,
             "--ro-bind /home/u/src/p/.git/hooks",
@@ -203,7 +207,7 @@ fn each_weakening_drops_one_protection() {
         (UsernsAllowed, "--disable-userns", ""),
         (HomeWritable, "", "--bind /home/u /home/u"),
     ];
-    assert_eq!(rows.len(), Weakening::ALL.len());
+    assert_eq!(rows.len(), Weakening::ALL.len() + 1);
     let strong = words(&args(&base()));
     for (w, gone, added) in rows {
         let mut l = base();

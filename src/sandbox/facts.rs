@@ -76,6 +76,9 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".cargo/credentials.toml",
 ];
 
+/// The system bus and journald's sockets.
+const SYSTEM_SOCKETS: &[&str] = &["/run/dbus", "/run/systemd/journal"];
+
 /// What `gather` needs besides the disk.
 pub struct Inputs<'a> {
     pub home: &'a Path,
@@ -208,6 +211,10 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
         .into_iter()
         .filter_map(|p| canonical(p))
         .collect();
+    let system_sockets = SYSTEM_SOCKETS
+        .iter()
+        .filter_map(|p| canonical(Path::new(p)))
+        .collect();
     let nerdr_run_dir = canonical(&i.paths.run_dir)
         .filter(|run| !runtime_dir.as_ref().is_some_and(|rt| run.starts_with(rt)));
 
@@ -223,6 +230,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             runtime_dir,
             nerdr_read_only,
             nerdr_run_dir,
+            system_sockets,
             worktree,
             cwd,
             git,

@@ -13,7 +13,8 @@ pub enum Weakening {
     NoPidNs,
     /// Share the host's network namespace.
     NoNetNs,
-    /// Leave `$XDG_RUNTIME_DIR` and nerdr's client socket folder visible.
+    /// Leave `$XDG_RUNTIME_DIR`, nerdr's client socket folder and the
+    /// system's sockets (system bus, journal) visible.
     RuntimeVisible,
     /// `.git/hooks` writable.
     HooksWritable,

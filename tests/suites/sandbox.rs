@@ -103,6 +103,7 @@ try read-aws cat "$HOME/.aws/credentials"
 try write-nerdr-config touch "$HOME/.config/nerdr/x"
 try connect-user-bus python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$RT/bus"
 try connect-systemd-private python3 -c 'import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$RT/systemd/private"
+try forge-journal python3 -c 'import socket; socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).connect("/run/systemd/journal/socket")'
 try list-runtime-dir sh -c "ls -A '$RT' | grep -q ."
 try see-outside-pid kill -0 "$OUTSIDE"
 try ptrace python3 -c '
@@ -217,7 +218,7 @@ fn from_inside_every_escape_fails() {
         e.reached,
         e.report
     );
-    assert_eq!(e.blocked, 26, "{}", e.report);
+    assert_eq!(e.blocked, 27, "{}", e.report);
     assert!(!e.tcp_arrived, "a TCP connection reached the host");
     assert!(!e.dns_arrived, "a DNS query reached the host");
 
@@ -260,6 +261,7 @@ fn the_escape_checks_can_fail() {
         "write-nerdr-config",
         "connect-user-bus",
         "connect-systemd-private",
+        "forge-journal",
         "list-runtime-dir",
         "see-outside-pid",
         "tiocsti",
