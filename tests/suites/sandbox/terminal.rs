@@ -141,3 +141,50 @@ print(out.decode(errors="replace"))
     let out = crate::support::sysenv::output_of(&mut c);
     assert!(out.status.success(), "{}", describe(&c, &out));
 }
+
+/// SIGTERM sent to `nerdr sandbox` alone (a service manager stopping it)
+/// ends the sandbox, and the exit is still recorded.
+#[test]
+fn sigterm_ends_the_sandbox_on_the_record() {
+    let Some(env) = setup() else { return };
+    let proj = env.home().join("proj");
+    let driver = r#"
+import os, signal, subprocess, sys, time
+p = subprocess.Popen(["nerdr", "sandbox", "--", "sh", "-c", "echo ready; exec sleep 60"],
+                     stdout=subprocess.PIPE)
+assert p.stdout.readline() == b"ready\n"
+t0 = time.time()
+p.send_signal(signal.SIGTERM)
+code = p.wait(timeout=20)
+print("exit", code, "after %.1f s" % (time.time() - t0))
+"#;
+    let mut c = env.user_cmd(&["python3", "-c", driver]);
+    c.current_dir(&proj);
+    let out = crate::support::sysenv::output_of(&mut c);
+    assert!(
+        text(&out.stdout).contains("exit 143 after"),
+        "{}",
+        describe(&c, &out)
+    );
+    let dir = env.home().join(".local/share/nerdr/audit");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let trail = std::fs::read_to_string(file).unwrap();
+    let last: serde_json::Value = serde_json::from_str(trail.lines().last().unwrap()).unwrap();
+    assert_eq!(last["event"], "exit");
+    assert_eq!(last["code"], 143);
+    // Nothing left behind (the sandbox's processes die with bubblewrap).
+    crate::support::wait_until(
+        "the sandboxed sleep to end",
+        std::time::Duration::from_secs(5),
+        || {
+            env.output(&["pgrep", "-u", env.user(), "-x", "sleep"])
+                .stdout
+                .is_empty()
+        },
+    );
+}
