@@ -21,6 +21,7 @@ mod platform;
 mod probe;
 mod protocol;
 mod proxy;
+mod sandbox;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.

@@ -18,6 +18,7 @@ mod proxy_serve;
 mod quit;
 mod read;
 mod restart;
+mod sandbox;
 mod send;
 mod service_cmd;
 mod tabs;
@@ -61,6 +62,8 @@ pub enum Command {
     Terminal(terminal::Args),
     /// Start a tab's agent again, resuming its conversation
     Restart(restart::Args),
+    /// Run a program in nerdr's own sandbox (bubblewrap)
+    Sandbox(sandbox::Args),
     /// What waits for your approval, and your answer
     Approvals(approvals::Args),
     /// Stop a tab's program and forget the tab
@@ -85,6 +88,9 @@ pub enum Command {
     Core(core_cmd::Args),
     /// Run the holder, which owns the terminals (started by the core)
     Holder(crate::holder::Args),
+    /// The first program inside `nerdr sandbox` (internal)
+    #[command(hide = true, name = "sandbox-init")]
+    SandboxInit(crate::sandbox::init::Args),
     /// Wait to be placed in a scope, then become the program (internal)
     #[command(hide = true)]
     Shim(crate::host::shim::Args),
@@ -139,6 +145,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Terminal(a) => terminal::run(a),
         Command::Pane(a) => pane::run(a),
         Command::Restart(a) => restart::run(a),
+        Command::Sandbox(a) => sandbox::run(a),
         Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a),
         Command::Log(a) => log::run(a),
@@ -154,5 +161,6 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Probe(a) => crate::probe::checks::run(a),
         Command::ProxyServe(a) => proxy_serve::run(a),
         Command::ProxyBridge(a) => proxy_bridge::run(a),
+        Command::SandboxInit(a) => crate::sandbox::init::run(a),
     }
 }

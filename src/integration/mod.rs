@@ -18,7 +18,7 @@ mod copilot;
 mod edit;
 mod files;
 mod jsonhooks;
-mod jsonspan;
+pub(crate) mod jsonspan;
 mod state;
 
 use std::ffi::OsString;

@@ -12,6 +12,7 @@ mod probe_alone;
 mod proxy;
 mod resume;
 mod robustness;
+mod sandbox;
 mod scopes;
 mod service;
 mod worktrees;

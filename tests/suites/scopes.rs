@@ -185,14 +185,18 @@ fn close_stops_the_whole_scope_even_programs_that_ignore_sighup() {
         ],
     );
     let pidfile = env.home().join("work/stubborn.pid");
+    // The file exists a moment before the PID is in it.
+    let read_pid = || {
+        std::fs::read_to_string(&pidfile)
+            .ok()?
+            .trim()
+            .parse::<u32>()
+            .ok()
+    };
     wait_until("the stubborn child", Duration::from_secs(10), || {
-        pidfile.exists()
+        read_pid().is_some()
     });
-    let stubborn: u32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let stubborn: u32 = read_pid().unwrap();
     let shell = tab_pid(&env, &tab);
     nerdr(&env, &["close", &tab]);
     assert!(!alive(shell));

@@ -2,11 +2,10 @@
 //! lingering (do they outlive a logout), bubblewrap (`nerdr sandbox`) and
 //! journald (audit events).
 
-use std::path::PathBuf;
-
 use super::facts::{Facts, Platform, Programs};
 use super::report::{check, Check, Status};
 use crate::protocol::api::ProgramsMode;
+use crate::sandbox::availability::{self, Facts as Availability};
 
 /// Which mode keeps the programs, and whether it is the best this system
 /// allows. A holder in scopes is the goal; a holder in sessions is the best
@@ -103,14 +102,44 @@ pub fn check_linger(on: bool, user: &str) -> Check {
     }
 }
 
-pub fn check_bwrap(found: Option<&PathBuf>) -> Check {
-    match found {
-        Some(p) => check("bubblewrap", Status::Ok, format!("bwrap at {}", p.display()), None),
-        None => check(
-            "bubblewrap",
+/// Can `nerdr sandbox` build its sandbox here (bwrap found, and its
+/// namespaces work); if not, what to do.
+pub fn check_bwrap(b: &Availability) -> Check {
+    let name = "bubblewrap";
+    let Some(path) = &b.bwrap else {
+        return check(
+            name,
             Status::Warn,
-            "bwrap is not on PATH: `nerdr sandbox` refuses to start agents without it".into(),
-            Some("install bubblewrap (`apt install bubblewrap`, `dnf install bubblewrap`, `pacman -S bubblewrap`)".into()),
+            "bwrap is not on PATH: `nerdr sandbox` refuses to run without it".into(),
+            availability::advice(b),
+        );
+    };
+    let version = b.version.as_deref().unwrap_or("(unknown version)");
+    match &b.namespaces {
+        Ok(()) => {
+            let userns = if b.disables_userns {
+                "--disable-userns"
+            } else {
+                "seccomp"
+            };
+            check(
+                name,
+                Status::Ok,
+                format!(
+                    "bwrap {version} at {}: namespaces work; nested user namespaces blocked by {userns}",
+                    path.display()
+                ),
+                None,
+            )
+        }
+        Err(_) => check(
+            name,
+            Status::Warn,
+            format!(
+                "bwrap {version} at {} cannot create its namespaces: `nerdr sandbox` refuses to run",
+                path.display()
+            ),
+            availability::advice(b),
         ),
     }
 }
@@ -259,8 +288,21 @@ mod tests {
                 1,
             ),
             (
+                "a bwrap that cannot create namespaces warns with the AppArmor remedy",
+                |f| {
+                    let b = f.bwrap.as_mut().unwrap();
+                    b.namespaces = Err("setting up uid map: Permission denied".into());
+                    b.apparmor_restricts_userns = Some(true);
+                },
+                "bubblewrap",
+                Status::Warn,
+                "cannot create its namespaces",
+                "kernel.apparmor_restrict_unprivileged_userns=0",
+                1,
+            ),
+            (
                 "a missing bwrap warns",
-                |f| f.bwrap = Some(None),
+                |f| f.bwrap.as_mut().unwrap().bwrap = None,
                 "bubblewrap",
                 Status::Warn,
                 "nerdr sandbox",

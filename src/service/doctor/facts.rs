@@ -25,8 +25,9 @@ pub struct Facts {
     pub user: String,
     /// Lingering (`None` where it does not apply: launchd).
     pub linger: Option<bool>,
-    /// Where `bwrap` is on PATH (outer `None` where it does not apply).
-    pub bwrap: Option<Option<PathBuf>>,
+    /// Whether `nerdr sandbox` can build its sandbox (`None` where it does
+    /// not apply).
+    pub bwrap: Option<crate::sandbox::availability::Facts>,
     /// Whether journald's socket exists (`None` where it does not apply).
     pub journald: Option<bool>,
     /// What the core says about how it keeps programs; `None` when it was
@@ -120,7 +121,14 @@ pub fn healthy() -> Facts {
         },
         user: "ann".into(),
         linger: Some(true),
-        bwrap: Some(Some("/usr/bin/bwrap".into())),
+        bwrap: Some(crate::sandbox::availability::Facts {
+            bwrap: Some("/usr/bin/bwrap".into()),
+            version: Some("0.8.0".into()),
+            disables_userns: true,
+            namespaces: Ok(()),
+            apparmor_restricts_userns: None,
+            max_user_namespaces: Some(15000),
+        }),
         journald: Some(true),
         programs: Some(Programs {
             mode: Ok(crate::protocol::api::ProgramsMode::HolderScopes.to_string()),

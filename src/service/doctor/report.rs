@@ -40,7 +40,7 @@ pub fn checks(f: &Facts) -> Vec<Check> {
     all.push(check_socket(f, &f.client));
     all.extend(f.programs.as_ref().map(|p| check_programs(f, p)));
     all.extend(f.linger.map(|on| check_linger(on, &f.user)));
-    all.extend(f.bwrap.as_ref().map(|b| check_bwrap(b.as_ref())));
+    all.extend(f.bwrap.as_ref().map(check_bwrap));
     all.extend(f.journald.map(check_journald));
     all
 }
@@ -194,7 +194,7 @@ mod tests {
     #[test]
     fn json_output_is_an_array_of_name_status_detail_remedy() {
         let mut f = healthy();
-        f.bwrap = Some(None);
+        f.bwrap.as_mut().unwrap().bwrap = None;
         let v: serde_json::Value = serde_json::from_str(&render_json(&checks(&f))).unwrap();
         let arr = v.as_array().unwrap();
         assert_eq!(arr.len(), 9);

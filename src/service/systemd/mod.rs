@@ -276,10 +276,7 @@ pub fn gather(paths: &Paths) -> Facts {
         client: socket(CLIENT_SOCKET_UNIT, paths.client_socket()),
         linger: Some(linger_on(&user)),
         user,
-        bwrap: Some(install::find_on_path(
-            "bwrap",
-            std::env::var_os("PATH").as_deref(),
-        )),
+        bwrap: Some(crate::sandbox::availability::probe()),
         journald: Some(Path::new(JOURNAL_SOCKET).exists()),
         programs: None,
     }

@@ -1,0 +1,281 @@
+//! bubblewrap's argument vector, from plain data. Pure: every path here was
+//! resolved (symlinks followed) and checked for existence by `facts.rs`;
+//! this file only decides what is mounted where, and in which order.
+//!
+//! Order matters, because a later mount covers an earlier one:
+//! 1. the host's root read-only, fresh `/dev` and `/proc`, a private `/tmp`
+//!    (with the home folder and nerdr's binary kept if they lie in it);
+//! 2. the runtime dir hidden (tmpfs), then the sockets the user allowed;
+//! 3. what the agent may write: its own config dirs, `allowWrite`, the
+//!    worktree, and what `git commit` writes;
+//! 4. read-only again inside those: `.git/hooks`, `.git/config` and the other
+//!    git admin files, nerdr's config and state, `denyWrite`;
+//! 5. last, hidden: credential stores, `denyRead`, nerdr's client socket
+//!    folder, the system bus and the journal's sockets, so nothing bound
+//!    before can expose them.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::git_layout::GitLayout;
+use super::weaken::{Weaken, Weakening};
+
+/// A path that exists, and whether it is a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub path: PathBuf,
+    pub dir: bool,
+}
+
+impl Entry {
+    pub fn dir(p: impl Into<PathBuf>) -> Self {
+        Entry {
+            path: p.into(),
+            dir: true,
+        }
+    }
+    #[cfg(test)]
+    pub fn file(p: impl Into<PathBuf>) -> Self {
+        Entry {
+            path: p.into(),
+            dir: false,
+        }
+    }
+}
+
+/// Everything the argument vector depends on.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub home: PathBuf,
+    /// Folders under `/tmp` that stay visible (read-only) over the private
+    /// `/tmp`: the home folder and nerdr's own binary, where they lie there.
+    pub keep_in_tmp: Vec<PathBuf>,
+    /// `$XDG_RUNTIME_DIR`, if it exists.
+    pub runtime_dir: Option<PathBuf>,
+    /// nerdr's config and state dirs (those that exist): read-only.
+    pub nerdr_read_only: Vec<PathBuf>,
+    /// nerdr's client socket folder, if it exists: hidden.
+    pub nerdr_run_dir: Option<PathBuf>,
+    /// The system's sockets that exist (`/run/dbus`, the journal's):
+    /// hidden, so the agent can neither reach the system bus nor write
+    /// journal entries that look like nerdr's audit entries.
+    pub system_sockets: Vec<PathBuf>,
+    /// The worktree (writable) and where the program starts.
+    pub worktree: PathBuf,
+    pub cwd: PathBuf,
+    pub git: GitLayout,
+    /// The agent's own config and cache dirs, and `allowWrite`.
+    pub writable: Vec<Entry>,
+    /// `denyWrite`, and files the agent must not change for its next run
+    /// (the user's own settings inside its config dir).
+    pub read_only: Vec<Entry>,
+    /// Credential stores and `denyRead`.
+    pub hidden: Vec<Entry>,
+    /// `allowUnixSockets` that would otherwise be hidden.
+    pub sockets: Vec<PathBuf>,
+    /// PROXY SEAM: binds the network plan adds (the proxy's Unix socket).
+    pub network_binds: Vec<PathBuf>,
+    /// This bubblewrap has `--disable-userns` (0.8.0 and later).
+    pub bwrap_disables_userns: bool,
+    /// The descriptors bwrap reads the seccomp programs from.
+    pub seccomp_fds: Vec<i32>,
+    /// The descriptor bwrap reports the child's pid and exit on.
+    pub status_fd: Option<i32>,
+    pub weaken: Weaken,
+    pub cmd: Vec<OsString>,
+}
+
+/// The kernel features the arguments ask for, for the audit trail.
+pub fn features(l: &Layout) -> Vec<&'static str> {
+    let mut f = vec!["user-ns", "mount-ns"];
+    if !l.weaken.has(Weakening::NoPidNs) {
+        f.push("pid-ns");
+    }
+    if !l.weaken.has(Weakening::NoNetNs) {
+        f.push("net-ns");
+    }
+    f.extend(["ipc-ns", "uts-ns", "no-new-privs", "cap-drop-all"]);
+    if !l.seccomp_fds.is_empty() && !l.weaken.has(Weakening::NoSeccomp) {
+        f.push("seccomp");
+    }
+    if l.bwrap_disables_userns && !l.weaken.has(Weakening::UsernsAllowed) {
+        f.push("disable-userns");
+    }
+    f
+}
+
+/// bwrap's arguments (without the program name).
+pub fn args(l: &Layout) -> Vec<OsString> {
+    let mut a = Args::default();
+    let w = &l.weaken;
+
+    // 1. The host read-only; fresh /dev, /proc; private /tmp.
+    a.push(["--ro-bind", "/", "/"]);
+    a.push(["--dev", "/dev"]);
+    a.push(["--proc", "/proc"]);
+    a.push(["--tmpfs", "/tmp"]);
+    for p in &l.keep_in_tmp {
+        a.bind("--ro-bind", p);
+    }
+
+    // 2. The runtime dir: the user bus, systemd's private socket, nerdr's
+    // client socket and every other per-login socket live there.
+    if !w.has(Weakening::RuntimeVisible) {
+        if let Some(rt) = &l.runtime_dir {
+            a.path2("--tmpfs", rt);
+        }
+    }
+    for s in &l.sockets {
+        a.bind("--bind", s);
+    }
+    for s in &l.network_binds {
+        a.bind("--bind", s);
+    }
+
+    // 3. What the agent writes.
+    if w.has(Weakening::HomeWritable) {
+        a.bind("--bind", &l.home);
+    }
+    for e in &l.writable {
+        a.bind("--bind", &e.path);
+    }
+    a.bind("--bind", &l.worktree);
+    let git_protected = git_binds(&l.git, w, &mut a);
+
+    // 4. Read-only inside what was made writable.
+    for (flag, p) in &git_protected {
+        a.bind(flag, p);
+    }
+    if !w.has(Weakening::NerdrWritable) {
+        for p in &l.nerdr_read_only {
+            a.bind("--ro-bind", p);
+        }
+    } else {
+        for p in &l.nerdr_read_only {
+            a.bind("--bind", p);
+        }
+    }
+    for e in &l.read_only {
+        a.bind("--ro-bind", &e.path);
+    }
+
+    // 5. Hidden last.
+    let mut hidden: Vec<Entry> = Vec::new();
+    if !w.has(Weakening::CredsVisible) {
+        hidden.extend(l.hidden.iter().cloned());
+    }
+    if !w.has(Weakening::RuntimeVisible) {
+        if let Some(run) = &l.nerdr_run_dir {
+            hidden.push(Entry::dir(run.clone()));
+        }
+        hidden.extend(l.system_sockets.iter().cloned().map(Entry::dir));
+    }
+    for e in &hidden {
+        if e.dir {
+            // An empty, read-only directory in its place.
+            a.path2("--tmpfs", &e.path);
+            a.path2("--remount-ro", &e.path);
+        } else {
+            a.push(["--ro-bind", "/dev/null"]);
+            a.path(&e.path);
+        }
+    }
+
+    // Namespaces and privileges.
+    a.push(["--unshare-user"]);
+    if !w.has(Weakening::NoPidNs) {
+        a.push(["--unshare-pid"]);
+    }
+    if !w.has(Weakening::NoNetNs) {
+        a.push(["--unshare-net"]);
+    }
+    a.push(["--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]);
+    a.push(["--die-with-parent", "--cap-drop", "ALL"]);
+    if l.bwrap_disables_userns && !w.has(Weakening::UsernsAllowed) {
+        a.push(["--disable-userns"]);
+    }
+    if !w.has(Weakening::NoSeccomp) {
+        for fd in &l.seccomp_fds {
+            a.push(["--add-seccomp-fd".to_string(), fd.to_string()]);
+        }
+    }
+    if let Some(fd) = l.status_fd {
+        a.push(["--json-status-fd".to_string(), fd.to_string()]);
+    }
+    a.path2("--chdir", &l.cwd);
+    a.push(["--"]);
+    a.0.extend(l.cmd.iter().cloned());
+    a.0
+}
+
+/// Bind what `git commit` writes (into `a`), and return what must then be
+/// bound on top: read-only, or writable where a weakening says so (the
+/// common dir of a linked worktree is read-only to begin with).
+fn git_binds(git: &GitLayout, w: &Weaken, a: &mut Args) -> Vec<(&'static str, PathBuf)> {
+    let mut out = Vec::new();
+    let protected = match git {
+        GitLayout::None => return out,
+        GitLayout::Main { git_dir, protected } => {
+            // Bound onto itself so it is a mount point: a mount point cannot
+            // be renamed or removed, so `.git` cannot be replaced.
+            a.bind("--bind", git_dir);
+            protected
+        }
+        GitLayout::Linked {
+            dot_git,
+            admin_dir,
+            common_writable,
+            protected,
+        } => {
+            a.bind("--bind", admin_dir);
+            for d in common_writable {
+                a.bind("--bind", d);
+            }
+            // The `.git` file points host git at the admin dir.
+            out.push(("--ro-bind", dot_git.clone()));
+            protected
+        }
+    };
+    let flag = |weakening| {
+        if w.has(weakening) {
+            "--bind"
+        } else {
+            "--ro-bind"
+        }
+    };
+    for p in &protected.hooks {
+        out.push((flag(Weakening::HooksWritable), p.clone()));
+    }
+    for p in &protected.config {
+        out.push((flag(Weakening::GitConfigWritable), p.clone()));
+    }
+    for p in &protected.other {
+        out.push(("--ro-bind", p.clone()));
+    }
+    out
+}
+
+#[derive(Default)]
+struct Args(Vec<OsString>);
+
+impl Args {
+    fn push<S: Into<OsString>, const N: usize>(&mut self, words: [S; N]) {
+        self.0.extend(words.map(Into::into));
+    }
+    fn path(&mut self, p: &Path) {
+        self.0.push(p.as_os_str().to_owned());
+    }
+    fn path2(&mut self, flag: &str, p: &Path) {
+        self.0.push(flag.into());
+        self.path(p);
+    }
+    /// `flag P P`: the same path inside as outside.
+    fn bind(&mut self, flag: &str, p: &Path) {
+        self.path2(flag, p);
+        self.path(p);
+    }
+}
+
+#[cfg(test)]
+#[path = "bwrap_tests.rs"]
+mod tests;

@@ -1,0 +1,232 @@
+use super::*;
+use crate::sandbox::git_layout::Protected;
+
+fn base() -> Layout {
+    Layout {
+        home: "/home/u".into(),
+        keep_in_tmp: vec![],
+        runtime_dir: Some("/run/user/1000".into()),
+        nerdr_read_only: vec![
+            "/home/u/.config/nerdr".into(),
+            "/home/u/.local/state/nerdr".into(),
+        ],
+        nerdr_run_dir: None,
+        system_sockets: vec!["/run/dbus".into()],
+        worktree: "/home/u/src/p".into(),
+        cwd: "/home/u/src/p".into(),
+        git: GitLayout::Main {
+            git_dir: "/home/u/src/p/.git".into(),
+            protected: Protected {
+                hooks: vec!["/home/u/src/p/.git/hooks".into()],
+                config: vec!["/home/u/src/p/.git/config".into()],
+                other: vec![],
+            },
+        },
+        writable: vec![
+            Entry::dir("/home/u/.claude"),
+            Entry::file("/home/u/.claude.json"),
+        ],
+        read_only: vec![Entry::file("/home/u/.claude/settings.json")],
+        hidden: vec![Entry::dir("/home/u/.ssh"), Entry::file("/home/u/.netrc")],
+        sockets: vec![],
+        network_binds: vec![],
+        bwrap_disables_userns: true,
+        seccomp_fds: vec![5],
+        status_fd: Some(6),
+        weaken: Weaken::none(),
+        cmd: vec!["claude".into(), "--resume".into()],
+    }
+}
+
+fn words(v: &[OsString]) -> String {
+    v.iter()
+        .map(|w| w.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn the_whole_vector_for_a_main_checkout() {
+    let got = words(&args(&base()));
+    let want = [
+        "--ro-bind / /",
+        "--dev /dev",
+        "--proc /proc",
+        "--tmpfs /tmp",
+        "--tmpfs /run/user/1000",
+        "--bind /home/u/.claude /home/u/.claude",
+        "--bind /home/u/.claude.json /home/u/.claude.json",
+        "--bind /home/u/src/p /home/u/src/p",
+        "--bind /home/u/src/p/.git /home/u/src/p/.git",
+        "--ro-bind /home/u/src/p/.git/hooks /home/u/src/p/.git/hooks",
+        "--ro-bind /home/u/src/p/.git/config /home/u/src/p/.git/config",
+        "--ro-bind /home/u/.config/nerdr /home/u/.config/nerdr",
+        "--ro-bind /home/u/.local/state/nerdr /home/u/.local/state/nerdr",
+        "--ro-bind /home/u/.claude/settings.json /home/u/.claude/settings.json",
+        "--tmpfs /home/u/.ssh --remount-ro /home/u/.ssh",
+        "--ro-bind /dev/null /home/u/.netrc",
+        "--tmpfs /run/dbus --remount-ro /run/dbus",
+        "--unshare-user --unshare-pid --unshare-net --unshare-ipc --unshare-uts --unshare-cgroup-try",
+        "--die-with-parent --cap-drop ALL --disable-userns",
+        "--add-seccomp-fd 5 --json-status-fd 6",
+        "--chdir /home/u/src/p -- claude --resume",
+    ]
+    .join(" ");
+    assert_eq!(got, want);
+    assert_eq!(
+        features(&base()),
+        [
+            "user-ns",
+            "mount-ns",
+            "pid-ns",
+            "net-ns",
+            "ipc-ns",
+            "uts-ns",
+            "no-new-privs",
+            "cap-drop-all",
+            "seccomp",
+            "disable-userns"
+        ]
+    );
+}
+
+#[test]
+fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
+    let mut l = base();
+    l.writable.clear();
+    l.read_only.clear();
+    l.hidden.clear();
+    l.nerdr_read_only.clear();
+    l.system_sockets.clear();
+    l.worktree = "/d/wt/t1".into();
+    l.cwd = "/d/wt/t1/sub".into();
+    l.git = GitLayout::Linked {
+        dot_git: "/d/wt/t1/.git".into(),
+        admin_dir: "/r/.git/worktrees/t1".into(),
+        common_writable: vec![
+            "/r/.git/objects".into(),
+            "/r/.git/refs".into(),
+            "/r/.git/logs".into(),
+        ],
+        protected: Protected {
+            hooks: vec!["/r/.git/hooks".into()],
+            config: vec!["/r/.git/config".into()],
+            other: vec![
+                "/r/.git/worktrees/t1/commondir".into(),
+                "/r/.git/worktrees/t1/gitdir".into(),
+            ],
+        },
+    };
+    let got = words(&args(&l));
+    let mounts = [
+        "--bind /d/wt/t1 /d/wt/t1",
+        "--bind /r/.git/worktrees/t1 /r/.git/worktrees/t1",
+        "--bind /r/.git/objects /r/.git/objects",
+        "--bind /r/.git/refs /r/.git/refs",
+        "--bind /r/.git/logs /r/.git/logs",
+        "--ro-bind /d/wt/t1/.git /d/wt/t1/.git",
+        "--ro-bind /r/.git/hooks /r/.git/hooks",
+        "--ro-bind /r/.git/config /r/.git/config",
+        "--ro-bind /r/.git/worktrees/t1/commondir /r/.git/worktrees/t1/commondir",
+        "--ro-bind /r/.git/worktrees/t1/gitdir /r/.git/worktrees/t1/gitdir",
+        "--unshare-user",
+    ]
+    .join(" ");
+    assert!(got.contains(&mounts), "{got}");
+    assert!(
+        got.ends_with("--chdir /d/wt/t1/sub -- claude --resume"),
+        "{got}"
+    );
+}
+
+#[test]
+fn sockets_and_the_client_folder() {
+    let mut l = base();
+    l.sockets = vec!["/run/user/1000/docker.sock".into()];
+    l.nerdr_run_dir = Some("/home/u/.cache/nerdr/run".into());
+    let got = words(&args(&l));
+    assert!(
+        got.contains(
+            "--tmpfs /run/user/1000 --bind /run/user/1000/docker.sock /run/user/1000/docker.sock"
+        ),
+        "{got}"
+    );
+    assert!(
+        got.contains("--tmpfs /home/u/.cache/nerdr/run --remount-ro /home/u/.cache/nerdr/run"),
+        "{got}"
+    );
+}
+
+#[test]
+fn a_home_under_tmp_stays_visible_over_the_private_tmp() {
+    let mut l = base();
+    l.keep_in_tmp = vec!["/tmp/t/home".into(), "/tmp/t/bin".into()];
+    let got = words(&args(&l));
+    assert!(
+        got.contains("--tmpfs /tmp --ro-bind /tmp/t/home /tmp/t/home --ro-bind /tmp/t/bin /tmp/t/bin --tmpfs /run/user/1000"),
+        "{got}"
+    );
+}
+
+#[test]
+fn without_disable_userns_nothing_asks_for_it() {
+    let mut l = base();
+    l.bwrap_disables_userns = false;
+    assert!(!words(&args(&l)).contains("--disable-userns"));
+    assert!(!features(&l).contains(&"disable-userns"));
+}
+
+/// Each weakening drops exactly its protection: (weakening, text present
+/// in the real sandbox and absent from the weakened one, text only in the
+/// weakened one).
+#[test]
+fn each_weakening_drops_one_protection() {
+    use Weakening::*;
+    let rows: &[(Weakening, &str, &str)] = &[
+        (NoPidNs, "--unshare-pid", ""),
+        (NoNetNs, "--unshare-net", ""),
+        (RuntimeVisible, "--tmpfs /run/user/1000", ""),
+        (RuntimeVisible, "--tmpfs /run/dbus", ""),
+        (
+            HooksWritable,
+            "--ro-bind /home/u/src/p/.git/hooks",
+            "--bind /home/u/src/p/.git/hooks",
+        ),
+        (
+            GitConfigWritable,
+            "--ro-bind /home/u/src/p/.git/config",
+            "--bind /home/u/src/p/.git/config",
+        ),
+        (CredsVisible, "--tmpfs /home/u/.ssh", ""),
+        (
+            NerdrWritable,
+            "--ro-bind /home/u/.config/nerdr",
+            "--bind /home/u/.config/nerdr",
+        ),
+        (NoSeccomp, "--add-seccomp-fd 5", ""),
+        (UsernsAllowed, "--disable-userns", ""),
+        (HomeWritable, "", "--bind /home/u /home/u"),
+    ];
+    assert_eq!(rows.len(), Weakening::ALL.len() + 1);
+    let strong = words(&args(&base()));
+    for (w, gone, added) in rows {
+        let mut l = base();
+        l.weaken = Weaken::parse(w.name()).unwrap();
+        let weak = words(&args(&l));
+        if !gone.is_empty() {
+            assert!(strong.contains(gone), "{w:?}: {strong}");
+            assert!(!weak.contains(gone), "{w:?} still has {gone}: {weak}");
+        }
+        if !added.is_empty() {
+            assert!(!strong.contains(added), "{w:?}: {strong}");
+            assert!(weak.contains(added), "{w:?} lacks {added}: {weak}");
+        }
+    }
+}
+
+#[test]
+fn no_git_means_no_git_binds() {
+    let mut l = base();
+    l.git = GitLayout::None;
+    assert!(!words(&args(&l)).contains(".git"));
+}

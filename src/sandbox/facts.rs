@@ -1,0 +1,270 @@
+//! The edge: read the disk and the environment into the plain
+//! [`Layout`] the bwrap builder decides from. Every path is resolved
+//! (symlinks followed) here, so a bind can never be redirected by a link
+//! the agent planted; what does not exist is left out (bwrap cannot bind
+//! it), except the agent's own config dirs, which are created.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use super::bwrap::{Entry, Layout};
+use super::git_layout;
+use super::settings::Effective;
+use super::weaken::Weaken;
+use crate::paths::Paths;
+
+/// Where each agent keeps its sign-in state, config and caches (relative to
+/// HOME): writable in its sandbox. Directories end in `/`; a missing one is
+/// created, a missing file (a JSON config) is created as `{}`, since the
+/// agent cannot create either in a read-only home. A bound file cannot be
+/// replaced by rename (EBUSY): Claude Code then falls back to writing
+/// `~/.claude.json` in place, which works.
+fn agent_paths(agent: &str) -> &'static [&'static str] {
+    match agent {
+        "claude" => &[
+            ".claude/",
+            ".claude.json",
+            ".cache/claude/",
+            ".cache/claude-cli-nodejs/",
+        ],
+        "codex" => &[".codex/"],
+        "opencode" => &[
+            ".config/opencode/",
+            ".local/share/opencode/",
+            ".local/state/opencode/",
+            ".cache/opencode/",
+        ],
+        "gemini" | "agy" => &[".gemini/"],
+        "copilot" => &[".copilot/"],
+        "cursor-agent" => &[".cursor/", ".config/cursor/"],
+        "grok" => &[".grok/"],
+        _ => &[],
+    }
+}
+
+/// Files the agent's config dir holds that nerdr trusts to loosen the
+/// sandbox: kept read-only so the agent cannot loosen its next run.
+fn pinned_settings(agent: &str) -> &'static [&'static str] {
+    match agent {
+        "claude" => &[".claude/settings.json"],
+        _ => &[],
+    }
+}
+
+/// Credential stores, relative to HOME: hidden unless `allowRead` names
+/// them.
+pub const CREDENTIAL_STORES: &[&str] = &[
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".config/gh",
+    ".config/hub",
+    ".docker",
+    ".kube",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".local/share/keyrings",
+    ".password-store",
+    ".azure",
+    ".config/gcloud",
+    ".vault-token",
+    ".pgpass",
+    ".pypirc",
+    ".npmrc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+];
+
+/// The system bus and journald's sockets.
+const SYSTEM_SOCKETS: &[&str] = &["/run/dbus", "/run/systemd/journal"];
+
+/// What `gather` needs besides the disk.
+pub struct Inputs<'a> {
+    pub home: &'a Path,
+    pub runtime_dir: Option<&'a Path>,
+    pub paths: &'a Paths,
+    pub worktree: &'a Path,
+    pub cwd: &'a Path,
+    pub agent: &'a str,
+    pub settings: &'a Effective,
+    pub network_binds: Vec<PathBuf>,
+    pub bwrap_disables_userns: bool,
+    pub weaken: Weaken,
+    pub cmd: Vec<OsString>,
+}
+
+/// Gather the layout; problems worth telling (a listed path that does not
+/// exist) come back as warnings.
+pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
+    let mut warnings = Vec::new();
+    let home = canonical(i.home).unwrap_or_else(|| i.home.to_path_buf());
+    let expand = |s: &str| -> PathBuf {
+        if s == "~" {
+            home.clone()
+        } else if let Some(rest) = s.strip_prefix("~/") {
+            home.join(rest)
+        } else if Path::new(s).is_absolute() {
+            PathBuf::from(s)
+        } else {
+            i.worktree.join(s)
+        }
+    };
+
+    let mut writable = Vec::new();
+    for rel in agent_paths(i.agent) {
+        let (rel, dir) = match rel.strip_suffix('/') {
+            Some(r) => (r, true),
+            None => (*rel, false),
+        };
+        let p = home.join(rel);
+        if std::fs::symlink_metadata(&p).is_err() {
+            use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+            if dir {
+                let _ = std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(&p);
+            } else {
+                let created = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(&p);
+                if let Ok(mut f) = created {
+                    use std::io::Write;
+                    let _ = f.write_all(b"{}\n");
+                }
+            }
+        }
+        if let Some(e) = entry(&p) {
+            writable.push(e);
+        }
+    }
+    for s in &i.settings.filesystem.allow_write {
+        match entry(&expand(s)) {
+            Some(e) => writable.push(e),
+            None => warnings.push(format!(
+                "filesystem.allowWrite: {s} does not exist; create it to let the sandbox write there"
+            )),
+        }
+    }
+
+    let mut read_only = Vec::new();
+    for rel in pinned_settings(i.agent) {
+        let p = home.join(rel);
+        if std::fs::symlink_metadata(&p).is_err() {
+            // An empty settings file, so the agent cannot create one that
+            // its next run would trust.
+            let _ = std::fs::write(&p, "{}\n");
+        }
+        read_only.extend(entry(&p));
+    }
+    for s in &i.settings.filesystem.deny_write {
+        read_only.extend(entry(&expand(s)));
+    }
+
+    let allow_read: Vec<PathBuf> = i
+        .settings
+        .filesystem
+        .allow_read
+        .iter()
+        .filter_map(|s| canonical(&expand(s)))
+        .collect();
+    let mut hidden = Vec::new();
+    for rel in CREDENTIAL_STORES {
+        if let Some(e) = entry(&home.join(rel)) {
+            if !allow_read.iter().any(|a| e.path.starts_with(a)) {
+                hidden.push(e);
+            }
+        }
+    }
+    for s in &i.settings.filesystem.deny_read {
+        hidden.extend(entry(&expand(s)));
+    }
+
+    let sockets = i
+        .settings
+        .network
+        .allow_unix_sockets
+        .iter()
+        .filter_map(|s| canonical(&expand(s)))
+        .collect();
+
+    let tmp = Path::new("/tmp");
+    let exe_dir = std::env::current_exe()
+        .ok()
+        .and_then(|e| e.parent().and_then(canonical));
+    let keep_in_tmp = [Some(home.clone()), exe_dir]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.starts_with(tmp) && p != tmp)
+        .fold(Vec::new(), |mut v, p| {
+            if !v.contains(&p) {
+                v.push(p);
+            }
+            v
+        });
+
+    let runtime_dir = i.runtime_dir.and_then(canonical);
+    let nerdr_read_only = [&i.paths.config_dir, &i.paths.state_dir]
+        .into_iter()
+        .filter_map(|p| canonical(p))
+        .collect();
+    let system_sockets = SYSTEM_SOCKETS
+        .iter()
+        .filter_map(|p| canonical(Path::new(p)))
+        .collect();
+    let nerdr_run_dir = canonical(&i.paths.run_dir)
+        .filter(|run| !runtime_dir.as_ref().is_some_and(|rt| run.starts_with(rt)));
+
+    let worktree = canonical(i.worktree)
+        .ok_or_else(|| anyhow::anyhow!("the worktree {} does not exist", i.worktree.display()))?;
+    let git = git_layout::gather(&worktree)?;
+    let cwd = canonical(i.cwd).unwrap_or_else(|| worktree.clone());
+
+    Ok((
+        Layout {
+            home,
+            keep_in_tmp,
+            runtime_dir,
+            nerdr_read_only,
+            nerdr_run_dir,
+            system_sockets,
+            worktree,
+            cwd,
+            git,
+            writable,
+            read_only,
+            hidden,
+            sockets,
+            network_binds: i.network_binds,
+            bwrap_disables_userns: i.bwrap_disables_userns,
+            seccomp_fds: Vec::new(),
+            status_fd: None,
+            weaken: i.weaken,
+            cmd: i.cmd,
+        },
+        warnings,
+    ))
+}
+
+fn canonical(p: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(p).ok()
+}
+
+/// The resolved path and its kind, if it exists.
+fn entry(p: &Path) -> Option<Entry> {
+    let c = canonical(p)?;
+    let dir = c.is_dir();
+    Some(Entry { path: c, dir })
+}
+
+/// The worktree to use: `--worktree`, else the nearest folder up from
+/// `cwd` holding `.git`, else `cwd`.
+pub fn find_worktree(cwd: &Path) -> PathBuf {
+    cwd.ancestors()
+        .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}

@@ -1,0 +1,335 @@
+//! `nerdr sandbox -- CMD`: nerdr's own sandbox (DESIGN.md, "nerdr's own
+//! sandbox"). This file runs it: load the settings, gather the facts, build
+//! bubblewrap's arguments, run CMD under it with its exit code passed
+//! through, and keep the audit trail. The decisions live in pure modules:
+//! - `settings`: the common sandbox settings schema, merged by trust;
+//! - `env`: which variables pass;
+//! - `bwrap`: the argument vector; `git_layout`: what of `.git` a commit
+//!   writes; `seccomp`: the filter; `weaken`: test-only weakenings;
+//! - `availability`: can bubblewrap run here, and if not, what to do;
+//! - `network`: the seam where the filtering proxy plugs in;
+//! - `audit_trail`: one JSON line per decision.
+//!
+//! The terminal stays CMD's: bubblewrap runs without `--new-session`, so
+//! TUIs, resizes and job control work; the seccomp filter stops TIOCSTI
+//! instead.
+
+pub mod audit_trail;
+pub mod availability;
+pub mod bwrap;
+pub mod env;
+mod facts;
+pub mod git_layout;
+pub mod init;
+pub mod network;
+mod seccomp;
+pub mod settings;
+mod signals;
+pub mod weaken;
+
+use std::ffi::OsString;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, ExitStatus};
+use std::time::Instant;
+
+use anyhow::Context;
+
+use crate::paths::Paths;
+use audit_trail::{Start, Trail};
+use settings::{Layer, Source};
+use weaken::Weaken;
+
+/// Exit code when the sandbox refuses to run (as `env` and container
+/// runtimes use for "the wrapper failed").
+pub const REFUSED: u8 = 125;
+
+pub struct Request {
+    pub settings: Option<PathBuf>,
+    pub worktree: Option<PathBuf>,
+    pub weaken: Weaken,
+    pub cmd: Vec<OsString>,
+}
+
+pub fn run(req: Request) -> anyhow::Result<ExitCode> {
+    let t0 = Instant::now();
+    let penv = crate::paths::Env::from_process();
+    let paths = Paths::resolve(&penv)?;
+    let home = penv
+        .home
+        .clone()
+        .context("HOME is not set: the sandbox needs it to know what to hide")?;
+    let cwd = std::env::current_dir().context("cannot read the current folder")?;
+    let worktree = match &req.worktree {
+        Some(w) => std::fs::canonicalize(w)
+            .with_context(|| format!("--worktree {} does not exist", w.display()))?,
+        None => facts::find_worktree(&std::fs::canonicalize(&cwd)?),
+    };
+    let canon_home = std::fs::canonicalize(&home).unwrap_or(home.clone());
+    if worktree == canon_home || worktree == Path::new("/") {
+        anyhow::bail!(
+            "refusing to make {} writable as the worktree; run `nerdr sandbox` in a project folder or pass --worktree DIR",
+            worktree.display()
+        );
+    }
+
+    // Settings: the user's own files, --settings, then the project's.
+    let layers = load_layers(&home, &paths, req.settings.as_deref(), &worktree)?;
+    let (settings, warnings) = settings::merge(&layers);
+    let session = audit_trail::new_session_id();
+    // Shared: the proxy reports its decisions from its own threads.
+    let trail = std::sync::Arc::new(Trail::open(&paths, &session).with_context(|| {
+        format!(
+            "cannot open the audit trail in {}",
+            paths.data_dir.join("audit").display()
+        )
+    })?);
+    for w in &warnings {
+        eprintln!("nerdr sandbox: warning: {w}");
+        trail.setting(&w.to_string());
+    }
+    let agent = env::agent_name(&req.cmd);
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    vars = env::clean(&vars, &agent);
+
+    if !settings.enabled {
+        let why = "`sandbox.enabled` is false in the user's settings";
+        eprintln!(
+            "nerdr sandbox: warning: running `{}` WITHOUT a sandbox: {why}",
+            agent
+        );
+        trail.unsandboxed(why);
+        return finish(&trail, t0, spawn_plain(&req.cmd, &vars));
+    }
+
+    let bwrap = crate::service::install::find_on_path("bwrap", std::env::var_os("PATH").as_deref());
+    let Some(bwrap) = bwrap else {
+        let facts = availability::probe();
+        return unavailable(&trail, &settings, &facts, &req.cmd, &vars, t0);
+    };
+    let (version, disables_userns) = availability::version_and_features(&bwrap);
+
+    // PROXY SEAM: the network plan (today: loopback only).
+    let net = network::plan(&settings.network, &trail);
+    vars.extend(net.env.iter().cloned());
+    let exe = std::env::current_exe().context("cannot find nerdr's own binary")?;
+    let mut cmd: Vec<OsString> = vec![exe.into(), "sandbox-init".into()];
+    cmd.extend(net.inner_init.iter().cloned());
+    cmd.push("--".into());
+    cmd.extend(req.cmd.iter().cloned());
+
+    let (mut layout, fact_warnings) = facts::gather(facts::Inputs {
+        home: &home,
+        runtime_dir: penv.xdg_runtime_dir.as_deref(),
+        paths: &paths,
+        worktree: &worktree,
+        cwd: &cwd,
+        agent: &agent,
+        settings: &settings,
+        network_binds: net.binds.clone(),
+        bwrap_disables_userns: disables_userns,
+        weaken: req.weaken.clone(),
+        cmd,
+    })?;
+    for w in &fact_warnings {
+        eprintln!("nerdr sandbox: warning: {w}");
+        trail.setting(w);
+    }
+    if !req.weaken.is_empty() {
+        eprintln!(
+            "nerdr sandbox: warning: WEAKENED sandbox for testing: {}",
+            req.weaken
+        );
+    }
+
+    let programs = seccomp::programs(!disables_userns).map_err(|e| anyhow::anyhow!(e))?;
+    let seccomp_fds = programs
+        .iter()
+        .map(|p| memfd_with(p))
+        .collect::<anyhow::Result<Vec<OwnedFd>>>()?;
+    layout.seccomp_fds = seccomp_fds.iter().map(|f| f.as_raw_fd()).collect();
+    let (status_read, status_write) = status_pipe()?;
+    layout.status_fd = Some(status_write.as_raw_fd());
+
+    trail.start(&Start {
+        cmd: req
+            .cmd
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        worktree: worktree.clone(),
+        settings_hash: settings.hash(),
+        bwrap_version: version.clone().unwrap_or_else(|| "unknown".into()),
+        kernel_features: bwrap::features(&layout),
+        weakened: req.weaken.names(),
+    });
+
+    let mut command = Command::new(&bwrap);
+    command
+        .args(bwrap::args(&layout))
+        .env_clear()
+        .envs(vars.iter().cloned());
+    // See `init`: bwrap must outlive the terminal's Ctrl-C; the init inside
+    // restores the defaults for CMD.
+    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_IGN);
+            libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = command
+        .spawn()
+        .with_context(|| format!("cannot run {}", bwrap.display()))?;
+    // Our copies: bwrap has its own now, and the pipe's end must close with
+    // bwrap's alone.
+    drop(seccomp_fds);
+    drop(status_write);
+    let status_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::fs::File::from(status_read).read_to_string(&mut text);
+        text
+    });
+    let status = signals::wait_forwarding(child);
+    let reported = status_reader.join().unwrap_or_default();
+    if !reported.contains("child-pid") {
+        // bwrap ended before starting CMD: it could not build the sandbox.
+        let facts = availability::probe();
+        return unavailable(&trail, &settings, &facts, &req.cmd, &vars, t0);
+    }
+    finish(&trail, t0, status)
+}
+
+/// Refuse (the default) or, when the user's settings say
+/// `failIfUnavailable = false`, run unsandboxed with a warning.
+fn unavailable(
+    trail: &Trail,
+    settings: &settings::Effective,
+    facts: &availability::Facts,
+    cmd: &[OsString],
+    vars: &[(OsString, OsString)],
+    t0: Instant,
+) -> anyhow::Result<ExitCode> {
+    let advice = availability::advice(facts).unwrap_or_else(|| {
+        "bubblewrap could not start the sandbox; see its message above".to_string()
+    });
+    if settings.fail_if_unavailable {
+        eprintln!("nerdr sandbox: refusing to run without a sandbox: {advice}");
+        trail.unsandboxed(&format!("refused: {advice}"));
+        trail.exit(REFUSED as i32, None, t0.elapsed().as_millis() as u64);
+        return Ok(ExitCode::from(REFUSED));
+    }
+    eprintln!(
+        "nerdr sandbox: warning: running WITHOUT a sandbox (failIfUnavailable = false): {advice}"
+    );
+    trail.unsandboxed(&advice);
+    finish(trail, t0, spawn_plain(cmd, vars))
+}
+
+fn spawn_plain(cmd: &[OsString], vars: &[(OsString, OsString)]) -> std::io::Result<ExitStatus> {
+    let child = Command::new(&cmd[0])
+        .args(&cmd[1..])
+        .env_clear()
+        .envs(vars.iter().cloned())
+        .spawn()?;
+    signals::wait_forwarding(child)
+}
+
+fn finish(
+    trail: &Trail,
+    t0: Instant,
+    status: std::io::Result<ExitStatus>,
+) -> anyhow::Result<ExitCode> {
+    use std::os::unix::process::ExitStatusExt;
+    let ms = t0.elapsed().as_millis() as u64;
+    let status = match status {
+        Ok(s) => s,
+        Err(e) => {
+            trail.exit(127, None, ms);
+            return Err(anyhow::Error::new(e).context("cannot start the program"));
+        }
+    };
+    let (code, signal) = match (status.code(), status.signal()) {
+        (Some(c), _) => (c, None),
+        (None, Some(s)) => (128 + s, Some(s)),
+        (None, None) => (1, None),
+    };
+    trail.exit(code, signal, ms);
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// The layers in trust order; a missing default file is no layer, a
+/// missing `--settings` file is an error.
+fn load_layers(
+    home: &Path,
+    paths: &Paths,
+    flag: Option<&Path>,
+    worktree: &Path,
+) -> anyhow::Result<Vec<(Source, Layer)>> {
+    let mut out = Vec::new();
+    let mut read = |source: Source, strict: bool, required: bool| -> anyhow::Result<()> {
+        let path = source.path().to_path_buf();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => anyhow::bail!("cannot read the sandbox settings {}: {e}", path.display()),
+        };
+        out.push((source, settings::parse(&path, &text, strict)?));
+        Ok(())
+    };
+    read(
+        Source::User(home.join(".claude/settings.json")),
+        false,
+        false,
+    )?;
+    read(
+        Source::User(paths.config_dir.join("sandbox.json")),
+        true,
+        false,
+    )?;
+    if let Some(f) = flag {
+        read(Source::Flag(f.to_path_buf()), false, true)?;
+    }
+    read(
+        Source::Project(worktree.join(".claude/settings.json")),
+        false,
+        false,
+    )?;
+    read(
+        Source::Project(worktree.join(".claude/settings.local.json")),
+        false,
+        false,
+    )?;
+    Ok(out)
+}
+
+/// An in-memory file holding `bytes`, inheritable (no close-on-exec), read
+/// from its start.
+fn memfd_with(bytes: &[u8]) -> anyhow::Result<OwnedFd> {
+    use std::io::{Seek, SeekFrom, Write};
+    // SAFETY: a valid NUL-terminated name; flags 0 (inheritable on purpose).
+    let fd = unsafe { libc::memfd_create(c"nerdr-seccomp".as_ptr(), 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error()).context("memfd_create for the seccomp filter");
+    }
+    // SAFETY: fd was just created and is owned by nothing else.
+    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    file.write_all(bytes)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(file.into())
+}
+
+/// bwrap's status pipe: the read end stays ours (close-on-exec), the write
+/// end goes to bwrap.
+fn status_pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
+    let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).context("pipe")?;
+    nix::fcntl::fcntl(
+        w.as_raw_fd(),
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+    )
+    .context("fcntl")?;
+    Ok((r, w))
+}

@@ -1,0 +1,93 @@
+//! `nerdr sandbox -- CMD` for real: bubblewrap, run as the non-root test
+//! user of a private `systemd --user` (a sandbox behaves differently under
+//! root).
+//! - `escapes`: each escape is tried from inside and must fail, and gets
+//!   through a weakened sandbox (so the checks can fail);
+//! - `works`: what an agent needs (commits, socketpair, /dev/null, the hook
+//!   socket, the real Claude Code);
+//! - `terminal`: a TUI's resizes, Ctrl-C, job control on a real PTY;
+//! - `settings`: trust of settings files, the audit trail and its journal
+//!   mirror, refusing without bubblewrap, doctor.
+
+mod escapes;
+mod settings;
+mod terminal;
+mod works;
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::support::sysenv::{skip, SystemdEnv};
+
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// An environment with bubblewrap, a repository `proj` (one commit) and
+/// git's identity in the user's config. `None` after a loud skip.
+pub fn setup() -> Option<SystemdEnv> {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        skip("bubblewrap is not installed (apt-get install -y bubblewrap)");
+        return None;
+    }
+    let env = SystemdEnv::start()?;
+    env.write_user_file(
+        ".gitconfig",
+        "[user]\n\tname = t\n\temail = t@example.com\n[init]\n\tdefaultBranch = main\n",
+    );
+    env.write_user_file("proj/README", "hello\n");
+    let proj = env.home().join("proj");
+    user_git(&env, &proj, &["init", "-q"]);
+    user_git(&env, &proj, &["add", "README"]);
+    user_git(&env, &proj, &["commit", "-q", "-m", "first"]);
+    Some(env)
+}
+
+pub fn user_git(env: &SystemdEnv, dir: &Path, args: &[&str]) -> String {
+    let mut v = vec![
+        "git".to_string(),
+        "-C".to_string(),
+        dir.display().to_string(),
+    ];
+    v.extend(args.iter().map(|s| s.to_string()));
+    text(&env.run(&v).stdout).trim_end().to_string()
+}
+
+/// `nerdr sandbox -- ARGS` as the user in `dir`; whatever happened.
+pub fn sandbox(env: &SystemdEnv, dir: &Path, args: &[&str]) -> Output {
+    let mut v = vec!["nerdr", "sandbox", "--"];
+    v.extend_from_slice(args);
+    let mut c = env.user_cmd(&v);
+    c.current_dir(dir);
+    crate::support::sysenv::output_of(&mut c)
+}
+
+/// Runs its arguments on a new PTY that is their controlling terminal,
+/// relays what they print, exits with their code.
+const PTY_DRIVER: &str = r#"
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(sys.argv[1], sys.argv[1:])
+out = b""
+while True:
+    try:
+        chunk = os.read(fd, 4096)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace"))
+sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
+"#;
+
+/// `args` as the user in `dir` on a real PTY (its controlling terminal).
+pub fn on_pty(env: &SystemdEnv, dir: &Path, args: &[&str]) -> std::process::Command {
+    let mut v = vec!["python3", "-c", PTY_DRIVER];
+    v.extend_from_slice(args);
+    let mut c = env.user_cmd(&v);
+    c.current_dir(dir);
+    c
+}
