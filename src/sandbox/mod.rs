@@ -110,8 +110,19 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     };
     let (version, disables_userns) = availability::version_and_features(&bwrap);
 
-    // PROXY SEAM: the network plan (today: loopback only).
-    let net = network::plan(&settings.network, &trail);
+    // The network: loopback only, and nerdr's proxy (unless weakened to
+    // the host's network, where it would be pointless).
+    let (net, _socket) = if req.weaken.has(weaken::Weakening::NoNetNs) {
+        (network::Network::default(), None)
+    } else {
+        let (net, socket) = network::plan(
+            &settings.network,
+            &trail,
+            &session,
+            penv.xdg_runtime_dir.as_deref(),
+        )?;
+        (net, Some(socket))
+    };
     vars.extend(net.env.iter().cloned());
     let exe = std::env::current_exe().context("cannot find nerdr's own binary")?;
     let mut cmd: Vec<OsString> = vec![exe.into(), "sandbox-init".into()];

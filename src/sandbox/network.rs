@@ -1,29 +1,30 @@
-//! PROXY SEAM: how the sandbox reaches the network. The sandbox always
-//! gets its own network namespace (`--unshare-net`: loopback only). The
-//! filtering proxy (`src/proxy/`, built separately) plugs in here:
+//! How the sandbox reaches the network: its own network namespace
+//! (`--unshare-net`: loopback only) whose one way out is nerdr's filtering
+//! proxy (`src/proxy/`).
 //!
-//! 1. before bwrap starts, `plan` starts the proxy on a Unix socket outside
-//!    (deciding with [`NetworkSettings`], reporting each decision through
-//!    [`Trail::net`](super::audit_trail::Trail::net)) and returns its socket
-//!    path in `binds`, which the bwrap builder binds into the sandbox (not
-//!    inside nerdr's client socket folder, which is hidden after the binds:
-//!    e.g. `$XDG_RUNTIME_DIR/nerdr-sandbox/<session>.sock`);
-//! 2. `nerdr sandbox-init` (`init.rs`) already runs first inside the
-//!    namespace; `inner_init` holds the arguments it is to get before `--`
-//!    (`--bridge-socket S --bridge-port P`), so that it brings up the
-//!    bridge on 127.0.0.1:P forwarding to S before it execs CMD;
-//! 3. `env` sets `HTTP_PROXY`/`HTTPS_PROXY`/`http_proxy`/`https_proxy` to
-//!    `http://127.0.0.1:P` and `ALL_PROXY`/`all_proxy` to
-//!    `socks5h://127.0.0.1:P`.
-//!
-//! Until then [`plan`] returns [`Network::loopback_only`]: no way out.
+//! 1. Before bwrap starts, [`plan`] starts the proxy on a Unix socket
+//!    outside (`$XDG_RUNTIME_DIR/nerdr-sandbox/<session>.sock`, not in
+//!    nerdr's client socket folder, which is hidden), deciding with the
+//!    settings' network rules and reporting each decision to the audit
+//!    trail; the socket is bound into the sandbox at the same path.
+//! 2. `nerdr sandbox-init` (`init.rs`), first inside the namespace, opens
+//!    the bridge on 127.0.0.1:[`PORT`] to that socket before it execs CMD.
+//! 3. CMD gets `HTTP_PROXY`/`HTTPS_PROXY` (`http://127.0.0.1:PORT`) and
+//!    `ALL_PROXY` (`socks5h://...`), lower-case too.
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::audit_trail::Trail;
+use super::audit_trail::{NetDecision, Trail};
 use super::settings::NetworkSettings;
+use crate::proxy::dns::SystemResolver;
+use crate::proxy::policy::NetRules;
+use crate::proxy::{presets, Decision, Proxy};
+
+/// The bridge's port inside the sandbox's own network namespace (free:
+/// nothing else listens there).
+pub const PORT: u16 = 3128;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Network {
@@ -35,21 +36,108 @@ pub struct Network {
     pub inner_init: Vec<OsString>,
 }
 
-impl Network {
-    pub fn loopback_only() -> Self {
-        Network::default()
+/// Removes the proxy's socket file when the sandbox ends.
+pub struct SocketFile(PathBuf);
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
 
-/// The network plan for these settings. PROXY SEAM: start the proxy here,
-/// handing it `trail` (a clone of the `Arc`) for its decisions.
-pub fn plan(_settings: &NetworkSettings, _trail: &Arc<Trail>) -> Network {
-    Network::loopback_only()
+/// Start the proxy for these settings and say how the sandbox reaches it.
+/// The proxy serves from a thread of its own until the process ends.
+pub fn plan(
+    settings: &NetworkSettings,
+    trail: &Arc<Trail>,
+    session: &str,
+    runtime_dir: Option<&Path>,
+) -> anyhow::Result<(Network, SocketFile)> {
+    use anyhow::Context;
+    let mut rules = NetRules::from_lists(&settings.allowed_domains, &settings.denied_domains)
+        .map_err(|e| anyhow::anyhow!("sandbox settings: {e}"))?;
+    rules.allow_local_binding = settings.allow_local_binding;
+    rules.allow_local_ports = settings.allow_local_ports.clone();
+    let (presets, warnings) = presets::from_machine();
+    for w in &warnings {
+        eprintln!("nerdr sandbox: warning: {w}");
+        trail.setting(w);
+    }
+    rules.presets = presets;
+
+    let dir = match runtime_dir {
+        Some(rt) => rt.join("nerdr-sandbox"),
+        None => std::env::temp_dir().join(format!("nerdr-sandbox-{}", nix::unistd::getuid())),
+    };
+    crate::core::listen::private_dir(&dir)
+        .with_context(|| format!("cannot make the proxy's folder {}", dir.display()))?;
+    let socket = dir.join(format!("{session}.sock"));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();
+    let (trail, path) = (trail.clone(), socket.clone());
+    std::thread::Builder::new()
+        .name("proxy".into())
+        .spawn(move || serve(rules, &path, trail, ready_tx))
+        .context("cannot start the proxy's thread")?;
+    ready_rx
+        .recv()
+        .context("the proxy stopped before it listened")?
+        .with_context(|| format!("the proxy cannot listen on {}", socket.display()))?;
+    let network = Network {
+        binds: vec![socket.clone()],
+        env: proxy_env(PORT),
+        inner_init: vec![
+            "--bridge-socket".into(),
+            socket.clone().into(),
+            "--bridge-port".into(),
+            PORT.to_string().into(),
+        ],
+    };
+    Ok((network, SocketFile(socket)))
+}
+
+fn serve(
+    rules: NetRules,
+    socket: &Path,
+    trail: Arc<Trail>,
+    ready: std::sync::mpsc::Sender<std::io::Result<()>>,
+) {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(e));
+            return;
+        }
+    };
+    rt.block_on(async move {
+        let listener = match crate::proxy::listen_unix(socket) {
+            Ok(l) => l,
+            Err(e) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+        };
+        let (tx, mut decisions) = tokio::sync::mpsc::unbounded_channel::<Decision>();
+        let proxy = Proxy::new(rules, Arc::new(SystemResolver), tx);
+        tokio::spawn(proxy.serve_unix(listener, std::future::pending::<()>()));
+        let _ = ready.send(Ok(()));
+        while let Some(d) = decisions.recv().await {
+            trail.net(&NetDecision {
+                host: d.host,
+                port: d.port,
+                rule: d.rule,
+                allowed: d.allowed,
+                bytes_up: d.bytes_up,
+                bytes_down: d.bytes_down,
+            });
+        }
+    });
 }
 
 /// The proxy variables for a bridge on 127.0.0.1:`port`, every case
 /// programs look for.
-#[allow(dead_code)] // for `plan`, once the proxy is merged
 pub fn proxy_env(port: u16) -> Vec<(OsString, OsString)> {
     let http = format!("http://127.0.0.1:{port}");
     let socks = format!("socks5h://127.0.0.1:{port}");

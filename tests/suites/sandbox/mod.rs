@@ -9,6 +9,7 @@
 //! - `settings`: trust of settings files, the audit trail and its journal
 //!   mirror, refusing without bubblewrap, doctor.
 
+mod agent;
 mod escapes;
 mod settings;
 mod terminal;

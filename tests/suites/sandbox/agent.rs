@@ -1,0 +1,205 @@
+//! `nerdr sandbox` as an agent's wrapper: nerdr's own sandbox check passes
+//! it and the agent works (its sign-in state in its own config folder, its
+//! commits in its worktree), while each weakened variant is refused; and
+//! the filtering proxy is the sandbox's one way out.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::time::Duration;
+
+use super::{setup, text};
+use crate::support::sysenv::{wait_until, SystemdEnv};
+
+/// A stand-in for claude: keeps its sign-in state in `~/.claude`, commits
+/// in its worktree, then waits.
+const CLAUDE: &str = "#!/bin/sh\n\
+    case \"$1\" in --help) echo 'Usage: claude [options]'; exit 0;; esac\n\
+    mkdir -p \"$HOME/.claude\" && echo signed-in >> \"$HOME/.claude/state\"\n\
+    echo work > from-agent.txt && git add from-agent.txt && git commit -q -m from-agent\n\
+    echo AGENT-DONE-$?\n\
+    exec sleep 1000\n";
+
+/// `nerdr ARGS` in the repository, with the stand-in agent on PATH.
+fn nerdr(env: &SystemdEnv, args: &[&str]) -> std::process::Output {
+    let mut cmd = env.user_cmd(&[&["nerdr"], args].concat());
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        env.home().join("bin").display(),
+        env.nerdr().parent().unwrap().display()
+    );
+    cmd.current_dir(env.home().join("proj")).env("PATH", path);
+    crate::support::sysenv::output_of(&mut cmd)
+}
+
+fn installed(wrapper: &str) -> Option<SystemdEnv> {
+    let env = setup()?;
+    env.run(&["nerdr", "service", "install"]);
+    let claude = env.write_user_file("bin/claude", CLAUDE);
+    std::fs::set_permissions(&claude, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        format!("[agents.claude]\ncommand = [{wrapper}]\nsandboxed = true\n"),
+    );
+    Some(env)
+}
+
+fn tab_state(env: &SystemdEnv, tab: &str) -> serde_json::Value {
+    let out = nerdr(env, &["tabs", "--json"]);
+    let tabs: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
+    tabs.into_iter()
+        .find(|t| t["id"] == tab)
+        .unwrap_or_else(|| panic!("no tab {tab}"))
+}
+
+#[test]
+fn the_sandbox_check_passes_nerdr_sandbox_and_the_agent_works_in_it() {
+    let Some(env) = installed("\"nerdr\", \"sandbox\", \"--\", \"claude\"") else {
+        return;
+    };
+    let out = nerdr(&env, &["agent", "claude"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tab = text(&out.stdout).trim().to_string();
+    let mut screen = String::new();
+    let done = crate::support::poll(Duration::from_secs(30), || {
+        screen = text(&nerdr(&env, &["read", &tab]).stdout);
+        screen.contains("AGENT-DONE-")
+    });
+    assert!(done, "the agent never got going:\n{screen}");
+    assert!(
+        screen.contains("AGENT-DONE-0"),
+        "its commit failed:\n{screen}"
+    );
+    assert_eq!(tab_state(&env, &tab)["state"], "running");
+    // Its sign-in state stays in its own folder; its commit is on its branch.
+    let state = std::fs::read_to_string(env.home().join(".claude/state")).unwrap();
+    assert_eq!(state, "signed-in\n");
+    let log = super::user_git(
+        &env,
+        &env.home().join("proj"),
+        &["log", "--format=%s", &format!("nerdr/{tab}")],
+    );
+    assert!(log.starts_with("from-agent"), "{log}");
+    // The check passed, on the record.
+    let passed = env.journal(&["MESSAGE_ID=6f3c1e2a9b7d4c58a1e0f2b3c4d5e604"]);
+    assert!(
+        passed.iter().any(|e| e["NERDR_TAB"] == tab.as_str()),
+        "{passed:?}"
+    );
+}
+
+#[test]
+fn each_weakened_nerdr_sandbox_is_refused() {
+    // (weakening, something the check must name)
+    let rows = [
+        ("no-pid-ns", "(pid "),
+        ("runtime-visible", "client socket"),
+        ("hooks-writable", "git hooks folder"),
+        ("git-config-writable", "git config"),
+        ("nerdr-writable", "state folder"),
+    ];
+    for (weakening, named) in rows {
+        let Some(env) = installed(&format!(
+            "\"nerdr\", \"sandbox\", \"--weaken\", \"{weakening}\", \"--\", \"claude\""
+        )) else {
+            return;
+        };
+        let out = nerdr(&env, &["agent", "claude"]);
+        let said = text(&out.stderr);
+        assert!(!out.status.success(), "{weakening}: the agent started");
+        assert!(
+            said.contains(named),
+            "{weakening}: the refusal does not name {named}: {said}"
+        );
+        assert!(
+            !env.home().join(".claude/state").exists(),
+            "{weakening}: the agent ran"
+        );
+    }
+}
+
+/// A loopback HTTP server answering every request with `hello`.
+fn origin() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            let mut conn = conn;
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            );
+        }
+    });
+    port
+}
+
+#[test]
+fn the_proxy_is_the_only_way_out_and_every_decision_is_audited() {
+    let Some(env) = setup() else { return };
+    let port = origin();
+    // The user's own settings may open a loopback service by its IP entry.
+    let settings = env.write_user_file(
+        "sandbox-settings.json",
+        format!(
+            "{{\"sandbox\": {{\"network\": {{\"allowedDomains\": [\"127.0.0.1:{port}\"], \
+             \"deniedDomains\": [\"*.denied.test\"]}}}}}}"
+        ),
+    );
+    let script = format!(
+        "curl -s -m 10 http://127.0.0.1:{port}/; echo; \
+         curl -s -m 10 -o /dev/null -w 'denied=%{{http_code}}\\n' http://x.denied.test/; \
+         curl -s -m 10 -w '\\n' http://x.denied.test/ | head -1; \
+         curl -s -m 10 --socks5-hostname 127.0.0.1:3128 -o /dev/null -w 'socks=%{{http_code}}\\n' \
+           http://127.0.0.1:{port}/; \
+         curl -s -m 3 --noproxy '*' -o /dev/null -w 'direct=%{{http_code}}\\n' \
+           http://127.0.0.1:{port}/ || true"
+    );
+    let proj = env.home().join("proj");
+    let mut v = vec!["nerdr", "sandbox", "--settings"];
+    let settings = settings.display().to_string();
+    v.push(&settings);
+    v.extend(["--", "sh", "-c", &script]);
+    let mut c = env.user_cmd(&v);
+    c.current_dir(&proj);
+    let out = crate::support::sysenv::output_of(&mut c);
+    let said = text(&out.stdout);
+    assert!(
+        said.starts_with("hello\n"),
+        "allowed by its IP entry: {said}\n{}",
+        text(&out.stderr)
+    );
+    assert!(said.contains("denied=403"), "{said}");
+    assert!(
+        said.contains("Blocked by nerdr network policy: x.denied.test"),
+        "{said}"
+    );
+    assert!(said.contains("socks=200"), "{said}");
+    assert!(said.contains("direct=000"), "no direct connection: {said}");
+
+    // One audit line per decision, mirrored to the journal.
+    let audit_dir = env.home().join(".local/share/nerdr/audit");
+    let mut lines = Vec::new();
+    wait_until("the audit lines", Duration::from_secs(5), || {
+        lines = std::fs::read_dir(&audit_dir)
+            .unwrap()
+            .flatten()
+            .flat_map(|f| {
+                std::fs::read_to_string(f.path())
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|l| l["event"] == "net")
+            .collect();
+        lines.len() >= 4
+    });
+    let allowed = lines.iter().filter(|l| l["allowed"] == true).count();
+    let denied = lines.iter().filter(|l| l["allowed"] == false).count();
+    assert_eq!((allowed, denied), (2, 2), "{lines:#?}");
+    assert!(lines
+        .iter()
+        .any(|l| l["host"] == "x.denied.test"
+            && l["rule"].as_str().unwrap().contains("*.denied.test")));
+}
