@@ -7,7 +7,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use super::config::{Entry, Origin};
-use super::history::Standing;
+use super::history::{is_linked, Location, Standing};
 use crate::git::op::Op;
 
 /// An attribute file assigns `filter=<driver>` to some paths.
@@ -21,6 +21,11 @@ pub struct FilterUse {
 pub struct Facts<'a> {
     pub standing: &'a Standing,
     pub op: Op,
+    /// Where git finds its repository (None: outside any).
+    pub location: Option<&'a Location>,
+    /// The git dir holds a `commondir` file (a linked worktree's admin
+    /// folder does; a main checkout's `.git` does not).
+    pub commondir_file: bool,
     pub entries: &'a [Entry],
     /// Places a sandboxed agent could write (canonical).
     pub writable: &'a [&'a Path],
@@ -41,6 +46,9 @@ pub enum Rule {
     Unreadable,
     Network,
     InWritablePlace,
+    /// git reports a common dir other than the recorded one, or the git
+    /// dir's `commondir` file does not fit its place.
+    CommonDir,
     WorktreeConfig,
     RepositoryProgram,
     ConfigInWritablePlace,
@@ -79,7 +87,7 @@ pub fn decide(f: &Facts) -> Verdict {
     let mut reasons = Vec::new();
     match f.standing {
         Standing::Clean => return Verdict::Allow,
-        Standing::Recorded => {}
+        Standing::Recorded { .. } => {}
         Standing::InWritablePlace { place } => reasons.push(Reason {
             rule: Rule::InWritablePlace,
             setting: "repository".into(),
@@ -94,6 +102,7 @@ pub fn decide(f: &Facts) -> Verdict {
             todo: "check the folder's .git and its config, then run git there yourself".into(),
         }),
     }
+    reasons.extend(common_dir(f));
     if f.op.networked() {
         reasons.push(Reason {
             rule: Rule::Network,
@@ -125,6 +134,55 @@ pub fn decide(f: &Facts) -> Verdict {
     }
 }
 
+/// git must report the common dir the history was recorded under, and a
+/// `commondir` file may only sit in a linked worktree's admin folder
+/// (`<common>/worktrees/<name>`): anything else means a planted
+/// `commondir` sends git to a repository nobody checked.
+fn common_dir(f: &Facts) -> Option<Reason> {
+    let at = f.location?;
+    let refuse = |why: String| Reason {
+        rule: Rule::CommonDir,
+        setting: "commondir".into(),
+        value: at.common_dir.display().to_string(),
+        origin: at.git_dir.join("commondir").display().to_string(),
+        why,
+        todo: format!(
+            "look at {} (a sandboxed agent may have planted it), remove it if you did not make \
+             it, then run git there yourself",
+            at.git_dir.join("commondir").display()
+        ),
+    };
+    if let Standing::Recorded { common_dir } = f.standing {
+        if *common_dir != at.common_dir {
+            return Some(refuse(format!(
+                "git in {} reads its repository from {}, but sandbox history records {} for it",
+                f.cwd.display(),
+                at.common_dir.display(),
+                common_dir.display()
+            )));
+        }
+    }
+    let linked = is_linked(&at.git_dir, &at.common_dir);
+    let fits = if linked {
+        f.commondir_file
+    } else {
+        at.git_dir == at.common_dir && !f.commondir_file
+    };
+    (!fits).then(|| {
+        refuse(format!(
+            "the git dir {} {} and git reads its repository from {}: a main checkout's git dir \
+             has no commondir file",
+            at.git_dir.display(),
+            if f.commondir_file {
+                "holds a commondir file"
+            } else {
+                "is not where its common dir says"
+            },
+            at.common_dir.display()
+        ))
+    })
+}
+
 fn reason(rule: Rule, e: &Entry, why: String, todo: String) -> Reason {
     Reason {
         rule,
@@ -145,7 +203,7 @@ fn entry_reasons(e: &Entry, f: &Facts) -> Vec<Reason> {
         e.origin,
         e.scope.name()
     );
-    if e.key == "extensions.worktreeconfig" && is_true(e.value.as_deref()) {
+    if e.key == "extensions.worktreeconfig" && is_true(e.value.as_deref()) != Some(false) {
         out.push(reason(
             Rule::WorktreeConfig,
             e,
@@ -177,7 +235,8 @@ fn entry_reasons(e: &Entry, f: &Facts) -> Vec<Reason> {
     if names_program(e) {
         let (section, _, name) = e.parts();
         let whole = matches!((section, name), ("core", "hookspath" | "fsmonitor"));
-        for p in mentioned_paths(e.value_str(), whole, f.cwd, f.home) {
+        let bool_or_path = name == "fsmonitor";
+        for p in mentioned_paths(e.value_str(), whole, bool_or_path, f.cwd, f.home) {
             if let Some(place) = inside(&p, f) {
                 out.push(reason(
                     Rule::ProgramInWritablePlace,
@@ -341,11 +400,56 @@ fn names_program(e: &Entry) -> bool {
         )
 }
 
-fn is_true(v: Option<&str>) -> bool {
-    match v {
-        None => true,
-        Some(v) => matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"),
+/// A config value as git reads a boolean: true/yes/on, false/no/off and
+/// the empty string (any case), or an integer (C syntax: `0x10`, `010`,
+/// a sign) with an optional k/m/g unit, true when not zero. A bare key
+/// (None) is true. Some(..) only where git would agree; None where git
+/// would die on the value.
+pub fn is_true(v: Option<&str>) -> Option<bool> {
+    let Some(v) = v else { return Some(true) };
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" => return Some(true),
+        "false" | "no" | "off" | "" => return Some(false),
+        _ => {}
     }
+    parse_int(v).map(|n| n != 0)
+}
+
+/// git_parse_int: strtoimax with base 0 (leading blanks, a sign, 0x hex,
+/// 0 octal), then one optional unit letter; beyond an int's range (with
+/// the unit) is an error.
+fn parse_int(v: &str) -> Option<i128> {
+    let t = v.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
+    let (neg, t) = match t.as_bytes().first() {
+        Some(b'-') => (true, &t[1..]),
+        Some(b'+') => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let lower = t.to_ascii_lowercase();
+    let (radix, digits) = match lower.strip_prefix("0x") {
+        Some(h) if h.starts_with(|c: char| c.is_ascii_hexdigit()) => (16, h),
+        _ if lower.starts_with('0') => (8, &lower[..]),
+        _ => (10, &lower[..]),
+    };
+    let end = digits
+        .find(|c: char| !c.is_digit(radix))
+        .unwrap_or(digits.len());
+    if end == 0 {
+        return None;
+    }
+    let n = i128::from_str_radix(&digits[..end], radix).ok()?;
+    let factor: i128 = match &digits[end..] {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        _ => return None,
+    };
+    let n = n.checked_mul(factor)?;
+    if n > i128::from(i32::MAX) {
+        return None;
+    }
+    Some(if neg { -n } else { n })
 }
 
 fn origin_dir(e: &Entry) -> Option<&Path> {
@@ -359,9 +463,17 @@ fn origin_dir(e: &Entry) -> Option<&Path> {
 /// (absolute, `~/`, or relative with a `/`), and with `whole` the entire
 /// value (hooksPath, fsmonitor: a path even without a slash). Relative
 /// program paths run from `cwd`; `whole` values relative to it as well.
-pub fn mentioned_paths(value: &str, whole: bool, cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+pub fn mentioned_paths(
+    value: &str,
+    whole: bool,
+    bool_or_path: bool,
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if whole && !matches!(value.to_ascii_lowercase().as_str(), "true" | "false" | "") {
+    // fsmonitor takes a boolean (the built-in daemon) or a hook's path;
+    // hooksPath is always a path.
+    if whole && !(bool_or_path && is_true(Some(value)).is_some()) && !value.is_empty() {
         out.push(resolve(value, cwd, home));
     }
     let shell_meta = |c: char| c.is_whitespace() || "'\";|&()<>$`=,".contains(c);

@@ -5,6 +5,21 @@ use crate::git::guard::config::Scope;
 
 const WT: &str = "/data/wt/r/a";
 
+fn recorded() -> Standing {
+    Standing::Recorded {
+        common_dir: "/r/.git".into(),
+    }
+}
+
+/// The main checkout as git finds it.
+fn main_checkout() -> Location {
+    Location {
+        common_dir: "/r/.git".into(),
+        git_dir: "/r/.git".into(),
+        toplevel: Some("/r".into()),
+    }
+}
+
 fn entry(scope: Scope, origin: &str, key: &str, value: &str) -> Entry {
     Entry {
         scope,
@@ -32,6 +47,9 @@ fn baseline() -> Vec<Entry> {
         global("user.name", "me"),
         entry(Scope::Command, "cmd", "core.hookspath", "/dev/null"),
         entry(Scope::Command, "cmd", "core.fsmonitor", "false"),
+        entry(Scope::Command, "cmd", "diff.ignoresubmodules", "all"),
+        entry(Scope::Command, "cmd", "submodule.recurse", "false"),
+        entry(Scope::Command, "cmd", "status.submodulesummary", "false"),
     ]
 }
 
@@ -39,6 +57,8 @@ struct Row {
     name: &'static str,
     standing: Standing,
     op: Op,
+    location: Option<Location>,
+    commondir_file: bool,
     extra: Vec<Entry>,
     uses: Vec<FilterUse>,
     cwd: &'static str,
@@ -49,8 +69,10 @@ struct Row {
 fn row(name: &'static str, extra: Vec<Entry>, want: Option<(Rule, &'static str)>) -> Row {
     Row {
         name,
-        standing: Standing::Recorded,
+        standing: recorded(),
         op: Op::WorktreeAdd,
+        location: Some(main_checkout()),
+        commondir_file: false,
         extra,
         uses: vec![],
         cwd: "/r",
@@ -134,6 +156,206 @@ fn rows() -> Vec<Row> {
             vec![local("extensions.worktreeconfig", "false")],
             None,
         ),
+        row(
+            "extensions.worktreeConfig = `2` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", "2")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = `1k` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", "1k")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = `yes` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", "yes")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = `On` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", "On")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = `-1` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", "-1")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = `0x10` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", "0x10")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = `010` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", "010")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = ` 3` is on for git, so refused",
+            vec![local("extensions.worktreeconfig", " 3")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        row(
+            "extensions.worktreeConfig = `0` is off for git, so allowed",
+            vec![local("extensions.worktreeconfig", "0")],
+            None,
+        ),
+        row(
+            "extensions.worktreeConfig = `off` is off for git, so allowed",
+            vec![local("extensions.worktreeconfig", "off")],
+            None,
+        ),
+        row(
+            "extensions.worktreeConfig = `no` is off for git, so allowed",
+            vec![local("extensions.worktreeconfig", "no")],
+            None,
+        ),
+        row(
+            "extensions.worktreeConfig = `` is off for git, so allowed",
+            vec![local("extensions.worktreeconfig", "")],
+            None,
+        ),
+        row(
+            "extensions.worktreeConfig = `0x0` is off for git, so allowed",
+            vec![local("extensions.worktreeconfig", "0x0")],
+            None,
+        ),
+        row(
+            "extensions.worktreeConfig = `00` is off for git, so allowed",
+            vec![local("extensions.worktreeconfig", "00")],
+            None,
+        ),
+        row(
+            "extensions.worktreeConfig = `0k` is off for git, so allowed",
+            vec![local("extensions.worktreeconfig", "0k")],
+            None,
+        ),
+        row(
+            "extensions.worktreeConfig = `maybe` makes git fail, so refused",
+            vec![local("extensions.worktreeconfig", "maybe")],
+            Some((WorktreeConfig, "extensions.worktreeconfig")),
+        ),
+        Row {
+            extra: vec![Entry {
+                value: None,
+                ..local("extensions.worktreeconfig", "")
+            }],
+            ..row(
+                "a bare extensions.worktreeConfig key is true",
+                vec![],
+                Some((WorktreeConfig, "extensions.worktreeconfig")),
+            )
+        },
+        Row {
+            location: Some(Location {
+                common_dir: "/r/.git/evil".into(),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            ..row(
+                "a commondir file in the main checkout's .git (history found by the git dir) is refused",
+                vec![],
+                Some((CommonDir, "commondir")),
+            )
+        },
+        Row {
+            location: Some(Location {
+                common_dir: "/elsewhere/.git".into(),
+                git_dir: "/elsewhere/.git".into(),
+                toplevel: Some("/r".into()),
+            }),
+            ..row(
+                "a common dir other than the recorded one is refused",
+                vec![],
+                Some((CommonDir, "commondir")),
+            )
+        },
+        Row {
+            commondir_file: true,
+            ..row(
+                "a commondir file in the main checkout's .git is refused even if it points home",
+                vec![],
+                Some((CommonDir, "commondir")),
+            )
+        },
+        Row {
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            cwd: WT,
+            ..row(
+                "a linked worktree's admin folder with its commondir is allowed",
+                vec![],
+                None,
+            )
+        },
+        Row {
+            location: Some(Location {
+                common_dir: "/data/wt/r/a/x".into(),
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+            }),
+            commondir_file: true,
+            cwd: WT,
+            ..row(
+                "a linked worktree whose commondir was rewritten is refused",
+                vec![],
+                Some((CommonDir, "commondir")),
+            )
+        },
+        Row {
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            cwd: WT,
+            ..row(
+                "a linked worktree's admin folder without commondir is refused",
+                vec![],
+                Some((CommonDir, "commondir")),
+            )
+        },
+        Row {
+            location: None,
+            standing: Standing::InWritablePlace { place: WT.into() },
+            cwd: WT,
+            ..row(
+                "outside any repository, only the place counts",
+                vec![],
+                Some((InWritablePlace, "repository")),
+            )
+        },
+        Row {
+            location: Some(Location {
+                common_dir: "/r/.git/evil".into(),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            standing: Standing::Clean,
+            ..row(
+                "without history a commondir file is the user's own",
+                vec![],
+                None,
+            )
+        },
+        row(
+            "core.fsmonitor = `yes` is the built-in daemon, not a hook",
+            vec![global("core.fsmonitor", "yes")],
+            None,
+        ),
+        Row {
+            cwd: WT,
+            ..row(
+                "core.hooksPath = `true` is a folder named true",
+                vec![global("core.hookspath", "true")],
+                Some((ProgramInWritablePlace, "core.hookspath")),
+            )
+        },
         row(
             "a clean filter in the repository config is refused",
             vec![local("filter.x.clean", "cat")],
@@ -397,6 +619,8 @@ fn every_rule_row_by_row() {
         let v = decide(&Facts {
             standing: &r.standing,
             op: r.op,
+            location: r.location.as_ref(),
+            commondir_file: r.commondir_file,
             entries: &entries,
             writable: &writable,
             cwd: Path::new(r.cwd),
@@ -423,8 +647,10 @@ fn every_rule_row_by_row() {
 fn a_refusal_names_setting_value_file_and_what_to_do() {
     let entries = vec![local("filter.x.clean", "/x/canary")];
     let Verdict::Refuse(r) = decide(&Facts {
-        standing: &Standing::Recorded,
+        standing: &recorded(),
         op: Op::Diff,
+        location: Some(&main_checkout()),
+        commondir_file: false,
         entries: &entries,
         writable: &[],
         cwd: Path::new("/r"),
@@ -450,18 +676,21 @@ fn a_refusal_names_setting_value_file_and_what_to_do() {
 #[test]
 fn paths_are_found_in_command_values() {
     let cwd = Path::new("/w");
-    let rows: &[(&str, bool, &[&str])] = &[
-        ("/a/b --x", false, &["/a/b"]),
-        ("sh -c '/a/b | less'", false, &["/a/b"]),
-        ("!/a/cred get", false, &["/a/cred"]),
-        ("./run.sh", false, &["/w/run.sh"]),
-        ("less -R", false, &[]),
-        ("hooks", true, &["/w/hooks"]),
-        ("false", true, &[]),
-        ("~/bin/x", false, &["/h/bin/x"]),
+    let rows: &[(&str, bool, bool, &[&str])] = &[
+        ("/a/b --x", false, false, &["/a/b"]),
+        ("sh -c '/a/b | less'", false, false, &["/a/b"]),
+        ("!/a/cred get", false, false, &["/a/cred"]),
+        ("./run.sh", false, false, &["/w/run.sh"]),
+        ("less -R", false, false, &[]),
+        ("hooks", true, false, &["/w/hooks"]),
+        ("true", true, false, &["/w/true"]),
+        ("false", true, true, &[]),
+        ("1", true, true, &[]),
+        ("fsmon", true, true, &["/w/fsmon"]),
+        ("~/bin/x", false, false, &["/h/bin/x"]),
     ];
-    for (value, whole, want) in rows {
-        let got = mentioned_paths(value, *whole, cwd, Some(Path::new("/h")));
+    for (value, whole, bool_or_path, want) in rows {
+        let got = mentioned_paths(value, *whole, *bool_or_path, cwd, Some(Path::new("/h")));
         let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
         assert_eq!(got, want, "{value}");
     }
@@ -473,4 +702,36 @@ fn only_filters_with_commands_count_as_configured() {
     entries.push(local("filter.plain.required", "true"));
     entries.push(local("filter.x.smudge", "cat"));
     assert_eq!(configured_filters(&entries), vec!["lfs", "x"]);
+}
+
+#[test]
+fn booleans_parse_as_git_parses_them() {
+    let rows: &[(Option<&str>, Option<bool>)] = &[
+        (None, Some(true)),
+        (Some("TRUE"), Some(true)),
+        (Some("Yes"), Some(true)),
+        (Some("on"), Some(true)),
+        (Some("off"), Some(false)),
+        (Some(""), Some(false)),
+        (Some("1"), Some(true)),
+        (Some("2"), Some(true)),
+        (Some("0"), Some(false)),
+        (Some("-0"), Some(false)),
+        (Some("1k"), Some(true)),
+        (Some("0G"), Some(false)),
+        (Some("0x0"), Some(false)),
+        (Some("0x1f"), Some(true)),
+        (Some("08"), None),
+        (Some("1kb"), None),
+        (Some("0x"), None),
+        (Some("99999999999999999999"), None),
+        (Some("1g"), Some(true)),
+        // Past an int: git fails on it.
+        (Some("2g"), None),
+        (Some("2147483648"), None),
+        (Some("nope"), None),
+    ];
+    for (v, want) in rows {
+        assert_eq!(is_true(*v), *want, "{v:?}");
+    }
 }
