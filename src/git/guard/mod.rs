@@ -104,7 +104,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
     let located = locate(&dir);
     let repo = located.as_ref().map(|at| at.common_dir.clone());
     let pin = located.as_ref().map(Pin::of);
-    let refuse = |standing: Standing, reason: Reason| Checked {
+    let refuse = |repo: &Option<PathBuf>, standing: Standing, reason: Reason| Checked {
         repo: repo.clone(),
         standing,
         verdict: Verdict::Refuse(vec![reason]),
@@ -114,6 +114,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         Ok(h) => h,
         Err(e) => {
             return refuse(
+                &repo,
                 Standing::Recorded {
                     common_dir: repo.clone().unwrap_or_else(|| dir.clone()),
                 },
@@ -122,6 +123,12 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         }
     };
     let standing = history.standing(located.as_ref(), &dir);
+    // Name the repository the history knows, not wherever a planted
+    // `commondir` sends git.
+    let repo = match &standing {
+        Standing::Recorded { common_dir } => Some(common_dir.clone()),
+        _ => repo,
+    };
     if standing == Standing::Clean {
         return Checked {
             repo,
@@ -134,6 +141,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         Ok(e) => e,
         Err(e) => {
             return refuse(
+                &repo,
                 standing,
                 Reason {
                     rule: Rule::Unreadable,

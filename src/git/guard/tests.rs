@@ -370,7 +370,8 @@ fn a_commondir_planted_in_the_main_git_dir_keeps_the_history_and_is_refused() {
     let canary = f.canary(&marker);
     let evil = plant_common_dir(&r, &canary);
     let c = check(&f.paths.state_dir, &r, Op::WorktreeAdd);
-    assert_eq!(c.repo.as_deref(), Some(evil.as_path()), "git follows it");
+    assert_eq!(c.pin, None);
+    assert_eq!(c.repo.as_deref(), Some(r.join(".git").as_path()));
     assert_eq!(
         c.standing,
         Standing::Recorded {
@@ -381,6 +382,10 @@ fn a_commondir_planted_in_the_main_git_dir_keeps_the_history_and_is_refused() {
         panic!("allowed");
     };
     assert_eq!(reasons[0].rule, Rule::CommonDir, "{reasons:#?}");
+    assert!(
+        reasons[0].why.contains(evil.to_str().unwrap()),
+        "{reasons:#?}"
+    );
     let wt2 = f.root().join("wt2");
     let e = run(
         &f.paths,
