@@ -164,6 +164,11 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         .as_ref()
         .is_some_and(|at| at.git_dir.join("commondir").symlink_metadata().is_ok());
     let writable = history.writable();
+    let in_writable = writable.iter().any(|w| dir.starts_with(w));
+    let gitmodules = match &located {
+        Some(at) if in_writable && op.may_enter_submodules() => gitmodules(&dir, at),
+        _ => None,
+    };
     let verdict = verdict::decide(&Facts {
         standing: &standing,
         op,
@@ -174,6 +179,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         cwd: &dir,
         home: home.as_deref(),
         filter_uses: &filter_uses,
+        gitmodules: gitmodules.as_deref(),
         realpath: &realpath,
     });
     let pin = match verdict {
@@ -186,6 +192,21 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         verdict,
         pin,
     }
+}
+
+/// Where git would read submodule settings from: the working tree's
+/// `.gitmodules`, else the index's, else HEAD's.
+fn gitmodules(dir: &Path, at: &Location) -> Option<String> {
+    if let Some(top) = &at.toplevel {
+        let file = top.join(".gitmodules");
+        if file.symlink_metadata().is_ok() {
+            return Some(file.display().to_string());
+        }
+    }
+    [":.gitmodules", "HEAD:.gitmodules"]
+        .into_iter()
+        .find(|spec| query(dir, &["cat-file", "-e", spec]).is_ok())
+        .map(String::from)
 }
 
 /// `p` with symlinks resolved as far as it exists; the rest (a file an

@@ -485,6 +485,19 @@ fn host_git_never_runs_a_nested_repository_s_filters() {
         run(&f.paths, &r, args).unwrap();
         assert!(!marker.exists(), "git {args:?} ran the nested filter");
     }
+    // Checkout reporting local changes would look inside, and takes no
+    // --ignore-submodules: refused there.
+    for args in [
+        &["checkout", "-q", "main"][..],
+        &["commit", "-q", "-m", "x"],
+    ] {
+        let e = run(&f.paths, &r, args).unwrap_err();
+        let GitError::Refused(refusal) = &e else {
+            panic!("git {args:?}: {e}");
+        };
+        assert_eq!(refusal.reasons[0].rule, Rule::Submodules, "{e}");
+        assert!(!marker.exists(), "git {args:?} ran the nested filter");
+    }
     // The canary is live: plain git descends and runs it.
     Command::new("git")
         .args(["-C", r.to_str().unwrap(), "status", "--porcelain"])

@@ -35,6 +35,10 @@ pub struct Facts<'a> {
     /// Filled only when some filter driver is configured and the
     /// operation converts content (see [`configured_filters`]).
     pub filter_uses: &'a [FilterUse],
+    /// Where a `.gitmodules` was found (working tree, index or HEAD):
+    /// gathered only when git runs in an agent-writable place and the
+    /// operation may enter submodules.
+    pub gitmodules: Option<&'a str>,
     /// Where a path really leads (symlinks followed as far as the path
     /// exists): a symlinked HOME must not hide a worktree.
     pub realpath: &'a dyn Fn(&Path) -> PathBuf,
@@ -49,6 +53,9 @@ pub enum Rule {
     /// git reports a common dir other than the recorded one, or the git
     /// dir's `commondir` file does not fit its place.
     CommonDir,
+    /// Submodules in an agent-writable place, for an operation that may
+    /// look inside them.
+    Submodules,
     WorktreeConfig,
     RepositoryProgram,
     ConfigInWritablePlace,
@@ -127,6 +134,7 @@ pub fn decide(f: &Facts) -> Verdict {
     if f.op.converts() {
         reasons.extend(conversions(f));
     }
+    reasons.extend(submodules(f));
     if reasons.is_empty() {
         Verdict::Allow
     } else {
@@ -180,6 +188,33 @@ fn common_dir(f: &Facts) -> Option<Reason> {
             },
             at.common_dir.display()
         ))
+    })
+}
+
+/// A repository an agent made in its worktree and registered in
+/// `.gitmodules` with `ignore = none` gets `git status` run inside it,
+/// with its own config's filters, when checkout reports local changes.
+fn submodules(f: &Facts) -> Option<Reason> {
+    let file = f.gitmodules?;
+    if !f.op.may_enter_submodules() {
+        return None;
+    }
+    let place = f.writable.iter().find(|w| f.cwd.starts_with(w))?;
+    Some(Reason {
+        rule: Rule::Submodules,
+        setting: ".gitmodules".into(),
+        value: String::new(),
+        origin: file.to_string(),
+        why: format!(
+            "`git {}` in {}, inside {} (which a sandboxed agent could write), may look inside \
+             the submodules {} names, each with its own config, which the agent could have \
+             written",
+            f.op.command(),
+            f.cwd.display(),
+            place.display(),
+            file
+        ),
+        todo: "do this step yourself with git, after checking the submodules' configs".into(),
     })
 }
 

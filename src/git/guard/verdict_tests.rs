@@ -61,6 +61,7 @@ struct Row {
     commondir_file: bool,
     extra: Vec<Entry>,
     uses: Vec<FilterUse>,
+    gitmodules: Option<&'static str>,
     cwd: &'static str,
     /// The rule and setting of the first reason, or None for Allow.
     want: Option<(Rule, &'static str)>,
@@ -75,6 +76,7 @@ fn row(name: &'static str, extra: Vec<Entry>, want: Option<(Rule, &'static str)>
         commondir_file: false,
         extra,
         uses: vec![],
+        gitmodules: None,
         cwd: "/r",
         want,
     }
@@ -339,6 +341,111 @@ fn rows() -> Vec<Row> {
             standing: Standing::Clean,
             ..row(
                 "without history a commondir file is the user's own",
+                vec![],
+                None,
+            )
+        },
+        Row {
+            op: Op::Checkout,
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            cwd: WT,
+            gitmodules: Some("/data/wt/r/a/.gitmodules"),
+            ..row(
+                "a checkout in an agent's worktree with a .gitmodules is refused",
+                vec![],
+                Some((Submodules, ".gitmodules")),
+            )
+        },
+        Row {
+            op: Op::Commit,
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            cwd: WT,
+            gitmodules: Some("/data/wt/r/a/.gitmodules"),
+            ..row(
+                "a commit in an agent's worktree with a .gitmodules is refused",
+                vec![],
+                Some((Submodules, ".gitmodules")),
+            )
+        },
+        Row {
+            op: Op::Other,
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            cwd: WT,
+            gitmodules: Some("/data/wt/r/a/.gitmodules"),
+            ..row(
+                "any other command in an agent's worktree with a .gitmodules is refused",
+                vec![],
+                Some((Submodules, ".gitmodules")),
+            )
+        },
+        Row {
+            op: Op::Status,
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            cwd: WT,
+            gitmodules: Some("/data/wt/r/a/.gitmodules"),
+            ..row(
+                "status there is allowed: the runner passes --ignore-submodules=all",
+                vec![],
+                None,
+            )
+        },
+        Row {
+            op: Op::Diff,
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            cwd: WT,
+            gitmodules: Some("/data/wt/r/a/.gitmodules"),
+            ..row(
+                "diff there is allowed: the runner passes --ignore-submodules=all",
+                vec![],
+                None,
+            )
+        },
+        Row {
+            op: Op::WorktreeRemove,
+            location: Some(Location {
+                git_dir: "/r/.git/worktrees/a".into(),
+                toplevel: Some(WT.into()),
+                ..main_checkout()
+            }),
+            commondir_file: true,
+            cwd: WT,
+            gitmodules: Some("/data/wt/r/a/.gitmodules"),
+            ..row(
+                "removing the worktree never looks inside submodules",
+                vec![],
+                None,
+            )
+        },
+        Row {
+            op: Op::Checkout,
+            gitmodules: Some("HEAD:.gitmodules"),
+            ..row(
+                "a checkout in the main checkout no agent could write is allowed",
                 vec![],
                 None,
             )
@@ -626,6 +733,7 @@ fn every_rule_row_by_row() {
             cwd: Path::new(r.cwd),
             home: Some(Path::new("/h")),
             filter_uses: &r.uses,
+            gitmodules: r.gitmodules,
             realpath: &link_to_data,
         });
         match (&v, r.want) {
@@ -656,6 +764,7 @@ fn a_refusal_names_setting_value_file_and_what_to_do() {
         cwd: Path::new("/r"),
         home: None,
         filter_uses: &[],
+        gitmodules: None,
         realpath: &link_to_data,
     }) else {
         panic!("allowed");
