@@ -187,8 +187,18 @@ impl History {
 
     /// Sandboxed work made in `from` is imported into the repository at
     /// `common_dir`.
-    pub fn note_import(&mut self, common_dir: &Path, from: &Path, now_us: u64) {
-        let r = self.repo(common_dir, now_us);
+    pub fn note_import(
+        &mut self,
+        at: &Location,
+        main_top: Option<&Path>,
+        from: &Path,
+        now_us: u64,
+    ) {
+        let r = self.repo(&at.common_dir, now_us);
+        r.git_dirs.insert(at.main_git_dir().to_path_buf());
+        if let Some(t) = main_top {
+            r.toplevels.insert(t.to_path_buf());
+        }
         if !r.imports.iter().any(|i| i.from == from) {
             r.imports.push(Import {
                 from: from.to_path_buf(),
@@ -402,8 +412,19 @@ mod tests {
     #[test]
     fn imports_give_history_and_writable_places() {
         let mut h = History::default();
-        h.note_import(Path::new("/dest/.git"), Path::new("/data/wt/src/a"), 5);
-        h.note_import(Path::new("/dest/.git"), Path::new("/data/wt/src/a"), 6);
+        let dest = loc("/dest/.git", "/dest/.git", Some("/dest"));
+        h.note_import(
+            &dest,
+            Some(Path::new("/dest")),
+            Path::new("/data/wt/src/a"),
+            5,
+        );
+        h.note_import(
+            &dest,
+            Some(Path::new("/dest")),
+            Path::new("/data/wt/src/a"),
+            6,
+        );
         assert_eq!(
             h.standing(
                 Some(&loc("/dest/.git", "/dest/.git", Some("/dest"))),
@@ -412,6 +433,14 @@ mod tests {
             recorded("/dest/.git")
         );
         assert_eq!(h.repos[Path::new("/dest/.git")].imports.len(), 1);
+        assert_eq!(
+            h.standing(
+                Some(&loc("/dest/.git/evil", "/dest/.git", Some("/dest"))),
+                Path::new("/dest")
+            ),
+            recorded("/dest/.git"),
+            "found by the main git dir"
+        );
         assert_eq!(h.writable(), vec![Path::new("/data/wt/src/a")]);
     }
 

@@ -285,18 +285,18 @@ fn main_toplevel(at: &Location) -> Option<PathBuf> {
 /// (No import command exists yet; this is its hook.)
 #[allow(dead_code)]
 pub fn record_import(state_dir: &Path, dest: &Path, from: &Path) -> Result<(), HistoryError> {
-    let Some(Location {
-        common_dir: common, ..
-    }) = locate(dest)
-    else {
+    let Some(at) = locate(dest) else {
         return Err(HistoryError::Unwritable {
             file: history::file(state_dir),
             reason: format!("{} is not in a git repository", dest.display()),
         });
     };
-    let from = std::fs::canonicalize(from).unwrap_or_else(|_| from.to_path_buf());
+    let from = canon(from);
+    let main_top = main_toplevel(&at);
     let now = history::now_us();
-    history::update(state_dir, |h| h.note_import(&common, &from, now))
+    history::update(state_dir, |h| {
+        h.note_import(&at, main_top.as_deref(), &from, now)
+    })
 }
 
 #[cfg(test)]
