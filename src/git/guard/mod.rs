@@ -6,6 +6,7 @@
 //! Recording history is here too: [`record_run`], [`record_import`].
 
 mod attributes;
+mod boolean;
 pub mod config;
 pub mod history;
 pub mod verdict;

@@ -6,6 +6,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::boolean::is_true;
 use super::config::{Entry, Origin};
 use super::history::{is_linked, Location, Standing};
 use crate::git::op::Op;
@@ -433,58 +434,6 @@ fn names_program(e: &Entry) -> bool {
                 | ("difftool" | "mergetool", Some(_), "cmd" | "path")
                 | ("interactive", None, "difffilter")
         )
-}
-
-/// A config value as git reads a boolean: true/yes/on, false/no/off and
-/// the empty string (any case), or an integer (C syntax: `0x10`, `010`,
-/// a sign) with an optional k/m/g unit, true when not zero. A bare key
-/// (None) is true. Some(..) only where git would agree; None where git
-/// would die on the value.
-pub fn is_true(v: Option<&str>) -> Option<bool> {
-    let Some(v) = v else { return Some(true) };
-    match v.to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" => return Some(true),
-        "false" | "no" | "off" | "" => return Some(false),
-        _ => {}
-    }
-    parse_int(v).map(|n| n != 0)
-}
-
-/// git_parse_int: strtoimax with base 0 (leading blanks, a sign, 0x hex,
-/// 0 octal), then one optional unit letter; beyond an int's range (with
-/// the unit) is an error.
-fn parse_int(v: &str) -> Option<i128> {
-    let t = v.trim_start_matches([' ', '\t', '\n', '\r', '\x0b', '\x0c']);
-    let (neg, t) = match t.as_bytes().first() {
-        Some(b'-') => (true, &t[1..]),
-        Some(b'+') => (false, &t[1..]),
-        _ => (false, t),
-    };
-    let lower = t.to_ascii_lowercase();
-    let (radix, digits) = match lower.strip_prefix("0x") {
-        Some(h) if h.starts_with(|c: char| c.is_ascii_hexdigit()) => (16, h),
-        _ if lower.starts_with('0') => (8, &lower[..]),
-        _ => (10, &lower[..]),
-    };
-    let end = digits
-        .find(|c: char| !c.is_digit(radix))
-        .unwrap_or(digits.len());
-    if end == 0 {
-        return None;
-    }
-    let n = i128::from_str_radix(&digits[..end], radix).ok()?;
-    let factor: i128 = match &digits[end..] {
-        "" => 1,
-        "k" => 1 << 10,
-        "m" => 1 << 20,
-        "g" => 1 << 30,
-        _ => return None,
-    };
-    let n = n.checked_mul(factor)?;
-    if n > i128::from(i32::MAX) {
-        return None;
-    }
-    Some(if neg { -n } else { n })
 }
 
 fn origin_dir(e: &Entry) -> Option<&Path> {

@@ -3,7 +3,10 @@
 use super::*;
 use crate::git::guard::config::Scope;
 
-const WT: &str = "/data/wt/r/a";
+#[path = "verdict_layout_tests.rs"]
+mod layout;
+
+pub(super) const WT: &str = "/data/wt/r/a";
 
 fn recorded() -> Standing {
     Standing::Recorded {
@@ -12,7 +15,7 @@ fn recorded() -> Standing {
 }
 
 /// The main checkout as git finds it.
-fn main_checkout() -> Location {
+pub(super) fn main_checkout() -> Location {
     Location {
         common_dir: "/r/.git".into(),
         git_dir: "/r/.git".into(),
@@ -33,7 +36,7 @@ fn entry(scope: Scope, origin: &str, key: &str, value: &str) -> Entry {
     }
 }
 
-fn local(key: &str, value: &str) -> Entry {
+pub(super) fn local(key: &str, value: &str) -> Entry {
     entry(Scope::Local, "/r/.git/config", key, value)
 }
 fn global(key: &str, value: &str) -> Entry {
@@ -53,21 +56,25 @@ fn baseline() -> Vec<Entry> {
     ]
 }
 
-struct Row {
-    name: &'static str,
-    standing: Standing,
-    op: Op,
-    location: Option<Location>,
-    commondir_file: bool,
-    extra: Vec<Entry>,
-    uses: Vec<FilterUse>,
-    gitmodules: Option<&'static str>,
-    cwd: &'static str,
+pub(super) struct Row {
+    pub(super) name: &'static str,
+    pub(super) standing: Standing,
+    pub(super) op: Op,
+    pub(super) location: Option<Location>,
+    pub(super) commondir_file: bool,
+    pub(super) extra: Vec<Entry>,
+    pub(super) uses: Vec<FilterUse>,
+    pub(super) gitmodules: Option<&'static str>,
+    pub(super) cwd: &'static str,
     /// The rule and setting of the first reason, or None for Allow.
-    want: Option<(Rule, &'static str)>,
+    pub(super) want: Option<(Rule, &'static str)>,
 }
 
-fn row(name: &'static str, extra: Vec<Entry>, want: Option<(Rule, &'static str)>) -> Row {
+pub(super) fn row(
+    name: &'static str,
+    extra: Vec<Entry>,
+    want: Option<(Rule, &'static str)>,
+) -> Row {
     Row {
         name,
         standing: recorded(),
@@ -158,298 +165,6 @@ fn rows() -> Vec<Row> {
             vec![local("extensions.worktreeconfig", "false")],
             None,
         ),
-        row(
-            "extensions.worktreeConfig = `2` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", "2")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = `1k` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", "1k")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = `yes` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", "yes")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = `On` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", "On")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = `-1` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", "-1")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = `0x10` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", "0x10")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = `010` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", "010")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = ` 3` is on for git, so refused",
-            vec![local("extensions.worktreeconfig", " 3")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        row(
-            "extensions.worktreeConfig = `0` is off for git, so allowed",
-            vec![local("extensions.worktreeconfig", "0")],
-            None,
-        ),
-        row(
-            "extensions.worktreeConfig = `off` is off for git, so allowed",
-            vec![local("extensions.worktreeconfig", "off")],
-            None,
-        ),
-        row(
-            "extensions.worktreeConfig = `no` is off for git, so allowed",
-            vec![local("extensions.worktreeconfig", "no")],
-            None,
-        ),
-        row(
-            "extensions.worktreeConfig = `` is off for git, so allowed",
-            vec![local("extensions.worktreeconfig", "")],
-            None,
-        ),
-        row(
-            "extensions.worktreeConfig = `0x0` is off for git, so allowed",
-            vec![local("extensions.worktreeconfig", "0x0")],
-            None,
-        ),
-        row(
-            "extensions.worktreeConfig = `00` is off for git, so allowed",
-            vec![local("extensions.worktreeconfig", "00")],
-            None,
-        ),
-        row(
-            "extensions.worktreeConfig = `0k` is off for git, so allowed",
-            vec![local("extensions.worktreeconfig", "0k")],
-            None,
-        ),
-        row(
-            "extensions.worktreeConfig = `maybe` makes git fail, so refused",
-            vec![local("extensions.worktreeconfig", "maybe")],
-            Some((WorktreeConfig, "extensions.worktreeconfig")),
-        ),
-        Row {
-            extra: vec![Entry {
-                value: None,
-                ..local("extensions.worktreeconfig", "")
-            }],
-            ..row(
-                "a bare extensions.worktreeConfig key is true",
-                vec![],
-                Some((WorktreeConfig, "extensions.worktreeconfig")),
-            )
-        },
-        Row {
-            location: Some(Location {
-                common_dir: "/r/.git/evil".into(),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            ..row(
-                "a commondir file in the main checkout's .git (history found by the git dir) is refused",
-                vec![],
-                Some((CommonDir, "commondir")),
-            )
-        },
-        Row {
-            location: Some(Location {
-                common_dir: "/elsewhere/.git".into(),
-                git_dir: "/elsewhere/.git".into(),
-                toplevel: Some("/r".into()),
-            }),
-            ..row(
-                "a common dir other than the recorded one is refused",
-                vec![],
-                Some((CommonDir, "commondir")),
-            )
-        },
-        Row {
-            commondir_file: true,
-            ..row(
-                "a commondir file in the main checkout's .git is refused even if it points home",
-                vec![],
-                Some((CommonDir, "commondir")),
-            )
-        },
-        Row {
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            cwd: WT,
-            ..row(
-                "a linked worktree's admin folder with its commondir is allowed",
-                vec![],
-                None,
-            )
-        },
-        Row {
-            location: Some(Location {
-                common_dir: "/data/wt/r/a/x".into(),
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-            }),
-            commondir_file: true,
-            cwd: WT,
-            ..row(
-                "a linked worktree whose commondir was rewritten is refused",
-                vec![],
-                Some((CommonDir, "commondir")),
-            )
-        },
-        Row {
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            cwd: WT,
-            ..row(
-                "a linked worktree's admin folder without commondir is refused",
-                vec![],
-                Some((CommonDir, "commondir")),
-            )
-        },
-        Row {
-            location: None,
-            standing: Standing::InWritablePlace { place: WT.into() },
-            cwd: WT,
-            ..row(
-                "outside any repository, only the place counts",
-                vec![],
-                Some((InWritablePlace, "repository")),
-            )
-        },
-        Row {
-            location: Some(Location {
-                common_dir: "/r/.git/evil".into(),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            standing: Standing::Clean,
-            ..row(
-                "without history a commondir file is the user's own",
-                vec![],
-                None,
-            )
-        },
-        Row {
-            op: Op::Checkout,
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            cwd: WT,
-            gitmodules: Some("/data/wt/r/a/.gitmodules"),
-            ..row(
-                "a checkout in an agent's worktree with a .gitmodules is refused",
-                vec![],
-                Some((Submodules, ".gitmodules")),
-            )
-        },
-        Row {
-            op: Op::Commit,
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            cwd: WT,
-            gitmodules: Some("/data/wt/r/a/.gitmodules"),
-            ..row(
-                "a commit in an agent's worktree with a .gitmodules is refused",
-                vec![],
-                Some((Submodules, ".gitmodules")),
-            )
-        },
-        Row {
-            op: Op::Other,
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            cwd: WT,
-            gitmodules: Some("/data/wt/r/a/.gitmodules"),
-            ..row(
-                "any other command in an agent's worktree with a .gitmodules is refused",
-                vec![],
-                Some((Submodules, ".gitmodules")),
-            )
-        },
-        Row {
-            op: Op::Status,
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            cwd: WT,
-            gitmodules: Some("/data/wt/r/a/.gitmodules"),
-            ..row(
-                "status there is allowed: the runner passes --ignore-submodules=all",
-                vec![],
-                None,
-            )
-        },
-        Row {
-            op: Op::Diff,
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            cwd: WT,
-            gitmodules: Some("/data/wt/r/a/.gitmodules"),
-            ..row(
-                "diff there is allowed: the runner passes --ignore-submodules=all",
-                vec![],
-                None,
-            )
-        },
-        Row {
-            op: Op::WorktreeRemove,
-            location: Some(Location {
-                git_dir: "/r/.git/worktrees/a".into(),
-                toplevel: Some(WT.into()),
-                ..main_checkout()
-            }),
-            commondir_file: true,
-            cwd: WT,
-            gitmodules: Some("/data/wt/r/a/.gitmodules"),
-            ..row(
-                "removing the worktree never looks inside submodules",
-                vec![],
-                None,
-            )
-        },
-        Row {
-            op: Op::Checkout,
-            gitmodules: Some("HEAD:.gitmodules"),
-            ..row(
-                "a checkout in the main checkout no agent could write is allowed",
-                vec![],
-                None,
-            )
-        },
         row(
             "core.fsmonitor = `yes` is the built-in daemon, not a hook",
             vec![global("core.fsmonitor", "yes")],
@@ -720,7 +435,7 @@ fn link_to_data(p: &Path) -> PathBuf {
 #[test]
 fn every_rule_row_by_row() {
     let writable = [Path::new(WT)];
-    for r in rows() {
+    for r in rows().into_iter().chain(layout::rows()) {
         let mut entries = baseline();
         entries.extend(r.extra);
         let v = decide(&Facts {
@@ -811,36 +526,4 @@ fn only_filters_with_commands_count_as_configured() {
     entries.push(local("filter.plain.required", "true"));
     entries.push(local("filter.x.smudge", "cat"));
     assert_eq!(configured_filters(&entries), vec!["lfs", "x"]);
-}
-
-#[test]
-fn booleans_parse_as_git_parses_them() {
-    let rows: &[(Option<&str>, Option<bool>)] = &[
-        (None, Some(true)),
-        (Some("TRUE"), Some(true)),
-        (Some("Yes"), Some(true)),
-        (Some("on"), Some(true)),
-        (Some("off"), Some(false)),
-        (Some(""), Some(false)),
-        (Some("1"), Some(true)),
-        (Some("2"), Some(true)),
-        (Some("0"), Some(false)),
-        (Some("-0"), Some(false)),
-        (Some("1k"), Some(true)),
-        (Some("0G"), Some(false)),
-        (Some("0x0"), Some(false)),
-        (Some("0x1f"), Some(true)),
-        (Some("08"), None),
-        (Some("1kb"), None),
-        (Some("0x"), None),
-        (Some("99999999999999999999"), None),
-        (Some("1g"), Some(true)),
-        // Past an int: git fails on it.
-        (Some("2g"), None),
-        (Some("2147483648"), None),
-        (Some("nope"), None),
-    ];
-    for (v, want) in rows {
-        assert_eq!(is_true(*v), *want, "{v:?}");
-    }
 }
