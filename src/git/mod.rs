@@ -110,6 +110,11 @@ fn command<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
         .arg("core.hooksPath=/dev/null")
         .arg("-c")
         .arg("core.fsmonitor=false")
+        // Never into nested repositories: each runs its own config's
+        // filters, and an agent may have made one in its worktree.
+        .args(["-c", "diff.ignoreSubmodules=all"])
+        .args(["-c", "submodule.recurse=false"])
+        .args(["-c", "status.submoduleSummary=false"])
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -162,11 +167,39 @@ pub fn run<S: AsRef<OsStr>>(paths: &Paths, dir: &Path, args: &[S]) -> Result<Str
         tracing::warn!(dir = %dir.display(), op = op.name(), "{refusal}");
         return Err(refusal.into());
     }
-    let mut c = command(dir, args);
-    if let Some((git_dir, work_tree)) = &checked.pin {
-        c.env("GIT_DIR", git_dir).env("GIT_WORK_TREE", work_tree);
+    let args = without_submodules(args);
+    let mut c = command(dir, &args);
+    if let Some(pin) = &checked.pin {
+        pinned(&mut c, pin);
     }
-    finish(c, dir, args).map(text)
+    finish(c, dir, &args).map(text)
+}
+
+/// Hand git the repository the guard checked, so it reads neither a
+/// `.git` file nor a `commondir` file again.
+fn pinned(c: &mut Command, pin: &guard::Pin) {
+    c.env("GIT_DIR", &pin.git_dir)
+        .env("GIT_COMMON_DIR", &pin.common_dir);
+    if let Some(w) = &pin.work_tree {
+        c.env("GIT_WORK_TREE", w);
+    }
+}
+
+/// `args` with `--ignore-submodules=all` after the commands that compare
+/// the working tree: the config setting [`command`] passes loses to a
+/// `submodule.<name>.ignore` in `.gitmodules` (which an agent can write),
+/// the command-line option does not. Otherwise git runs `git status`
+/// inside each submodule, with that repository's own filters.
+fn without_submodules<S: AsRef<OsStr>>(args: &[S]) -> Vec<&OsStr> {
+    let mut out: Vec<&OsStr> = args.iter().map(AsRef::as_ref).collect();
+    let compares_worktree = matches!(
+        out.first().and_then(|w| w.to_str()),
+        Some("status" | "diff" | "diff-files" | "diff-index")
+    );
+    if compares_worktree {
+        out.insert(1, OsStr::new("--ignore-submodules=all"));
+    }
+    out
 }
 
 /// Run a git command that runs no configured program (see [`Op::Query`]);

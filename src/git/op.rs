@@ -111,6 +111,26 @@ impl Op {
         }
     }
 
+    /// Whether the operation may look inside submodules' working trees
+    /// (running `git status` there, with each one's own config) even with
+    /// `diff.ignoreSubmodules=all` and `submodule.recurse=false`, because
+    /// a `submodule.<name>.ignore` in `.gitmodules` beats the setting and
+    /// git takes no `--ignore-submodules` for it: checkout reporting local
+    /// changes does. Status and diff get `--ignore-submodules=all` from
+    /// the runner; adding a worktree, removing one and remotes never look.
+    pub fn may_enter_submodules(self) -> bool {
+        match self {
+            Op::Commit | Op::Checkout | Op::Other => true,
+            Op::Query
+            | Op::WorktreeAdd
+            | Op::WorktreeRemove
+            | Op::Status
+            | Op::Diff
+            | Op::Fetch
+            | Op::Push => false,
+        }
+    }
+
     /// Whether the operation talks to a remote (any transport runs
     /// configured programs: upload-pack, ssh, credential helpers).
     pub fn networked(self) -> bool {

@@ -335,6 +335,61 @@ fn history_survives_closing_removing_the_worktree_and_restarting() {
     assert!(listed.contains("filter.evil.clean"), "{listed}");
 }
 
+/// Review 78, finding 1: from its worktree a sandboxed agent (whose
+/// wrapper leaves `.git` writable so it can commit) makes a repository of
+/// its own inside the main checkout's `.git`, with a smudge filter, and
+/// points `.git/commondir` at it. git then reports that planted folder as
+/// the common dir; the history must still be found, and refused.
+#[test]
+fn a_commondir_planted_in_the_main_git_dir() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let side = side(&l, "r", "boxed");
+    let git_dir = side.repo.join(".git");
+    let evil = git_dir.join("evil");
+    // What the agent writes: objects, refs and HEAD (a bare copy has
+    // them), a config with the filter, attributes assigning it to all.
+    git(&side.repo, &["clone", "-q", "--bare", ".", s(&evil)]);
+    git(&evil, &["config", "core.bare", "false"]);
+    git(&evil, &["config", "filter.x.smudge", s(&side.canary)]);
+    git(&evil, &["config", "filter.x.clean", s(&side.canary)]);
+    std::fs::create_dir_all(evil.join("info")).unwrap();
+    std::fs::write(evil.join("info/attributes"), "* filter=x\n").unwrap();
+    std::fs::write(git_dir.join("commondir"), "evil\n").unwrap();
+    assert_eq!(
+        git(&side.repo, &["rev-parse", "--git-common-dir"]),
+        s(&evil),
+        "git follows the planted commondir"
+    );
+    let out = l.run(&["git", "check", s(&side.repo)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "allowed:\n{text}");
+    assert!(
+        text.contains("sandbox history")
+            && text.contains("commondir")
+            && text.contains(s(&git_dir)),
+        "{text}"
+    );
+    // A new agent there (even an unsandboxed one) gets no worktree.
+    let err = l.fails(&["agent", "open", "--folder", s(&side.repo)]);
+    assert!(
+        err.contains("refuses") && err.contains("commondir"),
+        "{err}"
+    );
+    assert!(!side.marker.exists(), "the planted smudge filter ran");
+    assert!(l.core_log().contains("git-refused"), "{}", l.core_log());
+    // The canary is live: git itself, unguarded, runs it on a checkout.
+    let control = l.work().join("control");
+    git(
+        &side.repo,
+        &["worktree", "add", "-q", "-b", "control", s(&control)],
+    );
+    assert!(
+        side.marker.exists(),
+        "the planted smudge filter is not live"
+    );
+}
+
 /// A journal field as strings (journalctl prints a repeated field as an
 /// array).
 fn field(entry: &serde_json::Value, name: &str) -> Vec<String> {

@@ -32,6 +32,14 @@ pub struct RepoHistory {
     pub writable: BTreeSet<PathBuf>,
     #[serde(default)]
     pub imports: Vec<Import>,
+    /// The main checkout's git dir(s) (usually the key itself) and top
+    /// folder(s), as git reported them when history was recorded. A
+    /// lookup by either finds this history even when git is later made to
+    /// report another common dir (a `commondir` file planted in `.git`).
+    #[serde(default)]
+    pub git_dirs: BTreeSet<PathBuf>,
+    #[serde(default)]
+    pub toplevels: BTreeSet<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,13 +49,44 @@ pub struct Import {
     pub at_us: u64,
 }
 
+/// Where git finds its repository from a folder, canonical: the facts a
+/// history lookup and a record are made of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    /// What git reports as the common dir (it follows a `commondir` file).
+    pub common_dir: PathBuf,
+    pub git_dir: PathBuf,
+    /// The working tree's top folder, when there is one.
+    pub toplevel: Option<PathBuf>,
+}
+
+impl Location {
+    /// The main checkout's git dir: the common dir when `git_dir` is one
+    /// of its linked worktrees (`<common>/worktrees/<name>`), else the git
+    /// dir itself.
+    pub fn main_git_dir(&self) -> &Path {
+        if is_linked(&self.git_dir, &self.common_dir) {
+            &self.common_dir
+        } else {
+            &self.git_dir
+        }
+    }
+}
+
+/// Whether `git_dir` is the admin folder of a linked worktree of the
+/// repository whose common dir is `common_dir`.
+pub fn is_linked(git_dir: &Path, common_dir: &Path) -> bool {
+    git_dir.parent() == Some(&common_dir.join("worktrees"))
+}
+
 /// How a folder relates to the history.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Standing {
     /// Neither the repository nor the folder was ever agent-writable.
     Clean,
-    /// The repository has sandbox history.
-    Recorded,
+    /// The repository has sandbox history, recorded under this common dir
+    /// (which git in the folder may no longer report: the verdict compares).
+    Recorded { common_dir: PathBuf },
     /// The repository git finds is not one with history, but it (or the
     /// folder) lies in a place a sandboxed agent could write: the agent may
     /// have made it, or pointed a worktree's `.git` file at it.
@@ -55,14 +94,45 @@ pub enum Standing {
 }
 
 impl History {
-    /// Where `dir` stands: `common_dir` and `git_dir` as git resolved them
-    /// there (canonical).
-    pub fn standing(&self, common_dir: &Path, git_dir: &Path, dir: &Path) -> Standing {
-        if self.repos.contains_key(common_dir) {
-            return Standing::Recorded;
+    /// Where `dir` stands, git having found `at` there (None: outside any
+    /// repository). A repository is found by its common dir, by its main
+    /// git dir (or a linked worktree's admin folder inside it), or by its
+    /// main top folder: a planted `commondir` file changes the first but
+    /// neither of the others.
+    pub fn standing(&self, at: Option<&Location>, dir: &Path) -> Standing {
+        let Some(at) = at else {
+            return self.in_writable(&[dir]);
+        };
+        if self.repos.contains_key(&at.common_dir) {
+            return Standing::Recorded {
+                common_dir: at.common_dir.clone(),
+            };
         }
+        let by_git_dir = |key: &Path, r: &RepoHistory| {
+            std::iter::once(key)
+                .chain(r.git_dirs.iter().map(PathBuf::as_path))
+                .any(|g| at.git_dir == g || is_linked(&at.git_dir, g))
+        };
+        let by_top = |r: &RepoHistory| {
+            at.toplevel
+                .as_ref()
+                .is_some_and(|t| r.toplevels.contains(t))
+        };
+        if let Some((key, _)) = self
+            .repos
+            .iter()
+            .find(|(key, r)| by_git_dir(key, r) || by_top(r))
+        {
+            return Standing::Recorded {
+                common_dir: key.clone(),
+            };
+        }
+        self.in_writable(&[&at.common_dir, &at.git_dir, dir])
+    }
+
+    fn in_writable(&self, paths: &[&Path]) -> Standing {
         let places = self.writable();
-        for p in [common_dir, git_dir, dir] {
+        for p in paths {
             if let Some(w) = places.iter().find(|w| p.starts_with(w)) {
                 return Standing::InWritablePlace {
                     place: w.to_path_buf(),
@@ -92,11 +162,22 @@ impl History {
     }
 
     /// A sandboxed agent runs with `writable` writable, in the repository
-    /// at `common_dir` (None: outside any repository).
-    pub fn note_run(&mut self, common_dir: Option<&Path>, writable: &Path, now_us: u64) {
-        match common_dir {
-            Some(c) => {
-                self.repo(c, now_us).writable.insert(writable.to_path_buf());
+    /// git found at `at` (None: outside any repository), whose main
+    /// checkout's top folder is `main_top` (None: bare).
+    pub fn note_run(
+        &mut self,
+        at: Option<(&Location, Option<&Path>)>,
+        writable: &Path,
+        now_us: u64,
+    ) {
+        match at {
+            Some((at, main_top)) => {
+                let r = self.repo(&at.common_dir, now_us);
+                r.writable.insert(writable.to_path_buf());
+                r.git_dirs.insert(at.main_git_dir().to_path_buf());
+                if let Some(t) = main_top {
+                    r.toplevels.insert(t.to_path_buf());
+                }
             }
             None => {
                 self.folders.insert(writable.to_path_buf());
@@ -106,8 +187,18 @@ impl History {
 
     /// Sandboxed work made in `from` is imported into the repository at
     /// `common_dir`.
-    pub fn note_import(&mut self, common_dir: &Path, from: &Path, now_us: u64) {
-        let r = self.repo(common_dir, now_us);
+    pub fn note_import(
+        &mut self,
+        at: &Location,
+        main_top: Option<&Path>,
+        from: &Path,
+        now_us: u64,
+    ) {
+        let r = self.repo(&at.common_dir, now_us);
+        r.git_dirs.insert(at.main_git_dir().to_path_buf());
+        if let Some(t) = main_top {
+            r.toplevels.insert(t.to_path_buf());
+        }
         if !r.imports.iter().any(|i| i.from == from) {
             r.imports.push(Import {
                 from: from.to_path_buf(),
@@ -200,9 +291,28 @@ pub fn now_us() -> u64 {
 mod tests {
     use super::*;
 
+    fn loc(common: &str, git_dir: &str, top: Option<&str>) -> Location {
+        Location {
+            common_dir: common.into(),
+            git_dir: git_dir.into(),
+            toplevel: top.map(PathBuf::from),
+        }
+    }
+
+    fn recorded(common: &str) -> Standing {
+        Standing::Recorded {
+            common_dir: common.into(),
+        }
+    }
+
     fn with_run() -> History {
         let mut h = History::default();
-        h.note_run(Some(Path::new("/r/.git")), Path::new("/data/wt/r/a"), 1);
+        let main = loc("/r/.git", "/r/.git", Some("/r"));
+        h.note_run(
+            Some((&main, Some(Path::new("/r")))),
+            Path::new("/data/wt/r/a"),
+            1,
+        );
         h.note_run(None, Path::new("/scratch"), 2);
         h
     }
@@ -210,63 +320,127 @@ mod tests {
     #[test]
     fn standing_of_each_kind_of_folder() {
         let h = with_run();
-        let rows: &[(&str, &str, &str, Standing)] = &[
-            ("/r/.git", "/r/.git", "/r", Standing::Recorded),
+        let rows: &[(&str, Location, &str, Standing)] = &[
             (
-                "/r/.git",
-                "/r/.git/worktrees/b",
-                "/data/wt/r/b",
-                Standing::Recorded,
+                "the main checkout",
+                loc("/r/.git", "/r/.git", Some("/r")),
+                "/r",
+                recorded("/r/.git"),
             ),
-            ("/o/.git", "/o/.git", "/o", Standing::Clean),
             (
-                // The agent's worktree `.git` file points at a repository it made.
-                "/data/wt/r/a/fake.git",
-                "/data/wt/r/a/fake.git",
+                "another worktree of the repository",
+                loc("/r/.git", "/r/.git/worktrees/b", Some("/data/wt/r/b")),
+                "/data/wt/r/b",
+                recorded("/r/.git"),
+            ),
+            (
+                "a planted .git/commondir: found by the main git dir",
+                loc("/r/.git/evil", "/r/.git", Some("/r")),
+                "/r",
+                recorded("/r/.git"),
+            ),
+            (
+                "a rewritten worktrees/<tab>/commondir: found by the admin folder",
+                loc("/tmp/evil", "/r/.git/worktrees/b", Some("/data/wt/r/b")),
+                "/data/wt/r/b",
+                recorded("/r/.git"),
+            ),
+            (
+                "a planted commondir and core.worktree elsewhere: found by the top folder",
+                loc("/elsewhere/.git", "/elsewhere/.git", Some("/r")),
+                "/r",
+                recorded("/r/.git"),
+            ),
+            (
+                "an unrelated repository",
+                loc("/o/.git", "/o/.git", Some("/o")),
+                "/o",
+                Standing::Clean,
+            ),
+            (
+                "a worktree whose .git file points at a repository the agent made",
+                loc(
+                    "/data/wt/r/a/fake.git",
+                    "/data/wt/r/a/fake.git",
+                    Some("/data/wt/r/a"),
+                ),
                 "/data/wt/r/a",
                 Standing::InWritablePlace {
                     place: "/data/wt/r/a".into(),
                 },
             ),
             (
-                "/scratch/p/.git",
-                "/scratch/p/.git",
+                "a repository made in a folder an agent could write",
+                loc("/scratch/p/.git", "/scratch/p/.git", Some("/scratch/p")),
                 "/scratch/p",
                 Standing::InWritablePlace {
                     place: "/scratch".into(),
                 },
             ),
-            // A sibling whose name merely starts the same is not inside.
             (
-                "/scratch2/.git",
-                "/scratch2/.git",
+                "a sibling whose name merely starts the same is not inside",
+                loc("/scratch2/.git", "/scratch2/.git", Some("/scratch2")),
                 "/scratch2",
                 Standing::Clean,
             ),
         ];
-        for (common, git_dir, dir, want) in rows {
-            assert_eq!(
-                &h.standing(Path::new(common), Path::new(git_dir), Path::new(dir)),
-                want,
-                "{dir}"
-            );
+        for (name, at, dir, want) in rows {
+            assert_eq!(&h.standing(Some(at), Path::new(dir)), want, "{name}");
         }
+        assert_eq!(
+            h.standing(None, Path::new("/scratch/x")),
+            Standing::InWritablePlace {
+                place: "/scratch".into()
+            }
+        );
+        assert_eq!(h.standing(None, Path::new("/x")), Standing::Clean);
+    }
+
+    #[test]
+    fn a_history_written_before_git_dirs_were_kept_finds_the_main_git_dir_by_its_key() {
+        let old = r#"{"version":1,"repos":{"/r/.git":{"since_us":1,"writable":["/w"]}}}"#;
+        let h: History = serde_json::from_str(old).unwrap();
+        assert_eq!(
+            h.standing(
+                Some(&loc("/r/.git/evil", "/r/.git", Some("/r"))),
+                Path::new("/r")
+            ),
+            recorded("/r/.git")
+        );
     }
 
     #[test]
     fn imports_give_history_and_writable_places() {
         let mut h = History::default();
-        h.note_import(Path::new("/dest/.git"), Path::new("/data/wt/src/a"), 5);
-        h.note_import(Path::new("/dest/.git"), Path::new("/data/wt/src/a"), 6);
+        let dest = loc("/dest/.git", "/dest/.git", Some("/dest"));
+        h.note_import(
+            &dest,
+            Some(Path::new("/dest")),
+            Path::new("/data/wt/src/a"),
+            5,
+        );
+        h.note_import(
+            &dest,
+            Some(Path::new("/dest")),
+            Path::new("/data/wt/src/a"),
+            6,
+        );
         assert_eq!(
             h.standing(
-                Path::new("/dest/.git"),
-                Path::new("/dest/.git"),
+                Some(&loc("/dest/.git", "/dest/.git", Some("/dest"))),
                 Path::new("/dest")
             ),
-            Standing::Recorded
+            recorded("/dest/.git")
         );
         assert_eq!(h.repos[Path::new("/dest/.git")].imports.len(), 1);
+        assert_eq!(
+            h.standing(
+                Some(&loc("/dest/.git/evil", "/dest/.git", Some("/dest"))),
+                Path::new("/dest")
+            ),
+            recorded("/dest/.git"),
+            "found by the main git dir"
+        );
         assert_eq!(h.writable(), vec![Path::new("/data/wt/src/a")]);
     }
 
@@ -274,17 +448,27 @@ mod tests {
     fn history_persists_and_a_damaged_file_is_an_error() {
         let tmp = tempfile::tempdir().unwrap();
         assert!(load(tmp.path()).unwrap().repos.is_empty());
+        let at = loc("/r/.git", "/r/.git/worktrees/w", Some("/w"));
         update(tmp.path(), |h| {
-            h.note_run(Some(Path::new("/r/.git")), Path::new("/w"), 1)
+            h.note_run(Some((&at, Some(Path::new("/r")))), Path::new("/w"), 1)
         })
         .unwrap();
         update(tmp.path(), |h| {
-            h.note_run(Some(Path::new("/r/.git")), Path::new("/w2"), 2)
+            h.note_run(Some((&at, Some(Path::new("/r")))), Path::new("/w2"), 2)
         })
         .unwrap();
         let h = load(tmp.path()).unwrap();
-        assert_eq!(h.repos[Path::new("/r/.git")].writable.len(), 2);
-        assert_eq!(h.repos[Path::new("/r/.git")].since_us, 1);
+        let r = &h.repos[Path::new("/r/.git")];
+        assert_eq!(r.writable.len(), 2);
+        assert_eq!(r.since_us, 1);
+        assert_eq!(
+            r.git_dirs.iter().collect::<Vec<_>>(),
+            vec![Path::new("/r/.git")]
+        );
+        assert_eq!(
+            r.toplevels.iter().collect::<Vec<_>>(),
+            vec![Path::new("/r")]
+        );
         std::fs::write(file(tmp.path()), "{not json").unwrap();
         let e = load(tmp.path()).unwrap_err().to_string();
         assert!(

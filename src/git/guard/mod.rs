@@ -6,15 +6,17 @@
 //! Recording history is here too: [`record_run`], [`record_import`].
 
 mod attributes;
+mod boolean;
 pub mod config;
 pub mod history;
 pub mod verdict;
 
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::git::op::Op;
 use crate::git::query;
-use history::{HistoryError, Standing};
+use history::{HistoryError, Location, Standing};
 use verdict::{Facts, Reason, Rule, Verdict};
 
 /// The guard's answer for one operation in one folder.
@@ -24,17 +26,38 @@ pub struct Checked {
     pub repo: Option<PathBuf>,
     pub standing: Standing,
     pub verdict: Verdict,
-    /// When git runs inside an agent-writable place (an agent's worktree),
-    /// the git dir and work tree the guard checked: the runner passes them
-    /// as `GIT_DIR`/`GIT_WORK_TREE`, so an agent that rewrites the
-    /// worktree's `.git` file between the check and the run cannot send
-    /// git to a repository nobody checked.
-    pub pin: Option<(PathBuf, PathBuf)>,
+    /// The repository the guard checked, which the runner hands git in
+    /// its environment: an agent that rewrites a worktree's `.git` file or
+    /// plants a `commondir` file between the check and the run cannot
+    /// send git to a repository nobody checked.
+    pub pin: Option<Pin>,
 }
 
-/// Where git finds its repository from `dir`: (common dir, git dir),
-/// canonical.
-fn locate(dir: &Path) -> Option<(PathBuf, PathBuf)> {
+/// `GIT_DIR`, `GIT_COMMON_DIR` and (where there is one) `GIT_WORK_TREE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    pub git_dir: PathBuf,
+    pub common_dir: PathBuf,
+    pub work_tree: Option<PathBuf>,
+}
+
+impl Pin {
+    fn of(at: &Location) -> Pin {
+        Pin {
+            git_dir: at.git_dir.clone(),
+            common_dir: at.common_dir.clone(),
+            work_tree: at.toplevel.clone(),
+        }
+    }
+}
+
+fn canon(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Where git finds its repository from `dir` (canonical), in one
+/// `rev-parse` (`--show-toplevel` would fail outside a work tree).
+fn locate(dir: &Path) -> Option<Location> {
     let out = query(
         dir,
         &[
@@ -42,14 +65,23 @@ fn locate(dir: &Path) -> Option<(PathBuf, PathBuf)> {
             "--path-format=absolute",
             "--git-common-dir",
             "--git-dir",
+            "--is-inside-work-tree",
+            "--show-cdup",
         ],
     )
     .ok()?;
     let mut lines = out.lines();
-    let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
-    let common = canon(lines.next()?);
-    let git_dir = canon(lines.next()?);
-    Some((common, git_dir))
+    let common_dir = canon(Path::new(lines.next()?));
+    let git_dir = canon(Path::new(lines.next()?));
+    let toplevel = match lines.next()? {
+        "true" => Some(canon(&dir.join(lines.next().unwrap_or("")))),
+        _ => None,
+    };
+    Some(Location {
+        common_dir,
+        git_dir,
+        toplevel,
+    })
 }
 
 fn home() -> Option<PathBuf> {
@@ -69,10 +101,11 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
             pin: None,
         };
     }
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let dir = canon(dir);
     let located = locate(&dir);
-    let repo = located.as_ref().map(|(c, _)| c.clone());
-    let refuse = |standing: Standing, reason: Reason| Checked {
+    let repo = located.as_ref().map(|at| at.common_dir.clone());
+    let pin = located.as_ref().map(Pin::of);
+    let refuse = |repo: &Option<PathBuf>, standing: Standing, reason: Reason| Checked {
         repo: repo.clone(),
         standing,
         verdict: Verdict::Refuse(vec![reason]),
@@ -80,24 +113,36 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
     };
     let history = match history::load(state_dir) {
         Ok(h) => h,
-        Err(e) => return refuse(Standing::Recorded, unreadable(&e, state_dir)),
+        Err(e) => {
+            return refuse(
+                &repo,
+                Standing::Recorded {
+                    common_dir: repo.clone().unwrap_or_else(|| dir.clone()),
+                },
+                unreadable(&e, state_dir),
+            )
+        }
     };
-    let standing = match &located {
-        Some((common, git_dir)) => history.standing(common, git_dir, &dir),
-        None => history.standing(&dir, &dir, &dir),
+    let standing = history.standing(located.as_ref(), &dir);
+    // Name the repository the history knows, not wherever a planted
+    // `commondir` sends git.
+    let repo = match &standing {
+        Standing::Recorded { common_dir } => Some(common_dir.clone()),
+        _ => repo,
     };
     if standing == Standing::Clean {
         return Checked {
             repo,
             standing,
             verdict: Verdict::Allow,
-            pin: None,
+            pin,
         };
     }
     let entries = match config::gather(&dir) {
         Ok(e) => e,
         Err(e) => {
             return refuse(
+                &repo,
                 standing,
                 Reason {
                     rule: Rule::Unreadable,
@@ -113,30 +158,34 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
     let home = home();
     let drivers = verdict::configured_filters(&entries);
     let filter_uses = match (&located, op.converts() && !drivers.is_empty()) {
-        (Some((common, _)), true) => {
-            attributes::gather(&dir, common, &entries, home.as_deref(), &drivers)
-        }
+        (Some(at), true) => attributes::gather(&dir, at, &entries, home.as_deref(), &drivers),
         _ => Vec::new(),
     };
+    let commondir_file = located
+        .as_ref()
+        .is_some_and(|at| at.git_dir.join("commondir").symlink_metadata().is_ok());
     let writable = history.writable();
+    let in_writable = writable.iter().any(|w| dir.starts_with(w));
+    let gitmodules = match &located {
+        Some(at) if in_writable && op.may_enter_submodules() => gitmodules(&dir, at),
+        _ => None,
+    };
     let verdict = verdict::decide(&Facts {
         standing: &standing,
         op,
+        location: located.as_ref(),
+        commondir_file,
         entries: &entries,
         writable: &writable,
         cwd: &dir,
         home: home.as_deref(),
         filter_uses: &filter_uses,
+        gitmodules: gitmodules.as_deref(),
         realpath: &realpath,
     });
-    let in_writable = writable.iter().any(|w| dir.starts_with(w));
-    let pin = match (&located, &verdict, in_writable) {
-        (Some((_, git_dir)), Verdict::Allow, true) => {
-            query(&dir, &["rev-parse", "--show-toplevel"])
-                .ok()
-                .map(|top| (git_dir.clone(), PathBuf::from(top)))
-        }
-        _ => None,
+    let pin = match verdict {
+        Verdict::Allow => pin,
+        Verdict::Refuse(_) => None,
     };
     Checked {
         repo,
@@ -144,6 +193,21 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         verdict,
         pin,
     }
+}
+
+/// Where git would read submodule settings from: the working tree's
+/// `.gitmodules`, else the index's, else HEAD's.
+fn gitmodules(dir: &Path, at: &Location) -> Option<String> {
+    if let Some(top) = &at.toplevel {
+        let file = top.join(".gitmodules");
+        if file.symlink_metadata().is_ok() {
+            return Some(file.display().to_string());
+        }
+    }
+    [":.gitmodules", "HEAD:.gitmodules"]
+        .into_iter()
+        .find(|spec| query(dir, &["cat-file", "-e", spec]).is_ok())
+        .map(String::from)
 }
 
 /// `p` with symlinks resolved as far as it exists; the rest (a file an
@@ -177,22 +241,44 @@ fn unreadable(e: &HistoryError, state_dir: &Path) -> Reason {
 }
 
 /// A sandboxed agent is about to run in `dir`: the repository there (or,
-/// outside any, the folder) gets sandbox history, and the place it can
-/// write (its worktree, or the main checkout) is remembered for good.
+/// outside any, the folder) gets sandbox history under its common dir, its
+/// main git dir and its main top folder, and the place the agent can write
+/// (its worktree, or the main checkout) is remembered for good.
 pub fn record_run(state_dir: &Path, dir: &Path) -> Result<(), HistoryError> {
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let (common, writable) = match locate(&dir) {
-        Some((common, _)) => {
-            let top = query(&dir, &["rev-parse", "--show-toplevel"])
-                .ok()
-                .map(|t| std::fs::canonicalize(&t).unwrap_or_else(|_| PathBuf::from(t)))
-                .unwrap_or_else(|| dir.clone());
-            (Some(common), top)
-        }
-        None => (None, dir.clone()),
-    };
+    let dir = canon(dir);
+    let located = locate(&dir);
+    let writable = located
+        .as_ref()
+        .and_then(|at| at.toplevel.clone())
+        .unwrap_or_else(|| dir.clone());
+    let main_top = located.as_ref().and_then(main_toplevel);
     let now = history::now_us();
-    history::update(state_dir, |h| h.note_run(common.as_deref(), &writable, now))
+    history::update(state_dir, |h| {
+        h.note_run(
+            located.as_ref().map(|at| (at, main_top.as_deref())),
+            &writable,
+            now,
+        )
+    })
+}
+
+/// The main checkout's top folder: the folder itself, or, from a linked
+/// worktree, the first entry `git worktree list` gives (None: bare).
+fn main_toplevel(at: &Location) -> Option<PathBuf> {
+    if !history::is_linked(&at.git_dir, &at.common_dir) {
+        return at.toplevel.clone();
+    }
+    let out =
+        crate::git::query_bytes(&at.common_dir, &["worktree", "list", "--porcelain", "-z"]).ok()?;
+    // The first record (up to an empty field) is the main worktree;
+    // `bare` in it means there is no main working tree.
+    let first: Vec<&[u8]> = out
+        .split(|b| *b == 0)
+        .take_while(|f| !f.is_empty())
+        .collect();
+    let path = first.first()?.strip_prefix(b"worktree ")?;
+    let bare = first.iter().any(|f| *f == b"bare");
+    (!bare).then(|| canon(Path::new(std::ffi::OsStr::from_bytes(path))))
 }
 
 /// Sandboxed work made in `from` is imported into the repository at
@@ -200,15 +286,18 @@ pub fn record_run(state_dir: &Path, dir: &Path) -> Result<(), HistoryError> {
 /// (No import command exists yet; this is its hook.)
 #[allow(dead_code)]
 pub fn record_import(state_dir: &Path, dest: &Path, from: &Path) -> Result<(), HistoryError> {
-    let Some((common, _)) = locate(dest) else {
+    let Some(at) = locate(dest) else {
         return Err(HistoryError::Unwritable {
             file: history::file(state_dir),
             reason: format!("{} is not in a git repository", dest.display()),
         });
     };
-    let from = std::fs::canonicalize(from).unwrap_or_else(|_| from.to_path_buf());
+    let from = canon(from);
+    let main_top = main_toplevel(&at);
     let now = history::now_us();
-    history::update(state_dir, |h| h.note_import(&common, &from, now))
+    history::update(state_dir, |h| {
+        h.note_import(&at, main_top.as_deref(), &from, now)
+    })
 }
 
 #[cfg(test)]

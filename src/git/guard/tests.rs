@@ -154,7 +154,7 @@ fn importing_gives_the_destination_history() {
     );
     record_import(&f.paths.state_dir, &dest, &src).unwrap();
     let c = check(&f.paths.state_dir, &dest, Op::Fetch);
-    assert_eq!(c.standing, Standing::Recorded);
+    assert!(matches!(c.standing, Standing::Recorded { .. }), "{c:?}");
     assert!(matches!(c.verdict, Verdict::Refuse(_)));
     // The place the work was made in counts as agent-writable everywhere.
     git(
@@ -267,11 +267,243 @@ fn git_in_an_agent_worktree_is_pinned_to_the_checked_repository() {
     record_run(&f.paths.state_dir, &wt).unwrap();
     let c = check(&f.paths.state_dir, &wt, Op::Status);
     assert_eq!(c.verdict, Verdict::Allow);
-    assert_eq!(c.pin, Some((r.join(".git/worktrees/wt"), wt.clone())));
+    let pin = Pin {
+        git_dir: r.join(".git/worktrees/wt"),
+        common_dir: r.join(".git"),
+        work_tree: Some(wt.clone()),
+    };
+    assert_eq!(c.pin.as_ref(), Some(&pin));
     // The pinned run works like an unpinned one.
     std::fs::write(wt.join("new.txt"), "x").unwrap();
     let st = run(&f.paths, &wt, &["status", "--porcelain"]).unwrap();
     assert!(st.contains("new.txt"), "{st}");
-    // In the main checkout, which no agent could write, nothing is pinned.
-    assert_eq!(check(&f.paths.state_dir, &r, Op::Status).pin, None);
+    // The main checkout is pinned too: to its own git dir and common dir.
+    assert_eq!(
+        check(&f.paths.state_dir, &r, Op::Status).pin,
+        Some(Pin {
+            git_dir: r.join(".git"),
+            common_dir: r.join(".git"),
+            work_tree: Some(r.clone()),
+        })
+    );
+    // After the check, the agent rewrites its worktree's commondir to a
+    // repository of its own whose config runs a program: the pinned git
+    // never reads it.
+    let evil = wt.join("evil.git");
+    git(&wt, &["init", "-q", "--bare", evil.to_str().unwrap()]);
+    let marker = f.root().join("pinned.ran");
+    let canary = f.canary(&marker);
+    std::fs::write(
+        evil.join("config"),
+        format!(
+            "[core]\n\tbare = false\n[filter \"x\"]\n\tclean = {}\n",
+            canary.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(evil.join("info/attributes"), "* filter=x\n").unwrap();
+    std::fs::write(
+        pin.git_dir.join("commondir"),
+        format!("{}\n", evil.display()),
+    )
+    .unwrap();
+    // Same size, new mtime: git hashes it, through the filter if it reads evil.git.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(wt.join("a.txt"), "b\n").unwrap();
+    let mut cmd = crate::git::command(&wt, &["status", "--porcelain"]);
+    crate::git::pinned(&mut cmd, &pin);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("new.txt"));
+    assert!(!marker.exists(), "git read the planted commondir");
+    // And the guard now refuses there: the common dir is not the recorded one.
+    let Verdict::Refuse(reasons) = check(&f.paths.state_dir, &wt, Op::Status).verdict else {
+        panic!("allowed");
+    };
+    assert!(
+        reasons.iter().any(|r| r.rule == Rule::CommonDir),
+        "{reasons:#?}"
+    );
+}
+
+/// The review's attack, without a sandbox: from its worktree, the agent
+/// writes a repository of its own into the main checkout's `.git` and a
+/// `commondir` file pointing at it.
+fn plant_common_dir(r: &Path, canary: &Path) -> PathBuf {
+    let evil = r.join(".git/evil");
+    for d in ["objects", "refs/heads", "info"] {
+        std::fs::create_dir_all(evil.join(d)).unwrap();
+    }
+    std::fs::write(evil.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        evil.join("config"),
+        format!(
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n             [filter \"x\"]\n\tsmudge = {c}\n\tclean = {c}\n",
+            c = canary.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(evil.join("info/attributes"), "* filter=x\n").unwrap();
+    std::fs::write(r.join(".git/commondir"), "evil\n").unwrap();
+    evil
+}
+
+#[test]
+fn a_commondir_planted_in_the_main_git_dir_keeps_the_history_and_is_refused() {
+    let f = Fixture::new();
+    let r = f.repo("r");
+    let wt = f.root().join("wt");
+    git(
+        &r,
+        &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
+    );
+    record_run(&f.paths.state_dir, &wt).unwrap();
+    let h = history::load(&f.paths.state_dir).unwrap();
+    let rec = &h.repos[&r.join(".git")];
+    assert!(rec.git_dirs.contains(&r.join(".git")), "{rec:?}");
+    assert!(rec.toplevels.contains(&r), "{rec:?}");
+    let marker = f.root().join("planted.ran");
+    let canary = f.canary(&marker);
+    let evil = plant_common_dir(&r, &canary);
+    let c = check(&f.paths.state_dir, &r, Op::WorktreeAdd);
+    assert_eq!(c.pin, None);
+    assert_eq!(c.repo.as_deref(), Some(r.join(".git").as_path()));
+    assert_eq!(
+        c.standing,
+        Standing::Recorded {
+            common_dir: r.join(".git")
+        }
+    );
+    let Verdict::Refuse(reasons) = c.verdict else {
+        panic!("allowed");
+    };
+    assert_eq!(reasons[0].rule, Rule::CommonDir, "{reasons:#?}");
+    assert!(
+        reasons[0].why.contains(evil.to_str().unwrap()),
+        "{reasons:#?}"
+    );
+    let wt2 = f.root().join("wt2");
+    let e = run(
+        &f.paths,
+        &r,
+        &["worktree", "add", "-q", "-b", "w2", wt2.to_str().unwrap()],
+    )
+    .unwrap_err();
+    assert!(matches!(e, GitError::Refused(_)), "{e}");
+    assert!(!marker.exists(), "the planted smudge filter ran");
+}
+
+#[test]
+fn attribute_files_git_reads_are_read_whatever_their_bytes_or_gitignore() {
+    let f = Fixture::new();
+    let r = f.repo("r");
+    record_run(&f.paths.state_dir, &r).unwrap();
+    git(&r, &["config", "filter.fake.smudge", "/bin/cat"]);
+    let conversion_files = |r: &Path| -> Vec<String> {
+        match check(&f.paths.state_dir, r, Op::Diff).verdict {
+            Verdict::Allow => vec![],
+            Verdict::Refuse(reasons) => reasons
+                .into_iter()
+                .filter(|x| x.rule == Rule::Conversion)
+                .map(|x| x.why)
+                .collect(),
+        }
+    };
+    assert!(conversion_files(&r).is_empty());
+    std::fs::write(
+        r.join(".git/info/attributes"),
+        b"# caf\xe9\n* filter=fake\n",
+    )
+    .unwrap();
+    let found = conversion_files(&r);
+    assert!(
+        found.iter().any(|w| w.contains("info/attributes")),
+        "{found:?}"
+    );
+    std::fs::remove_file(r.join(".git/info/attributes")).unwrap();
+    // An ignored .gitattributes in a folder with tracked files.
+    std::fs::create_dir_all(r.join("d")).unwrap();
+    std::fs::write(r.join("d/a.txt"), "a\n").unwrap();
+    git(&r, &["add", "d/a.txt"]);
+    std::fs::write(r.join(".gitignore"), ".gitattributes\n").unwrap();
+    std::fs::write(r.join("d/.gitattributes"), "* filter=fake\n").unwrap();
+    let found = conversion_files(&r);
+    assert!(
+        found.iter().any(|w| w.contains("d/.gitattributes")),
+        "{found:?}"
+    );
+    // Staged, then deleted from the working tree: git reads the index.
+    git(&r, &["add", "-f", "d/.gitattributes"]);
+    std::fs::remove_file(r.join("d/.gitattributes")).unwrap();
+    let found = conversion_files(&r);
+    assert!(found.iter().any(|w| w.contains("(staged)")), "{found:?}");
+}
+
+#[test]
+fn host_git_never_runs_a_nested_repository_s_filters() {
+    let f = Fixture::new();
+    let main = f.repo("r");
+    let r = f.root().join("wt");
+    git(
+        &main,
+        &["worktree", "add", "-q", "-b", "w", r.to_str().unwrap()],
+    );
+    let marker = f.root().join("nested.ran");
+    let canary = f.canary(&marker);
+    // The agent makes a repository in its worktree with its own clean filter, added as a
+    // gitlink and registered in .gitmodules with `ignore = none` (which
+    // beats the diff.ignoreSubmodules setting).
+    let sub = r.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "-q"]);
+    std::fs::write(sub.join(".gitattributes"), "* filter=ev\n").unwrap();
+    std::fs::write(sub.join("f.txt"), "1\n").unwrap();
+    git(&sub, &["add", "."]);
+    git(&sub, &["commit", "-q", "-m", "s"]);
+    git(
+        &sub,
+        &["config", "filter.ev.clean", canary.to_str().unwrap()],
+    );
+    std::fs::write(sub.join("f.txt"), "2\n").unwrap();
+    std::fs::write(
+        r.join(".gitmodules"),
+        "[submodule \"sub\"]\n\tpath = sub\n\turl = ./sub\n\tignore = none\n",
+    )
+    .unwrap();
+    git(&r, &["add", "sub", ".gitmodules"]);
+    record_run(&f.paths.state_dir, &r).unwrap();
+    for args in [
+        &["status", "--porcelain"][..],
+        &["diff"],
+        &["diff-files"],
+        &["diff-index", "HEAD"],
+    ] {
+        run(&f.paths, &r, args).unwrap();
+        assert!(!marker.exists(), "git {args:?} ran the nested filter");
+    }
+    // Checkout reporting local changes would look inside, and takes no
+    // --ignore-submodules: refused there.
+    for args in [
+        &["checkout", "-q", "main"][..],
+        &["commit", "-q", "-m", "x"],
+    ] {
+        let e = run(&f.paths, &r, args).unwrap_err();
+        let GitError::Refused(refusal) = &e else {
+            panic!("git {args:?}: {e}");
+        };
+        assert_eq!(refusal.reasons[0].rule, Rule::Submodules, "{e}");
+        assert!(!marker.exists(), "git {args:?} ran the nested filter");
+    }
+    // The canary is live: plain git descends and runs it.
+    Command::new("git")
+        .args(["-C", r.to_str().unwrap(), "status", "--porcelain"])
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .output()
+        .unwrap();
+    assert!(marker.exists(), "the nested clean filter is not live");
 }

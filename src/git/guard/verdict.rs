@@ -6,8 +6,9 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use super::boolean::is_true;
 use super::config::{Entry, Origin};
-use super::history::Standing;
+use super::history::{is_linked, Location, Standing};
 use crate::git::op::Op;
 
 /// An attribute file assigns `filter=<driver>` to some paths.
@@ -21,6 +22,11 @@ pub struct FilterUse {
 pub struct Facts<'a> {
     pub standing: &'a Standing,
     pub op: Op,
+    /// Where git finds its repository (None: outside any).
+    pub location: Option<&'a Location>,
+    /// The git dir holds a `commondir` file (a linked worktree's admin
+    /// folder does; a main checkout's `.git` does not).
+    pub commondir_file: bool,
     pub entries: &'a [Entry],
     /// Places a sandboxed agent could write (canonical).
     pub writable: &'a [&'a Path],
@@ -30,6 +36,10 @@ pub struct Facts<'a> {
     /// Filled only when some filter driver is configured and the
     /// operation converts content (see [`configured_filters`]).
     pub filter_uses: &'a [FilterUse],
+    /// Where a `.gitmodules` was found (working tree, index or HEAD):
+    /// gathered only when git runs in an agent-writable place and the
+    /// operation may enter submodules.
+    pub gitmodules: Option<&'a str>,
     /// Where a path really leads (symlinks followed as far as the path
     /// exists): a symlinked HOME must not hide a worktree.
     pub realpath: &'a dyn Fn(&Path) -> PathBuf,
@@ -41,6 +51,12 @@ pub enum Rule {
     Unreadable,
     Network,
     InWritablePlace,
+    /// git reports a common dir other than the recorded one, or the git
+    /// dir's `commondir` file does not fit its place.
+    CommonDir,
+    /// Submodules in an agent-writable place, for an operation that may
+    /// look inside them.
+    Submodules,
     WorktreeConfig,
     RepositoryProgram,
     ConfigInWritablePlace,
@@ -79,7 +95,7 @@ pub fn decide(f: &Facts) -> Verdict {
     let mut reasons = Vec::new();
     match f.standing {
         Standing::Clean => return Verdict::Allow,
-        Standing::Recorded => {}
+        Standing::Recorded { .. } => {}
         Standing::InWritablePlace { place } => reasons.push(Reason {
             rule: Rule::InWritablePlace,
             setting: "repository".into(),
@@ -94,6 +110,7 @@ pub fn decide(f: &Facts) -> Verdict {
             todo: "check the folder's .git and its config, then run git there yourself".into(),
         }),
     }
+    reasons.extend(common_dir(f));
     if f.op.networked() {
         reasons.push(Reason {
             rule: Rule::Network,
@@ -118,11 +135,88 @@ pub fn decide(f: &Facts) -> Verdict {
     if f.op.converts() {
         reasons.extend(conversions(f));
     }
+    reasons.extend(submodules(f));
     if reasons.is_empty() {
         Verdict::Allow
     } else {
         Verdict::Refuse(reasons)
     }
+}
+
+/// git must report the common dir the history was recorded under, and a
+/// `commondir` file may only sit in a linked worktree's admin folder
+/// (`<common>/worktrees/<name>`): anything else means a planted
+/// `commondir` sends git to a repository nobody checked.
+fn common_dir(f: &Facts) -> Option<Reason> {
+    let at = f.location?;
+    let refuse = |why: String| Reason {
+        rule: Rule::CommonDir,
+        setting: "commondir".into(),
+        value: at.common_dir.display().to_string(),
+        origin: at.git_dir.join("commondir").display().to_string(),
+        why,
+        todo: format!(
+            "look at {} (a sandboxed agent may have planted it), remove it if you did not make \
+             it, then run git there yourself",
+            at.git_dir.join("commondir").display()
+        ),
+    };
+    if let Standing::Recorded { common_dir } = f.standing {
+        if *common_dir != at.common_dir {
+            return Some(refuse(format!(
+                "git in {} reads its repository from {}, but sandbox history records {} for it",
+                f.cwd.display(),
+                at.common_dir.display(),
+                common_dir.display()
+            )));
+        }
+    }
+    let linked = is_linked(&at.git_dir, &at.common_dir);
+    let fits = if linked {
+        f.commondir_file
+    } else {
+        at.git_dir == at.common_dir && !f.commondir_file
+    };
+    (!fits).then(|| {
+        refuse(format!(
+            "the git dir {} {} and git reads its repository from {}: a main checkout's git dir \
+             has no commondir file",
+            at.git_dir.display(),
+            if f.commondir_file {
+                "holds a commondir file"
+            } else {
+                "is not where its common dir says"
+            },
+            at.common_dir.display()
+        ))
+    })
+}
+
+/// A repository an agent made in its worktree and registered in
+/// `.gitmodules` with `ignore = none` gets `git status` run inside it,
+/// with its own config's filters, when checkout reports local changes.
+fn submodules(f: &Facts) -> Option<Reason> {
+    let file = f.gitmodules?;
+    if !f.op.may_enter_submodules() {
+        return None;
+    }
+    let place = f.writable.iter().find(|w| f.cwd.starts_with(w))?;
+    Some(Reason {
+        rule: Rule::Submodules,
+        setting: ".gitmodules".into(),
+        value: String::new(),
+        origin: file.to_string(),
+        why: format!(
+            "`git {}` in {}, inside {} (which a sandboxed agent could write), may look inside \
+             the submodules {} names, each with its own config, which the agent could have \
+             written",
+            f.op.command(),
+            f.cwd.display(),
+            place.display(),
+            file
+        ),
+        todo: "do this step yourself with git, after checking the submodules' configs".into(),
+    })
 }
 
 fn reason(rule: Rule, e: &Entry, why: String, todo: String) -> Reason {
@@ -145,7 +239,7 @@ fn entry_reasons(e: &Entry, f: &Facts) -> Vec<Reason> {
         e.origin,
         e.scope.name()
     );
-    if e.key == "extensions.worktreeconfig" && is_true(e.value.as_deref()) {
+    if e.key == "extensions.worktreeconfig" && is_true(e.value.as_deref()) != Some(false) {
         out.push(reason(
             Rule::WorktreeConfig,
             e,
@@ -177,7 +271,8 @@ fn entry_reasons(e: &Entry, f: &Facts) -> Vec<Reason> {
     if names_program(e) {
         let (section, _, name) = e.parts();
         let whole = matches!((section, name), ("core", "hookspath" | "fsmonitor"));
-        for p in mentioned_paths(e.value_str(), whole, f.cwd, f.home) {
+        let bool_or_path = name == "fsmonitor";
+        for p in mentioned_paths(e.value_str(), whole, bool_or_path, f.cwd, f.home) {
             if let Some(place) = inside(&p, f) {
                 out.push(reason(
                     Rule::ProgramInWritablePlace,
@@ -341,13 +436,6 @@ fn names_program(e: &Entry) -> bool {
         )
 }
 
-fn is_true(v: Option<&str>) -> bool {
-    match v {
-        None => true,
-        Some(v) => matches!(v.to_ascii_lowercase().as_str(), "true" | "yes" | "on" | "1"),
-    }
-}
-
 fn origin_dir(e: &Entry) -> Option<&Path> {
     match &e.origin {
         Origin::File(p) => p.parent(),
@@ -359,9 +447,17 @@ fn origin_dir(e: &Entry) -> Option<&Path> {
 /// (absolute, `~/`, or relative with a `/`), and with `whole` the entire
 /// value (hooksPath, fsmonitor: a path even without a slash). Relative
 /// program paths run from `cwd`; `whole` values relative to it as well.
-pub fn mentioned_paths(value: &str, whole: bool, cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+pub fn mentioned_paths(
+    value: &str,
+    whole: bool,
+    bool_or_path: bool,
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    if whole && !matches!(value.to_ascii_lowercase().as_str(), "true" | "false" | "") {
+    // fsmonitor takes a boolean (the built-in daemon) or a hook's path;
+    // hooksPath is always a path.
+    if whole && !(bool_or_path && is_true(Some(value)).is_some()) && !value.is_empty() {
         out.push(resolve(value, cwd, home));
     }
     let shell_meta = |c: char| c.is_whitespace() || "'\";|&()<>$`=,".contains(c);

@@ -3,7 +3,25 @@
 use super::*;
 use crate::git::guard::config::Scope;
 
-const WT: &str = "/data/wt/r/a";
+#[path = "verdict_layout_tests.rs"]
+mod layout;
+
+pub(super) const WT: &str = "/data/wt/r/a";
+
+fn recorded() -> Standing {
+    Standing::Recorded {
+        common_dir: "/r/.git".into(),
+    }
+}
+
+/// The main checkout as git finds it.
+pub(super) fn main_checkout() -> Location {
+    Location {
+        common_dir: "/r/.git".into(),
+        git_dir: "/r/.git".into(),
+        toplevel: Some("/r".into()),
+    }
+}
 
 fn entry(scope: Scope, origin: &str, key: &str, value: &str) -> Entry {
     Entry {
@@ -18,7 +36,7 @@ fn entry(scope: Scope, origin: &str, key: &str, value: &str) -> Entry {
     }
 }
 
-fn local(key: &str, value: &str) -> Entry {
+pub(super) fn local(key: &str, value: &str) -> Entry {
     entry(Scope::Local, "/r/.git/config", key, value)
 }
 fn global(key: &str, value: &str) -> Entry {
@@ -32,27 +50,40 @@ fn baseline() -> Vec<Entry> {
         global("user.name", "me"),
         entry(Scope::Command, "cmd", "core.hookspath", "/dev/null"),
         entry(Scope::Command, "cmd", "core.fsmonitor", "false"),
+        entry(Scope::Command, "cmd", "diff.ignoresubmodules", "all"),
+        entry(Scope::Command, "cmd", "submodule.recurse", "false"),
+        entry(Scope::Command, "cmd", "status.submodulesummary", "false"),
     ]
 }
 
-struct Row {
-    name: &'static str,
-    standing: Standing,
-    op: Op,
-    extra: Vec<Entry>,
-    uses: Vec<FilterUse>,
-    cwd: &'static str,
+pub(super) struct Row {
+    pub(super) name: &'static str,
+    pub(super) standing: Standing,
+    pub(super) op: Op,
+    pub(super) location: Option<Location>,
+    pub(super) commondir_file: bool,
+    pub(super) extra: Vec<Entry>,
+    pub(super) uses: Vec<FilterUse>,
+    pub(super) gitmodules: Option<&'static str>,
+    pub(super) cwd: &'static str,
     /// The rule and setting of the first reason, or None for Allow.
-    want: Option<(Rule, &'static str)>,
+    pub(super) want: Option<(Rule, &'static str)>,
 }
 
-fn row(name: &'static str, extra: Vec<Entry>, want: Option<(Rule, &'static str)>) -> Row {
+pub(super) fn row(
+    name: &'static str,
+    extra: Vec<Entry>,
+    want: Option<(Rule, &'static str)>,
+) -> Row {
     Row {
         name,
-        standing: Standing::Recorded,
+        standing: recorded(),
         op: Op::WorktreeAdd,
+        location: Some(main_checkout()),
+        commondir_file: false,
         extra,
         uses: vec![],
+        gitmodules: None,
         cwd: "/r",
         want,
     }
@@ -134,6 +165,19 @@ fn rows() -> Vec<Row> {
             vec![local("extensions.worktreeconfig", "false")],
             None,
         ),
+        row(
+            "core.fsmonitor = `yes` is the built-in daemon, not a hook",
+            vec![global("core.fsmonitor", "yes")],
+            None,
+        ),
+        Row {
+            cwd: WT,
+            ..row(
+                "core.hooksPath = `true` is a folder named true",
+                vec![global("core.hookspath", "true")],
+                Some((ProgramInWritablePlace, "core.hookspath")),
+            )
+        },
         row(
             "a clean filter in the repository config is refused",
             vec![local("filter.x.clean", "cat")],
@@ -391,17 +435,20 @@ fn link_to_data(p: &Path) -> PathBuf {
 #[test]
 fn every_rule_row_by_row() {
     let writable = [Path::new(WT)];
-    for r in rows() {
+    for r in rows().into_iter().chain(layout::rows()) {
         let mut entries = baseline();
         entries.extend(r.extra);
         let v = decide(&Facts {
             standing: &r.standing,
             op: r.op,
+            location: r.location.as_ref(),
+            commondir_file: r.commondir_file,
             entries: &entries,
             writable: &writable,
             cwd: Path::new(r.cwd),
             home: Some(Path::new("/h")),
             filter_uses: &r.uses,
+            gitmodules: r.gitmodules,
             realpath: &link_to_data,
         });
         match (&v, r.want) {
@@ -423,13 +470,16 @@ fn every_rule_row_by_row() {
 fn a_refusal_names_setting_value_file_and_what_to_do() {
     let entries = vec![local("filter.x.clean", "/x/canary")];
     let Verdict::Refuse(r) = decide(&Facts {
-        standing: &Standing::Recorded,
+        standing: &recorded(),
         op: Op::Diff,
+        location: Some(&main_checkout()),
+        commondir_file: false,
         entries: &entries,
         writable: &[],
         cwd: Path::new("/r"),
         home: None,
         filter_uses: &[],
+        gitmodules: None,
         realpath: &link_to_data,
     }) else {
         panic!("allowed");
@@ -450,18 +500,21 @@ fn a_refusal_names_setting_value_file_and_what_to_do() {
 #[test]
 fn paths_are_found_in_command_values() {
     let cwd = Path::new("/w");
-    let rows: &[(&str, bool, &[&str])] = &[
-        ("/a/b --x", false, &["/a/b"]),
-        ("sh -c '/a/b | less'", false, &["/a/b"]),
-        ("!/a/cred get", false, &["/a/cred"]),
-        ("./run.sh", false, &["/w/run.sh"]),
-        ("less -R", false, &[]),
-        ("hooks", true, &["/w/hooks"]),
-        ("false", true, &[]),
-        ("~/bin/x", false, &["/h/bin/x"]),
+    let rows: &[(&str, bool, bool, &[&str])] = &[
+        ("/a/b --x", false, false, &["/a/b"]),
+        ("sh -c '/a/b | less'", false, false, &["/a/b"]),
+        ("!/a/cred get", false, false, &["/a/cred"]),
+        ("./run.sh", false, false, &["/w/run.sh"]),
+        ("less -R", false, false, &[]),
+        ("hooks", true, false, &["/w/hooks"]),
+        ("true", true, false, &["/w/true"]),
+        ("false", true, true, &[]),
+        ("1", true, true, &[]),
+        ("fsmon", true, true, &["/w/fsmon"]),
+        ("~/bin/x", false, false, &["/h/bin/x"]),
     ];
-    for (value, whole, want) in rows {
-        let got = mentioned_paths(value, *whole, cwd, Some(Path::new("/h")));
+    for (value, whole, bool_or_path, want) in rows {
+        let got = mentioned_paths(value, *whole, *bool_or_path, cwd, Some(Path::new("/h")));
         let want: Vec<PathBuf> = want.iter().map(PathBuf::from).collect();
         assert_eq!(got, want, "{value}");
     }
