@@ -115,12 +115,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     let (net, _socket) = if req.weaken.has(weaken::Weakening::NoNetNs) {
         (network::Network::default(), None)
     } else {
-        let (net, socket) = network::plan(
-            &settings.network,
-            &trail,
-            &session,
-            penv.xdg_runtime_dir.as_deref(),
-        )?;
+        let (net, socket) = network::plan(&settings.network, &trail, &session, &paths.state_dir)?;
         (net, Some(socket))
     };
     vars.extend(net.env.iter().cloned());

@@ -3,8 +3,8 @@
 //! proxy (`src/proxy/`).
 //!
 //! 1. Before bwrap starts, [`plan`] starts the proxy on a Unix socket
-//!    outside (`$XDG_RUNTIME_DIR/nerdr-sandbox/<session>.sock`, not in
-//!    nerdr's client socket folder, which is hidden), deciding with the
+//!    outside (`$XDG_STATE_HOME/nerdr/sandbox/<session>.sock`, beside the
+//!    hook socket; the runtime dir stays hidden), deciding with the
 //!    settings' network rules and reporting each decision to the audit
 //!    trail; the socket is bound into the sandbox at the same path.
 //! 2. `nerdr sandbox-init` (`init.rs`), first inside the namespace, opens
@@ -51,7 +51,7 @@ pub fn plan(
     settings: &NetworkSettings,
     trail: &Arc<Trail>,
     session: &str,
-    runtime_dir: Option<&Path>,
+    state_dir: &Path,
 ) -> anyhow::Result<(Network, SocketFile)> {
     use anyhow::Context;
     let mut rules = NetRules::from_lists(&settings.allowed_domains, &settings.denied_domains)
@@ -65,10 +65,9 @@ pub fn plan(
     }
     rules.presets = presets;
 
-    let dir = match runtime_dir {
-        Some(rt) => rt.join("nerdr-sandbox"),
-        None => std::env::temp_dir().join(format!("nerdr-sandbox-{}", nix::unistd::getuid())),
-    };
+    // Beside the hook socket, in nerdr's state folder: read-only inside,
+    // and not in the runtime dir, which the sandbox sees empty.
+    let dir = state_dir.join("sandbox");
     crate::core::listen::private_dir(&dir)
         .with_context(|| format!("cannot make the proxy's folder {}", dir.display()))?;
     let socket = dir.join(format!("{session}.sock"));
