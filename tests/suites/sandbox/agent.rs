@@ -202,4 +202,62 @@ fn the_proxy_is_the_only_way_out_and_every_decision_is_audited() {
         .iter()
         .any(|l| l["host"] == "x.denied.test"
             && l["rule"].as_str().unwrap().contains("*.denied.test")));
+    // The journal has the same decisions.
+    wait_until(
+        "the decisions in the journal",
+        Duration::from_secs(10),
+        || {
+            env.journal(&["MESSAGE_ID=6f3c1e2a9b7d4c58a1e0f2b3c4d5e607"])
+                .iter()
+                .filter(|e| {
+                    e["MESSAGE"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(": allowed ") || m.contains(": denied "))
+                })
+                .count()
+                == 4
+        },
+    );
+}
+
+/// The real Claude Code as a sandboxed agent: `nerdr agent claude` with
+/// `command = ["nerdr", "sandbox", "--", "claude"]` passes the check and
+/// shows claude's first screen in its tab. Needs the npm CLIs
+/// (`NERDR_AGENT_CLIS`, as `.ci/run` sets).
+#[test]
+fn the_real_claude_runs_as_a_sandboxed_agent_in_nerdr_sandbox() {
+    let Some(clis) = std::env::var_os("NERDR_AGENT_CLIS") else {
+        crate::support::sysenv::skip(
+            "NERDR_AGENT_CLIS is not set (see tests/suites/agent_clis.rs)",
+        );
+        return;
+    };
+    let Some(env) = setup() else { return };
+    env.run(&["nerdr", "service", "install"]);
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.claude]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"claude\"]\nsandboxed = true\n",
+    );
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        env.nerdr().parent().unwrap().display(),
+        std::path::Path::new(&clis).display()
+    );
+    let run = |args: &[&str]| {
+        let mut cmd = env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(env.home().join("proj"))
+            .env("PATH", &path)
+            .env("TERM", "xterm-256color");
+        crate::support::sysenv::output_of(&mut cmd)
+    };
+    let out = run(&["agent", "claude"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tab = text(&out.stdout).trim().to_string();
+    let mut screen = String::new();
+    let shown = crate::support::poll(Duration::from_secs(90), || {
+        screen = text(&run(&["read", &tab]).stdout);
+        screen.contains("Welcome") || screen.contains("trust")
+    });
+    assert!(shown, "claude's first screen never showed:\n{screen}");
+    assert!(env.home().join(".claude.json").is_file());
 }
