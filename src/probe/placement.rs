@@ -2,6 +2,8 @@
 //! command that names the agent, so it runs inside whatever the words
 //! before it set up. Pure.
 
+use std::path::{Path, PathBuf};
+
 /// The probe's command line, or why it cannot be placed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placement {
@@ -33,9 +35,158 @@ pub fn place(command_words: &[String], program: &str, probe: &[String]) -> Place
     }
 }
 
+/// Why the command cannot be checked if one of its programs is where the
+/// agent may write (`writable`: the tab's worktree, or its folder when it
+/// has none), or `None`. Such a program is the agent's to rewrite: the
+/// wrapper could be made to set up no sandbox at all next time, and what
+/// the check runs in place of is not what later runs. `programs` are the
+/// command's words with where each resolves (symlinks followed); a bare
+/// word is also looked up, inside the sandbox, along `path_dirs` (the
+/// launch's PATH): a relative or empty folder there, or one the agent may
+/// write, ahead of where the word resolves, is as good as the agent's.
+pub fn in_agent_reach(
+    programs: &[(String, Option<PathBuf>)],
+    path_dirs: &[PathBuf],
+    writable: &Path,
+) -> Option<String> {
+    let fix = "install it outside the folders the agent may write and name it by \
+               an absolute path";
+    for (word, resolved) in programs {
+        let relative = word.contains('/') && !word.starts_with('/');
+        let inside = resolved.as_ref().filter(|r| r.starts_with(writable));
+        if relative || inside.is_some() {
+            let at = resolved
+                .as_ref()
+                .map(|r| format!(" ({})", r.display()))
+                .unwrap_or_default();
+            return Some(format!(
+                "the command's program `{word}`{at} lies in {}, which the agent may write, \
+                 so the agent could change its own sandbox; {fix}",
+                writable.display()
+            ));
+        }
+        if word.contains('/') {
+            continue;
+        }
+        let found_in = resolved.as_ref().and_then(|r| r.parent());
+        for d in path_dirs {
+            if Some(d.as_path()) == found_in {
+                break;
+            }
+            if !d.is_absolute() || d.starts_with(writable) {
+                return Some(format!(
+                    "the command's program `{word}` is looked up along PATH, whose folder \
+                     `{}` comes first and is (or is relative to) a folder the agent may \
+                     write ({}), so the agent could put its own `{word}` there; take it \
+                     out of PATH, or {fix}",
+                    d.display(),
+                    writable.display()
+                ));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn programs_the_agent_may_write_are_refused() {
+        let wt = Path::new("/d/worktrees/r/t1");
+        let p = |s: &str| Some(PathBuf::from(s));
+        let sys: Vec<PathBuf> = vec!["/usr/bin".into(), "/bin".into()];
+        // (programs, PATH, refused because of)
+        type Row<'a> = (
+            Vec<(&'a str, Option<PathBuf>)>,
+            Vec<PathBuf>,
+            Option<&'a str>,
+        );
+        let rows: Vec<Row> = vec![
+            (
+                vec![
+                    ("/usr/bin/bwrap", p("/usr/bin/bwrap")),
+                    ("claude", p("/usr/bin/claude")),
+                ],
+                sys.clone(),
+                None,
+            ),
+            // A relative wrapper, found in the worktree.
+            (
+                vec![(
+                    "/d/worktrees/r/t1/sandbox.sh",
+                    p("/d/worktrees/r/t1/sandbox.sh"),
+                )],
+                sys.clone(),
+                Some("sandbox.sh"),
+            ),
+            // A relative agent word, whether or not it exists yet.
+            (
+                vec![("/usr/bin/bwrap", p("/usr/bin/bwrap")), ("./claude", None)],
+                sys.clone(),
+                Some("./claude"),
+            ),
+            // A symlink elsewhere that leads into the worktree (resolved).
+            (
+                vec![("/usr/local/bin/wrap", p("/d/worktrees/r/t1/wrap"))],
+                sys.clone(),
+                Some("wrap"),
+            ),
+            // An absolute agent word that is not there on the host: the
+            // sandbox's business.
+            (
+                vec![
+                    ("/usr/bin/bwrap", p("/usr/bin/bwrap")),
+                    ("/opt/claude", None),
+                ],
+                sys.clone(),
+                None,
+            ),
+            // PATH with the worktree, or an empty (current) folder, first.
+            (
+                vec![("claude", p("/usr/bin/claude"))],
+                vec!["/d/worktrees/r/t1/bin".into(), "/usr/bin".into()],
+                Some("PATH"),
+            ),
+            (
+                vec![("claude", p("/usr/bin/claude"))],
+                vec!["".into(), "/usr/bin".into()],
+                Some("PATH"),
+            ),
+            (
+                vec![("claude", None)],
+                vec!["/usr/bin".into(), "bin".into()],
+                Some("PATH"),
+            ),
+            // ... but after where the word is found, it is never looked at.
+            (
+                vec![("claude", p("/usr/bin/claude"))],
+                vec!["/usr/bin".into(), "".into()],
+                None,
+            ),
+            // A sibling folder whose name only starts like the worktree's.
+            (
+                vec![("claude", p("/d/worktrees/r/t10/claude"))],
+                sys.clone(),
+                None,
+            ),
+        ];
+        for (programs, path, want) in rows {
+            let programs: Vec<(String, Option<PathBuf>)> = programs
+                .into_iter()
+                .map(|(w, r)| (w.to_string(), r))
+                .collect();
+            let got = in_agent_reach(&programs, &path, wt);
+            match want {
+                None => assert_eq!(got, None, "{programs:?} {path:?}"),
+                Some(part) => {
+                    let why = got.unwrap_or_else(|| panic!("not refused: {programs:?} {path:?}"));
+                    assert!(why.contains(part) && why.contains("agent may"), "{why}");
+                }
+            }
+        }
+    }
 
     fn words(s: &[&str]) -> Vec<String> {
         s.iter().map(|w| w.to_string()).collect()
