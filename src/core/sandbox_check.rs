@@ -66,11 +66,12 @@ impl Core {
             serde_json::to_string(&probe_plan).expect("a plan serializes"),
         ];
         let started = std::time::Instant::now();
-        let writable = plan
+        let writable: Vec<PathBuf> = plan
             .worktree
-            .as_ref()
+            .iter()
             .map(|w| w.path.clone())
-            .unwrap_or_else(|| plan.folder.clone());
+            .chain([plan.folder.clone()])
+            .collect();
         let in_reach = agent_writable_words(&programs, &path_of(env), &writable);
         let outcome = match (
             place(&site.command_words, &site.program, &probe_words),
@@ -407,7 +408,7 @@ fn programs_of(site: &ProbeSite, env: &[(String, String)], cwd: &Path) -> Vec<Pr
 
 /// Why the command cannot be checked when one of its programs lies where
 /// the agent may write, or `None`.
-fn agent_writable_words(programs: &[Program], path: &str, writable: &Path) -> Option<String> {
+fn agent_writable_words(programs: &[Program], path: &str, writable: &[PathBuf]) -> Option<String> {
     let resolved: Vec<(String, Option<PathBuf>)> = programs
         .iter()
         .map(|p| {
@@ -419,7 +420,10 @@ fn agent_writable_words(programs: &[Program], path: &str, writable: &Path) -> Op
             )
         })
         .collect();
-    let writable = std::fs::canonicalize(writable).unwrap_or(writable.to_path_buf());
+    let writable: Vec<PathBuf> = writable
+        .iter()
+        .map(|w| std::fs::canonicalize(w).unwrap_or(w.clone()))
+        .collect();
     let path_dirs: Vec<PathBuf> = std::env::split_paths(path)
         // A relative folder is looked up from wherever the program runs.
         .map(|d| match d.is_absolute() {

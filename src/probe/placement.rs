@@ -36,8 +36,8 @@ pub fn place(command_words: &[String], program: &str, probe: &[String]) -> Place
 }
 
 /// Why the command cannot be checked if one of its programs is where the
-/// agent may write (`writable`: the tab's worktree, or its folder when it
-/// has none), or `None`. Such a program is the agent's to rewrite: the
+/// agent may write (`writable`: the tab's worktree and its folder, where
+/// a new launch looks a relative word up), or `None`. Such a program is the agent's to rewrite: the
 /// wrapper could be made to set up no sandbox at all next time, and what
 /// the check runs in place of is not what later runs. `programs` are the
 /// command's words with where each resolves (symlinks followed); a bare
@@ -47,22 +47,28 @@ pub fn place(command_words: &[String], program: &str, probe: &[String]) -> Place
 pub fn in_agent_reach(
     programs: &[(String, Option<PathBuf>)],
     path_dirs: &[PathBuf],
-    writable: &Path,
+    writable: &[PathBuf],
 ) -> Option<String> {
-    let fix = "install it outside the folders the agent may write and name it by \
-               an absolute path";
+    let shown = writable
+        .iter()
+        .map(|w| w.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let in_reach = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+    let fix = "configure a wrapper that can run both the agent and the check inside \
+               the same sandbox, installed outside the folders the agent may write and \
+               named by an absolute path";
     for (word, resolved) in programs {
         let relative = word.contains('/') && !word.starts_with('/');
-        let inside = resolved.as_ref().filter(|r| r.starts_with(writable));
+        let inside = resolved.as_ref().filter(|r| in_reach(r));
         if relative || inside.is_some() {
             let at = resolved
                 .as_ref()
                 .map(|r| format!(" ({})", r.display()))
                 .unwrap_or_default();
             return Some(format!(
-                "the command's program `{word}`{at} lies in {}, which the agent may write, \
-                 so the agent could change its own sandbox; {fix}",
-                writable.display()
+                "the command's program `{word}`{at} lies in {shown}, which the agent may \
+                 write, so the agent could change its own sandbox; {fix}"
             ));
         }
         if word.contains('/') {
@@ -73,14 +79,13 @@ pub fn in_agent_reach(
             if Some(d.as_path()) == found_in {
                 break;
             }
-            if !d.is_absolute() || d.starts_with(writable) {
+            if !d.is_absolute() || in_reach(d) {
                 return Some(format!(
                     "the command's program `{word}` is looked up along PATH, whose folder \
                      `{}` comes first and is (or is relative to) a folder the agent may \
-                     write ({}), so the agent could put its own `{word}` there; take it \
-                     out of PATH, or {fix}",
+                     write ({shown}), so the agent could put its own `{word}` there; take \
+                     that folder out of PATH and {fix}",
                     d.display(),
-                    writable.display()
                 ));
             }
         }
@@ -94,7 +99,7 @@ mod tests {
 
     #[test]
     fn programs_the_agent_may_write_are_refused() {
-        let wt = Path::new("/d/worktrees/r/t1");
+        let wt = [PathBuf::from("/d/worktrees/r/t1"), PathBuf::from("/src/r")];
         let p = |s: &str| Some(PathBuf::from(s));
         let sys: Vec<PathBuf> = vec!["/usr/bin".into(), "/bin".into()];
         // (programs, PATH, refused because of)
@@ -126,6 +131,12 @@ mod tests {
                 vec![("/usr/bin/bwrap", p("/usr/bin/bwrap")), ("./claude", None)],
                 sys.clone(),
                 Some("./claude"),
+            ),
+            // A relative word of a new launch, found in the tab's folder.
+            (
+                vec![("/src/r/sandbox.sh", p("/src/r/sandbox.sh"))],
+                sys.clone(),
+                Some("sandbox.sh"),
             ),
             // A symlink elsewhere that leads into the worktree (resolved).
             (
@@ -177,7 +188,7 @@ mod tests {
                 .into_iter()
                 .map(|(w, r)| (w.to_string(), r))
                 .collect();
-            let got = in_agent_reach(&programs, &path, wt);
+            let got = in_agent_reach(&programs, &path, &wt);
             match want {
                 None => assert_eq!(got, None, "{programs:?} {path:?}"),
                 Some(part) => {
