@@ -138,7 +138,7 @@ fn try_one(check: &Check, nonce: &str) -> Got {
                 .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY),
         )
         .map(|_| (true, "opened for writing".into()))
-        .or_else(busy_but_writable)
+        .or_else(busy_but_writable(&file.path))
         .or_else(|e| {
             changeable(&file.path)
                 .or_else(|| replaceable(&file.path))
@@ -160,14 +160,17 @@ fn errno(e: std::io::Error) -> String {
 }
 
 /// A running program cannot be opened for writing (`ETXTBSY`), but the
-/// kernel says so only after the permission check passed: once it stops,
-/// it can be. The error text is what `open_same` gave.
-fn busy_but_writable(e: String) -> Result<Got, String> {
-    let busy = std::io::Error::from_raw_os_error(libc::ETXTBSY).to_string();
-    if e == busy {
-        Ok((true, "writable (busy running now)".into()))
-    } else {
-        Err(e)
+/// kernel says so only after the permission check passed (and before the
+/// mount's read-only flag is looked at): on a writable mount, it can be
+/// written once it stops. The error text is what `open_same` gave.
+fn busy_but_writable(path: &Path) -> impl FnOnce(String) -> Result<Got, String> + '_ {
+    move |e| {
+        let busy = std::io::Error::from_raw_os_error(libc::ETXTBSY).to_string();
+        if e == busy && !read_only_mount(path) {
+            Ok((true, "writable (busy running now)".into()))
+        } else {
+            Err(e)
+        }
     }
 }
 
