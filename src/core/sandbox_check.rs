@@ -279,25 +279,31 @@ impl Core {
             }
         }
         let home = core_env("HOME");
-        let xdg_config =
-            core_env("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")));
-        for (what, file) in [
-            (
-                "the global git config",
-                home.as_ref().map(|h| h.join(".gitconfig")),
-            ),
-            (
-                "the global git config",
-                xdg_config.as_ref().map(|c| c.join("git/config")),
-            ),
-            (
-                "the global git attributes",
-                xdg_config.as_ref().map(|c| c.join("git/attributes")),
-            ),
-        ] {
-            if let Some(f) = file {
-                file_or_folder(what, &f);
+        // git runs with HOME only (no XDG_CONFIG_HOME): both places count.
+        let mut config_homes: Vec<PathBuf> = home.iter().map(|h| h.join(".config")).collect();
+        config_homes.extend(core_env("XDG_CONFIG_HOME"));
+        config_homes.dedup();
+        let mut git_files: Vec<(&str, PathBuf)> = home
+            .iter()
+            .map(|h| ("the global git config", h.join(".gitconfig")))
+            .collect();
+        for c in &config_homes {
+            git_files.push(("the global git config", c.join("git/config")));
+            git_files.push(("the global git attributes", c.join("git/attributes")));
+        }
+        // The attributes file the global config names (`~` expanded).
+        if let Some(h) = &home {
+            if let Ok(f) =
+                crate::git::query(h, &["config", "--global", "--path", "core.attributesFile"])
+            {
+                let f = PathBuf::from(f.trim());
+                if f.is_absolute() {
+                    git_files.push(("the global git attributes", f));
+                }
             }
+        }
+        for (what, file) in &git_files {
+            file_or_folder(what, file);
         }
         let mut folders: Vec<(&str, PathBuf)> = Vec::new();
         if let Some(d) = self.bin.parent() {
@@ -331,6 +337,10 @@ impl Core {
                 host_dirs.push(named(&what, f));
             }
         }
+        // One check per file or folder, under the first name it came by.
+        let mut seen = std::collections::BTreeSet::new();
+        host_files.retain(|n| seen.insert(n.file.path.clone()));
+        host_dirs.retain(|n| seen.insert(n.file.path.clone()));
         Targets {
             run_dir: id_of(&p.run_dir),
             client_socket: id_of(&p.client_socket()),

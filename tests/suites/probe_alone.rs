@@ -219,6 +219,32 @@ fn the_probe_alone_detects_each_finding() {
     );
 }
 
+/// The probe run as the user without a sandbox: its findings by id.
+fn probe_outside(env: &SystemdEnv, plan: &Value) -> Value {
+    let line = ok(
+        env,
+        &[
+            "nerdr",
+            "probe",
+            "--nonce",
+            "n2",
+            "--plan",
+            &plan.to_string(),
+        ],
+    );
+    let json = line
+        .strip_prefix("NERDR-PROBE n2 ")
+        .unwrap_or_else(|| panic!("{line}"));
+    let found: Value = serde_json::from_str(json).unwrap();
+    found["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap().to_string(), f.clone()))
+        .collect::<serde_json::Map<String, Value>>()
+        .into()
+}
+
 /// Where `path` lies in its filesystem, as the core would note it: the
 /// deepest mount above it in the environment's mount table, and the path
 /// inside that mount's filesystem.
@@ -252,8 +278,28 @@ fn the_probe_finds_a_folder_mounted_elsewhere_and_needs_the_mount_table() {
     env.write_user_file("folder/.keep", "");
     let folder = env.home().join("folder");
     let m = std::fs::metadata(&folder).unwrap();
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    // A running program anyone may write, on what the sandbox mounts
+    // read-only: busy (ETXTBSY) is not writable there.
+    let shut = env.home().join("shut-busy");
+    std::fs::create_dir(&shut).unwrap();
+    let busy = shut.join("busy");
+    std::fs::copy("/bin/sleep", &busy).unwrap();
+    std::fs::set_permissions(&busy, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let busy_pid: u32 = ok(
+        &env,
+        &[
+            "sh",
+            "-c",
+            &format!("{} 120 >/dev/null 2>&1 & echo $!", busy.display()),
+        ],
+    )
+    .parse()
+    .unwrap();
+    let b = std::fs::metadata(&busy).unwrap();
     let plan = serde_json::json!({"checks": [
+        {"id": "busy", "what": "busy", "try": "open-for-write",
+         "file": {"path": busy, "dev": b.dev(), "ino": b.ino()}},
         {"id": "moved", "what": "moved", "try": "create-in",
          "dir": {"path": folder, "dev": m.dev(), "ino": m.ino(), "mount": spot(&env, &folder)}},
         {"id": "mount-table", "what": "mount-table", "try": "mount-table"},
@@ -287,7 +333,7 @@ fn the_probe_finds_a_folder_mounted_elsewhere_and_needs_the_mount_table() {
                 .unwrap()
                 .clone()
         };
-        serde_json::json!({"moved": by("moved"), "mount-table": by("mount-table")})
+        serde_json::json!({"moved": by("moved"), "mount-table": by("mount-table"), "busy": by("busy")})
     };
     // Hidden where it is, writable at /mnt/again.
     let got = probe(&[
@@ -310,6 +356,7 @@ fn the_probe_finds_a_folder_mounted_elsewhere_and_needs_the_mount_table() {
         "{got}"
     );
     assert_eq!(got["mount-table"]["reached"], false, "{got}");
+    assert_eq!(got["busy"]["reached"], false, "{got}");
     // Hidden, and nowhere else; and no /proc to read the mount table from.
     let got = probe(&["--tmpfs", "/proc", "--tmpfs", &f]);
     assert_eq!(got["moved"]["reached"], false, "{got}");
