@@ -366,6 +366,10 @@ fn the_probe_finds_a_folder_mounted_elsewhere_and_needs_the_mount_table() {
         1,
         "the probe left a file"
     );
+    // Outside the sandbox, the same program is writable.
+    let got = probe_outside(&env, &plan);
+    assert_eq!(got["busy"]["reached"], true, "{got}");
+    let _ = nix_kill(busy_pid);
 }
 
 fn nix_kill(pid: u32) -> std::io::Result<()> {
