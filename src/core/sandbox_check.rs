@@ -261,14 +261,24 @@ impl Core {
         let mut host_dirs = Vec::new();
         // A file that is not there yet is planted by whoever may write the
         // nearest folder above it that is.
-        let mut file_or_folder = |what: &str, path: &Path| match id_of(path) {
-            Some(f) => host_files.push(named(what, f)),
-            None => {
-                if let Some(f) = nearest_existing(path).and_then(|a| id_of(&a)) {
-                    host_dirs.push(named(
-                        &format!("the folder where {what} {} would be made", path.display()),
-                        f,
-                    ));
+        // A symlink counts twice: itself (its folder may let it be
+        // replaced) and the file it leads to (which may be writable).
+        let mut file_or_folder = |what: &str, path: &Path| {
+            let real = std::fs::canonicalize(path).ok().filter(|r| r != path);
+            for path in std::iter::once(path).chain(real.as_deref()) {
+                match id_of(path) {
+                    Some(f) => host_files.push(named(what, f)),
+                    None => {
+                        if let Some(f) = nearest_existing(path).and_then(|a| id_of(&a)) {
+                            host_dirs.push(named(
+                                &format!(
+                                    "the folder where {what} {} would be made",
+                                    path.display()
+                                ),
+                                f,
+                            ));
+                        }
+                    }
                 }
             }
         };
