@@ -8,11 +8,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::launch::Plan;
+use super::launch::{path_of, Plan};
 use super::Core;
 use crate::audit::{Event, Kind};
 use crate::probe::placement::{place, Placement};
-use crate::probe::plan::{FileId, Proc, Targets};
+use crate::probe::plan::{FileId, Named, Proc, Targets};
 use crate::probe::verdict::{verdict, Outcome, Verdict};
 use crate::protocol::api::{ApiError, ErrorCode, TabState};
 use crate::protocol::handshake::random_hex;
@@ -50,7 +50,12 @@ impl Core {
         env: &[(String, String)],
     ) -> Result<(), ApiError> {
         let nonce = random_hex(16);
-        let targets = self.probe_targets(plan, id);
+        let site = plan.probe.clone().unwrap_or_else(|| ProbeSite {
+            command_words: plan.argv.clone(),
+            program: plan.name.clone(),
+        });
+        let programs = programs_of(&site, env, &plan.cwd);
+        let targets = self.probe_targets(plan, id, env, &programs);
         let probe_plan = crate::probe::plan::plan(&targets);
         let probe_words = vec![
             self.bin.to_string_lossy().into_owned(),
@@ -60,14 +65,20 @@ impl Core {
             "--plan".into(),
             serde_json::to_string(&probe_plan).expect("a plan serializes"),
         ];
-        let site = plan.probe.clone().unwrap_or_else(|| ProbeSite {
-            command_words: plan.argv.clone(),
-            program: plan.name.clone(),
-        });
         let started = std::time::Instant::now();
-        let outcome = match place(&site.command_words, &site.program, &probe_words) {
-            Placement::Unplaceable(why) => Outcome::Unplaceable(why),
-            Placement::Argv(argv) => {
+        let writable: Vec<PathBuf> = plan
+            .worktree
+            .iter()
+            .map(|w| w.path.clone())
+            .chain([plan.folder.clone()])
+            .collect();
+        let in_reach = agent_writable_words(&programs, &path_of(env), &writable);
+        let outcome = match (
+            place(&site.command_words, &site.program, &probe_words),
+            in_reach,
+        ) {
+            (Placement::Unplaceable(why), _) | (_, Some(why)) => Outcome::Unplaceable(why),
+            (Placement::Argv(argv), None) => {
                 crate::probe::run::run(&argv, &plan.cwd, env, crate::probe::run::TIMEOUT).await
             }
         };
@@ -164,7 +175,13 @@ impl Core {
     }
 
     /// What the probe for tab `id` must not reach.
-    fn probe_targets(&self, plan: &Plan, id: &str) -> Targets {
+    fn probe_targets(
+        &self,
+        plan: &Plan,
+        id: &str,
+        env: &[(String, String)],
+        programs: &[Program],
+    ) -> Targets {
         let p = &self.paths;
         let mut processes = Vec::new();
         let me = std::process::id();
@@ -204,16 +221,143 @@ impl Core {
         };
         worktree_dirs.sort();
         worktree_dirs.dedup();
-        let ids = |paths: &[PathBuf]| -> Vec<FileId> {
-            paths.iter().filter_map(|d| FileId::of(d)).collect()
+        let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mounts = crate::probe::mounts::parse(&table);
+        let id_of = |path: &Path| -> Option<FileId> {
+            let mut f = FileId::of(path)?;
+            f.mount = std::fs::canonicalize(path)
+                .ok()
+                .and_then(|c| crate::probe::mounts::spot(&mounts, &c));
+            Some(f)
         };
+        let ids =
+            |paths: &[PathBuf]| -> Vec<FileId> { paths.iter().filter_map(|d| id_of(d)).collect() };
+        let core_env = |k: &str| {
+            std::env::var_os(k)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        let runtime = core_env("XDG_RUNTIME_DIR");
+        let mut sockets: Vec<PathBuf> = runtime
+            .iter()
+            .flat_map(|r| [r.join("bus"), r.join("systemd/private")])
+            .collect();
+        // The bus the agent is told of, wherever it is.
+        if let Some(bus) = env
+            .iter()
+            .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
+            .and_then(|(_, v)| v.split(';').find_map(|a| a.strip_prefix("unix:path=")))
+            .map(|p| PathBuf::from(p.split(',').next().unwrap_or(p)))
+        {
+            sockets.push(bus);
+        }
+        sockets.sort();
+        sockets.dedup();
+        let named = |what: &str, file: FileId| Named {
+            what: what.to_string(),
+            file,
+        };
+        let mut host_files = Vec::new();
+        let mut host_dirs = Vec::new();
+        // A file that is not there yet is planted by whoever may write the
+        // nearest folder above it that is.
+        // A symlink counts twice: itself (its folder may let it be
+        // replaced) and the file it leads to (which may be writable).
+        let mut file_or_folder = |what: &str, path: &Path| {
+            let real = std::fs::canonicalize(path).ok().filter(|r| r != path);
+            for path in std::iter::once(path).chain(real.as_deref()) {
+                match id_of(path) {
+                    Some(f) => host_files.push(named(what, f)),
+                    None => {
+                        if let Some(f) = nearest_existing(path).and_then(|a| id_of(&a)) {
+                            host_dirs.push(named(
+                                &format!(
+                                    "the folder where {what} {} would be made",
+                                    path.display()
+                                ),
+                                f,
+                            ));
+                        }
+                    }
+                }
+            }
+        };
+        file_or_folder("nerdr's executable", &self.bin);
+        for prog in programs {
+            if let Some(r) = &prog.resolved {
+                file_or_folder(prog.role, r);
+            }
+        }
+        let home = core_env("HOME");
+        // git runs with HOME only (no XDG_CONFIG_HOME): both places count.
+        let mut config_homes: Vec<PathBuf> = home.iter().map(|h| h.join(".config")).collect();
+        config_homes.extend(core_env("XDG_CONFIG_HOME"));
+        config_homes.dedup();
+        let mut git_files: Vec<(&str, PathBuf)> = home
+            .iter()
+            .map(|h| ("the global git config", h.join(".gitconfig")))
+            .collect();
+        for c in &config_homes {
+            git_files.push(("the global git config", c.join("git/config")));
+            git_files.push(("the global git attributes", c.join("git/attributes")));
+        }
+        // The attributes file the global config names (`~` expanded).
+        if let Some(h) = &home {
+            if let Ok(f) =
+                crate::git::query(h, &["config", "--global", "--path", "core.attributesFile"])
+            {
+                let f = PathBuf::from(f.trim());
+                if f.is_absolute() {
+                    git_files.push(("the global git attributes", f));
+                }
+            }
+        }
+        for (what, file) in &git_files {
+            file_or_folder(what, file);
+        }
+        let mut folders: Vec<(&str, PathBuf)> = Vec::new();
+        if let Some(d) = self.bin.parent() {
+            folders.push(("the folder of nerdr's executable", d.to_path_buf()));
+        }
+        let core_path = std::env::var("PATH").unwrap_or_default();
+        if let Some(git) = super::launch::find_program("git", &core_path, Path::new("/")) {
+            if let Some(d) = git.parent() {
+                folders.push(("the folder of the git the core runs", d.to_path_buf()));
+            }
+        }
+        for var in [core_path.as_str(), path_of(env).as_str()] {
+            for d in std::env::split_paths(var).filter(|d| d.is_absolute()) {
+                folders.push(("a PATH folder the core runs programs from", d));
+            }
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for (what, d) in folders {
+            let Some(at) = nearest_existing(&d) else {
+                continue;
+            };
+            if !seen.insert(at.clone()) {
+                continue;
+            }
+            let what = if at == d {
+                what.to_string()
+            } else {
+                format!("the folder where {what} {} would be made", d.display())
+            };
+            if let Some(f) = id_of(&at) {
+                host_dirs.push(named(&what, f));
+            }
+        }
+        // One check per file or folder, under the first name it came by.
+        let mut seen = std::collections::BTreeSet::new();
+        host_files.retain(|n| seen.insert(n.file.path.clone()));
+        host_dirs.retain(|n| seen.insert(n.file.path.clone()));
         Targets {
-            run_dir: FileId::of(&p.run_dir),
-            client_socket: FileId::of(&p.client_socket()),
-            client_key: FileId::of(&p.client_key()),
+            run_dir: id_of(&p.run_dir),
+            client_socket: id_of(&p.client_socket()),
+            client_key: id_of(&p.client_key()),
             processes,
-            config_dir: FileId::of(&p.config_dir),
-            state_dir: FileId::of(&p.state_dir),
+            config_dir: id_of(&p.config_dir),
+            state_dir: id_of(&p.state_dir),
             git_configs: ids(&repo_dirs
                 .iter()
                 .map(|d| d.join("config"))
@@ -230,10 +374,91 @@ impl Core {
                     }
                 })
                 .collect::<Vec<_>>()),
+            git_dirs: ids(&repo_dirs),
+            // Without an info folder, .git itself (checked above) is where it is made.
+            git_infos: ids(&repo_dirs.iter().map(|d| d.join("info")).collect::<Vec<_>>()),
             worktree_dirs: ids(&worktree_dirs),
+            data_dirs: ids(&[p.data_dir.clone(), p.data_dir.join("worktrees")]),
+            runtime_root: runtime.as_deref().and_then(id_of),
+            user_sockets: ids(&sockets),
+            host_files,
+            host_dirs,
+            mount_table: cfg!(target_os = "linux"),
             processes_reachable_by_proc: cfg!(target_os = "linux"),
         }
     }
+}
+
+/// A program word of the command, and where the host finds it.
+pub(super) struct Program {
+    role: &'static str,
+    word: String,
+    resolved: Option<PathBuf>,
+}
+
+/// The wrapper (the command's first word, already resolved) and the word
+/// the probe goes in place of (resolved as the sandbox would, from the
+/// launch's PATH and folder).
+fn programs_of(site: &ProbeSite, env: &[(String, String)], cwd: &Path) -> Vec<Program> {
+    let mut out = Vec::new();
+    let path = path_of(env);
+    if let Some(first) = site.command_words.first() {
+        out.push(Program {
+            role: "the wrapper program",
+            word: first.clone(),
+            resolved: Some(PathBuf::from(first)),
+        });
+    }
+    let file_name = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
+    if let Some(w) = site
+        .command_words
+        .iter()
+        .skip(1)
+        .rev()
+        .find(|w| file_name(w) == site.program)
+    {
+        out.push(Program {
+            role: "the agent's program",
+            word: w.clone(),
+            resolved: super::launch::find_program(w, &path, cwd),
+        });
+    }
+    out
+}
+
+/// Why the command cannot be checked when one of its programs lies where
+/// the agent may write, or `None`.
+fn agent_writable_words(programs: &[Program], path: &str, writable: &[PathBuf]) -> Option<String> {
+    let resolved: Vec<(String, Option<PathBuf>)> = programs
+        .iter()
+        .map(|p| {
+            (
+                p.word.clone(),
+                p.resolved
+                    .as_ref()
+                    .map(|r| std::fs::canonicalize(r).unwrap_or(r.clone())),
+            )
+        })
+        .collect();
+    let writable: Vec<PathBuf> = writable
+        .iter()
+        .map(|w| std::fs::canonicalize(w).unwrap_or(w.clone()))
+        .collect();
+    let path_dirs: Vec<PathBuf> = std::env::split_paths(path)
+        // A relative folder is looked up from wherever the program runs.
+        .map(|d| match d.is_absolute() {
+            true => std::fs::canonicalize(&d).unwrap_or(d),
+            false => d,
+        })
+        .collect();
+    crate::probe::placement::in_agent_reach(&resolved, &path_dirs, &writable)
+}
+
+/// `path` if it exists, else the nearest folder above it that does.
+fn nearest_existing(path: &Path) -> Option<PathBuf> {
+    path.ancestors()
+        .find(|a| std::fs::symlink_metadata(a).is_ok())
+        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]

@@ -33,12 +33,21 @@ pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
 }
 
 pub fn try_all(plan: &Plan, nonce: &str) -> Findings {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").map_err(errno);
+    let mounts = table
+        .as_deref()
+        .map(super::mounts::parse)
+        .unwrap_or_default();
     Findings {
         findings: plan
             .checks
             .iter()
             .map(|c| {
-                let (reached, detail) = try_one(c, nonce);
+                let (reached, detail) = match (&c.try_, &table) {
+                    (Try::MountTable, Ok(_)) => (false, "read".into()),
+                    (Try::MountTable, Err(e)) => (true, e.clone()),
+                    _ => try_everywhere(c, nonce, &mounts),
+                };
                 Finding {
                     id: c.id.clone(),
                     reached,
@@ -50,6 +59,52 @@ pub fn try_all(plan: &Plan, nonce: &str) -> Findings {
 }
 
 type Got = (bool, String);
+
+/// The check at the target's usual path, then at each other path its
+/// filesystem shows it at in this sandbox: reached if reached anywhere.
+fn try_everywhere(check: &Check, nonce: &str, mounts: &[super::mounts::Mount]) -> Got {
+    let first = try_one(check, nonce);
+    let Some(target) = target_of(&check.try_) else {
+        return first;
+    };
+    let Some(spot) = &target.mount else {
+        return first;
+    };
+    let mut details = vec![first.1];
+    if first.0 {
+        return (true, details.remove(0));
+    }
+    for path in super::mounts::aliases(mounts, spot, &target.path) {
+        let mut moved = check.clone();
+        if let Some(t) = target_of_mut(&mut moved.try_) {
+            t.path = path.clone();
+        }
+        let (reached, detail) = try_one(&moved, nonce);
+        if reached {
+            return (true, format!("at {}: {detail}", path.display()));
+        }
+        details.push(format!("at {}: {detail}", path.display()));
+    }
+    (false, details.join("; "))
+}
+
+fn target_of(t: &Try) -> Option<&FileId> {
+    match t {
+        Try::ListDir { dir } | Try::CreateIn { dir } => Some(dir),
+        Try::Connect { socket } => Some(socket),
+        Try::Read { file } | Try::OpenForWrite { file } => Some(file),
+        Try::MountTable | Try::Process { .. } => None,
+    }
+}
+
+fn target_of_mut(t: &mut Try) -> Option<&mut FileId> {
+    match t {
+        Try::ListDir { dir } | Try::CreateIn { dir } => Some(dir),
+        Try::Connect { socket } => Some(socket),
+        Try::Read { file } | Try::OpenForWrite { file } => Some(file),
+        Try::MountTable | Try::Process { .. } => None,
+    }
+}
 
 fn try_one(check: &Check, nonce: &str) -> Got {
     match &check.try_ {
@@ -83,6 +138,7 @@ fn try_one(check: &Check, nonce: &str) -> Got {
                 .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY),
         )
         .map(|_| (true, "opened for writing".into()))
+        .or_else(busy_but_writable(&file.path))
         .or_else(|e| {
             changeable(&file.path)
                 .or_else(|| replaceable(&file.path))
@@ -94,12 +150,28 @@ fn try_one(check: &Check, nonce: &str) -> Got {
             way,
             ..
         } => process(*pid, *start_time, *way),
+        Try::MountTable => Err("answered by try_all".into()),
     }
     .unwrap_or_else(|why| (false, why))
 }
 
 fn errno(e: std::io::Error) -> String {
     e.to_string()
+}
+
+/// A running program cannot be opened for writing (`ETXTBSY`), but the
+/// kernel says so only after the permission check passed (and before the
+/// mount's read-only flag is looked at): on a writable mount, it can be
+/// written once it stops. The error text is what `open_same` gave.
+fn busy_but_writable(path: &Path) -> impl FnOnce(String) -> Result<Got, String> + '_ {
+    move |e| {
+        let busy = std::io::Error::from_raw_os_error(libc::ETXTBSY).to_string();
+        if e == busy && !read_only_mount(path) {
+            Ok((true, "writable (busy running now)".into()))
+        } else {
+            Err(e)
+        }
+    }
 }
 
 /// Is the path inside the sandbox the one the core meant? A different
@@ -374,6 +446,7 @@ mod tests {
         let real = tmp.path().join("real");
         std::fs::create_dir(&real).unwrap();
         let mut id = FileId::of(&real).unwrap();
+        assert_eq!(id.mount, None);
         let t = Targets {
             config_dir: Some(id.clone()),
             ..Default::default()

@@ -4,6 +4,7 @@
 //! the probe, from inside, reached nothing of nerdr's.
 //!
 //! - [`placement`]: where the probe goes in the agent's command (pure);
+//! - [`mounts`]: where nerdr's folders are mounted, by identity (pure);
 //! - [`plan`]: what the probe is to try, as the core hands it over;
 //! - [`findings`]: what the probe reports back (plain data);
 //! - [`verdict`]: start, refuse or could-not-check, from the findings (pure);
@@ -12,6 +13,7 @@
 
 pub mod checks;
 pub mod findings;
+pub mod mounts;
 pub mod placement;
 pub mod plan;
 pub mod run;

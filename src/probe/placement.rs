@@ -2,6 +2,8 @@
 //! command that names the agent, so it runs inside whatever the words
 //! before it set up. Pure.
 
+use std::path::{Path, PathBuf};
+
 /// The probe's command line, or why it cannot be placed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Placement {
@@ -33,9 +35,169 @@ pub fn place(command_words: &[String], program: &str, probe: &[String]) -> Place
     }
 }
 
+/// Why the command cannot be checked if one of its programs is where the
+/// agent may write (`writable`: the tab's worktree and its folder, where
+/// a new launch looks a relative word up), or `None`. Such a program is the agent's to rewrite: the
+/// wrapper could be made to set up no sandbox at all next time, and what
+/// the check runs in place of is not what later runs. `programs` are the
+/// command's words with where each resolves (symlinks followed); a bare
+/// word is also looked up, inside the sandbox, along `path_dirs` (the
+/// launch's PATH): a relative or empty folder there, or one the agent may
+/// write, ahead of where the word resolves, is as good as the agent's.
+pub fn in_agent_reach(
+    programs: &[(String, Option<PathBuf>)],
+    path_dirs: &[PathBuf],
+    writable: &[PathBuf],
+) -> Option<String> {
+    let shown = writable
+        .iter()
+        .map(|w| w.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" or ");
+    let in_reach = |p: &Path| writable.iter().any(|w| p.starts_with(w));
+    let fix = "configure a wrapper that can run both the agent and the check inside \
+               the same sandbox, installed outside the folders the agent may write and \
+               named by an absolute path";
+    for (word, resolved) in programs {
+        let relative = word.contains('/') && !word.starts_with('/');
+        let inside = resolved.as_ref().filter(|r| in_reach(r));
+        if relative || inside.is_some() {
+            let at = resolved
+                .as_ref()
+                .map(|r| format!(" ({})", r.display()))
+                .unwrap_or_default();
+            return Some(format!(
+                "the command's program `{word}`{at} lies in {shown}, which the agent may \
+                 write, so the agent could change its own sandbox; {fix}"
+            ));
+        }
+        if word.contains('/') {
+            continue;
+        }
+        let found_in = resolved.as_ref().and_then(|r| r.parent());
+        for d in path_dirs {
+            if Some(d.as_path()) == found_in {
+                break;
+            }
+            if !d.is_absolute() || in_reach(d) {
+                return Some(format!(
+                    "the command's program `{word}` is looked up along PATH, whose folder \
+                     `{}` comes first and is (or is relative to) a folder the agent may \
+                     write ({shown}), so the agent could put its own `{word}` there; take \
+                     that folder out of PATH and {fix}",
+                    d.display(),
+                ));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn programs_the_agent_may_write_are_refused() {
+        let wt = [PathBuf::from("/d/worktrees/r/t1"), PathBuf::from("/src/r")];
+        let p = |s: &str| Some(PathBuf::from(s));
+        let sys: Vec<PathBuf> = vec!["/usr/bin".into(), "/bin".into()];
+        // (programs, PATH, refused because of)
+        type Row<'a> = (
+            Vec<(&'a str, Option<PathBuf>)>,
+            Vec<PathBuf>,
+            Option<&'a str>,
+        );
+        let rows: Vec<Row> = vec![
+            (
+                vec![
+                    ("/usr/bin/bwrap", p("/usr/bin/bwrap")),
+                    ("claude", p("/usr/bin/claude")),
+                ],
+                sys.clone(),
+                None,
+            ),
+            // A relative wrapper, found in the worktree.
+            (
+                vec![(
+                    "/d/worktrees/r/t1/sandbox.sh",
+                    p("/d/worktrees/r/t1/sandbox.sh"),
+                )],
+                sys.clone(),
+                Some("sandbox.sh"),
+            ),
+            // A relative agent word, whether or not it exists yet.
+            (
+                vec![("/usr/bin/bwrap", p("/usr/bin/bwrap")), ("./claude", None)],
+                sys.clone(),
+                Some("./claude"),
+            ),
+            // A relative word of a new launch, found in the tab's folder.
+            (
+                vec![("/src/r/sandbox.sh", p("/src/r/sandbox.sh"))],
+                sys.clone(),
+                Some("sandbox.sh"),
+            ),
+            // A symlink elsewhere that leads into the worktree (resolved).
+            (
+                vec![("/usr/local/bin/wrap", p("/d/worktrees/r/t1/wrap"))],
+                sys.clone(),
+                Some("wrap"),
+            ),
+            // An absolute agent word that is not there on the host: the
+            // sandbox's business.
+            (
+                vec![
+                    ("/usr/bin/bwrap", p("/usr/bin/bwrap")),
+                    ("/opt/claude", None),
+                ],
+                sys.clone(),
+                None,
+            ),
+            // PATH with the worktree, or an empty (current) folder, first.
+            (
+                vec![("claude", p("/usr/bin/claude"))],
+                vec!["/d/worktrees/r/t1/bin".into(), "/usr/bin".into()],
+                Some("PATH"),
+            ),
+            (
+                vec![("claude", p("/usr/bin/claude"))],
+                vec!["".into(), "/usr/bin".into()],
+                Some("PATH"),
+            ),
+            (
+                vec![("claude", None)],
+                vec!["/usr/bin".into(), "bin".into()],
+                Some("PATH"),
+            ),
+            // ... but after where the word is found, it is never looked at.
+            (
+                vec![("claude", p("/usr/bin/claude"))],
+                vec!["/usr/bin".into(), "".into()],
+                None,
+            ),
+            // A sibling folder whose name only starts like the worktree's.
+            (
+                vec![("claude", p("/d/worktrees/r/t10/claude"))],
+                sys.clone(),
+                None,
+            ),
+        ];
+        for (programs, path, want) in rows {
+            let programs: Vec<(String, Option<PathBuf>)> = programs
+                .into_iter()
+                .map(|(w, r)| (w.to_string(), r))
+                .collect();
+            let got = in_agent_reach(&programs, &path, &wt);
+            match want {
+                None => assert_eq!(got, None, "{programs:?} {path:?}"),
+                Some(part) => {
+                    let why = got.unwrap_or_else(|| panic!("not refused: {programs:?} {path:?}"));
+                    assert!(why.contains(part) && why.contains("agent may"), "{why}");
+                }
+            }
+        }
+    }
 
     fn words(s: &[&str]) -> Vec<String> {
         s.iter().map(|w| w.to_string()).collect()

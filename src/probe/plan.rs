@@ -14,6 +14,10 @@ pub struct FileId {
     pub path: PathBuf,
     pub dev: u64,
     pub ino: u64,
+    /// Where it lies in its filesystem, so the probe can find it mounted
+    /// at another path too (`super::mounts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mount: Option<super::mounts::Spot>,
 }
 
 impl FileId {
@@ -26,6 +30,7 @@ impl FileId {
             path: path.to_path_buf(),
             dev: m.dev(),
             ino: m.ino(),
+            mount: None,
         })
     }
 }
@@ -91,6 +96,9 @@ pub enum Try {
     /// Open an existing file for writing, without truncating it or writing
     /// a byte: the user's file is never changed.
     OpenForWrite { file: FileId },
+    /// Read the sandbox's own mount table, without which nerdr's folders
+    /// mounted at other paths cannot be ruled out: reached if unreadable.
+    MountTable,
     /// Reach a process of nerdr's.
     Process {
         role: String,
@@ -141,10 +149,38 @@ pub struct Targets {
     /// when there is no hooks folder yet).
     pub git_configs: Vec<FileId>,
     pub git_hooks: Vec<FileId>,
+    /// The main checkouts' `.git` folders themselves and their `info`
+    /// folders: whoever writes there plants `commondir`, `info/attributes`
+    /// or a whole fake repository git then trusts on the host.
+    pub git_dirs: Vec<FileId>,
+    pub git_infos: Vec<FileId>,
     /// The folders other tabs' worktrees are in.
     pub worktree_dirs: Vec<FileId>,
+    /// `$NERDR_DATA_DIR` and `$NERDR_DATA_DIR/worktrees`.
+    pub data_dirs: Vec<FileId>,
+    /// `$XDG_RUNTIME_DIR` (listed) and the user's other sockets there: the
+    /// user bus and the user manager's `systemd/private`, either of which
+    /// starts programs outside the sandbox.
+    pub runtime_root: Option<FileId>,
+    pub user_sockets: Vec<FileId>,
+    /// Files the core later runs or trusts on the host: `$NERDR_BIN`, the
+    /// wrapper and agent programs, the global git config files.
+    pub host_files: Vec<Named>,
+    /// Folders where a program the core runs on the host could be planted:
+    /// `$NERDR_BIN`'s, `git`'s and the PATH folders; for a file or folder
+    /// that does not exist yet, the nearest folder that does.
+    pub host_dirs: Vec<Named>,
+    /// Whether the probe must read its mount table (where there is one).
+    pub mount_table: bool,
     /// Whether to try the /proc, pidfd and ptrace ways (Linux only).
     pub processes_reachable_by_proc: bool,
+}
+
+/// A file or folder and what it is, in words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub what: String,
+    pub file: FileId,
 }
 
 /// The checks for `targets`, in a fixed order. Pure.
@@ -171,6 +207,29 @@ pub fn plan(t: &Targets) -> Plan {
             "client-key".into(),
             format!("the client key {} (read)", shown(k)),
             Try::Read { file: k.clone() },
+        );
+    }
+    if let Some(d) = &t.runtime_root {
+        add(
+            "runtime-dir".into(),
+            format!("the runtime folder {} (listed)", shown(d)),
+            Try::ListDir { dir: d.clone() },
+        );
+    }
+    for (i, s) in t.user_sockets.iter().enumerate() {
+        add(
+            format!("user-socket-{i}"),
+            format!("the user's socket {} (connected)", shown(s)),
+            Try::Connect { socket: s.clone() },
+        );
+    }
+    if t.mount_table {
+        add(
+            "mount-table".into(),
+            "the sandbox's mount table /proc/self/mountinfo could not be read, so nerdr's \
+             folders mounted at other paths cannot be ruled out"
+                .into(),
+            Try::MountTable,
         );
     }
     if t.processes_reachable_by_proc {
@@ -205,6 +264,12 @@ pub fn plan(t: &Targets) -> Plan {
     for (i, d) in t.git_hooks.iter().enumerate() {
         create(format!("git-hooks-{i}"), "the git hooks folder".into(), d);
     }
+    for (i, d) in t.git_dirs.iter().enumerate() {
+        create(format!("git-dir-{i}"), "the main checkout's .git".into(), d);
+    }
+    for (i, d) in t.git_infos.iter().enumerate() {
+        create(format!("git-info-{i}"), "the git info folder".into(), d);
+    }
     for (i, d) in t.worktree_dirs.iter().enumerate() {
         create(
             format!("worktrees-{i}"),
@@ -212,11 +277,26 @@ pub fn plan(t: &Targets) -> Plan {
             d,
         );
     }
+    for (i, d) in t.data_dirs.iter().enumerate() {
+        create(format!("data-dir-{i}"), "nerdr's data folder".into(), d);
+    }
+    for (i, d) in t.host_dirs.iter().enumerate() {
+        create(format!("host-dir-{i}"), d.what.clone(), &d.file);
+    }
     for (i, f) in t.git_configs.iter().enumerate() {
         add(
             format!("git-config-{i}"),
             format!("the git config {} (opened for writing)", shown(f)),
             Try::OpenForWrite { file: f.clone() },
+        );
+    }
+    for (i, f) in t.host_files.iter().enumerate() {
+        add(
+            format!("host-file-{i}"),
+            format!("{} {} (opened for writing)", f.what, shown(&f.file)),
+            Try::OpenForWrite {
+                file: f.file.clone(),
+            },
         );
     }
     Plan { checks }
@@ -231,6 +311,14 @@ mod tests {
             path: p.into(),
             dev: 1,
             ino: 2,
+            mount: None,
+        }
+    }
+
+    fn named(what: &str, p: &str) -> Named {
+        Named {
+            what: what.into(),
+            file: id(p),
         }
     }
 
@@ -256,7 +344,15 @@ mod tests {
             state_dir: Some(id("/h/.local/state/nerdr")),
             git_configs: vec![id("/r/.git/config")],
             git_hooks: vec![id("/r/.git/hooks")],
+            git_dirs: vec![id("/r/.git")],
+            git_infos: vec![id("/r/.git/info")],
             worktree_dirs: vec![id("/d/worktrees/r")],
+            data_dirs: vec![id("/d"), id("/d/worktrees")],
+            runtime_root: Some(id("/run/user/1")),
+            user_sockets: vec![id("/run/user/1/bus"), id("/run/user/1/systemd/private")],
+            host_files: vec![named("nerdr's executable", "/b/nerdr")],
+            host_dirs: vec![named("a PATH folder", "/b")],
+            mount_table: true,
             processes_reachable_by_proc: true,
         };
         let ids: Vec<String> = plan(&t).checks.into_iter().map(|c| c.id).collect();
@@ -266,6 +362,10 @@ mod tests {
                 "client-dir",
                 "client-socket",
                 "client-key",
+                "runtime-dir",
+                "user-socket-0",
+                "user-socket-1",
+                "mount-table",
                 "core-environ",
                 "core-fd",
                 "core-mem",
@@ -279,8 +379,14 @@ mod tests {
                 "config-dir",
                 "state-dir",
                 "git-hooks-0",
+                "git-dir-0",
+                "git-info-0",
                 "worktrees-0",
+                "data-dir-0",
+                "data-dir-1",
+                "host-dir-0",
                 "git-config-0",
+                "host-file-0",
             ]
         );
         // macOS: no /proc, pidfd or ptrace checks.

@@ -130,6 +130,7 @@ mod tests {
             path: p.into(),
             dev: 1,
             ino: 1,
+            mount: None,
         };
         Plan {
             checks: vec![

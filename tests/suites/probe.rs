@@ -19,10 +19,22 @@ const PASSED_ID: &str = "6f3c1e2a9b7d4c58a1e0f2b3c4d5e604";
 const BWRAP: &str = "/usr/bin/bwrap";
 
 /// A sandbox that gets everything right: the tab's own folder writable, the
-/// rest read-only, the runtime dir (client socket and key) hidden, its own
-/// PID namespace and /proc.
-const CORRECT: &str = "exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid \
-    --die-with-parent --tmpfs \"$XDG_RUNTIME_DIR\" --bind \"$PWD\" \"$PWD\" --chdir \"$PWD\"";
+/// rest read-only, the runtime dir (client socket and key, user bus) hidden,
+/// its own PID namespace and /proc. So that the agent can commit, what a
+/// commit in its worktree writes is writable too: the repository's
+/// `objects`, `refs` and `logs` and the worktree's own admin folder
+/// (`.git/worktrees/<tab>`), while `.git` itself, `info`, `hooks` and
+/// `config` stay read-only.
+const CORRECT: &str = "gitbinds=''\n\
+    gd=$(sed -n 's/^gitdir: //p' \"$PWD/.git\" 2>/dev/null)\n\
+    if [ -n \"$gd\" ]; then\n\
+      common=$(dirname \"$(dirname \"$gd\")\")\n\
+      for d in \"$common/objects\" \"$common/refs\" \"$common/logs\" \"$gd\"; do\n\
+        [ -d \"$d\" ] && gitbinds=\"$gitbinds --bind $d $d\"\n\
+      done\n\
+    fi\n\
+    exec bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid \
+    --die-with-parent --tmpfs \"$XDG_RUNTIME_DIR\" --bind \"$PWD\" \"$PWD\" $gitbinds --chdir \"$PWD\"";
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -57,15 +69,26 @@ impl Setup {
         // Stand-in agents: say they started, then wait.
         let agent = "case \"$1\" in --help) echo 'Usage: agent [options]'; exit 0;; esac\n\
                      echo AGENT-STARTED; exec sleep 1000";
+        // The agent of the correct sandbox commits in its worktree first.
+        script(
+            "fine",
+            &format!(
+                "if git -c user.name=a -c user.email=a@example.com commit -q --allow-empty \
+                 -m agent; then echo COMMITTED; else echo COMMIT-FAILED; fi\n{agent}"
+            ),
+        );
         for name in [
             "claude",
+            "gitdir",
+            "hostrun",
+            "homebind",
+            "relwrap",
             "none",
             "bindall",
             "rtvisible",
             "hooks",
             "nopid",
             "nobin",
-            "fine",
             "plain",
         ] {
             script(name, agent);
@@ -91,6 +114,38 @@ impl Setup {
         script(
             "wrap-nobin",
             &format!("{CORRECT} --tmpfs \"$(dirname \"$NERDR_BIN\")\" -- \"$@\""),
+        );
+        // `.git` itself writable (its hooks and config kept read-only).
+        let git = repo.join(".git");
+        script(
+            "wrap-gitdir",
+            &format!(
+                "{CORRECT} --bind {0} {0} --ro-bind {0}/hooks {0}/hooks --ro-bind {0}/config \
+                 {0}/config -- \"$@\"",
+                git.display()
+            ),
+        );
+        // The runtime dir and nerdr's config folder hidden where they are,
+        // shown again at other paths.
+        script(
+            "wrap-hostrun",
+            &format!(
+                "{CORRECT} --tmpfs /mnt --bind \"$XDG_RUNTIME_DIR\" /mnt/hostrun \
+                 --bind {0} /mnt/hostcfg --tmpfs {0} -- \"$@\"",
+                home.join(".config").display()
+            ),
+        );
+        // The home writable, nerdr's own folders read-only: what nerdr runs
+        // or trusts on the host is the agent's to change.
+        script(
+            "wrap-home",
+            &format!(
+                "{CORRECT} --bind {0} {0} --ro-bind {0}/.config/nerdr {0}/.config/nerdr \
+                 --ro-bind {0}/.local/state/nerdr {0}/.local/state/nerdr --ro-bind {1} {1} \
+                 --tmpfs \"$XDG_RUNTIME_DIR\" -- \"$@\"",
+                home.display(),
+                git.display()
+            ),
         );
         let b = |n: &str| bin.join(n).display().to_string();
         let agents = [
@@ -127,6 +182,28 @@ impl Setup {
                 format!("[\"{}\", \"{}\"]", b("wrap-nobin"), b("nobin")),
                 true,
             ),
+            (
+                "gitdir",
+                format!("[\"{}\", \"{}\"]", b("wrap-gitdir"), b("gitdir")),
+                true,
+            ),
+            (
+                "hostrun",
+                format!("[\"{}\", \"{}\"]", b("wrap-hostrun"), b("hostrun")),
+                true,
+            ),
+            (
+                "homebind",
+                format!("[\"{}\", \"{}\"]", b("wrap-home"), b("homebind")),
+                true,
+            ),
+            // The wrapper named relative to the agent's folder: the copy
+            // in the tab's worktree, which the agent may rewrite.
+            (
+                "relwrap",
+                format!("[\"./sandbox.sh\", \"{}\"]", b("relwrap")),
+                true,
+            ),
             // No word of the command names `noword`.
             (
                 "noword",
@@ -158,6 +235,12 @@ impl Setup {
             .collect();
         env.write_user_file(".config/nerdr/config.toml", config);
         env.write_user_file("repo/README", "hello\n");
+        let rel = env.write_user_file(
+            "repo/sandbox.sh",
+            format!("#!/bin/sh\n{CORRECT} -- \"$@\"\n"),
+        );
+        std::fs::set_permissions(&rel, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
         let s = Setup { env, repo, bin };
         for args in [
             &["git", "init", "-q"][..],
@@ -289,6 +372,13 @@ const EVERYTHING: &[&str] = &[
     "the git hooks folder",
     "the folder of other tabs' worktrees",
     "the git config",
+    "the main checkout's .git",
+    "the git info folder",
+    "nerdr's data folder",
+    "the runtime folder",
+    "/bus (connected)",
+    "/systemd/private (connected)",
+    "the agent's program",
 ];
 
 #[test]
@@ -320,10 +410,49 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
                     "the client socket's folder",
                     "the client socket ",
                     "the client key",
+                    "the runtime folder",
+                    "/bus (connected)",
+                    "/systemd/private (connected)",
                 ],
                 exact: true,
             },
         ),
+        (
+            "gitdir",
+            Want::Refused {
+                each: &["the main checkout's .git", "the git info folder"],
+                exact: true,
+            },
+        ),
+        // Found at their other paths, by identity.
+        (
+            "hostrun",
+            Want::Refused {
+                each: &[
+                    "the client socket's folder",
+                    "the client socket ",
+                    "the client key",
+                    "the runtime folder",
+                    "/bus (connected)",
+                    "/systemd/private (connected)",
+                    "nerdr's config folder",
+                ],
+                exact: false,
+            },
+        ),
+        (
+            "homebind",
+            Want::Refused {
+                each: &[
+                    "the wrapper program",
+                    "the agent's program",
+                    "the global git",
+                    "nerdr's data folder",
+                ],
+                exact: false,
+            },
+        ),
+        ("relwrap", Want::Unchecked("which the agent may write")),
         (
             "hooks",
             Want::Refused {
@@ -352,8 +481,14 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
         match want {
             Want::Started => {
                 assert!(ok, "{agent}: not started: {answer}");
-                s.wait_screen(&id, "AGENT-STARTED");
+                let screen = s.wait_screen(&id, "AGENT-STARTED");
                 assert_eq!(tab["state"], "running", "{agent}: {tab}");
+                if *agent == "fine" {
+                    assert!(
+                        screen.contains("COMMITTED"),
+                        "the agent could not commit:\n{screen}"
+                    );
+                }
                 let passed = s.audit(PASSED_ID, &id);
                 assert_eq!(passed.len(), 1, "{agent}: one pass entry: {passed:?}");
                 assert_eq!(passed[0]["PRIORITY"], "6", "a pass is logged at info level");
@@ -391,10 +526,14 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
                         "{agent}: reason lacks {r}:\n{reason}"
                     );
                 }
-                let first = reached[0].chars().take(40).collect::<String>();
+                // The last, as a long list scrolls its start off the screen.
+                let last = reached[reached.len() - 1]
+                    .chars()
+                    .take(40)
+                    .collect::<String>();
                 assert!(
-                    screen.contains(&first),
-                    "{agent}: screen lacks {first}:\n{screen}"
+                    screen.contains(&last),
+                    "{agent}: screen lacks {last}:\n{screen}"
                 );
             }
             Want::Unchecked(why) => {
@@ -425,8 +564,8 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
         })
         .collect();
     for (kind, n) in [
-        ("probe-refused", 5),
-        ("probe-unchecked", 2),
+        ("probe-refused", 8),
+        ("probe-unchecked", 3),
         ("probe-passed", 2),
     ] {
         assert_eq!(
