@@ -22,13 +22,11 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from proxy import free_port, wait_port  # noqa: E402
-from sandbox_start import pct, timed  # noqa: E402
+from sandbox_start import fresh_root, pct, timed  # noqa: E402
 
 MB = 1_000_000
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,26 +49,9 @@ def main():
     if not nerdr.is_file():
         sys.exit(f"{nerdr} not found: cargo build --release, or pass --bin")
 
-    root = Path(tempfile.mkdtemp(prefix="nerdr-bench-sandbox."))
+    root, env, repo = fresh_root()
     server = None
     try:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(root / "home"),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_DATA_HOME": str(root / "data"),
-            "XDG_RUNTIME_DIR": str(root / "run"),
-            "LANG": "C.UTF-8",
-        }
-        for k in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
-            Path(env[k]).mkdir(mode=0o700, parents=True)
-        repo = root / "home" / "repo"
-        repo.mkdir()
-        git = ["git", "-c", "user.name=b", "-c", "user.email=b@b", "-c", "init.defaultBranch=main"]
-        subprocess.run(git + ["init", "-q"], cwd=repo, check=True, env=env)
-        subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "b"], cwd=repo, check=True, env=env)
-
         # 1. Start-up.
         true = shutil.which("true")
         plain, boxed = [true], [str(nerdr), "sandbox", "--", true]

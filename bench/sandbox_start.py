@@ -34,6 +34,28 @@ def timed(cmd, cwd, env, runs):
     return out
 
 
+def fresh_root():
+    """A temporary root: HOME, XDG dirs and a one-commit repository."""
+    root = Path(tempfile.mkdtemp(prefix="nerdr-bench-sandbox."))
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(root / "home"),
+        "XDG_CONFIG_HOME": str(root / "config"),
+        "XDG_STATE_HOME": str(root / "state"),
+        "XDG_DATA_HOME": str(root / "data"),
+        "XDG_RUNTIME_DIR": str(root / "run"),
+        "LANG": "C.UTF-8",
+    }
+    for k in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
+        Path(env[k]).mkdir(mode=0o700, parents=True)
+    repo = root / "home" / "repo"
+    repo.mkdir()
+    git = ["git", "-c", "user.name=b", "-c", "user.email=b@b", "-c", "init.defaultBranch=main"]
+    subprocess.run(git + ["init", "-q"], cwd=repo, check=True, env=env)
+    subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "b"], cwd=repo, check=True, env=env)
+    return root, env, repo
+
+
 def pct(xs, q):
     xs = sorted(xs)
     return xs[min(len(xs) - 1, int(q * len(xs)))]
@@ -50,25 +72,8 @@ def main():
     if not shutil.which("bwrap"):
         sys.exit("bwrap not found: apt-get install bubblewrap")
     true = shutil.which("true")
-    root = Path(tempfile.mkdtemp(prefix="nerdr-bench-sandbox."))
+    root, env, repo = fresh_root()
     try:
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "HOME": str(root / "home"),
-            "XDG_CONFIG_HOME": str(root / "config"),
-            "XDG_STATE_HOME": str(root / "state"),
-            "XDG_DATA_HOME": str(root / "data"),
-            "XDG_RUNTIME_DIR": str(root / "run"),
-            "LANG": "C.UTF-8",
-        }
-        for k in ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR"):
-            Path(env[k]).mkdir(mode=0o700, parents=True)
-        repo = root / "home" / "repo"
-        repo.mkdir()
-        git = ["git", "-c", "user.name=b", "-c", "user.email=b@b", "-c", "init.defaultBranch=main"]
-        subprocess.run(git + ["init", "-q"], cwd=repo, check=True, env=env)
-        subprocess.run(git + ["commit", "-q", "--allow-empty", "-m", "b"], cwd=repo, check=True, env=env)
-
         plain = [true]
         sandboxed = [str(nerdr), "sandbox", "--", true]
         timed(plain, repo, env, 3)

@@ -303,38 +303,38 @@ fn boolean(text: &str, v: &Node, key: &str, err: ErrFn) -> Result<bool, Settings
 }
 
 fn strings(text: &str, v: &Node, key: &str, err: ErrFn) -> Result<Vec<String>, SettingsError> {
-    let arr = v.as_array().ok_or_else(|| {
-        err(
-            v.start,
-            format!(
-                "`sandbox.{key}` must be an array of strings, found {}",
-                v.describe(text)
-            ),
-        )
-    })?;
-    arr.items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            serde_json::from_str::<String>(&text[item.start..item.end]).map_err(|_| {
-                err(
-                    item.start,
-                    format!(
-                        "`sandbox.{key}[{i}]` must be a string, found {}",
-                        item.describe(text)
-                    ),
-                )
-            })
-        })
-        .collect()
+    array_of(text, v, key, err, ("strings", "a string"), |item, text| {
+        item.describe(text).to_string()
+    })
 }
 
 fn ports(text: &str, v: &Node, key: &str, err: ErrFn) -> Result<Vec<u16>, SettingsError> {
+    array_of(
+        text,
+        v,
+        key,
+        err,
+        ("port numbers", "a port number (1-65535)"),
+        |item, text| format!("`{}`", &text[item.start..item.end]),
+    )
+}
+
+/// An array whose items each parse as `T`; errors name the key, the index
+/// and what was found (`what`: the items, one item).
+fn array_of<T: serde::de::DeserializeOwned>(
+    text: &str,
+    v: &Node,
+    key: &str,
+    err: ErrFn,
+    what: (&str, &str),
+    found: fn(&Node, &str) -> String,
+) -> Result<Vec<T>, SettingsError> {
     let arr = v.as_array().ok_or_else(|| {
         err(
             v.start,
             format!(
-                "`sandbox.{key}` must be an array of port numbers, found {}",
+                "`sandbox.{key}` must be an array of {}, found {}",
+                what.0,
                 v.describe(text)
             ),
         )
@@ -343,12 +343,13 @@ fn ports(text: &str, v: &Node, key: &str, err: ErrFn) -> Result<Vec<u16>, Settin
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            serde_json::from_str::<u16>(&text[item.start..item.end]).map_err(|_| {
+            serde_json::from_str::<T>(&text[item.start..item.end]).map_err(|_| {
                 err(
                     item.start,
                     format!(
-                        "`sandbox.{key}[{i}]` must be a port number (1-65535), found `{}`",
-                        &text[item.start..item.end]
+                        "`sandbox.{key}[{i}]` must be {}, found {}",
+                        what.1,
+                        found(item, text)
                     ),
                 )
             })
