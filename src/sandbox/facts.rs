@@ -220,7 +220,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
 
     let worktree = canonical(i.worktree)
         .ok_or_else(|| anyhow::anyhow!("the worktree {} does not exist", i.worktree.display()))?;
-    let git = git_layout::gather(&worktree)?;
+    let git = git_layout::gather(&worktree, &home)?;
     let cwd = canonical(i.cwd).unwrap_or_else(|| worktree.clone());
 
     Ok((

@@ -59,10 +59,119 @@ pub fn resolve(base: &Path, written: &str) -> PathBuf {
     }
 }
 
-/// Read the layout of `worktree` (already canonical). Creates an empty
-/// `hooks` dir where there is none, so the agent cannot create one: host
-/// git would run what it put there.
-pub fn gather(worktree: &Path) -> Result<GitLayout, GitLayoutError> {
+/// What the disk says about a `.git` file's target, gathered before anything
+/// there is trusted: every path canonical.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkedFacts {
+    /// `<worktree>/.git`.
+    pub dot_git: PathBuf,
+    pub home: PathBuf,
+    /// The dir the `.git` file names.
+    pub admin: PathBuf,
+    /// Where the admin dir's own `gitdir` file points back to, if it has one
+    /// that resolves.
+    pub admin_gitdir: Option<PathBuf>,
+    /// The dir the admin dir's `commondir` names (the admin dir if none).
+    pub common: PathBuf,
+    /// The common dir holds `HEAD` and `objects`, as a git dir does.
+    pub common_is_git_dir: bool,
+}
+
+/// Accept a linked worktree only as git itself validates one: a `.git`
+/// file is a line anyone who can write the worktree can plant, and what it
+/// names becomes writable. So the admin dir must be `<common>/worktrees/X`,
+/// its `gitdir` must point back at this `.git`, the common dir must look
+/// like a git dir, and neither may be the home folder or above it.
+pub fn check_linked(f: &LinkedFacts) -> Result<(), String> {
+    for (what, dir) in [("admin dir", &f.admin), ("repository", &f.common)] {
+        if f.home.starts_with(dir) {
+            return Err(format!(
+                "the {what} it names, {}, is the home folder or above it",
+                dir.display()
+            ));
+        }
+    }
+    if f.admin == f.common {
+        return Err("it names a whole repository (a submodule or `git init --separate-git-dir`), which the sandbox cannot tell from a planted one; run `nerdr sandbox` from the superproject or a main checkout".into());
+    }
+    if f.admin.parent() != Some(&f.common.join("worktrees")) {
+        return Err(format!(
+            "the admin dir {} is not in the worktrees folder of its repository {}",
+            f.admin.display(),
+            f.common.display()
+        ));
+    }
+    if !f.common_is_git_dir {
+        return Err(format!(
+            "{} has no HEAD and objects: not a git repository",
+            f.common.display()
+        ));
+    }
+    match &f.admin_gitdir {
+        Some(back) if back == &f.dot_git => Ok(()),
+        Some(back) => Err(format!(
+            "the admin dir's gitdir file names {}, not this worktree; if the worktree moved, run `git worktree repair` outside the sandbox",
+            back.display()
+        )),
+        None => Err(format!(
+            "the admin dir {} has no gitdir file naming this worktree; run `git worktree repair` outside the sandbox",
+            f.admin.display()
+        )),
+    }
+}
+
+/// Files that, in a git dir, send host git elsewhere (`commondir`,
+/// `gitdir`) or add config it trusts (`config.worktree`).
+pub const REDIRECTS: &[&str] = &["commondir", "gitdir", "config.worktree"];
+
+/// A main checkout's `.git` is a repository: `commondir` or `gitdir` there
+/// send host git to another dir's config, so one found before the run was
+/// planted (by an earlier run, or by hand) and nerdr will not start on it.
+pub fn check_main(present: &[&str]) -> Result<(), String> {
+    match present.iter().find(|n| **n == "commondir" || **n == "gitdir") {
+        Some(n) => Err(format!(
+            "{n} in a main checkout's .git points host git at another repository's config (a planted redirect); look at it, and remove it if you did not put it there"
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Which [`REDIRECTS`] appeared during a run (in `after`, not in `before`):
+/// they are removed after the run.
+pub fn appeared<'a>(before: &[&str], after: &[&'a str]) -> Vec<&'a str> {
+    after
+        .iter()
+        .filter(|n| !before.contains(n))
+        .copied()
+        .collect()
+}
+
+/// The [`REDIRECTS`] present in `dir` (a symlink counts).
+pub fn redirects_in(dir: &Path) -> Vec<&'static str> {
+    REDIRECTS
+        .iter()
+        .filter(|n| std::fs::symlink_metadata(dir.join(n)).is_ok())
+        .copied()
+        .collect()
+}
+
+impl GitLayout {
+    /// The git dir whose [`REDIRECTS`] the agent could create: `.git` of
+    /// a main checkout, the admin dir of a linked worktree.
+    pub fn watched_dir(&self) -> Option<&Path> {
+        match self {
+            GitLayout::None => None,
+            GitLayout::Main { git_dir, .. } => Some(git_dir),
+            GitLayout::Linked { admin_dir, .. } => Some(admin_dir),
+        }
+    }
+}
+
+/// Read the layout of `worktree` (already canonical; `home` too). Creates
+/// an empty `hooks` (and in a main checkout `modules`) dir where there is
+/// none, so the agent cannot create one: host git would run what it put
+/// there. Nothing is created before the layout is checked.
+pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError> {
     let dot_git = worktree.join(".git");
     let Ok(meta) = std::fs::symlink_metadata(&dot_git) else {
         return Ok(GitLayout::None);
@@ -70,17 +179,30 @@ pub fn gather(worktree: &Path) -> Result<GitLayout, GitLayoutError> {
     if meta.file_type().is_symlink() {
         return Err(GitLayoutError::Symlink(dot_git));
     }
+    let bad = |path: &Path, what: String| GitLayoutError::Bad {
+        path: path.to_path_buf(),
+        what,
+    };
     if meta.is_dir() {
-        let protected = protect(&dot_git, &dot_git)?;
+        check_main(&redirects_in(&dot_git)).map_err(|e| bad(&dot_git, e))?;
+        let mut protected = protect(&dot_git, &dot_git)?;
+        // Submodules' repositories: host git runs their config and hooks
+        // when it recurses, so the agent may not plant one.
+        let modules = dot_git.join("modules");
+        if std::fs::symlink_metadata(&modules).is_err() {
+            let _ = std::fs::create_dir(&modules);
+        }
+        if exists_not_symlink(&modules)? {
+            protected.other.push(modules);
+        }
         return Ok(GitLayout::Main {
             git_dir: dot_git,
             protected,
         });
     }
-    let bad = |path: &Path, what: String| GitLayoutError::Bad {
-        path: path.to_path_buf(),
-        what,
-    };
+    if !meta.is_file() {
+        return Err(bad(&dot_git, "neither a directory nor a file".into()));
+    }
     let content = std::fs::read_to_string(&dot_git)
         .map_err(|e| bad(&dot_git, format!("cannot read: {e}")))?;
     let written = parse_gitdir_file(&content)
@@ -92,6 +214,23 @@ pub fn gather(worktree: &Path) -> Result<GitLayout, GitLayoutError> {
         // A linked worktree without `commondir` is its own repository.
         Err(_) => admin_dir.clone(),
     };
+    let admin_gitdir = std::fs::read_to_string(admin_dir.join("gitdir"))
+        .ok()
+        .and_then(|t| std::fs::canonicalize(resolve(&admin_dir, t.trim())).ok());
+    let facts = LinkedFacts {
+        dot_git: dot_git.clone(),
+        home: home.to_path_buf(),
+        admin: admin_dir.clone(),
+        admin_gitdir,
+        common: common.clone(),
+        common_is_git_dir: common.join("HEAD").is_file() && common.join("objects").is_dir(),
+    };
+    check_linked(&facts).map_err(|e| {
+        bad(
+            &dot_git,
+            format!("not accepted as a linked worktree: {e}"),
+        )
+    })?;
     let mut common_writable = Vec::new();
     for name in ["objects", "refs", "logs"] {
         let d = common.join(name);
@@ -219,7 +358,8 @@ mod tests {
             ],
         );
         std::fs::remove_dir_all(main.join(".git/hooks")).unwrap();
-        let layout = gather(&main).unwrap();
+        let home = Path::new("/nonexistent-home");
+        let layout = gather(&main, home).unwrap();
         let g = main.join(".git");
         assert_eq!(
             layout,
@@ -228,17 +368,18 @@ mod tests {
                 protected: Protected {
                     hooks: vec![g.join("hooks")],
                     config: vec![g.join("config")],
-                    other: vec![],
+                    other: vec![g.join("modules")],
                 }
             }
         );
         assert!(g.join("hooks").is_dir(), "a missing hooks dir is created");
+        assert!(g.join("modules").is_dir(), "a missing modules dir is created");
 
         git(&main, &["worktree", "add", "-q", "-b", "side", "../linked"]);
         let linked = root.join("linked");
         let admin = g.join("worktrees/linked");
         assert_eq!(
-            gather(&linked).unwrap(),
+            gather(&linked, home).unwrap(),
             GitLayout::Linked {
                 dot_git: linked.join(".git"),
                 admin_dir: admin.clone(),
@@ -251,10 +392,141 @@ mod tests {
             }
         );
 
-        assert_eq!(gather(&root).unwrap(), GitLayout::None);
+        assert_eq!(gather(&root, home).unwrap(), GitLayout::None);
+
+        // A linked worktree seen from its home: refused, nothing created.
+        let e = gather(&linked, &g).unwrap_err().to_string();
+        assert!(e.contains("home folder or above it"), "{e}");
+
+        // A `.git` file planted in a folder that is no worktree, naming
+        // the home folder (here `root`): refused, and no `logs` or `hooks`
+        // appear there.
+        let plain = root.join("plain");
+        std::fs::create_dir(&plain).unwrap();
+        std::fs::write(plain.join(".git"), format!("gitdir: {}\n", root.display())).unwrap();
+        let e = gather(&plain, &root).unwrap_err().to_string();
+        assert!(e.contains("not accepted as a linked worktree"), "{e}");
+        assert!(!root.join("logs").exists() && !root.join("hooks").exists());
+        // ... or naming the real admin dir of another worktree.
+        std::fs::write(plain.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
+        let e = gather(&plain, home).unwrap_err().to_string();
+        assert!(e.contains("not this worktree"), "{e}");
+
+        // A `commondir` planted in a main checkout's .git: refused.
+        std::fs::write(g.join("commondir"), "../.evil\n").unwrap();
+        let e = gather(&main, home).unwrap_err().to_string();
+        assert!(e.contains("planted redirect"), "{e}");
+        std::fs::remove_file(g.join("commondir")).unwrap();
 
         std::fs::remove_dir(g.join("hooks")).unwrap();
         std::os::unix::fs::symlink(root.join("elsewhere"), g.join("hooks")).unwrap();
-        assert_eq!(gather(&main), Err(GitLayoutError::Symlink(g.join("hooks"))));
+        assert_eq!(
+            gather(&main, home),
+            Err(GitLayoutError::Symlink(g.join("hooks")))
+        );
+    }
+
+    /// Every rule of [`check_linked`], one row each: (change to a valid
+    /// linked worktree, the error's key words, or None for accepted).
+    #[test]
+    fn linked_worktrees_are_checked_as_git_checks_them() {
+        let valid = LinkedFacts {
+            dot_git: "/home/u/wt/t1/.git".into(),
+            home: "/home/u".into(),
+            admin: "/home/u/r/.git/worktrees/t1".into(),
+            admin_gitdir: Some("/home/u/wt/t1/.git".into()),
+            common: "/home/u/r/.git".into(),
+            common_is_git_dir: true,
+        };
+        type Change = fn(&mut LinkedFacts);
+        let rows: &[(&str, Change, Option<&str>)] = &[
+            ("valid", |_| {}, None),
+            (
+                "admin is home",
+                |f| f.admin = "/home/u".into(),
+                Some("home folder or above"),
+            ),
+            (
+                "admin above home",
+                |f| f.admin = "/home".into(),
+                Some("home folder or above"),
+            ),
+            (
+                "common is home",
+                |f| f.common = "/home/u".into(),
+                Some("home folder or above"),
+            ),
+            (
+                "common is /",
+                |f| f.common = "/".into(),
+                Some("home folder or above"),
+            ),
+            (
+                "a whole repository",
+                |f| f.admin = f.common.clone(),
+                Some("whole repository"),
+            ),
+            (
+                "admin outside worktrees/",
+                |f| f.admin = "/home/u/r/.git/elsewhere/t1".into(),
+                Some("not in the worktrees folder"),
+            ),
+            (
+                "admin deeper",
+                |f| f.admin = "/home/u/r/.git/worktrees/t1/x".into(),
+                Some("not in the worktrees folder"),
+            ),
+            (
+                "admin of another repository",
+                |f| f.admin = "/home/u/q/.git/worktrees/t1".into(),
+                Some("not in the worktrees folder"),
+            ),
+            (
+                "common no git dir",
+                |f| f.common_is_git_dir = false,
+                Some("not a git repository"),
+            ),
+            (
+                "gitdir names another worktree",
+                |f| f.admin_gitdir = Some("/home/u/wt/t2/.git".into()),
+                Some("not this worktree"),
+            ),
+            (
+                "no gitdir",
+                |f| f.admin_gitdir = None,
+                Some("no gitdir file"),
+            ),
+        ];
+        for (name, change, want) in rows {
+            let mut f = valid.clone();
+            change(&mut f);
+            match (check_linked(&f), want) {
+                (Ok(()), None) => {}
+                (Err(e), Some(w)) => assert!(e.contains(w), "{name}: {e}"),
+                (got, _) => panic!("{name}: {got:?}, wanted {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn redirects_in_a_main_checkout() {
+        assert!(check_main(&[]).is_ok());
+        assert!(check_main(&["config.worktree"]).is_ok());
+        assert!(check_main(&["commondir"]).is_err());
+        assert!(check_main(&["config.worktree", "gitdir"]).is_err());
+        let rows: &[(&[&str], &[&str], &[&str])] = &[
+            (&[], &[], &[]),
+            (&[], &["commondir"], &["commondir"]),
+            (&["config.worktree"], &["config.worktree"], &[]),
+            (
+                &["commondir", "gitdir"],
+                &["commondir", "gitdir", "config.worktree"],
+                &["config.worktree"],
+            ),
+            (&["gitdir"], &[], &[]),
+        ];
+        for (before, after, want) in rows {
+            assert_eq!(appeared(before, after), *want, "{before:?} -> {after:?}");
+        }
     }
 }
