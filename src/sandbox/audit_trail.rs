@@ -131,6 +131,20 @@ impl Trail {
         );
     }
 
+    /// A file the program planted that would steer host git (a redirect in
+    /// a git dir), removed after the run.
+    pub fn removed(&self, path: &std::path::Path, why: &str) {
+        self.record(
+            "removed",
+            json!({ "path": path, "reason": why }),
+            format!(
+                "sandbox {}: removed {} after the run: {why}",
+                self.session,
+                path.display()
+            ),
+        );
+    }
+
     /// The program ended.
     pub fn exit(&self, code: i32, signal: Option<i32>, duration_ms: u64) {
         self.record(

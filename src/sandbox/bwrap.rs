@@ -9,7 +9,8 @@
 //! 3. what the agent may write: its own config dirs, `allowWrite`, the
 //!    worktree, and what `git commit` writes;
 //! 4. read-only again inside those: `.git/hooks`, `.git/config` and the other
-//!    git admin files, nerdr's config and state, `denyWrite`;
+//!    git admin files, nerdr's config and state, `denyWrite`; then over the
+//!    proxy sockets' folder an empty tmpfs with only this session's socket;
 //! 5. last, hidden: credential stores, `denyRead`, nerdr's client socket
 //!    folder, the system bus and the journal's sockets, so nothing bound
 //!    before can expose them.
@@ -54,6 +55,10 @@ pub struct Layout {
     pub runtime_dir: Option<PathBuf>,
     /// nerdr's config and state dirs (those that exist): read-only.
     pub nerdr_read_only: Vec<PathBuf>,
+    /// The folder of every session's proxy socket, if it exists: an empty
+    /// tmpfs with only this session's socket (`network_binds`) in it, so
+    /// no other session's proxy (and policy) is reachable.
+    pub proxy_dir: Option<PathBuf>,
     /// nerdr's client socket folder, if it exists: hidden.
     pub nerdr_run_dir: Option<PathBuf>,
     /// The system's sockets that exist (`/run/dbus`, the journal's):
@@ -128,9 +133,6 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     for s in &l.sockets {
         a.bind("--bind", s);
     }
-    for s in &l.network_binds {
-        a.bind("--bind", s);
-    }
 
     // 3. What the agent writes.
     if w.has(Weakening::HomeWritable) {
@@ -157,6 +159,17 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     }
     for e in &l.read_only {
         a.bind("--ro-bind", &e.path);
+    }
+    // After nerdr's state dir (it holds the folder): this session's socket
+    // alone in an empty folder.
+    if let Some(dir) = &l.proxy_dir {
+        a.path2("--tmpfs", dir);
+    }
+    for s in &l.network_binds {
+        a.bind("--bind", s);
+    }
+    if let Some(dir) = &l.proxy_dir {
+        a.path2("--remount-ro", dir);
     }
 
     // 5. Hidden last.

@@ -10,6 +10,7 @@ fn base() -> Layout {
             "/home/u/.config/nerdr".into(),
             "/home/u/.local/state/nerdr".into(),
         ],
+        proxy_dir: None,
         nerdr_run_dir: None,
         system_sockets: vec!["/run/dbus".into()],
         worktree: "/home/u/src/p".into(),
@@ -229,4 +230,24 @@ fn no_git_means_no_git_binds() {
     let mut l = base();
     l.git = GitLayout::None;
     assert!(!words(&args(&l)).contains(".git"));
+}
+
+/// The proxy sockets' folder lies in nerdr's state dir: its tmpfs must come
+/// after the state dir's read-only bind (which would cover it), and this
+/// session's socket after the tmpfs (which would cover it).
+#[test]
+fn only_this_sessions_proxy_socket_is_visible() {
+    let mut l = base();
+    let dir = "/home/u/.local/state/nerdr/sandbox";
+    l.proxy_dir = Some(dir.into());
+    l.network_binds = vec![format!("{dir}/s1.sock").into()];
+    let got = words(&args(&l));
+    let want = format!(
+        "--ro-bind /home/u/.local/state/nerdr /home/u/.local/state/nerdr \
+         --ro-bind /home/u/.claude/settings.json /home/u/.claude/settings.json \
+         --tmpfs {dir} --bind {dir}/s1.sock {dir}/s1.sock --remount-ro {dir} "
+    );
+    let want = want.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(got.contains(&want), "{got}");
+    assert_eq!(got.matches("s1.sock").count(), 2, "{got}");
 }

@@ -42,6 +42,34 @@ fn agent_paths(agent: &str) -> &'static [&'static str] {
     }
 }
 
+/// The agents whose dirs [`agent_paths`] knows: each one's are hidden from
+/// every other agent (sign-in tokens, transcripts).
+const AGENTS: &[&str] = &[
+    "claude",
+    "codex",
+    "opencode",
+    "gemini",
+    "copilot",
+    "cursor-agent",
+    "grok",
+];
+
+/// What the sandbox of `agent` hides, relative to HOME: the credential
+/// stores and every other agent's dirs (the agent's own stay writable).
+pub fn hidden_paths(agent: &str) -> Vec<&'static str> {
+    let own = agent_paths(agent);
+    let mut out: Vec<&'static str> = CREDENTIAL_STORES.to_vec();
+    for other in AGENTS {
+        for p in agent_paths(other) {
+            let p = p.trim_end_matches('/');
+            if !own.iter().any(|o| o.trim_end_matches('/') == p) && !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// Files the agent's config dir holds that nerdr trusts to loosen the
 /// sandbox: kept read-only so the agent cannot loosen its next run.
 fn pinned_settings(agent: &str) -> &'static [&'static str] {
@@ -74,6 +102,31 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".npmrc",
     ".cargo/credentials",
     ".cargo/credentials.toml",
+    ".config/containers/auth.json",
+    ".terraform.d",
+    ".m2/settings.xml",
+    ".gradle/gradle.properties",
+    ".gem/credentials",
+    ".config/op",
+    ".config/rclone",
+    ".s3cfg",
+    ".config/sops",
+    // Browser profiles: cookies and saved passwords.
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/vivaldi",
+    ".config/microsoft-edge",
+    // Shell and REPL histories: tokens typed on command lines.
+    ".bash_history",
+    ".zsh_history",
+    ".histfile",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
 ];
 
 /// The system bus and journald's sockets.
@@ -172,7 +225,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
         .filter_map(|s| canonical(&expand(s)))
         .collect();
     let mut hidden = Vec::new();
-    for rel in CREDENTIAL_STORES {
+    for rel in hidden_paths(i.agent) {
         if let Some(e) = entry(&home.join(rel)) {
             if !allow_read.iter().any(|a| e.path.starts_with(a)) {
                 hidden.push(e);
@@ -215,6 +268,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
         .iter()
         .filter_map(|p| canonical(Path::new(p)))
         .collect();
+    let proxy_dir = canonical(&i.paths.state_dir.join("sandbox"));
     let nerdr_run_dir = canonical(&i.paths.run_dir)
         .filter(|run| !runtime_dir.as_ref().is_some_and(|rt| run.starts_with(rt)));
 
@@ -229,6 +283,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             keep_in_tmp,
             runtime_dir,
             nerdr_read_only,
+            proxy_dir,
             nerdr_run_dir,
             system_sockets,
             worktree,
@@ -267,4 +322,50 @@ pub fn find_worktree(cwd: &Path) -> PathBuf {
         .find(|d| std::fs::symlink_metadata(d.join(".git")).is_ok())
         .unwrap_or(cwd)
         .to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each agent keeps its own dirs and loses every other agent's; the
+    /// credential stores are hidden from all.
+    #[test]
+    fn each_agent_sees_only_its_own_dirs() {
+        let rows: &[(&str, &[&str], &[&str])] = &[
+            (
+                "claude",
+                &[".codex", ".gemini", ".config/opencode", ".cursor", ".grok"],
+                &[".claude", ".claude.json", ".cache/claude"],
+            ),
+            (
+                "codex",
+                &[".claude", ".claude.json", ".cache/claude", ".gemini"],
+                &[".codex"],
+            ),
+            ("agy", &[".claude", ".codex"], &[".gemini"]),
+            (
+                "opencode",
+                &[".claude", ".copilot"],
+                &[".config/opencode", ".local/share/opencode"],
+            ),
+            (
+                "bash",
+                &[".claude", ".codex", ".gemini", ".copilot", ".cursor", ".grok"],
+                &[],
+            ),
+        ];
+        for (agent, hidden, kept) in rows {
+            let got = hidden_paths(agent);
+            for h in *hidden {
+                assert!(got.contains(h), "{agent}: {h} not hidden");
+            }
+            for k in *kept {
+                assert!(!got.contains(k), "{agent}: its own {k} hidden");
+            }
+            for c in [".ssh", ".npmrc", ".mozilla", ".bash_history", ".config/rclone"] {
+                assert!(got.contains(&c), "{agent}: {c} not hidden");
+            }
+        }
+    }
 }

@@ -156,6 +156,11 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         .collect::<anyhow::Result<Vec<OwnedFd>>>()?;
     layout.seccomp_fds = seccomp_fds.iter().map(|f| f.as_raw_fd()).collect();
     let (status_read, status_write) = status_pipe()?;
+    let redirects_before = layout
+        .git
+        .watched_dir()
+        .map(git_layout::redirects_in)
+        .unwrap_or_default();
     layout.status_fd = Some(status_write.as_raw_fd());
 
     trail.start(&Start {
@@ -200,6 +205,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         text
     });
     let status = signals::wait_forwarding(child);
+    remove_planted_redirects(&trail, &layout.git, &redirects_before);
     let reported = status_reader.join().unwrap_or_default();
     if !reported.contains("child-pid") {
         // bwrap ended before starting CMD: it could not build the sandbox.
@@ -207,6 +213,41 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         return unavailable(&trail, &settings, &facts, &req.cmd, &vars, t0);
     }
     finish(&trail, t0, status)
+}
+
+/// Remove what the program planted in the git dir that would send host git
+/// to another repository's config (`commondir`, `gitdir`,
+/// `config.worktree`): single files cannot be bound read-only without
+/// breaking git's lock-and-rename, so they are checked after the run.
+fn remove_planted_redirects(trail: &Trail, git: &git_layout::GitLayout, before: &[&str]) {
+    let Some(dir) = git.watched_dir() else {
+        return;
+    };
+    let after = git_layout::redirects_in(dir);
+    for name in git_layout::appeared(before, &after) {
+        let path = dir.join(name);
+        let why = "it appeared during the run, and host git would follow it to config the sandboxed program wrote";
+        let removed = match std::fs::symlink_metadata(&path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
+            _ => std::fs::remove_file(&path),
+        };
+        match removed {
+            Ok(()) => {
+                eprintln!(
+                    "nerdr sandbox: WARNING: removed {}: {why}",
+                    path.display()
+                );
+                trail.removed(&path, why);
+            }
+            Err(e) => {
+                eprintln!(
+                    "nerdr sandbox: WARNING: {} appeared during the run and could not be removed ({e}); remove it before using git there",
+                    path.display()
+                );
+                trail.setting(&format!("{} appeared during the run, not removed: {e}", path.display()));
+            }
+        }
+    }
 }
 
 /// Refuse (the default) or, when the user's settings say
