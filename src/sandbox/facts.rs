@@ -70,6 +70,16 @@ pub fn hidden_paths(agent: &str) -> Vec<&'static str> {
     out
 }
 
+/// Every agent's own dirs and files that exist, resolved: what some
+/// agent's sandbox can write.
+pub fn all_agent_dirs(home: &Path) -> Vec<PathBuf> {
+    AGENTS
+        .iter()
+        .flat_map(|a| agent_paths(a))
+        .filter_map(|rel| canonical(&home.join(rel.trim_end_matches('/'))))
+        .collect()
+}
+
 /// Files the agent's config dir holds that nerdr trusts to loosen the
 /// sandbox: kept read-only so the agent cannot loosen its next run.
 fn pinned_settings(agent: &str) -> &'static [&'static str] {
@@ -351,7 +361,9 @@ mod tests {
             ),
             (
                 "bash",
-                &[".claude", ".codex", ".gemini", ".copilot", ".cursor", ".grok"],
+                &[
+                    ".claude", ".codex", ".gemini", ".copilot", ".cursor", ".grok",
+                ],
                 &[],
             ),
         ];
@@ -363,7 +375,13 @@ mod tests {
             for k in *kept {
                 assert!(!got.contains(k), "{agent}: its own {k} hidden");
             }
-            for c in [".ssh", ".npmrc", ".mozilla", ".bash_history", ".config/rclone"] {
+            for c in [
+                ".ssh",
+                ".npmrc",
+                ".mozilla",
+                ".bash_history",
+                ".config/rclone",
+            ] {
                 assert!(got.contains(&c), "{agent}: {c} not hidden");
             }
         }

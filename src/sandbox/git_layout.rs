@@ -225,12 +225,8 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         common: common.clone(),
         common_is_git_dir: common.join("HEAD").is_file() && common.join("objects").is_dir(),
     };
-    check_linked(&facts).map_err(|e| {
-        bad(
-            &dot_git,
-            format!("not accepted as a linked worktree: {e}"),
-        )
-    })?;
+    check_linked(&facts)
+        .map_err(|e| bad(&dot_git, format!("not accepted as a linked worktree: {e}")))?;
     let mut common_writable = Vec::new();
     for name in ["objects", "refs", "logs"] {
         let d = common.join(name);
@@ -373,7 +369,10 @@ mod tests {
             }
         );
         assert!(g.join("hooks").is_dir(), "a missing hooks dir is created");
-        assert!(g.join("modules").is_dir(), "a missing modules dir is created");
+        assert!(
+            g.join("modules").is_dir(),
+            "a missing modules dir is created"
+        );
 
         git(&main, &["worktree", "add", "-q", "-b", "side", "../linked"]);
         let linked = root.join("linked");

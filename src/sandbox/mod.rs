@@ -3,6 +3,8 @@
 //! bubblewrap's arguments, run CMD under it with its exit code passed
 //! through, and keep the audit trail. The decisions live in pure modules:
 //! - `settings`: the common sandbox settings schema, merged by trust;
+//! - `sources`: which settings files may loosen (those the sandbox cannot
+//!   change);
 //! - `env`: which variables pass;
 //! - `bwrap`: the argument vector; `git_layout`: what of `.git` a commit
 //!   writes; `seccomp`: the filter; `weaken`: test-only weakenings;
@@ -25,6 +27,7 @@ pub mod network;
 mod seccomp;
 pub mod settings;
 mod signals;
+pub mod sources;
 pub mod weaken;
 
 use std::ffi::OsString;
@@ -38,7 +41,6 @@ use anyhow::Context;
 
 use crate::paths::Paths;
 use audit_trail::{Start, Trail};
-use settings::{Layer, Source};
 use weaken::Weaken;
 
 /// Exit code when the sandbox refuses to run (as `env` and container
@@ -75,7 +77,13 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     }
 
     // Settings: the user's own files, --settings, then the project's.
-    let layers = load_layers(&home, &paths, req.settings.as_deref(), &worktree)?;
+    let (layers, source_warnings) = sources::load(
+        &home,
+        &paths,
+        req.settings.as_deref(),
+        &worktree,
+        &facts::all_agent_dirs(&home),
+    )?;
     let (settings, warnings) = settings::merge(&layers);
     let session = audit_trail::new_session_id();
     // Shared: the proxy reports its decisions from its own threads.
@@ -85,9 +93,13 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
             paths.data_dir.join("audit").display()
         )
     })?);
-    for w in &warnings {
+    for w in source_warnings
+        .iter()
+        .cloned()
+        .chain(warnings.iter().map(|w| w.to_string()))
+    {
         eprintln!("nerdr sandbox: warning: {w}");
-        trail.setting(&w.to_string());
+        trail.setting(&w);
     }
     let agent = env::agent_name(&req.cmd);
     let mut vars: Vec<(OsString, OsString)> = std::env::vars_os().collect();
@@ -233,10 +245,7 @@ fn remove_planted_redirects(trail: &Trail, git: &git_layout::GitLayout, before: 
         };
         match removed {
             Ok(()) => {
-                eprintln!(
-                    "nerdr sandbox: WARNING: removed {}: {why}",
-                    path.display()
-                );
+                eprintln!("nerdr sandbox: WARNING: removed {}: {why}", path.display());
                 trail.removed(&path, why);
             }
             Err(e) => {
@@ -244,7 +253,10 @@ fn remove_planted_redirects(trail: &Trail, git: &git_layout::GitLayout, before: 
                     "nerdr sandbox: WARNING: {} appeared during the run and could not be removed ({e}); remove it before using git there",
                     path.display()
                 );
-                trail.setting(&format!("{} appeared during the run, not removed: {e}", path.display()));
+                trail.setting(&format!(
+                    "{} appeared during the run, not removed: {e}",
+                    path.display()
+                ));
             }
         }
     }
@@ -306,51 +318,6 @@ fn finish(
     };
     trail.exit(code, signal, ms);
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
-}
-
-/// The layers in trust order; a missing default file is no layer, a
-/// missing `--settings` file is an error.
-fn load_layers(
-    home: &Path,
-    paths: &Paths,
-    flag: Option<&Path>,
-    worktree: &Path,
-) -> anyhow::Result<Vec<(Source, Layer)>> {
-    let mut out = Vec::new();
-    let mut read = |source: Source, strict: bool, required: bool| -> anyhow::Result<()> {
-        let path = source.path().to_path_buf();
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-            Err(e) => anyhow::bail!("cannot read the sandbox settings {}: {e}", path.display()),
-        };
-        out.push((source, settings::parse(&path, &text, strict)?));
-        Ok(())
-    };
-    read(
-        Source::User(home.join(".claude/settings.json")),
-        false,
-        false,
-    )?;
-    read(
-        Source::User(paths.config_dir.join("sandbox.json")),
-        true,
-        false,
-    )?;
-    if let Some(f) = flag {
-        read(Source::Flag(f.to_path_buf()), false, true)?;
-    }
-    read(
-        Source::Project(worktree.join(".claude/settings.json")),
-        false,
-        false,
-    )?;
-    read(
-        Source::Project(worktree.join(".claude/settings.local.json")),
-        false,
-        false,
-    )?;
-    Ok(out)
 }
 
 /// An in-memory file holding `bytes`, inheritable (no close-on-exec), read

@@ -2,7 +2,7 @@
 //! (the common schema), read from several files and merged. Pure: text in,
 //! a [`Layer`] or a located error out; layers in, the [`Effective`]
 //! settings and warnings out. Which files exist and what they hold is the
-//! caller's business (`sources.rs`).
+//! caller's business (`sources.rs`, which decides each file's trust).
 //!
 //! Trust: the user's own files and `--settings` may loosen the sandbox; a
 //! project's files (`<worktree>/.claude/settings*.json`) lie in the folder
@@ -25,18 +25,32 @@ pub enum Source {
     Flag(PathBuf),
     /// `<worktree>/.claude/settings.json`, `settings.local.json`.
     Project(PathBuf),
+    /// A user file or `--settings` that the sandboxed program could have
+    /// changed (a symlink, a hard link, a file in a folder some sandbox
+    /// writes): it may only tighten, and `why` says what makes it so.
+    TightenOnly { path: PathBuf, why: String },
 }
 
 impl Source {
     pub fn path(&self) -> &Path {
         match self {
             Source::User(p) | Source::Flag(p) | Source::Project(p) => p,
+            Source::TightenOnly { path, .. } => path,
         }
     }
     fn may_loosen(&self) -> bool {
         match self {
             Source::User(_) | Source::Flag(_) => true,
-            Source::Project(_) => false,
+            Source::Project(_) | Source::TightenOnly { .. } => false,
+        }
+    }
+    /// The warning for a loosening key this source may not set.
+    fn refused(&self) -> String {
+        match self {
+            Source::TightenOnly { why, .. } => format!(
+                "ignored: this file can only tighten the sandbox: {why}"
+            ),
+            _ => "ignored: a project's settings can only tighten the sandbox (set it in ~/.claude/settings.json, nerdr's sandbox.json or --settings)".to_string(),
         }
     }
 }
@@ -378,7 +392,8 @@ pub fn merge(layers: &[(Source, Layer)]) -> (Effective, Vec<Warning>) {
                 what,
             })
         };
-        let refused = "ignored: a project's settings can only tighten the sandbox (set it in ~/.claude/settings.json, nerdr's sandbox.json or --settings)";
+        let refused = source.refused();
+        let refused = refused.as_str();
 
         // Booleans whose `strict` value tightens.
         let mut boolean = |key: &str, value: Option<bool>, strict: bool, slot: &mut bool| {
