@@ -118,6 +118,9 @@ fn open(path: &Path) -> anyhow::Result<Option<(String, FileFacts)>> {
     Ok(Some((text, facts)))
 }
 
+/// The layers, each with its source, and the warnings.
+pub type Loaded = (Vec<(Source, Layer)>, Vec<String>);
+
 /// The layers in trust order (the user's own files, `--settings`, the
 /// project's), each with the trust its file earns, and warnings for files
 /// skipped or trusted less. A missing default file is no layer, a missing
@@ -128,7 +131,7 @@ pub fn load(
     flag: Option<&Path>,
     worktree: &Path,
     agent_dirs: &[PathBuf],
-) -> anyhow::Result<(Vec<(Source, Layer)>, Vec<String>)> {
+) -> anyhow::Result<Loaded> {
     let claude_dir = home.join(".claude");
     let mut files = vec![
         (Kind::ClaudeUser, home.join(".claude/settings.json")),
