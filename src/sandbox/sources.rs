@@ -35,6 +35,11 @@ pub struct FileFacts {
     pub links: u64,
     /// Where it really lies (symlinks followed).
     pub resolved: PathBuf,
+    /// nerdr saw it as a symbolic link when a sandbox started before: a
+    /// sandboxed Claude could then replace the link (in its writable
+    /// `~/.claude`) with a file of its own, so a regular file there now
+    /// proves nothing.
+    pub was_symlink: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,6 +63,11 @@ pub fn trust(kind: Kind, f: &FileFacts, writable: &[PathBuf], pinned: Option<&Pa
         Kind::ClaudeUser if f.symlink => {
             return Trust::TightenOnly(
                 "it is a symbolic link, which the sandboxed agent can replace in ~/.claude; make it a regular file (or put loosening keys in nerdr's sandbox.json)".into(),
+            )
+        }
+        Kind::ClaudeUser if f.was_symlink => {
+            return Trust::TightenOnly(
+                "it was a symbolic link when a sandbox started before, so a sandboxed agent may have replaced it; if you made it a regular file yourself, remove $XDG_STATE_HOME/nerdr/sandbox-claude-settings-was-a-symlink".into(),
             )
         }
         _ => {}
@@ -108,6 +118,7 @@ fn open(path: &Path) -> anyhow::Result<Option<(String, FileFacts)>> {
         regular: meta.is_file(),
         links: meta.nlink(),
         resolved: std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        was_symlink: false,
     };
     let mut text = String::new();
     if facts.regular {
@@ -117,6 +128,9 @@ fn open(path: &Path) -> anyhow::Result<Option<(String, FileFacts)>> {
     }
     Ok(Some((text, facts)))
 }
+
+/// In nerdr's state dir: `~/.claude/settings.json` was a symlink once.
+const SYMLINK_MARKER: &str = "sandbox-claude-settings-was-a-symlink";
 
 /// The layers, each with its source, and the warnings.
 pub type Loaded = (Vec<(Source, Layer)>, Vec<String>);
@@ -143,25 +157,34 @@ pub fn load(
     files.push((Kind::Project, worktree.join(".claude/settings.json")));
     files.push((Kind::Project, worktree.join(".claude/settings.local.json")));
 
+    let marker = paths.state_dir.join(SYMLINK_MARKER);
     let mut read = Vec::new();
     let mut warnings = Vec::new();
     for (kind, path) in files {
-        match open(&path)? {
-            None if kind == Kind::Flag => {
-                anyhow::bail!("--settings {} does not exist", path.display())
+        let Some((text, mut facts)) = open(&path)? else {
+            if kind == Kind::Flag {
+                anyhow::bail!("--settings {} does not exist", path.display());
             }
-            None => {}
-            Some((text, facts)) => {
-                // Unknown keys are errors in nerdr's own file only.
-                let strict = kind == Kind::NerdrOwn;
-                let layer = if facts.regular {
-                    Some(settings::parse(&path, &text, strict)?)
-                } else {
-                    None
-                };
-                read.push((kind, path, facts, layer));
+            continue;
+        };
+        if kind == Kind::ClaudeUser {
+            // Remembered (in nerdr's state dir, read-only inside) before the
+            // sandbox starts, for as long as the user keeps the marker.
+            if facts.symlink && !marker.exists() {
+                std::fs::create_dir_all(&paths.state_dir)?;
+                std::fs::write(&marker, facts.resolved.as_os_str().as_encoded_bytes())
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
             }
+            facts.was_symlink = marker.exists();
         }
+        // Unknown keys are errors in nerdr's own file only.
+        let strict = kind == Kind::NerdrOwn;
+        let layer = if facts.regular {
+            Some(settings::parse(&path, &text, strict)?)
+        } else {
+            None
+        };
+        read.push((kind, path, facts, layer));
     }
     // Every folder a sandbox may write, whatever its agent.
     let mut writable: Vec<PathBuf> = agent_dirs.to_vec();
@@ -210,6 +233,7 @@ mod tests {
             regular: true,
             links: 1,
             resolved: resolved.into(),
+            was_symlink: false,
         }
     }
 
@@ -240,6 +264,24 @@ mod tests {
                 Kind::ClaudeUser,
                 link(facts("/h/dotfiles/settings.json")),
                 "tighten: symbolic link",
+            ),
+            (
+                "claude's, a regular file that was a symlink before",
+                Kind::ClaudeUser,
+                FileFacts {
+                    was_symlink: true,
+                    ..facts("/h/.claude/settings.json")
+                },
+                "tighten: was a symbolic link",
+            ),
+            (
+                "nerdr's own is not concerned by claude's symlink",
+                Kind::NerdrOwn,
+                FileFacts {
+                    was_symlink: true,
+                    ..facts("/h/.config/nerdr/sandbox.json")
+                },
+                "loosen",
             ),
             (
                 "claude's, a hard link",
@@ -381,5 +423,18 @@ mod tests {
         let (eff, w) = settings::merge(&layers);
         assert!(eff.enabled, "a symlinked user file loosened");
         assert!(w[0].what.contains("symbolic link"), "{w:?}");
+
+        // Replaced by a regular file (as a sandboxed Claude could): still
+        // tighten-only, as nerdr remembers the link.
+        std::fs::remove_file(home.join(".claude/settings.json")).unwrap();
+        std::fs::write(
+            home.join(".claude/settings.json"),
+            r#"{"sandbox": {"enabled": false}}"#,
+        )
+        .unwrap();
+        let (layers, _) = load(&home, &paths, None, &wt, &[]).unwrap();
+        let (eff, w) = settings::merge(&layers);
+        assert!(eff.enabled, "a replaced symlink loosened");
+        assert!(w[0].what.contains("was a symbolic link"), "{w:?}");
     }
 }
