@@ -6,11 +6,13 @@
 //! - `works`: what an agent needs (commits, socketpair, /dev/null, the hook
 //!   socket, the real Claude Code);
 //! - `terminal`: a TUI's resizes, Ctrl-C, job control on a real PTY;
+//! - `regressions`: the confirmed findings of the adversarial review;
 //! - `settings`: trust of settings files, the audit trail and its journal
 //!   mirror, refusing without bubblewrap, doctor.
 
 mod agent;
 mod escapes;
+mod regressions;
 mod settings;
 mod terminal;
 mod works;
