@@ -225,8 +225,12 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         common: common.clone(),
         common_is_git_dir: common.join("HEAD").is_file() && common.join("objects").is_dir(),
     };
-    check_linked(&facts)
-        .map_err(|e| bad(&dot_git, format!("not accepted as a linked worktree: {e}")))?;
+    check_linked(&facts).map_err(|e| {
+        bad(
+            &dot_git,
+            format!("not accepted as a linked worktree: {e} (if you did not write this .git file, it was planted: remove it)"),
+        )
+    })?;
     let mut common_writable = Vec::new();
     for name in ["objects", "refs", "logs"] {
         let d = common.join(name);
