@@ -28,7 +28,8 @@ mod forward;
 pub mod http;
 pub mod policy;
 pub mod presets;
+pub mod report;
 pub mod server;
 mod socks;
 
-pub use server::{listen_unix, Decision, Proxy};
+pub use server::{listen_unix, Decision, Limits, Phase, Proxy};
