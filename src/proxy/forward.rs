@@ -54,13 +54,13 @@ where
                     Ok(b) => b,
                     Err(BadRequest(why)) => return reply_bad(client, &why).await,
                 };
-                let (ticket, upstream) =
-                    match proxy.open(Protocol::Http, &host, port, admitted).await {
-                        Ok(opened) => opened,
-                        Err(f) => {
-                            return refuse(proxy, client, Protocol::Http, &host, port, f).await
-                        }
-                    };
+                let (ticket, upstream) = match proxy
+                    .open(Protocol::Http, &host, port, admitted)
+                    .await
+                {
+                    Ok(opened) => opened,
+                    Err(f) => return refuse(proxy, client, Protocol::Http, &host, port, f).await,
+                };
                 let mut upstream = BufReader::with_capacity(RELAY_BUF, Counted::new(upstream));
                 let activity = upstream.get_ref().activity.clone();
                 let result = until_idle(

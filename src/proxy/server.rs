@@ -10,8 +10,8 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -104,9 +104,14 @@ pub struct Decision {
 /// Why a request got no upstream connection.
 pub(super) enum Failure {
     Denied(Refusal),
-    Unreachable { rule: Rule, error: String },
+    Unreachable {
+        rule: Rule,
+        error: String,
+    },
     /// Over the connection limit.
-    Busy { limit: usize },
+    Busy {
+        limit: usize,
+    },
 }
 
 /// An allowed, opened connection: what its closing line needs.
@@ -338,7 +343,14 @@ impl Proxy {
 
     /// Reports the end of an opened connection; `why` says why the proxy
     /// ended it, if it did.
-    pub(super) fn closed(&self, t: Ticket, host: &str, port: u16, c: &Counted, why: Option<String>) {
+    pub(super) fn closed(
+        &self,
+        t: Ticket,
+        host: &str,
+        port: u16,
+        c: &Counted,
+        why: Option<String>,
+    ) {
         self.send(Decision {
             phase: Phase::Closed,
             id: t.id,

@@ -141,7 +141,11 @@ impl Trail {
         } else {
             String::new()
         };
-        let why = d.why.as_deref().map(|w| format!(": {w}")).unwrap_or_default();
+        let why = d
+            .why
+            .as_deref()
+            .map(|w| format!(": {w}"))
+            .unwrap_or_default();
         self.record(
             "net",
             v,
@@ -263,7 +267,10 @@ mod tests {
         assert_eq!(lines[0]["bwrap_version"], "0.8.0");
         assert_eq!(lines[1]["host"], "evil.test");
         assert_eq!(lines[1]["allowed"], false);
-        assert_eq!((&lines[1]["phase"], &lines[1]["count"]), (&json!("refused"), &json!(3)));
+        assert_eq!(
+            (&lines[1]["phase"], &lines[1]["count"]),
+            (&json!("refused"), &json!(3))
+        );
         assert_eq!(lines[2]["code"], 3);
         assert!(lines.iter().all(|l| l["session"] == "s1"));
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

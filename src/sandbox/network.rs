@@ -52,7 +52,9 @@ impl Drop for Running {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
             // Bounded: the proxy's thread waits `EXIT_GRACE` at most.
-            let _ = self.done.recv_timeout(report::EXIT_GRACE + Duration::from_secs(2));
+            let _ = self
+                .done
+                .recv_timeout(report::EXIT_GRACE + Duration::from_secs(2));
         }
         let _ = std::fs::remove_file(&self.socket);
     }

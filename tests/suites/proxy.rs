@@ -555,7 +555,8 @@ fn an_allowed_connection_is_recorded_when_it_opens_and_when_it_closes() {
     let w = world();
     let p = w.open.addr.port();
     let (mut s, mut r) = open_tunnel(&w.proxy, &format!("allowed.test:{p}"));
-    s.write_all(b"GET /held HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    s.write_all(b"GET /held HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     assert_eq!(read_response(&mut r), (200, "origin saw /held".into()));
     // Still open: the opened line is there already.
     let d = w.proxy.decisions_at_least(1);
@@ -649,7 +650,8 @@ fn connections_over_the_limit_are_refused_with_503_and_one_line() {
     drop(first);
     proxy.decisions_at_least(d.len() + 1);
     let (mut s, mut r) = open_tunnel(&proxy, &authority);
-    s.write_all(b"GET /again HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    s.write_all(b"GET /again HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
     assert_eq!(read_response(&mut r), (200, "origin saw /again".into()));
     drop(second);
 }
@@ -726,7 +728,10 @@ fn a_refusal_loop_is_merged_into_counted_lines() {
     let denied: Vec<_> = d.iter().filter(|d| d["host"] == "denied.test").collect();
     assert!(denied.len() <= 3, "{} lines: {denied:?}", denied.len());
     assert_eq!(
-        denied.iter().map(|d| d["count"].as_u64().unwrap()).sum::<u64>(),
+        denied
+            .iter()
+            .map(|d| d["count"].as_u64().unwrap())
+            .sum::<u64>(),
         100,
         "{denied:?}"
     );

@@ -243,11 +243,9 @@ impl ProxyProc {
     /// waits for it to exit; returns every decision it wrote.
     pub fn stop(&mut self) -> Vec<serde_json::Value> {
         drop(self.stdin.take());
-        wait_until(
-            "proxy-serve to exit",
-            Duration::from_secs(10),
-            || matches!(self.child.try_wait(), Ok(Some(_))),
-        );
+        wait_until("proxy-serve to exit", Duration::from_secs(10), || {
+            matches!(self.child.try_wait(), Ok(Some(_)))
+        });
         // The last lines: the reader ends at the end of the output.
         if let Some(r) = self.reader.take() {
             r.join().unwrap();

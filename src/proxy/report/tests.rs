@@ -166,7 +166,9 @@ fn every_row() {
         let mut out = Vec::new();
         for step in *steps {
             match *step {
-                Push(ms, phase, id, host, rule) => out.extend(m.push(d(phase, id, host, rule), at(ms))),
+                Push(ms, phase, id, host, rule) => {
+                    out.extend(m.push(d(phase, id, host, rule), at(ms)))
+                }
                 Due(ms) => out.extend(m.due(at(ms))),
                 Finish => out.extend(m.finish()),
             }
