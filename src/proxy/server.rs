@@ -156,7 +156,7 @@ impl Proxy {
             decisions,
             limits,
             slots: Arc::new(Semaphore::new(limits.max_connections)),
-            refusing: Arc::new(Semaphore::new((limits.max_connections / 8).max(1))),
+            refusing: Arc::new(Semaphore::new((limits.max_connections / 8).max(16))),
             next_id: AtomicU64::new(1),
         })
     }

@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, TcpStream};
 use std::process::Command;
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -628,28 +629,46 @@ fn connections_over_the_limit_are_refused_with_503_and_one_line() {
     s.read_exact(&mut reply).unwrap();
     assert_eq!(reply[1], 1, "SOCKS general failure: {reply:?}");
     // Six refusals of one host, port and rule: a line at once, the other
-    // five merged into one when the second ends.
-    let d = proxy.decisions_at_least(4);
-    let refused = with_phase(&d, "refused");
-    assert!(
-        refused
-            .iter()
-            .all(|d| d["rule"] == "connection limit (2)" && d["host"] == "127.0.0.1"),
-        "{d:?}"
-    );
-    assert_eq!(
+    // five merged into one when the window ends (two if the burst took
+    // longer than a window).
+    let counts = || -> Vec<u64> {
+        let d = proxy.decisions.lock().unwrap();
+        let refused = with_phase(&d, "refused");
+        assert!(
+            refused
+                .iter()
+                .all(|d| d["rule"] == "connection limit (2)" && d["host"] == "127.0.0.1"),
+            "{d:?}"
+        );
         refused
             .iter()
             .map(|d| d["count"].as_u64().unwrap())
-            .collect::<Vec<_>>(),
-        [1, 5],
-        "{d:?}"
-    );
+            .collect()
+    };
+    crate::support::wait_until("six counted refusals", Duration::from_secs(10), || {
+        counts().iter().sum::<u64>() == 6
+    });
+    let c = counts();
+    assert!(c[0] == 1 && c.len() <= 3, "{c:?}");
     assert_eq!(origin.seen().len(), 0, "{:?}", origin.seen());
-    // A freed slot serves again.
+    // A freed slot serves again (once its task has ended: poll).
     drop(first);
-    proxy.decisions_at_least(d.len() + 1);
-    let (mut s, mut r) = open_tunnel(&proxy, &authority);
+    let mut again = None;
+    crate::support::wait_until("a free slot", Duration::from_secs(10), || {
+        let mut s = proxy.connect();
+        s.write_all(connect_req(&authority).as_bytes()).unwrap();
+        let mut r = BufReader::new(s.try_clone().unwrap());
+        let mut status = String::new();
+        let _ = r.read_line(&mut status);
+        if status != "HTTP/1.1 200 Connection established\r\n" {
+            return false;
+        }
+        let mut blank = String::new();
+        r.read_line(&mut blank).unwrap();
+        again = Some((s, r));
+        true
+    });
+    let (mut s, mut r) = again.unwrap();
     s.write_all(b"GET /again HTTP/1.1\r\nHost: x\r\n\r\n")
         .unwrap();
     assert_eq!(read_response(&mut r), (200, "origin saw /again".into()));
@@ -675,13 +694,13 @@ fn idle_tunnels_and_exchanges_are_closed() {
         json!({"allowLocalBinding": true}),
         dns.addr,
         None,
-        &["--idle-timeout-ms", "400"],
+        &["--idle-timeout-ms", "1000"],
     );
     let t0 = std::time::Instant::now();
     // A tunnel that carries bytes now and then is not idle...
     let (mut s, mut r) = open_tunnel(&proxy, &format!("127.0.0.1:{p}"));
     for i in 0..4 {
-        std::thread::sleep(std::time::Duration::from_millis(200));
+        std::thread::sleep(std::time::Duration::from_millis(300));
         s.write_all(format!("GET /{i} HTTP/1.1\r\nHost: x\r\n\r\n").as_bytes())
             .unwrap();
         assert_eq!(read_response(&mut r), (200, format!("origin saw /{i}")));
@@ -719,6 +738,7 @@ fn idle_tunnels_and_exchanges_are_closed() {
 fn a_refusal_loop_is_merged_into_counted_lines() {
     let w = world();
     let p = w.open.addr.port();
+    let t0 = std::time::Instant::now();
     for _ in 0..100 {
         assert_eq!(send(&w, &connect_req(&format!("denied.test:{p}"))).0, 403);
     }
@@ -726,7 +746,9 @@ fn a_refusal_loop_is_merged_into_counted_lines() {
     let mut w = w;
     let d = w.proxy.stop();
     let denied: Vec<_> = d.iter().filter(|d| d["host"] == "denied.test").collect();
-    assert!(denied.len() <= 3, "{} lines: {denied:?}", denied.len());
+    // A line at once, then one per second the loop lasted.
+    let most = 2 + t0.elapsed().as_secs() as usize;
+    assert!(denied.len() <= most, "{} lines: {denied:?}", denied.len());
     assert_eq!(
         denied
             .iter()
