@@ -35,6 +35,8 @@ pub const MAX_CONNECTIONS: usize = 256;
 /// A tunnel or an absolute-URI exchange with no byte either way for this
 /// long is closed.
 pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a new connection may stay silent.
+const FIRST_BYTE: Duration = Duration::from_secs(120);
 /// How long a connection over the limit may take to say what it wants
 /// before it is told no (or just closed).
 const REFUSAL_TIME: Duration = Duration::from_secs(5);
@@ -229,9 +231,13 @@ impl Proxy {
     {
         use tokio::io::AsyncBufReadExt;
         let mut client = BufReader::with_capacity(RELAY_BUF, stream);
-        let first = match client.fill_buf().await?.first() {
-            Some(&b) => b,
-            None => return Ok(()),
+        let first = match tokio::time::timeout(FIRST_BYTE, client.fill_buf()).await {
+            Ok(filled) => match filled?.first() {
+                Some(&b) => b,
+                None => return Ok(()),
+            },
+            // Silent: give its slot back.
+            Err(_) => return Ok(()),
         };
         if first == super::socks::VERSION {
             super::socks::serve(self, &mut client, admitted).await
