@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use crate::proxy::dns::{DnsResolver, Resolver, SystemResolver};
 use crate::proxy::policy::NetRules;
-use crate::proxy::{presets, Decision, Proxy};
+use crate::proxy::{presets, report, Decision, Limits, Proxy};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -34,6 +34,17 @@ pub struct Args {
     /// Also allow the package registries this machine is configured for
     #[arg(long)]
     pub presets: bool,
+    /// Client connections served at once (tests lower it)
+    #[arg(long, value_name = "N", default_value_t = crate::proxy::server::MAX_CONNECTIONS)]
+    pub max_connections: usize,
+    /// Close a tunnel or exchange idle this long, in milliseconds (tests
+    /// shorten it)
+    #[arg(long, value_name = "MS")]
+    pub idle_timeout_ms: Option<u64>,
+    /// Stop when standard input closes: write what is still open as open
+    /// at exit, then end (as `nerdr sandbox` does when its program ends)
+    #[arg(long)]
+    pub until_stdin_closes: bool,
 }
 
 /// The `network` block of the common sandbox settings.
@@ -93,8 +104,14 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
             .as_deref()
             .map(crate::proxy::listen_unix)
             .transpose()?;
-        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Decision>();
-        let proxy = Proxy::new(rules, resolver, tx);
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Decision>();
+        let limits = Limits {
+            max_connections: a.max_connections,
+            idle: a
+                .idle_timeout_ms
+                .map_or(crate::proxy::server::IDLE_TIMEOUT, Duration::from_millis),
+        };
+        let proxy = Proxy::with_limits(rules, resolver, tx, limits);
         let mut out = std::io::stdout();
         if let Some(l) = tcp {
             writeln!(out, "listening on tcp {}", l.local_addr()?)?;
@@ -110,10 +127,26 @@ pub fn run(a: Args) -> anyhow::Result<ExitCode> {
         }
         out.flush()?;
         drop(proxy);
-        while let Some(d) = rx.recv().await {
-            writeln!(out, "{}", serde_json::to_string(&d)?)?;
-            out.flush()?;
+        let stop = async {
+            if a.until_stdin_closes {
+                use tokio::io::AsyncReadExt;
+                let mut sink = Vec::new();
+                let _ = tokio::io::stdin().read_to_end(&mut sink).await;
+            } else {
+                std::future::pending::<()>().await
+            }
+        };
+        let mut failed = None;
+        report::forward(rx, stop, report::EXIT_GRACE, |d: &Decision| {
+            let line = serde_json::to_string(d).expect("a decision serializes");
+            if let Err(e) = writeln!(out, "{line}").and_then(|_| out.flush()) {
+                failed.get_or_insert(e);
+            }
+        })
+        .await;
+        match failed {
+            Some(e) => Err(anyhow::Error::new(e).context("cannot write decisions")),
+            None => Ok(ExitCode::SUCCESS),
         }
-        Ok(ExitCode::SUCCESS)
     })
 }

@@ -11,14 +11,18 @@ use tokio::io::{
 };
 
 use super::http::{self, BadRequest, Body, Request, Target};
-use super::server::{blocked_text, Counted, Failure, Outcome, Protocol, Proxy, RELAY_BUF};
+use super::server::{blocked_text, until_idle, Counted, Failure, Protocol, Proxy, RELAY_BUF};
 
 /// Longest request or response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
 /// How long a kept-alive client connection may sit idle.
 const IDLE: Duration = Duration::from_secs(120);
 
-pub(super) async fn serve<S>(proxy: &Proxy, client: &mut BufReader<S>) -> io::Result<()>
+pub(super) async fn serve<S>(
+    proxy: &Proxy,
+    client: &mut BufReader<S>,
+    admitted: bool,
+) -> io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
@@ -37,7 +41,9 @@ where
             Err(BadRequest(why)) => return reply_bad(client, &why).await,
         };
         match target {
-            Target::Tunnel { host, port } => return tunnel(proxy, client, &host, port).await,
+            Target::Tunnel { host, port } => {
+                return tunnel(proxy, client, &host, port, admitted).await
+            }
             Target::Forward {
                 host,
                 port,
@@ -48,20 +54,23 @@ where
                     Ok(b) => b,
                     Err(BadRequest(why)) => return reply_bad(client, &why).await,
                 };
-                let (rule, upstream) = match proxy.open(&host, port).await {
+                let (ticket, upstream) = match proxy
+                    .open(Protocol::Http, &host, port, admitted)
+                    .await
+                {
                     Ok(opened) => opened,
                     Err(f) => return refuse(proxy, client, Protocol::Http, &host, port, f).await,
                 };
                 let mut upstream = BufReader::with_capacity(RELAY_BUF, Counted::new(upstream));
-                let result = exchange(client, &mut upstream, &req, &authority, &path, body).await;
-                let counted = upstream.get_ref();
-                let (up, down) = (counted.up, counted.down);
-                proxy.report(
-                    Protocol::Http,
-                    &host,
-                    port,
-                    Outcome::Relayed { rule, up, down },
-                );
+                let activity = upstream.get_ref().activity.clone();
+                let result = until_idle(
+                    proxy.idle(),
+                    &activity,
+                    exchange(client, &mut upstream, &req, &authority, &path, body),
+                )
+                .await;
+                let why = result.as_ref().err().map(|e| e.to_string());
+                proxy.closed(ticket, &host, port, upstream.get_ref(), why);
                 if !result? {
                     return Ok(());
                 }
@@ -120,11 +129,15 @@ async fn tunnel<S>(
     client: &mut BufReader<S>,
     host: &str,
     port: u16,
+    admitted: bool,
 ) -> io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
-    let (rule, upstream) = match proxy.open(host, port).await {
+    let (ticket, upstream) = match proxy
+        .open(Protocol::HttpConnect, host, port, admitted)
+        .await
+    {
         Ok(opened) => opened,
         Err(f) => return refuse(proxy, client, Protocol::HttpConnect, host, port, f).await,
     };
@@ -133,20 +146,17 @@ where
         .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
         .await?;
     let mut upstream = Counted::new(upstream);
+    let activity = upstream.activity.clone();
     // The client's bytes already buffered after the head go first: BufReader
     // hands them out before reading the socket again.
-    let result =
-        tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF).await;
-    proxy.report(
-        Protocol::HttpConnect,
-        host,
-        port,
-        Outcome::Relayed {
-            rule,
-            up: upstream.up,
-            down: upstream.down,
-        },
-    );
+    let result = until_idle(
+        proxy.idle(),
+        &activity,
+        tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF),
+    )
+    .await;
+    let why = result.as_ref().err().map(|e| e.to_string());
+    proxy.closed(ticket, host, port, &upstream, why);
     result.map(|_| ())
 }
 
@@ -166,8 +176,15 @@ where
         Failure::Unreachable { error, .. } => {
             http::plain_response("502 Bad Gateway", &format!("nerdr proxy: {error}\n"))
         }
+        Failure::Busy { limit } => http::plain_response(
+            "503 Service Unavailable",
+            &format!(
+                "nerdr proxy: too many open connections ({limit}); \
+                 close some and try again\n"
+            ),
+        ),
     };
-    proxy.report(protocol, host, port, f.into());
+    proxy.refused(protocol, host, port, f);
     client.get_mut().write_all(&reply).await?;
     client.get_mut().shutdown().await
 }

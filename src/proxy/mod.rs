@@ -1,7 +1,8 @@
 //! The filtering network proxy of `nerdr sandbox`: the policy (pure), the
 //! package-registry presets, the proxy server (HTTP CONNECT, absolute-URI
-//! HTTP, SOCKS5) and the bridge that carries a sandbox's loopback
-//! connections to the proxy's Unix socket. It does not build the sandbox.
+//! HTTP, SOCKS5), what its decisions become in a trail (`report`) and the
+//! bridge that carries a sandbox's loopback connections to the proxy's
+//! Unix socket. It does not build the sandbox.
 //!
 //! Wiring, outside the sandbox (inside a tokio runtime):
 //! ```ignore
@@ -11,11 +12,15 @@
 //! let (presets, warnings) = presets::from_machine(); // warn about each
 //! rules.presets = presets;
 //! let listener = proxy::listen_unix(&socket_path)?;          // 0600
-//! let (tx, mut decisions) = tokio::sync::mpsc::unbounded_channel::<proxy::Decision>();
+//! let (tx, decisions) = tokio::sync::mpsc::unbounded_channel::<proxy::Decision>();
 //! let proxy = proxy::Proxy::new(rules, Arc::new(dns::SystemResolver), tx);
 //! tokio::spawn(proxy.serve_unix(listener, shutdown_future));
-//! while let Some(d) = decisions.recv().await { /* audit line per decision */ }
+//! // Opened/closed lines, repeated refusals merged, open-at-exit lines
+//! // once `stop` completes:
+//! report::forward(decisions, stop, report::EXIT_GRACE, |d| audit(d)).await;
 //! ```
+//! `Proxy::with_limits` sets the connection limit and idle timeout
+//! (`server::MAX_CONNECTIONS`, `server::IDLE_TIMEOUT` by default).
 //! Inside the sandbox's network namespace (loopback up, the socket bound
 //! in), the inner init runs `bridge::run_blocking("127.0.0.1:PORT", &sock)`
 //! or `nerdr proxy-bridge --listen 127.0.0.1:PORT --to SOCK`, and the
@@ -28,7 +33,8 @@ mod forward;
 pub mod http;
 pub mod policy;
 pub mod presets;
+pub mod report;
 pub mod server;
 mod socks;
 
-pub use server::{listen_unix, Decision, Proxy};
+pub use server::{listen_unix, Decision, Limits, Phase, Proxy};

@@ -10,14 +10,16 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader, ReadBuf};
 use tokio::net::{TcpListener, TcpStream, UnixListener};
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::Semaphore;
 
 use super::dns::Resolver;
 use super::policy::{self, NetRules, Refusal, Route, Rule, Verdict};
@@ -26,6 +28,34 @@ use super::policy::{self, NetRules, Refusal, Route, Rule, Verdict};
 /// system calls.
 pub(super) const RELAY_BUF: usize = 64 * 1024;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Client connections one proxy serves at once. Each holds relay buffers
+/// (2 x 64 KiB) in the outer nerdr process, so a sandbox cannot grow it
+/// without bound.
+pub const MAX_CONNECTIONS: usize = 256;
+/// A tunnel or an absolute-URI exchange with no byte either way for this
+/// long is closed.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+/// How long a new connection may stay silent.
+const FIRST_BYTE: Duration = Duration::from_secs(120);
+/// How long a connection over the limit may take to say what it wants
+/// before it is told no (or just closed).
+const REFUSAL_TIME: Duration = Duration::from_secs(5);
+
+/// The proxy's resource limits; tests shorten them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub idle: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: MAX_CONNECTIONS,
+            idle: IDLE_TIMEOUT,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -35,9 +65,29 @@ pub enum Protocol {
     Socks5,
 }
 
-/// One decision, reported once its exchange ends (at once for a refusal).
+/// Where a connection is in its life, as one decision line says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// Allowed and connected; a `Closed` line with the same id follows.
+    Opened,
+    /// Ended; the byte counts are final.
+    Closed,
+    /// Refused by the policy or the connection limit.
+    Refused,
+    /// Allowed, but no connection could be made.
+    Unreachable,
+    /// Still open when the sandbox ended (from `report::Merger`).
+    OpenAtExit,
+}
+
+/// One decision: a refusal at once, an allowed connection when it opens
+/// and again when it closes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Decision {
+    pub phase: Phase,
+    /// Pairs an `Opened` line with its `Closed` one; 0 for refusals.
+    pub id: u64,
     pub protocol: Protocol,
     /// The host as the client wrote it.
     pub host: String,
@@ -49,12 +99,28 @@ pub struct Decision {
     pub why: Option<String>,
     pub bytes_up: u64,
     pub bytes_down: u64,
+    /// How many identical refusals this line stands for (see `report`).
+    pub count: u64,
 }
 
 /// Why a request got no upstream connection.
 pub(super) enum Failure {
     Denied(Refusal),
-    Unreachable { rule: Rule, error: String },
+    Unreachable {
+        rule: Rule,
+        error: String,
+    },
+    /// Over the connection limit.
+    Busy {
+        limit: usize,
+    },
+}
+
+/// An allowed, opened connection: what its closing line needs.
+pub(super) struct Ticket {
+    id: u64,
+    rule: Rule,
+    protocol: Protocol,
 }
 
 /// The proxy: rules, a resolver and where decisions go.
@@ -62,6 +128,13 @@ pub struct Proxy {
     rules: NetRules,
     resolver: Arc<dyn Resolver>,
     decisions: UnboundedSender<Decision>,
+    limits: Limits,
+    /// One permit per client connection being served.
+    slots: Arc<Semaphore>,
+    /// Connections over the limit being told so; beyond these, closed
+    /// unanswered.
+    refusing: Arc<Semaphore>,
+    next_id: AtomicU64,
 }
 
 impl Proxy {
@@ -70,11 +143,28 @@ impl Proxy {
         resolver: Arc<dyn Resolver>,
         decisions: UnboundedSender<Decision>,
     ) -> Arc<Proxy> {
+        Proxy::with_limits(rules, resolver, decisions, Limits::default())
+    }
+
+    pub fn with_limits(
+        rules: NetRules,
+        resolver: Arc<dyn Resolver>,
+        decisions: UnboundedSender<Decision>,
+        limits: Limits,
+    ) -> Arc<Proxy> {
         Arc::new(Proxy {
             rules,
             resolver,
             decisions,
+            limits,
+            slots: Arc::new(Semaphore::new(limits.max_connections)),
+            refusing: Arc::new(Semaphore::new((limits.max_connections / 8).max(16))),
+            next_id: AtomicU64::new(1),
         })
+    }
+
+    pub(super) fn idle(&self) -> Duration {
+        self.limits.idle
     }
 
     /// Serves a Unix socket until `shutdown` completes.
@@ -115,32 +205,61 @@ impl Proxy {
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let me = self.clone();
-        tokio::spawn(async move {
-            if let Err(e) = me.handle(stream).await {
-                tracing::debug!("proxy connection ended: {e}");
-            }
-        });
+        if let Ok(slot) = self.slots.clone().try_acquire_owned() {
+            tokio::spawn(async move {
+                if let Err(e) = me.handle(stream, true).await {
+                    tracing::debug!("proxy connection ended: {e}");
+                }
+                drop(slot);
+            });
+        } else if let Ok(refusing) = self.refusing.clone().try_acquire_owned() {
+            // Read the request, so the client gets an answer it understands
+            // (503, SOCKS failure) and the trail names what was refused.
+            tokio::spawn(async move {
+                let _ = tokio::time::timeout(REFUSAL_TIME, me.handle(stream, false)).await;
+                drop(refusing);
+            });
+        }
+        // Else dropped: closed unanswered, still bounded.
     }
 
-    async fn handle<S>(&self, stream: S) -> io::Result<()>
+    /// `admitted` is false for a connection over the limit: it is parsed
+    /// and then refused.
+    async fn handle<S>(&self, stream: S, admitted: bool) -> io::Result<()>
     where
         S: AsyncRead + AsyncWrite + Unpin + Send,
     {
         use tokio::io::AsyncBufReadExt;
         let mut client = BufReader::with_capacity(RELAY_BUF, stream);
-        let first = match client.fill_buf().await?.first() {
-            Some(&b) => b,
-            None => return Ok(()),
+        let first = match tokio::time::timeout(FIRST_BYTE, client.fill_buf()).await {
+            Ok(filled) => match filled?.first() {
+                Some(&b) => b,
+                None => return Ok(()),
+            },
+            // Silent: give its slot back.
+            Err(_) => return Ok(()),
         };
         if first == super::socks::VERSION {
-            super::socks::serve(self, &mut client).await
+            super::socks::serve(self, &mut client, admitted).await
         } else {
-            super::forward::serve(self, &mut client).await
+            super::forward::serve(self, &mut client, admitted).await
         }
     }
 
-    /// Decides, resolves, checks the addresses and connects.
-    pub(super) async fn open(&self, host: &str, port: u16) -> Result<(Rule, TcpStream), Failure> {
+    /// Decides, resolves, checks the addresses and connects; reports an
+    /// opened connection.
+    pub(super) async fn open(
+        &self,
+        protocol: Protocol,
+        host: &str,
+        port: u16,
+        admitted: bool,
+    ) -> Result<(Ticket, TcpStream), Failure> {
+        if !admitted {
+            return Err(Failure::Busy {
+                limit: self.limits.max_connections,
+            });
+        }
         let (rule, route) = match policy::decide(&self.rules, host, port) {
             Verdict::Deny(r) => return Err(Failure::Denied(r)),
             Verdict::Allow { rule, route } => (rule, route),
@@ -172,7 +291,25 @@ impl Proxy {
             match tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect(to)).await {
                 Ok(Ok(s)) => {
                     let _ = s.set_nodelay(true);
-                    return Ok((rule, s));
+                    let ticket = Ticket {
+                        id: self.next_id.fetch_add(1, Ordering::Relaxed),
+                        rule,
+                        protocol,
+                    };
+                    self.send(Decision {
+                        phase: Phase::Opened,
+                        id: ticket.id,
+                        protocol,
+                        host: host.to_string(),
+                        port,
+                        allowed: true,
+                        rule: ticket.rule.to_string(),
+                        why: None,
+                        bytes_up: 0,
+                        bytes_down: 0,
+                        count: 1,
+                    });
+                    return Ok((ticket, s));
                 }
                 Ok(Err(e)) => last = format!("cannot connect to {to}: {e}"),
                 Err(_) => last = format!("cannot connect to {to}: timed out"),
@@ -181,38 +318,113 @@ impl Proxy {
         Err(Failure::Unreachable { rule, error: last })
     }
 
-    pub(super) fn report(&self, protocol: Protocol, host: &str, port: u16, outcome: Outcome) {
-        let (allowed, rule, why, bytes_up, bytes_down) = match outcome {
-            Outcome::Denied(r) => (false, r.rule.to_string(), Some(r.why), 0, 0),
-            Outcome::Unreachable { rule, error } => (true, rule.to_string(), Some(error), 0, 0),
-            Outcome::Relayed { rule, up, down } => (true, rule.to_string(), None, up, down),
+    /// Reports a request that got no connection.
+    pub(super) fn refused(&self, protocol: Protocol, host: &str, port: u16, f: Failure) {
+        let (phase, allowed, rule, why) = match f {
+            Failure::Denied(r) => (Phase::Refused, false, r.rule.to_string(), r.why),
+            Failure::Unreachable { rule, error } => {
+                (Phase::Unreachable, true, rule.to_string(), error)
+            }
+            Failure::Busy { limit } => (
+                Phase::Refused,
+                false,
+                format!("connection limit ({limit})"),
+                format!("{limit} connections already open"),
+            ),
         };
-        // A closed receiver means nobody audits any more; the proxy still
-        // enforces, so the send error is not fatal.
-        let _ = self.decisions.send(Decision {
+        self.send(Decision {
+            phase,
+            id: 0,
             protocol,
             host: host.to_string(),
             port,
             allowed,
             rule,
-            why,
-            bytes_up,
-            bytes_down,
+            why: Some(why),
+            bytes_up: 0,
+            bytes_down: 0,
+            count: 1,
         });
+    }
+
+    /// Reports the end of an opened connection; `why` says why the proxy
+    /// ended it, if it did.
+    pub(super) fn closed(
+        &self,
+        t: Ticket,
+        host: &str,
+        port: u16,
+        c: &Counted,
+        why: Option<String>,
+    ) {
+        self.send(Decision {
+            phase: Phase::Closed,
+            id: t.id,
+            protocol: t.protocol,
+            host: host.to_string(),
+            port,
+            allowed: true,
+            rule: t.rule.to_string(),
+            why,
+            bytes_up: c.up,
+            bytes_down: c.down,
+            count: 1,
+        });
+    }
+
+    fn send(&self, d: Decision) {
+        // A closed receiver means nobody audits any more; the proxy still
+        // enforces, so the send error is not fatal.
+        let _ = self.decisions.send(d);
     }
 }
 
-pub(super) enum Outcome {
-    Denied(Refusal),
-    Unreachable { rule: Rule, error: String },
-    Relayed { rule: Rule, up: u64, down: u64 },
+/// When an opened connection last carried a byte, shared between its
+/// relay and the watch that ends it when idle.
+#[derive(Clone)]
+pub(super) struct Activity {
+    origin: Instant,
+    last_ms: Arc<AtomicU64>,
 }
 
-impl From<Failure> for Outcome {
-    fn from(f: Failure) -> Outcome {
-        match f {
-            Failure::Denied(r) => Outcome::Denied(r),
-            Failure::Unreachable { rule, error } => Outcome::Unreachable { rule, error },
+impl Activity {
+    fn new() -> Activity {
+        Activity {
+            origin: Instant::now(),
+            last_ms: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    fn touch(&self) {
+        let ms = self.origin.elapsed().as_millis() as u64;
+        self.last_ms.store(ms, Ordering::Relaxed);
+    }
+
+    fn last(&self) -> Instant {
+        self.origin + Duration::from_millis(self.last_ms.load(Ordering::Relaxed))
+    }
+}
+
+/// Runs `work` (a relay) until it ends or `activity` shows no byte either
+/// way for `idle`; then a `TimedOut` error naming the wait.
+pub(super) async fn until_idle<T>(
+    idle: Duration,
+    activity: &Activity,
+    work: impl Future<Output = io::Result<T>>,
+) -> io::Result<T> {
+    tokio::pin!(work);
+    loop {
+        let deadline = activity.last() + idle;
+        tokio::select! {
+            r = &mut work => return r,
+            _ = tokio::time::sleep_until(deadline.into()) => {
+                if activity.last() + idle <= Instant::now() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        format!("idle: no byte either way for {} ms", idle.as_millis()),
+                    ));
+                }
+            }
         }
     }
 }
@@ -260,11 +472,14 @@ pub(super) fn blocked_text(host: &str, port: u16, r: &Refusal) -> String {
     )
 }
 
-/// An upstream stream that counts the bytes it carries each way.
+/// An upstream stream that counts the bytes it carries each way and
+/// notes when it last carried any (every byte of a tunnel or exchange
+/// passes it, one way or the other).
 pub(super) struct Counted {
     pub inner: TcpStream,
     pub up: u64,
     pub down: u64,
+    pub activity: Activity,
 }
 
 impl Counted {
@@ -273,6 +488,7 @@ impl Counted {
             inner,
             up: 0,
             down: 0,
+            activity: Activity::new(),
         }
     }
 }
@@ -285,7 +501,11 @@ impl AsyncRead for Counted {
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        self.down += (buf.filled().len() - before) as u64;
+        let n = (buf.filled().len() - before) as u64;
+        if n > 0 {
+            self.down += n;
+            self.activity.touch();
+        }
         r
     }
 }
@@ -298,7 +518,10 @@ impl AsyncWrite for Counted {
     ) -> Poll<io::Result<usize>> {
         let r = Pin::new(&mut self.inner).poll_write(cx, buf);
         if let Poll::Ready(Ok(n)) = r {
-            self.up += n as u64;
+            if n > 0 {
+                self.up += n as u64;
+                self.activity.touch();
+            }
         }
         r
     }

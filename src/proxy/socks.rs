@@ -4,10 +4,11 @@
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
-use super::server::{Counted, Failure, Outcome, Protocol, Proxy, RELAY_BUF};
+use super::server::{until_idle, Counted, Failure, Protocol, Proxy, RELAY_BUF};
 
 pub(super) const VERSION: u8 = 5;
 const NO_AUTH: u8 = 0;
@@ -19,6 +20,7 @@ const CMD_CONNECT: u8 = 1;
 #[repr(u8)]
 pub enum Reply {
     Succeeded = 0,
+    GeneralFailure = 1,
     NotAllowed = 2,
     HostUnreachable = 4,
     ConnectionRefused = 5,
@@ -43,7 +45,60 @@ pub fn encode_reply(code: Reply, bound: Option<SocketAddr>) -> Vec<u8> {
     out
 }
 
-pub(super) async fn serve<S>(proxy: &Proxy, client: &mut BufReader<S>) -> io::Result<()>
+/// How long a client may take over its greeting and request.
+const HANDSHAKE_TIME: Duration = Duration::from_secs(120);
+
+pub(super) async fn serve<S>(
+    proxy: &Proxy,
+    client: &mut BufReader<S>,
+    admitted: bool,
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send,
+{
+    let (host, port) = match tokio::time::timeout(HANDSHAKE_TIME, handshake(client)).await {
+        Ok(Ok(Some(target))) => target,
+        Ok(Ok(None)) => return Ok(()),
+        Ok(Err(e)) => return Err(e),
+        Err(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "SOCKS handshake too slow",
+            ))
+        }
+    };
+    let (ticket, upstream) = match proxy.open(Protocol::Socks5, &host, port, admitted).await {
+        Ok(opened) => opened,
+        Err(f) => {
+            let code = match &f {
+                Failure::Denied(_) => Reply::NotAllowed,
+                Failure::Busy { .. } => Reply::GeneralFailure,
+                Failure::Unreachable { error, .. } if error.contains("refused") => {
+                    Reply::ConnectionRefused
+                }
+                Failure::Unreachable { .. } => Reply::HostUnreachable,
+            };
+            proxy.refused(Protocol::Socks5, &host, port, f);
+            return send(client, code, None).await;
+        }
+    };
+    send(client, Reply::Succeeded, upstream.local_addr().ok()).await?;
+    let mut upstream = Counted::new(upstream);
+    let activity = upstream.activity.clone();
+    let result = until_idle(
+        proxy.idle(),
+        &activity,
+        tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF),
+    )
+    .await;
+    let why = result.as_ref().err().map(|e| e.to_string());
+    proxy.closed(ticket, &host, port, &upstream, why);
+    result.map(|_| ())
+}
+
+/// The greeting and the request, answered when they are bad; the target
+/// of a CONNECT, or `None` when the client got its answer already.
+async fn handshake<S>(client: &mut BufReader<S>) -> io::Result<Option<(String, u16)>>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send,
 {
@@ -56,7 +111,7 @@ where
             .get_mut()
             .write_all(&[VERSION, NO_ACCEPTABLE_METHOD])
             .await?;
-        return Ok(());
+        return Ok(None);
     }
     client.get_mut().write_all(&[VERSION, NO_AUTH]).await?;
 
@@ -82,45 +137,18 @@ where
             String::from_utf8_lossy(&name).into_owned()
         }
         _ => {
-            return send(client, Reply::AddressTypeNotSupported, None).await;
+            send(client, Reply::AddressTypeNotSupported, None).await?;
+            return Ok(None);
         }
     };
     let mut port = [0u8; 2];
     client.read_exact(&mut port).await?;
     let port = u16::from_be_bytes(port);
     if req[0] != VERSION || req[1] != CMD_CONNECT {
-        return send(client, Reply::CommandNotSupported, None).await;
+        send(client, Reply::CommandNotSupported, None).await?;
+        return Ok(None);
     }
-
-    let (rule, upstream) = match proxy.open(&host, port).await {
-        Ok(opened) => opened,
-        Err(f) => {
-            let code = match &f {
-                Failure::Denied(_) => Reply::NotAllowed,
-                Failure::Unreachable { error, .. } if error.contains("refused") => {
-                    Reply::ConnectionRefused
-                }
-                Failure::Unreachable { .. } => Reply::HostUnreachable,
-            };
-            proxy.report(Protocol::Socks5, &host, port, f.into());
-            return send(client, code, None).await;
-        }
-    };
-    send(client, Reply::Succeeded, upstream.local_addr().ok()).await?;
-    let mut upstream = Counted::new(upstream);
-    let result =
-        tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF).await;
-    proxy.report(
-        Protocol::Socks5,
-        &host,
-        port,
-        Outcome::Relayed {
-            rule,
-            up: upstream.up,
-            down: upstream.down,
-        },
-    );
-    result.map(|_| ())
+    Ok(Some((host, port)))
 }
 
 async fn send<S>(

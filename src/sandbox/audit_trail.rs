@@ -18,15 +18,21 @@ use crate::audit::{Event, Kind};
 use crate::paths::Paths;
 
 /// One network decision, as the filtering proxy reports it.
-// The proxy (`src/proxy/`, merged separately) is its only producer.
-#[allow(dead_code)]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct NetDecision {
+    /// `opened` and `closed` (an allowed connection, paired by
+    /// `connection`), `open-at-exit`, `refused`, `unreachable`.
+    pub phase: &'static str,
+    pub connection: u64,
     pub host: String,
     pub port: u16,
     /// The rule that decided (`deniedDomains: *.evil.test`, `default`).
     pub rule: String,
     pub allowed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// Identical refusals this line stands for (merged within a second).
+    pub count: u64,
     pub bytes_up: u64,
     pub bytes_down: u64,
 }
@@ -116,17 +122,36 @@ impl Trail {
         );
     }
 
-    /// The proxy's API: one line per connection it decided on.
-    #[allow(dead_code)] // called by the proxy once it is merged
+    /// The proxy's API: a line when an allowed connection opens and
+    /// when it closes, one per refusal (or merged repeats).
     pub fn net(&self, d: &NetDecision) {
         let v = serde_json::to_value(d).expect("decision serializes");
         let verb = if d.allowed { "allowed" } else { "denied" };
+        let what = match d.phase {
+            "opened" => format!("connection {} opened", d.connection),
+            "closed" => format!(
+                "connection {} closed: {} bytes up, {} down",
+                d.connection, d.bytes_up, d.bytes_down
+            ),
+            "open-at-exit" => format!("connection {} still open at exit", d.connection),
+            other => other.to_string(),
+        };
+        let times = if d.count > 1 {
+            format!(", {} times", d.count)
+        } else {
+            String::new()
+        };
+        let why = d
+            .why
+            .as_deref()
+            .map(|w| format!(": {w}"))
+            .unwrap_or_default();
         self.record(
             "net",
             v,
             format!(
-                "sandbox {}: {verb} {}:{} by {} ({} bytes up, {} down)",
-                self.session, d.host, d.port, d.rule, d.bytes_up, d.bytes_down
+                "sandbox {}: {verb} {}:{} by {} ({what}{times}){why}",
+                self.session, d.host, d.port, d.rule
             ),
         );
     }
@@ -234,10 +259,14 @@ mod tests {
             weakened: vec![],
         });
         trail.net(&NetDecision {
+            phase: "refused",
+            connection: 0,
             host: "evil.test".into(),
             port: 443,
             rule: "deniedDomains: evil.test".into(),
             allowed: false,
+            why: None,
+            count: 3,
             bytes_up: 0,
             bytes_down: 0,
         });
@@ -252,6 +281,10 @@ mod tests {
         assert_eq!(lines[0]["bwrap_version"], "0.8.0");
         assert_eq!(lines[1]["host"], "evil.test");
         assert_eq!(lines[1]["allowed"], false);
+        assert_eq!(
+            (&lines[1]["phase"], &lines[1]["count"]),
+            (&json!("refused"), &json!(3))
+        );
         assert_eq!(lines[2]["code"], 3);
         assert!(lines.iter().all(|l| l["session"] == "s1"));
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;

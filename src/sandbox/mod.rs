@@ -124,7 +124,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
 
     // The network: loopback only, and nerdr's proxy (unless weakened to
     // the host's network, where it would be pointless).
-    let (net, _socket) = if req.weaken.has(weaken::Weakening::NoNetNs) {
+    let (net, proxy) = if req.weaken.has(weaken::Weakening::NoNetNs) {
         (network::Network::default(), None)
     } else {
         let (net, socket) = network::plan(&settings.network, &trail, &session, &paths.state_dir)?;
@@ -224,6 +224,9 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         let facts = availability::probe();
         return unavailable(&trail, &settings, &facts, &req.cmd, &vars, t0);
     }
+    // Stops the proxy: its last lines (connections still open) come
+    // before the exit line.
+    drop(proxy);
     finish(&trail, t0, status)
 }
 

@@ -15,12 +15,13 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::audit_trail::{NetDecision, Trail};
 use super::settings::NetworkSettings;
 use crate::proxy::dns::SystemResolver;
 use crate::proxy::policy::NetRules;
-use crate::proxy::{presets, Decision, Proxy};
+use crate::proxy::{presets, report, Decision, Phase, Proxy};
 
 /// The bridge's port inside the sandbox's own network namespace (free:
 /// nothing else listens there).
@@ -36,12 +37,26 @@ pub struct Network {
     pub inner_init: Vec<OsString>,
 }
 
-/// Removes the proxy's socket file when the sandbox ends.
-pub struct SocketFile(PathBuf);
+/// The running proxy. Dropping it (when the sandbox's program has ended,
+/// before the trail's exit line) stops it: the decisions still queued are
+/// written, connections still open are written as open at exit, and the
+/// socket file is removed.
+pub struct Running {
+    socket: PathBuf,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    done: std::sync::mpsc::Receiver<()>,
+}
 
-impl Drop for SocketFile {
+impl Drop for Running {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+            // Bounded: the proxy's thread waits `EXIT_GRACE` at most.
+            let _ = self
+                .done
+                .recv_timeout(report::EXIT_GRACE + Duration::from_secs(2));
+        }
+        let _ = std::fs::remove_file(&self.socket);
     }
 }
 
@@ -52,7 +67,7 @@ pub fn plan(
     trail: &Arc<Trail>,
     session: &str,
     state_dir: &Path,
-) -> anyhow::Result<(Network, SocketFile)> {
+) -> anyhow::Result<(Network, Running)> {
     use anyhow::Context;
     let mut rules = NetRules::from_lists(&settings.allowed_domains, &settings.denied_domains)
         .map_err(|e| anyhow::anyhow!("sandbox settings: {e}"))?;
@@ -72,10 +87,15 @@ pub fn plan(
         .with_context(|| format!("cannot make the proxy's folder {}", dir.display()))?;
     let socket = dir.join(format!("{session}.sock"));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     let (trail, path) = (trail.clone(), socket.clone());
     std::thread::Builder::new()
         .name("proxy".into())
-        .spawn(move || serve(rules, &path, trail, ready_tx))
+        .spawn(move || {
+            serve(rules, &path, trail, ready_tx, stop_rx);
+            let _ = done_tx.send(());
+        })
         .context("cannot start the proxy's thread")?;
     ready_rx
         .recv()
@@ -91,7 +111,12 @@ pub fn plan(
             PORT.to_string().into(),
         ],
     };
-    Ok((network, SocketFile(socket)))
+    let running = Running {
+        socket,
+        stop: Some(stop_tx),
+        done: done_rx,
+    };
+    Ok((network, running))
 }
 
 fn serve(
@@ -99,6 +124,7 @@ fn serve(
     socket: &Path,
     trail: Arc<Trail>,
     ready: std::sync::mpsc::Sender<std::io::Result<()>>,
+    stop: tokio::sync::oneshot::Receiver<()>,
 ) {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -118,21 +144,41 @@ fn serve(
                 return;
             }
         };
-        let (tx, mut decisions) = tokio::sync::mpsc::unbounded_channel::<Decision>();
+        let (tx, decisions) = tokio::sync::mpsc::unbounded_channel::<Decision>();
         let proxy = Proxy::new(rules, Arc::new(SystemResolver), tx);
         tokio::spawn(proxy.serve_unix(listener, std::future::pending::<()>()));
         let _ = ready.send(Ok(()));
-        while let Some(d) = decisions.recv().await {
-            trail.net(&NetDecision {
-                host: d.host,
-                port: d.port,
-                rule: d.rule,
-                allowed: d.allowed,
-                bytes_up: d.bytes_up,
-                bytes_down: d.bytes_down,
-            });
-        }
+        report::forward(decisions, stop, report::EXIT_GRACE, |d| {
+            trail.net(&net_decision(d))
+        })
+        .await;
     });
+    // Connections still open end with the runtime, unrecorded: their
+    // open-at-exit lines are written.
+    rt.shutdown_background();
+}
+
+/// A proxy decision as the audit trail writes it.
+fn net_decision(d: &Decision) -> NetDecision {
+    let phase = match d.phase {
+        Phase::Opened => "opened",
+        Phase::Closed => "closed",
+        Phase::Refused => "refused",
+        Phase::Unreachable => "unreachable",
+        Phase::OpenAtExit => "open-at-exit",
+    };
+    NetDecision {
+        phase,
+        connection: d.id,
+        host: d.host.clone(),
+        port: d.port,
+        rule: d.rule.clone(),
+        allowed: d.allowed,
+        why: d.why.clone(),
+        count: d.count,
+        bytes_up: d.bytes_up,
+        bytes_down: d.bytes_down,
+    }
 }
 
 /// The proxy variables for a bridge on 127.0.0.1:`port`, every case

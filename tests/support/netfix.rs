@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -169,11 +169,24 @@ pub struct ProxyProc {
     pub addr: SocketAddr,
     pub decisions: Arc<Mutex<Vec<serde_json::Value>>>,
     child: Child,
+    /// Closing it stops the proxy (`--until-stdin-closes`).
+    stdin: Option<ChildStdin>,
+    reader: Option<thread::JoinHandle<()>>,
     _dir: tempfile::TempDir,
 }
 
 impl ProxyProc {
     pub fn start(network: serde_json::Value, dns: SocketAddr, unix: Option<&Path>) -> ProxyProc {
+        ProxyProc::start_with(network, dns, unix, &[])
+    }
+
+    /// With more `proxy-serve` arguments (`--max-connections`, …).
+    pub fn start_with(
+        network: serde_json::Value,
+        dns: SocketAddr,
+        unix: Option<&Path>,
+        extra: &[&str],
+    ) -> ProxyProc {
         let dir = tempfile::tempdir().unwrap();
         let file: PathBuf = dir.path().join("network.json");
         std::fs::write(&file, network.to_string()).unwrap();
@@ -190,7 +203,13 @@ impl ProxyProc {
         if let Some(u) = unix {
             cmd.arg("--unix").arg(u);
         }
-        let mut child = cmd.stdout(Stdio::piped()).spawn().unwrap();
+        cmd.arg("--until-stdin-closes").args(extra);
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
         let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut first = String::new();
         out.read_line(&mut first).unwrap();
@@ -202,7 +221,7 @@ impl ProxyProc {
             .unwrap();
         let decisions = Arc::new(Mutex::new(Vec::new()));
         let d = decisions.clone();
-        thread::spawn(move || {
+        let reader = thread::spawn(move || {
             for line in out.lines() {
                 let Ok(line) = line else { return };
                 if let Ok(v) = serde_json::from_str(&line) {
@@ -214,8 +233,24 @@ impl ProxyProc {
             addr,
             decisions,
             child,
+            stdin,
+            reader: Some(reader),
             _dir: dir,
         }
+    }
+
+    /// Stops the proxy as `nerdr sandbox` does when its program ends, and
+    /// waits for it to exit; returns every decision it wrote.
+    pub fn stop(&mut self) -> Vec<serde_json::Value> {
+        drop(self.stdin.take());
+        wait_until("proxy-serve to exit", Duration::from_secs(10), || {
+            matches!(self.child.try_wait(), Ok(Some(_)))
+        });
+        // The last lines: the reader ends at the end of the output.
+        if let Some(r) = self.reader.take() {
+            r.join().unwrap();
+        }
+        self.decisions.lock().unwrap().clone()
     }
 
     /// Waits until `n` decisions have been reported, and returns them all.

@@ -177,10 +177,12 @@ fn the_proxy_is_the_only_way_out_and_every_decision_is_audited() {
     assert!(said.contains("socks=200"), "{said}");
     assert!(said.contains("direct=000"), "no direct connection: {said}");
 
-    // One audit line per decision, mirrored to the journal.
+    // A line when an allowed connection opens and one when it closes, one
+    // per refusal (the repeat merged into a counted line), all before the
+    // exit line and mirrored to the journal.
     let audit_dir = env.home().join(".local/share/nerdr/audit");
     let mut lines = Vec::new();
-    wait_until("the audit lines", Duration::from_secs(5), || {
+    wait_until("the exit line", Duration::from_secs(5), || {
         lines = std::fs::read_dir(&audit_dir)
             .unwrap()
             .flatten()
@@ -191,18 +193,39 @@ fn the_proxy_is_the_only_way_out_and_every_decision_is_audited() {
                     .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
                     .collect::<Vec<_>>()
             })
-            .filter(|l| l["event"] == "net")
             .collect();
-        lines.len() >= 4
+        lines.iter().any(|l| l["event"] == "exit")
     });
-    let allowed = lines.iter().filter(|l| l["allowed"] == true).count();
-    let denied = lines.iter().filter(|l| l["allowed"] == false).count();
-    assert_eq!((allowed, denied), (2, 2), "{lines:#?}");
-    assert!(lines
+    let exit_at = lines.iter().position(|l| l["event"] == "exit").unwrap();
+    let net: Vec<_> = lines[..exit_at]
         .iter()
-        .any(|l| l["host"] == "x.denied.test"
+        .filter(|l| l["event"] == "net")
+        .collect();
+    let phase = |p: &str| net.iter().filter(|l| l["phase"] == p).collect::<Vec<_>>();
+    let (opened, closed) = (phase("opened"), phase("closed"));
+    assert_eq!((opened.len(), closed.len()), (2, 2), "{net:#?}");
+    assert!(
+        closed
+            .iter()
+            .all(|c| opened.iter().any(|o| o["connection"] == c["connection"])),
+        "{net:#?}"
+    );
+    let refused = phase("refused");
+    assert_eq!(
+        refused
+            .iter()
+            .map(|l| l["count"].as_u64().unwrap())
+            .sum::<u64>(),
+        2,
+        "{net:#?}"
+    );
+    assert!(refused
+        .iter()
+        .all(|l| l["host"] == "x.denied.test"
             && l["rule"].as_str().unwrap().contains("*.denied.test")));
+    assert_eq!(net.len(), 4 + refused.len(), "{net:#?}");
     // The journal has the same decisions.
+    let want = net.len();
     wait_until(
         "the decisions in the journal",
         Duration::from_secs(10),
@@ -215,7 +238,7 @@ fn the_proxy_is_the_only_way_out_and_every_decision_is_audited() {
                         .is_some_and(|m| m.contains(": allowed ") || m.contains(": denied "))
                 })
                 .count()
-                == 4
+                == want
         },
     );
 }
