@@ -148,6 +148,11 @@ impl Results {
     }
 }
 
+/// A file the shell has finished writing (`echo $? > f` creates it first).
+fn written(p: &Path) -> bool {
+    std::fs::read_to_string(p).is_ok_and(|t| t.ends_with('\n'))
+}
+
 fn set_mode(p: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -285,7 +290,9 @@ fn strangers_with_a_secret_and_reparented_processes_are_not_the_tab() {
         "(sh -c 'sleep 2; \"$NERDR_BIN\" tabs > orphan.txt 2>&1; echo $? > orphan.rc' &); echo forked",
     ]);
     let rc = s.work.join("orphan.rc");
-    wait_until("the orphan to ask", Duration::from_secs(20), || rc.exists());
+    wait_until("the orphan to ask", Duration::from_secs(20), || {
+        written(&rc)
+    });
     assert_eq!(std::fs::read_to_string(&rc).unwrap().trim(), "1");
     let said = std::fs::read_to_string(s.work.join("orphan.txt")).unwrap();
     assert!(said.contains("not from a program of tab"), "{said}");
@@ -301,7 +308,7 @@ fn strangers_with_a_secret_and_reparented_processes_are_not_the_tab() {
     wait_until(
         "the sandboxed orphan to ask",
         Duration::from_secs(20),
-        || rc.exists(),
+        || written(&rc),
     );
     let said = std::fs::read_to_string(s.work.join("borphan.txt")).unwrap();
     assert!(said.contains("refused `nerdr read`"), "{said}");
@@ -317,7 +324,7 @@ fn strangers_with_a_secret_and_reparented_processes_are_not_the_tab() {
     ]);
     let rc = s.work.join("late.rc");
     wait_until("the leftover to ask", Duration::from_secs(20), || {
-        rc.exists()
+        written(&rc)
     });
     assert_eq!(std::fs::read_to_string(&rc).unwrap().trim(), "1");
     let said = std::fs::read_to_string(s.work.join("late.txt")).unwrap();
