@@ -82,15 +82,22 @@ impl Entry {
         })
     }
 
-    /// One line for people: time, kind, the fields, the message.
+    /// One line for people: time, kind, the fields, the message; whatever
+    /// came from elsewhere (a host name, a path) escaped, so an entry can
+    /// neither pass for two nor drive the terminal.
     pub fn human(&self) -> String {
+        use crate::protocol::printable;
         let mut s = format!("{} {}", format_time(self.time_us), self.kind.name());
         for (name, values) in &self.fields {
             let short = name.trim_start_matches("NERDR_").to_ascii_lowercase();
-            s.push_str(&format!(" {short}={}", values.join(",")));
+            s.push_str(&format!(
+                " {}={}",
+                printable(&short),
+                printable(&values.join(","))
+            ));
         }
         s.push_str(": ");
-        s.push_str(&self.message);
+        s.push_str(&printable(&self.message));
         s
     }
 }

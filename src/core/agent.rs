@@ -63,7 +63,18 @@ impl Core {
             .then(|| super::sandbox_check::ProbeSite::of(&agent, &command.argv));
         let mut argv = command.argv;
         let mut ask = None;
+        let mut skipped = None;
         if let Some(w) = &worktree {
+            // What sandboxed agents worked in may be their work: a setup
+            // approved before is asked about again, each time.
+            let tainted = {
+                let (state_dir, path) = (self.paths.state_dir.clone(), w.path.clone());
+                tokio::task::spawn_blocking(move || {
+                    crate::git::guard::has_history(&state_dir, &path)
+                })
+                .await
+                .unwrap_or(true)
+            };
             match super::setup::read(&w.path) {
                 Err(e) => {
                     self.drop_worktree(worktree).await;
@@ -72,15 +83,15 @@ impl Core {
                         format!("{e}; fix it, or start with --no-worktree"),
                     ));
                 }
-                // A sandboxed agent's repository may hold its work: what
-                // the person approved once is not taken as approved again.
+                // nerdr runs setups outside every sandbox, in a worktree
+                // a sandboxed agent is already working in: never for one.
+                Ok(Some(setup)) if agent.sandboxed => skipped = Some(setup),
                 Ok(Some(setup))
-                    if !agent.sandboxed
-                        && self.approvals.lock().unwrap().is_approved(&setup.hash) =>
+                    if !tainted && self.approvals.lock().unwrap().is_approved(&setup.hash) =>
                 {
                     argv = super::setup::prefixed(&setup, &argv);
                 }
-                Ok(Some(setup)) => ask = Some((w.path.clone(), setup)),
+                Ok(Some(setup)) => ask = Some((w.path.clone(), setup, tainted)),
                 Ok(None) => {}
             }
         }
@@ -107,8 +118,21 @@ impl Core {
                 },
             )
             .await;
-        if let (Ok(_), Some((path, setup))) = (&reply, ask) {
-            self.ask_setup(&tab, &path, &setup, agent.sandboxed);
+        if let (Ok(_), Some((path, setup, once))) = (&reply, ask) {
+            self.ask_setup(&tab, &path, &setup, once);
+        }
+        if let (Ok(_), Some(setup)) = (&reply, skipped) {
+            let text = format!(
+                "this repository's worktree setup (`{}` from {}) was not run: nerdr runs \
+                 setups outside every sandbox, and this agent is sandboxed; run it inside \
+                 the agent's sandbox if it needs it",
+                crate::protocol::printable(&setup.argv.join(" ")),
+                super::setup::FILE
+            );
+            if let Some(t) = self.state.lock().unwrap().tabs.get_mut(&tab) {
+                t.warning = Some(text);
+            }
+            self.changed();
         }
         reply
     }

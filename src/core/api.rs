@@ -55,7 +55,10 @@ impl Core {
             other => other,
         };
         match verdict {
-            Verdict::Allow => self.dispatch(caller, req).await,
+            Verdict::Allow => {
+                let req = self.pinned(caller, req)?;
+                self.dispatch(caller, req).await
+            }
             Verdict::Refuse(why) => Err(self.refuse(caller, op, request_tab(&req), why)),
             Verdict::Queue(why) => self.queue(caller, req, why).await,
         }
@@ -64,35 +67,75 @@ impl Core {
     /// What the request asks beyond its operation (see [`privilege::Extras`]).
     fn extras(&self, caller: &Caller, req: &Request, target: Target) -> privilege::Extras {
         let mut e = privilege::Extras::default();
+        let state = self.state.lock().unwrap();
+        // A caller whose tab is gone has no session of its own.
+        let own = caller
+            .tab()
+            .map(|id| state.tabs.get(id).map(|t| t.folder.clone()));
+        let outside = |folder: &Path| match &own {
+            Some(Some(own)) => own != folder,
+            Some(None) => true,
+            None => false,
+        };
+        if let Some(t) = request_tab(req).and_then(|t| state.tabs.get(t)) {
+            e.foreign_folder = outside(&t.folder);
+        }
         match req {
             Request::Agent {
-                folder, extra_args, ..
+                folder,
+                extra_args,
+                worktree,
+                ..
             } => {
-                let own = caller.tab().and_then(|id| {
-                    let state = self.state.lock().unwrap();
-                    state.tabs.get(id).map(|t| t.folder.clone())
-                });
                 let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.clone());
-                e.foreign_folder = own.is_some_and(|own| own != folder);
+                e.foreign_folder = outside(&folder);
                 e.extra_args = !extra_args.is_empty();
+                e.no_worktree = !worktree;
             }
             Request::Close {
                 remove_worktree, ..
             } => e.removes_others_worktree = *remove_worktree && target != Target::Own,
             Request::Restart { tab, .. } => {
-                let agent = self
-                    .state
-                    .lock()
-                    .unwrap()
-                    .tabs
-                    .get(tab)
-                    .map(|t| t.agent.clone());
+                let agent = state.tabs.get(tab).map(|t| t.agent.clone());
+                drop(state);
                 e.unsandboxed_launch =
                     agent.is_some_and(|a| !self.resolve(&a).is_ok_and(|(a, _)| a.sandboxed));
             }
             _ => {}
         }
         e
+    }
+
+    /// A sandboxed caller's new agent goes in its own session's folder, as
+    /// recorded, not as the request spells it (a path it could swap).
+    fn pinned(&self, caller: &Caller, req: Request) -> Result<Request, ApiError> {
+        match req {
+            Request::Agent {
+                name,
+                extra_args,
+                env,
+                worktree,
+                ..
+            } if caller.kind() == CallerKind::Sandboxed => {
+                let id = caller.tab().unwrap_or_default();
+                let folder = self
+                    .state
+                    .lock()
+                    .unwrap()
+                    .tabs
+                    .get(id)
+                    .map(|t| t.folder.clone())
+                    .ok_or_else(|| no_tab(id))?;
+                Ok(Request::Agent {
+                    folder,
+                    name,
+                    extra_args,
+                    env,
+                    worktree,
+                })
+            }
+            other => Ok(other),
+        }
     }
 
     /// The operation a request is, and what it is done to.
@@ -140,6 +183,21 @@ impl Core {
         let on = tab.map(|t| format!(" on tab {t}")).unwrap_or_default();
         let message = format!("refused `nerdr {}`{on}: {why}", privilege::name(op));
         let tab = caller.tab().unwrap_or("-");
+        // A refusal loop is journaled once a second, not once a request.
+        let key = (tab.to_string(), privilege::name(op), why.to_string());
+        let now = std::time::Instant::now();
+        let fresh = {
+            let mut seen = self.refusals.lock().unwrap();
+            seen.retain(|_, at| now.duration_since(*at) < std::time::Duration::from_secs(1));
+            let fresh = !seen.contains_key(&key);
+            if fresh {
+                seen.insert(key, now);
+            }
+            fresh
+        };
+        if !fresh {
+            return ApiError::new(ErrorCode::Denied, message);
+        }
         tracing::warn!(tab = %tab, operation = privilege::name(op), reason = why, "request refused");
         crate::audit::record(
             &self.paths,
@@ -167,18 +225,20 @@ impl Core {
                 if text.chars().count() > MAX_QUEUED_MESSAGE {
                     return Err(self.refuse(caller, Operation::Send, Some(&tab), TOO_LONG));
                 }
+                if !enter {
+                    // Half a message left in the agent's input would be
+                    // completed by the next approved one, unseen.
+                    return Err(self.refuse(caller, Operation::Send, Some(&tab), WHOLE));
+                }
                 self.room_in_queue(caller, Operation::Send, Some(&tab))?;
                 let id = self.new_approval_id();
                 let question = format!(
                     "message from sandboxed tab {from} to tab {tab} ({agent}, outside every \
-                     sandbox): \"{}\"{}",
+                     sandbox): \"{}\", then Enter",
                     crate::protocol::printable(&text),
-                    if enter { ", then Enter" } else { "" }
                 );
                 let mut text = text;
-                if enter {
-                    text.push('\r');
-                }
+                text.push('\r');
                 tracing::info!(from = %from, to = %tab, approval = %id, "message waits for approval");
                 self.ask(Approval {
                     id: id.clone(),
@@ -351,6 +411,7 @@ impl Core {
         self.host.forget(tab);
         let removed = self.state.lock().unwrap().remove(tab);
         self.turns.lock().unwrap().forget(tab);
+        self.forget_questions_of(tab);
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
             if let (true, Some(w)) = (remove_worktree, t.worktree) {
@@ -393,6 +454,11 @@ impl Core {
         for id in &ids {
             state.remove(id);
         }
+        drop(state);
+        for id in &ids {
+            self.forget_questions_of(id);
+        }
+        let mut state = self.state.lock().unwrap();
         state.sessions.remove(folder);
         drop(state);
         tracing::info!(folder = %folder.display(), tabs = ids.len(), "quit session");
@@ -404,6 +470,8 @@ impl Core {
 /// The longest message a sandboxed agent may leave for an unsandboxed one:
 /// all of it must fit where the person reads it before saying yes.
 const MAX_QUEUED_MESSAGE: usize = 300;
+const WHOLE: &str = "a message for an agent outside every sandbox is delivered whole, with \
+                     Enter (leave out --no-enter)";
 const TOO_LONG: &str = "a message for an agent outside every sandbox must fit in 300 characters, \
                         so the user can read all of it before approving";
 

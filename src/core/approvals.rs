@@ -21,6 +21,9 @@ use crate::protocol::handshake::random_hex;
 /// How many of one tab's requests may wait at once.
 const MAX_MESSAGES: usize = 10;
 const MAX_PLUGIN_RUNS: usize = 3;
+/// How many requests of all agents together may wait: starting more tabs
+/// does not buy a sandboxed agent more room.
+const MAX_FROM_TABS: usize = 50;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Approval {
@@ -40,10 +43,10 @@ pub enum Asked {
         worktree: PathBuf,
         hash: String,
         argv: Vec<String>,
-        /// For a sandboxed agent's worktree: its content may be the agent's
-        /// work, so a yes is for this run only, never remembered.
+        /// In a repository sandboxed agents worked in: its content may be
+        /// their work, so a yes is for this run only, never remembered.
         #[serde(default)]
-        sandboxed: bool,
+        once: bool,
     },
     /// Input for tab `to`, typed as is once approved.
     Message { to: String, text: String },
@@ -102,7 +105,7 @@ impl Core {
     }
 
     /// Ask the person whether the worktree setup of tab `tab` may run.
-    pub fn ask_setup(&self, tab: &str, worktree: &Path, setup: &Setup, sandboxed: bool) {
+    pub fn ask_setup(&self, tab: &str, worktree: &Path, setup: &Setup, once: bool) {
         // The command first: it is what the person approves.
         let mut question = format!(
             "run `{}` ({} setup) in {}",
@@ -110,10 +113,11 @@ impl Core {
             super::setup::FILE,
             crate::protocol::printable(&worktree.display().to_string())
         );
-        if sandboxed {
-            question.push_str(&format!(
-                ", outside the sandbox, for sandboxed tab {tab}: this yes is for this run only"
-            ));
+        if once {
+            question.push_str(
+                ": sandboxed agents have worked in this repository, so its content may be \
+                 theirs; this yes is for this run only",
+            );
         }
         let a = Approval {
             id: self.new_approval_id(),
@@ -123,7 +127,7 @@ impl Core {
                 worktree: worktree.to_path_buf(),
                 hash: setup.hash.clone(),
                 argv: setup.argv.clone(),
-                sandboxed,
+                once,
             },
         };
         tracing::info!(tab = %tab, approval = %a.id, hash = %setup.hash, "worktree setup waits for approval");
@@ -158,24 +162,38 @@ impl Core {
         } else {
             MAX_MESSAGES
         };
-        let waiting = self
-            .approvals
-            .lock()
-            .unwrap()
+        let q = self.approvals.lock().unwrap();
+        let asked_by_tabs = q
+            .pending
+            .iter()
+            .filter(|p| !matches!(p.asked, Asked::Setup { .. }))
+            .count();
+        let waiting = q
             .pending
             .iter()
             .filter(|p| p.tab == from)
             .filter(|p| matches!(p.asked, Asked::Plugin { .. }) == plugin)
             .count();
-        if waiting < limit {
+        drop(q);
+        let why = if asked_by_tabs >= MAX_FROM_TABS {
+            "50 requests from agents already wait for the user's answer"
+        } else if waiting < limit {
             return Ok(());
-        }
-        let why = if plugin {
+        } else if plugin {
             "3 plugin runs of this tab already wait for the user's answer"
         } else {
             "10 messages of this tab already wait for the user's answer"
         };
         Err(self.refuse(caller, op, tab, why))
+    }
+
+    /// Forget what tab `tab` asked, and messages for it: a closed tab's
+    /// questions would otherwise stay in the queue for good.
+    pub fn forget_questions_of(&self, tab: &str) {
+        let mut q = self.approvals.lock().unwrap();
+        q.pending.retain(|p| {
+            p.tab != tab && !matches!(&p.asked, Asked::Message { to, .. } if to == tab)
+        });
     }
 
     /// Put a question in the queue; attached windows show that something
@@ -255,9 +273,7 @@ impl Core {
                     return Ok(json!({ "ran": [] }));
                 }
                 Asked::Message { .. } => unreachable!("answered above"),
-                Asked::Setup {
-                    sandboxed: true, ..
-                } => vec![first],
+                Asked::Setup { once: true, .. } => vec![first],
                 Asked::Setup { hash, .. } => {
                     let hash = hash.clone();
                     a.approved.insert(hash.clone());
@@ -265,7 +281,7 @@ impl Core {
                     // Every request for the same content is answered by this yes.
                     let mut same: Vec<Approval> = Vec::new();
                     a.pending.retain(|p| {
-                        let m = matches!(&p.asked, Asked::Setup { hash: h, sandboxed: false, .. } if *h == hash);
+                        let m = matches!(&p.asked, Asked::Setup { hash: h, once: false, .. } if *h == hash);
                         if m {
                             same.push(p.clone());
                         }

@@ -17,6 +17,47 @@ use crate::protocol::MAX_LINE;
 /// A connection with no request for this long is closed: a program in a tab
 /// cannot hold connections open for nothing.
 const IDLE: std::time::Duration = std::time::Duration::from_secs(60);
+/// Hook connections one program's scope may hold at once, so that one tab
+/// cannot take every connection the core serves.
+const PER_SCOPE: usize = 64;
+
+/// One of a scope's hook connections, given back when dropped.
+struct ScopeSlot<'a> {
+    core: &'a Core,
+    scope: Option<String>,
+}
+
+impl<'a> ScopeSlot<'a> {
+    /// A slot for a peer in `cgroup`; counted only for nerdr's scopes.
+    fn take(core: &'a Core, cgroup: Option<&str>) -> Option<Self> {
+        let scope = cgroup
+            .filter(|cg| cg.contains("/nerdr-agent-") || cg.contains("/nerdr-term-"))
+            .map(String::from);
+        if let Some(s) = &scope {
+            let mut held = core.hook_slots.lock().unwrap();
+            let n = held.entry(s.clone()).or_insert(0);
+            if *n >= PER_SCOPE {
+                return None;
+            }
+            *n += 1;
+        }
+        Some(ScopeSlot { core, scope })
+    }
+}
+
+impl Drop for ScopeSlot<'_> {
+    fn drop(&mut self) {
+        if let Some(s) = &self.scope {
+            let mut held = self.core.hook_slots.lock().unwrap();
+            if let Some(n) = held.get_mut(s) {
+                *n -= 1;
+                if *n == 0 {
+                    held.remove(s);
+                }
+            }
+        }
+    }
+}
 
 pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
     // Who connected, as the kernel recorded it at connect time.
@@ -31,9 +72,23 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
         },
     };
     let (read, mut write) = stream.into_split();
+    let _slot = match ScopeSlot::take(&core, peer.cgroup.as_deref()) {
+        Some(slot) => slot,
+        None => {
+            let reply = error_reply(
+                serde_json::Value::Null,
+                ErrorCode::Denied,
+                format!("this program's scope already holds {PER_SCOPE} hook connections"),
+            );
+            write.write_all(&encode_line(&reply)).await?;
+            return Ok(());
+        }
+    };
     let mut read = BufReader::new(read);
+    // Only requests keep a connection open: blank lines do not.
+    let mut deadline = tokio::time::Instant::now() + IDLE;
     loop {
-        let line = match tokio::time::timeout(IDLE, read_line(&mut read)).await {
+        let line = match tokio::time::timeout_at(deadline, read_line(&mut read)).await {
             Err(_) => return Ok(()),
             Ok(line) => line?,
         };
@@ -54,6 +109,7 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        deadline = tokio::time::Instant::now() + IDLE;
         let reply = match parse_line(&line) {
             Err(bad) => bad,
             Ok(req) => {

@@ -61,6 +61,10 @@ pub struct Core {
     approvals: Mutex<approvals::Approvals>,
     /// Turns of sandboxed agents, to notice reports that never arrive.
     turns: Mutex<turns::Turns>,
+    /// Hook connections held per program scope.
+    hook_slots: Mutex<std::collections::HashMap<String, usize>>,
+    /// When each (tab, operation, reason) refusal was last journaled.
+    refusals: Mutex<std::collections::HashMap<(String, &'static str, String), Instant>>,
 }
 
 impl Core {
@@ -201,6 +205,8 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
             &paths.state_dir.join("approvals.json"),
         )),
         turns: Mutex::default(),
+        hook_slots: Mutex::default(),
+        refusals: Mutex::default(),
     });
     core.changed();
 

@@ -18,6 +18,9 @@ use crate::protocol::api::{ApiError, ErrorCode, Reply};
 
 /// What a plugin may print before the rest is dropped.
 const MAX_OUTPUT: u64 = 1 << 20;
+/// The longest argument list (as JSON) a sandboxed agent's plugin run may
+/// ask the person about.
+const MAX_SHOWN_ARGS: usize = 300;
 /// How long a plugin may run.
 const RUN_LIMIT: Duration = Duration::from_secs(600);
 
@@ -88,11 +91,21 @@ impl Core {
             let timeout = crate::config::load(&self.paths.config_file())
                 .map(|c| c.plugins.approval_timeout_secs)
                 .unwrap_or(120);
+            // Arguments as a JSON array: unambiguous, and all of it shown.
+            let shown = serde_json::to_string(&args).expect("strings serialize");
+            if shown.chars().count() > MAX_SHOWN_ARGS {
+                return Err(self.refuse(
+                    caller,
+                    super::privilege::Operation::RunPlugin,
+                    None,
+                    "a sandboxed agent's plugin arguments must fit in 300 characters, so the \
+                     user can read all of them before approving",
+                ));
+            }
             let question = format!(
-                "run plugin `{name}`{} in {} for sandboxed tab {from} (outside the sandbox)",
-                args.iter()
-                    .map(|a| format!(" \"{}\"", crate::protocol::printable(a)))
-                    .collect::<String>(),
+                "run plugin `{name}` with arguments {} in {} for sandboxed tab {from} (outside \
+                 the sandbox)",
+                crate::protocol::printable(&shown),
                 crate::protocol::printable(&cwd.display().to_string())
             );
             let asked = Approval {

@@ -128,9 +128,13 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
 /// caller could use it to reach past its sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Extras {
-    /// `nerdr agent --folder` names a folder other than the caller's own
-    /// session's: nerdr would run host git (worktrees, setups) there.
+    /// The request reaches outside the caller's own session: `nerdr agent
+    /// --folder` naming another folder (nerdr would run host git there), or
+    /// a tab of another session.
     pub foreign_folder: bool,
+    /// `nerdr agent --no-worktree`: the new agent would work in the
+    /// session's own checkout, the one the person works in.
+    pub no_worktree: bool,
     /// Words added to the agent's command line: they could undo the
     /// agent's own sandbox settings (`--sandbox danger-full-access`, ...).
     pub extra_args: bool,
@@ -155,7 +159,13 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
         );
     }
     if extras.foreign_folder {
-        return Verdict::Refuse("a sandboxed agent starts agents only in its own session's folder");
+        return Verdict::Refuse("a sandboxed agent acts only within its own session's folder");
+    }
+    if extras.no_worktree {
+        return Verdict::Refuse(
+            "a sandboxed agent starts agents only in worktrees of their own, never in the \
+             checkout the user works in",
+        );
     }
     if extras.extra_args {
         return Verdict::Refuse(
@@ -292,8 +302,13 @@ mod tests {
                 unsandboxed_launch: true,
                 ..Extras::default()
             },
+            Extras {
+                no_worktree: true,
+                ..Extras::default()
+            },
         ];
         let all = Extras {
+            no_worktree: true,
             foreign_folder: true,
             extra_args: true,
             removes_others_worktree: true,
@@ -317,6 +332,7 @@ mod tests {
         assert!(why(alone[1]).contains("arguments"));
         assert!(why(alone[2]).contains("worktree"));
         assert!(why(alone[3]).contains("outside a sandbox"));
+        assert!(why(alone[4]).contains("checkout the user works in"));
     }
 
     #[test]

@@ -440,7 +440,7 @@ fn a_sandboxed_agents_plugin_runs_only_once_approved() {
             .next()
             .unwrap_or_default()
             .to_string();
-        listed.contains("run plugin `mark` \"two\"")
+        listed.contains("run plugin `mark` with arguments [\"two\"]")
     });
     s.ok(&["approvals", "approve", &id]);
     s.screen_shows(&boxed, "plugin-said-two");
@@ -532,4 +532,64 @@ fn a_sandboxed_agent_whose_reports_never_arrive_is_pointed_out_once() {
         .filter(|m| m.contains("no report from it reached nerdr"))
         .count();
     assert_eq!(lines, 1);
+}
+
+#[test]
+fn a_sandboxed_agent_stays_in_its_own_session() {
+    let Some(s) = Setup::new() else { return };
+    let plain = s.ok(&["agent", "sh"]);
+    let boxed = s.ok(&["agent", "boxed"]);
+    // A sandboxed agent in another session (folder).
+    let elsewhere = s.env.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    crate::support::sysenv::run_ok(std::process::Command::new("chown").args([
+        &format!("{}:{}", s.env.uid(), s.env.gid()),
+        elsewhere.to_str().unwrap(),
+    ]));
+    let other = s.ok(&["agent", "boxed", "--folder", elsewhere.to_str().unwrap()]);
+    s.screen_shows(&boxed, "$");
+    let tries = [
+        (
+            "foreign-folder",
+            format!("agent boxed --folder {}", elsewhere.display()),
+        ),
+        ("no-worktree", "agent boxed --no-worktree".to_string()),
+        ("other-session", format!("read {other}")),
+        ("half-message", format!("send --no-enter {plain} 'rm -rf '")),
+    ];
+    let mut script = String::from("mkdir -p stay\n");
+    for (name, args) in &tries {
+        script.push_str(&format!(
+            "\"$NERDR_BIN\" {args} > stay/{name}.txt 2>&1; echo $? > stay/{name}.rc\n"
+        ));
+    }
+    script.push_str("echo stay-done\n");
+    s.env.write_user_file("work/stay.sh", script);
+    s.ok(&["send", &boxed, "sh stay.sh"]);
+    s.screen_shows(&boxed, "stay-done");
+    let r = Results(s.work.join("stay"));
+    for (name, want) in [
+        ("foreign-folder", "own session's folder"),
+        ("no-worktree", "checkout the user works in"),
+        ("other-session", "own session's folder"),
+        ("half-message", "delivered whole"),
+    ] {
+        assert_ne!(r.rc(name), 0, "{name}: {}", r.text(name));
+        assert!(r.text(name).contains(want), "{name}: {}", r.text(name));
+    }
+    // Nothing was started or queued.
+    assert_eq!(s.tabs().len(), 2, "only this session's two tabs");
+    assert!(s.ok(&["approvals"]).contains("nothing waits"));
+    // What a tab asked goes with it when it closes.
+    s.ok(&[
+        "send",
+        &boxed,
+        &format!("\"$NERDR_BIN\" send {plain} 'echo hi'; echo q-$?"),
+    ]);
+    s.screen_shows(&boxed, "q-0");
+    assert!(s
+        .ok(&["approvals"])
+        .contains(&format!("from sandboxed tab {boxed}")));
+    s.ok(&["close", &boxed]);
+    assert!(s.ok(&["approvals"]).contains("nothing waits"));
 }

@@ -255,3 +255,67 @@ fn a_malformed_setup_file_is_named_and_nothing_is_left() {
     assert_eq!(git(&r, &["worktree", "list"]).lines().count(), 1);
     assert_eq!(git(&r, &["branch", "--list", "nerdr/*"]), "");
 }
+
+/// `boxed` sleeps in bubblewrap (read-only root, runtime dir hidden, own PID
+/// namespace): a sandbox nerdr's check passes. The check runs in place of
+/// the last word, `boxed`.
+const BOXED: &str = "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
+                     then set -- sleep 1000; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
+                     --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
+                     --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n";
+
+#[test]
+fn setups_never_run_for_sandboxed_agents_and_are_asked_again_after_one_worked_there() {
+    let l = Local::started();
+    l.write_config(&format!("{CONFIG}{BOXED}"));
+    let r = repo(&l);
+    std::fs::write(
+        r.join(".nerdr.toml"),
+        "[worktree]\nsetup = \"echo ran >> setup-ran.txt\"\n",
+    )
+    .unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "setup"]);
+    // Approved once, for an unsandboxed agent.
+    let a = l.ok(&["agent", "sh"]);
+    let id = pending(&l)[0]["id"].as_str().unwrap().to_string();
+    l.ok(&["approvals", "approve", &id]);
+    let wa = worktree_of(&l, &a);
+    crate::support::wait_until(
+        "the setup to run",
+        std::time::Duration::from_secs(10),
+        || wa.join("setup-ran.txt").exists(),
+    );
+
+    // A sandboxed agent: nerdr does not run the setup (outside its sandbox)
+    // and says so; nothing is asked.
+    let b = l.ok(&["agent", "boxed"]);
+    let wb = worktree_of(&l, &b);
+    let warning = tab(&l.tabs_json(&[]), &b)["warning"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(warning.contains("was not run"), "{warning:?}");
+    assert!(pending(&l).is_empty());
+    assert!(!wb.join("setup-ran.txt").exists());
+
+    // The repository now has sandbox history: the same approved content is
+    // asked about again for the next unsandboxed agent, and not run unasked.
+    let c = l.ok(&["agent", "sh"]);
+    let wc = worktree_of(&l, &c);
+    let asked = pending(&l);
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let q = asked[0]["question"].as_str().unwrap();
+    assert!(q.contains("this yes is for this run only"), "{q}");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!wc.join("setup-ran.txt").exists(), "ran unasked");
+    // Approving it runs it, and does not make it approved for good.
+    l.ok(&["approvals", "approve", asked[0]["id"].as_str().unwrap()]);
+    crate::support::wait_until(
+        "the setup to run",
+        std::time::Duration::from_secs(10),
+        || wc.join("setup-ran.txt").exists(),
+    );
+    let d = l.ok(&["agent", "sh"]);
+    assert_eq!(pending(&l).len(), 1, "asked again for tab {d}");
+}

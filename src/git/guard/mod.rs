@@ -90,6 +90,17 @@ fn home() -> Option<PathBuf> {
         .filter(|h| h.is_absolute())
 }
 
+/// Whether sandboxed agents have worked in the repository around `dir` (or
+/// could write `dir`): what is there may be their work. Fails closed: an
+/// unreadable history counts as history.
+pub fn has_history(state_dir: &Path, dir: &Path) -> bool {
+    let dir = canon(dir);
+    match history::load(state_dir) {
+        Ok(h) => h.standing(locate(&dir).as_ref(), &dir) != Standing::Clean,
+        Err(_) => true,
+    }
+}
+
 /// Decide whether nerdr may run `op` in `dir`, with the history kept in
 /// `state_dir`. Fails closed: a history or config it cannot read refuses.
 pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
