@@ -9,15 +9,12 @@ use std::path::{Path, PathBuf};
 
 use crate::support::git::git;
 use crate::support::local::Local;
+use crate::support::BOXED_SLEEPER;
 
-/// `boxed` sleeps inside bubblewrap (read-only root, runtime dir hidden,
-/// its own PID namespace), which passes nerdr's sandbox check: the check
-/// runs in the place of the last word, `boxed`.
-const CONFIG: &str = "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
-                      then set -- sleep 1000; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
-                      --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
-                      --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n\
-                      [agents.open]\ncommand = [\"sleep\", \"1000\"]\n";
+/// `boxed`, in a sandbox that passes the check, and `open`, without one.
+fn config() -> String {
+    format!("{BOXED_SLEEPER}[agents.open]\ncommand = [\"sleep\", \"1000\"]\n")
+}
 
 /// One repository of a pair: the same crafted setting, with or without
 /// sandbox history.
@@ -39,7 +36,7 @@ struct Pair {
 impl Pair {
     fn new() -> Pair {
         let l = Local::started();
-        l.write_config(CONFIG);
+        l.write_config(&config());
         let hist = side(&l, "hist", "boxed");
         let plain = side(&l, "plain", "open");
         Pair { l, hist, plain }
@@ -297,7 +294,7 @@ fn fetch_and_push_to_a_local_remote() {
 #[test]
 fn history_survives_closing_removing_the_worktree_and_restarting() {
     let mut l = Local::started();
-    l.write_config(CONFIG);
+    l.write_config(&config());
     let side = side(&l, "r", "boxed");
     let tabs = l.tabs_json(&["--folder", s(&side.repo)]);
     let id = tabs[0]["id"].as_str().unwrap().to_string();
@@ -343,7 +340,7 @@ fn history_survives_closing_removing_the_worktree_and_restarting() {
 #[test]
 fn a_commondir_planted_in_the_main_git_dir() {
     let l = Local::started();
-    l.write_config(CONFIG);
+    l.write_config(&config());
     let side = side(&l, "r", "boxed");
     let git_dir = side.repo.join(".git");
     let evil = git_dir.join("evil");
@@ -411,7 +408,7 @@ fn refusals_reach_the_journal_with_their_fields() {
         return;
     };
     env.run(&["nerdr", "service", "install"]);
-    env.write_user_file(".config/nerdr/config.toml", CONFIG);
+    env.write_user_file(".config/nerdr/config.toml", config());
     env.write_user_file("work/r/a.txt", "a\n");
     let repo = env.home().join("work/r");
     let git = |args: &[&str]| {

@@ -155,6 +155,17 @@ fn a_repository_without_commits_says_so() {
     assert!(l.tabs_json(&[]).is_empty());
 }
 
+/// Commit a `.nerdr.toml` naming `setup` as the worktree setup.
+fn commit_setup(r: &std::path::Path, setup: &str) {
+    std::fs::write(
+        r.join(".nerdr.toml"),
+        format!("[worktree]\nsetup = \"{setup}\"\n"),
+    )
+    .unwrap();
+    git(r, &["add", "."]);
+    git(r, &["commit", "-q", "-m", "setup"]);
+}
+
 fn pending(l: &Local) -> Vec<serde_json::Value> {
     serde_json::from_str(&l.ok(&["approvals", "--json"])).unwrap()
 }
@@ -169,13 +180,7 @@ fn a_worktree_setup_runs_only_after_approval_and_is_asked_again_when_changed() {
     let l = Local::started();
     l.write_config(CONFIG);
     let r = repo(&l);
-    std::fs::write(
-        r.join(".nerdr.toml"),
-        "[worktree]\nsetup = \"echo ran >> setup-ran.txt\"\n",
-    )
-    .unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "setup"]);
+    commit_setup(&r, "echo ran >> setup-ran.txt");
 
     // Not run before approval: the agent starts, the setup waits.
     let a = l.ok(&["agent", "sh"]);
@@ -256,26 +261,12 @@ fn a_malformed_setup_file_is_named_and_nothing_is_left() {
     assert_eq!(git(&r, &["branch", "--list", "nerdr/*"]), "");
 }
 
-/// `boxed` sleeps in bubblewrap (read-only root, runtime dir hidden, own PID
-/// namespace): a sandbox nerdr's check passes. The check runs in place of
-/// the last word, `boxed`.
-const BOXED: &str = "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
-                     then set -- sleep 1000; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
-                     --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
-                     --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n";
-
 #[test]
 fn setups_never_run_for_sandboxed_agents_and_are_asked_again_after_one_worked_there() {
     let l = Local::started();
-    l.write_config(&format!("{CONFIG}{BOXED}"));
+    l.write_config(&format!("{CONFIG}{}", crate::support::BOXED_SLEEPER));
     let r = repo(&l);
-    std::fs::write(
-        r.join(".nerdr.toml"),
-        "[worktree]\nsetup = \"echo ran >> setup-ran.txt\"\n",
-    )
-    .unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "setup"]);
+    commit_setup(&r, "echo ran >> setup-ran.txt");
     // Approved once, for an unsandboxed agent.
     let a = l.ok(&["agent", "sh"]);
     let id = pending(&l)[0]["id"].as_str().unwrap().to_string();

@@ -6,6 +6,15 @@ pub mod netfix;
 pub mod sysenv;
 pub mod tmux;
 
+/// `[agents.boxed]`: `sleep 1000` inside bubblewrap (read-only root, the
+/// runtime dir hidden, its own PID namespace), a sandbox nerdr's check
+/// passes; the check runs in place of the last word, `boxed`.
+pub const BOXED_SLEEPER: &str =
+    "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
+    then set -- sleep 1000; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
+    --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
+    --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n";
+
 use std::time::{Duration, Instant};
 
 /// Poll `cond` every 20ms until it holds or `timeout` passes.
