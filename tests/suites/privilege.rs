@@ -593,3 +593,35 @@ fn a_sandboxed_agent_stays_in_its_own_session() {
     s.ok(&["close", &boxed]);
     assert!(s.ok(&["approvals"]).contains("nothing waits"));
 }
+
+#[test]
+fn one_program_cannot_take_every_hook_connection() {
+    let Some(s) = Setup::new() else { return };
+    let boxed = s.ok(&["agent", "boxed"]);
+    s.screen_shows(&boxed, "$");
+    // 70 connections from one tab's scope, kept open with blank lines: the
+    // first 64 are served, the rest refused at once; blank lines do not keep
+    // a connection past its idle time, but that takes a minute, so only
+    // the cap is checked here.
+    s.env.write_user_file(
+        "work/hold.py",
+        "import os, socket\n\
+         held, refused = [], 0\n\
+         for i in range(70):\n\
+         \x20   c = socket.socket(socket.AF_UNIX)\n\
+         \x20   c.connect(os.environ['NERDR_SOCKET'])\n\
+         \x20   c.sendall(b'\\n')\n\
+         \x20   c.settimeout(0.2)\n\
+         \x20   try:\n\
+         \x20       line = c.recv(4096)\n\
+         \x20       refused += b'hook connections' in line\n\
+         \x20   except socket.timeout:\n\
+         \x20       held.append(c)\n\
+         print('held', len(held), 'refused', refused, flush=True)\n",
+    );
+    s.ok(&["send", &boxed, "python3 hold.py"]);
+    s.screen_shows(&boxed, "held 64 refused 6");
+    // Another tab, and the user, are still served meanwhile.
+    let plain = s.ok(&["agent", "sh"]);
+    s.screen_shows(&plain, "$");
+}
