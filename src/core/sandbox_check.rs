@@ -410,13 +410,35 @@ fn programs_of(site: &ProbeSite, env: &[(String, String)], cwd: &Path) -> Vec<Pr
         });
     }
     let file_name = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
-    if let Some(w) = site
+    let agent_at = site
         .command_words
         .iter()
         .skip(1)
-        .rev()
-        .find(|w| file_name(w) == site.program)
-    {
+        .rposition(|w| file_name(w) == site.program)
+        .map(|i| i + 1);
+    // Words the wrapper is given before the agent's: one naming a file (a
+    // script the wrapper runs, a policy it reads) is as much the sandbox as
+    // the wrapper itself. Folders (bind targets) are not programs.
+    let middle = &site.command_words
+        [1.min(site.command_words.len())..agent_at.unwrap_or(site.command_words.len())];
+    for w in middle.iter().filter(|w| !w.starts_with('-')) {
+        let at = cwd.join(w);
+        if at.is_file() {
+            let resolved = std::fs::canonicalize(&at).unwrap_or(at);
+            out.push(Program {
+                role: "a file the wrapper is given",
+                word: resolved.display().to_string(),
+                resolved: Some(resolved),
+            });
+        } else if w.contains('/') && !w.starts_with('/') && !w.contains(char::is_whitespace) {
+            out.push(Program {
+                role: "a file the wrapper is given",
+                word: w.clone(),
+                resolved: None,
+            });
+        }
+    }
+    if let Some(w) = agent_at.map(|i| &site.command_words[i]) {
         out.push(Program {
             role: "the agent's program",
             word: w.clone(),

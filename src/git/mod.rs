@@ -33,7 +33,21 @@ pub enum GitError {
     Refused(#[from] Refusal),
     #[error("internal error: `git {0}` is not a query, so it must go through the guard")]
     NotAQuery(String),
+    #[error(
+        "`git {args}` in {dir} did not finish within {secs} s and was stopped (a FIFO or a \
+         hung filesystem where git reads?)"
+    )]
+    TimedOut {
+        args: String,
+        dir: PathBuf,
+        secs: u64,
+    },
 }
+
+/// How long one host git command may take: an agent could otherwise make
+/// git wait for ever (a FIFO where git reads its HEAD or config), and with
+/// it the launch that ran it.
+const TIME_LIMIT: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Host git refused by the guard.
 #[derive(Debug, thiserror::Error)]
@@ -89,14 +103,38 @@ impl Refusal {
 /// A git command in `dir` with nerdr's safe settings. Private: callers go
 /// through [`run`] or [`query`].
 fn command<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
+    command_with(dir, &[], args)
+}
+
+/// The core's PATH without relative or empty entries: those would resolve
+/// against whatever folder git runs in.
+fn absolute_path() -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::env::split_paths(&path).filter(|p| p.is_absolute()))
+        .unwrap_or_default()
+}
+
+/// `-c` settings that empty filter `drivers`' commands: git then runs no
+/// filter for them at all.
+pub(crate) fn disarmed(drivers: &[String]) -> Vec<String> {
+    drivers
+        .iter()
+        .flat_map(|d| {
+            ["smudge=", "clean=", "process=", "required=false"].map(|k| format!("filter.{d}.{k}"))
+        })
+        .collect()
+}
+
+/// [`command`] with `-c` settings of the caller's before the subcommand.
+pub(crate) fn command_with<S: AsRef<OsStr>>(dir: &Path, config: &[String], args: &[S]) -> Command {
     let mut c = Command::new("git");
     c.env_clear()
-        .envs(std::env::vars_os().filter(|(k, _)| {
-            matches!(
-                k.to_str(),
-                Some("PATH" | "HOME" | "USER" | "LOGNAME" | "TMPDIR")
-            )
-        }))
+        .envs(
+            std::env::vars_os().filter(|(k, _)| {
+                matches!(k.to_str(), Some("HOME" | "USER" | "LOGNAME" | "TMPDIR"))
+            }),
+        )
+        .env("PATH", absolute_path())
         .env("LANG", "C")
         .env("LC_ALL", "C")
         .env("GIT_TERMINAL_PROMPT", "0")
@@ -110,11 +148,17 @@ fn command<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Command {
         .arg("core.hooksPath=/dev/null")
         .arg("-c")
         .arg("core.fsmonitor=false")
+        // nerdr never signs: no signing program runs (and a commit that
+        // must be signed fails rather than goes unsigned).
+        .args(["-c", "gpg.program=false"])
+        .args(["-c", "gpg.ssh.program=false"])
+        .args(["-c", "gpg.x509.program=false"])
         // Never into nested repositories: each runs its own config's
         // filters, and an agent may have made one in its worktree.
         .args(["-c", "diff.ignoreSubmodules=all"])
         .args(["-c", "submodule.recurse=false"])
         .args(["-c", "status.submoduleSummary=false"])
+        .args(config.iter().flat_map(|kv| ["-c", kv.as_str()]))
         .arg("-C")
         .arg(dir)
         .args(args)
@@ -126,8 +170,15 @@ fn output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> 
     finish(command(dir, args), dir, args)
 }
 
-fn finish<S: AsRef<OsStr>>(mut c: Command, dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
-    let out = c.output().map_err(GitError::Spawn)?;
+fn finish<S: AsRef<OsStr>>(c: Command, dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
+    let out = bounded(c, TIME_LIMIT).map_err(|e| match e {
+        Bounded::Spawn(e) => GitError::Spawn(e),
+        Bounded::TimedOut => GitError::TimedOut {
+            args: joined(args),
+            dir: dir.to_path_buf(),
+            secs: TIME_LIMIT.as_secs(),
+        },
+    })?;
     if out.status.success() {
         Ok(out.stdout)
     } else {
@@ -137,6 +188,53 @@ fn finish<S: AsRef<OsStr>>(mut c: Command, dir: &Path, args: &[S]) -> Result<Vec
             stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
         })
     }
+}
+
+enum Bounded {
+    Spawn(std::io::Error),
+    TimedOut,
+}
+
+/// Run `c` to the end, or stop it (and what it started, in its own process
+/// group) after `limit`.
+fn bounded(mut c: Command, limit: std::time::Duration) -> Result<std::process::Output, Bounded> {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(Bounded::Spawn)?;
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("piped")));
+    let err = drain(Box::new(child.stderr.take().expect("piped")));
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        match child.try_wait().map_err(Bounded::Spawn)? {
+            Some(status) => break status,
+            None if std::time::Instant::now() >= deadline => {
+                let _ = nix::sys::signal::killpg(
+                    nix::unistd::Pid::from_raw(child.id() as i32),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+                let _ = child.wait();
+                return Err(Bounded::TimedOut);
+            }
+            None => std::thread::sleep(std::time::Duration::from_millis(5)),
+        }
+    };
+    Ok(std::process::Output {
+        status,
+        stdout: out.join().unwrap_or_default(),
+        stderr: err.join().unwrap_or_default(),
+    })
 }
 
 fn joined<S: AsRef<OsStr>>(args: &[S]) -> String {
@@ -168,7 +266,7 @@ pub fn run<S: AsRef<OsStr>>(paths: &Paths, dir: &Path, args: &[S]) -> Result<Str
         return Err(refusal.into());
     }
     let args = without_submodules(args);
-    let mut c = command(dir, &args);
+    let mut c = command_with(dir, &disarmed(&checked.disarm), &args);
     if let Some(pin) = &checked.pin {
         pinned(&mut c, pin);
     }
@@ -213,4 +311,35 @@ pub fn query_bytes<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, G
         return Err(GitError::NotAQuery(joined(args)));
     }
     output(dir, args)
+}
+
+#[cfg(test)]
+mod bounded_tests {
+    use super::*;
+
+    #[test]
+    fn a_command_past_its_limit_is_stopped_with_what_it_started() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("child-lived");
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg(format!("(sleep 1; touch {}) & sleep 30", marker.display()));
+        let t0 = std::time::Instant::now();
+        assert!(matches!(
+            bounded(c, std::time::Duration::from_millis(200)),
+            Err(Bounded::TimedOut)
+        ));
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        std::thread::sleep(std::time::Duration::from_millis(1500));
+        assert!(!marker.exists(), "the command's child outlived it");
+        let mut ok = Command::new("sh");
+        ok.args(["-c", "echo out; echo err >&2"]);
+        let out = bounded(ok, std::time::Duration::from_secs(10))
+            .ok()
+            .unwrap();
+        assert_eq!(
+            (out.stdout, out.stderr),
+            (b"out\n".to_vec(), b"err\n".to_vec())
+        );
+    }
 }

@@ -107,10 +107,20 @@ pub fn verdict(plan: &Plan, nonce: &str, outcome: &Outcome) -> Verdict {
             extra.id
         ));
     }
-    if reached.is_empty() {
-        Verdict::Start
-    } else {
-        Verdict::Refuse { reached }
+    if !reached.is_empty() {
+        return Verdict::Refuse { reached };
+    }
+    // A clean report counts only from a check that ended well: a report
+    // printed by someone else, with the probe killed before it could
+    // speak, must not start the agent.
+    match status {
+        Some(0) => Verdict::Start,
+        Some(c) => unchecked(format!(
+            "the check reported nothing reached but ended with exit status {c}; {FIX}"
+        )),
+        None => unchecked(format!(
+            "the check reported nothing reached but was killed by a signal; {FIX}"
+        )),
     }
 }
 
@@ -181,6 +191,24 @@ mod tests {
         let both_clear = report(&[("a", false), ("b", false)]);
         let rows: Vec<(&str, Outcome, Want)> = vec![
             ("nothing reached", finished(&both_clear), Want::Start),
+            (
+                "nothing reached, but the check failed",
+                Outcome::Finished {
+                    status: Some(1),
+                    stdout: both_clear.clone(),
+                    stderr: String::new(),
+                },
+                Want::Unchecked("exit status 1"),
+            ),
+            (
+                "nothing reached, but the check was killed",
+                Outcome::Finished {
+                    status: None,
+                    stdout: both_clear.clone(),
+                    stderr: String::new(),
+                },
+                Want::Unchecked("killed by a signal"),
+            ),
             (
                 "the wrapper's own chatter around the report",
                 finished(&format!("hello\n{both_clear}\nbye\n")),

@@ -31,6 +31,10 @@ pub struct Checked {
     /// plants a `commondir` file between the check and the run cannot
     /// send git to a repository nobody checked.
     pub pin: Option<Pin>,
+    /// Filter drivers the config names, to run with their commands emptied:
+    /// the verdict found no content that uses them, but an agent may move
+    /// a branch between the check and the run.
+    pub disarm: Vec<String>,
 }
 
 /// `GIT_DIR`, `GIT_COMMON_DIR` and (where there is one) `GIT_WORK_TREE`.
@@ -110,6 +114,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
             standing: Standing::Clean,
             verdict: Verdict::Allow,
             pin: None,
+            disarm: Vec::new(),
         };
     }
     let dir = canon(dir);
@@ -121,6 +126,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         standing,
         verdict: Verdict::Refuse(vec![reason]),
         pin: None,
+        disarm: Vec::new(),
     };
     let history = match history::load(state_dir) {
         Ok(h) => h,
@@ -147,6 +153,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
             standing,
             verdict: Verdict::Allow,
             pin,
+            disarm: Vec::new(),
         };
     }
     let entries = match config::gather(&dir) {
@@ -203,6 +210,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         standing,
         verdict,
         pin,
+        disarm: drivers,
     }
 }
 

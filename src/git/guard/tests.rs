@@ -507,3 +507,47 @@ fn host_git_never_runs_a_nested_repository_s_filters() {
         .unwrap();
     assert!(marker.exists(), "the nested clean filter is not live");
 }
+
+#[test]
+fn disarmed_filters_do_not_run_on_checkout() {
+    // What the runner adds for the filter drivers the config names (the
+    // guard found no content using them, but a branch may move between the
+    // check and the run): a checkout of content that does use one runs no
+    // filter.
+    let f = Fixture::new();
+    let r = f.repo("r");
+    let marker = f.root().join("smudged");
+    git(
+        &r,
+        &[
+            "config",
+            "filter.x.smudge",
+            &format!("touch '{}'; cat", marker.display()),
+        ],
+    );
+    std::fs::write(r.join(".gitattributes"), "* filter=x\n").unwrap();
+    git(&r, &["add", "."]);
+    git(
+        &r,
+        &["-c", "filter.x.clean=cat", "commit", "-q", "-m", "uses x"],
+    );
+    let _ = std::fs::remove_file(&marker);
+    let add = |dest: &str, settings: &[String]| {
+        let mut c = crate::git::command_with(
+            &r,
+            settings,
+            &["worktree", "add", "-q", "--detach", dest, "HEAD"],
+        );
+        assert!(c.status().unwrap().success());
+    };
+    add(
+        f.root().join("wt-disarmed").to_str().unwrap(),
+        &crate::git::disarmed(&["x".to_string()]),
+    );
+    assert!(!marker.exists(), "the disarmed smudge filter ran");
+    add(f.root().join("wt-armed").to_str().unwrap(), &[]);
+    assert!(
+        marker.exists(),
+        "the filter runs when not disarmed: the check can fail"
+    );
+}

@@ -75,6 +75,7 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
             },
         ),
         ("relwrap", Want::Unchecked("which the agent may write")),
+        ("scriptwrap", Want::Unchecked("which the agent may write")),
         (
             "hooks",
             Want::Refused {
@@ -187,7 +188,7 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
         .collect();
     for (kind, n) in [
         ("probe-refused", 8),
-        ("probe-unchecked", 3),
+        ("probe-unchecked", 4),
         ("probe-passed", 2),
     ] {
         assert_eq!(

@@ -83,6 +83,7 @@ impl Setup {
             "hostrun",
             "homebind",
             "relwrap",
+            "scriptwrap",
             "none",
             "bindall",
             "rtvisible",
@@ -202,6 +203,13 @@ impl Setup {
             (
                 "relwrap",
                 format!("[\"./sandbox.sh\", \"{}\"]", b("relwrap")),
+                true,
+            ),
+            // A wrapper script the agent may rewrite, given to an
+            // interpreter that lies outside its reach.
+            (
+                "scriptwrap",
+                format!("[\"sh\", \"sandbox.sh\", \"{}\"]", b("scriptwrap")),
                 true,
             ),
             // No word of the command names `noword`.
