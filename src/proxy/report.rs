@@ -27,6 +27,11 @@ pub const MERGE_WINDOW: Duration = Duration::from_secs(1);
 /// before they are written as open at exit.
 pub const EXIT_GRACE: Duration = Duration::from_millis(500);
 
+/// Distinct refusals a window lines up before the rest share one line.
+const MAX_KEYS: usize = 32;
+/// The host and rule of that shared line.
+const MANY: &str = "(more hosts)";
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct Key {
     host: String,
@@ -79,6 +84,28 @@ impl Merger {
                     port: d.port,
                     rule: d.rule.clone(),
                     phase: d.phase,
+                };
+                // Past this many distinct refusals in a window, new ones
+                // share one line: made-up host names cannot flood the trail.
+                let key = if self.windows.contains_key(&key) || self.windows.len() < MAX_KEYS {
+                    key
+                } else {
+                    Key {
+                        host: MANY.into(),
+                        port: 0,
+                        rule: MANY.into(),
+                        phase: d.phase,
+                    }
+                };
+                let d = if key.host == MANY {
+                    Decision {
+                        host: MANY.into(),
+                        port: 0,
+                        rule: MANY.into(),
+                        ..d
+                    }
+                } else {
+                    d
                 };
                 match self.windows.get_mut(&key) {
                     // `due` above ended every window older than `now`.

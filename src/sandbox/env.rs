@@ -64,6 +64,10 @@ const DROP_PART: &[&str] = &[
     "CREDENTIAL",
     "PRIVATE_KEY",
     "ACCESS_KEY",
+    "SESSION",
+    "_PWD",
+    "_DSN",
+    "DATABASE_URL",
 ];
 
 /// The verdict for one variable name, for the agent named `agent`.
@@ -247,6 +251,19 @@ mod tests {
                 Verdict::Drop("looks like a secret"),
             ),
             ("NPM_TOKEN", "claude", Verdict::Drop("looks like a secret")),
+            (
+                "OP_SESSION_my",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
+            ("BW_SESSION", "claude", Verdict::Drop("looks like a secret")),
+            ("MYSQL_PWD", "claude", Verdict::Drop("looks like a secret")),
+            ("SENTRY_DSN", "claude", Verdict::Drop("looks like a secret")),
+            (
+                "DATABASE_URL",
+                "claude",
+                Verdict::Drop("looks like a secret"),
+            ),
             (
                 "npm_config__authToken",
                 "claude",

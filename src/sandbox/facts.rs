@@ -80,6 +80,37 @@ pub fn all_agent_dirs(home: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
+/// Why a trusted `allowWrite` entry must not be made writable, or `None`:
+/// a relative entry or one reached through a symlink in a folder the agent
+/// writes (the agent chooses where it leads), or one that would hand over
+/// home, `/` or the runtime dir (it would undo the sandbox's own mounts).
+fn unsafe_to_write(
+    written_as: &str,
+    written: &Path,
+    real: &Path,
+    home: &Path,
+    runtime: Option<&Path>,
+    agent_writable: &[PathBuf],
+) -> Option<String> {
+    if !written_as.starts_with('/') && !written_as.starts_with('~') {
+        return Some("write it as an absolute path (or from ~/)".into());
+    }
+    if written != real && agent_writable.iter().any(|w| written.starts_with(w)) {
+        return Some(format!(
+            "it leads through a folder the sandbox writes to {}",
+            real.display()
+        ));
+    }
+    let covers = |p: &Path| p.starts_with(real);
+    if covers(home) || runtime.is_some_and(covers) {
+        return Some(format!(
+            "{} is, or holds, your home or the runtime dir",
+            real.display()
+        ));
+    }
+    None
+}
+
 /// Files the agent's config dir holds that nerdr trusts to loosen the
 /// sandbox: kept read-only so the agent cannot loosen its next run.
 fn pinned_settings(agent: &str) -> &'static [&'static str] {
@@ -204,9 +235,20 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             writable.push(e);
         }
     }
+    let worktree = canonical(i.worktree).unwrap_or_else(|| i.worktree.to_path_buf());
+    let runtime = i.runtime_dir.and_then(canonical);
+    let agent_writable: Vec<PathBuf> = writable
+        .iter()
+        .map(|e: &Entry| e.path.clone())
+        .chain([worktree.clone()])
+        .collect();
     for s in &i.settings.filesystem.allow_write {
-        match entry(&expand(s)) {
-            Some(e) => writable.push(e),
+        let written = expand(s);
+        match entry(&written) {
+            Some(e) => match unsafe_to_write(s, &written, &e.path, &home, runtime.as_deref(), &agent_writable) {
+                Some(why) => warnings.push(format!("filesystem.allowWrite: {s} is ignored: {why}")),
+                None => writable.push(e),
+            },
             None => warnings.push(format!(
                 "filesystem.allowWrite: {s} does not exist; create it to let the sandbox write there"
             )),
@@ -223,8 +265,23 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
         }
         read_only.extend(entry(&p));
     }
+    // Outside what the sandbox writes everything is read-only already; a
+    // read-only bind there would bring the host's own /tmp, /proc or
+    // runtime dir back over the sandbox's private ones.
+    let writable_now: Vec<PathBuf> = writable
+        .iter()
+        .map(|e: &Entry| e.path.clone())
+        .chain([worktree.clone()])
+        .collect();
     for s in &i.settings.filesystem.deny_write {
-        read_only.extend(entry(&expand(s)));
+        match entry(&expand(s)) {
+            Some(e) if writable_now.iter().any(|w| e.path.starts_with(w)) => read_only.push(e),
+            Some(_) => warnings.push(format!(
+                "filesystem.denyWrite: {s} is outside what the sandbox may write, so it is \
+                 read-only already"
+            )),
+            None => {}
+        }
     }
 
     let allow_read: Vec<PathBuf> = i
@@ -383,6 +440,64 @@ mod tests {
                 ".config/rclone",
             ] {
                 assert!(got.contains(&c), "{agent}: {c} not hidden");
+            }
+        }
+    }
+
+    #[test]
+    fn which_allow_write_entries_are_refused() {
+        let home = Path::new("/home/u");
+        let rt = Some(Path::new("/run/user/1000"));
+        let agent = [
+            PathBuf::from("/home/u/proj"),
+            PathBuf::from("/home/u/.claude"),
+        ];
+        // (as written, expanded, real, refused because)
+        let rows: [(&str, &str, &str, Option<&str>); 8] = [
+            (
+                "~/.cache/cargo",
+                "/home/u/.cache/cargo",
+                "/home/u/.cache/cargo",
+                None,
+            ),
+            ("/opt/tool", "/opt/tool", "/opt/tool", None),
+            (
+                "build",
+                "/home/u/proj/build",
+                "/home/u/proj/build",
+                Some("absolute"),
+            ),
+            (
+                "/home/u/proj/out",
+                "/home/u/proj/out",
+                "/home/u",
+                Some("leads through"),
+            ),
+            (
+                "~/.claude/x",
+                "/home/u/.claude/x",
+                "/etc",
+                Some("leads through"),
+            ),
+            ("~", "/home/u", "/home/u", Some("your home")),
+            ("/", "/", "/", Some("your home")),
+            ("/run/user", "/run/user", "/run/user", Some("runtime dir")),
+        ];
+        for (as_written, written, real, want) in rows {
+            let got = unsafe_to_write(
+                as_written,
+                Path::new(written),
+                Path::new(real),
+                home,
+                rt,
+                &agent,
+            );
+            match want {
+                None => assert_eq!(got, None, "{as_written}"),
+                Some(w) => assert!(
+                    got.as_deref().is_some_and(|g| g.contains(w)),
+                    "{as_written}: {got:?}"
+                ),
             }
         }
     }

@@ -33,7 +33,7 @@ pub mod weaken;
 use std::ffi::OsString;
 use std::io::Read;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode, ExitStatus};
 use std::time::Instant;
 
@@ -69,7 +69,13 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         None => facts::find_worktree(&std::fs::canonicalize(&cwd)?),
     };
     let canon_home = std::fs::canonicalize(&home).unwrap_or(home.clone());
-    if worktree == canon_home || worktree == Path::new("/") {
+    // Home, `/`, or a folder above either or above the runtime dir would
+    // hand the sandbox what it exists to keep out.
+    let runtime = penv
+        .xdg_runtime_dir
+        .as_deref()
+        .and_then(|r| std::fs::canonicalize(r).ok());
+    if canon_home.starts_with(&worktree) || runtime.is_some_and(|r| r.starts_with(&worktree)) {
         anyhow::bail!(
             "refusing to make {} writable as the worktree; run `nerdr sandbox` in a project folder or pass --worktree DIR",
             worktree.display()

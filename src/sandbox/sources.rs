@@ -161,6 +161,16 @@ pub fn load(
     let mut read = Vec::new();
     let mut warnings = Vec::new();
     for (kind, path) in files {
+        // A symlink is remembered even when it leads nowhere yet: the agent
+        // could otherwise put a file of its own in its place.
+        if kind == Kind::ClaudeUser
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+            && !marker.exists()
+        {
+            std::fs::create_dir_all(&paths.state_dir)?;
+            std::fs::write(&marker, path.as_os_str().as_encoded_bytes())
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", marker.display()))?;
+        }
         let Some((text, mut facts)) = open(&path)? else {
             if kind == Kind::Flag {
                 anyhow::bail!("--settings {} does not exist", path.display());

@@ -227,3 +227,21 @@ fn forward_merges_and_writes_what_is_open_at_the_end() {
         ]
     );
 }
+
+#[test]
+fn made_up_host_names_share_one_line_past_the_limit() {
+    let t0 = Instant::now();
+    let mut m = Merger::new(Duration::from_secs(1));
+    let mut lines = Vec::new();
+    for i in 0..100 {
+        let host = format!("h{i}.invalid");
+        lines.extend(m.push(d(Phase::Refused, i, &host, "not in allowedDomains"), t0));
+    }
+    lines.extend(m.due(t0 + Duration::from_secs(2)));
+    // 32 hosts get a line each; the other 68 one shared line (its first
+    // refusal at once, the rest counted when the window ends).
+    assert!(lines.len() <= 34, "{}", lines.len());
+    let counted: u64 = lines.iter().map(|l| l.count).sum();
+    assert_eq!(counted, 100);
+    assert!(lines.iter().any(|l| l.host == "(more hosts)"));
+}

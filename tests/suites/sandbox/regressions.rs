@@ -202,3 +202,79 @@ fn other_agents_credentials_are_hidden() {
         "~/.claude readable by others"
     );
 }
+
+/// Second review, finding 2: a dangling `~/.claude/settings.json` symlink
+/// was taken as absent, so no marker was written and Claude inside could
+/// put a loosening file in its place.
+#[test]
+fn a_dangling_settings_symlink_cannot_loosen_the_next_run_either() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    let claude = claude_stand_in(&env);
+    env.write_user_file(".claude/.keep", "");
+    let link = home.join(".claude/settings.json");
+    let nowhere = home.join("dotfiles/not-there.json");
+    env.run(&[
+        "ln",
+        "-s",
+        nowhere.to_str().unwrap(),
+        link.to_str().unwrap(),
+    ]);
+    let replace = r#"rm -f ~/.claude/settings.json && echo '{"sandbox": {"enabled": false}}' > ~/.claude/settings.json"#;
+    let out = sandbox(&env, &proj, &[&claude, "sh", "-c", replace]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        std::fs::metadata(&link).is_ok_and(|m| m.is_file()),
+        "not replaced: shows nothing"
+    );
+
+    let escaped = home.join("escaped").display().to_string();
+    let out = sandbox(&env, &proj, &["touch", &escaped]);
+    assert!(
+        !home.join("escaped").exists(),
+        "the next run was loosened: {}",
+        text(&out.stderr)
+    );
+}
+
+/// Second review, finding 1: a project's `denyWrite` ("tightening") named
+/// /tmp, /proc and the runtime dir, and their read-only binds brought the
+/// host's own back over the sandbox's private ones.
+#[test]
+fn a_projects_deny_write_outside_the_worktree_brings_nothing_back() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    let rt = env.runtime_dir().display().to_string();
+    env.write_user_file(
+        "proj/.claude/settings.json",
+        format!(
+            "{{\"sandbox\": {{\"filesystem\": {{\"denyWrite\": [\"/tmp\", \"/proc\", \"{rt}\"]}}}}}}"
+        ),
+    );
+    // A file in the host's /tmp (the environment's own, private to it).
+    let marker = "/tmp/host-tmp-marker";
+    env.run(&["sh", "-c", &format!("echo host > {marker}")]);
+    let probe = format!(
+        "test -e {marker} && echo SAW-HOST-TMP; test -S {rt}/bus && echo SAW-BUS; \
+         ls /proc | grep -c '^[0-9]' "
+    );
+    let out = sandbox(&env, &proj, &["sh", "-c", &probe]);
+    let said = text(&out.stdout);
+    assert!(!said.contains("SAW-HOST-TMP"), "{said}");
+    assert!(!said.contains("SAW-BUS"), "{said}");
+    let procs: usize = said
+        .lines()
+        .last()
+        .unwrap_or("0")
+        .trim()
+        .parse()
+        .unwrap_or(0);
+    assert!(procs < 10, "the host's /proc is visible: {procs} processes");
+    assert!(
+        text(&out.stderr).contains("read-only already"),
+        "{}",
+        text(&out.stderr)
+    );
+}
