@@ -145,19 +145,9 @@ where
         .get_mut()
         .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
         .await?;
-    let mut upstream = Counted::new(upstream);
-    let activity = upstream.activity.clone();
     // The client's bytes already buffered after the head go first: BufReader
     // hands them out before reading the socket again.
-    let result = until_idle(
-        proxy.idle(),
-        &activity,
-        tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF),
-    )
-    .await;
-    let why = result.as_ref().err().map(|e| e.to_string());
-    proxy.closed(ticket, host, port, &upstream, why);
-    result.map(|_| ())
+    proxy.relay(ticket, client, upstream, host, port).await
 }
 
 async fn refuse<S>(

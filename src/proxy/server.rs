@@ -248,6 +248,33 @@ impl Proxy {
 
     /// Decides, resolves, checks the addresses and connects; reports an
     /// opened connection.
+    /// Carry bytes both ways between a client and the upstream it was let
+    /// through to, until either side ends or the exchange goes idle; then
+    /// record the close with its byte counts.
+    pub(super) async fn relay<C>(
+        &self,
+        ticket: Ticket,
+        client: &mut C,
+        upstream: TcpStream,
+        host: &str,
+        port: u16,
+    ) -> io::Result<()>
+    where
+        C: AsyncRead + AsyncWrite + Unpin + ?Sized,
+    {
+        let mut upstream = Counted::new(upstream);
+        let activity = upstream.activity.clone();
+        let result = until_idle(
+            self.idle(),
+            &activity,
+            tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF),
+        )
+        .await;
+        let why = result.as_ref().err().map(|e| e.to_string());
+        self.closed(ticket, host, port, &upstream, why);
+        result.map(|_| ())
+    }
+
     pub(super) async fn open(
         &self,
         protocol: Protocol,

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
-use super::server::{until_idle, Counted, Failure, Protocol, Proxy, RELAY_BUF};
+use super::server::{Failure, Protocol, Proxy};
 
 pub(super) const VERSION: u8 = 5;
 const NO_AUTH: u8 = 0;
@@ -83,17 +83,7 @@ where
         }
     };
     send(client, Reply::Succeeded, upstream.local_addr().ok()).await?;
-    let mut upstream = Counted::new(upstream);
-    let activity = upstream.activity.clone();
-    let result = until_idle(
-        proxy.idle(),
-        &activity,
-        tokio::io::copy_bidirectional_with_sizes(client, &mut upstream, RELAY_BUF, RELAY_BUF),
-    )
-    .await;
-    let why = result.as_ref().err().map(|e| e.to_string());
-    proxy.closed(ticket, &host, port, &upstream, why);
-    result.map(|_| ())
+    proxy.relay(ticket, client, upstream, &host, port).await
 }
 
 /// The greeting and the request, answered when they are bad; the target

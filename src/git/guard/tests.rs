@@ -42,6 +42,18 @@ impl Fixture {
         git(&r, &["commit", "-q", "-m", "first"]);
         r
     }
+    /// A linked worktree `wt` of `r` on branch `w`, where a sandboxed agent
+    /// ran (so `r` has sandbox history).
+    fn agent_worktree(&self, r: &Path) -> PathBuf {
+        let wt = self.root().join("wt");
+        git(
+            r,
+            &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
+        );
+        record_run(&self.paths.state_dir, &wt).unwrap();
+        wt
+    }
+
     /// A script that leaves `marker` behind when run.
     fn canary(&self, marker: &Path) -> PathBuf {
         let p = self.root().join("canary.sh");
@@ -178,12 +190,7 @@ fn importing_gives_the_destination_history() {
 fn a_worktree_git_file_pointed_at_a_planted_repository_is_refused() {
     let f = Fixture::new();
     let r = f.repo("r");
-    let wt = f.root().join("wt");
-    git(
-        &r,
-        &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
-    );
-    record_run(&f.paths.state_dir, &wt).unwrap();
+    let wt = f.agent_worktree(&r);
     // The agent makes its own repository and points its worktree at it.
     let fake = wt.join("fake.git");
     git(&wt, &["init", "-q", "--bare", fake.to_str().unwrap()]);
@@ -259,12 +266,7 @@ fn a_sandboxed_agent_without_a_worktree_makes_the_main_checkout_writable() {
 fn git_in_an_agent_worktree_is_pinned_to_the_checked_repository() {
     let f = Fixture::new();
     let r = f.repo("r");
-    let wt = f.root().join("wt");
-    git(
-        &r,
-        &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
-    );
-    record_run(&f.paths.state_dir, &wt).unwrap();
+    let wt = f.agent_worktree(&r);
     let c = check(&f.paths.state_dir, &wt, Op::Status);
     assert_eq!(c.verdict, Verdict::Allow);
     let pin = Pin {
@@ -356,12 +358,7 @@ fn plant_common_dir(r: &Path, canary: &Path) -> PathBuf {
 fn a_commondir_planted_in_the_main_git_dir_keeps_the_history_and_is_refused() {
     let f = Fixture::new();
     let r = f.repo("r");
-    let wt = f.root().join("wt");
-    git(
-        &r,
-        &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
-    );
-    record_run(&f.paths.state_dir, &wt).unwrap();
+    f.agent_worktree(&r);
     let h = history::load(&f.paths.state_dir).unwrap();
     let rec = &h.repos[&r.join(".git")];
     assert!(rec.git_dirs.contains(&r.join(".git")), "{rec:?}");

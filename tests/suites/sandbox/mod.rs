@@ -46,6 +46,19 @@ pub fn setup() -> Option<SystemdEnv> {
     Some(env)
 }
 
+/// The last line of the (only) session's audit trail.
+pub fn last_audit_line(env: &SystemdEnv) -> serde_json::Value {
+    let dir = env.home().join(".local/share/nerdr/audit");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let trail = std::fs::read_to_string(file).unwrap();
+    serde_json::from_str(trail.lines().last().unwrap()).unwrap()
+}
+
 pub fn user_git(env: &SystemdEnv, dir: &Path, args: &[&str]) -> String {
     let mut v = vec![
         "git".to_string(),

@@ -81,15 +81,7 @@ print("exit", os.waitstatus_to_exitcode(status), "after %.1f s" % (time.time() -
     let out = crate::support::sysenv::output_of(&mut c);
     let s = text(&out.stdout);
     assert!(s.contains("exit 130 after"), "{}", describe(&c, &out));
-    let dir = env.home().join(".local/share/nerdr/audit");
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let last = std::fs::read_to_string(file).unwrap();
-    let last: serde_json::Value = serde_json::from_str(last.lines().last().unwrap()).unwrap();
+    let last = super::last_audit_line(&env);
     assert_eq!(last["event"], "exit");
     assert_eq!(last["code"], 130);
     assert_eq!(
@@ -166,15 +158,7 @@ print("exit", code, "after %.1f s" % (time.time() - t0))
         "{}",
         describe(&c, &out)
     );
-    let dir = env.home().join(".local/share/nerdr/audit");
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let trail = std::fs::read_to_string(file).unwrap();
-    let last: serde_json::Value = serde_json::from_str(trail.lines().last().unwrap()).unwrap();
+    let last = super::last_audit_line(&env);
     assert_eq!(last["event"], "exit");
     assert_eq!(last["code"], 143);
     // Nothing left behind (the sandbox's processes die with bubblewrap).
