@@ -1,6 +1,8 @@
-//! `nerdr approvals [--json]`, `nerdr approvals approve|deny ID`: what waits
-//! for your yes (a repository's worktree setup, for now). Also under F3 in
-//! the window. Only you can answer: programs in tabs are refused.
+//! `nerdr approvals [--json]`, `nerdr approvals approve [--session]|deny
+//! ID`: what waits for your yes (a repository's worktree setup, a
+//! sandboxed agent's message or plugin run, a sandbox's network question).
+//! Also under F3 in the window. Only you can answer: programs in tabs are
+//! refused.
 
 use std::process::ExitCode;
 
@@ -20,14 +22,20 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum Action {
-    /// Say yes: a setup runs now, and whenever the same content comes again
-    Approve { id: String },
+    /// Say yes: a setup runs now, and whenever the same content comes again;
+    /// a network question opens the host for this request only
+    Approve {
+        id: String,
+        /// A network question: open the host for the rest of that sandbox run
+        #[arg(long)]
+        session: bool,
+    },
     /// Say no: nothing runs
     Deny { id: String },
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (id, approve) = match args.action {
+    let (id, approve, session) = match args.action {
         None => {
             let reply = client::call(Request::Approvals)?;
             if args.json {
@@ -47,10 +55,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
             return Ok(ExitCode::SUCCESS);
         }
-        Some(Action::Approve { id }) => (id, true),
-        Some(Action::Deny { id }) => (id, false),
+        Some(Action::Approve { id, session }) => (id, true, session),
+        Some(Action::Deny { id }) => (id, false, false),
     };
-    let reply = client::call(Request::Decide { id, approve })?;
+    let reply = client::call(Request::Decide {
+        id,
+        approve,
+        session,
+    })?;
     for tab in reply["ran"].as_array().into_iter().flatten() {
         println!("{}", tab.as_str().unwrap_or_default());
     }

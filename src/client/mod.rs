@@ -54,7 +54,8 @@ pub fn own_env() -> Vec<(String, String)> {
         .collect()
 }
 
-async fn via_hook(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Reply> {
+/// One request on the hook socket as the tab whose secret is `secret`.
+pub async fn via_hook(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Reply> {
     let stream = UnixStream::connect(sock)
         .await
         .with_context(|| format!("cannot reach the nerdr hook socket {}", sock.display()))?;

@@ -30,6 +30,7 @@ pub struct Config {
     pub review: Option<ReviewConfig>,
     pub tabs: TabsConfig,
     pub plugins: PluginsConfig,
+    pub sandbox: SandboxConfig,
     /// The file this came from, for messages; `None` when built in code.
     pub source: Option<PathBuf>,
 }
@@ -45,6 +46,22 @@ impl Default for PluginsConfig {
     fn default() -> Self {
         PluginsConfig {
             approval_timeout_secs: 120,
+        }
+    }
+}
+
+/// `[sandbox]`: `nerdr sandbox` as the core sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SandboxConfig {
+    /// How long a sandbox's connection to a host on neither network list
+    /// waits for the person's answer before it is refused (at most 600).
+    pub ask_timeout_secs: u64,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            ask_timeout_secs: 120,
         }
     }
 }

@@ -10,9 +10,15 @@ use super::builtin;
 use super::error::{dotted, is_agent_name};
 use super::tree::{Entry, Node};
 use super::{builtin_names, ConfigError, Expected, Location};
-use super::{AgentConfig, ClientConfig, Config, PluginsConfig, ReviewConfig, TabsConfig};
+use super::{
+    AgentConfig, ClientConfig, Config, PluginsConfig, ReviewConfig, SandboxConfig, TabsConfig,
+};
 
-const TOP_KEYS: &[&str] = &["agents", "client", "plugins", "review", "tabs"];
+const TOP_KEYS: &[&str] = &["agents", "client", "plugins", "review", "sandbox", "tabs"];
+const SANDBOX_KEYS: &[&str] = &["ask_timeout_secs"];
+/// The longest a network question may hold a connection (the proxy's own
+/// bound is a little longer).
+const MAX_ASK_SECS: u64 = 600;
 const PLUGINS_KEYS: &[&str] = &["approval_timeout_secs"];
 const AGENT_KEYS: &[&str] = &[
     "command",
@@ -169,6 +175,7 @@ pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
             "client" => config.client = client(src, entry)?,
             "tabs" => config.tabs = tabs(src, entry)?,
             "plugins" => config.plugins = plugins(src, entry)?,
+            "sandbox" => config.sandbox = sandbox(src, entry)?,
             "review" => review = Some(self::review(src, entry)?),
             _ => return Err(src.unknown(entry, "the top-level table".into(), TOP_KEYS)),
         }
@@ -323,6 +330,29 @@ fn plugins(src: &Source, entry: &Entry) -> Result<PluginsConfig, ConfigError> {
         }
     }
     Ok(plugins)
+}
+
+fn sandbox(src: &Source, entry: &Entry) -> Result<SandboxConfig, ConfigError> {
+    let mut sandbox = SandboxConfig::default();
+    for field in src.table(entry, "sandbox", Expected::Table)? {
+        match field.key.as_str() {
+            "ask_timeout_secs" => {
+                let key = "sandbox.ask_timeout_secs";
+                let secs = src.seconds(field, key)?;
+                if secs > MAX_ASK_SECS {
+                    return Err(src.invalid(
+                        field,
+                        key,
+                        format!("{secs} s is longer than a connection may wait"),
+                        "use at most 600",
+                    ));
+                }
+                sandbox.ask_timeout_secs = secs
+            }
+            _ => return Err(src.unknown(field, "[sandbox]".into(), SANDBOX_KEYS)),
+        }
+    }
+    Ok(sandbox)
 }
 
 /// `C-<letter>`, either case; returned with the letter lowercased, since

@@ -157,6 +157,7 @@ impl Core {
             }
             _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
             Request::Report { .. } => Ok((Operation::Report, Target::Own)),
+            Request::AskNetwork { .. } => Ok((Operation::AskNetwork, Target::Own)),
             Request::Plugin { .. } => Ok((Operation::RunPlugin, Target::Nothing)),
             _ => Ok((op_of(req), Target::Nothing)),
         }
@@ -251,6 +252,7 @@ impl Core {
             Request::Plugin { name, args, folder } => {
                 self.run_plugin(caller, &name, args, &folder, true).await
             }
+            Request::AskNetwork { host, port } => self.ask_network(caller, &host, port).await,
             other => Err(ApiError::new(
                 ErrorCode::Internal,
                 format!("nothing can wait for approval as {other:?}"),
@@ -287,7 +289,15 @@ impl Core {
             Request::Terminal { tab, env } => self.start_terminal(caller, &tab, env).await,
             Request::Restart { tab, env } => self.restart_tab(caller, &tab, env).await,
             Request::Approvals => self.list_approvals(),
-            Request::Decide { id, approve } => self.decide(caller, &id, approve).await,
+            Request::Decide {
+                id,
+                approve,
+                session,
+            } => self.decide(caller, &id, approve, session).await,
+            Request::AskNetwork { .. } => Err(ApiError::new(
+                ErrorCode::BadRequest,
+                "network questions come from `nerdr sandbox` in a tab, over the hook socket",
+            )),
             Request::Plugin { name, args, folder } => {
                 self.run_plugin(caller, &name, args, &folder, false).await
             }
@@ -489,6 +499,7 @@ fn op_of(req: &Request) -> Operation {
         Request::Quit { .. } => Operation::Quit,
         Request::Approvals => Operation::ListApprovals,
         Request::Decide { .. } => Operation::Decide,
+        Request::AskNetwork { .. } => Operation::AskNetwork,
         Request::Plugin { .. } => Operation::RunPlugin,
         Request::Report { .. } | Request::ReportAgent { .. } => Operation::Report,
         Request::Status | Request::Agents => Operation::Query,

@@ -1,8 +1,9 @@
 //! The approval queue: things that wait for the person (not for any
 //! program) to say yes: a repository's worktree setup command (approved
 //! setups are remembered by the SHA-256 of their `.nerdr.toml`), a message
-//! from a sandboxed agent to one outside every sandbox, and each run of a
-//! plugin a sandboxed agent asks for.
+//! from a sandboxed agent to one outside every sandbox, each run of a
+//! plugin a sandboxed agent asks for, and each connection `nerdr sandbox`'s
+//! proxy asks about (a host on neither network list; see `net_questions`).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use crate::protocol::handshake::random_hex;
 /// How many of one tab's requests may wait at once.
 const MAX_MESSAGES: usize = 10;
 const MAX_PLUGIN_RUNS: usize = 3;
+const MAX_NETWORK_QUESTIONS: usize = 5;
 /// How many requests of all agents together may wait: starting more tabs
 /// does not buy a sandboxed agent more room.
 const MAX_FROM_TABS: usize = 50;
@@ -52,6 +54,17 @@ pub enum Asked {
     Message { to: String, text: String },
     /// A plugin run; whoever waits for it holds the other end.
     Plugin { name: String, args: Vec<String> },
+    /// A connection a sandbox's proxy holds until the person answers.
+    Network { host: String, port: u16 },
+}
+
+/// The person's answer, as the one waiting for it gets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Said {
+    No,
+    Yes,
+    /// Yes for the rest of the asking sandbox's run (network questions).
+    Session,
 }
 
 #[derive(Default)]
@@ -59,7 +72,7 @@ pub struct Approvals {
     pub pending: Vec<Approval>,
     approved: BTreeSet<String>,
     /// Plugin runs waiting for an answer, by approval id.
-    waiting: std::collections::HashMap<String, tokio::sync::oneshot::Sender<bool>>,
+    waiting: std::collections::HashMap<String, tokio::sync::oneshot::Sender<Said>>,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -156,11 +169,16 @@ impl Core {
         let Some(from) = caller.tab() else {
             return Ok(());
         };
-        let plugin = op == super::privilege::Operation::RunPlugin;
-        let limit = if plugin {
-            MAX_PLUGIN_RUNS
-        } else {
-            MAX_MESSAGES
+        use super::privilege::Operation as O;
+        let limit = match op {
+            O::RunPlugin => MAX_PLUGIN_RUNS,
+            O::AskNetwork => MAX_NETWORK_QUESTIONS,
+            _ => MAX_MESSAGES,
+        };
+        let same_kind = |a: &Asked| match op {
+            O::RunPlugin => matches!(a, Asked::Plugin { .. }),
+            O::AskNetwork => matches!(a, Asked::Network { .. }),
+            _ => matches!(a, Asked::Message { .. }),
         };
         let q = self.approvals.lock().unwrap();
         let asked_by_tabs = q
@@ -172,15 +190,17 @@ impl Core {
             .pending
             .iter()
             .filter(|p| p.tab == from)
-            .filter(|p| matches!(p.asked, Asked::Plugin { .. }) == plugin)
+            .filter(|p| same_kind(&p.asked))
             .count();
         drop(q);
         let why = if asked_by_tabs >= MAX_FROM_TABS {
             "50 requests from agents already wait for the user's answer"
         } else if waiting < limit {
             return Ok(());
-        } else if plugin {
+        } else if op == O::RunPlugin {
             "3 plugin runs of this tab already wait for the user's answer"
+        } else if op == O::AskNetwork {
+            "5 network questions of this tab already wait for the user's answer"
         } else {
             "10 messages of this tab already wait for the user's answer"
         };
@@ -191,9 +211,19 @@ impl Core {
     /// questions would otherwise stay in the queue for good.
     pub fn forget_questions_of(&self, tab: &str) {
         let mut q = self.approvals.lock().unwrap();
+        let mut gone = Vec::new();
         q.pending.retain(|p| {
-            p.tab != tab && !matches!(&p.asked, Asked::Message { to, .. } if to == tab)
+            let keep =
+                p.tab != tab && !matches!(&p.asked, Asked::Message { to, .. } if to == tab);
+            if !keep {
+                gone.push(p.id.clone());
+            }
+            keep
         });
+        // Whoever waits for one of them stops waiting now, unanswered.
+        for id in gone {
+            q.waiting.remove(&id);
+        }
     }
 
     /// Put a question in the queue; attached windows show that something
@@ -205,7 +235,7 @@ impl Core {
 
     /// Ask, and wait for the answer up to `timeout`; `None` when no one
     /// answered in time (the question is then withdrawn).
-    pub async fn ask_and_wait(&self, a: Approval, timeout: std::time::Duration) -> Option<bool> {
+    pub async fn ask_and_wait(&self, a: Approval, timeout: std::time::Duration) -> Option<Said> {
         let id = a.id.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.approvals
@@ -233,7 +263,13 @@ impl Core {
     }
 
     /// The person's answer. Only the user decides: never a program in a tab.
-    pub async fn decide(self: &Arc<Self>, caller: &Caller, id: &str, yes: bool) -> Reply {
+    pub async fn decide(
+        self: &Arc<Self>,
+        caller: &Caller,
+        id: &str,
+        yes: bool,
+        session: bool,
+    ) -> Reply {
         if !matches!(caller, Caller::User) {
             return Err(ApiError::new(
                 ErrorCode::Denied,
@@ -248,13 +284,25 @@ impl Core {
                     format!("nothing waits for approval as `{id}` (see `nerdr approvals`)"),
                 ));
             };
+            let network = matches!(a.pending[i].asked, Asked::Network { .. });
+            if session && !network {
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    format!("`{id}` is not a network question: --session applies to those only"),
+                ));
+            }
             let first = a.pending.remove(i);
-            tracing::info!(approval = %id, approved = yes, question = %first.question, "decided");
+            tracing::info!(approval = %id, approved = yes, session, question = %first.question, "decided");
+            let said = match (yes, session) {
+                (false, _) => Said::No,
+                (true, false) => Said::Yes,
+                (true, true) => Said::Session,
+            };
             match &first.asked {
-                Asked::Plugin { .. } => {
-                    // The run itself happens where it was asked for.
+                Asked::Plugin { .. } | Asked::Network { .. } => {
+                    // The run, or the connection, happens where it was asked for.
                     if let Some(tx) = a.waiting.remove(id) {
-                        let _ = tx.send(yes);
+                        let _ = tx.send(said);
                     }
                     drop(a);
                     self.changed();

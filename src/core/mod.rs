@@ -14,6 +14,7 @@ mod hosting;
 mod identity;
 mod keyfile;
 mod launch;
+mod net_questions;
 pub mod listen;
 pub mod logging;
 pub mod notify;

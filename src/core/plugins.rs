@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio::io::AsyncReadExt;
 
 use super::api::Caller;
-use super::approvals::{Approval, Asked};
+use super::approvals::{Approval, Asked, Said};
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 
@@ -118,8 +118,8 @@ impl Core {
                 },
             };
             let why = match self.ask_and_wait(asked, Duration::from_secs(timeout)).await {
-                Some(true) => None,
-                Some(false) => Some("the user denied it".to_string()),
+                Some(Said::Yes | Said::Session) => None,
+                Some(Said::No) => Some("the user denied it".to_string()),
                 None => Some(format!("no one answered within {timeout} s")),
             };
             if let Some(why) = why {

@@ -41,6 +41,9 @@ pub enum Operation {
     RunPlugin,
     /// Reports from an agent's own hooks about itself.
     Report,
+    /// `nerdr sandbox`'s proxy asking the person about a host on neither
+    /// network list (its own tab's sandbox).
+    AskNetwork,
     /// Harmless facts: the agents that exist, the core's status.
     Query,
 }
@@ -77,6 +80,13 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         // Approvals are the person's to give, never a program's.
         (C::User, _, _) => Allow,
         (_, O::Decide, _) => Refuse("approvals are the user's to give, not a program's in a tab"),
+        (_, O::AskNetwork, T::Own) => Queue(
+            "a host on neither network list waits for the user's answer: once, for the rest of \
+             the sandbox run, or no",
+        ),
+        (_, O::AskNetwork, _) => {
+            Refuse("a network question is about the asking tab's own sandbox, never another tab")
+        }
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
         (C::Sandboxed, O::Report, T::Own) => Allow,
@@ -198,6 +208,7 @@ pub fn name(op: Operation) -> &'static str {
         Operation::Decide => "approve",
         Operation::RunPlugin => "plugin",
         Operation::Report => "report",
+        Operation::AskNetwork => "ask-network",
         Operation::Query => "query",
     }
 }
@@ -210,7 +221,7 @@ mod tests {
     use super::*;
 
     const CALLERS: [CallerKind; 3] = [User, Tab, S];
-    const OPS: [Operation; 14] = [
+    const OPS: [Operation; 15] = [
         StartAgent,
         OpenTerminal,
         Restart,
@@ -225,12 +236,13 @@ mod tests {
         RunPlugin,
         Report,
         Query,
+        AskNetwork,
     ];
     const TARGETS: [Target; 5] = [Own, In, Out, Term, Nothing];
 
     /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
     /// own tab, sandboxed agent, agent, terminal, nothing.
-    const SANDBOXED: [(Operation, &str); 14] = [
+    const SANDBOXED: [(Operation, &str); 15] = [
         (StartAgent, "rarrr"),
         (OpenTerminal, "rrrrr"),
         (Restart, "aarrr"),
@@ -245,6 +257,7 @@ mod tests {
         (RunPlugin, "qqqqq"),
         (Report, "arrrr"),
         (Query, "aaaaa"),
+        (AskNetwork, "qrrrr"),
     ];
 
     fn letter(v: &Verdict) -> char {
@@ -263,6 +276,7 @@ mod tests {
                 let row = match caller {
                     User => "aaaaa",
                     Tab if op == Decide => "rrrrr",
+                    Tab if op == AskNetwork => "qrrrr",
                     Tab => "aaaaa",
                     S => {
                         assert_eq!(SANDBOXED[i].0, op, "table rows follow OPS");

@@ -67,8 +67,19 @@ pub enum Request {
     Agents,
     /// What waits for the person's approval.
     Approvals,
-    /// The person's answer to approval `id`.
-    Decide { id: String, approve: bool },
+    /// The person's answer to approval `id`; `session` (a network
+    /// question only) approves for the rest of that sandbox run.
+    Decide {
+        id: String,
+        approve: bool,
+        #[serde(default)]
+        session: bool,
+    },
+    /// `nerdr sandbox`'s proxy, in a tab, asking the person whether its
+    /// sandbox may connect to `host:port` (on neither network list). Only
+    /// over the hook socket; answered when the person answers or the
+    /// question times out.
+    AskNetwork { host: String, port: u16 },
     /// Run plugin `name` (an executable in `$XDG_CONFIG_HOME/nerdr/plugins/`)
     /// with `args`, in `folder` (the caller's tab's folder when it has one).
     Plugin {

@@ -11,7 +11,7 @@ use tokio::io::{
 };
 
 use super::http::{self, BadRequest, Body, Request, Target};
-use super::server::{blocked_text, until_idle, Counted, Failure, Protocol, Proxy, RELAY_BUF};
+use super::server::{until_idle, Counted, Failure, Protocol, Proxy, RELAY_BUF};
 
 /// Longest request or response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -162,7 +162,9 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let reply = match &f {
-        Failure::Denied(r) => http::plain_response("403 Forbidden", &blocked_text(host, port, r)),
+        Failure::Denied(r) => {
+            http::plain_response("403 Forbidden", &proxy.blocked_text(host, port, r))
+        }
         Failure::Unreachable { error, .. } => {
             http::plain_response("502 Bad Gateway", &format!("nerdr proxy: {error}\n"))
         }

@@ -13,20 +13,27 @@
 //! rules.presets = presets;
 //! let listener = proxy::listen_unix(&socket_path)?;          // 0600
 //! let (tx, decisions) = tokio::sync::mpsc::unbounded_channel::<proxy::Decision>();
-//! let proxy = proxy::Proxy::new(rules, Arc::new(dns::SystemResolver), tx);
+//! let proxy = proxy::Proxy::with_asker(rules, Arc::new(dns::SystemResolver), tx,
+//!     proxy::Limits::default(), asker);
 //! tokio::spawn(proxy.serve_unix(listener, shutdown_future));
 //! // Opened/closed lines, repeated refusals merged, open-at-exit lines
 //! // once `stop` completes:
 //! report::forward(decisions, stop, report::EXIT_GRACE, |d| audit(d)).await;
 //! ```
 //! `Proxy::with_limits` sets the connection limit and idle timeout
-//! (`server::MAX_CONNECTIONS`, `server::IDLE_TIMEOUT` by default).
+//! (`server::MAX_CONNECTIONS`, `server::IDLE_TIMEOUT` by default);
+//! `Proxy::with_asker` also gives it an `asking::Asker` for hosts on
+//! neither list (without one they are refused, the 403 body saying which
+//! setting opens them: `advice`).
 //! Inside the sandbox's network namespace (loopback up, the socket bound
 //! in), the inner init runs `bridge::run_blocking("127.0.0.1:PORT", &sock)`
 //! or `nerdr proxy-bridge --listen 127.0.0.1:PORT --to SOCK`, and the
 //! command gets `HTTP_PROXY`/`HTTPS_PROXY`=`http://127.0.0.1:PORT` and
 //! `ALL_PROXY`=`socks5h://127.0.0.1:PORT` (lower-case too).
 
+pub mod advice;
+pub mod answers;
+pub mod asking;
 pub mod bridge;
 pub mod dns;
 mod forward;

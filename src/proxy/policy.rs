@@ -17,7 +17,12 @@
 //! - another private, link-local or reserved address only through an IP
 //!   entry naming it (`*` does not reach it);
 //! - a public address or a name through a matching `allowedDomains` entry or
-//!   a package-registry preset; anything else is refused as unlisted;
+//!   a package-registry preset; anything else is on neither list and its
+//!   verdict is [`Verdict::Ask`]: the person may open it (see `answers`),
+//!   and the request is refused when no one can answer;
+//! - a loopback port closed by `allowLocalBinding = false` is asked about
+//!   the same way (a person can judge `localhost:8080`; private addresses
+//!   and names resolving to them are never asked: they are refused);
 //! - after resolution, a name whose addresses include a private or local one
 //!   is refused unless an IP entry names that address (DNS rebinding).
 
@@ -130,6 +135,10 @@ pub enum Rule {
     Malformed,
     ResolvedPrivate(IpAddr),
     NoAddress,
+    /// The person's answers to a question (see `answers`).
+    PersonOnce,
+    PersonSession,
+    PersonDenied,
 }
 
 impl fmt::Display for Rule {
@@ -148,6 +157,9 @@ impl fmt::Display for Rule {
             Rule::Malformed => f.write_str("malformed host"),
             Rule::ResolvedPrivate(a) => write!(f, "resolves to private address {a}"),
             Rule::NoAddress => f.write_str("no address"),
+            Rule::PersonOnce => f.write_str("allowed once by the user"),
+            Rule::PersonSession => f.write_str("allowed for this sandbox run by the user"),
+            Rule::PersonDenied => f.write_str("denied by the user"),
         }
     }
 }
@@ -172,8 +184,20 @@ pub struct Refusal {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
-    Allow { rule: Rule, route: Route },
+    Allow {
+        rule: Rule,
+        route: Route,
+    },
     Deny(Refusal),
+    /// On neither list: the person may be asked. `refusal` is the answer
+    /// when no one can be asked or no one answers; `route` is where an
+    /// allowed request goes; `host` is the normalised host the answer is
+    /// remembered under.
+    Ask {
+        host: Host,
+        route: Route,
+        refusal: Refusal,
+    },
 }
 
 /// A request's host after normalisation: what the rules compare against.
@@ -474,20 +498,14 @@ pub fn decide(rules: &NetRules, raw_host: &str, port: u16) -> Verdict {
                 rule,
                 route: Route::Address(a),
             },
-            None => refuse(
-                Rule::Unlisted,
-                format!("{host}:{port} is not in allowedDomains"),
-            ),
+            None => unlisted(&host, port, Route::Address(a)),
         },
         Host::Name(ref n) => match grants(rules).find(|(e, _)| e.matches(&host, port)) {
             Some((_, rule)) => Verdict::Allow {
                 rule,
                 route: Route::Resolve(n.clone()),
             },
-            None => refuse(
-                Rule::Unlisted,
-                format!("{host}:{port} is not in allowedDomains"),
-            ),
+            None => unlisted(&host, port, Route::Resolve(n.clone())),
         },
     }
 }
@@ -519,10 +537,26 @@ fn local(rules: &NetRules, host: &Host, port: u16, route: Route) -> Verdict {
             route,
         };
     }
-    refuse(
-        Rule::LocalClosed,
-        format!("{host}:{port}: local services are closed (allowLocalBinding = false) and {port} is not in allowLocalPorts"),
-    )
+    Verdict::Ask {
+        host: host.clone(),
+        route,
+        refusal: Refusal {
+            rule: Rule::LocalClosed,
+            why: format!("{host}:{port}: local services are closed (allowLocalBinding = false) and {port} is not in allowLocalPorts"),
+        },
+    }
+}
+
+/// A host on neither list: asked about, refused if no one answers yes.
+fn unlisted(host: &Host, port: u16, route: Route) -> Verdict {
+    Verdict::Ask {
+        host: host.clone(),
+        route,
+        refusal: Refusal {
+            rule: Rule::Unlisted,
+            why: format!("{host}:{port} is not in allowedDomains"),
+        },
+    }
 }
 
 /// The second check, after an allowed name resolved: every address must be

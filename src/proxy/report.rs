@@ -77,7 +77,7 @@ impl Merger {
                 self.open.remove(&d.id);
                 out.push(d);
             }
-            Phase::OpenAtExit => out.push(d),
+            Phase::OpenAtExit | Phase::Asked | Phase::Answered => out.push(d),
             Phase::Refused | Phase::Unreachable => {
                 let key = Key {
                     host: d.host.clone(),

@@ -21,6 +21,8 @@ use tokio::net::{TcpListener, TcpStream, UnixListener};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Semaphore;
 
+use super::answers::{SessionAnswers, Settled};
+use super::asking::Asker;
 use super::dns::Resolver;
 use super::policy::{self, NetRules, Refusal, Route, Rule, Verdict};
 
@@ -79,6 +81,10 @@ pub enum Phase {
     Unreachable,
     /// Still open when the sandbox ended (from `report::Merger`).
     OpenAtExit,
+    /// A host on neither list: the person is being asked.
+    Asked,
+    /// What became of the question (`rule` says: allowed once, ...).
+    Answered,
 }
 
 /// One decision: a refusal at once, an allowed connection when it opens
@@ -128,6 +134,11 @@ pub struct Proxy {
     rules: NetRules,
     resolver: Arc<dyn Resolver>,
     decisions: UnboundedSender<Decision>,
+    /// Who is asked about hosts on neither list; `None`: they are refused.
+    pub(super) asker: Option<Arc<dyn Asker>>,
+    /// The person's answers that hold for the rest of this run. Held only
+    /// to read or record an answer, never across a wait.
+    pub(super) answers: std::sync::Mutex<SessionAnswers>,
     limits: Limits,
     /// One permit per client connection being served.
     slots: Arc<Semaphore>,
@@ -138,24 +149,29 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    pub fn new(
-        rules: NetRules,
-        resolver: Arc<dyn Resolver>,
-        decisions: UnboundedSender<Decision>,
-    ) -> Arc<Proxy> {
-        Proxy::with_limits(rules, resolver, decisions, Limits::default())
-    }
-
     pub fn with_limits(
         rules: NetRules,
         resolver: Arc<dyn Resolver>,
         decisions: UnboundedSender<Decision>,
         limits: Limits,
     ) -> Arc<Proxy> {
+        Proxy::with_asker(rules, resolver, decisions, limits, None)
+    }
+
+    /// A proxy that asks `asker` about hosts on neither list.
+    pub fn with_asker(
+        rules: NetRules,
+        resolver: Arc<dyn Resolver>,
+        decisions: UnboundedSender<Decision>,
+        limits: Limits,
+        asker: Option<Arc<dyn Asker>>,
+    ) -> Arc<Proxy> {
         Arc::new(Proxy {
             rules,
             resolver,
             decisions,
+            asker,
+            answers: Default::default(),
             limits,
             slots: Arc::new(Semaphore::new(limits.max_connections)),
             refusing: Arc::new(Semaphore::new((limits.max_connections / 8).max(16))),
@@ -290,6 +306,17 @@ impl Proxy {
         let (rule, route) = match policy::decide(&self.rules, host, port) {
             Verdict::Deny(r) => return Err(Failure::Denied(r)),
             Verdict::Allow { rule, route } => (rule, route),
+            Verdict::Ask {
+                host: normal,
+                route,
+                refusal,
+            } => match self
+                .ask_person(protocol, host, &normal, port, refusal)
+                .await
+            {
+                Settled::Allow(rule) => (rule, route),
+                Settled::Deny(r) => return Err(Failure::Denied(r)),
+            },
         };
         let addrs = match route {
             Route::Address(a) => vec![a],
@@ -399,7 +426,7 @@ impl Proxy {
         });
     }
 
-    fn send(&self, d: Decision) {
+    pub(super) fn send(&self, d: Decision) {
         // A closed receiver means nobody audits any more; the proxy still
         // enforces, so the send error is not fatal.
         let _ = self.decisions.send(d);
@@ -489,14 +516,11 @@ pub(super) fn show(host: &str, port: u16) -> String {
     }
 }
 
-/// The text a refused client sees.
-pub(super) fn blocked_text(host: &str, port: u16, r: &Refusal) -> String {
-    format!(
-        "Blocked by nerdr network policy: {}\n{}\nrule: {}\n",
-        show(host, port),
-        r.why,
-        r.rule
-    )
+impl Proxy {
+    /// The text a refused client sees (see `advice`).
+    pub(super) fn blocked_text(&self, host: &str, port: u16, r: &Refusal) -> String {
+        super::advice::blocked_text(host, port, r, &self.rules)
+    }
 }
 
 /// An upstream stream that counts the bytes it carries each way and

@@ -16,6 +16,7 @@
 //! TUIs, resizes and job control work; the seccomp filter stops TIOCSTI
 //! instead.
 
+pub mod ask_person;
 pub mod audit_trail;
 pub mod availability;
 pub mod bwrap;
@@ -133,7 +134,20 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     let (net, proxy) = if req.weaken.has(weaken::Weakening::NoNetNs) {
         (network::Network::default(), None)
     } else {
-        let (net, socket) = network::plan(&settings.network, &trail, &session, &paths.state_dir)?;
+        // Read from nerdr sandbox's own environment: the program's is
+        // cleaned, and the question is asked from out here, as the tab.
+        let asker = ask_person::HookAsker::from_env(
+            std::env::var_os("NERDR_TAB"),
+            std::env::var_os("NERDR_SOCKET"),
+        )
+        .map(|a| std::sync::Arc::new(a) as std::sync::Arc<dyn crate::proxy::asking::Asker>);
+        let (net, socket) = network::plan(
+            &settings.network,
+            &trail,
+            &session,
+            &paths.state_dir,
+            asker,
+        )?;
         (net, Some(socket))
     };
     vars.extend(net.env.iter().cloned());

@@ -11,6 +11,9 @@
 //!    the bridge on 127.0.0.1:[`PORT`] to that socket before it execs CMD.
 //! 3. CMD gets `HTTP_PROXY`/`HTTPS_PROXY` (`http://127.0.0.1:PORT`) and
 //!    `ALL_PROXY` (`socks5h://...`), lower-case too.
+//!
+//! A host on neither list is asked about through the asker `plan` is
+//! given (`ask_person`: the person, when `nerdr sandbox` runs in a tab).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -19,6 +22,7 @@ use std::time::Duration;
 
 use super::audit_trail::{NetDecision, Trail};
 use super::settings::NetworkSettings;
+use crate::proxy::asking::Asker;
 use crate::proxy::dns::SystemResolver;
 use crate::proxy::policy::NetRules;
 use crate::proxy::{presets, report, Decision, Phase, Proxy};
@@ -35,6 +39,10 @@ pub struct Network {
     pub env: Vec<(OsString, OsString)>,
     /// Arguments for `nerdr sandbox-init`, before its `--`.
     pub inner_init: Vec<OsString>,
+    /// What the proxy lets through, in words (for the limits file).
+    pub allowed: String,
+    /// Whether hosts on neither list are asked about.
+    pub asks: bool,
 }
 
 /// The running proxy. Dropping it (when the sandbox's program has ended,
@@ -67,6 +75,7 @@ pub fn plan(
     trail: &Arc<Trail>,
     session: &str,
     state_dir: &Path,
+    asker: Option<Arc<dyn Asker>>,
 ) -> anyhow::Result<(Network, Running)> {
     use anyhow::Context;
     let mut rules = NetRules::from_lists(&settings.allowed_domains, &settings.denied_domains)
@@ -79,6 +88,8 @@ pub fn plan(
         trail.setting(w);
     }
     rules.presets = presets;
+    let allowed = crate::proxy::advice::allowed_summary(&rules);
+    let asks = asker.is_some();
 
     // Beside the hook socket, in nerdr's state folder: read-only inside,
     // and not in the runtime dir, which the sandbox sees empty.
@@ -93,7 +104,7 @@ pub fn plan(
     std::thread::Builder::new()
         .name("proxy".into())
         .spawn(move || {
-            serve(rules, &path, trail, ready_tx, stop_rx);
+            serve(rules, asker, &path, trail, ready_tx, stop_rx);
             let _ = done_tx.send(());
         })
         .context("cannot start the proxy's thread")?;
@@ -110,6 +121,8 @@ pub fn plan(
             "--bridge-port".into(),
             PORT.to_string().into(),
         ],
+        allowed,
+        asks,
     };
     let running = Running {
         socket,
@@ -121,6 +134,7 @@ pub fn plan(
 
 fn serve(
     rules: NetRules,
+    asker: Option<Arc<dyn Asker>>,
     socket: &Path,
     trail: Arc<Trail>,
     ready: std::sync::mpsc::Sender<std::io::Result<()>>,
@@ -145,7 +159,13 @@ fn serve(
             }
         };
         let (tx, decisions) = tokio::sync::mpsc::unbounded_channel::<Decision>();
-        let proxy = Proxy::new(rules, Arc::new(SystemResolver), tx);
+        let proxy = Proxy::with_asker(
+            rules,
+            Arc::new(SystemResolver),
+            tx,
+            crate::proxy::Limits::default(),
+            asker,
+        );
         tokio::spawn(proxy.serve_unix(listener, std::future::pending::<()>()));
         let _ = ready.send(Ok(()));
         report::forward(decisions, stop, report::EXIT_GRACE, |d| {
@@ -166,6 +186,8 @@ fn net_decision(d: &Decision) -> NetDecision {
         Phase::Refused => "refused",
         Phase::Unreachable => "unreachable",
         Phase::OpenAtExit => "open-at-exit",
+        Phase::Asked => "asked",
+        Phase::Answered => "answered",
     };
     NetDecision {
         phase,

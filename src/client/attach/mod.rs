@@ -311,7 +311,11 @@ impl Window {
                     .flatten()
                     .map(|p| {
                         let s = |k: &str| p[k].as_str().unwrap_or_default().to_string();
-                        (s("id"), s("question"))
+                        overlay::Waiting {
+                            id: s("id"),
+                            question: s("question"),
+                            network: p["kind"] == "network",
+                        }
                     })
                     .collect();
                 self.mode = Mode::Approvals { items, sel: 0 };
@@ -380,8 +384,19 @@ impl Window {
                         };
                         self.request(request, Pending::Closed)
                     }
-                    overlay::Effect::Decide(id, approve) => {
-                        self.request(Request::Decide { id, approve }, Pending::Decided)
+                    overlay::Effect::Decide {
+                        id,
+                        approve,
+                        session,
+                    } => {
+                        self.request(
+                            Request::Decide {
+                                id,
+                                approve,
+                                session,
+                            },
+                            Pending::Decided,
+                        )
                     }
                     overlay::Effect::Quit => self.request(
                         Request::Quit {

@@ -19,12 +19,22 @@ pub enum Mode {
         question: String,
         yes: Effect,
     },
-    /// Pending approvals: (id, question), the selected one answered by y/n.
+    /// Pending approvals, the selected one answered by y/n (and `s` for a
+    /// network question: for the rest of that sandbox run).
     Approvals {
-        items: Vec<(String, String)>,
+        items: Vec<Waiting>,
         sel: usize,
     },
     Scroll(Scroll),
+}
+
+/// One question of the approval queue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    pub id: String,
+    pub question: String,
+    /// A sandbox's network question: `s` answers it for the rest of the run.
+    pub network: bool,
 }
 
 /// What an overlay asks the window to do as it closes.
@@ -34,7 +44,11 @@ pub enum Effect {
     Start(String),
     Close(String),
     Quit,
-    Decide(String, bool),
+    Decide {
+        id: String,
+        approve: bool,
+        session: bool,
+    },
 }
 
 pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
@@ -45,12 +59,11 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
         Mode::Approvals { items, sel } => {
             let n = items.len().max(1);
             match keys {
-                b"y" | b"Y" if !items.is_empty() => {
-                    (Mode::Normal, Effect::Decide(items[sel].0.clone(), true))
+                b"y" | b"Y" if !items.is_empty() => (Mode::Normal, decide(&items[sel], true, false)),
+                b"s" | b"S" if items.get(sel).is_some_and(|w| w.network) => {
+                    (Mode::Normal, decide(&items[sel], true, true))
                 }
-                b"n" | b"N" if !items.is_empty() => {
-                    (Mode::Normal, Effect::Decide(items[sel].0.clone(), false))
-                }
+                b"n" | b"N" if !items.is_empty() => (Mode::Normal, decide(&items[sel], false, false)),
                 _ => match moved(keys, sel, n) {
                     Some(sel) => (Mode::Approvals { items, sel }, Effect::None),
                     None => (Mode::Normal, Effect::None),
@@ -93,6 +106,14 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
     }
 }
 
+fn decide(w: &Waiting, approve: bool, session: bool) -> Effect {
+    Effect::Decide {
+        id: w.id.clone(),
+        approve,
+        session,
+    }
+}
+
 /// Up/down (arrows or k/j) in a list of `n`, wrapping; None for other keys.
 fn moved(keys: &[u8], sel: usize, n: usize) -> Option<usize> {
     match keys {
@@ -125,7 +146,8 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             // Every question whole (wrapped, never cut), and the selected
             // one in view: what `y` approves is what the person read.
             let mut selected_end = 0;
-            for (i, (id, q)) in items.iter().enumerate() {
+            for (i, w) in items.iter().enumerate() {
+                let (id, q) = (&w.id, &w.question);
                 let mark = if i == *sel { ">" } else { " " };
                 let head = format!(" {mark} {id}  ");
                 let width = (cols as usize).saturating_sub(head.chars().count()).max(10);
@@ -145,12 +167,12 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             let room = rows.saturating_sub(1) as usize;
             let skip = selected_end.saturating_sub(room);
             let lines = lines.split_off(skip);
-            draw(
-                &lines,
-                " approvals | y approves, n denies, any other key closes",
-                rows,
-                cols,
-            )
+            let keys = if items.get(*sel).is_some_and(|w| w.network) {
+                " approvals | y once, s for this sandbox run, n denies, any other key closes"
+            } else {
+                " approvals | y approves, n denies, any other key closes"
+            };
+            draw(&lines, keys, rows, cols)
         }
         Mode::Confirm { question, .. } => draw(
             std::slice::from_ref(question),
@@ -238,16 +260,15 @@ mod tests {
     #[test]
     fn approvals_show_whole_escaped_questions_and_keep_the_selection_in_view() {
         let long = format!("run `{}` \x1b[2Knpm ci", "x".repeat(100));
-        let items: Vec<(String, String)> = (0..30)
-            .map(|i| {
-                (
-                    format!("id{i:02}"),
-                    if i == 29 {
-                        long.clone()
-                    } else {
-                        format!("q{i}")
-                    },
-                )
+        let items: Vec<Waiting> = (0..30)
+            .map(|i| Waiting {
+                id: format!("id{i:02}"),
+                question: if i == 29 {
+                    long.clone()
+                } else {
+                    format!("q{i}")
+                },
+                network: false,
             })
             .collect();
         let screen = |sel| {
@@ -271,5 +292,64 @@ mod tests {
         assert!(text.contains(&"x".repeat(100)), "{last}");
         assert!(text.contains("\\u{1b}[2Knpm ci"), "{last}");
         assert!(screen(0).contains("> id00"));
+    }
+
+    #[test]
+    fn approval_keys_follow_the_table() {
+        let item = |network| Waiting {
+            id: "a1".into(),
+            question: "q".into(),
+            network,
+        };
+        let d = |approve, session| Effect::Decide {
+            id: "a1".into(),
+            approve,
+            session,
+        };
+        // (network question, key, effect; None: the queue stays open)
+        #[rustfmt::skip]
+        let table: &[(bool, &[u8], Option<Effect>)] = &[
+            (false, b"y", Some(d(true, false))),
+            (false, b"n", Some(d(false, false))),
+            (false, b"s", Some(Effect::None)),
+            (true, b"y", Some(d(true, false))),
+            (true, b"s", Some(d(true, true))),
+            (true, b"S", Some(d(true, true))),
+            (true, b"n", Some(d(false, false))),
+            (true, b"j", None),
+            (true, b"x", Some(Effect::None)),
+        ];
+        for (network, key, want) in table {
+            let (mode, effect) = feed(
+                Mode::Approvals {
+                    items: vec![item(*network)],
+                    sel: 0,
+                },
+                key,
+            );
+            match want {
+                Some(e) => {
+                    assert_eq!(&effect, e, "{network} {key:?}");
+                    assert!(matches!(mode, Mode::Normal), "{network} {key:?}");
+                }
+                None => assert!(matches!(mode, Mode::Approvals { .. }), "{network} {key:?}"),
+            }
+        }
+        let shown = |network| {
+            let bytes = render(
+                &Mode::Approvals {
+                    items: vec![item(network)],
+                    sel: 0,
+                },
+                "C-b",
+                10,
+                90,
+            );
+            let mut p = vt100::Parser::new(10, 90, 0);
+            p.process(&bytes);
+            p.screen().contents()
+        };
+        assert!(shown(true).contains("s for this sandbox run"));
+        assert!(!shown(false).contains("s for this sandbox run"));
     }
 }

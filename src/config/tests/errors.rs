@@ -12,7 +12,7 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
         (
             "unknown top-level key",
             "agent = \"codex\"\n",
-            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, plugins, review, tabs"),
+            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, plugins, review, sandbox, tabs"),
         ),
         (
             "unknown [tabs] key",
@@ -38,6 +38,16 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
             "plugin approval timeout out of range",
             "[plugins]\napproval_timeout_secs = 0\n",
             format!("{PATH}:2:1: `plugins.approval_timeout_secs` must be a whole number of seconds (1 to 86400), found an integer (0); for example: approval_timeout_secs = 120"),
+        ),
+        (
+            "unknown sandbox key",
+            "[sandbox]\ntimeout = 5\n",
+            format!("{PATH}:2:1: unknown key `timeout` in [sandbox]; valid keys: ask_timeout_secs"),
+        ),
+        (
+            "network question timeout too long",
+            "[sandbox]\nask_timeout_secs = 601\n",
+            format!("{PATH}:2:1: `sandbox.ask_timeout_secs`: 601 s is longer than a connection may wait; use at most 600"),
         ),
         (
             "unknown review key",

@@ -26,6 +26,7 @@ fn outcome(v: &Verdict) -> String {
     match v {
         Verdict::Allow { rule, .. } => format!("allow {rule}"),
         Verdict::Deny(r) => format!("deny {}", r.rule),
+        Verdict::Ask { refusal, .. } => format!("ask {}", refusal.rule),
     }
 }
 
@@ -71,10 +72,10 @@ fn decisions_follow_the_table() {
         ("exact name", &base, "example.com", 443, "allow allowedDomains \"example.com\""),
         ("upper case is the same name", &base, "EXAMPLE.com", 443, "allow allowedDomains \"example.com\""),
         ("trailing dot is the same name", &base, "example.com.", 443, "allow allowedDomains \"example.com\""),
-        ("exact does not cover subdomains", &base, "www.example.com", 443, "deny not in allowedDomains"),
-        ("unlisted name", &base, "evil.test", 443, "deny not in allowedDomains"),
-        ("allowed name as a prefix of another", &base, "allowed.test.evil.test", 443, "deny not in allowedDomains"),
-        ("allowed name as a suffix of a label", &base, "notallowed.test", 443, "deny not in allowedDomains"),
+        ("exact does not cover subdomains", &base, "www.example.com", 443, "ask not in allowedDomains"),
+        ("unlisted name", &base, "evil.test", 443, "ask not in allowedDomains"),
+        ("allowed name as a prefix of another", &base, "allowed.test.evil.test", 443, "ask not in allowedDomains"),
+        ("allowed name as a suffix of a label", &base, "notallowed.test", 443, "ask not in allowedDomains"),
         ("two trailing dots", &base, "example.com..", 443, "deny malformed host"),
         // authority tricks
         ("user info", &base, "example.com@evil.test", 443, "deny malformed host"),
@@ -93,15 +94,15 @@ fn decisions_follow_the_table() {
         // wildcards
         ("wildcard subdomain", &base, "a.wild.test", 443, "allow allowedDomains \"*.wild.test\""),
         ("wildcard deep subdomain", &base, "a.b.wild.test", 443, "allow allowedDomains \"*.wild.test\""),
-        ("wildcard does not cover its apex", &base, "wild.test", 443, "deny not in allowedDomains"),
-        ("wildcard needs a label boundary", &base, "evilwild.test", 443, "deny not in allowedDomains"),
+        ("wildcard does not cover its apex", &base, "wild.test", 443, "ask not in allowedDomains"),
+        ("wildcard needs a label boundary", &base, "evilwild.test", 443, "ask not in allowedDomains"),
         ("star allows any name", &everything, "anything.test", 443, "allow allowedDomains \"*\""),
         ("star allows a public address", &everything, "93.184.216.34", 443, "allow allowedDomains \"*\""),
         ("star does not open a private address", &everything, "10.0.0.1", 443, "deny private address"),
         ("star does not open link-local metadata", &everything, "169.254.169.254", 80, "deny private address"),
         ("star does not open a ULA", &everything, "fd00::1", 80, "deny private address"),
         ("star does not open the unspecified address", &everything, "0.0.0.0", 80, "deny unspecified address"),
-        ("star does not open localhost when closed", &NetRules { allow_local_binding: false, ..everything.clone() }, "localhost", 80, "deny local services closed"),
+        ("star does not open localhost when closed", &NetRules { allow_local_binding: false, ..everything.clone() }, "localhost", 80, "ask local services closed"),
         // deny wins
         ("deny beats allow, exact", &base, "both.test", 443, "deny deniedDomains \"both.test\""),
         ("deny beats allow, wildcard", &base, "x.both.test", 443, "deny deniedDomains \"*.both.test\""),
@@ -112,11 +113,11 @@ fn decisions_follow_the_table() {
         ("deny beats a preset", &with_preset, "static.crates.io", 443, "deny deniedDomains \"static.crates.io\""),
         // ports
         ("entry port matches", &base, "api.ported.test", 8443, "allow allowedDomains \"api.ported.test:8443\""),
-        ("entry port differs", &base, "api.ported.test", 443, "deny not in allowedDomains"),
+        ("entry port differs", &base, "api.ported.test", 443, "ask not in allowedDomains"),
         // addresses
         ("public IPv4 entry", &base, "93.184.216.34", 80, "allow allowedDomains \"93.184.216.34\""),
         ("IPv6 entry with port", &base, "2606:4700::1111", 443, "allow allowedDomains \"[2606:4700::1111]:443\""),
-        ("IPv6 entry, other port", &base, "2606:4700::1111", 80, "deny not in allowedDomains"),
+        ("IPv6 entry, other port", &base, "2606:4700::1111", 80, "ask not in allowedDomains"),
         ("IPv4-mapped IPv6 is the IPv4 address", &base, "::ffff:93.184.216.34", 80, "allow allowedDomains \"93.184.216.34\""),
         ("private address named by an entry", &base, "10.1.2.3", 8080, "allow allowedDomains \"10.1.2.3:8080\""),
         ("private address, other port", &base, "10.1.2.3", 22, "deny private address"),
@@ -133,24 +134,24 @@ fn decisions_follow_the_table() {
         ("localhost open by default", &base, "localhost", 8000, "allow allowLocalBinding"),
         ("IPv6 loopback open by default", &base, "::1", 8000, "allow allowLocalBinding"),
         ("mapped loopback is loopback", &base, "::ffff:127.0.0.1", 8000, "allow allowLocalBinding"),
-        ("local closed: port not listed", &local_closed, "127.0.0.1", 8000, "deny local services closed"),
+        ("local closed: port not listed", &local_closed, "127.0.0.1", 8000, "ask local services closed"),
         ("local closed: allowLocalPorts", &local_closed, "127.0.0.1", 5432, "allow allowLocalPorts 5432"),
         ("local closed: IP entry", &local_closed, "127.0.0.1", 7000, "allow allowedDomains \"127.0.0.1:7000\""),
-        ("local closed: an address entry does not open localhost", &local_closed, "localhost", 7000, "deny local services closed"),
+        ("local closed: an address entry does not open localhost", &local_closed, "localhost", 7000, "ask local services closed"),
         ("denying loopback denies localhost", &rules(&[], &["127.0.0.1"]), "localhost", 80, "deny deniedDomains \"127.0.0.1\""),
         ("denying loopback on a port", &rules(&[], &["127.0.0.1:80"]), "localhost", 81, "allow allowLocalBinding"),
-        ("local closed: IP entry is exact", &local_closed, "127.0.0.2", 7000, "deny local services closed"),
+        ("local closed: IP entry is exact", &local_closed, "127.0.0.2", 7000, "ask local services closed"),
         ("localhost entry reaches localhost", &localhost_only, "localhost", 9000, "allow allowedDomains \"localhost\""),
         ("localhost entry reaches 127.0.0.1", &localhost_only, "127.0.0.1", 9000, "allow allowedDomains \"localhost\""),
         ("localhost entry does not reach private", &localhost_only, "10.0.0.1", 9000, "deny private address"),
-        ("localhost entry does not reach names", &localhost_only, "example.com", 443, "deny not in allowedDomains"),
+        ("localhost entry does not reach names", &localhost_only, "example.com", 443, "ask not in allowedDomains"),
         ("subdomain of localhost is localhost", &localhost_only, "a.localhost", 9000, "allow allowedDomains \"localhost\""),
         ("nerdr's port closed even with localhost entry", &nerdr_ports, "localhost", 3128, "deny nerdr's own port 3128"),
         ("nerdr's port closed on 127.0.0.1", &nerdr_ports, "127.0.0.1", 3128, "deny nerdr's own port 3128"),
         ("other local ports stay open", &nerdr_ports, "127.0.0.1", 3129, "allow allowedDomains \"localhost\""),
         // presets
         ("preset host", &with_preset, "index.crates.io", 443, "allow preset \"index.crates.io\" (cargo: ~/.cargo/config.toml)"),
-        ("preset is exact", &with_preset, "evil.crates.io", 443, "deny not in allowedDomains"),
+        ("preset is exact", &with_preset, "evil.crates.io", 443, "ask not in allowedDomains"),
     ];
     let mut failures = Vec::new();
     for (name, r, host, port, want) in table {
@@ -168,6 +169,7 @@ fn routes_say_where_to_connect() {
     let route = |h| match decide(&r, h, 443) {
         Verdict::Allow { route, .. } => route,
         Verdict::Deny(d) => panic!("{h} denied: {}", d.why),
+        Verdict::Ask { refusal, .. } => panic!("{h} asked: {}", refusal.why),
     };
     assert_eq!(route("Example.COM."), Route::Resolve("example.com".into()));
     assert_eq!(
