@@ -343,7 +343,7 @@ fn sandbox(src: &Source, entry: &Entry) -> Result<SandboxConfig, ConfigError> {
                     return Err(src.invalid(
                         field,
                         key,
-                        format!("{secs} s is longer than a connection may wait"),
+                        format!("is {secs} s, longer than a connection may wait"),
                         "use at most 600",
                     ));
                 }

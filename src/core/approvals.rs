@@ -213,8 +213,7 @@ impl Core {
         let mut q = self.approvals.lock().unwrap();
         let mut gone = Vec::new();
         q.pending.retain(|p| {
-            let keep =
-                p.tab != tab && !matches!(&p.asked, Asked::Message { to, .. } if to == tab);
+            let keep = p.tab != tab && !matches!(&p.asked, Asked::Message { to, .. } if to == tab);
             if !keep {
                 gone.push(p.id.clone());
             }

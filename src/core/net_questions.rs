@@ -34,7 +34,10 @@ impl Core {
             return Err(ApiError::new(ErrorCode::BadRequest, why));
         }
         if port == 0 {
-            return Err(ApiError::new(ErrorCode::BadRequest, "port 0 is not a destination"));
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                "port 0 is not a destination",
+            ));
         }
         let folder = self
             .state

@@ -47,7 +47,10 @@ pub fn allowed_summary(rules: &NetRules) -> String {
             rules.presets.len()
         ));
     }
-    let local = match (rules.allow_local_binding, rules.allow_local_ports.as_slice()) {
+    let local = match (
+        rules.allow_local_binding,
+        rules.allow_local_ports.as_slice(),
+    ) {
         (true, _) => "local services (allowLocalBinding)".to_string(),
         (false, []) => "no local services".to_string(),
         (false, ports) => format!(

@@ -36,7 +36,9 @@ pub enum Answer {
 pub enum Outcome {
     Answered(Answer),
     /// Asked, and no one answered within this many seconds.
-    NoAnswer { secs: u64 },
+    NoAnswer {
+        secs: u64,
+    },
     /// Not asked, and why (no window attached, outside any nerdr tab, the
     /// queue full, the core unreachable).
     NotAsked(String),

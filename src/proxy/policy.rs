@@ -124,7 +124,10 @@ impl NetRules {
 pub enum Rule {
     Denied(String),
     Allowed(String),
-    Preset { source: String, entry: String },
+    Preset {
+        source: String,
+        entry: String,
+    },
     LocalOpen,
     LocalPort(u16),
     NerdrPort(u16),

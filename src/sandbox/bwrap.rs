@@ -86,6 +86,9 @@ pub struct Layout {
     pub seccomp_fds: Vec<i32>,
     /// The descriptor bwrap reports the child's pid and exit on.
     pub status_fd: Option<i32>,
+    /// LIMITS SEAM: the descriptor bwrap reads the limits file from
+    /// (`limits.rs`), bound read-only at `limits::PATH`.
+    pub limits_fd: Option<i32>,
     pub weaken: Weaken,
     pub cmd: Vec<OsString>,
 }
@@ -192,6 +195,15 @@ pub fn args(l: &Layout) -> Vec<OsString> {
             a.push(["--ro-bind", "/dev/null"]);
             a.path(&e.path);
         }
+    }
+
+    // The limits in words, last of the mounts, inside the private /tmp.
+    if let Some(fd) = l.limits_fd {
+        a.push([
+            "--ro-bind-data".to_string(),
+            fd.to_string(),
+            super::limits::PATH.to_string(),
+        ]);
     }
 
     // Namespaces and privileges.

@@ -34,6 +34,7 @@ fn base() -> Layout {
         bwrap_disables_userns: true,
         seccomp_fds: vec![5],
         status_fd: Some(6),
+        limits_fd: None,
         weaken: Weaken::none(),
         cmd: vec!["claude".into(), "--resume".into()],
     }
@@ -250,4 +251,17 @@ fn only_this_sessions_proxy_socket_is_visible() {
     let want = want.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(got.contains(&want), "{got}");
     assert_eq!(got.matches("s1.sock").count(), 2, "{got}");
+}
+
+#[test]
+fn the_limits_file_is_bound_read_only_from_its_descriptor_after_every_mount() {
+    let mut l = base();
+    l.limits_fd = Some(7);
+    let got = words(&args(&l));
+    let bind = "--ro-bind-data 7 /tmp/nerdr-sandbox-limits.txt --unshare-user";
+    assert!(got.contains(bind), "{got}");
+    // After the private /tmp (else covered) and every other mount.
+    assert!(got.find("--tmpfs /tmp").unwrap() < got.find(bind).unwrap());
+    assert!(got.find("--remount-ro /run/dbus").unwrap() < got.find(bind).unwrap());
+    assert!(!words(&args(&base())).contains("--ro-bind-data"));
 }

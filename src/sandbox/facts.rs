@@ -364,6 +364,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             bwrap_disables_userns: i.bwrap_disables_userns,
             seccomp_fds: Vec::new(),
             status_fd: None,
+            limits_fd: None,
             weaken: i.weaken,
             cmd: i.cmd,
         },

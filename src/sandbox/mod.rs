@@ -24,6 +24,7 @@ pub mod env;
 mod facts;
 pub mod git_layout;
 pub mod init;
+pub mod limits;
 pub mod network;
 mod seccomp;
 pub mod settings;
@@ -141,13 +142,8 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
             std::env::var_os("NERDR_SOCKET"),
         )
         .map(|a| std::sync::Arc::new(a) as std::sync::Arc<dyn crate::proxy::asking::Asker>);
-        let (net, socket) = network::plan(
-            &settings.network,
-            &trail,
-            &session,
-            &paths.state_dir,
-            asker,
-        )?;
+        let (net, socket) =
+            network::plan(&settings.network, &trail, &session, &paths.state_dir, asker)?;
         (net, Some(socket))
     };
     vars.extend(net.env.iter().cloned());
@@ -184,7 +180,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     let programs = seccomp::programs(!disables_userns).map_err(|e| anyhow::anyhow!(e))?;
     let seccomp_fds = programs
         .iter()
-        .map(|p| memfd_with(p))
+        .map(|p| memfd_with(p, c"nerdr-seccomp"))
         .collect::<anyhow::Result<Vec<OwnedFd>>>()?;
     layout.seccomp_fds = seccomp_fds.iter().map(|f| f.as_raw_fd()).collect();
     let (status_read, status_write) = status_pipe()?;
@@ -194,6 +190,17 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         .map(git_layout::redirects_in)
         .unwrap_or_default();
     layout.status_fd = Some(status_write.as_raw_fd());
+    // The limits in words, from the same layout the arguments come from.
+    let limits_text = limits::text(
+        &layout,
+        &limits::NetWords {
+            proxy: format!("http://127.0.0.1:{}", network::PORT),
+            allowed: net.allowed.clone(),
+            asks: net.asks,
+        },
+    );
+    let limits_fd = memfd_with(limits_text.as_bytes(), c"nerdr-limits")?;
+    layout.limits_fd = Some(limits_fd.as_raw_fd());
 
     trail.start(&Start {
         cmd: req
@@ -212,7 +219,8 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     command
         .args(bwrap::args(&layout))
         .env_clear()
-        .envs(vars.iter().cloned());
+        .envs(vars.iter().cloned())
+        .env(limits::VAR, limits::PATH);
     // See `init`: bwrap must outlive the terminal's Ctrl-C; the init inside
     // restores the defaults for CMD.
     // SAFETY: signal() is async-signal-safe, as pre_exec requires.
@@ -230,6 +238,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     // Our copies: bwrap has its own now, and the pipe's end must close with
     // bwrap's alone.
     drop(seccomp_fds);
+    drop(limits_fd);
     drop(status_write);
     let status_reader = std::thread::spawn(move || {
         let mut text = String::new();
@@ -345,12 +354,13 @@ fn finish(
 
 /// An in-memory file holding `bytes`, inheritable (no close-on-exec), read
 /// from its start.
-fn memfd_with(bytes: &[u8]) -> anyhow::Result<OwnedFd> {
+fn memfd_with(bytes: &[u8], name: &std::ffi::CStr) -> anyhow::Result<OwnedFd> {
     use std::io::{Seek, SeekFrom, Write};
     // SAFETY: a valid NUL-terminated name; flags 0 (inheritable on purpose).
-    let fd = unsafe { libc::memfd_create(c"nerdr-seccomp".as_ptr(), 0) };
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
     if fd < 0 {
-        return Err(std::io::Error::last_os_error()).context("memfd_create for the seccomp filter");
+        return Err(std::io::Error::last_os_error())
+            .with_context(|| format!("memfd_create for {name:?}"));
     }
     // SAFETY: fd was just created and is owned by nothing else.
     let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });

@@ -388,16 +388,14 @@ impl Window {
                         id,
                         approve,
                         session,
-                    } => {
-                        self.request(
-                            Request::Decide {
-                                id,
-                                approve,
-                                session,
-                            },
-                            Pending::Decided,
-                        )
-                    }
+                    } => self.request(
+                        Request::Decide {
+                            id,
+                            approve,
+                            session,
+                        },
+                        Pending::Decided,
+                    ),
                     overlay::Effect::Quit => self.request(
                         Request::Quit {
                             folder: self.folder.clone(),

@@ -59,11 +59,15 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
         Mode::Approvals { items, sel } => {
             let n = items.len().max(1);
             match keys {
-                b"y" | b"Y" if !items.is_empty() => (Mode::Normal, decide(&items[sel], true, false)),
+                b"y" | b"Y" if !items.is_empty() => {
+                    (Mode::Normal, decide(&items[sel], true, false))
+                }
                 b"s" | b"S" if items.get(sel).is_some_and(|w| w.network) => {
                     (Mode::Normal, decide(&items[sel], true, true))
                 }
-                b"n" | b"N" if !items.is_empty() => (Mode::Normal, decide(&items[sel], false, false)),
+                b"n" | b"N" if !items.is_empty() => {
+                    (Mode::Normal, decide(&items[sel], false, false))
+                }
                 _ => match moved(keys, sel, n) {
                     Some(sel) => (Mode::Approvals { items, sel }, Effect::None),
                     None => (Mode::Normal, Effect::None),

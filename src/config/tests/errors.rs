@@ -47,7 +47,7 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
         (
             "network question timeout too long",
             "[sandbox]\nask_timeout_secs = 601\n",
-            format!("{PATH}:2:1: `sandbox.ask_timeout_secs`: 601 s is longer than a connection may wait; use at most 600"),
+            format!("{PATH}:2:1: `sandbox.ask_timeout_secs` is 601 s, longer than a connection may wait; use at most 600"),
         ),
         (
             "unknown review key",
