@@ -7,10 +7,12 @@
 //!   socket, the real Claude Code);
 //! - `terminal`: a TUI's resizes, Ctrl-C, job control on a real PTY;
 //! - `regressions`: the confirmed findings of the adversarial review;
+//! - `asking`: hosts on neither list asked of the person; the limits file;
 //! - `settings`: trust of settings files, the audit trail and its journal
 //!   mirror, refusing without bubblewrap, doctor.
 
 mod agent;
+mod asking;
 mod escapes;
 mod regressions;
 mod settings;

@@ -1,0 +1,523 @@
+//! Hosts on neither network list ask the person, and the program is told
+//! its limits (issue 13, item 5), end to end: a real core under the
+//! private `systemd --user`, a sandboxed agent (`nerdr sandbox -- asker`,
+//! passing nerdr's own check) whose requests go through the real proxy,
+//! a window (the real `nerdr` in tmux) and the real `nerdr approvals`.
+//! `asked.test` resolves to 127.0.0.1 through an `/etc/hosts` bound over
+//! in the environment's private mount namespace, so an unlisted *name*
+//! reaches a loopback origin once allowed (its address is opened by an IP
+//! entry, as a name resolving to a loopback address must be).
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use super::{setup, text};
+use crate::support::sysenv::{wait_until, SystemdEnv};
+
+/// The agent: waits for `go` in its worktree (a window attached first),
+/// then runs `~/steps.sh`. `--help` is what nerdr asks of it first.
+const ASKER: &str = "#!/bin/sh\n\
+    case \"$1\" in --help) echo 'Usage: asker'; exit 0;; esac\n\
+    until [ -e go ]; do sleep 0.1; done\n\
+    . \"$HOME/steps.sh\"\n\
+    echo STEPS-DONE\n\
+    exec sleep 1000\n";
+
+/// `r NAME PORT`: one request to asked.test, its status as `NAME=CODE`.
+const R: &str =
+    "r() { curl -s -m 100 -o /dev/null -w \"$1=%{http_code}\\n\" \"http://asked.test:$2/\"; }\n";
+
+/// A loopback HTTP server answering every request with `hello`.
+fn origin() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = conn.write_all(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello",
+            );
+        }
+    });
+    port
+}
+
+struct Asking {
+    env: SystemdEnv,
+    proj: PathBuf,
+    /// Two origins, both opened by IP entries.
+    ports: [u16; 2],
+    settings: PathBuf,
+    path: String,
+}
+
+impl Asking {
+    /// `steps`: the agent's script after `go`; `config`: extra config.toml.
+    fn new(steps: &str, config: &str) -> Option<Asking> {
+        let env = setup()?;
+        env.run(&["nerdr", "service", "install"]);
+        let hosts = env.write_user_file("hosts", "127.0.0.1 localhost\n127.0.0.1 asked.test\n");
+        env.root_run(&["mount", "--bind", hosts.to_str().unwrap(), "/etc/hosts"]);
+        let ports = [origin(), origin()];
+        let settings = env.write_user_file(
+            ".config/nerdr/sandbox.json",
+            format!(
+                "{{\"sandbox\": {{\"network\": {{\"allowedDomains\": [\"127.0.0.1:{}\", \
+                 \"127.0.0.1:{}\"]}}}}}}",
+                ports[0], ports[1]
+            ),
+        );
+        let asker = env.write_user_file("bin/asker", ASKER);
+        env.run(&["chmod", "+x", asker.to_str().unwrap()]);
+        env.write_user_file("steps.sh", format!("{R}{steps}"));
+        env.write_user_file(
+            ".config/nerdr/config.toml",
+            format!(
+                "[agents.asker]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"asker\"]\n\
+                 sandboxed = true\n{config}"
+            ),
+        );
+        let path = format!(
+            "{}:{}:/usr/local/bin:/usr/bin:/bin",
+            env.home().join("bin").display(),
+            env.nerdr().parent().unwrap().display()
+        );
+        let proj = env.home().join("proj");
+        Some(Asking {
+            env,
+            proj,
+            ports,
+            settings,
+            path,
+        })
+    }
+
+    fn nerdr(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&self.proj).env("PATH", &self.path);
+        crate::support::sysenv::output_of(&mut cmd)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.nerdr(args);
+        assert!(
+            out.status.success(),
+            "nerdr {args:?}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    /// Start the agent; its tab id and worktree.
+    fn start(&self) -> (String, PathBuf) {
+        let tab = self.ok(&["agent", "asker"]).trim().to_string();
+        let tabs: Vec<serde_json::Value> =
+            serde_json::from_str(&self.ok(&["tabs", "--json"])).unwrap();
+        let t = tabs.iter().find(|t| t["id"] == tab.as_str()).unwrap();
+        let worktree = PathBuf::from(t["worktree"].as_str().expect("a worktree"));
+        (tab, worktree)
+    }
+
+    /// Let the agent's steps begin.
+    fn go(&self, worktree: &std::path::Path) {
+        self.env
+            .run(&["touch", worktree.join("go").to_str().unwrap()]);
+    }
+
+    fn screen_shows(&self, tab: &str, needle: &str, within: Duration) -> String {
+        let mut last = String::new();
+        let ok = crate::support::poll(within, || {
+            last = self.ok(&["read", tab]);
+            last.contains(needle)
+        });
+        assert!(ok, "tab {tab} never showed {needle:?}:\n{last}");
+        last
+    }
+
+    fn pending(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str(&self.ok(&["approvals", "--json"])).unwrap()
+    }
+
+    /// The network question that waits (polling until one does).
+    fn question(&self) -> serde_json::Value {
+        let mut found = None;
+        let ok = crate::support::poll(Duration::from_secs(30), || {
+            found = self.pending().into_iter().find(|p| p["kind"] == "network");
+            found.is_some()
+        });
+        assert!(ok, "no network question was asked: {:?}", self.pending());
+        found.unwrap()
+    }
+
+    /// Every `net` line of every audit trail (the check's run has one too).
+    fn net_lines(&self) -> Vec<serde_json::Value> {
+        let dir = self.env.home().join(".local/share/nerdr/audit");
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .flat_map(|f| {
+                std::fs::read_to_string(f.path())
+                    .unwrap()
+                    .lines()
+                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .filter(|l| l["event"] == "net")
+            .collect()
+    }
+
+    /// A window on the session: the real `nerdr` in tmux.
+    fn window(&self) -> Window<'_> {
+        let w = Window {
+            s: self,
+            sock: self.proj.join("tmux.sock").display().to_string(),
+        };
+        w.tmux(&[
+            "new-session",
+            "-d",
+            "-x",
+            "150",
+            "-y",
+            "40",
+            "nerdr; sleep 600",
+        ]);
+        w
+    }
+}
+
+struct Window<'a> {
+    s: &'a Asking,
+    sock: String,
+}
+
+impl Window<'_> {
+    fn tmux(&self, args: &[&str]) -> String {
+        let mut v = vec!["tmux", "-f", "/dev/null", "-S", &self.sock];
+        v.extend_from_slice(args);
+        let mut cmd = self.s.env.user_cmd(&v);
+        cmd.current_dir(&self.s.proj)
+            .env("TERM", "xterm-256color")
+            .env("PATH", &self.s.path);
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "tmux {args:?}: {out:?}");
+        text(&out.stdout)
+    }
+
+    fn shows(&self, needle: &str) {
+        let mut last = String::new();
+        let ok = crate::support::poll(Duration::from_secs(20), || {
+            last = self.tmux(&["capture-pane", "-p", "-J", "-t", "0"]);
+            last.contains(needle)
+        });
+        assert!(ok, "the window never showed {needle:?}:\n{last}");
+    }
+}
+
+impl Drop for Window<'_> {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]);
+    }
+}
+
+#[test]
+fn an_unlisted_host_is_asked_once_again_and_this_session_not_again_and_deny_holds() {
+    let steps = "p=$(cat \"$HOME/ports\")\nset -- $p\n\
+                 r one $1; r two $1; r three $1; r four $2; r five $2\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    let [p1, p2] = s.ports;
+    s.env.write_user_file("ports", format!("{p1} {p2}\n"));
+    let (tab, worktree) = s.start();
+    let window = s.window();
+    window.shows("asker");
+    s.go(&worktree);
+
+    // One: asked; allowed once from the command line.
+    let q1 = s.question();
+    assert_eq!(
+        (q1["host"].as_str(), q1["port"].as_u64()),
+        (Some("asked.test"), Some(p1 as u64))
+    );
+    assert_eq!(q1["tab"], tab.as_str());
+    let question = q1["question"].as_str().unwrap();
+    assert!(
+        question.contains(&format!("asked.test:{p1}")) && question.contains(&tab),
+        "{question}"
+    );
+    s.ok(&["approvals", "approve", q1["id"].as_str().unwrap()]);
+    s.screen_shows(&tab, "one=200", Duration::from_secs(20));
+
+    // Two: the same host is asked again; the window answers `s`.
+    let q2 = s.question();
+    assert_ne!(q2["id"], q1["id"]);
+    assert_eq!(q2["host"], "asked.test");
+    window.tmux(&["send-keys", "-t", "0", "C-b", "F3"]);
+    window.shows("Approval queue");
+    window.shows(&format!("asked.test:{p1}"));
+    window.shows("s for this sandbox run");
+    window.tmux(&["send-keys", "-t", "0", "s"]);
+
+    // Three: not asked again; four (another port) asked and denied; five
+    // refused without asking.
+    let q4 = s.question();
+    assert_eq!(
+        q4["port"].as_u64(),
+        Some(p2 as u64),
+        "three was asked: {q4}"
+    );
+    s.ok(&["approvals", "deny", q4["id"].as_str().unwrap()]);
+    let screen = s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(30));
+    for want in ["one=200", "two=200", "three=200", "four=403", "five=403"] {
+        assert!(screen.contains(want), "{want}:\n{screen}");
+    }
+    assert!(s.pending().is_empty(), "{:?}", s.pending());
+
+    // The trail: three questions, their answers, three connections.
+    let mut net = Vec::new();
+    wait_until("the answers in the trail", Duration::from_secs(10), || {
+        net = s.net_lines();
+        net.iter().filter(|l| l["phase"] == "closed").count() == 3
+    });
+    let of = |phase: &str| -> Vec<String> {
+        net.iter()
+            .filter(|l| l["phase"] == phase)
+            .map(|l| {
+                format!(
+                    "{}:{} {}",
+                    l["host"].as_str().unwrap(),
+                    l["port"],
+                    l["rule"].as_str().unwrap()
+                )
+            })
+            .collect()
+    };
+    assert_eq!(of("asked").len(), 3, "{net:#?}");
+    assert_eq!(
+        of("answered"),
+        [
+            format!("asked.test:{p1} allowed once"),
+            format!("asked.test:{p1} allowed for this run"),
+            format!("asked.test:{p2} denied"),
+        ],
+        "{net:#?}"
+    );
+    assert_eq!(
+        of("opened"),
+        [
+            format!("asked.test:{p1} allowed once by the user"),
+            format!("asked.test:{p1} allowed for this sandbox run by the user"),
+            format!("asked.test:{p1} allowed for this sandbox run by the user"),
+        ],
+        "{net:#?}"
+    );
+    let refused: Vec<_> = net
+        .iter()
+        .filter(|l| l["phase"] == "refused")
+        .map(|l| (l["rule"].as_str().unwrap(), l["count"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        refused.iter().map(|r| r.1).sum::<u64>(),
+        2,
+        "four and five: {net:#?}"
+    );
+    assert!(
+        refused.iter().all(|r| r.0 == "denied by the user"),
+        "{net:#?}"
+    );
+    drop(window);
+}
+
+#[test]
+fn a_question_no_one_answers_is_refused_in_time_and_other_connections_go_on() {
+    let steps = "p=$(cat \"$HOME/ports\")\n\
+                 start=$(date +%s)\n\
+                 (curl -s -m 100 -w '\\ncode=%{http_code}\\n' \"http://asked.test:$p/\" > one.txt; \
+                  echo one >> order.txt) &\n\
+                 sleep 1\n\
+                 curl -s -m 10 -o /dev/null -w 'other=%{http_code}\\n' \"http://127.0.0.1:$p/\" >> order.txt\n\
+                 wait\n\
+                 echo elapsed=$(( $(date +%s) - start ))\n";
+    let Some(s) = Asking::new(steps, "[sandbox]\nask_timeout_secs = 3\n") else {
+        return;
+    };
+    s.env.write_user_file("ports", format!("{}\n", s.ports[0]));
+    let (tab, worktree) = s.start();
+    let window = s.window();
+    window.shows("asker");
+    let t0 = Instant::now();
+    s.go(&worktree);
+    let q = s.question();
+    assert!(
+        q["question"].as_str().unwrap().contains("refused in 3 s"),
+        "{q}"
+    );
+    let screen = s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(30));
+    let waited = t0.elapsed();
+    let elapsed: u64 = screen
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("elapsed="))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no elapsed line:\n{screen}"));
+    assert!(
+        (3..=8).contains(&elapsed),
+        "refused after {elapsed} s, not about 3 (test waited {waited:?})"
+    );
+    let one = std::fs::read_to_string(worktree.join("one.txt")).unwrap();
+    assert!(one.contains("code=403"), "{one}");
+    assert!(
+        one.contains("did not answer within 3 s"),
+        "the body says why: {one}"
+    );
+    // The allowed request was served while the question waited.
+    let order = std::fs::read_to_string(worktree.join("order.txt")).unwrap();
+    assert_eq!(order, "other=200\none\n", "{order}");
+    // The question left the queue with its time-out.
+    assert!(s.pending().is_empty(), "{:?}", s.pending());
+    let mut net = Vec::new();
+    wait_until("the time-out in the trail", Duration::from_secs(10), || {
+        net = s.net_lines();
+        net.iter().any(|l| l["phase"] == "answered")
+    });
+    assert!(
+        net.iter()
+            .any(|l| l["phase"] == "answered" && l["rule"] == "no answer within 3 s"),
+        "{net:#?}"
+    );
+    drop(window);
+}
+
+#[test]
+fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow() {
+    let steps = "p=$(cat \"$HOME/ports\")\n\
+                 start=$(date +%s)\n\
+                 curl -s -m 100 -w '\\ncode=%{http_code}\\n' \"http://asked.test:$p/\" > nowin.txt\n\
+                 echo elapsed=$(( $(date +%s) - start )) >> nowin.txt\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    let p = s.ports[0];
+    s.env.write_user_file("ports", format!("{p}\n"));
+    let (tab, worktree) = s.start();
+    s.go(&worktree);
+    s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(30));
+    let body = std::fs::read_to_string(worktree.join("nowin.txt")).unwrap();
+    let said = |body: &str, how_not: &str| {
+        for want in [
+            &format!("Blocked by nerdr network policy: asked.test:{p}"),
+            "code=403",
+            how_not,
+            &format!("allowed: 127.0.0.1:{p}, 127.0.0.1:{}", s.ports[1]),
+            "to allow it: add \"asked.test\" to network.allowedDomains in \
+             $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json",
+        ] {
+            assert!(body.contains(want), "{want:?} missing:\n{body}");
+        }
+    };
+    said(
+        &body,
+        "not asked: no window is attached to this tab's session",
+    );
+    assert!(
+        body.contains("elapsed=0") || body.contains("elapsed=1"),
+        "{body}"
+    );
+    assert!(s.pending().is_empty(), "{:?}", s.pending());
+
+    // Outside any nerdr tab: refused the same way, saying why.
+    let settings = s.settings.display().to_string();
+    let script = format!("curl -s -m 20 -w '\\ncode=%{{http_code}}\\n' http://asked.test:{p}/");
+    let mut c = s.env.user_cmd(&[
+        "nerdr",
+        "sandbox",
+        "--settings",
+        &settings,
+        "--",
+        "sh",
+        "-c",
+        &script,
+    ]);
+    c.current_dir(&s.proj);
+    let out = crate::support::sysenv::output_of(&mut c);
+    said(&text(&out.stdout), "runs outside any nerdr tab");
+}
+
+#[test]
+fn the_limits_file_inside_names_each_limit() {
+    let Some(env) = setup() else { return };
+    env.write_user_file(".ssh/id_ed25519", "secret\n");
+    let settings = env.write_user_file(
+        "limits-settings.json",
+        "{\"sandbox\": {\"network\": {\"allowedDomains\": [\"example.com\"]}}}",
+    );
+    let script = "echo \"var=$NERDR_SANDBOX_LIMITS\"; cat \"$NERDR_SANDBOX_LIMITS\"; \
+                  (echo x > \"$NERDR_SANDBOX_LIMITS\") 2>/dev/null && echo WRITABLE || echo READ-ONLY";
+    let proj = env.home().join("proj");
+    let settings = settings.display().to_string();
+    let mut c = env.user_cmd(&[
+        "nerdr",
+        "sandbox",
+        "--settings",
+        &settings,
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    c.current_dir(&proj);
+    let out = crate::support::sysenv::output_of(&mut c);
+    let said = text(&out.stdout);
+    assert!(out.status.success(), "{said}\n{}", text(&out.stderr));
+    let home = env.home().display().to_string();
+    let section = |title: &str| -> String {
+        said.split("\n\n")
+            .find(|s| s.starts_with(title))
+            .map(|s| format!("{s}\n"))
+            .unwrap_or_else(|| panic!("no {title:?} section:\n{said}"))
+    };
+    assert!(
+        said.starts_with("var=/tmp/nerdr-sandbox-limits.txt\n"),
+        "{said}"
+    );
+    assert!(
+        section("Writable").contains(&format!("  {home}/proj\n")),
+        "{said}"
+    );
+    let read_only = section("Read-only");
+    for p in [".git/hooks", ".git/config"] {
+        assert!(
+            read_only.contains(&format!("  {home}/proj/{p}\n")),
+            "{p}: {said}"
+        );
+    }
+    assert!(
+        read_only.contains(&format!("  {home}/.local/state/nerdr\n")),
+        "{said}"
+    );
+    let hidden = section("Hidden");
+    assert!(hidden.contains(&format!("  {home}/.ssh\n")), "{said}");
+    assert!(
+        hidden.contains(&env.runtime_dir().display().to_string()),
+        "{said}"
+    );
+    let network = section("Network");
+    assert!(
+        network.contains("nerdr's proxy at http://127.0.0.1:3128"),
+        "{said}"
+    );
+    assert!(network.contains("allowed: example.com"), "{said}");
+    assert!(
+        network.contains("refused with 403"),
+        "outside a tab: {said}"
+    );
+    let privileges = section("Privileges");
+    for want in ["no new privileges", "no nested namespaces", "TIOCSTI"] {
+        assert!(privileges.contains(want), "{want}: {said}");
+    }
+    assert!(said.trim_end().ends_with("READ-ONLY"), "{said}");
+    // Nothing was left on the host for it.
+    assert!(!env.ns_path("/tmp/nerdr-sandbox-limits.txt").exists());
+}
