@@ -45,9 +45,7 @@ impl Proxy {
             return earlier;
         }
         let outcome = match &self.asker {
-            None => Outcome::NotAsked(
-                "`nerdr sandbox` runs outside any nerdr tab, so there is no one to ask".into(),
-            ),
+            None => Outcome::NotAsked("not run from a nerdr tab, so there is no one to ask".into()),
             Some(asker) => {
                 self.report_question(protocol, raw_host, port, Phase::Asked, None, None);
                 let outcome = tokio::time::timeout(MAX_WAIT, asker.ask(raw_host, port))

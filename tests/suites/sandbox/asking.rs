@@ -448,7 +448,7 @@ fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow(
     ]);
     c.current_dir(&s.proj);
     let out = crate::support::sysenv::output_of(&mut c);
-    said(&text(&out.stdout), "runs outside any nerdr tab");
+    said(&text(&out.stdout), "not run from a nerdr tab");
 }
 
 #[test]
