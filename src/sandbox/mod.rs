@@ -10,6 +10,9 @@
 //!   writes; `seccomp`: the filter; `weaken`: test-only weakenings;
 //! - `availability`: can bubblewrap run here, and if not, what to do;
 //! - `network`: the seam where the filtering proxy plugs in;
+//!   `ask_person`: how it asks the person about a host on neither list
+//!   (over the hook socket, as the tab `nerdr sandbox` runs in);
+//! - `limits`: the limits in words, for the program inside;
 //! - `audit_trail`: one JSON line per decision.
 //!
 //! The terminal stays CMD's: bubblewrap runs without `--new-session`, so
