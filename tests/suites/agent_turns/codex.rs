@@ -1,0 +1,1 @@
+//! The real codex under `nerdr sandbox`.

@@ -1,0 +1,246 @@
+//! The real claude and codex (from `$NERDR_AGENT_CLIS`, as `.ci/run`
+//! installs them) started by `nerdr agent` under `nerdr sandbox`, doing
+//! real turns against the project's fake model server: a prompt typed
+//! with `nerdr send` makes the model run a command through the CLI's own
+//! shell tool inside the sandbox, and the test checks the result on the
+//! host once the agent has exited.
+//! - `claude`, `codex`: a `git commit` lands on the tab's branch; after
+//!   `nerdr restart` the CLI comes back signed in (no dialog) with what it
+//!   wrote to its config folder, and does another turn; config the agent
+//!   writes that would make the host start a program (MCP servers,
+//!   plugins, `notify`) does not survive the run.
+//!
+//! The sandbox's network namespace has only its own loopback: the CLIs
+//! reach the fake model on the host's 127.0.0.1 through nerdr's proxy
+//! (`HTTP_PROXY`, which allows loopback by default), as any plain-HTTP
+//! request goes out.
+
+mod claude;
+mod codex;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use crate::suites::sandbox::{setup, text, user_git};
+use crate::support::agent_home::AgentHome;
+use crate::support::fake_model::FakeModel;
+use crate::support::poll;
+use crate::support::sysenv::{skip, SystemdEnv};
+
+/// Node programs start slowly on a loaded two-core machine, behind
+/// nerdr's sandbox check.
+const START: Duration = Duration::from_secs(90);
+/// One turn: the model's answer, the tool's run, the closing answer.
+const TURN: Duration = Duration::from_secs(90);
+/// The agent's exit, and nerdr's work after it (its sandbox's end).
+const EXIT: Duration = Duration::from_secs(60);
+
+/// Both CLIs show this footer at their idle prompt.
+const IDLE: &str = "? for shortcuts";
+
+/// The CLIs' folder, or `None` after a loud skip.
+fn clis() -> Option<PathBuf> {
+    let Some(dir) = std::env::var_os("NERDR_AGENT_CLIS").map(PathBuf::from) else {
+        skip(
+            "NERDR_AGENT_CLIS is not set; install the CLIs as .ci/run does \
+             (npm install --prefix DIR @anthropic-ai/claude-code @openai/codex) \
+             and set NERDR_AGENT_CLIS=DIR/node_modules/.bin",
+        );
+        return None;
+    };
+    for name in ["claude", "codex"] {
+        if !dir.join(name).is_file() {
+            skip(&format!("NERDR_AGENT_CLIS={} holds no {name}", dir.display()));
+            return None;
+        }
+    }
+    Some(dir)
+}
+
+/// One CLI under `nerdr sandbox` in a private `systemd --user`, with a fake
+/// model to talk to.
+pub struct Turns {
+    pub env: SystemdEnv,
+    pub model: FakeModel,
+    /// The agent's name in nerdr's config (and its program).
+    pub agent: &'static str,
+    path: String,
+    agent_env: Vec<(String, String)>,
+}
+
+impl Turns {
+    /// `None` after a loud skip. `home` says what the CLI's HOME needs, from
+    /// the model's URL and the test user's HOME.
+    pub fn setup(agent: &'static str, home: impl FnOnce(&str, &Path) -> AgentHome) -> Option<Self> {
+        let clis = clis()?;
+        let env = setup()?;
+        env.run(&["nerdr", "service", "install"]);
+        env.write_user_file(
+            ".config/nerdr/config.toml",
+            format!(
+                "[agents.{agent}]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"{agent}\"]\n\
+                 sandboxed = true\n"
+            ),
+        );
+        let model = FakeModel::start();
+        let prepared = home(&model.url(), env.home());
+        for (rel, content) in &prepared.files {
+            env.write_user_file(rel, content);
+        }
+        let path = format!(
+            "{}:{}:/usr/local/bin:/usr/bin:/bin",
+            env.nerdr().parent().unwrap().display(),
+            clis.display()
+        );
+        Some(Turns {
+            env,
+            model,
+            agent,
+            path,
+            agent_env: prepared.env,
+        })
+    }
+
+    pub fn proj(&self) -> PathBuf {
+        self.env.home().join("proj")
+    }
+
+    /// `nerdr ARGS` as the user in the repository, with the CLI's
+    /// variables (they reach the agent from the command that starts it).
+    pub fn nerdr(&self, args: &[&str]) -> Output {
+        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(self.proj())
+            .env("PATH", &self.path)
+            .env("TERM", "xterm-256color")
+            .envs(self.agent_env.iter().map(|(k, v)| (k, v)));
+        crate::support::sysenv::output_of(&mut cmd)
+    }
+
+    /// Like [`Self::nerdr`], requiring success; trimmed stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let out = self.nerdr(args);
+        assert!(
+            out.status.success(),
+            "nerdr {args:?}: {}\n{}\nthe fake model's log:\n{}",
+            out.status,
+            text(&out.stderr),
+            self.model.dump()
+        );
+        text(&out.stdout).trim_end().to_string()
+    }
+
+    /// `nerdr agent AGENT`; the tab's id.
+    pub fn start(&self) -> String {
+        self.ok(&["agent", self.agent]).trim().to_string()
+    }
+
+    pub fn screen(&self, tab: &str) -> String {
+        self.ok(&["read", tab])
+    }
+
+    pub fn tab_json(&self, tab: &str) -> serde_json::Value {
+        let tabs: Vec<serde_json::Value> =
+            serde_json::from_str(&self.ok(&["tabs", "--json"])).unwrap();
+        tabs.into_iter()
+            .find(|t| t["id"] == tab)
+            .unwrap_or_else(|| panic!("no tab {tab} in nerdr tabs"))
+    }
+
+    /// Poll the screen until `cond` holds; panics with the screen, the
+    /// model's log and `what` after `timeout`.
+    pub fn wait_screen(
+        &self,
+        tab: &str,
+        what: &str,
+        timeout: Duration,
+        cond: impl Fn(&str) -> bool,
+    ) -> String {
+        let mut last = String::new();
+        let ok = poll(timeout, || {
+            last = self.screen(tab);
+            cond(&last)
+        });
+        assert!(
+            ok,
+            "{}: {what} never came within {timeout:?}; screen:\n{last}\nthe fake model's log:\n{}",
+            self.agent,
+            self.model.dump()
+        );
+        last
+    }
+
+    /// Wait for the idle prompt; fails at once on a dialog the prepared
+    /// HOME should have answered.
+    pub fn wait_idle(&self, tab: &str) -> String {
+        let screen = self.wait_screen(tab, "the idle prompt", START, |s| {
+            s.contains(IDLE) || DIALOGS.iter().any(|d| s.contains(d))
+        });
+        let dialog = DIALOGS.iter().find(|d| screen.contains(*d));
+        assert!(
+            dialog.is_none(),
+            "{}: a dialog ({dialog:?}) instead of the prompt:\n{screen}",
+            self.agent
+        );
+        screen
+    }
+
+    /// Type `prompt` and press Enter separately (a CR in the same write
+    /// would be taken as part of a paste).
+    pub fn prompt(&self, tab: &str, prompt: &str) {
+        self.ok(&["send", "--no-enter", tab, prompt]);
+        self.wait_screen(tab, "the typed prompt", TURN, |s| s.contains(prompt));
+        self.ok(&["send", tab, ""]);
+    }
+
+    /// End the CLI from its prompt and wait until nerdr saw it exit.
+    pub fn exit(&self, tab: &str, command: &str) {
+        self.prompt(tab, command);
+        let mut last = serde_json::Value::Null;
+        let exited = poll(EXIT, || {
+            last = self.tab_json(tab);
+            last["state"] == "exited"
+        });
+        assert!(
+            exited,
+            "{}: never exited after {command}: {last}\nscreen:\n{}",
+            self.agent,
+            self.screen(tab)
+        );
+    }
+
+    /// The subjects on branch `nerdr/<tab>`, polled until one is `subject`
+    /// (the commit may reach the repository only as the sandbox ends).
+    pub fn wait_commit(&self, tab: &str, subject: &str) {
+        let branch = format!("nerdr/{tab}");
+        let mut log = String::new();
+        let found = poll(EXIT, || {
+            log = user_git(&self.env, &self.proj(), &["log", "--format=%s", &branch]);
+            log.lines().any(|l| l == subject)
+        });
+        assert!(
+            found,
+            "{}: no commit {subject:?} on {branch} in the repository; its log:\n{log}\n\
+             the fake model's log:\n{}",
+            self.agent,
+            self.model.dump()
+        );
+    }
+
+    pub fn home_file(&self, rel: &str) -> PathBuf {
+        self.env.home().join(rel)
+    }
+}
+
+/// Text of the dialogs the prepared HOMEs pre-answer (sign-in, API key,
+/// folder trust, onboarding).
+const DIALOGS: &[&str] = &[
+    "Sign in",
+    "Do you want to use this API key",
+    "Detected a custom API key",
+    "Do you trust",
+    "trust this folder",
+    "Choose the text style",
+    "Select login method",
+    "Welcome to Codex",
+];
