@@ -193,6 +193,38 @@ impl Turns {
         self.ok(&["send", tab, ""]);
     }
 
+    /// Wait until the model has the result of the command it asked for,
+    /// saying yes (Enter: the first choice) to each permission prompt the
+    /// CLI shows on the way; how many it answered.
+    pub fn wait_tool_result(&self, tab: &str) -> usize {
+        let mut approved = 0;
+        let mut last = String::new();
+        let done = poll(TURN, || {
+            if self.model.log().iter().any(|r| r.after_tool()) {
+                return true;
+            }
+            last = self.screen(tab);
+            if PERMISSION_PROMPTS.iter().any(|p| last.contains(p)) {
+                self.ok(&["send", tab, ""]);
+                approved += 1;
+                // Until the prompt is gone, so one prompt gets one Enter.
+                poll(TURN, || {
+                    let s = self.screen(tab);
+                    !PERMISSION_PROMPTS.iter().any(|p| s.contains(p))
+                });
+            }
+            false
+        });
+        assert!(
+            done,
+            "{}: the command's result never reached the model within {TURN:?}; screen:\n{last}\n\
+             the fake model's log:\n{}",
+            self.agent,
+            self.model.dump()
+        );
+        approved
+    }
+
     /// End the CLI from its prompt and wait until nerdr saw it exit.
     pub fn exit(&self, tab: &str, command: &str) {
         self.prompt(tab, command);
@@ -231,6 +263,12 @@ impl Turns {
         self.env.home().join(rel)
     }
 }
+
+/// Each CLI's question before it runs a command.
+const PERMISSION_PROMPTS: &[&str] = &[
+    "Do you want to proceed?",
+    "Would you like to run the following command?",
+];
 
 /// Text of the dialogs the prepared HOMEs pre-answer (sign-in, API key,
 /// folder trust, onboarding).
