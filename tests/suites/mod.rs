@@ -3,6 +3,7 @@ mod agent_clis;
 mod agent_turns;
 mod attach;
 mod cli;
+mod fake_model;
 mod git_guard;
 mod harness;
 mod holder;

@@ -54,7 +54,10 @@ pub fn claude(url: &str, home: &Path) -> AgentHome {
             ("ANTHROPIC_BASE_URL".into(), url.to_string()),
             ("ANTHROPIC_API_KEY".into(), API_KEY.into()),
             ("DISABLE_TELEMETRY".into(), "1".into()),
-            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(), "1".into()),
+            (
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
+                "1".into(),
+            ),
             ("DISABLE_AUTOUPDATER".into(), "1".into()),
         ],
     }

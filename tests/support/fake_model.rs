@@ -145,10 +145,6 @@ impl FakeModel {
         format!("http://{}", self.addr)
     }
 
-    pub fn port(&self) -> u16 {
-        self.addr.port()
-    }
-
     /// From now on, a user message containing `marker` gets `turn` (the
     /// first matching rule wins).
     pub fn when_user_says(&self, marker: &str, turn: Turn) {
@@ -175,7 +171,11 @@ impl FakeModel {
                 r.path,
                 r.asked.as_ref().map(|a| (a.after_tool, a.has_shell)),
                 r.answer,
-                if r.body.chars().count() > 600 { " ..." } else { "" },
+                if r.body.chars().count() > 600 {
+                    " ..."
+                } else {
+                    ""
+                },
             ));
         }
         if out.is_empty() {
@@ -218,8 +218,18 @@ fn serve(conn: TcpStream, shared: &Shared) {
             Ok(Some(req)) => req,
             Ok(None) => return,
             Err(e) => {
-                log(shared, "?", "?", format!("(unreadable request: {e})").into_bytes());
-                let _ = http::reply(&mut w, "400 Bad Request", "text/plain", e.to_string().as_bytes());
+                log(
+                    shared,
+                    "?",
+                    "?",
+                    format!("(unreadable request: {e})").into_bytes(),
+                );
+                let _ = http::reply(
+                    &mut w,
+                    "400 Bad Request",
+                    "text/plain",
+                    e.to_string().as_bytes(),
+                );
                 return;
             }
         };
@@ -276,7 +286,12 @@ fn respond(req: &http::Request, w: &mut TcpStream, shared: &Shared) -> std::io::
         _ => {
             let err = json!({"type": "error", "error": {"type": "not_found_error",
                              "message": format!("the fake model does not serve {} {path}", req.method)}});
-            http::reply(w, "404 Not Found", "application/json", err.to_string().as_bytes())
+            http::reply(
+                w,
+                "404 Not Found",
+                "application/json",
+                err.to_string().as_bytes(),
+            )
         }
     }
 }

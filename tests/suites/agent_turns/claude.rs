@@ -58,9 +58,8 @@ fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart()
         .as_str()
         .expect("claude has a session id")
         .to_string();
-    let kept = transcript(&t, &session).unwrap_or_else(|| {
-        panic!("no transcript of session {session} under ~/.claude/projects")
-    });
+    let kept = transcript(&t, &session)
+        .unwrap_or_else(|| panic!("no transcript of session {session} under ~/.claude/projects"));
     assert!(kept.contains("COMMIT-NOW"), "{kept}");
 
     // Started again: no sign-in or key dialog, the conversation resumed
@@ -75,8 +74,17 @@ fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart()
     let log = t.model.log();
     let second = log[before..]
         .iter()
-        .find(|r| r.asked.as_ref().is_some_and(|a| a.user_text.contains("hello again")))
-        .unwrap_or_else(|| panic!("the second turn never reached the model:\n{}", t.model.dump()));
+        .find(|r| {
+            r.asked
+                .as_ref()
+                .is_some_and(|a| a.user_text.contains("hello again"))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the second turn never reached the model:\n{}",
+                t.model.dump()
+            )
+        });
     assert!(
         second.body.contains("COMMIT-NOW"),
         "the restarted claude did not resume its conversation:\n{}",
@@ -122,23 +130,23 @@ fn claude_config_writes_that_start_programs_do_not_survive_the_run() {
         .model
         .log()
         .iter()
-        .filter(|r| r.after_tool())
-        .map(|r| r.body.contains("PLANTED-MCP") || r.body.contains("PLANTED-PLUGIN"))
-        .any(|b| b);
+        .any(|r| r.after_tool() && r.body.contains("PLANTED-"));
     eprintln!("the planting command reported success inside: {tried}");
     let after = claude_json(&t);
     let mut servers = vec![after["mcpServers"].clone()];
     if let Some(projects) = after["projects"].as_object() {
         servers.extend(projects.values().map(|p| p["mcpServers"].clone()));
     }
-    assert!(
-        servers.iter().all(|s| s.get("planted").is_none()),
-        "an MCP server the sandboxed agent wrote survived in ~/.claude.json:\n{after:#}"
-    );
+    let mut survived = Vec::new();
+    if servers.iter().any(|s| s.get("planted").is_some()) {
+        survived.push("the MCP server in ~/.claude.json".to_string());
+    }
     let plugin = t.home_file(".claude/plugins/planted");
+    if plugin.exists() {
+        survived.push(format!("the plugin {}", plugin.display()));
+    }
     assert!(
-        !plugin.exists(),
-        "a plugin the sandboxed agent wrote survived: {}",
-        plugin.display()
+        survived.is_empty(),
+        "config the sandboxed claude wrote survived: {survived:?}\n~/.claude.json:\n{after:#}"
     );
 }

@@ -76,8 +76,17 @@ fn the_real_codex_commits_on_its_branch_and_comes_back_signed_in_after_a_restart
     let log = t.model.log();
     log[before..]
         .iter()
-        .find(|r| r.asked.as_ref().is_some_and(|a| a.user_text.contains("hello again")))
-        .unwrap_or_else(|| panic!("the second turn never reached the model:\n{}", t.model.dump()));
+        .find(|r| {
+            r.asked
+                .as_ref()
+                .is_some_and(|a| a.user_text.contains("hello again"))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the second turn never reached the model:\n{}",
+                t.model.dump()
+            )
+        });
     for f in &kept {
         assert!(f.is_file(), "{} is gone after the restart", f.display());
     }

@@ -51,7 +51,10 @@ fn clis() -> Option<PathBuf> {
     };
     for name in ["claude", "codex"] {
         if !dir.join(name).is_file() {
-            skip(&format!("NERDR_AGENT_CLIS={} holds no {name}", dir.display()));
+            skip(&format!(
+                "NERDR_AGENT_CLIS={} holds no {name}",
+                dir.display()
+            ));
             return None;
         }
     }

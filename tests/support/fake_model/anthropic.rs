@@ -63,7 +63,10 @@ pub fn events(answer: &Answer, model: &str, n: u64) -> Vec<Event> {
     let mut start = message(answer, model, n);
     start["content"] = json!([]);
     start["stop_reason"] = Value::Null;
-    let mut out = vec![ev("message_start", json!({"type": "message_start", "message": start}))];
+    let mut out = vec![ev(
+        "message_start",
+        json!({"type": "message_start", "message": start}),
+    )];
     let stop = match answer {
         Answer::Text { text, slow } => {
             out.push(ev(
@@ -100,7 +103,10 @@ pub fn events(answer: &Answer, model: &str, n: u64) -> Vec<Event> {
             "tool_use"
         }
     };
-    out.push(ev("content_block_stop", json!({"type": "content_block_stop", "index": 0})));
+    out.push(ev(
+        "content_block_stop",
+        json!({"type": "content_block_stop", "index": 0}),
+    ));
     out.push(ev(
         "message_delta",
         json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},

@@ -112,8 +112,8 @@ fn read_chunked(r: &mut BufReader<TcpStream>) -> io::Result<Vec<u8>> {
     loop {
         let size = read_line(r)?.ok_or_else(|| bad("a chunked body ended early"))?;
         let size = size.split(';').next().unwrap_or("").trim();
-        let size = usize::from_str_radix(size, 16)
-            .map_err(|_| bad(format!("bad chunk size {size:?}")))?;
+        let size =
+            usize::from_str_radix(size, 16).map_err(|_| bad(format!("bad chunk size {size:?}")))?;
         if size == 0 {
             // Trailers, up to the blank line.
             while read_line(r)?.is_some_and(|l| !l.is_empty()) {}

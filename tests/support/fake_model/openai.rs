@@ -17,7 +17,9 @@ fn shell_tool(req: &Value) -> Option<(String, Value)> {
     let tools = req["tools"].as_array()?;
     SHELLS.iter().find_map(|want| {
         tools.iter().find_map(|t| {
-            let name = t["name"].as_str().or_else(|| t["function"]["name"].as_str())?;
+            let name = t["name"]
+                .as_str()
+                .or_else(|| t["function"]["name"].as_str())?;
             (name == *want).then(|| {
                 let params = t.get("parameters").unwrap_or(&t["function"]["parameters"]);
                 (name.to_string(), params.clone())
@@ -89,9 +91,11 @@ pub fn events(req: &Value, answer: &Answer, n: u64) -> Vec<Event> {
     match answer {
         Answer::Text { text, slow } => {
             let id = format!("msg_fake{n}");
-            out.push(ev(json!({"type": "response.output_item.added", "output_index": 0,
+            out.push(ev(
+                json!({"type": "response.output_item.added", "output_index": 0,
                 "item": {"type": "message", "id": id, "role": "assistant", "status": "in_progress",
-                         "content": []}})));
+                         "content": []}}),
+            ));
             for piece in pieces(text, *slow) {
                 let mut e = ev(json!({"type": "response.output_text.delta", "item_id": id,
                                       "output_index": 0, "content_index": 0, "delta": piece}));
@@ -100,22 +104,28 @@ pub fn events(req: &Value, answer: &Answer, n: u64) -> Vec<Event> {
                 }
                 out.push(e);
             }
-            out.push(ev(json!({"type": "response.output_item.done", "output_index": 0,
+            out.push(ev(
+                json!({"type": "response.output_item.done", "output_index": 0,
                 "item": {"type": "message", "id": id, "role": "assistant", "status": "completed",
-                         "content": [{"type": "output_text", "text": text, "annotations": []}]}})));
+                         "content": [{"type": "output_text", "text": text, "annotations": []}]}}),
+            ));
         }
         Answer::Shell { command, escalate } => {
             let (name, params) = shell_tool(req).expect("decide offers a shell only when declared");
-            out.push(ev(json!({"type": "response.output_item.done", "output_index": 0,
+            out.push(ev(
+                json!({"type": "response.output_item.done", "output_index": 0,
                 "item": {"type": "function_call", "id": format!("fc_fake{n}"),
                          "call_id": format!("call_fake{n}"), "name": name, "status": "completed",
-                         "arguments": arguments(&params, command, *escalate).to_string()}})));
+                         "arguments": arguments(&params, command, *escalate).to_string()}}),
+            ));
         }
     }
-    out.push(ev(json!({"type": "response.completed", "response": {"id": resp, "status": "completed",
+    out.push(ev(
+        json!({"type": "response.completed", "response": {"id": resp, "status": "completed",
         "usage": {"input_tokens": 10, "input_tokens_details": {"cached_tokens": 0},
                   "output_tokens": 5, "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": 15}}})));
+                  "total_tokens": 15}}}),
+    ));
     out
 }
 
@@ -126,7 +136,11 @@ mod tests {
     #[test]
     fn shell_arguments_follow_the_declared_parameters() {
         let rows = [
-            (json!({"properties": {"cmd": {"type": "string"}}}), false, json!({"cmd": "ls"})),
+            (
+                json!({"properties": {"cmd": {"type": "string"}}}),
+                false,
+                json!({"cmd": "ls"}),
+            ),
             (
                 json!({"properties": {"cmd": {}}}),
                 true,
@@ -138,7 +152,11 @@ mod tests {
                 false,
                 json!({"command": ["bash", "-lc", "ls"]}),
             ),
-            (json!({"properties": {"command": {"type": "string"}}}), false, json!({"command": "ls"})),
+            (
+                json!({"properties": {"command": {"type": "string"}}}),
+                false,
+                json!({"command": "ls"}),
+            ),
         ];
         for (params, escalate, want) in rows {
             assert_eq!(arguments(&params, "ls", escalate), want, "{params}");

@@ -166,15 +166,40 @@ mod tests {
             schema: None,
         };
         let rows: Vec<(&str, Asked, Answer)> = vec![
-            ("a marker runs its command", asked("please DO-COMMIT", true, false), shell("git commit")),
-            ("no shell tool offered: only text", asked("DO-COMMIT", false, false), said(DEFAULT_TEXT)),
-            ("after the tool: the closing text", asked("DO-COMMIT", true, true), said(AFTER_TOOL_TEXT)),
-            ("slow", asked("GO-SLOW", true, false), Answer::Text { text: "one two".into(), slow: true }),
-            ("anything else", asked("hello", true, false), said(DEFAULT_TEXT)),
+            (
+                "a marker runs its command",
+                asked("please DO-COMMIT", true, false),
+                shell("git commit"),
+            ),
+            (
+                "no shell tool offered: only text",
+                asked("DO-COMMIT", false, false),
+                said(DEFAULT_TEXT),
+            ),
+            (
+                "after the tool: the closing text",
+                asked("DO-COMMIT", true, true),
+                said(AFTER_TOOL_TEXT),
+            ),
+            (
+                "slow",
+                asked("GO-SLOW", true, false),
+                Answer::Text {
+                    text: "one two".into(),
+                    slow: true,
+                },
+            ),
+            (
+                "anything else",
+                asked("hello", true, false),
+                said(DEFAULT_TEXT),
+            ),
             (
                 "a schema wins over a marker",
                 Asked {
-                    schema: Some(json!({"type": "object", "properties": {"title": {"type": "string"}}})),
+                    schema: Some(
+                        json!({"type": "object", "properties": {"title": {"type": "string"}}}),
+                    ),
                     ..asked("DO-COMMIT", true, false)
                 },
                 said("{\"title\":\"Fake session\"}"),
