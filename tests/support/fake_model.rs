@@ -145,6 +145,10 @@ impl FakeModel {
         format!("http://{}", self.addr)
     }
 
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
     /// From now on, a user message containing `marker` gets `turn` (the
     /// first matching rule wins).
     pub fn when_user_says(&self, marker: &str, turn: Turn) {

@@ -51,6 +51,7 @@ fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart()
         "echo from-claude > claude.txt && git add claude.txt && git commit -q -m from-claude",
     );
     t.wait_commit(&tab, "from-claude");
+    t.assert_reached_through_the_proxy();
 
     // Its conversation, written in its config folder inside the sandbox,
     // is on the host.
@@ -103,7 +104,11 @@ fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart()
 /// Outside any sandbox, claude's first run adds its `userID` (and
 /// `firstStartTime`, migrations...) to `~/.claude.json`; its account after
 /// `/login` goes there too. Under `nerdr sandbox` those writes must reach
-/// the host, or the next start is a first start again.
+/// the host, or the next start is a first start again. Claude Code 2.1.197
+/// saves the file under a lock folder `~/.claude.json.lock` and through a
+/// temporary file beside it, both in the read-only HOME; its debug log
+/// (`--debug-file`) says "EROFS ... mkdir '~/.claude.json.lock'", then
+/// "Config fallback write also failed; continuing without persisting".
 #[test]
 fn what_claude_writes_to_its_claude_json_in_the_sandbox_is_kept() {
     let Some(t) = setup() else { return };

@@ -55,6 +55,7 @@ fn the_real_codex_commits_on_its_branch_and_comes_back_signed_in_after_a_restart
         "echo from-codex > codex.txt && git add codex.txt && git commit -q -m from-codex",
     );
     t.wait_commit(&tab, "from-codex");
+    t.assert_reached_through_the_proxy();
 
     // Its session, written in its config folder inside the sandbox, is on
     // the host.

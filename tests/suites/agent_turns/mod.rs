@@ -262,6 +262,32 @@ impl Turns {
         );
     }
 
+    /// The sandbox's audit trail has an allowed connection to the fake
+    /// model: the CLI reached it through nerdr's proxy (the sandbox's
+    /// loopback is its own), not around it.
+    pub fn assert_reached_through_the_proxy(&self) {
+        let dir = self.env.home().join(".local/share/nerdr/audit");
+        let lines: Vec<serde_json::Value> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .flatten()
+            .flat_map(|f| {
+                let text = std::fs::read_to_string(f.path()).unwrap();
+                text.lines()
+                    .map(|l| serde_json::from_str(l).unwrap())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let port = self.model.port();
+        assert!(
+            lines.iter().any(|l| l["event"] == "net"
+                && l["phase"] == "opened"
+                && l["host"] == "127.0.0.1"
+                && l["port"] == port),
+            "{}: no connection to 127.0.0.1:{port} through the proxy in the audit trail:\n{lines:#?}",
+            self.agent
+        );
+    }
+
     pub fn home_file(&self, rel: &str) -> PathBuf {
         self.env.home().join(rel)
     }
