@@ -8,7 +8,7 @@ use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
 use crate::support::fake_model::Turn;
 
 fn setup() -> Option<Turns> {
-    Turns::setup("claude", |url, home| agent_home::claude(url, home))
+    Turns::setup("claude", agent_home::claude)
 }
 
 fn claude_json(t: &Turns) -> Value {
