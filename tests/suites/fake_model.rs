@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT, SLOW_WORD};
-use crate::support::fake_model::{FakeModel, Turn};
+use crate::support::fake_model::{Answer, FakeModel, Turn};
 
 /// `curl` with `body` (or none) to `path`; (status, body).
 fn curl(model: &FakeModel, method: &str, path: &str, body: Option<&Value>) -> (u16, String) {
@@ -84,6 +84,9 @@ fn claude_gets_its_shell_call_then_the_closing_text() {
     assert_eq!(log[0].path, "/v1/messages?beta=true");
     assert_eq!(log[0].json.as_ref().unwrap()["some_new_field"], 1);
     assert!(log[1].after_tool() && !log[0].after_tool());
+    assert!(
+        matches!(&log[0].answer, Some(Answer::Shell { command, .. }) if command == "git commit -qm x")
+    );
 }
 
 #[test]

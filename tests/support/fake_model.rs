@@ -36,8 +36,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-pub use script::Turn;
-use script::{decide, Answer, Asked};
+use script::decide;
+pub use script::{Answer, Asked, Turn};
 
 impl Turn {
     /// Run `command` through the CLI's shell tool, without asking for more
@@ -87,7 +87,7 @@ pub struct Logged {
     /// For the model endpoints: the request as the script saw it.
     pub asked: Option<Asked>,
     /// For the model endpoints: what the model answered.
-    pub answer: Option<String>,
+    pub answer: Option<Answer>,
 }
 
 impl Logged {
@@ -303,7 +303,7 @@ fn respond(req: &http::Request, w: &mut TcpStream, shared: &Shared) -> std::io::
 fn record(shared: &Shared, at: usize, asked: Asked, answer: &Answer) {
     let mut log = shared.log.lock().unwrap();
     log[at].asked = Some(asked);
-    log[at].answer = Some(format!("{answer:?}"));
+    log[at].answer = Some(answer.clone());
 }
 
 fn stream(w: &mut TcpStream, events: &[Event]) -> std::io::Result<()> {
