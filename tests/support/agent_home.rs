@@ -67,15 +67,31 @@ pub fn claude(url: &str, home: &Path) -> AgentHome {
 /// `nerdr sandbox`'s cleaned environment).
 pub const CODEX_KEY_VAR: &str = "OPENAI_API_KEY";
 
+/// When codex asks before running a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodexAsks {
+    /// Never: every command runs at once, outside codex's own sandbox.
+    Never,
+    /// When the model asks for escalation (`Turn::Run { escalate: true }`):
+    /// "Would you like to run the following command?", which Enter
+    /// approves. Other commands go to codex's own sandbox, which cannot
+    /// start inside `nerdr sandbox`.
+    OnEscalation,
+}
+
 /// codex against `url`, trusting `home` and each of `trusted` (codex trusts
 /// a project by its repository's root). nerdr gives codex `--no-daemon`
 /// itself; a test running codex by hand must add it.
-pub fn codex(url: &str, home: &Path, trusted: &[&Path]) -> AgentHome {
+pub fn codex(url: &str, home: &Path, trusted: &[&Path], asks: CodexAsks) -> AgentHome {
+    let (approval, sandbox) = match asks {
+        CodexAsks::Never => ("never", "danger-full-access"),
+        CodexAsks::OnEscalation => ("on-request", "workspace-write"),
+    };
     let mut config = format!(
         "model = \"fake-model\"\n\
          model_provider = \"fake\"\n\
-         approval_policy = \"never\"\n\
-         sandbox_mode = \"danger-full-access\"\n\
+         approval_policy = \"{approval}\"\n\
+         sandbox_mode = \"{sandbox}\"\n\
          check_for_update_on_startup = false\n\
          \n\
          [analytics]\n\

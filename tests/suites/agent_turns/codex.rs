@@ -3,13 +3,17 @@
 use std::path::PathBuf;
 
 use super::Turns;
-use crate::support::agent_home;
+use crate::support::agent_home::{self, CodexAsks};
 use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
 use crate::support::fake_model::Turn;
 
 fn setup() -> Option<Turns> {
+    setup_asking(CodexAsks::Never)
+}
+
+fn setup_asking(asks: CodexAsks) -> Option<Turns> {
     Turns::setup("codex", |url, home| {
-        agent_home::codex(url, home, &[&home.join("proj")])
+        agent_home::codex(url, home, &[&home.join("proj")], asks)
     })
 }
 
@@ -27,6 +31,30 @@ fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
     });
     t.exit(&tab, "/quit");
     tab
+}
+
+#[test]
+fn codex_asks_before_an_escalated_commit_and_runs_it_once_enter_approves() {
+    let Some(t) = setup_asking(CodexAsks::OnEscalation) else {
+        return;
+    };
+    t.model.when_user_says(
+        "COMMIT-ASKING",
+        Turn::Run {
+            command: "echo asked > asked.txt && git add asked.txt && git commit -q -m asked".into(),
+            escalate: true,
+        },
+    );
+    let tab = t.start();
+    t.wait_idle(&tab);
+    t.prompt(&tab, "Please COMMIT-ASKING");
+    let approved = t.wait_tool_result(&tab);
+    assert_eq!(approved, 1, "codex asked {approved} times");
+    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
+        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
+    });
+    t.exit(&tab, "/quit");
+    t.wait_commit(&tab, "asked");
 }
 
 /// codex's session files (`~/.codex/sessions/**/rollout-*.jsonl`).
