@@ -22,8 +22,8 @@ fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
     t.model.when_user_says(marker, Turn::run(command));
     let tab = t.start();
     t.wait_idle(&tab);
-    t.prompt(&tab, &format!("Please {marker}"));
-    let approved = t.wait_tool_result(&tab);
+    let since = t.prompt(&tab, &format!("Please {marker}"));
+    let approved = t.wait_tool_result(&tab, since);
     eprintln!("claude asked {approved} time(s) before running {command:?}");
     t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
         s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
@@ -65,10 +65,9 @@ fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart()
 
     // Started again: no sign-in or key dialog, the conversation resumed
     // from that transcript, and another turn works.
-    let before = t.model.log().len();
     t.ok(&["restart", &tab]);
     t.wait_idle(&tab);
-    t.prompt(&tab, "hello again");
+    let before = t.prompt(&tab, "hello again");
     t.wait_screen(&tab, "the second answer", super::TURN, |s| {
         s.contains(DEFAULT_TEXT)
     });

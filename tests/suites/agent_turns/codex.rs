@@ -23,8 +23,8 @@ fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
     t.model.when_user_says(marker, Turn::run(command));
     let tab = t.start();
     t.wait_idle(&tab);
-    t.prompt(&tab, &format!("Please {marker}"));
-    let approved = t.wait_tool_result(&tab);
+    let since = t.prompt(&tab, &format!("Please {marker}"));
+    let approved = t.wait_tool_result(&tab, since);
     eprintln!("codex asked {approved} time(s) before running {command:?}");
     t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
         s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
@@ -47,8 +47,8 @@ fn codex_asks_before_an_escalated_commit_and_runs_it_once_enter_approves() {
     );
     let tab = t.start();
     t.wait_idle(&tab);
-    t.prompt(&tab, "Please COMMIT-ASKING");
-    let approved = t.wait_tool_result(&tab);
+    let since = t.prompt(&tab, "Please COMMIT-ASKING");
+    let approved = t.wait_tool_result(&tab, since);
     assert_eq!(approved, 1, "codex asked {approved} times");
     t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
         s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
@@ -95,10 +95,9 @@ fn the_real_codex_commits_on_its_branch_and_comes_back_signed_in_after_a_restart
     );
 
     // Started again: no sign-in dialog, and another turn works.
-    let before = t.model.log().len();
     t.ok(&["restart", &tab]);
     t.wait_idle(&tab);
-    t.prompt(&tab, "hello again");
+    let before = t.prompt(&tab, "hello again");
     t.wait_screen(&tab, "the second answer", super::TURN, |s| {
         s.contains(DEFAULT_TEXT)
     });

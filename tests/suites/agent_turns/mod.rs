@@ -189,21 +189,25 @@ impl Turns {
     }
 
     /// Type `prompt` and press Enter separately (a CR in the same write
-    /// would be taken as part of a paste).
-    pub fn prompt(&self, tab: &str, prompt: &str) {
+    /// would be taken as part of a paste). Returns the length of the
+    /// model's log before Enter: what the turn asks comes after it.
+    pub fn prompt(&self, tab: &str, prompt: &str) -> usize {
         self.ok(&["send", "--no-enter", tab, prompt]);
         self.wait_screen(tab, "the typed prompt", TURN, |s| s.contains(prompt));
+        let before = self.model.log().len();
         self.ok(&["send", tab, ""]);
+        before
     }
 
-    /// Wait until the model has the result of the command it asked for,
-    /// saying yes (Enter: the first choice) to each permission prompt the
-    /// CLI shows on the way; how many it answered.
-    pub fn wait_tool_result(&self, tab: &str) -> usize {
+    /// Wait until the model has the result of a command it asked for in
+    /// a request logged at `since` or later, saying yes (Enter: the first
+    /// choice) to each permission prompt the CLI shows on the way; how
+    /// many it answered.
+    pub fn wait_tool_result(&self, tab: &str, since: usize) -> usize {
         let mut approved = 0;
         let mut last = String::new();
         let done = poll(TURN, || {
-            if self.model.log().iter().any(|r| r.after_tool()) {
+            if self.model.log().iter().skip(since).any(|r| r.after_tool()) {
                 return true;
             }
             last = self.screen(tab);
