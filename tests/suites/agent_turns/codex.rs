@@ -74,9 +74,14 @@ fn rollouts(t: &Turns) -> Vec<PathBuf> {
     found
 }
 
+/// codex with a custom provider and an `env_key` has no sign-in to keep
+/// (it writes no `auth.json`): what it keeps is its sessions and its own
+/// additions to `config.toml`, and no sign-in screen may come back.
 #[test]
 fn the_real_codex_commits_on_its_branch_and_comes_back_signed_in_after_a_restart() {
     let Some(t) = setup() else { return };
+    let config = t.home_file(".codex/config.toml");
+    let prepared = std::fs::read_to_string(&config).unwrap();
     let tab = one_turn(
         &t,
         "COMMIT-NOW",
@@ -92,6 +97,12 @@ fn the_real_codex_commits_on_its_branch_and_comes_back_signed_in_after_a_restart
         kept.iter()
             .any(|f| std::fs::read_to_string(f).unwrap().contains("COMMIT-NOW")),
         "no session file of codex's holds the turn: {kept:?}"
+    );
+    // codex notes what it has shown (its `[tui]` table) in its config.
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(
+        written != prepared && written.contains("[model_providers.fake]"),
+        "codex's own additions to its config.toml are not on the host:\n{written}"
     );
 
     // Started again: no sign-in dialog, and another turn works.

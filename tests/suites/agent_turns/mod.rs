@@ -6,14 +6,23 @@
 //! host once the agent has exited.
 //! - `claude`, `codex`: a `git commit` lands on the tab's branch; after
 //!   `nerdr restart` the CLI comes back signed in (no dialog) with what it
-//!   wrote to its config folder, and does another turn; config the agent
-//!   writes that would make the host start a program (MCP servers,
-//!   plugins, `notify`) does not survive the run.
+//!   wrote to its config folder, and does another turn; codex asks before
+//!   an escalated command and Enter (through `nerdr send`) approves it;
+//!   config the agent writes that would make the host start a program
+//!   (MCP servers, plugins, `notify`) does not survive the run.
 //!
 //! The sandbox's network namespace has only its own loopback: the CLIs
-//! reach the fake model on the host's 127.0.0.1 through nerdr's proxy
-//! (`HTTP_PROXY`, which allows loopback by default), as any plain-HTTP
-//! request goes out.
+//! reach the fake model on the host's 127.0.0.1 through nerdr's proxy.
+//! Neither needs anything for that (Claude Code 2.1.197, codex-cli
+//! 0.171.0): both send their plain-HTTP requests through `HTTP_PROXY`
+//! (`NO_PROXY` is empty inside), the proxy allows loopback by default
+//! (`allowLocalBinding`), and each test checks the audit trail's record of
+//! the connection. With `allowLocalBinding: false` the turns fail.
+//!
+//! Tests that show a missing protection fail on purpose, naming what
+//! survived: `*_config_writes_that_start_programs_do_not_survive_the_run`
+//! (nothing guards the agents' config files yet) and
+//! `what_claude_writes_to_its_claude_json_in_the_sandbox_is_kept` (see it).
 
 mod claude;
 mod codex;
