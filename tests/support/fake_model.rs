@@ -8,7 +8,7 @@
 //! let model = FakeModel::start();
 //! model.when_user_says("DO-COMMIT", Turn::run("git commit -qam x"));
 //! // point the CLI at model.url() (see `agent_home`), type "DO-COMMIT" ...
-//! model.wait_for("the tool's result", Duration::from_secs(60), |r| r.after_tool);
+//! model.wait_for("the tool's result", Duration::from_secs(60), |r| r.after_tool());
 //! eprintln!("{}", model.dump());
 //! ```
 //!
