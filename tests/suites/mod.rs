@@ -1,7 +1,9 @@
 mod activation;
 mod agent_clis;
+mod agent_turns;
 mod attach;
 mod cli;
+mod fake_model;
 mod git_guard;
 mod harness;
 mod holder;

@@ -1,5 +1,7 @@
 //! Helpers shared by the suites.
 
+pub mod agent_home;
+pub mod fake_model;
 pub mod git;
 pub mod local;
 pub mod netfix;

@@ -1,0 +1,156 @@
+//! The real claude under `nerdr sandbox`.
+
+use serde_json::Value;
+
+use super::Turns;
+use crate::support::agent_home;
+use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
+use crate::support::fake_model::Turn;
+
+fn setup() -> Option<Turns> {
+    Turns::setup("claude", agent_home::claude)
+}
+
+fn claude_json(t: &Turns) -> Value {
+    let text = std::fs::read_to_string(t.home_file(".claude.json")).unwrap();
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("~/.claude.json: {e}:\n{text}"))
+}
+
+/// Start claude, have the model run `command` through its `Bash` tool on
+/// `marker`, wait for the turn's end, and `/exit`. The tab's id.
+fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
+    t.model.when_user_says(marker, Turn::run(command));
+    let tab = t.start();
+    t.wait_idle(&tab);
+    let since = t.prompt(&tab, &format!("Please {marker}"));
+    let approved = t.wait_tool_result(&tab, since);
+    eprintln!("claude asked {approved} time(s) before running {command:?}");
+    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
+        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
+    });
+    t.exit(&tab, "/exit");
+    tab
+}
+
+/// claude's transcripts (`~/.claude/projects/*/<session>.jsonl`) on the host.
+fn transcript(t: &Turns, session: &str) -> Option<String> {
+    let projects = std::fs::read_dir(t.home_file(".claude/projects")).ok()?;
+    projects
+        .flatten()
+        .map(|p| p.path().join(format!("{session}.jsonl")))
+        .find(|f| f.is_file())
+        .map(|f| std::fs::read_to_string(f).unwrap())
+}
+
+#[test]
+fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart() {
+    let Some(t) = setup() else { return };
+    let tab = one_turn(
+        &t,
+        "COMMIT-NOW",
+        "echo from-claude > claude.txt && git add claude.txt && git commit -q -m from-claude",
+    );
+    t.wait_commit(&tab, "from-claude");
+    t.assert_reached_through_the_proxy();
+
+    // Its conversation, written in its config folder inside the sandbox,
+    // is on the host.
+    let session = t.tab_json(&tab)["session_id"]
+        .as_str()
+        .expect("claude has a session id")
+        .to_string();
+    let kept = transcript(&t, &session)
+        .unwrap_or_else(|| panic!("no transcript of session {session} under ~/.claude/projects"));
+    assert!(kept.contains("COMMIT-NOW"), "{kept}");
+
+    // Started again: no sign-in or key dialog, the conversation resumed
+    // from that transcript, and another turn works.
+    t.ok(&["restart", &tab]);
+    t.wait_idle(&tab);
+    let before = t.prompt(&tab, "hello again");
+    t.wait_screen(&tab, "the second answer", super::TURN, |s| {
+        s.contains(DEFAULT_TEXT)
+    });
+    let log = t.model.log();
+    let second = log[before..]
+        .iter()
+        .find(|r| {
+            r.asked
+                .as_ref()
+                .is_some_and(|a| a.user_text.contains("hello again"))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "the second turn never reached the model:\n{}",
+                t.model.dump()
+            )
+        });
+    assert!(
+        second.body.contains("COMMIT-NOW"),
+        "the restarted claude did not resume its conversation:\n{}",
+        second.body
+    );
+    assert!(
+        claude_json(&t)["customApiKeyResponses"]["approved"]
+            .as_array()
+            .is_some_and(|a| !a.is_empty()),
+        "the key's approval is gone: {:#}",
+        claude_json(&t)
+    );
+    t.exit(&tab, "/exit");
+}
+
+/// Outside any sandbox, claude's first run adds its `userID` (and
+/// `firstStartTime`, migrations...) to `~/.claude.json`; its account after
+/// `/login` goes there too. Under `nerdr sandbox` those writes must reach
+/// the host, or the next start is a first start again. Claude Code 2.1.197
+/// saves the file under a lock folder `~/.claude.json.lock` and through a
+/// temporary file beside it, both in the read-only HOME; its debug log
+/// (`--debug-file`) says "EROFS ... mkdir '~/.claude.json.lock'", then
+/// "Config fallback write also failed; continuing without persisting".
+#[test]
+fn what_claude_writes_to_its_claude_json_in_the_sandbox_is_kept() {
+    let Some(t) = setup() else { return };
+    let written = claude_json(&t);
+    assert!(written.get("userID").is_none(), "{written:#}");
+    one_turn(&t, "SAY-PWD", "pwd");
+    let after = claude_json(&t);
+    assert!(
+        after["userID"].is_string(),
+        "claude's writes to ~/.claude.json were lost; on the host:\n{after:#}"
+    );
+}
+
+/// What the model has claude run to plant config that would start a
+/// program on the host: an MCP server in `~/.claude.json` and a plugin in
+/// `~/.claude/plugins`. It prints what it managed.
+const PLANT: &str = r#"python3 -c 'import json, os; p = os.path.expanduser("~/.claude.json"); d = json.load(open(p)); d["mcpServers"] = {"planted": {"type": "stdio", "command": "/bin/sh", "args": ["-c", "echo planted"]}}; open(p, "w").write(json.dumps(d))' && echo PLANTED-MCP; mkdir -p ~/.claude/plugins/planted/.claude-plugin && echo '{"name": "planted"}' > ~/.claude/plugins/planted/.claude-plugin/plugin.json && echo PLANTED-PLUGIN"#;
+
+#[test]
+fn claude_config_writes_that_start_programs_do_not_survive_the_run() {
+    let Some(t) = setup() else { return };
+    one_turn(&t, "PLANT-CONFIG", PLANT);
+    let tried = t
+        .model
+        .log()
+        .iter()
+        .any(|r| r.after_tool() && r.body.contains("PLANTED-"));
+    eprintln!("the planting command reported success inside: {tried}");
+    let after = claude_json(&t);
+    let mut servers = vec![after["mcpServers"].clone()];
+    if let Some(projects) = after["projects"].as_object() {
+        servers.extend(projects.values().map(|p| p["mcpServers"].clone()));
+    }
+    let mut survived = Vec::new();
+    if servers.iter().any(|s| s.get("planted").is_some()) {
+        survived.push("the MCP server in ~/.claude.json".to_string());
+    }
+    let plugin = t.home_file(".claude/plugins/planted");
+    if plugin.exists() {
+        survived.push(format!("the plugin {}", plugin.display()));
+    }
+    assert!(
+        survived.is_empty(),
+        "config the sandboxed claude wrote survived: {survived:?}\n~/.claude.json:\n{after:#}"
+    );
+}
