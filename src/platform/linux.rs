@@ -164,3 +164,9 @@ mod tests {
         assert!(super::super::ancestry(me).len() >= 2);
     }
 }
+
+/// The executable file process `pid` runs, open: the running image, even
+/// if its path was replaced or removed since.
+pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {
+    std::fs::File::open(format!("/proc/{pid}/exe"))
+}
