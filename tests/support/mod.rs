@@ -3,6 +3,7 @@
 pub mod git;
 pub mod local;
 pub mod netfix;
+pub mod next_build;
 pub mod sysenv;
 pub mod tmux;
 
