@@ -7,6 +7,7 @@
 
 pub mod pause;
 pub mod pty;
+mod pty_tasks;
 pub mod remote;
 pub mod shim;
 
