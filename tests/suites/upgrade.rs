@@ -11,11 +11,13 @@ use crate::support::next_build::{next_build, NEXT_VERSION};
 use crate::support::sysenv::{wait_until, SystemdEnv, NERDR_BIN};
 
 /// A full-screen program: coloured lines on the main screen, then a UI in
-/// the alternate screen that answers each line typed.
+/// the alternate screen that answers each line typed, and leaves the
+/// alternate screen on `leave`.
 const UI: &str = r#"printf '\033[1;31mred bold\033[0m plain\n\033[44mblue back\033[0m\nbefore the ui\n'
 printf '\033[?1049h\033[2J\033[H\033[42;30m FULL SCREEN \033[0m\033[3;5H\033[4munderlined\033[0m\033[6;2H'
 n=0
 while IFS= read -r line; do
+  [ "$line" = leave ] && printf '\033[?1049l'
   n=$((n+1))
   printf '\033[%d;1H\033[35mgot: %s\033[0m\033[6;2H' $((8+n)) "$line"
 done
@@ -117,6 +119,8 @@ impl<'a> Window<'a> {
             .output()
             .map(|o| assert!(o.status.success(), "tmux: {o:?}"))
             .unwrap();
+        // Keys typed before the window is up would be lost.
+        w.wait_for("C-b ? help");
         w
     }
 
@@ -161,8 +165,29 @@ impl<'a> Window<'a> {
 
     /// Show tab number `n` and wait until `needle` is on screen.
     fn show(&self, n: &str, needle: &str) -> String {
-        self.keys(&["C-b", n]);
-        self.wait_for(needle)
+        let shown = format!(" {n}:");
+        let mut last = String::new();
+        let ok = crate::support::poll(Duration::from_secs(15), || {
+            last = self.capture();
+            let status = last.lines().rev().find(|l| l.contains("C-b ? help"));
+            let here = status
+                .and_then(|l| l.split(&shown).nth(1))
+                .is_some_and(|rest| {
+                    rest.split_whitespace()
+                        .next()
+                        .is_some_and(|w| w.ends_with('*'))
+                });
+            if !here {
+                self.keys(&["C-b", n]);
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            here && last.contains(needle)
+        });
+        assert!(
+            ok,
+            "the window never showed tab {n} with {needle:?}:\n{last}"
+        );
+        last
     }
 
     fn close(self) {
@@ -260,6 +285,21 @@ fn an_upgrade_to_another_holder_protocol_keeps_programs_screens_and_input() {
     }
     assert_eq!(holder(&env).0, holder_pid);
     wait_screen(&env, &ui, "got: typed here");
+    // Behind the alternate screen, the main screen came through both
+    // hand-overs too: leaving shows it, colours and all.
+    nerdr(&env, &["send", &ui, "leave"]);
+    let main = wait_screen(&env, &ui, "before the ui");
+    assert!(
+        main.starts_with("red bold plain\nblue back\nbefore the ui"),
+        "{main}"
+    );
+    let window = Window::open(&env, 100, 30);
+    let shown = window.show("2", "before the ui");
+    assert!(
+        shown.contains("\u{1b}[1m\u{1b}[31mred bold") && shown.contains("\u{1b}[44mblue back"),
+        "colours lost: {shown:?}"
+    );
+    window.close();
 
     // The adopted programs still end as they should: with their own exit
     // code (still the holder's children), or by their scope on close.
