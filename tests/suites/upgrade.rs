@@ -1,13 +1,14 @@
 //! An upgrade that changes the holder protocol, as a person would do it:
 //! replace the binary, restart the service. Two real builds of this source
 //! (the second with another `HOLDER_VERSION`), a real private
-//! `systemd --user`, real programs on real PTYs, a window in tmux.
+//! `systemd --user` (and, once, no service manager at all), real programs
+//! on real PTYs, a window in tmux.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::support::next_build::{next_build, NEXT_VERSION};
+use crate::support::next_build::next_build;
 use crate::support::sysenv::{wait_until, SystemdEnv, NERDR_BIN};
 
 /// A full-screen program: coloured lines on the main screen, then a UI in
@@ -322,7 +323,6 @@ fn an_upgrade_to_another_holder_protocol_keeps_programs_screens_and_input() {
         "the closed tab's scope is left:\n{scopes}"
     );
     nerdr(&env, &["quit"]);
-    eprintln!("(second build: holder protocol {NEXT_VERSION})");
 }
 
 /// The holder's abstract socket name, as `holder::socket_name` makes it.
@@ -371,4 +371,56 @@ fn a_program_in_a_tab_cannot_make_the_holder_hand_over() {
         log(&env, "holder.log")
     );
     nerdr(&env, &["quit"]);
+}
+
+#[test]
+fn without_a_service_manager_an_upgrade_keeps_programs_too() {
+    use crate::support::local::{pid_alive, Local};
+    let next = next_build();
+    let mut l = Local::started();
+    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "echo before-$((40+2))"]);
+    l.wait_screen(&tab, "before-42");
+    let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap();
+    let holder = l.holder_pid().expect("a holder runs the programs");
+    let screen = l.ok(&["read", &tab]);
+
+    // The next build's core, in the same environment.
+    l.stop_core();
+    let same = l.cmd(&["core"]);
+    let mut core = std::process::Command::new(&next);
+    core.args(same.get_args())
+        .env_clear()
+        .envs(same.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(same.get_current_dir().unwrap())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    l.core = Some(core.spawn().unwrap());
+    let sock = l.client_socket();
+    wait_until("the new core", Duration::from_secs(20), || {
+        std::os::unix::net::UnixStream::connect(&sock).is_ok() && l.run(&["tabs"]).status.success()
+    });
+
+    let t = &l.tabs_json(&[])[0];
+    assert_eq!(t["state"], "running", "{t}\n{}", l.core_log());
+    assert_eq!(t["pid"].as_u64(), Some(pid));
+    assert_eq!(l.holder_pid(), Some(holder));
+    assert_eq!(
+        std::fs::metadata(format!("/proc/{holder}/exe"))
+            .unwrap()
+            .ino(),
+        std::fs::metadata(&next).unwrap().ino(),
+        "the holder does not run the next build"
+    );
+    assert_eq!(l.ok(&["read", &tab]), screen);
+    l.ok(&["send", &tab, "echo after-$((50+5))"]);
+    l.wait_screen(&tab, "after-55");
+    // Still the holder's child: its own exit code is reported.
+    l.ok(&["send", &tab, "exit 3"]);
+    wait_until("the shell to exit", Duration::from_secs(15), || {
+        l.tabs_json(&[])[0]["state"] == "exited"
+    });
+    assert_eq!(l.tabs_json(&[])[0]["exit_code"], 3);
+    assert!(!pid_alive(pid as u32));
 }
