@@ -100,7 +100,10 @@ fn upgrade_to(env: &SystemdEnv, build: &Path) {
     let fresh = installed.with_extension("new");
     std::fs::copy(build, &fresh).unwrap();
     std::fs::rename(&fresh, &installed).unwrap();
+    let t0 = std::time::Instant::now();
     env.systemctl(&["restart", "nerdr.service"]);
+    // For the record: the restart, hand-over included.
+    eprintln!("UPGRADE: restart with hand-over took {:?}", t0.elapsed());
 }
 
 /// A window: `nerdr` attached in a tmux pane of the given size.
