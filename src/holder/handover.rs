@@ -267,9 +267,27 @@ impl Restored {
     /// Give each program to `host`, and rebuild its kept record and screen.
     pub fn adopt(self, host: &PtyHost) -> BTreeMap<String, Kept> {
         let mut kept = BTreeMap::new();
-        for (p, screen_bytes, master) in self.programs {
+        for (mut p, screen_bytes, master) in self.programs {
             let mut screen = vt100::Parser::new(p.rows, p.cols, SCROLLBACK);
             screen.process(&screen_bytes);
+            if p.pid == 0 {
+                // A launch that had not produced a process (it failed as the
+                // hand-over began): nothing to adopt, and PID 0 must never
+                // reach waitpid or kill, where it means our own group.
+                p.exit_code.get_or_insert(-1);
+                drop(master);
+                kept.insert(
+                    p.tab,
+                    Kept {
+                        meta: p.meta,
+                        pid: 0,
+                        start_time: 0,
+                        exit_code: p.exit_code,
+                        screen,
+                    },
+                );
+                continue;
+            }
             let adoption = Adoption {
                 tab: p.tab.clone(),
                 pid: p.pid,

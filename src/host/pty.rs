@@ -119,6 +119,10 @@ impl PtyHost {
     /// Take on a program this process kept across a re-execution: read and
     /// feed its terminal, reap it when it ends, stop it on request.
     pub fn adopt(&self, a: Adoption) -> Result<(), HostError> {
+        if a.pid == 0 {
+            // PID 0 means our own process group to kill and waitpid.
+            return Err(HostError::NoSuchTab(a.tab));
+        }
         let (exited_tx, exited_rx) = watch::channel(a.exited);
         let mut input = None;
         let mut master = None;
