@@ -1,6 +1,7 @@
 //! Which host runs the programs, decided once at start-up:
 //! - the running holder, if one answers and is the recorded one (a
-//!   restarted core finds its tabs there);
+//!   restarted core finds its tabs there); one of another holder protocol
+//!   hands over first, becoming this build (`protocol::handover`);
 //! - else a new holder: a transient `nerdr-holder.service` under the user
 //!   manager (programs in their own scopes), or a detached process without
 //!   one (programs in their own sessions);
@@ -39,22 +40,31 @@ pub async fn attach(
     if std::env::var("NERDR_HOLDER").as_deref() == Ok("0") {
         return local(events, "NERDR_HOLDER=0".into());
     }
-    match HolderHost::connect(paths, events.clone()).await {
-        Ok((h, found)) => {
-            tracing::info!(programs = found.len(), "re-attached to the running holder");
-            return Ok(with_holder(h, found));
-        }
-        Err(ConnectError::Absent) => {}
-        Err(ConnectError::Other(e)) => {
-            tracing::error!(reason = %e, "the holder cannot be used");
-            return local(events, e);
+    let mut handed_over = false;
+    loop {
+        match HolderHost::connect(paths, events.clone(), handed_over).await {
+            Ok((h, found)) => {
+                tracing::info!(
+                    programs = found.len(),
+                    handed_over,
+                    "re-attached to the running holder"
+                );
+                return Ok(with_holder(h, found));
+            }
+            Err(ConnectError::Absent) => break,
+            // It keeps its socket, so connecting again reaches the new image.
+            Err(ConnectError::HandedOver) => handed_over = true,
+            Err(ConnectError::Other(e)) => {
+                tracing::error!(reason = %e, "the holder cannot be used");
+                return local(events, e);
+            }
         }
     }
     if let Err(e) = start_holder(paths, bin).await {
         tracing::error!(reason = %e, "cannot start the holder");
         return local(events, format!("cannot start the holder: {e}"));
     }
-    match HolderHost::connect(paths, events.clone()).await {
+    match HolderHost::connect(paths, events.clone(), false).await {
         Ok((h, found)) => Ok(with_holder(h, found)),
         Err(e) => {
             tracing::error!(reason = %e, "the new holder cannot be used");

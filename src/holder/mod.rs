@@ -3,8 +3,10 @@
 //! restarts and upgrades. It serves only the recorded core, on an abstract
 //! socket (no file to squat or delete).
 
+mod handover;
 pub mod peer;
 mod scopes;
+pub mod screen;
 mod server;
 
 use std::process::ExitCode;
@@ -23,6 +25,10 @@ pub struct Args {
     /// this when it started the holder through the user manager)
     #[arg(long)]
     pub scopes: bool,
+    /// Internal: the state a previous holder left when it re-executed as
+    /// this build for a hand-over (see `protocol::handover`)
+    #[arg(long, value_name = "FD")]
+    pub handover_fd: Option<i32>,
 }
 
 /// The holder's socket name for this state dir: one holder per user and
@@ -45,18 +51,25 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    // What a previous image of this process left, when it re-executed.
+    let restored = args.handover_fd.map(handover::restore).transpose()?;
     rt.block_on(async move {
         let name = socket_name(&paths);
-        let listener = crate::platform::abstract_listener(&name).with_context(|| {
-            format!("cannot listen on @{name}: is another holder running for this state dir?")
-        })?;
+        let listener = match &restored {
+            // The same socket, never closed: cores connecting meanwhile wait.
+            Some(r) => r.listener.try_clone()?,
+            None => crate::platform::abstract_listener(&name).with_context(|| {
+                format!("cannot listen on @{name}: is another holder running for this state dir?")
+            })?,
+        };
         listener.set_nonblocking(true)?;
         let listener = tokio::net::UnixListener::from_std(listener)?;
         crate::holder::peer::record_self(&paths.state_dir.join("holder.pid"))
             .context("cannot record the holder in the state dir")?;
 
         let (events_tx, events_rx) = crate::host::events();
-        let (scopes, mode): (Option<Arc<dyn Scopes>>, _) = if args.scopes {
+        let with_scopes = restored.as_ref().map_or(args.scopes, |r| r.scopes);
+        let (scopes, mode): (Option<Arc<dyn Scopes>>, _) = if with_scopes {
             let s = scopes::SystemdScopes::connect()
                 .await
                 .context("--scopes was given but the systemd user manager is unreachable")?;
@@ -65,7 +78,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             (None, ProgramsMode::HolderSessions)
         };
         let host = PtyHost::new(events_tx, scopes, mode)?;
-        server::serve(paths, listener, host, events_rx).await
+        let kept = match restored {
+            Some(r) => {
+                tracing::info!(
+                    from = r.from_version,
+                    to = crate::protocol::holder::HOLDER_VERSION,
+                    "re-executed for a hand-over; adopting the programs"
+                );
+                r.adopt(&host)
+            }
+            None => Default::default(),
+        };
+        server::serve(server::Served {
+            paths,
+            listener,
+            host,
+            events: events_rx,
+            scopes: with_scopes,
+            kept,
+        })
+        .await
     })?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,6 +1,8 @@
 //! The holder's one job: keep programs and their screens, and serve the
 //! current core. A new verified core replaces the old connection; programs
-//! and screens carry on regardless.
+//! and screens carry on regardless. A core of another holder protocol gets
+//! the frozen hand-over (`protocol::handover`, carried out by
+//! `holder::handover`).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -8,37 +10,53 @@ use std::sync::{Arc, Mutex};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
+use super::handover::{self, HandOverRequest};
 use super::peer;
 use crate::core::state::SCROLLBACK;
 use crate::host::pty::PtyHost;
 use crate::host::{Host, HostEvent};
 use crate::paths::Paths;
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::handover::{holder_step, Answer, Ask, HolderStep, HANDOVER_VERSION};
 use crate::protocol::holder::{
     data_frame, split_data, FromHolder, Held, SpawnSpec, ToHolder, HOLDER_VERSION,
 };
 use crate::protocol::outbox::Outbox;
 
-struct Kept {
-    spec: SpawnSpec,
-    pid: u32,
-    start_time: u64,
-    exit_code: Option<i32>,
-    screen: vt100::Parser,
+pub struct Kept {
+    /// The core's record of the tab, opaque here.
+    pub meta: serde_json::Value,
+    pub pid: u32,
+    pub start_time: u64,
+    pub exit_code: Option<i32>,
+    pub screen: vt100::Parser,
 }
 
-struct Holder {
-    host: PtyHost,
-    kept: Mutex<BTreeMap<String, Kept>>,
+pub struct Holder {
+    pub host: PtyHost,
+    pub kept: Mutex<BTreeMap<String, Kept>>,
     /// The current core's outgoing queue.
     core: Mutex<Option<Outbox>>,
-    paths: Paths,
+    pub paths: Paths,
+    /// Programs run in transient scopes.
+    pub scopes: bool,
+    /// Asks the event loop to confirm it has taken in every event queued.
+    drain: mpsc::Sender<tokio::sync::oneshot::Sender<()>>,
+    hand_over: mpsc::Sender<HandOverRequest>,
 }
 
 /// Output queued for the core beyond which the holder stops reading PTYs.
 const CORE_BACKLOG: usize = 256 << 10;
 
 impl Holder {
+    /// Resolves once every event queued before the call is in the screens.
+    pub async fn drained(&self) {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        if self.drain.send(tx).await.is_ok() {
+            let _ = rx.await;
+        }
+    }
+
     /// Queue a frame for the current core; the outbox it went to, if any.
     fn to_core(&self, f: Frame) -> Option<Outbox> {
         let out = self.core.lock().unwrap().clone()?;
@@ -47,21 +65,52 @@ impl Holder {
     }
 }
 
-pub async fn serve(
-    paths: Paths,
-    listener: UnixListener,
-    host: PtyHost,
-    mut events: mpsc::Receiver<HostEvent>,
-) -> anyhow::Result<()> {
+pub struct Served {
+    pub paths: Paths,
+    pub listener: UnixListener,
+    pub host: PtyHost,
+    pub events: mpsc::Receiver<HostEvent>,
+    pub scopes: bool,
+    /// Programs taken over from before a re-execution.
+    pub kept: BTreeMap<String, Kept>,
+}
+
+pub async fn serve(s: Served) -> anyhow::Result<()> {
+    let Served {
+        paths,
+        listener,
+        host,
+        mut events,
+        scopes,
+        kept,
+    } = s;
+    let (drain, mut drain_rx) = mpsc::channel::<tokio::sync::oneshot::Sender<()>>(1);
+    let (hand_over, mut hand_over_rx) = mpsc::channel::<HandOverRequest>(1);
+    let held = kept.len();
     let holder = Arc::new(Holder {
         host,
-        kept: Mutex::default(),
+        kept: Mutex::new(kept),
         core: Mutex::default(),
         paths,
+        scopes,
+        drain,
+        hand_over,
     });
     let h = holder.clone();
     tokio::spawn(async move {
-        while let Some(ev) = events.recv().await {
+        loop {
+            // Events first: a drain request is answered only when none wait.
+            let ev = tokio::select! {
+                biased;
+                ev = events.recv() => match ev {
+                    Some(ev) => ev,
+                    None => break,
+                },
+                Some(done) = drain_rx.recv() => {
+                    let _ = done.send(());
+                    continue;
+                }
+            };
             // Screen and forwarding under one lock, so a core attaching now
             // sees each byte either in its redraw or as live output.
             let out = {
@@ -90,14 +139,22 @@ pub async fn serve(
             }
         }
     });
-    crate::core::notify::ready("holding 0 programs");
-    tracing::info!(pid = std::process::id(), mode = %holder.host.mode(), "holder ready");
+    crate::core::notify::ready(&format!("holding {held} programs"));
+    tracing::info!(pid = std::process::id(), mode = %holder.host.mode(), version = HOLDER_VERSION, programs = held, "holder ready");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     loop {
         tokio::select! {
             _ = term.recv() => {
                 tracing::info!("holder stopping; its programs lose their terminals");
                 return Ok(());
+            }
+            // Taken here, where nothing else is accepted meanwhile: a core
+            // that connects again during the hand-over waits for the new
+            // image.
+            Some(req) = hand_over_rx.recv() => {
+                if let Err(e) = handover::hand_over(&holder, &listener, req).await {
+                    tracing::error!(error = %e, "the hand-over failed; this holder carries on");
+                }
             }
             r = listener.accept() => match r {
                 Ok((stream, _)) => {
@@ -122,32 +179,59 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
         .map_err(|e| format!("cannot inspect the peer: {e}"))
         .and_then(|facts| {
             let recorded = peer::read_recorded(&h.paths.state_dir.join("core.pid"));
-            peer::verdict("core", nix::unistd::getuid().as_raw(), &facts, recorded)
+            peer::verdict("core", nix::unistd::getuid().as_raw(), &facts, recorded)?;
+            Ok(facts)
         });
-    if let Err(message) = verdict {
-        tracing::warn!(reason = %message, "refused a connection to the holder");
-        write_frame(
-            &mut stream,
-            &Frame::control(&FromHolder::Refused { message }),
-        )
-        .await?;
-        return Ok(());
-    }
-    match read_frame(&mut stream)
-        .await?
-        .decode_control::<ToHolder>()?
-    {
-        ToHolder::Hello { version } if version == HOLDER_VERSION => {}
-        other => {
-            let message = format!(
-                "expected a hello for holder protocol {HOLDER_VERSION}, got {other:?}; \
-                 stop this holder's programs (`nerdr quit`) to replace it with a matching one"
-            );
+    let facts = match verdict {
+        Ok(facts) => facts,
+        Err(message) => {
+            tracing::warn!(reason = %message, "refused a connection to the holder");
             write_frame(
                 &mut stream,
                 &Frame::control(&FromHolder::Refused { message }),
             )
             .await?;
+            return Ok(());
+        }
+    };
+    // The frozen opening: any core, of any version, is understood here.
+    let mut offered = false;
+    loop {
+        let ask = read_frame(&mut stream)
+            .await?
+            .decode_control::<Ask>()
+            .unwrap_or(Ask::Other);
+        let answer = match holder_step(HOLDER_VERSION, &ask, offered) {
+            HolderStep::Serve => break,
+            HolderStep::Offer => {
+                offered = true;
+                Answer::OtherVersion {
+                    version: HOLDER_VERSION,
+                    handover: vec![HANDOVER_VERSION],
+                }
+            }
+            HolderStep::HandOver => {
+                tracing::info!(
+                    core = facts.pid,
+                    "a core of another version asks for a hand-over"
+                );
+                let req = HandOverRequest {
+                    stream,
+                    core: facts,
+                };
+                if h.hand_over.send(req).await.is_err() {
+                    anyhow::bail!("the holder is stopping");
+                }
+                return Ok(());
+            }
+            HolderStep::Refuse(message) => {
+                tracing::warn!(reason = %message, "refused a core's opening");
+                Answer::Refused { message }
+            }
+        };
+        let refused = matches!(answer, Answer::Refused { .. });
+        write_frame(&mut stream, &Frame::control(&answer)).await?;
+        if refused {
             return Ok(());
         }
     }
@@ -166,7 +250,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 exit_code: k.exit_code,
                 rows: k.screen.screen().size().0,
                 cols: k.screen.screen().size().1,
-                meta: k.spec.meta.clone(),
+                meta: k.meta.clone(),
             })
             .collect();
         tx.send(Frame::control(&FromHolder::Welcome {
@@ -176,7 +260,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             held: held.clone(),
         }));
         for held in &held {
-            let screen = kept[&held.tab].screen.screen().state_formatted();
+            let screen = super::screen::redraw(&kept[&held.tab].screen);
             tx.send(data_frame(&held.tab, &screen));
         }
         // The newest verified core is the one we serve.
@@ -225,7 +309,7 @@ fn spawn(h: &Arc<Holder>, mut spec: SpawnSpec, tx: Outbox) {
     h.kept.lock().unwrap().insert(
         tab.clone(),
         Kept {
-            spec: spec.clone(),
+            meta: spec.meta.clone(),
             pid: 0,
             start_time: 0,
             exit_code: None,

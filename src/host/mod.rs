@@ -5,7 +5,9 @@
 //!   core's own when `NERDR_HOLDER=0`;
 //! - [`remote::HolderHost`] forwards to the holder over its socket.
 
+pub mod pause;
 pub mod pty;
+mod pty_tasks;
 pub mod remote;
 pub mod shim;
 

@@ -6,18 +6,22 @@
 //! blocks on a pipe (`nerdr shim`); the scope is created around its PID;
 //! only then does it read the go-ahead and exec the program. A failed
 //! placement kills the shim, so no program ever runs outside its scope.
+//!
+//! A holder that re-executed for a hand-over [`adopt`](PtyHost::adopt)s
+//! the programs it had: still its children, on the terminals it kept open.
 
 use std::collections::HashMap;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::pause::{Frozen, Pause, Worker};
+use super::pty_tasks::{exit_code, finish, reap_adopted, wire, Input};
 use super::{Host, HostError, HostEvent, Scopes, SpawnSpec, Spawned};
 use crate::platform;
 use crate::protocol::api::ProgramsMode;
@@ -25,17 +29,15 @@ use crate::protocol::api::ProgramsMode;
 /// How long a program gets to leave after SIGHUP, and again after SIGTERM.
 pub const GRACE: Duration = Duration::from_millis(1500);
 
-enum Input {
-    Bytes(Vec<u8>),
-    Resize(u16, u16),
-}
-
 /// A program from the moment its process exists until the owner forgets
 /// it: while it is being placed, while it runs, and after it exited (what it
 /// left in its scope or session still gets ended on `stop`).
 struct Program {
     pid: u32,
+    start_time: u64,
     scope: Option<String>,
+    /// The PTY master, kept to hand over (the I/O tasks own their halves).
+    master: Option<OwnedFd>,
     /// None until the program runs (it may still be waiting for its scope).
     input: Option<mpsc::UnboundedSender<Input>>,
     /// Becomes true once the process has been reaped.
@@ -51,6 +53,27 @@ pub struct PtyHost {
     /// This executable, run as the shim.
     bin: PathBuf,
     mode: ProgramsMode,
+    pause: Pause,
+}
+
+/// A program as a hand-over finds it.
+pub struct Handed {
+    pub pid: u32,
+    pub start_time: u64,
+    pub scope: Option<String>,
+    /// The PTY master, valid while the host lives.
+    pub master: Option<RawFd>,
+}
+
+/// A program to adopt after a hand-over: already this process's child.
+pub struct Adoption {
+    pub tab: String,
+    pub pid: u32,
+    pub start_time: u64,
+    pub scope: Option<String>,
+    pub master: Option<OwnedFd>,
+    /// Whether it was known to have ended.
+    pub exited: bool,
 }
 
 impl PtyHost {
@@ -65,13 +88,95 @@ impl PtyHost {
             scopes,
             bin: std::env::current_exe()?,
             mode,
+            pause: Pause::new(),
         })
+    }
+
+    /// Stop reading terminals, reaping and launching, once what is in hand
+    /// has been delivered as events; all resumes when the guard drops.
+    pub async fn freeze(&self) -> Frozen {
+        self.pause.freeze().await
+    }
+
+    /// Every program's process and terminal, for a hand-over.
+    pub fn handed(&self) -> HashMap<String, Handed> {
+        self.programs
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(tab, p)| {
+                let handed = Handed {
+                    pid: p.pid,
+                    start_time: p.start_time,
+                    scope: p.scope.clone(),
+                    master: p.master.as_ref().map(|m| m.as_raw_fd()),
+                };
+                (tab.clone(), handed)
+            })
+            .collect()
+    }
+
+    /// Take on a program this process kept across a re-execution: read and
+    /// feed its terminal, reap it when it ends, stop it on request.
+    pub fn adopt(&self, a: Adoption) -> Result<(), HostError> {
+        if a.pid == 0 {
+            // PID 0 means our own process group to kill and waitpid.
+            return Err(HostError::NoSuchTab(a.tab));
+        }
+        let (exited_tx, exited_rx) = watch::channel(a.exited);
+        let mut input = None;
+        let mut master = None;
+        let mut reader_done = None;
+        if let Some(fd) = a.master {
+            master = Some(fd.try_clone().map_err(|e| HostError::Pty(e.to_string()))?);
+            nix::fcntl::fcntl(
+                fd.as_raw_fd(),
+                nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+            )
+            .map_err(|e| HostError::Pty(e.to_string()))?;
+            // SAFETY: the descriptor is a PTY master this process opened
+            // before it re-executed, now non-blocking and owned here alone.
+            let pty = unsafe { pty_process::Pty::from_fd(fd) }
+                .map_err(|e| HostError::Pty(e.to_string()))?;
+            let (tx, done) = wire(pty, &a.tab, self.events.clone(), self.pause.worker());
+            input = Some(tx);
+            reader_done = Some(done);
+        }
+        self.programs.lock().unwrap().insert(
+            a.tab.clone(),
+            Program {
+                pid: a.pid,
+                start_time: a.start_time,
+                scope: a.scope,
+                master,
+                input,
+                exited: exited_rx,
+                cancelled: false,
+            },
+        );
+        if !a.exited {
+            let events = self.events.clone();
+            let mut worker = self.pause.worker();
+            let (tab, pid) = (a.tab, a.pid);
+            tokio::spawn(async move {
+                let reaped = reap_adopted(pid, &mut worker).await;
+                finish(tab, reaped, reader_done, exited_tx, events).await;
+            });
+        }
+        Ok(())
     }
 }
 
 impl Host for PtyHost {
     fn spawn(&self, spec: SpawnSpec) -> oneshot::Receiver<Result<Spawned, HostError>> {
         let (tx, rx) = oneshot::channel();
+        // A launch is one piece of work: a hand-over waits for it.
+        let Some(share) = self.pause.try_share() else {
+            let _ = tx.send(Err(HostError::Failed(
+                "the holder is handing over to another version; start it again in a moment".into(),
+            )));
+            return rx;
+        };
         let scope = match (&self.scopes, &spec.scope) {
             (Some(s), Some(name)) => Some((s.clone(), name.clone())),
             _ => None,
@@ -79,6 +184,7 @@ impl Host for PtyHost {
         let started = start(&self.bin, &spec, scope.is_some());
         let programs = self.programs.clone();
         let events = self.events.clone();
+        let worker = self.pause.worker();
         let (exited_tx, exited_rx) = watch::channel(false);
         if let Ok(s) = &started {
             // Known from now on, so a stop during placement cancels it.
@@ -86,7 +192,9 @@ impl Host for PtyHost {
                 spec.tab.clone(),
                 Program {
                     pid: s.pid,
+                    start_time: 0,
                     scope: spec.scope.clone().filter(|_| scope.is_some()),
+                    master: None,
                     input: None,
                     exited: exited_rx,
                     cancelled: false,
@@ -98,12 +206,19 @@ impl Host for PtyHost {
             let result = match started {
                 Err(e) => Err(e),
                 Ok(started) => {
-                    place_and_run(started, spec, scope, programs.clone(), events, exited_tx).await
+                    let run = Run {
+                        programs: programs.clone(),
+                        events,
+                        exited_tx,
+                        worker,
+                    };
+                    place_and_run(started, spec, scope, run).await
                 }
             };
             if result.is_err() {
                 programs.lock().unwrap().remove(&tab);
             }
+            drop(share);
             let _ = tx.send(result);
         });
         rx
@@ -274,16 +389,28 @@ fn start(bin: &PathBuf, spec: &SpawnSpec, shim: bool) -> Result<Started, HostErr
     })
 }
 
+/// What a launched program is wired to.
+struct Run {
+    programs: Arc<Mutex<HashMap<String, Program>>>,
+    events: mpsc::Sender<HostEvent>,
+    exited_tx: watch::Sender<bool>,
+    worker: Worker,
+}
+
 /// Place the started process in its scope (if any), let it run, and wire
 /// its PTY to the event stream.
 async fn place_and_run(
     started: Started,
     spec: SpawnSpec,
     scope: Option<(Arc<dyn Scopes>, String)>,
-    programs: Arc<Mutex<HashMap<String, Program>>>,
-    events: mpsc::Sender<HostEvent>,
-    exited_tx: watch::Sender<bool>,
+    run: Run,
 ) -> Result<Spawned, HostError> {
+    let Run {
+        programs,
+        events,
+        exited_tx,
+        mut worker,
+    } = run;
     let Started {
         mut child,
         pty,
@@ -319,13 +446,14 @@ async fn place_and_run(
         }
     }
     let start_time = platform::proc_start_time(pid).unwrap_or(0);
-    let (reader, mut writer) = pty.into_split();
-    let (input_tx, mut input_rx) = mpsc::unbounded_channel::<Input>();
+    let master = pty.as_fd().try_clone_to_owned().ok();
     let tab = spec.tab.clone();
-    let output_events = events.clone();
+    let (input_tx, reader_done) = wire(pty, &tab, events.clone(), worker.clone());
     let running = match programs.lock().unwrap().get_mut(&tab) {
         Some(prog) if !prog.cancelled => {
             prog.input = Some(input_tx);
+            prog.start_time = start_time;
+            prog.master = master;
             true
         }
         _ => false,
@@ -339,63 +467,19 @@ async fn place_and_run(
             reason: "the tab was closed while it was starting".into(),
         });
     }
-
-    // Writer: the only owner of the master's write half, so input stays in
-    // order and a slow program cannot block the caller.
-    tokio::spawn(async move {
-        while let Some(msg) = input_rx.recv().await {
-            let ok = match msg {
-                Input::Bytes(b) => writer.write_all(&b).await.is_ok(),
-                Input::Resize(r, c) => writer.resize(pty_process::Size::new(r, c)).is_ok(),
-            };
-            if !ok {
-                break;
-            }
-        }
-    });
-
-    // Reader: forwards output for as long as anything holds the PTY open.
-    let out_tab = tab.clone();
-    let reader_done = tokio::spawn(async move {
-        let mut reader = reader;
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buf).await {
-                // EIO is how Linux reports that the last slave fd closed.
-                Ok(0) | Err(_) => break,
-                Ok(n) => {
-                    let ev = HostEvent::Output {
-                        tab: out_tab.clone(),
-                        bytes: buf[..n].to_vec(),
-                    };
-                    // Waits while the consumer is behind: backpressure.
-                    if output_events.send(ev).await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
     // Reaper: the program's exit is the tab's exit, even when something it
-    // left behind still holds the terminal. Output already written gets a
-    // moment to arrive first, so the screen is complete when the tab shows
-    // as exited.
+    // left behind still holds the terminal.
     tokio::spawn(async move {
-        let code = match child.wait().await {
-            Ok(st) => exit_code(st),
-            Err(_) => -1,
+        let code = loop {
+            let share = worker.work().await;
+            tokio::select! {
+                biased;
+                _ = worker.freezing() => drop(share),
+                // Cancel-safe: a status reaped is kept in `child`.
+                st = child.wait() => break (st.map(exit_code).unwrap_or(-1), share),
+            }
         };
-        let _ = tokio::time::timeout(Duration::from_millis(300), reader_done).await;
-        // Kept until forgotten: a stop still ends what it left behind.
-        let _ = exited_tx.send(true);
-        let _ = events.send(HostEvent::Exited { tab, code }).await;
+        finish(tab, code, Some(reader_done), exited_tx, events).await;
     });
     Ok(Spawned { pid, start_time })
-}
-
-fn exit_code(st: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    st.code()
-        .or_else(|| st.signal().map(|s| 128 + s))
-        .unwrap_or(-1)
 }

@@ -12,6 +12,7 @@ use super::{Host, HostError, HostEvent, SpawnSpec, Spawned};
 use crate::holder::peer;
 use crate::paths::Paths;
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::handover::{core_step, Answer, Ask, CoreStep, HANDOVER_VERSION};
 use crate::protocol::holder::{data_frame, split_data, FromHolder, Held, ToHolder, HOLDER_VERSION};
 
 type SpawnReply = oneshot::Sender<Result<Spawned, HostError>>;
@@ -43,16 +44,23 @@ pub struct Found {
 pub enum ConnectError {
     #[error("no holder is listening")]
     Absent,
+    /// The holder (of another version) re-executes as this build: connect
+    /// again.
+    #[error("the holder is handing over to this build")]
+    HandedOver,
     #[error("{0}")]
     Other(String),
 }
 
 impl HolderHost {
     /// Connect to the running holder, verify it is the recorded one, and
-    /// take over the programs it holds.
+    /// take over the programs it holds. A holder of another version is
+    /// asked to hand over ([`ConnectError::HandedOver`]), unless
+    /// `handed_over` says it already did.
     pub async fn connect(
         paths: &Paths,
         events: mpsc::Sender<HostEvent>,
+        handed_over: bool,
     ) -> Result<(Self, Vec<Found>), ConnectError> {
         let other = |e: String| ConnectError::Other(e);
         let name = crate::holder::socket_name(paths);
@@ -95,6 +103,12 @@ impl HolderHost {
                 .await
                 .map_err(|_| other("the holder did not answer within 10s".into()))?
                 .map_err(|e| other(format!("the holder hung up: {e}")))?;
+        let answer = first.decode_control::<Answer>().unwrap_or(Answer::Other);
+        match core_step(HOLDER_VERSION, &answer, handed_over) {
+            CoreStep::Attach => {}
+            CoreStep::HandOver => return Err(ask_hand_over(&mut stream, &answer).await),
+            CoreStep::GiveUp(why) => return Err(other(why)),
+        }
         let (held, mode) = match first.decode_control::<FromHolder>() {
             Ok(FromHolder::Welcome { held, mode, .. }) => (held, mode),
             Ok(FromHolder::Refused { message }) => {
@@ -154,6 +168,29 @@ impl HolderHost {
         self.out
             .send(Frame::control(msg))
             .map_err(|_| HostError::Holder("the connection is closed".into()))
+    }
+}
+
+/// Ask a holder of another version to hand over; how it went.
+async fn ask_hand_over(stream: &mut tokio::net::UnixStream, offer: &Answer) -> ConnectError {
+    tracing::info!(holder = ?offer, "the holder speaks another version; asking it to hand over");
+    let ask = Frame::control(&Ask::HandOver {
+        handover: HANDOVER_VERSION,
+    });
+    if let Err(e) = write_frame(stream, &ask).await {
+        return ConnectError::Other(format!("cannot ask the holder to hand over: {e}"));
+    }
+    // The holder first lets launches in progress finish (placing one in its
+    // scope can take seconds).
+    let reply = tokio::time::timeout(std::time::Duration::from_secs(60), read_frame(stream)).await;
+    match reply.map(|r| r.map(|f| f.decode_control::<Answer>())) {
+        Ok(Ok(Ok(Answer::ReExecuting { .. }))) => ConnectError::HandedOver,
+        Ok(Ok(Ok(Answer::Refused { message }))) => ConnectError::Other(message),
+        Ok(Ok(other)) => {
+            ConnectError::Other(format!("unexpected answer to a hand-over: {other:?}"))
+        }
+        Ok(Err(e)) => ConnectError::Other(format!("the holder hung up during a hand-over: {e}")),
+        Err(_) => ConnectError::Other("the holder did not hand over within 60s".into()),
     }
 }
 

@@ -125,6 +125,12 @@ pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream
     std::os::unix::net::UnixStream::connect_addr(&addr)
 }
 
+/// The executable file process `pid` runs, open: the running image, even
+/// if its path was replaced or removed since.
+pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {
+    std::fs::File::open(format!("/proc/{pid}/exe"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

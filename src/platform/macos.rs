@@ -97,3 +97,25 @@ pub fn abstract_listener(name: &str) -> io::Result<std::os::unix::net::UnixListe
 pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream> {
     std::os::unix::net::UnixStream::connect(named_path(name))
 }
+
+/// The executable file process `pid` runs, open (by the path the kernel
+/// reports for it; macOS has no handle on the running image itself).
+pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {
+    use std::os::unix::ffi::OsStrExt;
+    // PROC_PIDPATHINFO_MAXSIZE.
+    let mut buf = vec![0u8; 4096];
+    // SAFETY: proc_pidpath writes at most `buf.len()` bytes into `buf` and
+    // returns how many.
+    let n = unsafe {
+        libc::proc_pidpath(
+            pid as libc::c_int,
+            buf.as_mut_ptr().cast(),
+            buf.len() as u32,
+        )
+    };
+    if n <= 0 {
+        return Err(io::Error::last_os_error());
+    }
+    buf.truncate(n as usize);
+    std::fs::File::open(std::ffi::OsStr::from_bytes(&buf))
+}

@@ -9,6 +9,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use super::MAX_FRAME;
 
 /// What a frame carries. Numbers are part of the protocol: never reuse one.
+/// The framing (length, kind 1 = control) also carries the frozen holder
+/// hand-over (`protocol::handover`), so it must never change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Kind {

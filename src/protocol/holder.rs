@@ -9,8 +9,33 @@ use serde::{Deserialize, Serialize};
 
 use super::frame::{Frame, Kind};
 
-/// Bump when these messages change incompatibly.
-pub const HOLDER_VERSION: u32 = 1;
+/// Bump when these messages change incompatibly: a core meeting a holder
+/// of another version takes it over through the frozen
+/// [`handover`](super::handover).
+///
+/// `NERDR_HOLDER_VERSION_FOR_TESTS`, read at compile time, builds the same
+/// source under another number; it exists only so the upgrade test can
+/// make a second, real build of another version.
+pub const HOLDER_VERSION: u32 = match option_env!("NERDR_HOLDER_VERSION_FOR_TESTS") {
+    Some(v) => parse_version(v),
+    None => 1,
+};
+
+const fn parse_version(v: &str) -> u32 {
+    let b = v.as_bytes();
+    assert!(!b.is_empty(), "NERDR_HOLDER_VERSION_FOR_TESTS is empty");
+    let mut n = 0u32;
+    let mut i = 0;
+    while i < b.len() {
+        assert!(
+            b[i].is_ascii_digit(),
+            "NERDR_HOLDER_VERSION_FOR_TESTS must be a number"
+        );
+        n = n * 10 + (b[i] - b'0') as u32;
+        i += 1;
+    }
+    n
+}
 
 /// What to start, fully decided by the core.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

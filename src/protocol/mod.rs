@@ -3,12 +3,15 @@
 //! - [`api`]: the requests every command sends, shared by both sockets;
 //! - [`frame`]: length-prefixed frames on the client socket;
 //! - [`handshake`]: the client socket's versioned hello and key proof;
-//! - [`hook`]: newline-delimited JSON on the hook socket.
+//! - [`hook`]: newline-delimited JSON on the hook socket;
+//! - [`holder`]: core ↔ holder, versioned; [`handover`]: its frozen part,
+//!   by which any build takes over from any other.
 //!
 //! Bump [`PROTOCOL_VERSION`] when any of these change incompatibly.
 
 pub mod api;
 pub mod frame;
+pub mod handover;
 pub mod handshake;
 pub mod holder;
 pub mod hook;

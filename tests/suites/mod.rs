@@ -17,4 +17,5 @@ mod robustness;
 mod sandbox;
 mod scopes;
 mod service;
+mod upgrade;
 mod worktrees;

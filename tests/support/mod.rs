@@ -5,6 +5,7 @@ pub mod fake_model;
 pub mod git;
 pub mod local;
 pub mod netfix;
+pub mod next_build;
 pub mod sysenv;
 pub mod tmux;
 

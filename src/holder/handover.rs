@@ -1,0 +1,315 @@
+//! The holder's side of the frozen hand-over (`protocol::handover`): turn
+//! this process into the asking core's executable without letting go of
+//! anything, and, in the new image, take it all back.
+//!
+//! Giving: freeze the terminal readers, reapers and launches
+//! ([`PtyHost::freeze`]), let the event loop take in what they delivered,
+//! write every program's record and exact screen to an unlinked file in
+//! the state dir, clear close-on-exec on that file, the listening socket
+//! and the PTY masters, and `fexecve` the file the core's verified PID
+//! runs. Programs stay children of this PID, so the new image reaps them
+//! and reports their real exit codes; their terminals never close. If
+//! anything fails before the exec, the flags are put back and this holder
+//! carries on as it was.
+//!
+//! Taking back (`holder --handover-fd N`): read the state, set close-on-exec
+//! again (no program launched later may inherit a terminal or the
+//! socket), adopt each program with its screen.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+
+use tokio::net::{UnixListener, UnixStream};
+
+use super::peer::PeerFacts;
+use super::server::{Holder, Kept};
+use crate::core::state::SCROLLBACK;
+use crate::host::pty::{Adoption, PtyHost};
+use crate::protocol::frame::{write_frame, Frame};
+use crate::protocol::handover::{
+    decode_state, encode_state, Answer, Program, State, HANDOVER_FLAG, HANDOVER_VERSION,
+};
+use crate::protocol::holder::HOLDER_VERSION;
+
+/// A verified core's request, with its connection (answered here).
+pub struct HandOverRequest {
+    pub stream: UnixStream,
+    pub core: PeerFacts,
+}
+
+/// Hand over to the core's executable. Returns only if that failed; the
+/// core is told why.
+pub async fn hand_over(
+    h: &Holder,
+    listener: &UnixListener,
+    mut req: HandOverRequest,
+) -> Result<(), String> {
+    let result = prepare_and_exec(h, listener, &mut req).await;
+    let message = match &result {
+        Ok(never) => match *never {},
+        Err(e) => format!("the holder could not hand over: {e}"),
+    };
+    let _ = write_frame(
+        &mut req.stream,
+        &Frame::control(&Answer::Refused { message }),
+    )
+    .await;
+    result.map(|never| match never {})
+}
+
+async fn prepare_and_exec(
+    h: &Holder,
+    listener: &UnixListener,
+    req: &mut HandOverRequest,
+) -> Result<std::convert::Infallible, String> {
+    // The file the core runs, opened before anything changes here.
+    let exe = crate::platform::open_exe(req.core.pid).map_err(|e| {
+        format!(
+            "cannot open the executable of core pid {}: {e}",
+            req.core.pid
+        )
+    })?;
+    if crate::platform::proc_start_time(req.core.pid).ok() != req.core.start_time {
+        return Err(format!(
+            "core pid {} ended during the hand-over",
+            req.core.pid
+        ));
+    }
+    let frozen = h.host.freeze().await;
+    h.drained().await;
+    let (state, screens) = snapshot(h, listener.as_raw_fd());
+    let file = state_file(h, &encode_state(&state, &screens))?;
+    let mut inherit: Vec<RawFd> = vec![file.as_raw_fd(), state.listener_fd];
+    inherit.extend(state.programs.iter().filter_map(|p| p.pty_fd));
+    let mut cleared = Vec::new();
+    let mut result = Ok(());
+    for fd in &inherit {
+        match set_cloexec(*fd, false) {
+            Ok(()) => cleared.push(*fd),
+            Err(e) => {
+                result = Err(format!("cannot pass descriptor {fd} on: {e}"));
+                break;
+            }
+        }
+    }
+    if result.is_ok() {
+        result = write_frame(
+            &mut req.stream,
+            &Frame::control(&Answer::ReExecuting {
+                handover: HANDOVER_VERSION,
+            }),
+        )
+        .await
+        .map_err(|e| format!("cannot answer the core: {e}"));
+    }
+    if result.is_ok() {
+        tracing::info!(
+            programs = state.programs.len(),
+            core = req.core.pid,
+            "handing over: re-executing as the core's executable"
+        );
+        result = Err(exec(&exe, file.as_raw_fd()));
+    }
+    // Still here: put every flag back, so no program started later inherits
+    // a terminal or the socket, and carry on.
+    for fd in cleared {
+        let _ = set_cloexec(fd, true);
+    }
+    drop(frozen);
+    Err(result.err().unwrap_or_default())
+}
+
+/// Every kept program's record and screen, from the frozen host.
+fn snapshot(h: &Holder, listener_fd: RawFd) -> (State, Vec<Vec<u8>>) {
+    let handed = h.host.handed();
+    let kept = h.kept.lock().unwrap();
+    let mut programs = Vec::with_capacity(kept.len());
+    let mut screens = Vec::with_capacity(kept.len());
+    for (tab, k) in kept.iter() {
+        let from_host = handed.get(tab);
+        let (rows, cols) = k.screen.screen().size();
+        programs.push(Program {
+            tab: tab.clone(),
+            // The host knows a launch's PID before the record here does.
+            pid: from_host.map_or(k.pid, |p| p.pid),
+            start_time: from_host.map_or(k.start_time, |p| p.start_time),
+            exit_code: k.exit_code,
+            rows,
+            cols,
+            scope: from_host.and_then(|p| p.scope.clone()),
+            meta: k.meta.clone(),
+            pty_fd: from_host.and_then(|p| p.master),
+        });
+        screens.push(super::screen::redraw(&k.screen));
+    }
+    let state = State {
+        handover: HANDOVER_VERSION,
+        from_version: HOLDER_VERSION,
+        listener_fd,
+        scopes: h.scopes,
+        programs,
+    };
+    (state, screens)
+}
+
+/// The state in a file nobody else can open: created private in the state
+/// dir and unlinked at once.
+fn state_file(h: &Holder, bytes: &[u8]) -> Result<std::fs::File, String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = h
+        .paths
+        .state_dir
+        .join(format!("holder-handover.{}", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+    let _ = std::fs::remove_file(&path);
+    f.write_all(bytes)
+        .and_then(|()| f.rewind())
+        .map_err(|e| format!("cannot write the hand-over state: {e}"))?;
+    Ok(f)
+}
+
+fn set_cloexec(fd: RawFd, on: bool) -> nix::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+    let flags = if on {
+        FdFlag::FD_CLOEXEC
+    } else {
+        FdFlag::empty()
+    };
+    fcntl(fd, FcntlArg::F_SETFD(flags)).map(drop)
+}
+
+/// Become `exe`, telling it where the state is. Returns only on failure.
+fn exec(exe: &std::fs::File, state_fd: RawFd) -> String {
+    use std::ffi::CString;
+    let argv0 = std::fs::read_link(format!("/proc/self/fd/{}", exe.as_raw_fd()))
+        .map(|p| p.into_os_string())
+        .unwrap_or_else(|_| "nerdr".into());
+    let cstr = |b: &[u8]| CString::new(b).map_err(|e| e.to_string());
+    let argv: Result<Vec<CString>, String> = [
+        argv0.as_bytes(),
+        b"holder",
+        HANDOVER_FLAG.as_bytes(),
+        state_fd.to_string().as_bytes(),
+    ]
+    .into_iter()
+    .map(cstr)
+    .collect();
+    let env: Result<Vec<CString>, String> = std::env::vars_os()
+        .map(|(k, v)| cstr(&[k.as_bytes(), b"=", v.as_bytes()].concat()))
+        .collect();
+    let (argv, env) = match (argv, env) {
+        (Ok(a), Ok(e)) => (a, e),
+        (Err(e), _) | (_, Err(e)) => return format!("cannot build the command line: {e}"),
+    };
+    match nix::unistd::fexecve(exe.as_raw_fd(), &argv, &env) {
+        Ok(never) => match never {},
+        Err(e) => format!("cannot execute the core's executable: {e}"),
+    }
+}
+
+/// What a re-executed holder starts from.
+pub struct Restored {
+    pub listener: std::os::unix::net::UnixListener,
+    pub scopes: bool,
+    pub from_version: u32,
+    programs: Vec<(Program, Vec<u8>, Option<OwnedFd>)>,
+}
+
+/// Read the state the previous image left at `fd`.
+pub fn restore(fd: RawFd) -> anyhow::Result<Restored> {
+    use anyhow::Context;
+    // SAFETY: the previous image of this process opened this descriptor
+    // for this purpose alone and passed its number on the command line.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read the hand-over state from descriptor {fd}"))?;
+    drop(file);
+    let (state, screens) = decode_state(&bytes).map_err(anyhow::Error::msg)?;
+    set_cloexec(state.listener_fd, true).with_context(|| {
+        format!(
+            "the listening socket {} was not passed on",
+            state.listener_fd
+        )
+    })?;
+    // SAFETY: the previous image passed its listening socket at this number.
+    let listener = unsafe { std::os::unix::net::UnixListener::from_raw_fd(state.listener_fd) };
+    let mut programs = Vec::with_capacity(state.programs.len());
+    for (p, screen) in state.programs.into_iter().zip(screens) {
+        let master = p.pty_fd.and_then(|fd| match set_cloexec(fd, true) {
+            // SAFETY: the previous image passed this PTY master at this
+            // number; nothing else here refers to it.
+            Ok(()) => Some(unsafe { OwnedFd::from_raw_fd(fd) }),
+            Err(e) => {
+                tracing::error!(tab = %p.tab, fd, error = %e, "a terminal was not passed on");
+                None
+            }
+        });
+        programs.push((p, screen, master));
+    }
+    Ok(Restored {
+        listener,
+        scopes: state.scopes,
+        from_version: state.from_version,
+        programs,
+    })
+}
+
+impl Restored {
+    /// Give each program to `host`, and rebuild its kept record and screen.
+    pub fn adopt(self, host: &PtyHost) -> BTreeMap<String, Kept> {
+        let mut kept = BTreeMap::new();
+        for (mut p, screen_bytes, master) in self.programs {
+            let mut screen = vt100::Parser::new(p.rows, p.cols, SCROLLBACK);
+            screen.process(&screen_bytes);
+            if p.pid == 0 {
+                // A launch that had not produced a process (it failed as the
+                // hand-over began): nothing to adopt, and PID 0 must never
+                // reach waitpid or kill, where it means our own group.
+                p.exit_code.get_or_insert(-1);
+                drop(master);
+                kept.insert(
+                    p.tab,
+                    Kept {
+                        meta: p.meta,
+                        pid: 0,
+                        start_time: 0,
+                        exit_code: p.exit_code,
+                        screen,
+                    },
+                );
+                continue;
+            }
+            let adoption = Adoption {
+                tab: p.tab.clone(),
+                pid: p.pid,
+                start_time: p.start_time,
+                scope: p.scope,
+                master,
+                exited: p.exit_code.is_some(),
+            };
+            if let Err(e) = host.adopt(adoption) {
+                tracing::error!(tab = %p.tab, error = %e, "cannot adopt a program's terminal");
+            }
+            kept.insert(
+                p.tab,
+                Kept {
+                    meta: p.meta,
+                    pid: p.pid,
+                    start_time: p.start_time,
+                    exit_code: p.exit_code,
+                    screen,
+                },
+            );
+        }
+        kept
+    }
+}
