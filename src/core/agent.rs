@@ -46,13 +46,13 @@ impl Core {
             (folder.clone(), None)
         };
         if let Err(e) = self.settings_unchanged(&agent) {
-            self.drop_worktree(worktree).await;
+            self.drop_worktree(&id, worktree).await;
             return Err(e);
         }
         let agent_env = match agent_env(&agent, &caller_env) {
             Ok(env) => env,
             Err(e) => {
-                self.drop_worktree(worktree).await;
+                self.drop_worktree(&id, worktree).await;
                 return Err(e);
             }
         };
@@ -77,7 +77,7 @@ impl Core {
             };
             match super::setup::read(&w.path) {
                 Err(e) => {
-                    self.drop_worktree(worktree).await;
+                    self.drop_worktree(&id, worktree).await;
                     return Err(ApiError::new(
                         ErrorCode::Config,
                         format!("{e}; fix it, or start with --no-worktree"),
@@ -104,6 +104,7 @@ impl Core {
                     folder,
                     cwd,
                     worktree,
+                    fresh_worktree: true,
                     name: name.to_string(),
                     command: command.display,
                     argv,
@@ -195,6 +196,8 @@ impl Core {
                 folder: old.folder,
                 cwd,
                 worktree: old.worktree,
+                // The tab's own worktree, with its work: never dropped.
+                fresh_worktree: false,
                 name: old.agent,
                 command: command.display,
                 argv: command.argv,

@@ -93,8 +93,13 @@ impl Core {
                 e.no_worktree = !worktree;
             }
             Request::Close {
-                remove_worktree, ..
-            } => e.removes_others_worktree = *remove_worktree && target != Target::Own,
+                remove_worktree,
+                force,
+                ..
+            } => {
+                e.removes_others_worktree = *remove_worktree && target != Target::Own;
+                e.forced_removal = *remove_worktree && *force;
+            }
             Request::Restart { tab, .. } => {
                 let agent = state.tabs.get(tab).map(|t| t.agent.clone());
                 drop(state);
@@ -294,10 +299,8 @@ impl Core {
             Request::Close {
                 tab,
                 remove_worktree,
-            } => {
-                self.close_tab(&tab, remove_worktree).await?;
-                Ok(json!({}))
-            }
+                force,
+            } => self.close_tab(&tab, remove_worktree, force).await,
             Request::Quit { folder } => {
                 let closed = self.quit_session(&folder).await;
                 Ok(json!({ "closed": closed }))
@@ -399,38 +402,6 @@ impl Core {
         // An exited program has no terminal left to resize; its screen does.
         let _ = self.host.resize(tab, rows, cols);
         Ok(json!({}))
-    }
-
-    /// Stop the tab's program (if it still runs) and forget the tab; its
-    /// worktree stays unless `remove_worktree`.
-    pub async fn close_tab(&self, tab: &str, remove_worktree: bool) -> Result<(), ApiError> {
-        if !self.state.lock().unwrap().tabs.contains_key(tab) {
-            return Err(no_tab(tab));
-        }
-        let _ = self.host.stop(tab).await;
-        self.host.forget(tab);
-        let removed = self.state.lock().unwrap().remove(tab);
-        self.turns.lock().unwrap().forget(tab);
-        self.forget_questions_of(tab);
-        if let Some(t) = removed {
-            tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
-            if let (true, Some(w)) = (remove_worktree, t.worktree) {
-                let paths = self.paths.clone();
-                let removed = tokio::task::spawn_blocking(move || {
-                    crate::git::worktree::remove(&paths, &w.repo, &w.path)
-                })
-                .await;
-                if let Ok(Err(e)) = removed {
-                    self.changed();
-                    return Err(ApiError::new(
-                        ErrorCode::Internal,
-                        format!("closed tab {tab}, but its worktree stays: {e}"),
-                    ));
-                }
-            }
-        }
-        self.changed();
-        Ok(())
     }
 
     /// Close every tab of the session at once and forget the session.

@@ -338,6 +338,7 @@ impl Core {
                 folder,
                 cwd: worktree.clone(),
                 worktree: None,
+                fresh_worktree: false,
                 name: "setup".into(),
                 command,
                 argv,

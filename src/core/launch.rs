@@ -24,6 +24,9 @@ pub(super) struct Plan {
     /// Where the program starts: the folder, or its place in the worktree.
     pub(super) cwd: PathBuf,
     pub(super) worktree: Option<Worktree>,
+    /// The worktree was made for this launch (not a restart's): a launch
+    /// that fails removes it again.
+    pub(super) fresh_worktree: bool,
     /// The agent's name, or `terminal`.
     pub(super) name: String,
     /// The command as configured (for `nerdr tabs`), `argv[0]` unresolved.
@@ -79,6 +82,7 @@ impl Core {
                 folder,
                 cwd,
                 worktree: None,
+                fresh_worktree: false,
                 name: "terminal".into(),
                 command: vec![shell],
                 argv: vec![program.to_string_lossy().into_owned()],
@@ -100,7 +104,9 @@ impl Core {
     pub(super) async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
         if plan.sandboxed {
             if let Err(e) = self.note_sandbox_history(&plan).await {
-                self.drop_worktree(plan.worktree.clone()).await;
+                if plan.fresh_worktree {
+                    self.drop_worktree(&plan.id, plan.worktree.clone()).await;
+                }
                 return Err(e);
             }
         }
@@ -192,8 +198,11 @@ impl Core {
             Err(e) => {
                 self.state.lock().unwrap().remove(&id);
                 self.changed();
-                // A worktree made for this launch goes with it.
-                self.drop_worktree(plan.worktree.clone()).await;
+                // A worktree made for this launch goes with it; a
+                // restarted tab's worktree holds its work and stays.
+                if plan.fresh_worktree {
+                    self.drop_worktree(&id, plan.worktree.clone()).await;
+                }
                 tracing::warn!(agent = %name, folder = %plan.folder.display(), error = %e, "launch failed");
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
@@ -243,22 +252,6 @@ impl Core {
         }
     }
 
-    /// The tab's own worktree when `folder` is in a git repository: its
-    /// folder inside the worktree, and the worktree. Outside a repository,
-    /// the folder itself.
-    /// Remove a worktree (and its branch) made for a launch that did not
-    /// happen.
-    pub(super) async fn drop_worktree(&self, worktree: Option<Worktree>) {
-        if let Some(w) = worktree {
-            let paths = self.paths.clone();
-            let _ = tokio::task::spawn_blocking(move || {
-                let _ = crate::git::worktree::remove(&paths, &w.repo, &w.path);
-                let _ = crate::git::query(&w.repo, &["branch", "-D", &w.branch]);
-            })
-            .await;
-        }
-    }
-
     /// Before a sandboxed agent runs, its repository gets sandbox history
     /// (the host git guard's input): no record, no start.
     async fn note_sandbox_history(&self, plan: &Plan) -> Result<(), ApiError> {
@@ -278,6 +271,9 @@ impl Core {
             })
     }
 
+    /// The tab's own worktree when `folder` is in a git repository: its
+    /// folder inside the worktree, and the worktree. Outside a repository,
+    /// the folder itself.
     pub(super) async fn make_worktree(
         &self,
         folder: &Path,

@@ -141,6 +141,10 @@ pub struct Extras {
     /// `nerdr close --remove-worktree` on another tab: its uncommitted work
     /// would be deleted.
     pub removes_others_worktree: bool,
+    /// `nerdr close --remove-worktree --force`: the worktree goes even
+    /// with work no commit holds (saved first). The person's call only:
+    /// an agent must not be able to clear its tracks.
+    pub forced_removal: bool,
     /// A restart or start that would bring an agent back outside a sandbox
     /// (its config changed since).
     pub unsandboxed_launch: bool,
@@ -171,6 +175,12 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
         return Verdict::Refuse(
             "a sandboxed agent cannot add arguments to an agent's command line: they could undo \
              the agent's own sandbox settings",
+        );
+    }
+    if extras.forced_removal {
+        return Verdict::Refuse(
+            "a sandboxed agent cannot force a worktree's removal: work no commit holds is \
+             removed only when the user says so (commit it first, or ask the user)",
         );
     }
     if extras.removes_others_worktree {
@@ -306,6 +316,10 @@ mod tests {
                 no_worktree: true,
                 ..Extras::default()
             },
+            Extras {
+                forced_removal: true,
+                ..Extras::default()
+            },
         ];
         let all = Extras {
             no_worktree: true,
@@ -313,6 +327,7 @@ mod tests {
             extra_args: true,
             removes_others_worktree: true,
             unsandboxed_launch: true,
+            forced_removal: true,
         };
         for caller in CALLERS {
             assert_eq!(decide_extras(caller, Extras::default()), Verdict::Allow);
@@ -333,6 +348,7 @@ mod tests {
         assert!(why(alone[2]).contains("worktree"));
         assert!(why(alone[3]).contains("outside a sandbox"));
         assert!(why(alone[4]).contains("checkout the user works in"));
+        assert!(why(alone[5]).contains("force a worktree's removal"));
     }
 
     #[test]

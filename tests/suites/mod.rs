@@ -15,4 +15,5 @@ mod robustness;
 mod sandbox;
 mod scopes;
 mod service;
+mod worktree_removal;
 mod worktrees;

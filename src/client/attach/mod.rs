@@ -377,6 +377,7 @@ impl Window {
                         let request = Request::Close {
                             tab,
                             remove_worktree: false,
+                            force: false,
                         };
                         self.request(request, Pending::Closed)
                     }
