@@ -48,25 +48,71 @@ impl Core {
     /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         let (op, target) = self.classify(caller, &req)?;
+        let foreign = self.foreign_tab(caller, &req);
+        // What waits for the person must also be within the caller's reach:
+        // the extras hold for queued requests as for allowed ones.
         let verdict = match privilege::decide(caller.kind(), op, target) {
-            Verdict::Allow => {
-                privilege::decide_extras(caller.kind(), self.extras(caller, &req, target))
-            }
-            other => other,
+            Verdict::Refuse(why) => Verdict::Refuse(why),
+            other => match privilege::decide_extras(
+                caller.kind(),
+                self.extras(caller, &req, target, foreign),
+            ) {
+                Verdict::Allow => other,
+                refused => refused,
+            },
         };
         match verdict {
             Verdict::Allow => {
                 let req = self.pinned(caller, req)?;
                 self.dispatch(caller, req).await
             }
-            Verdict::Refuse(why) => Err(self.refuse(caller, op, request_tab(&req), why)),
+            Verdict::Refuse(why) => {
+                let refused = self.refuse(caller, op, request_tab(&req), why);
+                match request_tab(&req) {
+                    // The journal has the real refusal; the caller learns
+                    // no more than of a tab that does not exist.
+                    Some(tab) if privilege::hides_tab(caller.kind(), target, foreign) => {
+                        Err(no_tab(tab))
+                    }
+                    _ => Err(refused),
+                }
+            }
             Verdict::Queue(why) => self.queue(caller, req, why).await,
         }
     }
 
+    /// Whether the tab the request names belongs to another session than
+    /// the caller's (a caller whose tab is gone has none). State only: no
+    /// I/O, so a refusal it leads to costs what "no such tab" costs.
+    fn foreign_tab(&self, caller: &Caller, req: &Request) -> bool {
+        let Some(own) = caller.tab() else {
+            return false;
+        };
+        let state = self.state.lock().unwrap();
+        let own = state.tabs.get(own).map(|t| &t.folder);
+        match request_tab(req).and_then(|t| state.tabs.get(t)) {
+            Some(t) => own != Some(&t.folder),
+            None => false,
+        }
+    }
+
     /// What the request asks beyond its operation (see [`privilege::Extras`]).
-    fn extras(&self, caller: &Caller, req: &Request, target: Target) -> privilege::Extras {
-        let mut e = privilege::Extras::default();
+    fn extras(
+        &self,
+        caller: &Caller,
+        req: &Request,
+        target: Target,
+        foreign: bool,
+    ) -> privilege::Extras {
+        let mut e = privilege::Extras {
+            foreign_folder: foreign,
+            ..Default::default()
+        };
+        if foreign {
+            // Refused whatever else it asks: look no further (no config
+            // read for a restart), so it costs what a missing tab costs.
+            return e;
+        }
         let state = self.state.lock().unwrap();
         // A caller whose tab is gone has no session of its own.
         let own = caller
@@ -77,9 +123,6 @@ impl Core {
             Some(None) => true,
             None => false,
         };
-        if let Some(t) = request_tab(req).and_then(|t| state.tabs.get(t)) {
-            e.foreign_folder = outside(&t.folder);
-        }
         match req {
             Request::Agent {
                 folder,
@@ -203,14 +246,22 @@ impl Core {
         if !fresh {
             return ApiError::new(ErrorCode::Denied, message);
         }
-        tracing::warn!(tab = %tab, operation = privilege::name(op), reason = why, "request refused");
-        crate::audit::record(
-            &self.paths,
-            &crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
-                .field("NERDR_TAB", tab)
-                .field("NERDR_OPERATION", privilege::name(op))
-                .field("NERDR_REASON", why),
-        );
+        let event = crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
+            .field("NERDR_TAB", tab)
+            .field("NERDR_OPERATION", privilege::name(op))
+            .field("NERDR_REASON", why);
+        let (paths, tab, name) = (self.paths.clone(), tab.to_string(), privilege::name(op));
+        let why = why.to_string();
+        let record = move || {
+            tracing::warn!(tab = %tab, operation = name, reason = %why, "request refused");
+            crate::audit::record(&paths, &event);
+        };
+        // Written off the request's path: the reply to a refusal that reads
+        // as "no such tab" must not take longer than that answer does.
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(record)),
+            Err(_) => record(),
+        }
         ApiError::new(ErrorCode::Denied, message)
     }
 

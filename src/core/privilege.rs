@@ -192,6 +192,21 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
     Verdict::Allow
 }
 
+/// Whether a refusal of a request naming a tab must read exactly as "no
+/// such tab" (same code, same words, no extra I/O): for a sandboxed
+/// caller, a tab outside every sandbox (agent or terminal) or in another
+/// session, none of which it may act on, so their ids must tell it
+/// nothing. Its own tab, and sandboxed agents of its own session (which it
+/// may read and type into), are refused with the reason.
+pub fn hides_tab(caller: CallerKind, target: Target, foreign: bool) -> bool {
+    match (caller, target) {
+        (CallerKind::User | CallerKind::Tab, _) => false,
+        (CallerKind::Sandboxed, Target::Agent | Target::Terminal) => true,
+        (CallerKind::Sandboxed, Target::SandboxedAgent) => foreign,
+        (CallerKind::Sandboxed, Target::Own | Target::Nothing) => false,
+    }
+}
+
 /// The operation's name in refusals and journal entries.
 pub fn name(op: Operation) -> &'static str {
     match op {
@@ -349,6 +364,29 @@ mod tests {
         assert!(why(alone[3]).contains("outside a sandbox"));
         assert!(why(alone[4]).contains("checkout the user works in"));
         assert!(why(alone[5]).contains("force a worktree's removal"));
+    }
+
+    #[test]
+    fn which_refusals_read_as_no_such_tab() {
+        // One letter per target (own, sandboxed agent, agent, terminal,
+        // nothing): `h` hidden, `-` refused with its reason.
+        let rows: [(CallerKind, bool, &str); 6] = [
+            (User, false, "-----"),
+            (User, true, "-----"),
+            (Tab, false, "-----"),
+            (Tab, true, "-----"),
+            (S, false, "--hh-"),
+            (S, true, "-hhh-"),
+        ];
+        for (caller, foreign, row) in rows {
+            for (target, want) in TARGETS.into_iter().zip(row.chars()) {
+                assert_eq!(
+                    hides_tab(caller, target, foreign),
+                    want == 'h',
+                    "{caller:?} {target:?} foreign={foreign}"
+                );
+            }
+        }
     }
 
     #[test]
