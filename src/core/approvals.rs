@@ -350,6 +350,7 @@ impl Core {
                 session_id: None,
                 reported: None,
                 probe: None,
+                deferred: None,
             },
         )
         .await

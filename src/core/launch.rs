@@ -42,6 +42,9 @@ pub(super) struct Plan {
     pub(super) reported: Option<Vec<String>>,
     /// For a sandboxed agent: where its sandbox check goes.
     pub(super) probe: Option<super::sandbox_check::ProbeSite>,
+    /// For a sandboxed agent: its command line to complete once the check
+    /// passed.
+    pub(super) deferred: Option<super::agent::Deferred>,
 }
 
 impl Core {
@@ -94,6 +97,7 @@ impl Core {
                 session_id: None,
                 reported: None,
                 probe: None,
+                deferred: None,
             },
         )
         .await
@@ -168,17 +172,42 @@ impl Core {
             screen: vt100::Parser::new(rows, cols, SCROLLBACK),
             log: Default::default(),
         };
-        let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
+        let mut meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
         self.state.lock().unwrap().insert(tab);
-        // Every sandboxed launch is checked first, whatever started it.
+        let mut argv = plan.argv.clone();
+        // Every sandboxed launch is checked first, whatever started it; its
+        // program runs on the host (`--help`) only after that.
         if plan.sandboxed && plan.kind == TabKind::Agent {
-            self.check_sandbox(&plan, &id, &env).await?;
+            let proven = self.check_sandbox(&plan, &id, &env).await?;
+            if let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) {
+                let completed = self
+                    .with_features(&id, d, proven.as_deref(), &plan.caller_env)
+                    .await;
+                match completed {
+                    Ok(Some(full)) => {
+                        argv = full;
+                        if let Some(t) = self.state.lock().unwrap().tabs.get(&id) {
+                            meta = serde_json::to_value(t.saved(true))
+                                .expect("a tab record serializes");
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.state.lock().unwrap().remove(&id);
+                        self.changed();
+                        if plan.fresh_worktree {
+                            self.drop_worktree(&id, plan.worktree.clone()).await;
+                        }
+                        return Err(e);
+                    }
+                }
+            }
         }
         let spawned = self
             .host
             .spawn(SpawnSpec {
                 tab: id.clone(),
-                argv: plan.argv,
+                argv,
                 cwd: plan.cwd.clone(),
                 env,
                 rows,

@@ -2,6 +2,7 @@ mod activation;
 mod agent_clis;
 mod attach;
 mod cli;
+mod feature_detection;
 mod git_guard;
 mod harness;
 mod holder;
