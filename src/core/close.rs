@@ -66,6 +66,10 @@ impl Core {
     /// work no commit holds, unless `force`; and refuse when git cannot
     /// tell (the guard refused, say): nothing is lost by asking again.
     async fn refuse_unsaved(&self, tab: &str, w: &Worktree, force: bool) -> Result<(), ApiError> {
+        if !w.path.exists() {
+            // Removed by hand already: nothing there to lose.
+            return Ok(());
+        }
         let (paths, path) = (self.paths.clone(), w.path.clone());
         let changes = tokio::task::spawn_blocking(move || unsaved::changes(&paths, &path))
             .await
@@ -105,6 +109,16 @@ impl Core {
     pub(super) async fn remove_worktree(&self, tab: &str, w: &Worktree) -> Result<Removed, String> {
         let (paths, w, id) = (self.paths.clone(), w.clone(), tab.to_string());
         let removed = tokio::task::spawn_blocking(move || -> Result<Removed, String> {
+            if !w.path.exists() {
+                // Removed by hand: git's record of it is all that is left.
+                crate::git::query(&w.repo, &["worktree", "prune"]).map_err(|e| e.to_string())?;
+                return Ok(Removed {
+                    worktree: w.path.clone(),
+                    branch_only_commits: unsaved::commits_only_on(&w.repo, &w.branch),
+                    branch: w.branch.clone(),
+                    saved: None,
+                });
+            }
             let changes = unsaved::changes(&paths, &w.path).map_err(|e| {
                 format!("cannot tell whether it holds uncommitted work, so it was kept: {e}")
             })?;

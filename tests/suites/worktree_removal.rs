@@ -194,6 +194,14 @@ fn a_clean_worktree_goes_and_its_branch_stays_with_its_commits() {
         "agent's work"
     );
     assert_eq!(st.ok(&["saved", "--json"]).0, "[]");
+
+    // A worktree already removed by hand: nothing to lose, git's record goes.
+    let gone = st.ok(&["agent", "sh"]).0;
+    let wg = st.worktree_of(&gone);
+    st.sh(&format!("rm -rf {}", s(&wg)));
+    st.ok(&["close", "--remove-worktree", &gone]);
+    let list = st.git(&st.repo, &["worktree", "list"]);
+    assert!(!list.contains(&gone), "{list}");
 }
 
 /// `[agents.boxed]`: bash inside bubblewrap (read-only root, the runtime
