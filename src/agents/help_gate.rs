@@ -42,12 +42,21 @@ pub fn help_program(
 mod tests {
     use super::*;
 
+    /// sandboxed, stage, found, proven, and the program to run.
+    type Row<'a> = (
+        bool,
+        Stage,
+        Option<&'a Path>,
+        Option<&'a Path>,
+        Option<PathBuf>,
+    );
+
     #[test]
     fn every_row() {
         let found = Path::new("/usr/bin/codex");
         let proven = Path::new("/opt/codex/bin/codex");
         let p = |s: &Path| Some(s.to_path_buf());
-        let rows: &[(bool, Stage, Option<&Path>, Option<&Path>, Option<PathBuf>)] = &[
+        let rows: &[Row] = &[
             (false, Stage::Building, Some(found), None, p(found)),
             (false, Stage::Building, None, None, None),
             (false, Stage::Checked, Some(found), Some(proven), None),
