@@ -71,7 +71,8 @@ impl Setup {
     }
 
     fn worktree_of(&self, tab: &str) -> PathBuf {
-        let tabs = self.tabs();
+        let tabs: Vec<serde_json::Value> =
+            serde_json::from_str(&self.ok(&["tabs", "--all", "--json"]).0).unwrap();
         let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
         PathBuf::from(t["worktree"].as_str().expect("a worktree"))
     }
@@ -253,4 +254,40 @@ fn a_sandboxed_agent_cannot_force_the_removal_of_its_own_dirty_worktree() {
     assert!(screen.contains("untracked: mine.txt"), "{screen}");
     assert!(wt.join("mine.txt").is_file());
     assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
+}
+
+#[test]
+fn a_restart_that_fails_keeps_the_tabs_worktree_and_branch() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    st.env.write_user_file("work/r/sub/file.txt", "f\n");
+    st.git(&st.repo, &["add", "."]);
+    st.git(&st.repo, &["commit", "-q", "-m", "sub"]);
+    let tab = st
+        .ok(&["agent", "sh", "--folder", s(&st.repo.join("sub"))])
+        .0;
+    let wt = st.worktree_of(&tab);
+    st.git(
+        &wt,
+        &["commit", "-q", "--allow-empty", "-m", "agent's work"],
+    );
+    // The folder the tab's program starts in is gone: its restart cannot
+    // start it there.
+    st.sh(&format!(
+        "cd {w} && echo keep > keep.txt && rm -rf sub",
+        w = s(&wt)
+    ));
+    let (ok, _, err) = st.nerdr(&["restart", &tab]);
+    assert!(!ok, "the restart was meant to fail: {err}");
+    assert!(
+        wt.join("keep.txt").is_file(),
+        "the restart dropped the worktree: {err}"
+    );
+    assert_eq!(
+        st.git(
+            &st.repo,
+            &["log", "-1", "--format=%s", &format!("nerdr/{tab}")]
+        ),
+        "agent's work",
+        "the restart deleted the branch"
+    );
 }
