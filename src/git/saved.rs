@@ -66,10 +66,10 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
         ],
         &env,
     )?;
-    let when = worktree.display().to_string();
     let message = format!(
         "nerdr: work of tab {tab} on {branch}, saved before removing its worktree\n\n\
-         worktree: {when}\n"
+         worktree: {}\n",
+        worktree.display()
     );
     let commit = run_env(
         paths,
