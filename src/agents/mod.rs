@@ -7,6 +7,7 @@
 
 pub mod features;
 pub mod help;
+pub mod help_gate;
 pub mod opencode;
 pub mod session;
 pub mod uuid;

@@ -19,6 +19,7 @@ mod quit;
 mod read;
 mod restart;
 mod sandbox;
+mod saved;
 mod send;
 mod service_cmd;
 mod tabs;
@@ -68,6 +69,8 @@ pub enum Command {
     Approvals(approvals::Args),
     /// Stop a tab's program and forget the tab
     Close(close::Args),
+    /// Work saved from worktrees before nerdr removed them, and how to get it back
+    Saved(saved::Args),
     /// Stop every program of this folder's session and forget the session
     Quit(quit::Args),
     /// Refusals and sandbox-check verdicts, from the journal (or audit.jsonl)
@@ -148,6 +151,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sandbox(a) => sandbox::run(a),
         Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a),
+        Command::Saved(a) => saved::run(a),
         Command::Log(a) => log::run(a),
         Command::Plugin(a) => plugin::run(a),
         Command::Git(a) => git::run(a),

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::api::Caller;
 use super::launch::{existing_folder, find_program, path_of, Plan};
 use super::Core;
+use crate::agents::help_gate::{help_program, Stage};
 use crate::agents::{Mode, Reported};
 use crate::config::ResolvedAgent;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
@@ -19,6 +20,22 @@ struct AgentCommand {
     /// As run: `argv[0]` resolved.
     argv: Vec<String>,
     session_id: Option<String>,
+    /// For a sandboxed agent: the command to build again once the launch's
+    /// sandbox check passed and its program's features are known.
+    deferred: Option<Deferred>,
+}
+
+/// A sandboxed agent's command line, built without its optional flags
+/// (see `agents::help_gate`), and what it takes to build it with them.
+#[derive(Debug, Clone)]
+pub(super) struct Deferred {
+    /// The agent with its extra arguments.
+    agent: ResolvedAgent,
+    mode: Mode,
+    /// The session id the first build chose, kept by the second.
+    session_id: Option<String>,
+    /// `argv[0]`, resolved.
+    program: String,
 }
 
 impl Core {
@@ -46,13 +63,13 @@ impl Core {
             (folder.clone(), None)
         };
         if let Err(e) = self.settings_unchanged(&agent) {
-            self.drop_worktree(worktree).await;
+            self.drop_worktree(&id, worktree).await;
             return Err(e);
         }
         let agent_env = match agent_env(&agent, &caller_env) {
             Ok(env) => env,
             Err(e) => {
-                self.drop_worktree(worktree).await;
+                self.drop_worktree(&id, worktree).await;
                 return Err(e);
             }
         };
@@ -77,7 +94,7 @@ impl Core {
             };
             match super::setup::read(&w.path) {
                 Err(e) => {
-                    self.drop_worktree(worktree).await;
+                    self.drop_worktree(&id, worktree).await;
                     return Err(ApiError::new(
                         ErrorCode::Config,
                         format!("{e}; fix it, or start with --no-worktree"),
@@ -104,6 +121,7 @@ impl Core {
                     folder,
                     cwd,
                     worktree,
+                    fresh_worktree: true,
                     name: name.to_string(),
                     command: command.display,
                     argv,
@@ -115,6 +133,7 @@ impl Core {
                     session_id: command.session_id,
                     reported: None,
                     probe,
+                    deferred: command.deferred,
                 },
             )
             .await;
@@ -195,6 +214,8 @@ impl Core {
                 folder: old.folder,
                 cwd,
                 worktree: old.worktree,
+                // The tab's own worktree, with its work: never dropped.
+                fresh_worktree: false,
                 name: old.agent,
                 command: command.display,
                 argv: command.argv,
@@ -206,6 +227,7 @@ impl Core {
                 session_id: command.session_id.or(old.session_id),
                 reported: old.reported,
                 probe,
+                deferred: command.deferred,
             },
         )
         .await
@@ -290,7 +312,10 @@ impl Core {
                 ),
             )
         })?;
-        let features = self.features(agent, &path_var, cwd, caller_env).await;
+        let found =
+            crate::agents::program_word(agent).and_then(|w| find_program(w, &path_var, cwd));
+        let help = help_program(agent.sandboxed, Stage::Building, found.as_deref(), None);
+        let features = self.features(agent, help, caller_env).await;
         let mut with_extra = agent.clone();
         with_extra.command.extend(extra_args);
         let launch = crate::agents::build(
@@ -303,28 +328,67 @@ impl Core {
         .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("agent `{name}`: {e}")))?;
         let mut argv = launch.argv.clone();
         argv[0] = program.to_string_lossy().into_owned();
+        let deferred = agent.sandboxed.then(|| Deferred {
+            agent: with_extra,
+            mode: mode.clone(),
+            session_id: launch.session_id.clone(),
+            program: argv[0].clone(),
+        });
         Ok(AgentCommand {
             display: launch.argv,
             argv,
             session_id: launch.session_id,
+            deferred,
         })
     }
 
-    /// What the installed agent supports, from its `--help` (cached by
-    /// binary and mtime). Only built-in agents' own programs are asked.
+    /// After a sandboxed launch's check passed: the agent's features, from
+    /// the program file the check proved (`proven`), and its command line
+    /// built again with them when they add anything; the tab's record
+    /// follows. `None`: the command stays as built.
+    pub(super) async fn with_features(
+        &self,
+        id: &str,
+        d: &Deferred,
+        proven: Option<&Path>,
+        caller_env: &[(String, String)],
+    ) -> Result<Option<Vec<String>>, ApiError> {
+        let help = help_program(true, Stage::Checked, None, proven);
+        let features = self.features(&d.agent, help, caller_env).await;
+        if features == crate::agents::Features::default() {
+            return Ok(None);
+        }
+        let name = &d.agent.name;
+        let launch = crate::agents::build(&d.agent, &d.mode, &features, None, || {
+            d.session_id
+                .clone()
+                .unwrap_or_else(crate::agents::uuid::new_v4)
+        })
+        .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("agent `{name}`: {e}")))?;
+        let mut argv = launch.argv.clone();
+        argv[0] = d.program.clone();
+        if let Some(t) = self.state.lock().unwrap().tabs.get_mut(id) {
+            t.command = launch.argv;
+            if launch.session_id.is_some() {
+                t.session_id = launch.session_id;
+            }
+        }
+        Ok(Some(argv))
+    }
+
+    /// What the installed agent supports, from `program`'s `--help` (cached
+    /// by binary and mtime); nothing without one (see `agents::help_gate`).
+    /// Only built-in agents' own programs are asked.
     async fn features(
         &self,
         agent: &ResolvedAgent,
-        path_var: &str,
-        cwd: &Path,
+        program: Option<std::path::PathBuf>,
         caller_env: &[(String, String)],
     ) -> crate::agents::Features {
         let Some(kind) = crate::agents::Kind::of(&agent.name).filter(|_| agent.builtin) else {
             return Default::default();
         };
-        let Some(program) =
-            crate::agents::program_word(agent).and_then(|w| find_program(w, path_var, cwd))
-        else {
+        let Some(program) = program else {
             return Default::default();
         };
         let detector = self.detector.clone();

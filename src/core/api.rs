@@ -48,25 +48,71 @@ impl Core {
     /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         let (op, target) = self.classify(caller, &req)?;
+        let foreign = self.foreign_tab(caller, &req);
+        // What waits for the person must also be within the caller's reach:
+        // the extras hold for queued requests as for allowed ones.
         let verdict = match privilege::decide(caller.kind(), op, target) {
-            Verdict::Allow => {
-                privilege::decide_extras(caller.kind(), self.extras(caller, &req, target))
-            }
-            other => other,
+            Verdict::Refuse(why) => Verdict::Refuse(why),
+            other => match privilege::decide_extras(
+                caller.kind(),
+                self.extras(caller, &req, target, foreign),
+            ) {
+                Verdict::Allow => other,
+                refused => refused,
+            },
         };
         match verdict {
             Verdict::Allow => {
                 let req = self.pinned(caller, req)?;
                 self.dispatch(caller, req).await
             }
-            Verdict::Refuse(why) => Err(self.refuse(caller, op, request_tab(&req), why)),
+            Verdict::Refuse(why) => {
+                let refused = self.refuse(caller, op, request_tab(&req), why);
+                match request_tab(&req) {
+                    // The journal has the real refusal; the caller learns
+                    // no more than of a tab that does not exist.
+                    Some(tab) if privilege::hides_tab(caller.kind(), target, foreign) => {
+                        Err(no_tab(tab))
+                    }
+                    _ => Err(refused),
+                }
+            }
             Verdict::Queue(why) => self.queue(caller, req, why).await,
         }
     }
 
+    /// Whether the tab the request names belongs to another session than
+    /// the caller's (a caller whose tab is gone has none). State only: no
+    /// I/O, so a refusal it leads to costs what "no such tab" costs.
+    fn foreign_tab(&self, caller: &Caller, req: &Request) -> bool {
+        let Some(own) = caller.tab() else {
+            return false;
+        };
+        let state = self.state.lock().unwrap();
+        let own = state.tabs.get(own).map(|t| &t.folder);
+        match request_tab(req).and_then(|t| state.tabs.get(t)) {
+            Some(t) => own != Some(&t.folder),
+            None => false,
+        }
+    }
+
     /// What the request asks beyond its operation (see [`privilege::Extras`]).
-    fn extras(&self, caller: &Caller, req: &Request, target: Target) -> privilege::Extras {
-        let mut e = privilege::Extras::default();
+    fn extras(
+        &self,
+        caller: &Caller,
+        req: &Request,
+        target: Target,
+        foreign: bool,
+    ) -> privilege::Extras {
+        let mut e = privilege::Extras {
+            foreign_folder: foreign,
+            ..Default::default()
+        };
+        if foreign {
+            // Refused whatever else it asks: look no further (no config
+            // read for a restart), so it costs what a missing tab costs.
+            return e;
+        }
         let state = self.state.lock().unwrap();
         // A caller whose tab is gone has no session of its own.
         let own = caller
@@ -77,9 +123,6 @@ impl Core {
             Some(None) => true,
             None => false,
         };
-        if let Some(t) = request_tab(req).and_then(|t| state.tabs.get(t)) {
-            e.foreign_folder = outside(&t.folder);
-        }
         match req {
             Request::Agent {
                 folder,
@@ -93,8 +136,13 @@ impl Core {
                 e.no_worktree = !worktree;
             }
             Request::Close {
-                remove_worktree, ..
-            } => e.removes_others_worktree = *remove_worktree && target != Target::Own,
+                remove_worktree,
+                force,
+                ..
+            } => {
+                e.removes_others_worktree = *remove_worktree && target != Target::Own;
+                e.forced_removal = *remove_worktree && *force;
+            }
             Request::Restart { tab, .. } => {
                 let agent = state.tabs.get(tab).map(|t| t.agent.clone());
                 drop(state);
@@ -199,14 +247,22 @@ impl Core {
         if !fresh {
             return ApiError::new(ErrorCode::Denied, message);
         }
-        tracing::warn!(tab = %tab, operation = privilege::name(op), reason = why, "request refused");
-        crate::audit::record(
-            &self.paths,
-            &crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
-                .field("NERDR_TAB", tab)
-                .field("NERDR_OPERATION", privilege::name(op))
-                .field("NERDR_REASON", why),
-        );
+        let event = crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
+            .field("NERDR_TAB", tab)
+            .field("NERDR_OPERATION", privilege::name(op))
+            .field("NERDR_REASON", why);
+        let (paths, tab, name) = (self.paths.clone(), tab.to_string(), privilege::name(op));
+        let why = why.to_string();
+        let record = move || {
+            tracing::warn!(tab = %tab, operation = name, reason = %why, "request refused");
+            crate::audit::record(&paths, &event);
+        };
+        // Written off the request's path: the reply to a refusal that reads
+        // as "no such tab" must not take longer than that answer does.
+        match tokio::runtime::Handle::try_current() {
+            Ok(rt) => drop(rt.spawn_blocking(record)),
+            Err(_) => record(),
+        }
         ApiError::new(ErrorCode::Denied, message)
     }
 
@@ -304,10 +360,8 @@ impl Core {
             Request::Close {
                 tab,
                 remove_worktree,
-            } => {
-                self.close_tab(&tab, remove_worktree).await?;
-                Ok(json!({}))
-            }
+                force,
+            } => self.close_tab(&tab, remove_worktree, force).await,
             Request::Quit { folder } => {
                 let closed = self.quit_session(&folder).await;
                 Ok(json!({ "closed": closed }))
@@ -409,38 +463,6 @@ impl Core {
         // An exited program has no terminal left to resize; its screen does.
         let _ = self.host.resize(tab, rows, cols);
         Ok(json!({}))
-    }
-
-    /// Stop the tab's program (if it still runs) and forget the tab; its
-    /// worktree stays unless `remove_worktree`.
-    pub async fn close_tab(&self, tab: &str, remove_worktree: bool) -> Result<(), ApiError> {
-        if !self.state.lock().unwrap().tabs.contains_key(tab) {
-            return Err(no_tab(tab));
-        }
-        let _ = self.host.stop(tab).await;
-        self.host.forget(tab);
-        let removed = self.state.lock().unwrap().remove(tab);
-        self.turns.lock().unwrap().forget(tab);
-        self.forget_questions_of(tab);
-        if let Some(t) = removed {
-            tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
-            if let (true, Some(w)) = (remove_worktree, t.worktree) {
-                let paths = self.paths.clone();
-                let removed = tokio::task::spawn_blocking(move || {
-                    crate::git::worktree::remove(&paths, &w.repo, &w.path)
-                })
-                .await;
-                if let Ok(Err(e)) = removed {
-                    self.changed();
-                    return Err(ApiError::new(
-                        ErrorCode::Internal,
-                        format!("closed tab {tab}, but its worktree stays: {e}"),
-                    ));
-                }
-            }
-        }
-        self.changed();
-        Ok(())
     }
 
     /// Close every tab of the session at once and forget the session.

@@ -385,6 +385,7 @@ impl Core {
                 folder,
                 cwd: worktree.clone(),
                 worktree: None,
+                fresh_worktree: false,
                 name: "setup".into(),
                 command,
                 argv,
@@ -396,6 +397,7 @@ impl Core {
                 session_id: None,
                 reported: None,
                 probe: None,
+                deferred: None,
             },
         )
         .await

@@ -24,6 +24,9 @@ pub(super) struct Plan {
     /// Where the program starts: the folder, or its place in the worktree.
     pub(super) cwd: PathBuf,
     pub(super) worktree: Option<Worktree>,
+    /// The worktree was made for this launch (not a restart's): a launch
+    /// that fails removes it again.
+    pub(super) fresh_worktree: bool,
     /// The agent's name, or `terminal`.
     pub(super) name: String,
     /// The command as configured (for `nerdr tabs`), `argv[0]` unresolved.
@@ -39,6 +42,9 @@ pub(super) struct Plan {
     pub(super) reported: Option<Vec<String>>,
     /// For a sandboxed agent: where its sandbox check goes.
     pub(super) probe: Option<super::sandbox_check::ProbeSite>,
+    /// For a sandboxed agent: its command line to complete once the check
+    /// passed.
+    pub(super) deferred: Option<super::agent::Deferred>,
 }
 
 impl Core {
@@ -79,6 +85,7 @@ impl Core {
                 folder,
                 cwd,
                 worktree: None,
+                fresh_worktree: false,
                 name: "terminal".into(),
                 command: vec![shell],
                 argv: vec![program.to_string_lossy().into_owned()],
@@ -90,6 +97,7 @@ impl Core {
                 session_id: None,
                 reported: None,
                 probe: None,
+                deferred: None,
             },
         )
         .await
@@ -100,7 +108,9 @@ impl Core {
     pub(super) async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
         if plan.sandboxed {
             if let Err(e) = self.note_sandbox_history(&plan).await {
-                self.drop_worktree(plan.worktree.clone()).await;
+                if plan.fresh_worktree {
+                    self.drop_worktree(&plan.id, plan.worktree.clone()).await;
+                }
                 return Err(e);
             }
         }
@@ -162,17 +172,42 @@ impl Core {
             screen: vt100::Parser::new(rows, cols, SCROLLBACK),
             log: Default::default(),
         };
-        let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
+        let mut meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
         self.state.lock().unwrap().insert(tab);
-        // Every sandboxed launch is checked first, whatever started it.
+        let mut argv = plan.argv.clone();
+        // Every sandboxed launch is checked first, whatever started it; its
+        // program runs on the host (`--help`) only after that.
         if plan.sandboxed && plan.kind == TabKind::Agent {
-            self.check_sandbox(&plan, &id, &env).await?;
+            let proven = self.check_sandbox(&plan, &id, &env).await?;
+            if let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) {
+                let completed = self
+                    .with_features(&id, d, proven.as_deref(), &plan.caller_env)
+                    .await;
+                match completed {
+                    Ok(Some(full)) => {
+                        argv = full;
+                        if let Some(t) = self.state.lock().unwrap().tabs.get(&id) {
+                            meta = serde_json::to_value(t.saved(true))
+                                .expect("a tab record serializes");
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        self.state.lock().unwrap().remove(&id);
+                        self.changed();
+                        if plan.fresh_worktree {
+                            self.drop_worktree(&id, plan.worktree.clone()).await;
+                        }
+                        return Err(e);
+                    }
+                }
+            }
         }
         let spawned = self
             .host
             .spawn(SpawnSpec {
                 tab: id.clone(),
-                argv: plan.argv,
+                argv,
                 cwd: plan.cwd.clone(),
                 env,
                 rows,
@@ -192,8 +227,11 @@ impl Core {
             Err(e) => {
                 self.state.lock().unwrap().remove(&id);
                 self.changed();
-                // A worktree made for this launch goes with it.
-                self.drop_worktree(plan.worktree.clone()).await;
+                // A worktree made for this launch goes with it; a
+                // restarted tab's worktree holds its work and stays.
+                if plan.fresh_worktree {
+                    self.drop_worktree(&id, plan.worktree.clone()).await;
+                }
                 tracing::warn!(agent = %name, folder = %plan.folder.display(), error = %e, "launch failed");
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
@@ -243,22 +281,6 @@ impl Core {
         }
     }
 
-    /// The tab's own worktree when `folder` is in a git repository: its
-    /// folder inside the worktree, and the worktree. Outside a repository,
-    /// the folder itself.
-    /// Remove a worktree (and its branch) made for a launch that did not
-    /// happen.
-    pub(super) async fn drop_worktree(&self, worktree: Option<Worktree>) {
-        if let Some(w) = worktree {
-            let paths = self.paths.clone();
-            let _ = tokio::task::spawn_blocking(move || {
-                let _ = crate::git::worktree::remove(&paths, &w.repo, &w.path);
-                let _ = crate::git::query(&w.repo, &["branch", "-D", &w.branch]);
-            })
-            .await;
-        }
-    }
-
     /// Before a sandboxed agent runs, its repository gets sandbox history
     /// (the host git guard's input): no record, no start.
     async fn note_sandbox_history(&self, plan: &Plan) -> Result<(), ApiError> {
@@ -278,6 +300,9 @@ impl Core {
             })
     }
 
+    /// The tab's own worktree when `folder` is in a git repository: its
+    /// folder inside the worktree, and the worktree. Outside a repository,
+    /// the folder itself.
     pub(super) async fn make_worktree(
         &self,
         folder: &Path,

@@ -8,6 +8,7 @@ mod api;
 mod approvals;
 mod attach;
 mod client_conn;
+mod close;
 pub mod env;
 mod hook_conn;
 mod hosting;

@@ -151,6 +151,10 @@ pub struct Extras {
     /// `nerdr close --remove-worktree` on another tab: its uncommitted work
     /// would be deleted.
     pub removes_others_worktree: bool,
+    /// `nerdr close --remove-worktree --force`: the worktree goes even
+    /// with work no commit holds (saved first). The person's call only:
+    /// an agent must not be able to clear its tracks.
+    pub forced_removal: bool,
     /// A restart or start that would bring an agent back outside a sandbox
     /// (its config changed since).
     pub unsandboxed_launch: bool,
@@ -183,6 +187,12 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
              the agent's own sandbox settings",
         );
     }
+    if extras.forced_removal {
+        return Verdict::Refuse(
+            "a sandboxed agent cannot force a worktree's removal: work no commit holds is \
+             removed only when the user says so (commit it first, or ask the user)",
+        );
+    }
     if extras.removes_others_worktree {
         return Verdict::Refuse(
             "a sandboxed agent cannot remove another tab's worktree: its uncommitted work would \
@@ -190,6 +200,21 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
         );
     }
     Verdict::Allow
+}
+
+/// Whether a refusal of a request naming a tab must read exactly as "no
+/// such tab" (same code, same words, no extra I/O): for a sandboxed
+/// caller, a tab outside every sandbox (agent or terminal) or in another
+/// session, none of which it may act on, so their ids must tell it
+/// nothing. Its own tab, and sandboxed agents of its own session (which it
+/// may read and type into), are refused with the reason.
+pub fn hides_tab(caller: CallerKind, target: Target, foreign: bool) -> bool {
+    match (caller, target) {
+        (CallerKind::User | CallerKind::Tab, _) => false,
+        (CallerKind::Sandboxed, Target::Agent | Target::Terminal) => true,
+        (CallerKind::Sandboxed, Target::SandboxedAgent) => foreign,
+        (CallerKind::Sandboxed, Target::Own | Target::Nothing) => false,
+    }
 }
 
 /// The operation's name in refusals and journal entries.
@@ -320,6 +345,10 @@ mod tests {
                 no_worktree: true,
                 ..Extras::default()
             },
+            Extras {
+                forced_removal: true,
+                ..Extras::default()
+            },
         ];
         let all = Extras {
             no_worktree: true,
@@ -327,6 +356,7 @@ mod tests {
             extra_args: true,
             removes_others_worktree: true,
             unsandboxed_launch: true,
+            forced_removal: true,
         };
         for caller in CALLERS {
             assert_eq!(decide_extras(caller, Extras::default()), Verdict::Allow);
@@ -347,6 +377,30 @@ mod tests {
         assert!(why(alone[2]).contains("worktree"));
         assert!(why(alone[3]).contains("outside a sandbox"));
         assert!(why(alone[4]).contains("checkout the user works in"));
+        assert!(why(alone[5]).contains("force a worktree's removal"));
+    }
+
+    #[test]
+    fn which_refusals_read_as_no_such_tab() {
+        // One letter per target (own, sandboxed agent, agent, terminal,
+        // nothing): `h` hidden, `-` refused with its reason.
+        let rows: [(CallerKind, bool, &str); 6] = [
+            (User, false, "-----"),
+            (User, true, "-----"),
+            (Tab, false, "-----"),
+            (Tab, true, "-----"),
+            (S, false, "--hh-"),
+            (S, true, "-hhh-"),
+        ];
+        for (caller, foreign, row) in rows {
+            for (target, want) in TARGETS.into_iter().zip(row.chars()) {
+                assert_eq!(
+                    hides_tab(caller, target, foreign),
+                    want == 'h',
+                    "{caller:?} {target:?} foreign={foreign}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -41,14 +41,16 @@ impl ProbeSite {
 
 impl Core {
     /// Run the check for `plan` (tab `id`, already recorded as starting,
-    /// to run with `env`). `Ok` lets the launch go on; otherwise the tab is
+    /// to run with `env`). `Ok` lets the launch go on, with the agent's
+    /// program as the check resolved and tested it (the only file nerdr may
+    /// then run on the host to learn its features); otherwise the tab is
     /// left `refused` and the error names each thing reached.
     pub(super) async fn check_sandbox(
         self: &Arc<Self>,
         plan: &Plan,
         id: &str,
         env: &[(String, String)],
-    ) -> Result<(), ApiError> {
+    ) -> Result<Option<PathBuf>, ApiError> {
         let nonce = random_hex(16);
         let site = plan.probe.clone().unwrap_or_else(|| ProbeSite {
             command_words: plan.argv.clone(),
@@ -111,7 +113,10 @@ impl Core {
                         ),
                     ));
                 }
-                return Ok(());
+                return Ok(programs
+                    .iter()
+                    .find(|p| p.role == AGENT_PROGRAM)
+                    .and_then(|p| p.resolved.clone()));
             }
             Verdict::Refuse { reached } => {
                 let mut e = event(
@@ -389,6 +394,8 @@ impl Core {
     }
 }
 
+const AGENT_PROGRAM: &str = "the agent's program";
+
 /// A program word of the command, and where the host finds it.
 pub(super) struct Program {
     role: &'static str,
@@ -440,7 +447,7 @@ fn programs_of(site: &ProbeSite, env: &[(String, String)], cwd: &Path) -> Vec<Pr
     }
     if let Some(w) = agent_at.map(|i| &site.command_words[i]) {
         out.push(Program {
-            role: "the agent's program",
+            role: AGENT_PROGRAM,
             word: w.clone(),
             resolved: super::launch::find_program(w, &path, cwd),
         });

@@ -8,6 +8,8 @@
 
 pub mod guard;
 pub mod op;
+pub mod saved;
+pub mod unsaved;
 pub mod worktree;
 
 use std::ffi::OsStr;
@@ -252,6 +254,17 @@ fn text(bytes: Vec<u8>) -> String {
 /// carrying git's stderr or the guard's refusal (which goes to the
 /// journal and core.log).
 pub fn run<S: AsRef<OsStr>>(paths: &Paths, dir: &Path, args: &[S]) -> Result<String, GitError> {
+    run_env(paths, dir, args, &[])
+}
+
+/// [`run`] with variables of the caller's (`GIT_INDEX_FILE`, an identity):
+/// set after nerdr's own, and never able to undo the guard's pin.
+pub fn run_env<S: AsRef<OsStr>>(
+    paths: &Paths,
+    dir: &Path,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+) -> Result<String, GitError> {
     let op = Op::of(args);
     let checked = guard::check(&paths.state_dir, dir, op);
     if let Verdict::Refuse(reasons) = checked.verdict {
@@ -267,6 +280,11 @@ pub fn run<S: AsRef<OsStr>>(paths: &Paths, dir: &Path, args: &[S]) -> Result<Str
     }
     let args = without_submodules(args);
     let mut c = command_with(dir, &disarmed(&checked.disarm), &args);
+    c.envs(
+        env.iter()
+            .filter(|(k, _)| !matches!(*k, "GIT_DIR" | "GIT_COMMON_DIR" | "GIT_WORK_TREE"))
+            .map(|(k, v)| (k, v)),
+    );
     if let Some(pin) = &checked.pin {
         pinned(&mut c, pin);
     }

@@ -9,7 +9,7 @@ use std::ffi::OsStr;
 pub enum Op {
     /// Runs no program the configuration names: queries (rev-parse,
     /// config, ls-tree, cat-file, ...) and ref or worktree bookkeeping
-    /// (branch, worktree list/prune). The guard does not check these; it
+    /// (branch, update-ref, worktree list/prune). The guard does not check these; it
     /// uses them to gather its own facts.
     Query,
     WorktreeAdd,
@@ -51,6 +51,8 @@ impl Op {
         match words.as_slice() {
             ["rev-parse" | "ls-tree" | "show-ref" | "for-each-ref" | "merge-base" | "rev-list"
             | "check-attr" | "check-ignore" | "ls-files" | "symbolic-ref", ..] => Op::Query,
+            // Writes a ref and nothing else (hooks are off for host git).
+            ["update-ref", ..] => Op::Query,
             // `cat-file --textconv/--filters` runs drivers; plain cat-file does not.
             ["cat-file", ..] if !has("--textconv") && !has("--filters") => Op::Query,
             // Listing and reading config runs nothing; `--edit` would open an editor.
@@ -63,7 +65,9 @@ impl Op {
             ["diff" | "show" | "log" | "diff-files" | "diff-index" | "diff-tree" | "blame", ..] => {
                 Op::Diff
             }
-            ["commit" | "add" | "commit-tree", ..] => Op::Commit,
+            // `add` hashes the working tree through clean filters;
+            // `write-tree` and `commit-tree` only store what the index holds.
+            ["commit" | "add" | "commit-tree" | "write-tree", ..] => Op::Commit,
             ["checkout" | "switch" | "reset" | "restore" | "merge" | "rebase" | "cherry-pick"
             | "am" | "stash" | "read-tree" | "checkout-index", ..] => Op::Checkout,
             ["fetch" | "pull" | "ls-remote" | "clone" | "remote" | "submodule", ..] => Op::Fetch,
@@ -173,6 +177,11 @@ mod tests {
             (&["diff", "HEAD"], Op::Diff),
             (&["log", "-p"], Op::Diff),
             (&["commit", "-m", "x"], Op::Commit),
+            // Saving a worktree before removing it (see `git::saved`).
+            (&["add", "-A"], Op::Commit),
+            (&["write-tree"], Op::Commit),
+            (&["commit-tree", "-p", "HEAD", "-m", "m", "t"], Op::Commit),
+            (&["update-ref", "refs/nerdr/saved/x", "c", ""], Op::Query),
             (&["merge", "nerdr/x"], Op::Checkout),
             (&["fetch", "origin"], Op::Fetch),
             (&["pull"], Op::Fetch),

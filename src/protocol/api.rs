@@ -53,11 +53,15 @@ pub enum Request {
         env: Vec<(String, String)>,
     },
     /// Stop the tab's program and forget the tab; with `remove_worktree`,
-    /// also remove its git worktree (its branch stays).
+    /// also remove its git worktree (its branch stays). A worktree holding
+    /// work no commit has is refused unless `force`, which saves the work
+    /// under `refs/nerdr/saved/` first (the person's only).
     Close {
         tab: String,
         #[serde(default)]
         remove_worktree: bool,
+        #[serde(default)]
+        force: bool,
     },
     /// Stop every program of `folder`'s session and forget it.
     Quit { folder: PathBuf },

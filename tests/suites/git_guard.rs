@@ -468,3 +468,38 @@ fn refusals_reach_the_journal_with_their_fields() {
     let listed = String::from_utf8_lossy(&env.run(&["nerdr", "log", "--git"]).stdout).into_owned();
     assert!(listed.contains("filter.evil.clean"), "{listed}");
 }
+
+/// Saving a sandboxed agent's worktree before removing it (`git status`,
+/// `git add -A` on a temporary index) runs no filter the agent assigned:
+/// with its `.gitattributes` naming a configured filter nothing is run and
+/// the worktree stays; without, the filter is disarmed, the work saved.
+#[test]
+fn saving_a_worktree_before_removal_runs_no_planted_filter() {
+    let p = Pair::new();
+    p.global_config(&format!(
+        "[filter \"canary\"]\n\tclean = {}\n\tsmudge = {}\n",
+        s(&p.hist.canary),
+        s(&p.hist.canary)
+    ));
+    let folder = ["--folder", s(&p.hist.repo)];
+    let tab = p.l.tabs_json(&folder)[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::fs::write(p.hist.wt.join(".gitattributes"), "* filter=canary\n").unwrap();
+    std::fs::write(p.hist.wt.join("a.txt"), "changed\n").unwrap();
+    let err = p.l.fails(&["close", "--remove-worktree", "--force", &tab]);
+    assert!(err.contains("filter.canary"), "{err}");
+    assert!(p.hist.wt.join("a.txt").is_file(), "the work went");
+    assert!(!p.hist.marker.exists(), "the planted filter ran");
+
+    std::fs::remove_file(p.hist.wt.join(".gitattributes")).unwrap();
+    p.l.ok(&["close", "--remove-worktree", "--force", &tab]);
+    assert!(!p.hist.wt.exists());
+    assert!(!p.hist.marker.exists(), "a configured filter ran");
+    let saved = format!("refs/nerdr/saved/{tab}");
+    assert_eq!(
+        git(&p.hist.repo, &["show", &format!("{saved}:a.txt")]),
+        "changed"
+    );
+}

@@ -196,11 +196,13 @@ fn a_sandboxed_tab_is_held_to_the_matrix_and_an_unsandboxed_one_is_not() {
             continue;
         }
         assert_ne!(r.rc(op), 0, "{op} from a sandboxed tab: {}", r.text(op));
-        assert!(
-            r.text(op).contains(&format!("refused `nerdr {name}`")),
-            "{op}: {}",
-            r.text(op)
-        );
+        // A tab outside every sandbox reads as one that does not exist.
+        let want = match op {
+            "read-agent" | "restart-agent" | "close-agent" => format!("no tab `{plain}`"),
+            "read-term" | "send-term" | "close-term" => format!("no tab `{term}`"),
+            _ => format!("refused `nerdr {name}`"),
+        };
+        assert!(r.text(op).contains(&want), "{op}: {}", r.text(op));
     }
     // `nerdr tabs` shows the sandboxed agent its own tab only.
     assert_eq!(r.rc("tabs"), 0, "{}", r.text("tabs"));
@@ -256,6 +258,80 @@ fn a_sandboxed_tab_is_held_to_the_matrix_and_an_unsandboxed_one_is_not() {
     );
 }
 
+/// Each request naming a tab, run from inside a tab: `<out>/<name>.rc`
+/// and `<name>.txt`, with the tab id in the output replaced by `ID`.
+const NAMED: &str = r#"#!/bin/sh
+out=$1 name=$2 id=$3
+mkdir -p "$out"
+op() { what=$1; shift; "$NERDR_BIN" "$@" > "$out/$name-$what.raw" 2>&1; echo $? > "$out/$name-$what.rc"
+  sed "s/$id/ID/g" "$out/$name-$what.raw" > "$out/$name-$what.txt"; }
+op read read "$id"
+op send send "$id" "echo hi"
+op terminal terminal "$id"
+op restart restart "$id"
+op close close --remove-worktree "$id"
+echo "named-done-$name"
+"#;
+
+const NAMED_OPS: [&str; 5] = ["read", "send", "terminal", "restart", "close"];
+
+#[test]
+fn a_sandboxed_agent_cannot_tell_a_forbidden_tab_from_a_missing_one() {
+    let Some(s) = Setup::new() else { return };
+    s.env.write_user_file("work/named.sh", NAMED);
+    let plain = s.ok(&["agent", "sh"]);
+    let term = s.ok(&["terminal", &plain]);
+    let boxed = s.ok(&["agent", "boxed"]);
+    s.screen_shows(&boxed, "$");
+    let out = s.work.join("named");
+    for (name, id) in [("missing", "0badc0de"), ("agent", &plain), ("term", &term)] {
+        s.ok(&[
+            "send",
+            &boxed,
+            &format!("sh named.sh {} {name} {id}", out.display()),
+        ]);
+        s.screen_shows(&boxed, &format!("named-done-{name}"));
+    }
+    let read = |f: String| std::fs::read_to_string(out.join(&f)).unwrap();
+    for op in NAMED_OPS {
+        let missing = (
+            read(format!("missing-{op}.rc")),
+            read(format!("missing-{op}.txt")),
+        );
+        assert_ne!(missing.0.trim(), "0", "{op}: {}", missing.1);
+        assert!(missing.1.contains("no tab `ID`"), "{op}: {}", missing.1);
+        for kind in ["agent", "term"] {
+            if (kind, op) == ("agent", "send") {
+                // Queued for the person's yes, which tells the tab exists
+                // (see SECURITY.md, Limits).
+                continue;
+            }
+            let got = (
+                read(format!("{kind}-{op}.rc")),
+                read(format!("{kind}-{op}.txt")),
+            );
+            assert_eq!(
+                got, missing,
+                "{op} on the {kind} tab reads unlike a missing tab"
+            );
+        }
+    }
+    // Nothing happened to them, and the journal has the real refusals.
+    assert_eq!(s.tabs().len(), 3);
+    wait_until(
+        "the refusals in the journal",
+        Duration::from_secs(10),
+        || {
+            s.env.journal(&[HOOK_REFUSED]).iter().any(|e| {
+                e["NERDR_OPERATION"] == "read"
+                    && e["MESSAGE"]
+                        .as_str()
+                        .is_some_and(|m| m.contains(&format!("on tab {plain}")))
+            })
+        },
+    );
+}
+
 #[test]
 fn strangers_with_a_secret_and_reparented_processes_are_not_the_tab() {
     let Some(s) = Setup::new() else { return };
@@ -280,7 +356,7 @@ fn strangers_with_a_secret_and_reparented_processes_are_not_the_tab() {
     let seen: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(seen.len(), 1);
     let out = as_stranger(&secret_of(s.pid(&boxed)), &["read", &plain]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("refused `nerdr read`"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("no tab `{plain}`")));
 
     // A process the agent started that double-forks and whose parent exits
     // is re-parented away from the agent: no longer provably the tab's.
@@ -311,7 +387,7 @@ fn strangers_with_a_secret_and_reparented_processes_are_not_the_tab() {
         || written(&rc),
     );
     let said = std::fs::read_to_string(s.work.join("borphan.txt")).unwrap();
-    assert!(said.contains("refused `nerdr read`"), "{said}");
+    assert!(said.contains(&format!("no tab `{plain}`")), "{said}");
 
     // A program that exits: what it left behind still holds the secret, but
     // the tab's recorded program is gone, so it is no one's; and once the
@@ -571,7 +647,8 @@ fn a_sandboxed_agent_stays_in_its_own_session() {
     for (name, want) in [
         ("foreign-folder", "own session's folder"),
         ("no-worktree", "checkout the user works in"),
-        ("other-session", "own session's folder"),
+        // A tab of another session reads as one that does not exist.
+        ("other-session", "no tab `"),
         ("half-message", "delivered whole"),
     ] {
         assert_ne!(r.rc(name), 0, "{name}: {}", r.text(name));

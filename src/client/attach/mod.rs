@@ -381,6 +381,7 @@ impl Window {
                         let request = Request::Close {
                             tab,
                             remove_worktree: false,
+                            force: false,
                         };
                         self.request(request, Pending::Closed)
                     }

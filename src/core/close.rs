@@ -1,0 +1,187 @@
+//! Closing a tab, and removing its worktree without losing work: work no
+//! commit holds refuses `--remove-worktree` before anything is stopped
+//! (the tab stays open); with `--force` it is saved under
+//! `refs/nerdr/saved/` first, and so is work that appears while the
+//! program stops. The rule is `git::unsaved::decide`; the git is in
+//! `git::unsaved` and `git::saved`. Every removal of a worktree nerdr
+//! makes goes through [`Core::remove_worktree`].
+
+use serde_json::json;
+
+use super::state::Worktree;
+use super::Core;
+use crate::git::saved::{self, Saved};
+use crate::git::unsaved::{self, Removal, Stage};
+use crate::protocol::api::{ApiError, ErrorCode, Reply};
+
+/// What a removal did, for the reply and the log.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(super) struct Removed {
+    pub(super) worktree: std::path::PathBuf,
+    /// Where the work no commit held went, if there was any.
+    pub(super) saved: Option<Saved>,
+    pub(super) branch: String,
+    /// Commits of the branch that no other branch has.
+    pub(super) branch_only_commits: Option<usize>,
+}
+
+impl Core {
+    /// Stop the tab's program (if it still runs) and forget the tab; with
+    /// `remove_worktree`, remove its worktree too (see the module doc).
+    pub async fn close_tab(&self, tab: &str, remove_worktree: bool, force: bool) -> Reply {
+        let worktree = {
+            let state = self.state.lock().unwrap();
+            let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;
+            t.worktree.clone()
+        };
+        if let (true, Some(w)) = (remove_worktree, &worktree) {
+            self.refuse_unsaved(tab, w, force).await?;
+        }
+        let _ = self.host.stop(tab).await;
+        self.host.forget(tab);
+        let removed = self.state.lock().unwrap().remove(tab);
+        self.turns.lock().unwrap().forget(tab);
+        self.forget_questions_of(tab);
+        let mut reply = json!({});
+        if let Some(t) = removed {
+            tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
+            if let (true, Some(w)) = (remove_worktree, t.worktree) {
+                match self.remove_worktree(tab, &w).await {
+                    Ok(r) => reply = json!({ "removed": r }),
+                    Err(e) => {
+                        self.changed();
+                        return Err(ApiError::new(
+                            ErrorCode::Internal,
+                            format!("closed tab {tab}, but its worktree stays: {e}"),
+                        ));
+                    }
+                }
+            }
+        }
+        self.changed();
+        Ok(reply)
+    }
+
+    /// Before anything is stopped: refuse to remove a worktree holding
+    /// work no commit holds, unless `force`; and refuse when git cannot
+    /// tell (the guard refused, say): nothing is lost by asking again.
+    async fn refuse_unsaved(&self, tab: &str, w: &Worktree, force: bool) -> Result<(), ApiError> {
+        if !w.path.exists() {
+            // Removed by hand already: nothing there to lose.
+            return Ok(());
+        }
+        let (paths, path) = (self.paths.clone(), w.path.clone());
+        let changes = tokio::task::spawn_blocking(move || unsaved::changes(&paths, &path))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+            .map_err(|e| {
+                ApiError::new(
+                    ErrorCode::BadRequest,
+                    format!(
+                        "tab {tab} was not closed: cannot tell whether its worktree {} holds \
+                         uncommitted work: {e}",
+                        w.path.display()
+                    ),
+                )
+            })?;
+        match unsaved::decide(Stage::Asked, !changes.is_empty(), force) {
+            Removal::Go | Removal::SaveThenRemove => Ok(()),
+            Removal::Refuse => Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "tab {tab} was not closed: its worktree {} holds work no commit has \
+                     (ignored files aside):{}\n\
+                     commit it there, or close the tab and keep the worktree (`nerdr close \
+                     {tab}`), or save the work under {}{tab} and remove the worktree anyway \
+                     (`nerdr close --remove-worktree --force {tab}`; `nerdr saved` lists \
+                     saved work)",
+                    w.path.display(),
+                    unsaved::listed(&changes, 20),
+                    saved::PREFIX,
+                ),
+            )),
+        }
+    }
+
+    /// Remove worktree `w` of tab `tab`, whose program has stopped: work no
+    /// commit holds is saved first; if it cannot be saved, the worktree
+    /// stays. The branch always stays.
+    pub(super) async fn remove_worktree(&self, tab: &str, w: &Worktree) -> Result<Removed, String> {
+        let (paths, w, id) = (self.paths.clone(), w.clone(), tab.to_string());
+        let removed = tokio::task::spawn_blocking(move || -> Result<Removed, String> {
+            if !w.path.exists() {
+                // Removed by hand: git's record of it is all that is left.
+                crate::git::query(&w.repo, &["worktree", "prune"]).map_err(|e| e.to_string())?;
+                return Ok(Removed {
+                    worktree: w.path.clone(),
+                    branch_only_commits: unsaved::commits_only_on(&w.repo, &w.branch),
+                    branch: w.branch.clone(),
+                    saved: None,
+                });
+            }
+            let changes = unsaved::changes(&paths, &w.path).map_err(|e| {
+                format!("cannot tell whether it holds uncommitted work, so it was kept: {e}")
+            })?;
+            let saved = match unsaved::decide(Stage::Stopped, !changes.is_empty(), true) {
+                Removal::SaveThenRemove => {
+                    Some(saved::save(&paths, &w.path, &id, &w.branch).map_err(|e| {
+                        format!(
+                            "it holds work no commit has, which could not be saved, so it was \
+                             kept: {e}"
+                        )
+                    })?)
+                }
+                Removal::Go | Removal::Refuse => None,
+            };
+            crate::git::worktree::remove(&paths, &w.repo, &w.path).map_err(|e| {
+                let kept = saved
+                    .as_ref()
+                    .map(|s| format!(" (its work was saved as {})", s.reference))
+                    .unwrap_or_default();
+                format!("{e}{kept}")
+            })?;
+            Ok(Removed {
+                worktree: w.path.clone(),
+                branch_only_commits: unsaved::commits_only_on(&w.repo, &w.branch),
+                branch: w.branch.clone(),
+                saved,
+            })
+        })
+        .await
+        .map_err(|e| e.to_string())??;
+        match &removed.saved {
+            Some(s) => tracing::info!(
+                tab = %tab,
+                worktree = %removed.worktree.display(),
+                saved = %s.reference,
+                "removed a worktree, its uncommitted work saved"
+            ),
+            None => {
+                tracing::info!(tab = %tab, worktree = %removed.worktree.display(), "removed a worktree")
+            }
+        }
+        Ok(removed)
+    }
+
+    /// Remove a worktree (and its branch, if it has nothing of its own)
+    /// made for a launch that did not happen. The same rule as any
+    /// removal: anything written there meanwhile (a wrapper run by the
+    /// sandbox check) is saved first.
+    pub(super) async fn drop_worktree(&self, tab: &str, worktree: Option<Worktree>) {
+        let Some(w) = worktree else { return };
+        match self.remove_worktree(tab, &w).await {
+            Ok(_) => {
+                let (repo, branch) = (w.repo.clone(), w.branch.clone());
+                // `-d`, not `-D`: a branch with commits of its own stays.
+                let _ = tokio::task::spawn_blocking(move || {
+                    crate::git::query(&repo, &["branch", "-d", &branch])
+                })
+                .await;
+            }
+            Err(e) => tracing::warn!(
+                worktree = %w.path.display(),
+                "the worktree of a launch that did not happen stays: {e}"
+            ),
+        }
+    }
+}

@@ -1,0 +1,228 @@
+//! What a worktree holds that no commit does (modified, staged and
+//! untracked files; ignored ones do not count, as for `git status`), and
+//! the pure rule for removing a worktree: nerdr never deletes such work
+//! without a word. [`parse`] and [`decide`] are pure; [`changes`] asks git.
+
+use std::path::Path;
+
+use super::{run, GitError};
+use crate::paths::Paths;
+
+/// One path with work no commit holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub kind: ChangeKind,
+    pub path: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Changed in the index only.
+    Staged,
+    /// Changed in the working tree only.
+    Modified,
+    /// Staged, then changed again.
+    StagedAndModified,
+    /// Not tracked (and not ignored).
+    Untracked,
+    /// An unresolved merge.
+    Conflicted,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Staged => "staged",
+            ChangeKind::Modified => "modified",
+            ChangeKind::StagedAndModified => "staged and modified",
+            ChangeKind::Untracked => "untracked",
+            ChangeKind::Conflicted => "conflicted",
+        }
+    }
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: {}",
+            self.kind.as_str(),
+            crate::protocol::printable(&self.path)
+        )
+    }
+}
+
+/// The entries of `git status --porcelain=v1 -z`: `XY path`, and for a
+/// rename or copy the original path as a field of its own after it.
+pub fn parse(porcelain: &[u8]) -> Vec<Change> {
+    let mut out = Vec::new();
+    let mut fields = porcelain.split(|b| *b == 0).filter(|f| !f.is_empty());
+    while let Some(field) = fields.next() {
+        if field.len() < 4 {
+            continue;
+        }
+        let (x, y) = (field[0], field[1]);
+        let path = String::from_utf8_lossy(&field[3..]).into_owned();
+        if matches!(x, b'R' | b'C') {
+            fields.next();
+        }
+        let kind = match (x, y) {
+            (b'?', b'?') => ChangeKind::Untracked,
+            // Ignored files are not work nerdr keeps (nor does `git stash`).
+            (b'!', b'!') => continue,
+            (b'U', _) | (_, b'U') | (b'A', b'A') | (b'D', b'D') => ChangeKind::Conflicted,
+            (b' ', _) => ChangeKind::Modified,
+            (_, b' ') => ChangeKind::Staged,
+            _ => ChangeKind::StagedAndModified,
+        };
+        out.push(Change { kind, path });
+    }
+    out
+}
+
+/// The list as shown to a person: at most `max` lines, then how many more.
+pub fn listed(changes: &[Change], max: usize) -> String {
+    let mut s: String = changes
+        .iter()
+        .take(max)
+        .map(|c| format!("\n  {c}"))
+        .collect();
+    if changes.len() > max {
+        s.push_str(&format!("\n  ... and {} more", changes.len() - max));
+    }
+    s
+}
+
+/// Where a removal stands when its worktree is looked at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stage {
+    /// The request arrived; the tab's program may still be running.
+    Asked,
+    /// The tab's program has stopped; the removal goes on now.
+    Stopped,
+}
+
+/// What to do with a worktree about to be removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Removal {
+    /// Nothing to lose: go on (stop the tab, remove the worktree).
+    Go,
+    /// Save the work under `refs/nerdr/saved/`, then remove.
+    SaveThenRemove,
+    /// Refuse, listing the work and the command that saves and removes.
+    Refuse,
+}
+
+/// Without `force`, work no commit holds refuses the removal before
+/// anything is stopped; with it, the work is saved first. Work that
+/// appears after the request was accepted (the program wrote until it
+/// stopped) is saved too: it is never deleted unsaved.
+pub fn decide(stage: Stage, dirty: bool, force: bool) -> Removal {
+    match (stage, dirty, force) {
+        (_, false, _) => Removal::Go,
+        (Stage::Asked, true, false) => Removal::Refuse,
+        (Stage::Asked, true, true) => Removal::Go,
+        (Stage::Stopped, true, _) => Removal::SaveThenRemove,
+    }
+}
+
+/// What `worktree` holds that no commit does. In a repository with
+/// sandbox history this goes through the guard like any host git (filters
+/// disarmed; refused where one would run).
+pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> {
+    let out = run(
+        paths,
+        worktree,
+        &["status", "--porcelain=v1", "-z", "--untracked-files=normal"],
+    )?;
+    Ok(parse(out.as_bytes()))
+}
+
+/// How many commits of `branch` no other branch has (`None` when git
+/// cannot say, e.g. the branch is gone).
+pub fn commits_only_on(repo: &Path, branch: &str) -> Option<usize> {
+    let exclude = format!("--exclude={branch}");
+    let full = format!("refs/heads/{branch}");
+    crate::git::query(
+        repo,
+        &[
+            "rev-list",
+            "--count",
+            full.as_str(),
+            "--not",
+            exclude.as_str(),
+            "--branches",
+        ],
+    )
+    .ok()?
+    .trim()
+    .parse()
+    .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_entries_are_read_with_their_kind() {
+        let porcelain =
+            b" M a.txt\0M  b.txt\0MM c.txt\0?? new/\0R  to.txt\0from.txt\0UU d.txt\0!! ign.o\0A  sp ace\0 D gone\0";
+        let got: Vec<(ChangeKind, String)> = parse(porcelain)
+            .into_iter()
+            .map(|c| (c.kind, c.path))
+            .collect();
+        let want = |rows: &[(ChangeKind, &str)]| -> Vec<(ChangeKind, String)> {
+            rows.iter().map(|(k, p)| (*k, p.to_string())).collect()
+        };
+        assert_eq!(
+            got,
+            want(&[
+                (ChangeKind::Modified, "a.txt"),
+                (ChangeKind::Staged, "b.txt"),
+                (ChangeKind::StagedAndModified, "c.txt"),
+                (ChangeKind::Untracked, "new/"),
+                (ChangeKind::Staged, "to.txt"),
+                (ChangeKind::Conflicted, "d.txt"),
+                (ChangeKind::Staged, "sp ace"),
+                (ChangeKind::Modified, "gone"),
+            ])
+        );
+        assert!(parse(b"").is_empty());
+    }
+
+    #[test]
+    fn every_removal_row() {
+        use Removal::*;
+        use Stage::*;
+        let rows = [
+            (Asked, false, false, Go),
+            (Asked, false, true, Go),
+            (Asked, true, false, Refuse),
+            (Asked, true, true, Go),
+            (Stopped, false, false, Go),
+            (Stopped, false, true, Go),
+            (Stopped, true, false, SaveThenRemove),
+            (Stopped, true, true, SaveThenRemove),
+        ];
+        for (stage, dirty, force, want) in rows {
+            assert_eq!(
+                decide(stage, dirty, force),
+                want,
+                "{stage:?} {dirty} {force}"
+            );
+        }
+    }
+
+    #[test]
+    fn long_lists_are_cut_and_control_characters_escaped() {
+        let c = |p: &str| Change {
+            kind: ChangeKind::Untracked,
+            path: p.into(),
+        };
+        let list = listed(&[c("a"), c("b\x1b[2J"), c("c")], 2);
+        assert_eq!(list.lines().count(), 4, "{list}");
+        assert!(list.contains("... and 1 more"), "{list}");
+        assert!(!list.contains('\x1b'), "{list}");
+    }
+}

@@ -1,0 +1,293 @@
+//! Removing a worktree never loses work without a word (issue 13, item 3):
+//! `nerdr close --remove-worktree` refuses a worktree holding work no
+//! commit has, naming it and the command to go on; `--force` saves that
+//! work under `refs/nerdr/saved/` first, and `nerdr saved` lists it; a
+//! sandboxed agent cannot force it. Real binary, real git, as a non-root
+//! user under the private `systemd --user`.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::sysenv::SystemdEnv;
+
+const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+struct Setup {
+    env: SystemdEnv,
+    repo: PathBuf,
+}
+
+impl Setup {
+    /// A repository with one commit (and `*.log` ignored) in `~/work/r`.
+    fn new(config: &str) -> Option<Setup> {
+        let env = SystemdEnv::start()?;
+        env.run(&["nerdr", "service", "install"]);
+        env.write_user_file(".config/nerdr/config.toml", config);
+        env.write_user_file("work/r/tracked.txt", "one\n");
+        env.write_user_file("work/r/.gitignore", "*.log\n");
+        let s = Setup {
+            repo: env.home().join("work/r"),
+            env,
+        };
+        s.git(&s.repo, &["init", "-q"]);
+        s.git(&s.repo, &["add", "."]);
+        s.git(&s.repo, &["commit", "-q", "-m", "first"]);
+        Some(s)
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let base = [
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "-C",
+            s(dir),
+        ];
+        let out = self.env.run(&[&base[..], args].concat());
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
+    /// `nerdr ARGS` as the user in the repository: (success, stdout, stderr).
+    fn nerdr(&self, args: &[&str]) -> (bool, String, String) {
+        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&self.repo);
+        let out = cmd.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn ok(&self, args: &[&str]) -> (String, String) {
+        let (ok, out, err) = self.nerdr(args);
+        assert!(ok, "nerdr {args:?} failed: {err}");
+        (out, err)
+    }
+
+    fn tabs(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str(&self.ok(&["tabs", "--json"]).0).unwrap()
+    }
+
+    fn worktree_of(&self, tab: &str) -> PathBuf {
+        let tabs: Vec<serde_json::Value> =
+            serde_json::from_str(&self.ok(&["tabs", "--all", "--json"]).0).unwrap();
+        let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
+        PathBuf::from(t["worktree"].as_str().expect("a worktree"))
+    }
+
+    /// Run a shell line as the user (files the user makes, as an agent would).
+    fn sh(&self, line: &str) {
+        self.env.run(&["sh", "-c", line]);
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn a_dirty_worktree_is_refused_and_with_force_saved_before_it_goes() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    let tab = st.ok(&["agent", "sh"]).0;
+    let wt = st.worktree_of(&tab);
+    // Work of every kind: modified, staged, untracked, and an ignored file
+    // (not work: not listed, not saved).
+    st.sh(&format!(
+        "cd {w} && echo two >> tracked.txt && echo s > staged.txt && git add staged.txt \
+         && mkdir -p notes && echo n > notes/new.txt && echo junk > build.log",
+        w = s(&wt)
+    ));
+
+    let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", &tab]);
+    assert!(!ok, "a dirty worktree was removed without a word");
+    for line in [
+        "modified: tracked.txt",
+        "staged: staged.txt",
+        "untracked: notes/",
+    ] {
+        assert!(err.contains(line), "{line:?} not in: {err}");
+    }
+    assert!(!err.contains("build.log"), "an ignored file listed: {err}");
+    assert!(
+        err.contains(&format!("nerdr close --remove-worktree --force {tab}")),
+        "{err}"
+    );
+    // Nothing happened: the tab and its work are there.
+    assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
+    assert_eq!(
+        std::fs::read_to_string(wt.join("tracked.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+
+    let (_, said) = st.ok(&["close", "--remove-worktree", "--force", &tab]);
+    let reference = format!("refs/nerdr/saved/{tab}");
+    assert!(
+        said.contains(&format!("saved first as {reference}")),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("git stash apply {reference}")),
+        "{said}"
+    );
+    assert!(
+        said.contains(&format!("the branch nerdr/{tab} stays")),
+        "{said}"
+    );
+    assert!(!wt.exists(), "--force left {}", wt.display());
+
+    // `nerdr saved` lists it, and says how to get it back.
+    let listed: Vec<serde_json::Value> =
+        serde_json::from_str(&st.ok(&["saved", "--json"]).0).unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["reference"], reference.as_str());
+    let (text, _) = st.ok(&["saved"]);
+    assert!(
+        text.contains(&reference) && text.contains("git checkout -b"),
+        "{text}"
+    );
+
+    // Everything comes back: as a branch, and into a worktree.
+    st.git(&st.repo, &["stash", "apply", &reference]);
+    assert_eq!(
+        std::fs::read_to_string(st.repo.join("tracked.txt")).unwrap(),
+        "one\ntwo\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(st.repo.join("staged.txt")).unwrap(),
+        "s\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(st.repo.join("notes/new.txt")).unwrap(),
+        "n\n"
+    );
+    let files = st.git(&st.repo, &["ls-tree", "-r", "--name-only", &reference]);
+    assert!(
+        files.contains("notes/new.txt") && !files.contains("build.log"),
+        "{files}"
+    );
+}
+
+#[test]
+fn a_clean_worktree_goes_and_its_branch_stays_with_its_commits() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    let tab = st.ok(&["agent", "sh"]).0;
+    let wt = st.worktree_of(&tab);
+    st.git(
+        &wt,
+        &["commit", "-q", "--allow-empty", "-m", "agent's work"],
+    );
+    let (_, said) = st.ok(&["close", "--remove-worktree", &tab]);
+    assert!(!wt.exists());
+    assert!(!said.contains("saved"), "nothing to save: {said}");
+    assert!(
+        said.contains(&format!(
+            "the branch nerdr/{tab} stays, with 1 commit no other branch has"
+        )),
+        "{said}"
+    );
+    assert_eq!(
+        st.git(
+            &st.repo,
+            &["log", "-1", "--format=%s", &format!("nerdr/{tab}")]
+        ),
+        "agent's work"
+    );
+    assert_eq!(st.ok(&["saved", "--json"]).0, "[]");
+
+    // A worktree already removed by hand: nothing to lose, git's record goes.
+    let gone = st.ok(&["agent", "sh"]).0;
+    let wg = st.worktree_of(&gone);
+    st.sh(&format!("rm -rf {}", s(&wg)));
+    st.ok(&["close", "--remove-worktree", &gone]);
+    let list = st.git(&st.repo, &["worktree", "list"]);
+    assert!(!list.contains(&gone), "{list}");
+}
+
+/// `[agents.boxed]`: bash inside bubblewrap (read-only root, the runtime
+/// dir hidden, its own PID namespace), a sandbox nerdr's check passes.
+const BOXED_SHELL: &str =
+    "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
+    then set -- bash --norc --noprofile; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
+    --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
+    --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n";
+
+#[test]
+fn a_sandboxed_agent_cannot_force_the_removal_of_its_own_dirty_worktree() {
+    let Some(st) = Setup::new(&format!("{CONFIG}{BOXED_SHELL}")) else {
+        return;
+    };
+    let tab = st.ok(&["agent", "boxed"]).0;
+    let wt = st.worktree_of(&tab);
+    st.sh(&format!("echo mine > {}/mine.txt", s(&wt)));
+    let read_until = |needle: &str| {
+        let mut last = String::new();
+        let ok = crate::support::poll(std::time::Duration::from_secs(20), || {
+            // One line of text, whatever the terminal's width wrapped.
+            last = st.ok(&["read", &tab]).0.replace('\n', "");
+            last.contains(needle)
+        });
+        assert!(ok, "tab {tab} never showed {needle:?}:\n{last}");
+        last
+    };
+    read_until("$");
+    st.ok(&[
+        "send",
+        &tab,
+        &format!("\"$NERDR_BIN\" close --remove-worktree --force {tab} 2>&1; echo forced-rc-$?"),
+    ]);
+    let screen = read_until("forced-rc-");
+    assert!(screen.contains("forced-rc-1"), "{screen}");
+    assert!(
+        screen.contains("cannot force a worktree's removal"),
+        "{screen}"
+    );
+    // Without --force, its own dirty worktree is refused like anyone's.
+    st.ok(&[
+        "send",
+        &tab,
+        &format!("\"$NERDR_BIN\" close --remove-worktree {tab} 2>&1; echo plain-rc-$?"),
+    ]);
+    let screen = read_until("plain-rc-");
+    assert!(screen.contains("plain-rc-1"), "{screen}");
+    assert!(screen.contains("untracked: mine.txt"), "{screen}");
+    assert!(wt.join("mine.txt").is_file());
+    assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
+}
+
+#[test]
+fn a_restart_that_fails_keeps_the_tabs_worktree_and_branch() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    st.env.write_user_file("work/r/sub/file.txt", "f\n");
+    st.git(&st.repo, &["add", "."]);
+    st.git(&st.repo, &["commit", "-q", "-m", "sub"]);
+    let tab = st
+        .ok(&["agent", "sh", "--folder", s(&st.repo.join("sub"))])
+        .0;
+    let wt = st.worktree_of(&tab);
+    st.git(
+        &wt,
+        &["commit", "-q", "--allow-empty", "-m", "agent's work"],
+    );
+    // The folder the tab's program starts in is gone: its restart cannot
+    // start it there.
+    st.sh(&format!(
+        "cd {w} && echo keep > keep.txt && rm -rf sub",
+        w = s(&wt)
+    ));
+    let (ok, _, err) = st.nerdr(&["restart", &tab]);
+    assert!(!ok, "the restart was meant to fail: {err}");
+    assert!(
+        wt.join("keep.txt").is_file(),
+        "the restart dropped the worktree: {err}"
+    );
+    assert_eq!(
+        st.git(
+            &st.repo,
+            &["log", "-1", "--format=%s", &format!("nerdr/{tab}")]
+        ),
+        "agent's work",
+        "the restart deleted the branch"
+    );
+}
