@@ -1,5 +1,4 @@
-//! `nerdr sandbox -- CMD`: nerdr's own sandbox (DESIGN.md, "nerdr's own
-//! sandbox"). This file runs it: load the settings, gather the facts, build
+//! `nerdr sandbox -- CMD`: nerdr's own sandbox. This file runs it: load the settings, gather the facts, build
 //! bubblewrap's arguments, run CMD under it with its exit code passed
 //! through, and keep the audit trail. The decisions live in pure modules:
 //! - `settings`: the common sandbox settings schema, merged by trust;
@@ -165,6 +164,19 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
             "nerdr sandbox: warning: WEAKENED sandbox for testing: {}",
             req.weaken
         );
+    }
+    // What the program writes is the repository's (or the folder's) from
+    // now on: host git there is guarded before anything runs, whoever
+    // started the sandbox. No record, no run.
+    if let Err(e) = crate::git::guard::record_run(&paths.state_dir, &worktree) {
+        let why = format!(
+            "cannot record that a sandboxed program writes {}: {e}; nerdr would then run host git there unguarded",
+            worktree.display()
+        );
+        eprintln!("nerdr sandbox: refusing to run: {why}");
+        trail.unsandboxed(&format!("refused: {why}"));
+        trail.exit(REFUSED as i32, None, t0.elapsed().as_millis() as u64);
+        return Ok(ExitCode::from(REFUSED));
     }
 
     let programs = seccomp::programs(!disables_userns).map_err(|e| anyhow::anyhow!(e))?;
