@@ -7,6 +7,7 @@
 //! needs to gather its facts. Nothing else builds a git `Command`.
 
 pub mod guard;
+pub mod import;
 pub mod op;
 pub mod worktree;
 

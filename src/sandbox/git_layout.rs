@@ -3,6 +3,11 @@
 //! directory; a linked worktree a `.git` file naming its admin dir
 //! (`gitdir: ...`), whose `commondir` names the repository's shared dir.
 //! [`gather`] reads the disk and resolves symlinks; the parsing is pure.
+//!
+//! Of the repository's history (`objects`, `refs`, `logs`, `packed-refs`)
+//! nothing is writable: the program writes into private copies instead
+//! (`private_git`), and its branch comes home through host git after it
+//! (`bring_home`).
 
 use std::path::{Path, PathBuf};
 
@@ -19,17 +24,18 @@ pub struct Protected {
 pub enum GitLayout {
     /// Not a git worktree.
     None,
-    /// `.git` is the repository: all of it writable but what is protected.
+    /// `.git` is the repository: all of it writable but what is protected
+    /// and its history (objects, refs, logs, packed-refs).
     Main {
         git_dir: PathBuf,
         protected: Protected,
     },
-    /// `.git` is a file; the admin dir is writable, and of the common dir
-    /// only what a commit writes (objects, refs, logs).
+    /// `.git` is a file; the admin dir is writable, the common dir is not
+    /// (its history is replaced by private copies, as in a main checkout).
     Linked {
         dot_git: PathBuf,
         admin_dir: PathBuf,
-        common_writable: Vec<PathBuf>,
+        common: PathBuf,
         protected: Protected,
     },
 }
@@ -165,7 +171,36 @@ impl GitLayout {
             GitLayout::Linked { admin_dir, .. } => Some(admin_dir),
         }
     }
+
+    /// The repository's common dir: where its objects and refs are.
+    pub fn common(&self) -> Option<&Path> {
+        match self {
+            GitLayout::None => None,
+            GitLayout::Main { git_dir, .. } => Some(git_dir),
+            GitLayout::Linked { common, .. } => Some(common),
+        }
+    }
 }
+
+/// What a repository's history is made of, in its common dir: each must be
+/// a real directory (or, for `packed-refs`, a file), so a bind over it
+/// covers the repository's own and not something a link leads to.
+fn check_history(common: &Path) -> Result<(), GitLayoutError> {
+    for name in ["objects", "refs", "logs"] {
+        let p = common.join(name);
+        if !is_real_dir(&p)? {
+            return Err(GitLayoutError::Bad {
+                path: p,
+                what: "missing, or not a directory: not a usable git repository".into(),
+            });
+        }
+    }
+    exists_not_symlink(&common.join("packed-refs"))?;
+    Ok(())
+}
+
+/// The header git writes: an empty `packed-refs` holds no refs.
+pub const PACKED_REFS_HEADER: &str = "# pack-refs with: peeled fully-peeled sorted \n";
 
 /// Read the layout of `worktree` (already canonical; `home` too). Creates
 /// an empty `hooks` (and in a main checkout `modules`) dir where there is
@@ -195,6 +230,8 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         if exists_not_symlink(&modules)? {
             protected.other.push(modules);
         }
+        make_history_mount_points(&dot_git);
+        check_history(&dot_git)?;
         return Ok(GitLayout::Main {
             git_dir: dot_git,
             protected,
@@ -231,18 +268,8 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
             format!("not accepted as a linked worktree: {e} (if you did not write this .git file, it was planted: remove it)"),
         )
     })?;
-    let mut common_writable = Vec::new();
-    for name in ["objects", "refs", "logs"] {
-        let d = common.join(name);
-        if name == "logs" && !d.exists() {
-            // The reflog of a first commit goes here; bwrap can only bind
-            // what exists.
-            let _ = std::fs::create_dir(&d);
-        }
-        if is_real_dir(&d)? {
-            common_writable.push(d);
-        }
-    }
+    make_history_mount_points(&common);
+    check_history(&common)?;
     let mut protected = protect(&common, &admin_dir)?;
     for name in ["commondir", "gitdir"] {
         let f = admin_dir.join(name);
@@ -253,9 +280,28 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
     Ok(GitLayout::Linked {
         dot_git,
         admin_dir,
-        common_writable,
+        common,
         protected,
     })
+}
+
+/// bwrap can only bind over what exists: `logs` (absent until a first
+/// reflog) and `packed-refs` (absent until refs are packed; in a main
+/// checkout the program could otherwise create one, adding refs host git
+/// would trust). An empty `packed-refs` with git's header holds no refs.
+fn make_history_mount_points(common: &Path) {
+    let logs = common.join("logs");
+    if std::fs::symlink_metadata(&logs).is_err() {
+        let _ = std::fs::create_dir(&logs);
+    }
+    let packed = common.join("packed-refs");
+    if std::fs::symlink_metadata(&packed).is_err() {
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&packed)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, PACKED_REFS_HEADER.as_bytes()));
+    }
 }
 
 /// Hooks and config of the common dir, `config.worktree` of both dirs.
@@ -386,7 +432,7 @@ mod tests {
             GitLayout::Linked {
                 dot_git: linked.join(".git"),
                 admin_dir: admin.clone(),
-                common_writable: vec![g.join("objects"), g.join("refs"), g.join("logs")],
+                common: g.clone(),
                 protected: Protected {
                     hooks: vec![g.join("hooks")],
                     config: vec![g.join("config")],

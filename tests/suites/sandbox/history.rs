@@ -33,3 +33,108 @@ fn a_hand_run_sandbox_records_sandbox_history() {
         );
     }
 }
+
+/// What a program bent on destroying the repository's history tries from
+/// inside, each step allowed to fail; then it commits on its own branch.
+const DESTROY: &str = r#"
+C=$(git rev-parse --git-common-dir)
+git update-ref refs/heads/main HEAD~1 2>&1 && echo MOVED-MAIN
+git branch -f main HEAD~1 2>&1
+git tag -d v1 2>&1 && echo DELETED-TAG
+rm -f "$C"/refs/tags/* 2>&1
+echo /nowhere > "$C/objects/info/alternates" 2>&1 && echo WROTE-ALTERNATES
+printf '0000000000000000000000000000000000000000 refs/heads/main\n' > "$C/packed-refs" 2>&1 && echo WROTE-PACKED-REFS
+find "$C/objects" -type f -exec rm -f {} + 2>&1 | tail -1
+echo agent-work > agent.txt
+git add agent.txt && git commit -q -m from-agent && echo COMMITTED
+true
+"#;
+
+/// The host's view of what must survive: main, the tag, packed-refs.
+fn survivors(env: &crate::support::sysenv::SystemdEnv, proj: &std::path::Path) -> Vec<String> {
+    vec![
+        user_git(env, proj, &["rev-parse", "main"]),
+        user_git(env, proj, &["rev-parse", "v1"]),
+        std::fs::read_to_string(proj.join(".git/packed-refs")).unwrap(),
+    ]
+}
+
+/// A repository with a packed tag `v1`, a packed and then loose `main`
+/// two commits deep, and (for the linked case) a worktree on `nerdr/t1`.
+fn history_repo(env: &crate::support::sysenv::SystemdEnv, proj: &std::path::Path) {
+    user_git(env, proj, &["tag", "v1"]);
+    user_git(env, proj, &["pack-refs", "--all"]);
+    env.write_user_file("proj/second", "2\n");
+    user_git(env, proj, &["add", "second"]);
+    user_git(env, proj, &["commit", "-q", "-m", "second"]);
+}
+
+/// Item 2: in a linked worktree (as the core makes for an agent), the
+/// program deletes every object file it can reach, moves `main`, deletes
+/// the tag, writes `objects/info/alternates` and `packed-refs`: on the
+/// host nothing of it shows, and the commit it made on its own branch is
+/// on that branch, with its objects (`git fsck` clean).
+#[test]
+fn a_sandboxed_program_cannot_destroy_the_repositorys_history() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    history_repo(&env, &proj);
+    user_git(
+        &env,
+        &proj,
+        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
+    );
+    let before = survivors(&env, &proj);
+    let out = sandbox(&env, &home.join("linked"), &["bash", "-c", DESTROY]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    let log = env.output(&[
+        "git",
+        "-C",
+        proj.to_str().unwrap(),
+        "log",
+        "--format=%s",
+        "main",
+    ]);
+    assert!(
+        log.status.success() && text(&log.stdout) == "second\nfirst\n",
+        "the host's history is damaged: {}{}",
+        text(&log.stdout),
+        text(&log.stderr)
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("COMMITTED"),
+        "the agent could not commit: {said}"
+    );
+    // (Moving `main` inside works: it moves the program's private copy.)
+    for step in ["DELETED-TAG", "WROTE-ALTERNATES", "WROTE-PACKED-REFS"] {
+        assert!(!said.contains(step), "{step} from inside: {said}");
+    }
+    assert_eq!(
+        survivors(&env, &proj),
+        before,
+        "main, v1 or packed-refs changed"
+    );
+    assert!(!proj.join(".git/objects/info/alternates").exists());
+    assert_eq!(
+        user_git(&env, &proj, &["log", "-1", "--format=%s", "nerdr/t1"]),
+        "from-agent",
+        "the agent's commit did not come home: {said}"
+    );
+    assert_eq!(
+        user_git(&env, &proj, &["show", "nerdr/t1:agent.txt"]),
+        "agent-work"
+    );
+    let fsck = env.output(&["git", "-C", proj.to_str().unwrap(), "fsck", "--no-dangling"]);
+    assert!(
+        fsck.status.success() && text(&fsck.stdout).is_empty(),
+        "git fsck: {}{}",
+        text(&fsck.stdout),
+        text(&fsck.stderr)
+    );
+    // The worktree's own view on the host is whole: its index names the
+    // program's blob, which came home too.
+    let status = user_git(&env, &home.join("linked"), &["status", "--porcelain"]);
+    assert_eq!(status, "", "the worktree on the host: {status}");
+}
