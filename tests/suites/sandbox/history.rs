@@ -138,3 +138,102 @@ fn a_sandboxed_program_cannot_destroy_the_repositorys_history() {
     let status = user_git(&env, &home.join("linked"), &["status", "--porcelain"]);
     assert_eq!(status, "", "the worktree on the host: {status}");
 }
+
+/// Item 2 in a main checkout (a hand-run `nerdr sandbox`, `.git` itself
+/// writable): the same attempts change nothing the user has; the program's
+/// rewrite of `main` (it moved its private `main` back, then committed)
+/// is not a fast-forward, so it is kept under `refs/nerdr/sandboxed/` and
+/// the user is told; a plain commit on `main` then comes home.
+#[test]
+fn in_a_main_checkout_only_a_fast_forward_of_the_branch_comes_home() {
+    let Some(env) = setup() else { return };
+    let proj = env.home().join("proj");
+    history_repo(&env, &proj);
+    let before = survivors(&env, &proj);
+    let replace = "cp .git/packed-refs /tmp/p && echo junk >> /tmp/p && mv -f /tmp/p .git/packed-refs 2>&1 && echo REPLACED-PACKED-REFS; true";
+    let out = sandbox(
+        &env,
+        &proj,
+        &["bash", "-c", &format!("{replace}\n{DESTROY}")],
+    );
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    let log = env.output(&[
+        "git",
+        "-C",
+        proj.to_str().unwrap(),
+        "log",
+        "--format=%s",
+        "main",
+    ]);
+    assert!(
+        log.status.success() && text(&log.stdout) == "second\nfirst\n",
+        "the host's history is damaged: {}{}",
+        text(&log.stdout),
+        text(&log.stderr)
+    );
+    assert!(
+        said.contains("COMMITTED"),
+        "the program could not commit: {said}"
+    );
+    for step in [
+        "DELETED-TAG",
+        "WROTE-ALTERNATES",
+        "WROTE-PACKED-REFS",
+        "REPLACED-PACKED-REFS",
+    ] {
+        assert!(!said.contains(step), "{step} from inside: {said}");
+    }
+    assert_eq!(
+        survivors(&env, &proj),
+        before,
+        "main, v1 or packed-refs changed"
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("not a fast-forward") && stderr.contains("refs/nerdr/sandboxed/"),
+        "the user was not told where the rewrite is: {stderr}"
+    );
+    let kept = user_git(
+        &env,
+        &proj,
+        &[
+            "for-each-ref",
+            "--format=%(refname)",
+            "refs/nerdr/sandboxed/",
+        ],
+    );
+    assert!(kept.ends_with("/heads/main"), "{kept}");
+    assert_eq!(
+        user_git(&env, &proj, &["log", "--format=%s", &kept]),
+        "from-agent\nfirst"
+    );
+
+    // A fast-forward of the branch the checkout is on comes home.
+    user_git(&env, &proj, &["reset", "-q", "--hard", "main"]);
+    let out = sandbox(
+        &env,
+        &proj,
+        &["sh", "-c", "echo more >> second && git commit -qam forward"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        user_git(&env, &proj, &["log", "--format=%s", "main"]),
+        "forward\nsecond\nfirst"
+    );
+    let fsck = env.output(&["git", "-C", proj.to_str().unwrap(), "fsck", "--no-dangling"]);
+    assert!(
+        fsck.status.success() && text(&fsck.stdout).is_empty(),
+        "git fsck: {}{}",
+        text(&fsck.stdout),
+        text(&fsck.stderr)
+    );
+    // Nothing of the private copies is left behind.
+    let left = env.home().join(".local/share/nerdr/sandbox-git");
+    assert_eq!(
+        std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
+        0,
+        "private copies left in {}",
+        left.display()
+    );
+}
