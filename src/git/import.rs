@@ -118,6 +118,9 @@ pub fn store_objects(common: &Path, store: &Path) -> Result<Vec<String>, GitErro
 
 /// Of `ids`, those the repository lacks (`work` holds the list meanwhile).
 pub fn missing(common: &Path, ids: &[String], work: &Path) -> Result<Vec<String>, GitError> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
     let list = work.join("ids");
     std::fs::write(&list, ids.join("\n") + "\n").map_err(GitError::Spawn)?;
     let out = run(
@@ -129,6 +132,7 @@ pub fn missing(common: &Path, ids: &[String], work: &Path) -> Result<Vec<String>
     Ok(out
         .lines()
         .filter_map(|l| l.strip_suffix(" missing"))
+        .filter(|id| !id.is_empty())
         .map(String::from)
         .collect())
 }

@@ -232,6 +232,12 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         }
         make_history_mount_points(&dot_git);
         check_history(&dot_git)?;
+        // Refs in a reftable (`extensions.refStorage`) have no private
+        // copy: read-only, so commits fail rather than history be lost.
+        let reftable = dot_git.join("reftable");
+        if exists_not_symlink(&reftable)? {
+            protected.other.push(reftable);
+        }
         return Ok(GitLayout::Main {
             git_dir: dot_git,
             protected,
@@ -472,6 +478,30 @@ mod tests {
         assert_eq!(
             gather(&main, home),
             Err(GitLayoutError::Symlink(g.join("hooks")))
+        );
+    }
+
+    /// A main checkout gets an empty `packed-refs` to bind read-only, and
+    /// a reftable (whose refs have no private copy) is kept read-only.
+    #[test]
+    fn a_main_checkouts_refs_stay_the_users() {
+        let t = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(t.path()).unwrap();
+        let home = Path::new("/nonexistent-home");
+        git(&root, &["init", "-q", "plain"]);
+        let g = root.join("plain/.git");
+        gather(&root.join("plain"), home).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(g.join("packed-refs")).unwrap(),
+            PACKED_REFS_HEADER
+        );
+        git(&root, &["init", "-q", "--ref-format=reftable", "rt"]);
+        let GitLayout::Main { protected, .. } = gather(&root.join("rt"), home).unwrap() else {
+            panic!("not a main checkout")
+        };
+        assert!(
+            protected.other.contains(&root.join("rt/.git/reftable")),
+            "{protected:?}"
         );
     }
 

@@ -21,6 +21,15 @@ fn a_hand_run_sandbox_records_sandbox_history() {
     let linked = home.join("linked");
     let out = sandbox(&env, &linked, &["true"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // A run that stored nothing leaves nothing, and has nothing to say.
+    assert!(!text(&out.stderr).contains("WARNING"), "{}", text(&out.stderr));
+    let left = home.join(".local/share/nerdr/sandbox-git");
+    assert_eq!(
+        std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
+        0,
+        "a private copy left in {}",
+        left.display()
+    );
     user_git(&env, &proj, &["config", "filter.evil.clean", "/bin/cat"]);
     for dir in [&proj, &linked] {
         let out = env.output(&["nerdr", "git", "check", dir.to_str().unwrap()]);
