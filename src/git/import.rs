@@ -217,6 +217,17 @@ pub fn complete(common: &Path, tip: &str) -> bool {
     .is_ok()
 }
 
+/// Whether `id` has commits no branch or tag of the repository reaches.
+pub fn unreachable(common: &Path, id: &str) -> bool {
+    run(
+        common,
+        None,
+        &["rev-list", "-n1", id, "--not", "--branches", "--tags"],
+        None,
+    )
+    .is_ok_and(|out| !out.is_empty())
+}
+
 /// Whether `old` is an ancestor of `new`.
 pub fn is_ancestor(common: &Path, old: &str, new: &str) -> bool {
     run(

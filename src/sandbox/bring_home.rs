@@ -158,8 +158,7 @@ impl Homecoming {
             }
         }
         if let Some(id) = detached {
-            let moved_there = self.expected.values().any(|v| *v == id);
-            if !moved_there && import::complete(&common, &id) {
+            if import::complete(&common, &id) && import::unreachable(&common, &id) {
                 self.keep(
                     &common,
                     "HEAD",

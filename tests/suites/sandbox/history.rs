@@ -22,7 +22,11 @@ fn a_hand_run_sandbox_records_sandbox_history() {
     let out = sandbox(&env, &linked, &["true"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     // A run that stored nothing leaves nothing, and has nothing to say.
-    assert!(!text(&out.stderr).contains("WARNING"), "{}", text(&out.stderr));
+    assert!(
+        !text(&out.stderr).contains("WARNING"),
+        "{}",
+        text(&out.stderr)
+    );
     let left = home.join(".local/share/nerdr/sandbox-git");
     assert_eq!(
         std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
@@ -245,4 +249,53 @@ fn in_a_main_checkout_only_a_fast_forward_of_the_branch_comes_home() {
         "private copies left in {}",
         left.display()
     );
+}
+
+/// Commits on a detached HEAD (and on a branch the program switched its
+/// worktree to) are not lost: kept under `refs/nerdr/sandboxed/`, said on
+/// stderr; the user's branches do not move.
+#[test]
+fn a_detached_heads_commits_are_kept() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    history_repo(&env, &proj);
+    user_git(
+        &env,
+        &proj,
+        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
+    );
+    let main = user_git(&env, &proj, &["rev-parse", "main"]);
+    let work = "git checkout -q --detach && git commit -q --allow-empty -m detached && echo DONE";
+    let out = sandbox(&env, &home.join("linked"), &["sh", "-c", work]);
+    let stderr = text(&out.stderr);
+    assert!(text(&out.stdout).contains("DONE"), "{stderr}");
+    assert!(stderr.contains("detached HEAD"), "{stderr}");
+    let kept = user_git(
+        &env,
+        &proj,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(subject)",
+            "refs/nerdr/sandboxed/",
+        ],
+    );
+    assert!(kept.ends_with("/HEAD detached"), "{kept}");
+    assert_eq!(user_git(&env, &proj, &["rev-parse", "main"]), main);
+    assert_eq!(user_git(&env, &proj, &["rev-parse", "nerdr/t1"]), main);
+    // The worktree's HEAD on the host names the kept commit, whole.
+    assert_eq!(
+        user_git(&env, &home.join("linked"), &["log", "-1", "--format=%s"]),
+        "detached"
+    );
+
+    // A detached HEAD with nothing new (on the tag `v1`, behind main)
+    // keeps nothing.
+    let out = sandbox(
+        &env,
+        &home.join("linked"),
+        &["git", "checkout", "-q", "--detach", "v1"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("kept"), "{}", text(&out.stderr));
 }
