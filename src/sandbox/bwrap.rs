@@ -251,9 +251,6 @@ fn git_binds(
             // Bound onto itself so it is a mount point: a mount point cannot
             // be renamed or removed, so `.git` cannot be replaced.
             a.bind("--bind", git_dir);
-            // `.git` is writable here: the refs git trusts most stay ours
-            // (a bound file cannot be replaced by rename either).
-            out.push(("--ro-bind", git_dir.join("packed-refs")));
             (git_dir, protected)
         }
         GitLayout::Linked {

@@ -20,7 +20,7 @@ fn base() -> Layout {
             protected: Protected {
                 hooks: vec!["/home/u/src/p/.git/hooks".into()],
                 config: vec!["/home/u/src/p/.git/config".into()],
-                other: vec![],
+                other: vec!["/home/u/src/p/.git/packed-refs".into()],
             },
         },
         private_git: Some(PrivateGit {
@@ -69,9 +69,9 @@ fn the_whole_vector_for_a_main_checkout() {
         "--ro-bind /home/u/.local/share/nerdr/sandbox-git/s1/objects/info /home/u/src/p/.git/objects/info",
         "--bind /home/u/.local/share/nerdr/sandbox-git/s1/refs /home/u/src/p/.git/refs",
         "--bind /home/u/.local/share/nerdr/sandbox-git/s1/logs /home/u/src/p/.git/logs",
-        "--ro-bind /home/u/src/p/.git/packed-refs /home/u/src/p/.git/packed-refs",
         "--ro-bind /home/u/src/p/.git/hooks /home/u/src/p/.git/hooks",
         "--ro-bind /home/u/src/p/.git/config /home/u/src/p/.git/config",
+        "--ro-bind /home/u/src/p/.git/packed-refs /home/u/src/p/.git/packed-refs",
         "--ro-bind /home/u/.config/nerdr /home/u/.config/nerdr",
         "--ro-bind /home/u/.local/state/nerdr /home/u/.local/state/nerdr",
         "--ro-bind /home/u/.claude/settings.json /home/u/.claude/settings.json",

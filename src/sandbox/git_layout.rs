@@ -232,11 +232,16 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         }
         make_history_mount_points(&dot_git);
         check_history(&dot_git)?;
-        // Refs in a reftable (`extensions.refStorage`) have no private
-        // copy: read-only, so commits fail rather than history be lost.
-        let reftable = dot_git.join("reftable");
-        if exists_not_symlink(&reftable)? {
-            protected.other.push(reftable);
+        // `.git` is writable here: the refs git trusts most stay the
+        // user's (a bound file cannot be replaced by rename either). Refs
+        // in a reftable (`extensions.refStorage`) have no private copy:
+        // read-only, so commits fail rather than history be lost. (Where
+        // the user cannot create `packed-refs`, the program cannot either.)
+        for name in ["packed-refs", "reftable"] {
+            let p = dot_git.join(name);
+            if exists_not_symlink(&p)? {
+                protected.other.push(p);
+            }
         }
         return Ok(GitLayout::Main {
             git_dir: dot_git,
@@ -420,7 +425,7 @@ mod tests {
                 protected: Protected {
                     hooks: vec![g.join("hooks")],
                     config: vec![g.join("config")],
-                    other: vec![g.join("modules")],
+                    other: vec![g.join("modules"), g.join("packed-refs")],
                 }
             }
         );
