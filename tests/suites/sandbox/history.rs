@@ -299,3 +299,49 @@ fn a_detached_heads_commits_are_kept() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(!text(&out.stderr).contains("kept"), "{}", text(&out.stderr));
 }
+
+/// The agent's commits reach its branch on the host as it makes them,
+/// while it still runs (an agent lives for hours in its tab), not only
+/// when it ends.
+#[test]
+fn the_branch_comes_home_while_the_program_runs() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    user_git(
+        &env,
+        &proj,
+        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
+    );
+    let work = "for i in 1 2; do echo $i > n && git add n && git commit -q -m live-$i; done; exec sleep 60";
+    let mut c = env.user_cmd(&["nerdr", "sandbox", "--", "sh", "-c", work]);
+    c.current_dir(home.join("linked"));
+    let mut running = c.spawn().unwrap();
+    let mut subject = String::new();
+    let arrived = crate::support::poll(std::time::Duration::from_secs(20), || {
+        let out = env.output(&[
+            "git",
+            "-C",
+            proj.to_str().unwrap(),
+            "log",
+            "-1",
+            "--format=%s",
+            "nerdr/t1",
+        ]);
+        subject = text(&out.stdout).trim().to_string();
+        subject == "live-2"
+    });
+    let still_running = running.try_wait().unwrap().is_none();
+    let _ = running.kill();
+    let _ = running.wait();
+    assert!(still_running, "the sandbox ended early");
+    assert!(
+        arrived,
+        "nerdr/t1 on the host while the program runs: {subject}"
+    );
+    assert_eq!(
+        user_git(&env, &proj, &["show", "nerdr/t1:n"]),
+        "2",
+        "the commit's objects came with it"
+    );
+}
