@@ -139,6 +139,9 @@ impl Homecoming {
             }
             return;
         }
+        if changed.is_empty() && detached.is_none() {
+            return;
+        }
         let host = match import::branches(&common) {
             Ok(h) => h,
             Err(e) => {
