@@ -142,15 +142,18 @@ impl Homecoming {
         if changed.is_empty() && detached.is_none() {
             return;
         }
-        let host = match import::branches(&common) {
-            Ok(h) => h,
+        // Without these facts nothing moves (at the end, the copy stays).
+        let facts = import::branches(&common).and_then(|h| Ok((h, import::checked_out(&common)?)));
+        let (host, worktrees) = match facts {
+            Ok(f) => f,
             Err(e) => {
-                self.failed = Some(e.to_string());
+                if ended {
+                    self.failed = Some(e.to_string());
+                }
                 return;
             }
         };
-        let elsewhere: BTreeSet<String> = import::checked_out(&common)
-            .unwrap_or_default()
+        let elsewhere: BTreeSet<String> = worktrees
             .into_iter()
             .filter(|(w, _)| std::fs::canonicalize(w).ok().as_deref() != Some(&self.worktree))
             .map(|(_, b)| b)
