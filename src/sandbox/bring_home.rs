@@ -176,16 +176,7 @@ impl Homecoming {
     }
 
     fn copy_all(&self, common: &Path, work: &Path) -> Result<usize, String> {
-        let store = &self.private.binds.objects;
-        if let Some(bad) = private_git::unsafe_entry(store) {
-            return Err(format!(
-                "{} is not a plain file or folder (host git does not follow links out of a sandbox's store)",
-                bad.display()
-            ));
-        }
-        let all = import::store_objects(common, store).map_err(|e| e.to_string())?;
-        let lacking = import::missing(common, &all, work).map_err(|e| e.to_string())?;
-        import::copy(common, store, Objects::Listed(&lacking), work).map_err(|e| e.to_string())
+        copy_store(common, &self.private.binds.objects, work)
     }
 
     /// Handle one changed branch; false: try again later.
@@ -248,13 +239,7 @@ impl Homecoming {
     }
 
     fn keep(&mut self, common: &Path, name: &str, new: &str, why: &str) {
-        let kept = ref_rules::kept_ref(&self.session, name);
-        let why_ref = format!("nerdr sandbox {}: kept, {why}", self.session);
-        let msg = match import::update_ref(common, &kept, new, None, &why_ref) {
-            Ok(()) => format!("{name}: {why}; the program's {new} is kept as {kept}"),
-            Err(e) => format!("{name}: {why}, and {new} could not be kept as {kept}: {e}"),
-        };
-        self.trail.git_work("kept", name, new, &msg);
+        let msg = keep_ref(common, &self.session, name, new, why, &self.trail);
         self.kept.insert(name.to_string(), msg);
     }
 
@@ -277,6 +262,78 @@ impl Homecoming {
                 eprintln!("nerdr sandbox: WARNING: {msg}");
                 self.trail.setting(&msg);
             }
+        }
+    }
+}
+
+/// Copy everything in a private `store` the repository lacks, once
+/// nothing can change the store any more.
+fn copy_store(common: &Path, store: &Path, work: &Path) -> Result<usize, String> {
+    if let Some(bad) = private_git::unsafe_entry(store) {
+        return Err(format!(
+            "{} is not a plain file or folder (host git does not follow links out of a sandbox's store)",
+            bad.display()
+        ));
+    }
+    let all = import::store_objects(common, store).map_err(|e| e.to_string())?;
+    let lacking = import::missing(common, &all, work).map_err(|e| e.to_string())?;
+    import::copy(common, store, Objects::Listed(&lacking), work).map_err(|e| e.to_string())
+}
+
+/// Keep `id` as [`ref_rules::kept_ref`]; the message to tell.
+fn keep_ref(
+    common: &Path,
+    session: &str,
+    name: &str,
+    id: &str,
+    why: &str,
+    trail: &Trail,
+) -> String {
+    let kept = ref_rules::kept_ref(session, name);
+    let why_ref = format!("nerdr sandbox {session}: kept, {why}");
+    let msg = match import::update_ref(common, &kept, id, None, &why_ref) {
+        Ok(()) => format!("{name}: {why}; the program's {id} is kept as {kept}"),
+        Err(e) => format!("{name}: {why}, and {id} could not be kept as {kept}: {e}"),
+    };
+    trail.git_work("kept", name, id, &msg);
+    msg
+}
+
+/// Bring home what a run that ended before its last pass left in its
+/// private copy (`private_git::leftovers`): every object (its staged
+/// files), and each branch holding commits the repository does not reach,
+/// kept under nerdr's namespace (no branch moves: nobody knows any more
+/// which one the run started on). The copy is removed once home.
+pub fn recover(left: Private, trail: &Trail) {
+    let session = left.session();
+    let work = left.dir.join("work");
+    let copied = std::fs::create_dir_all(&work)
+        .map_err(|e| e.to_string())
+        .and_then(|_| copy_store(&left.common, &left.binds.objects, &work));
+    let say = |msg: &str| eprintln!("nerdr sandbox: {msg}");
+    match copied {
+        Ok(_) => {
+            for (name, id) in private_git::loose_branches(&left.binds.refs) {
+                if import::complete(&left.common, &id) && import::unreachable(&left.common, &id) {
+                    let why = "left by a run that ended before bringing it home";
+                    say(&keep_ref(&left.common, &session, &name, &id, why, trail));
+                }
+            }
+            trail.git_work(
+                "recovered",
+                "",
+                "",
+                &format!("{} brought home", left.dir.display()),
+            );
+            let _ = std::fs::remove_dir_all(&left.dir);
+        }
+        Err(e) => {
+            let msg = format!(
+                "a run that ended early left git objects that could not be brought home ({e}); they stay in {}",
+                left.dir.display()
+            );
+            say(&format!("WARNING: {msg}"));
+            trail.setting(&msg);
         }
     }
 }

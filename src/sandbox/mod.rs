@@ -186,6 +186,11 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     }
     // The repository's history stays read-only; the program commits into
     // a private copy, and its branch comes home through host git.
+    if let Some(common) = layout.git.common() {
+        for left in private_git::leftovers(&paths.data_dir, common) {
+            bring_home::recover(left, &trail);
+        }
+    }
     let private = private_git::prepare(&paths.data_dir, &session, &layout.git)?;
     layout.private_git = private.as_ref().map(|p| p.binds.clone());
     let watcher = match (private, git_head_file(&layout.git)) {

@@ -21,7 +21,11 @@
 //! What the program made comes home through host git (`bring_home`).
 //!
 //! The copy lives in `$XDG_DATA_HOME/nerdr/sandbox-git/<session>/` and is
-//! removed once everything in it is home. The recursive copy of `refs` is
+//! removed once everything in it is home. The run holds a lock on it (an
+//! `flock`, which the kernel drops when the process dies however it
+//! dies), and it names its repository (`common`): a copy nobody holds was
+//! left by a run that ended before bringing it home (SIGKILL, a reboot),
+//! and the next run in that repository brings it home ([`leftovers`]). The recursive copy of `refs` is
 //! a few lines over `std::fs`: loose refs are small regular files, and a
 //! crate would add nothing but the need to reject symlinks ourselves.
 
@@ -34,14 +38,75 @@ use super::git_layout::GitLayout;
 /// Where the repository's own objects appear inside the private store.
 pub const SHARED: &str = ".nerdr-shared";
 
-/// The private copy made for one run.
-#[derive(Debug, Clone)]
+/// The private copy made for one run (or left by one).
+#[derive(Debug)]
 pub struct Private {
     /// `<data>/sandbox-git/<session>`.
     pub dir: PathBuf,
     /// The repository's common dir.
     pub common: PathBuf,
     pub binds: PrivateGit,
+    /// Held for as long as the copy is in use.
+    _lock: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl Private {
+    /// The session that made the copy (its folder's name).
+    pub fn session(&self) -> String {
+        self.dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    }
+}
+
+/// Take the copy's lock without waiting; None while a run holds it.
+fn lock(dir: &Path) -> std::io::Result<Option<nix::fcntl::Flock<std::fs::File>>> {
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("lock"))?;
+    match nix::fcntl::Flock::lock(f, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+        Ok(l) => Ok(Some(l)),
+        Err((_, nix::errno::Errno::EWOULDBLOCK)) => Ok(None),
+        Err((_, e)) => Err(e.into()),
+    }
+}
+
+fn binds_in(dir: &Path) -> PrivateGit {
+    PrivateGit {
+        objects: dir.join("objects"),
+        refs: dir.join("refs"),
+        logs: dir.join("logs"),
+    }
+}
+
+/// Copies in `data_dir` for the repository at `common` that no run holds:
+/// left by runs that ended before bringing their work home.
+pub fn leftovers(data_dir: &Path, common: &Path) -> Vec<Private> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(entries) = std::fs::read_dir(data_dir.join("sandbox-git")) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for e in entries.flatten() {
+        let dir = e.path();
+        let names_this_repo =
+            std::fs::read(dir.join("common")).is_ok_and(|c| c == common.as_os_str().as_bytes());
+        if !e.file_type().is_ok_and(|t| t.is_dir()) || !names_this_repo {
+            continue;
+        }
+        if let Ok(Some(l)) = lock(&dir) {
+            out.push(Private {
+                binds: binds_in(&dir),
+                dir,
+                common: common.to_path_buf(),
+                _lock: l,
+            });
+        }
+    }
+    out
 }
 
 /// Make the private copy for `git`'s repository (None outside one).
@@ -59,26 +124,31 @@ pub fn prepare(data_dir: &Path, session: &str, git: &GitLayout) -> anyhow::Resul
             .create(p)
             .with_context(|| format!("cannot create {}", p.display()))
     };
-    let objects = dir.join("objects");
+    mkdir(&dir)?;
+    let held = lock(&dir)
+        .with_context(|| format!("cannot lock {}", dir.display()))?
+        .with_context(|| format!("{} is in use by another run", dir.display()))?;
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::fs::write(dir.join("common"), common.as_os_str().as_bytes())
+            .with_context(|| format!("cannot write in {}", dir.display()))?;
+    }
+    let binds = binds_in(&dir);
+    let objects = binds.objects.clone();
     for d in ["info", "pack", SHARED] {
         mkdir(&objects.join(d))?;
     }
     let alternates = objects.join("info/alternates");
     std::fs::write(&alternates, format!("{SHARED}\n"))
         .with_context(|| format!("cannot write {}", alternates.display()))?;
-    let refs = dir.join("refs");
-    copy_tree(&common.join("refs"), &refs)
+    copy_tree(&common.join("refs"), &binds.refs)
         .with_context(|| format!("cannot copy {}", common.join("refs").display()))?;
-    let logs = dir.join("logs");
-    mkdir(&logs)?;
+    mkdir(&binds.logs)?;
     Ok(Some(Private {
         dir,
         common: common.to_path_buf(),
-        binds: PrivateGit {
-            objects,
-            refs,
-            logs,
-        },
+        binds,
+        _lock: held,
     }))
 }
 
@@ -272,5 +342,15 @@ mod tests {
         assert!(prepare(&t.path().join("data"), "s2", &GitLayout::None)
             .unwrap()
             .is_none());
+        // Held by its run: no leftover; once the run is gone, one.
+        let data = t.path().join("data");
+        assert!(leftovers(&data, &common).is_empty());
+        assert_eq!(p.session(), "s1");
+        drop(p);
+        let left = leftovers(&data, &common);
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].dir, data.join("sandbox-git/s1"));
+        assert!(leftovers(&data, &common).is_empty(), "held while in hand");
+        assert!(leftovers(&data, Path::new("/other/.git")).is_empty());
     }
 }

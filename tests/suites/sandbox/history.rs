@@ -345,3 +345,80 @@ fn the_branch_comes_home_while_the_program_runs() {
         "the commit's objects came with it"
     );
 }
+
+/// The PID of the `nerdr sandbox` whose command line holds `marker`.
+fn sandbox_pid(marker: &str) -> Option<i32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+        let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+        let is_nerdr = args.first()?.ends_with(b"nerdr") && args.get(1)? == b"sandbox";
+        let marked = args
+            .iter()
+            .any(|a| String::from_utf8_lossy(a).contains(marker));
+        (is_nerdr && marked).then_some(pid)
+    })
+}
+
+/// A run killed before its end (SIGKILL, a reboot) left the program's
+/// staged file only in its private copy, and the worktree's index naming
+/// it: the next run in the repository brings it home.
+#[test]
+fn a_killed_runs_staged_work_comes_home_with_the_next_run() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    user_git(
+        &env,
+        &proj,
+        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
+    );
+    let linked = home.join("linked");
+    let marker = format!("killed-run-{}", std::process::id());
+    let work = format!(
+        "echo staged-only > staged.txt && git add staged.txt && touch {marker}; exec sleep 60"
+    );
+    let mut c = env.user_cmd(&["nerdr", "sandbox", "--", "sh", "-c", &work]);
+    c.current_dir(&linked);
+    let mut running = c.spawn().unwrap();
+    crate::support::wait_until(
+        "the program to stage its file",
+        std::time::Duration::from_secs(20),
+        || linked.join(&marker).exists(),
+    );
+    let pid = sandbox_pid(&marker).expect("the nerdr sandbox process");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    let _ = running.wait();
+    let blob = user_git(&env, &linked, &["hash-object", "staged.txt"]);
+    let present = |env: &crate::support::sysenv::SystemdEnv| {
+        env.output(&["git", "-C", proj.to_str().unwrap(), "cat-file", "-e", &blob])
+            .status
+            .success()
+    };
+    assert!(
+        !present(&env),
+        "the staged blob was home already: the test shows nothing"
+    );
+
+    let out = sandbox(&env, &linked, &["true"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        present(&env),
+        "the killed run's staged file did not come home"
+    );
+    assert_eq!(
+        user_git(&env, &linked, &["diff", "--cached", "--name-only"]),
+        "staged.txt"
+    );
+    let left = home.join(".local/share/nerdr/sandbox-git");
+    assert_eq!(
+        std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
+        0,
+        "a private copy left in {}",
+        left.display()
+    );
+}
