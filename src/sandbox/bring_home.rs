@@ -32,6 +32,8 @@ pub struct Homecoming {
     head_file: PathBuf,
     /// The branch the worktree's HEAD named at the start.
     start_branch: Option<String>,
+    /// In a worktree nerdr made for a tab: the tab's branch.
+    tab_branch: Option<String>,
     /// The sandbox's branches as last handled.
     seen: BTreeMap<String, String>,
     /// What the host is expected to hold, per branch.
@@ -49,6 +51,7 @@ impl Homecoming {
         private: Private,
         session: &str,
         worktree: &Path,
+        worktrees: &Path,
         head_file: PathBuf,
         trail: Arc<Trail>,
     ) -> anyhow::Result<Homecoming> {
@@ -68,6 +71,7 @@ impl Homecoming {
             worktree: worktree.to_path_buf(),
             head_file,
             start_branch,
+            tab_branch: ref_rules::tab_branch(worktrees, worktree),
             seen: branches.clone(),
             expected: branches,
             kept: BTreeMap::new(),
@@ -209,6 +213,7 @@ impl Homecoming {
             new,
             fast_forward: host_id.is_some_and(|h| import::is_ancestor(common, h, new)),
             checked_out_elsewhere: elsewhere.contains(name),
+            tab_branch: self.tab_branch.as_deref(),
         };
         match ref_rules::decide(&change) {
             Verdict::Nothing | Verdict::Private => {}

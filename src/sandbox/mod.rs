@@ -195,8 +195,17 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     layout.private_git = private.as_ref().map(|p| p.binds.clone());
     let watcher = match (private, git_head_file(&layout.git)) {
         (Some(p), Some(head)) => {
-            let h = bring_home::Homecoming::start(p, &session, &worktree, head, trail.clone())
-                .context("cannot read the repository's branches before the run")?;
+            let worktrees = paths.data_dir.join("worktrees");
+            let worktrees = std::fs::canonicalize(&worktrees).unwrap_or(worktrees);
+            let h = bring_home::Homecoming::start(
+                p,
+                &session,
+                &worktree,
+                &worktrees,
+                head,
+                trail.clone(),
+            )
+            .context("cannot read the repository's branches before the run")?;
             Some(bring_home::Watcher::spawn(h).context("cannot watch the sandbox's branch")?)
         }
         _ => None,

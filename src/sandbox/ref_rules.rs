@@ -8,6 +8,9 @@
 //!   `nerdr/<tab>` branches any way (the agent may amend or rebase its own
 //!   work), any other branch only by fast-forward (nothing the user had is
 //!   rewritten), and a branch with no commits yet is born;
+//! - in a worktree nerdr made for a tab, only that tab's `nerdr/<tab>`:
+//!   an earlier run may have switched the worktree to another branch, and
+//!   the next run must not move that one;
 //! - never a branch the user moved on the host meanwhile, nor one checked
 //!   out in another worktree (moving it would change that checkout under
 //!   the user's feet);
@@ -15,6 +18,8 @@
 //!   (so no commit is lost) and the user is told;
 //! - other branches stay private, unless the worktree's HEAD names one at
 //!   the end: then it is kept, as a detached HEAD is.
+
+use std::path::Path;
 
 /// One branch whose value in the sandbox differs from what nerdr last saw.
 #[derive(Debug, Clone, Copy)]
@@ -36,6 +41,8 @@ pub struct Change<'a> {
     pub fast_forward: bool,
     /// Another worktree of the repository has it checked out.
     pub checked_out_elsewhere: bool,
+    /// In a worktree nerdr made for a tab: that tab's branch.
+    pub tab_branch: Option<&'a str>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,6 +75,9 @@ pub fn decide(c: &Change) -> Verdict {
             Verdict::Private
         };
     }
+    if c.tab_branch.is_some_and(|t| t != c.name) {
+        return Verdict::Keep("in a tab's worktree only the tab's own branch comes back");
+    }
     if c.host != c.expected {
         return Verdict::Keep("the branch moved on the host while the program ran");
     }
@@ -78,6 +88,14 @@ pub fn decide(c: &Change) -> Verdict {
         return Verdict::Move;
     }
     Verdict::Keep("not a fast-forward: the program rewrote the branch's history")
+}
+
+/// The tab's branch when `worktree` is one nerdr made for a tab
+/// (`<worktrees>/<repo>-<id>/<tab>`, see `git::worktree::create`).
+pub fn tab_branch(worktrees: &Path, worktree: &Path) -> Option<String> {
+    let tab = worktree.file_name()?.to_str()?;
+    (worktree.parent()?.parent()? == worktrees)
+        .then(|| format!("refs/heads/{}", crate::git::worktree::branch(tab)))
 }
 
 /// Where work that cannot come back is kept: `refs/nerdr/sandboxed/
@@ -110,6 +128,7 @@ mod tests {
             new: B,
             fast_forward: true,
             checked_out_elsewhere: false,
+            tab_branch: None,
         };
         type Edit = fn(&mut Change);
         let rows: &[(&str, Edit, Verdict)] = &[
@@ -157,6 +176,27 @@ mod tests {
                     c.expected = None
                 },
                 Verdict::Private,
+            ),
+            (
+                "a tab's worktree on its own branch",
+                |c| c.tab_branch = Some("refs/heads/nerdr/t1"),
+                Verdict::Move,
+            ),
+            (
+                "a tab's worktree switched to the user's branch by an earlier run",
+                |c| {
+                    c.name = "refs/heads/release";
+                    c.tab_branch = Some("refs/heads/nerdr/t1")
+                },
+                Verdict::Keep("in a tab's worktree only the tab's own branch comes back"),
+            ),
+            (
+                "a tab's worktree switched to another tab's branch",
+                |c| {
+                    c.name = "refs/heads/nerdr/t2";
+                    c.tab_branch = Some("refs/heads/nerdr/t1")
+                },
+                Verdict::Keep("in a tab's worktree only the tab's own branch comes back"),
             ),
             (
                 "moved on the host meanwhile",
@@ -228,6 +268,16 @@ mod tests {
         );
         assert_eq!(kept_ref("s1", "HEAD"), "refs/nerdr/sandboxed/s1/HEAD");
         assert!(own_branch("refs/heads/nerdr/t1"));
+        let wts = Path::new("/d/nerdr/worktrees");
+        let rows: &[(&str, Option<&str>)] = &[
+            ("/d/nerdr/worktrees/r-1a2b/t1", Some("refs/heads/nerdr/t1")),
+            ("/d/nerdr/worktrees/t1", None),
+            ("/d/nerdr/worktrees/r-1a2b/t1/sub", None),
+            ("/home/u/linked", None),
+        ];
+        for (wt, want) in rows {
+            assert_eq!(tab_branch(wts, Path::new(wt)).as_deref(), *want, "{wt}");
+        }
         assert!(!own_branch("refs/heads/nerdr"));
         assert!(!own_branch("refs/heads/main"));
     }

@@ -422,3 +422,54 @@ fn a_killed_runs_staged_work_comes_home_with_the_next_run() {
         left.display()
     );
 }
+
+/// In a worktree nerdr made for a tab, a run switches it to the user's
+/// branch `release` (checked out nowhere); the next run, which starts on
+/// `release`, commits there: `release` does not move, the commit is kept.
+#[test]
+fn a_tabs_worktree_switched_to_a_users_branch_moves_only_the_tabs_branch() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    user_git(&env, &proj, &["branch", "release"]);
+    let wt = home.join(".local/share/nerdr/worktrees/proj-1a2b/t1");
+    user_git(
+        &env,
+        &proj,
+        &[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            "nerdr/t1",
+            wt.to_str().unwrap(),
+        ],
+    );
+    let release = user_git(&env, &proj, &["rev-parse", "release"]);
+    let out = sandbox(&env, &wt, &["git", "checkout", "-q", "release"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        user_git(&env, &wt, &["symbolic-ref", "HEAD"]),
+        "refs/heads/release",
+        "the switch did not happen: the test shows nothing"
+    );
+    let out = sandbox(
+        &env,
+        &wt,
+        &["git", "commit", "-q", "--allow-empty", "-m", "onto-release"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        user_git(&env, &proj, &["rev-parse", "release"]),
+        release,
+        "the user's branch moved"
+    );
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("only the tab's own branch"), "{stderr}");
+    let kept = user_git(
+        &env,
+        &proj,
+        &["log", "-1", "--format=%s", "--glob=refs/nerdr/sandboxed/*"],
+    );
+    assert_eq!(kept, "onto-release");
+}
