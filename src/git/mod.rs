@@ -4,9 +4,12 @@
 //! the guard first (refusing, and recording why, in a repository with
 //! sandbox history where git could run a planted program); [`query`] runs
 //! only commands that run no configured program, which the guard itself
-//! needs to gather its facts. Nothing else builds a git `Command`.
+//! needs to gather its facts; [`import`] brings a sandboxed program's
+//! work home from its private object store. Nothing else builds a git
+//! `Command`.
 
 pub mod guard;
+pub mod import;
 pub mod op;
 pub mod saved;
 pub mod unsaved;

@@ -170,6 +170,16 @@ impl Trail {
         );
     }
 
+    /// A ref of the program's private copy came home (`moved`), was kept
+    /// under nerdr's namespace instead (`kept`), or could not come home.
+    pub fn git_work(&self, action: &str, r: &str, id: &str, message: &str) {
+        self.record(
+            "git",
+            json!({ "action": action, "ref": r, "id": id }),
+            format!("sandbox {}: {action}: {message}", self.session),
+        );
+    }
+
     /// The program ended.
     pub fn exit(&self, code: i32, signal: Option<i32>, duration_ms: u64) {
         self.record(

@@ -7,7 +7,9 @@
 //!    (with the home folder and nerdr's binary kept if they lie in it);
 //! 2. the runtime dir hidden (tmpfs), then the sockets the user allowed;
 //! 3. what the agent may write: its own config dirs, `allowWrite`, the
-//!    worktree, and what `git commit` writes;
+//!    worktree, and what `git commit` writes (the admin dir, and private
+//!    copies over the repository's objects, refs and logs, with the real
+//!    objects read-only inside the private store);
 //! 4. read-only again inside those: `.git/hooks`, `.git/config` and the other
 //!    git admin files, nerdr's config and state, `denyWrite`; then over the
 //!    proxy sockets' folder an empty tmpfs with only this session's socket;
@@ -69,6 +71,10 @@ pub struct Layout {
     pub worktree: PathBuf,
     pub cwd: PathBuf,
     pub git: GitLayout,
+    /// The private copies of the repository's history (`private_git`).
+    /// Without them the repository's history stays read-only and commits
+    /// fail: never the repository's own folders writable.
+    pub private_git: Option<PrivateGit>,
     /// The agent's own config and cache dirs, and `allowWrite`.
     pub writable: Vec<Entry>,
     /// `denyWrite`, and files the agent must not change for its next run
@@ -91,6 +97,14 @@ pub struct Layout {
     pub limits_fd: Option<i32>,
     pub weaken: Weaken,
     pub cmd: Vec<OsString>,
+}
+
+/// Host folders bound over the repository's `objects`, `refs` and `logs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrivateGit {
+    pub objects: PathBuf,
+    pub refs: PathBuf,
+    pub logs: PathBuf,
 }
 
 /// The kernel features the arguments ask for, for the audit trail.
@@ -145,7 +159,7 @@ pub fn args(l: &Layout) -> Vec<OsString> {
         a.bind("--bind", &e.path);
     }
     a.bind("--bind", &l.worktree);
-    let git_protected = git_binds(&l.git, w, &mut a);
+    let git_protected = git_binds(&l.git, l.private_git.as_ref(), w, &mut a);
 
     // 4. Read-only inside what was made writable.
     for (flag, p) in &git_protected {
@@ -236,31 +250,49 @@ pub fn args(l: &Layout) -> Vec<OsString> {
 /// Bind what `git commit` writes (into `a`), and return what must then be
 /// bound on top: read-only, or writable where a weakening says so (the
 /// common dir of a linked worktree is read-only to begin with).
-fn git_binds(git: &GitLayout, w: &Weaken, a: &mut Args) -> Vec<(&'static str, PathBuf)> {
+fn git_binds(
+    git: &GitLayout,
+    private: Option<&PrivateGit>,
+    w: &Weaken,
+    a: &mut Args,
+) -> Vec<(&'static str, PathBuf)> {
     let mut out = Vec::new();
-    let protected = match git {
+    let (common, protected) = match git {
         GitLayout::None => return out,
         GitLayout::Main { git_dir, protected } => {
             // Bound onto itself so it is a mount point: a mount point cannot
             // be renamed or removed, so `.git` cannot be replaced.
             a.bind("--bind", git_dir);
-            protected
+            (git_dir, protected)
         }
         GitLayout::Linked {
             dot_git,
             admin_dir,
-            common_writable,
+            common,
             protected,
         } => {
             a.bind("--bind", admin_dir);
-            for d in common_writable {
-                a.bind("--bind", d);
-            }
             // The `.git` file points host git at the admin dir.
             out.push(("--ro-bind", dot_git.clone()));
-            protected
+            (common, protected)
         }
     };
+    if let Some(p) = private {
+        // The private store over the objects, then the real objects
+        // read-only inside it where its alternates file looks, then its
+        // `info` read-only (no alternates of the program's own). Mount
+        // points all, so none can be renamed away.
+        let objects = common.join("objects");
+        a.bind_to("--bind", &p.objects, &objects);
+        a.bind_to(
+            "--ro-bind",
+            &objects,
+            &objects.join(super::private_git::SHARED),
+        );
+        a.bind_to("--ro-bind", &p.objects.join("info"), &objects.join("info"));
+        a.bind_to("--bind", &p.refs, &common.join("refs"));
+        a.bind_to("--bind", &p.logs, &common.join("logs"));
+    }
     let flag = |weakening| {
         if w.has(weakening) {
             "--bind"
@@ -298,6 +330,11 @@ impl Args {
     fn bind(&mut self, flag: &str, p: &Path) {
         self.path2(flag, p);
         self.path(p);
+    }
+    /// `flag FROM TO`: the host's `from` at `to` inside.
+    fn bind_to(&mut self, flag: &str, from: &Path, to: &Path) {
+        self.path2(flag, from);
+        self.path(to);
     }
 }
 

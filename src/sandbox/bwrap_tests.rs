@@ -20,9 +20,14 @@ fn base() -> Layout {
             protected: Protected {
                 hooks: vec!["/home/u/src/p/.git/hooks".into()],
                 config: vec!["/home/u/src/p/.git/config".into()],
-                other: vec![],
+                other: vec!["/home/u/src/p/.git/packed-refs".into()],
             },
         },
+        private_git: Some(PrivateGit {
+            objects: "/home/u/.local/share/nerdr/sandbox-git/s1/objects".into(),
+            refs: "/home/u/.local/share/nerdr/sandbox-git/s1/refs".into(),
+            logs: "/home/u/.local/share/nerdr/sandbox-git/s1/logs".into(),
+        }),
         writable: vec![
             Entry::dir("/home/u/.claude"),
             Entry::file("/home/u/.claude.json"),
@@ -60,8 +65,14 @@ fn the_whole_vector_for_a_main_checkout() {
         "--bind /home/u/.claude.json /home/u/.claude.json",
         "--bind /home/u/src/p /home/u/src/p",
         "--bind /home/u/src/p/.git /home/u/src/p/.git",
+        "--bind /home/u/.local/share/nerdr/sandbox-git/s1/objects /home/u/src/p/.git/objects",
+        "--ro-bind /home/u/src/p/.git/objects /home/u/src/p/.git/objects/.nerdr-shared",
+        "--ro-bind /home/u/.local/share/nerdr/sandbox-git/s1/objects/info /home/u/src/p/.git/objects/info",
+        "--bind /home/u/.local/share/nerdr/sandbox-git/s1/refs /home/u/src/p/.git/refs",
+        "--bind /home/u/.local/share/nerdr/sandbox-git/s1/logs /home/u/src/p/.git/logs",
         "--ro-bind /home/u/src/p/.git/hooks /home/u/src/p/.git/hooks",
         "--ro-bind /home/u/src/p/.git/config /home/u/src/p/.git/config",
+        "--ro-bind /home/u/src/p/.git/packed-refs /home/u/src/p/.git/packed-refs",
         "--ro-bind /home/u/.config/nerdr /home/u/.config/nerdr",
         "--ro-bind /home/u/.local/state/nerdr /home/u/.local/state/nerdr",
         "--ro-bind /home/u/.claude/settings.json /home/u/.claude/settings.json",
@@ -93,7 +104,7 @@ fn the_whole_vector_for_a_main_checkout() {
 }
 
 #[test]
-fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
+fn a_linked_worktree_writes_its_admin_dir_and_private_objects_refs_logs() {
     let mut l = base();
     l.writable.clear();
     l.read_only.clear();
@@ -105,11 +116,7 @@ fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
     l.git = GitLayout::Linked {
         dot_git: "/d/wt/t1/.git".into(),
         admin_dir: "/r/.git/worktrees/t1".into(),
-        common_writable: vec![
-            "/r/.git/objects".into(),
-            "/r/.git/refs".into(),
-            "/r/.git/logs".into(),
-        ],
+        common: "/r/.git".into(),
         protected: Protected {
             hooks: vec!["/r/.git/hooks".into()],
             config: vec!["/r/.git/config".into()],
@@ -119,13 +126,20 @@ fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
             ],
         },
     };
+    l.private_git = Some(PrivateGit {
+        objects: "/p/objects".into(),
+        refs: "/p/refs".into(),
+        logs: "/p/logs".into(),
+    });
     let got = words(&args(&l));
     let mounts = [
         "--bind /d/wt/t1 /d/wt/t1",
         "--bind /r/.git/worktrees/t1 /r/.git/worktrees/t1",
-        "--bind /r/.git/objects /r/.git/objects",
-        "--bind /r/.git/refs /r/.git/refs",
-        "--bind /r/.git/logs /r/.git/logs",
+        "--bind /p/objects /r/.git/objects",
+        "--ro-bind /r/.git/objects /r/.git/objects/.nerdr-shared",
+        "--ro-bind /p/objects/info /r/.git/objects/info",
+        "--bind /p/refs /r/.git/refs",
+        "--bind /p/logs /r/.git/logs",
         "--ro-bind /d/wt/t1/.git /d/wt/t1/.git",
         "--ro-bind /r/.git/hooks /r/.git/hooks",
         "--ro-bind /r/.git/config /r/.git/config",
@@ -139,6 +153,13 @@ fn a_linked_worktree_writes_its_admin_dir_and_the_common_objects_refs_logs() {
         got.ends_with("--chdir /d/wt/t1/sub -- claude --resume"),
         "{got}"
     );
+    // Without its private copies nothing of the repository's history is
+    // writable (commits fail; nothing the user has can be lost).
+    l.private_git = None;
+    let got = words(&args(&l));
+    assert!(!got.contains("/r/.git/objects"), "{got}");
+    assert!(!got.contains("/r/.git/refs"), "{got}");
+    assert!(!got.contains("/r/.git/logs"), "{got}");
 }
 
 #[test]

@@ -356,6 +356,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             worktree,
             cwd,
             git,
+            private_git: None,
             writable,
             read_only,
             hidden,

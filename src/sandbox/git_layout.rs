@@ -3,6 +3,11 @@
 //! directory; a linked worktree a `.git` file naming its admin dir
 //! (`gitdir: ...`), whose `commondir` names the repository's shared dir.
 //! [`gather`] reads the disk and resolves symlinks; the parsing is pure.
+//!
+//! Of the repository's history (`objects`, `refs`, `logs`, `packed-refs`)
+//! nothing is writable: the program writes into private copies instead
+//! (`private_git`), and its branch comes home through host git after it
+//! (`bring_home`).
 
 use std::path::{Path, PathBuf};
 
@@ -19,17 +24,18 @@ pub struct Protected {
 pub enum GitLayout {
     /// Not a git worktree.
     None,
-    /// `.git` is the repository: all of it writable but what is protected.
+    /// `.git` is the repository: all of it writable but what is protected
+    /// and its history (objects, refs, logs, packed-refs).
     Main {
         git_dir: PathBuf,
         protected: Protected,
     },
-    /// `.git` is a file; the admin dir is writable, and of the common dir
-    /// only what a commit writes (objects, refs, logs).
+    /// `.git` is a file; the admin dir is writable, the common dir is not
+    /// (its history is replaced by private copies, as in a main checkout).
     Linked {
         dot_git: PathBuf,
         admin_dir: PathBuf,
-        common_writable: Vec<PathBuf>,
+        common: PathBuf,
         protected: Protected,
     },
 }
@@ -165,7 +171,36 @@ impl GitLayout {
             GitLayout::Linked { admin_dir, .. } => Some(admin_dir),
         }
     }
+
+    /// The repository's common dir: where its objects and refs are.
+    pub fn common(&self) -> Option<&Path> {
+        match self {
+            GitLayout::None => None,
+            GitLayout::Main { git_dir, .. } => Some(git_dir),
+            GitLayout::Linked { common, .. } => Some(common),
+        }
+    }
 }
+
+/// What a repository's history is made of, in its common dir: each must be
+/// a real directory (or, for `packed-refs`, a file), so a bind over it
+/// covers the repository's own and not something a link leads to.
+fn check_history(common: &Path) -> Result<(), GitLayoutError> {
+    for name in ["objects", "refs", "logs"] {
+        let p = common.join(name);
+        if !is_real_dir(&p)? {
+            return Err(GitLayoutError::Bad {
+                path: p,
+                what: "missing, or not a directory: not a usable git repository".into(),
+            });
+        }
+    }
+    exists_not_symlink(&common.join("packed-refs"))?;
+    Ok(())
+}
+
+/// The header git writes: an empty `packed-refs` holds no refs.
+pub const PACKED_REFS_HEADER: &str = "# pack-refs with: peeled fully-peeled sorted \n";
 
 /// Read the layout of `worktree` (already canonical; `home` too). Creates
 /// an empty `hooks` (and in a main checkout `modules`) dir where there is
@@ -194,6 +229,19 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         }
         if exists_not_symlink(&modules)? {
             protected.other.push(modules);
+        }
+        make_history_mount_points(&dot_git);
+        check_history(&dot_git)?;
+        // `.git` is writable here: the refs git trusts most stay the
+        // user's (a bound file cannot be replaced by rename either). Refs
+        // in a reftable (`extensions.refStorage`) have no private copy:
+        // read-only, so commits fail rather than history be lost. (Where
+        // the user cannot create `packed-refs`, the program cannot either.)
+        for name in ["packed-refs", "reftable"] {
+            let p = dot_git.join(name);
+            if exists_not_symlink(&p)? {
+                protected.other.push(p);
+            }
         }
         return Ok(GitLayout::Main {
             git_dir: dot_git,
@@ -231,18 +279,8 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
             format!("not accepted as a linked worktree: {e} (if you did not write this .git file, it was planted: remove it)"),
         )
     })?;
-    let mut common_writable = Vec::new();
-    for name in ["objects", "refs", "logs"] {
-        let d = common.join(name);
-        if name == "logs" && !d.exists() {
-            // The reflog of a first commit goes here; bwrap can only bind
-            // what exists.
-            let _ = std::fs::create_dir(&d);
-        }
-        if is_real_dir(&d)? {
-            common_writable.push(d);
-        }
-    }
+    make_history_mount_points(&common);
+    check_history(&common)?;
     let mut protected = protect(&common, &admin_dir)?;
     for name in ["commondir", "gitdir"] {
         let f = admin_dir.join(name);
@@ -253,9 +291,28 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
     Ok(GitLayout::Linked {
         dot_git,
         admin_dir,
-        common_writable,
+        common,
         protected,
     })
+}
+
+/// bwrap can only bind over what exists: `logs` (absent until a first
+/// reflog) and `packed-refs` (absent until refs are packed; in a main
+/// checkout the program could otherwise create one, adding refs host git
+/// would trust). An empty `packed-refs` with git's header holds no refs.
+fn make_history_mount_points(common: &Path) {
+    let logs = common.join("logs");
+    if std::fs::symlink_metadata(&logs).is_err() {
+        let _ = std::fs::create_dir(&logs);
+    }
+    let packed = common.join("packed-refs");
+    if std::fs::symlink_metadata(&packed).is_err() {
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&packed)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, PACKED_REFS_HEADER.as_bytes()));
+    }
 }
 
 /// Hooks and config of the common dir, `config.worktree` of both dirs.
@@ -301,235 +358,5 @@ fn canonical(p: &Path) -> Result<PathBuf, GitLayoutError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::process::Command;
-
-    fn git(dir: &Path, args: &[&str]) {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    }
-
-    #[test]
-    fn gitdir_files_parse() {
-        let rows: &[(&str, Option<&str>)] = &[
-            ("gitdir: /r/.git/worktrees/a\n", Some("/r/.git/worktrees/a")),
-            (
-                "gitdir: ../r/.git/worktrees/a",
-                Some("../r/.git/worktrees/a"),
-            ),
-            ("gitdir:   /x  \r\n", Some("/x")),
-            ("gitdir:\n", None),
-            ("nonsense", None),
-            ("", None),
-        ];
-        for (text, want) in rows {
-            assert_eq!(parse_gitdir_file(text), *want, "{text:?}");
-        }
-        assert_eq!(resolve(Path::new("/w"), "../r"), Path::new("/w/../r"));
-        assert_eq!(resolve(Path::new("/w"), "/r"), Path::new("/r"));
-    }
-
-    #[test]
-    fn a_main_checkout_and_a_linked_worktree() {
-        let t = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(t.path()).unwrap();
-        let main = root.join("main");
-        std::fs::create_dir(&main).unwrap();
-        git(&main, &["init", "-q", "-b", "main"]);
-        git(
-            &main,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-q",
-                "--allow-empty",
-                "-m",
-                "x",
-            ],
-        );
-        std::fs::remove_dir_all(main.join(".git/hooks")).unwrap();
-        let home = Path::new("/nonexistent-home");
-        let layout = gather(&main, home).unwrap();
-        let g = main.join(".git");
-        assert_eq!(
-            layout,
-            GitLayout::Main {
-                git_dir: g.clone(),
-                protected: Protected {
-                    hooks: vec![g.join("hooks")],
-                    config: vec![g.join("config")],
-                    other: vec![g.join("modules")],
-                }
-            }
-        );
-        assert!(g.join("hooks").is_dir(), "a missing hooks dir is created");
-        assert!(
-            g.join("modules").is_dir(),
-            "a missing modules dir is created"
-        );
-
-        git(&main, &["worktree", "add", "-q", "-b", "side", "../linked"]);
-        let linked = root.join("linked");
-        let admin = g.join("worktrees/linked");
-        assert_eq!(
-            gather(&linked, home).unwrap(),
-            GitLayout::Linked {
-                dot_git: linked.join(".git"),
-                admin_dir: admin.clone(),
-                common_writable: vec![g.join("objects"), g.join("refs"), g.join("logs")],
-                protected: Protected {
-                    hooks: vec![g.join("hooks")],
-                    config: vec![g.join("config")],
-                    other: vec![admin.join("commondir"), admin.join("gitdir")],
-                }
-            }
-        );
-
-        assert_eq!(gather(&root, home).unwrap(), GitLayout::None);
-
-        // A linked worktree seen from its home: refused, nothing created.
-        let e = gather(&linked, &g).unwrap_err().to_string();
-        assert!(e.contains("home folder or above it"), "{e}");
-
-        // A `.git` file planted in a folder that is no worktree, naming
-        // the home folder (here `root`): refused, and no `logs` or `hooks`
-        // appear there.
-        let plain = root.join("plain");
-        std::fs::create_dir(&plain).unwrap();
-        std::fs::write(plain.join(".git"), format!("gitdir: {}\n", root.display())).unwrap();
-        let e = gather(&plain, &root).unwrap_err().to_string();
-        assert!(e.contains("not accepted as a linked worktree"), "{e}");
-        assert!(!root.join("logs").exists() && !root.join("hooks").exists());
-        // ... or naming the real admin dir of another worktree.
-        std::fs::write(plain.join(".git"), format!("gitdir: {}\n", admin.display())).unwrap();
-        let e = gather(&plain, home).unwrap_err().to_string();
-        assert!(e.contains("not this worktree"), "{e}");
-
-        // A `commondir` planted in a main checkout's .git: refused.
-        std::fs::write(g.join("commondir"), "../.evil\n").unwrap();
-        let e = gather(&main, home).unwrap_err().to_string();
-        assert!(e.contains("planted redirect"), "{e}");
-        std::fs::remove_file(g.join("commondir")).unwrap();
-
-        std::fs::remove_dir(g.join("hooks")).unwrap();
-        std::os::unix::fs::symlink(root.join("elsewhere"), g.join("hooks")).unwrap();
-        assert_eq!(
-            gather(&main, home),
-            Err(GitLayoutError::Symlink(g.join("hooks")))
-        );
-    }
-
-    /// Every rule of [`check_linked`], one row each: (change to a valid
-    /// linked worktree, the error's key words, or None for accepted).
-    #[test]
-    fn linked_worktrees_are_checked_as_git_checks_them() {
-        let valid = LinkedFacts {
-            dot_git: "/home/u/wt/t1/.git".into(),
-            home: "/home/u".into(),
-            admin: "/home/u/r/.git/worktrees/t1".into(),
-            admin_gitdir: Some("/home/u/wt/t1/.git".into()),
-            common: "/home/u/r/.git".into(),
-            common_is_git_dir: true,
-        };
-        type Change = fn(&mut LinkedFacts);
-        let rows: &[(&str, Change, Option<&str>)] = &[
-            ("valid", |_| {}, None),
-            (
-                "admin is home",
-                |f| f.admin = "/home/u".into(),
-                Some("home folder or above"),
-            ),
-            (
-                "admin above home",
-                |f| f.admin = "/home".into(),
-                Some("home folder or above"),
-            ),
-            (
-                "common is home",
-                |f| f.common = "/home/u".into(),
-                Some("home folder or above"),
-            ),
-            (
-                "common is /",
-                |f| f.common = "/".into(),
-                Some("home folder or above"),
-            ),
-            (
-                "a whole repository",
-                |f| f.admin = f.common.clone(),
-                Some("whole repository"),
-            ),
-            (
-                "admin outside worktrees/",
-                |f| f.admin = "/home/u/r/.git/elsewhere/t1".into(),
-                Some("not in the worktrees folder"),
-            ),
-            (
-                "admin deeper",
-                |f| f.admin = "/home/u/r/.git/worktrees/t1/x".into(),
-                Some("not in the worktrees folder"),
-            ),
-            (
-                "admin of another repository",
-                |f| f.admin = "/home/u/q/.git/worktrees/t1".into(),
-                Some("not in the worktrees folder"),
-            ),
-            (
-                "common no git dir",
-                |f| f.common_is_git_dir = false,
-                Some("not a git repository"),
-            ),
-            (
-                "gitdir names another worktree",
-                |f| f.admin_gitdir = Some("/home/u/wt/t2/.git".into()),
-                Some("not this worktree"),
-            ),
-            (
-                "no gitdir",
-                |f| f.admin_gitdir = None,
-                Some("no gitdir file"),
-            ),
-        ];
-        for (name, change, want) in rows {
-            let mut f = valid.clone();
-            change(&mut f);
-            match (check_linked(&f), want) {
-                (Ok(()), None) => {}
-                (Err(e), Some(w)) => assert!(e.contains(w), "{name}: {e}"),
-                (got, _) => panic!("{name}: {got:?}, wanted {want:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn redirects_in_a_main_checkout() {
-        assert!(check_main(&[]).is_ok());
-        assert!(check_main(&["config.worktree"]).is_ok());
-        assert!(check_main(&["commondir"]).is_err());
-        assert!(check_main(&["config.worktree", "gitdir"]).is_err());
-        let rows: &[(&[&str], &[&str], &[&str])] = &[
-            (&[], &[], &[]),
-            (&[], &["commondir"], &["commondir"]),
-            (&["config.worktree"], &["config.worktree"], &[]),
-            (
-                &["commondir", "gitdir"],
-                &["commondir", "gitdir", "config.worktree"],
-                &["config.worktree"],
-            ),
-            (&["gitdir"], &[], &[]),
-        ];
-        for (before, after, want) in rows {
-            assert_eq!(appeared(before, after), *want, "{before:?} -> {after:?}");
-        }
-    }
-}
+#[path = "git_layout_tests.rs"]
+mod tests;

@@ -1,5 +1,4 @@
-//! `nerdr sandbox -- CMD`: nerdr's own sandbox (DESIGN.md, "nerdr's own
-//! sandbox"). This file runs it: load the settings, gather the facts, build
+//! `nerdr sandbox -- CMD`: nerdr's own sandbox. This file runs it: load the settings, gather the facts, build
 //! bubblewrap's arguments, run CMD under it with its exit code passed
 //! through, and keep the audit trail. The decisions live in pure modules:
 //! - `settings`: the common sandbox settings schema, merged by trust;
@@ -8,6 +7,9 @@
 //! - `env`: which variables pass;
 //! - `bwrap`: the argument vector; `git_layout`: what of `.git` a commit
 //!   writes; `seccomp`: the filter; `weaken`: test-only weakenings;
+//! - `private_git`: the program's private copy of the repository's
+//!   history; `ref_rules`: which of its branch changes come back;
+//!   `bring_home`: bringing them back, live and at the end;
 //! - `availability`: can bubblewrap run here, and if not, what to do;
 //! - `network`: the seam where the filtering proxy plugs in;
 //!   `ask_person`: how it asks the person about a host on neither list
@@ -22,6 +24,7 @@
 pub mod ask_person;
 pub mod audit_trail;
 pub mod availability;
+pub mod bring_home;
 pub mod bwrap;
 pub mod env;
 mod facts;
@@ -29,6 +32,8 @@ pub mod git_layout;
 pub mod init;
 pub mod limits;
 pub mod network;
+pub mod private_git;
+pub mod ref_rules;
 mod seccomp;
 pub mod settings;
 mod signals;
@@ -179,6 +184,45 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
             req.weaken
         );
     }
+    // What the program writes is the repository's (or the folder's) from
+    // now on: host git there is guarded before anything runs, whoever
+    // started the sandbox. No record, no run.
+    if let Err(e) = crate::git::guard::record_run(&paths.state_dir, &worktree) {
+        let why = format!(
+            "cannot record that a sandboxed program writes {}: {e}; nerdr would then run host git there unguarded",
+            worktree.display()
+        );
+        eprintln!("nerdr sandbox: refusing to run: {why}");
+        trail.unsandboxed(&format!("refused: {why}"));
+        trail.exit(REFUSED as i32, None, t0.elapsed().as_millis() as u64);
+        return Ok(ExitCode::from(REFUSED));
+    }
+    // The repository's history stays read-only; the program commits into
+    // a private copy, and its branch comes home through host git.
+    if let Some(common) = layout.git.common() {
+        for left in private_git::leftovers(&paths.data_dir, common) {
+            bring_home::recover(left, &trail);
+        }
+    }
+    let private = private_git::prepare(&paths.data_dir, &session, &layout.git)?;
+    layout.private_git = private.as_ref().map(|p| p.binds.clone());
+    let watcher = match (private, git_head_file(&layout.git)) {
+        (Some(p), Some(head)) => {
+            let worktrees = paths.data_dir.join("worktrees");
+            let worktrees = std::fs::canonicalize(&worktrees).unwrap_or(worktrees);
+            let h = bring_home::Homecoming::start(
+                p,
+                &session,
+                &worktree,
+                &worktrees,
+                head,
+                trail.clone(),
+            )
+            .context("cannot read the repository's branches before the run")?;
+            Some(bring_home::Watcher::spawn(h).context("cannot watch the sandbox's branch")?)
+        }
+        _ => None,
+    };
 
     let programs = seccomp::programs(!disables_userns).map_err(|e| anyhow::anyhow!(e))?;
     let seccomp_fds = programs
@@ -250,6 +294,9 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     });
     let status = signals::wait_forwarding(child);
     remove_planted_redirects(&trail, &layout.git, &redirects_before);
+    if let Some(h) = watcher.and_then(bring_home::Watcher::stop) {
+        h.finish();
+    }
     let reported = status_reader.join().unwrap_or_default();
     if !reported.contains("child-pid") {
         // bwrap ended before starting CMD: it could not build the sandbox.
@@ -260,6 +307,11 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     // before the exit line.
     drop(proxy);
     finish(&trail, t0, status)
+}
+
+/// The worktree's HEAD file: which branch it is on.
+fn git_head_file(git: &git_layout::GitLayout) -> Option<PathBuf> {
+    git.watched_dir().map(|d| d.join("HEAD"))
 }
 
 /// Remove what the program planted in the git dir that would send host git

@@ -1,9 +1,11 @@
 //! The host git guard: in a repository where a sandboxed agent has worked,
-//! nerdr runs no git command that could run a program the agent planted
-//! (DESIGN.md, "Host git guard"). This module gathers the facts (history,
-//! the configuration git would use, attribute files) with queries that run
-//! no configured program, and hands them to the pure [`verdict::decide`].
-//! Recording history is here too: [`record_run`], [`record_import`].
+//! nerdr runs no git command that could run a program the agent planted.
+//! This module gathers the facts (history, the configuration git would
+//! use, attribute files) with queries that run no configured program, and
+//! hands them to the pure [`verdict::decide`].
+//! Recording history is here too: [`record_run`] (by the core before it
+//! launches a sandboxed agent, and by `nerdr sandbox` itself before its
+//! program starts), [`record_import`].
 
 mod attributes;
 mod boolean;

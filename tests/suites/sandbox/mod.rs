@@ -6,6 +6,8 @@
 //! - `works`: what an agent needs (commits, socketpair, /dev/null, the hook
 //!   socket, the real Claude Code);
 //! - `terminal`: a TUI's resizes, Ctrl-C, job control on a real PTY;
+//! - `history`: the repository's history survives a sandboxed program, and
+//!   a hand-run sandbox records sandbox history;
 //! - `regressions`: the confirmed findings of the adversarial review;
 //! - `asking`: hosts on neither list asked of the person; the limits file;
 //! - `settings`: trust of settings files, the audit trail and its journal
@@ -14,6 +16,7 @@
 mod agent;
 mod asking;
 mod escapes;
+mod history;
 mod regressions;
 mod settings;
 mod terminal;
