@@ -51,7 +51,16 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
         "Writable (everything else is read-only)",
         &writable,
     );
-    out.push_str("  /tmp (private to this sandbox, empty at start)\n\n");
+    out.push_str("  /tmp (private to this sandbox, empty at start)\n");
+    if let Some(common) = l.git.common() {
+        out.push_str(&format!(
+            "  {}: objects, refs and logs are a private copy: new commits on the branch you \
+             started on come home to the repository (while you run and at the end); changes to \
+             other branches and tags stay in the copy and are never carried back\n",
+            shown(common)
+        ));
+    }
+    out.push('\n');
 
     let mut read_only: Vec<PathBuf> = git_protected(l);
     if !w.has(Weakening::NerdrWritable) {
@@ -136,18 +145,14 @@ fn shown(p: &Path) -> String {
     crate::protocol::printable(&p.to_string_lossy())
 }
 
-/// What of git's admin folders a commit writes.
+/// What of git's admin folders a commit writes: the worktree's own admin
+/// dir (a main checkout's `.git`); the repository's objects, refs and
+/// logs are private copies, said apart in [`text`].
 fn git_writable(git: &GitLayout) -> Vec<PathBuf> {
     match git {
         GitLayout::None => Vec::new(),
         GitLayout::Main { git_dir, .. } => vec![git_dir.clone()],
-        GitLayout::Linked {
-            admin_dir,
-            common_writable,
-            ..
-        } => std::iter::once(admin_dir.clone())
-            .chain(common_writable.iter().cloned())
-            .collect(),
+        GitLayout::Linked { admin_dir, .. } => vec![admin_dir.clone()],
     }
 }
 

@@ -19,13 +19,11 @@ fn layout() -> Layout {
         system_sockets: vec!["/run/dbus".into()],
         worktree: "/home/u/wt/t1".into(),
         cwd: "/home/u/wt/t1".into(),
+        private_git: None,
         git: GitLayout::Linked {
             dot_git: "/home/u/wt/t1/.git".into(),
             admin_dir: "/home/u/p/.git/worktrees/t1".into(),
-            common_writable: vec![
-                "/home/u/p/.git/objects".into(),
-                "/home/u/p/.git/refs".into(),
-            ],
+            common: "/home/u/p/.git".into(),
             protected: Protected {
                 hooks: vec!["/home/u/p/.git/hooks".into()],
                 config: vec!["/home/u/p/.git/config".into()],
@@ -63,9 +61,8 @@ Writable (everything else is read-only):
   /home/u/wt/t1
   /home/u/.claude
   /home/u/p/.git/worktrees/t1
-  /home/u/p/.git/objects
-  /home/u/p/.git/refs
   /tmp (private to this sandbox, empty at start)
+  /home/u/p/.git: objects, refs and logs are a private copy: new commits on the branch you started on come home to the repository (while you run and at the end); changes to other branches and tags stay in the copy and are never carried back
 
 Read-only even inside the writable places (git admin files, nerdr's folders, protected settings):
   /home/u/wt/t1/.git
