@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use super::identity::{identify, Identity, PeerFacts, TabFacts};
+use super::identity::{identify, is_program, Identity, PeerFacts, TabFacts};
 use super::{Caller, Core};
 use crate::platform;
 use crate::protocol::api::{ApiError, ErrorCode};
@@ -168,10 +168,12 @@ fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<C
         Identity::Verified => Ok(Caller::Tab {
             id: tab.id.clone(),
             sandboxed: tab.sandboxed,
+            program: is_program(&facts, peer),
         }),
         Identity::TreatedAsSandboxed => Ok(Caller::Tab {
             id: tab.id.clone(),
             sandboxed: true,
+            program: false,
         }),
         Identity::Refused(why) => {
             tracing::warn!(tab = %tab.id, reason = %why, "hook request refused");

@@ -54,6 +54,22 @@ pub fn identify(tab_id: &str, tab: &TabFacts, peer: &PeerFacts) -> Identity {
     }
 }
 
+/// Whether the caller is the tab's program itself (the process nerdr
+/// started, still the same one, in its scope), not a process under it.
+/// `nerdr sandbox` is its tab's program, and everything inside its
+/// sandbox runs under it: this is what tells the two apart.
+pub fn is_program(tab: &TabFacts, peer: &PeerFacts) -> bool {
+    let same = match (tab.pid, tab.start_recorded, tab.start_now) {
+        (Some(pid), Some(then), Some(now)) => then == now && peer.ancestry.first() == Some(&pid),
+        _ => false,
+    };
+    let in_scope = match &tab.scope {
+        Some(scope) => peer.cgroup.as_deref() == Some(scope.as_str()),
+        None => true,
+    };
+    same && in_scope
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +174,28 @@ mod tests {
         for (name, t, p, want) in rows {
             let got = identify("ab", &t, &p);
             assert!(want(&got), "{name}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn only_the_program_itself_is_the_program() {
+        let sc = Some("/u/nerdr.slice/nerdr-agent-ab.scope");
+        let other = Some("/u/nerdr.slice/nerdr-agent-cd.scope");
+        #[rustfmt::skip]
+        let rows: &[(&str, TabFacts, PeerFacts, bool)] = &[
+            ("the program itself", tab(true, Some(10), Some(7), None), peer(&[10, 1], None), true),
+            ("itself, in its scope", tab(true, Some(10), Some(7), sc), peer(&[10, 1], sc), true),
+            ("a process under it (inside its sandbox)", tab(true, Some(10), Some(7), sc), peer(&[30, 20, 10, 1], sc), false),
+            ("its parent", tab(true, Some(10), Some(7), None), peer(&[5, 1], None), false),
+            ("itself, moved to another scope", tab(true, Some(10), Some(7), sc), peer(&[10, 1], other), false),
+            ("a reused pid", tab(true, Some(10), Some(8), None), peer(&[10, 1], None), false),
+            ("program gone", tab(true, Some(10), None, None), peer(&[10, 1], None), false),
+            ("never started", tab(true, None, None, None), peer(&[10, 1], None), false),
+            ("unknown peer", tab(true, Some(10), Some(7), None), peer(&[], None), false),
+            ("an unsandboxed tab's program", tab(false, Some(10), Some(7), None), peer(&[10, 1], None), true),
+        ];
+        for (name, t, p, want) in rows {
+            assert_eq!(is_program(t, p), *want, "{name}");
         }
     }
 }

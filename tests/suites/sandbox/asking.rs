@@ -527,3 +527,54 @@ fn the_limits_file_inside_names_each_limit() {
     // Nothing was left on the host for it.
     assert!(!env.ns_path("/tmp/nerdr-sandbox-limits.txt").exists());
 }
+
+/// Review (h4): the program inside has its tab's secret and the hook
+/// socket; a network question it puts itself must be refused at once
+/// (only `nerdr sandbox`, the tab's program, asks), so F3 shows only the
+/// proxy's questions and a "deny" cannot be asked around. The proxy's own
+/// question still waits and opens the request.
+#[test]
+fn a_program_inside_cannot_put_a_network_question_of_its_own() {
+    let steps = "p=$(cat \"$HOME/ports\")\n\
+                 (printf '{\"id\":1,\"tab\":\"%s\",\"method\":\"ask_network\",\"params\":{\"host\":\"forged.test\",\"port\":443}}\\n' \"$NERDR_TAB\" \
+                 | socat -t 30 - \"UNIX-CONNECT:$NERDR_SOCKET\" > forged.txt 2>&1; echo FORGED-DONE) &\n\
+                 sleep 2\n\
+                 r real $p\n\
+                 wait\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    s.env.write_user_file("ports", format!("{}\n", s.ports[0]));
+    let (tab, worktree) = s.start();
+    let window = s.window();
+    window.shows("asker");
+    s.go(&worktree);
+    // The proxy's own question is asked; the forged one never is.
+    let mut q = None;
+    let ok = crate::support::poll(Duration::from_secs(30), || {
+        q = s.pending().into_iter().find(|p| p["host"] == "asked.test");
+        q.is_some()
+    });
+    assert!(ok, "the proxy's question never came: {:?}", s.pending());
+    let q = q.unwrap();
+    assert!(
+        s.pending().iter().all(|p| p["host"] != "forged.test"),
+        "a question from inside the sandbox was queued: {:?}",
+        s.pending()
+    );
+    // Its answer opens the request; the forged question was refused at once.
+    s.ok(&["approvals", "approve", q["id"].as_str().unwrap()]);
+    s.screen_shows(&tab, "real=200", Duration::from_secs(20));
+    s.screen_shows(&tab, "FORGED-DONE", Duration::from_secs(20));
+    let forged = std::fs::read_to_string(worktree.join("forged.txt")).unwrap();
+    assert!(
+        forged.contains("\"error\"") && forged.contains("nerdr sandbox"),
+        "{forged}"
+    );
+    let log = s.ok(&["log", "--hook"]);
+    assert!(
+        log.contains("ask-network"),
+        "the refusal is journaled: {log}"
+    );
+    drop(window);
+}
