@@ -578,3 +578,38 @@ fn a_program_inside_cannot_put_a_network_question_of_its_own() {
     );
     drop(window);
 }
+
+/// Review (h4): the question names the host as the proxy would open it,
+/// not as the program spelt it: `[::ffff:127.0.0.1]` is this machine's
+/// loopback, and F3 must say so (with `allowLocalBinding: false`, a "this
+/// run" opens a local service).
+#[test]
+fn a_question_names_the_host_as_it_would_be_opened() {
+    let steps = "p=$(cat \"$HOME/ports\")\n\
+                 curl -s -m 100 -o /dev/null -w \"mapped=%{http_code}\\n\" \"http://[::ffff:127.0.0.1]:$p/\"\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    let local = origin();
+    std::fs::write(
+        &s.settings,
+        "{\"sandbox\": {\"network\": {\"allowLocalBinding\": false}}}",
+    )
+    .unwrap();
+    s.env.write_user_file("ports", format!("{local}\n"));
+    let (tab, worktree) = s.start();
+    let window = s.window();
+    window.shows("asker");
+    s.go(&worktree);
+    let q = s.question();
+    let question = q["question"].as_str().unwrap();
+    assert!(
+        question.contains(&format!("127.0.0.1:{local} (a service on this machine)")),
+        "{question}"
+    );
+    assert!(!question.contains("ffff"), "{question}");
+    assert_eq!(q["host"], "127.0.0.1", "{q}");
+    s.ok(&["approvals", "deny", q["id"].as_str().unwrap()]);
+    s.screen_shows(&tab, "mapped=403", Duration::from_secs(20));
+    drop(window);
+}
