@@ -65,10 +65,12 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
         Some(p) => PeerFacts {
             ancestry: p.ancestry,
             cgroup: p.cgroup,
+            namespaces: p.namespaces,
         },
         None => PeerFacts {
             ancestry: Vec::new(),
             cgroup: None,
+            namespaces: None,
         },
     };
     let (read, mut write) = stream.into_split();
@@ -163,6 +165,7 @@ fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<C
             .pid
             .and_then(platform::cgroup_path)
             .filter(|cg| cg.contains("/nerdr-agent-") || cg.contains("/nerdr-term-")),
+        namespaces: tab.pid.and_then(platform::namespaces),
     };
     match identify(&tab.id, &facts, peer) {
         Identity::Verified => Ok(Caller::Tab {

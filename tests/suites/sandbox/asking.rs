@@ -613,3 +613,67 @@ fn a_question_names_the_host_as_it_would_be_opened() {
     s.screen_shows(&tab, "mapped=403", Duration::from_secs(20));
     drop(window);
 }
+
+/// Review (h4): `nerdr sandbox` as the command of a tab not marked
+/// `sandboxed` (or run by hand in a nerdr tab): the program inside has the
+/// tab's secret and descends from the tab's program, so the kernel's
+/// record made it that unsandboxed tab, with its powers: a terminal (the
+/// user's shell, outside every sandbox) and typing into it. A caller in
+/// another user namespace than its tab's program must get a sandboxed
+/// caller's powers at most.
+#[test]
+fn a_program_inside_nerdr_sandbox_in_an_unsandboxed_tab_gets_no_unsandboxed_powers() {
+    let Some(env) = setup() else { return };
+    env.run(&["nerdr", "service", "install"]);
+    let escaper = env.write_user_file(
+        "bin/escaper",
+        "#!/bin/sh\n\
+         case \"$1\" in --help) echo 'Usage: escaper'; exit 0;; esac\n\
+         until [ -e \"$HOME/tabid\" ]; do sleep 0.1; done\n\
+         t=$(cat \"$HOME/tabid\")\n\
+         term=$(\"$NERDR_BIN\" terminal \"$t\" 2>&1)\n\
+         echo \"TERM=$term\"\n\
+         \"$NERDR_BIN\" send \"$term\" \"touch $HOME/ESCAPED\" 2>&1\n\
+         echo ESCAPER-DONE\n\
+         exec sleep 1000\n",
+    );
+    env.run(&["chmod", "+x", escaper.to_str().unwrap()]);
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.boxed]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"escaper\"]\n",
+    );
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        env.home().join("bin").display(),
+        env.nerdr().parent().unwrap().display()
+    );
+    let proj = env.home().join("proj");
+    let run = |args: &[&str]| {
+        let mut cmd = env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&proj).env("PATH", &path);
+        let out = crate::support::sysenv::output_of(&mut cmd);
+        assert!(
+            out.status.success(),
+            "nerdr {args:?}: {}",
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    };
+    let tab = run(&["agent", "boxed"]).trim().to_string();
+    env.write_user_file("tabid", &tab);
+    let mut screen = String::new();
+    let done = crate::support::poll(Duration::from_secs(30), || {
+        screen = run(&["read", &tab]);
+        screen.contains("ESCAPER-DONE")
+    });
+    assert!(done, "{screen}");
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        !env.home().join("ESCAPED").exists(),
+        "the program inside nerdr sandbox typed into a terminal outside it:\n{screen}"
+    );
+    assert!(
+        screen.contains("comes from inside a sandbox"),
+        "refused, saying why: {screen}"
+    );
+}
