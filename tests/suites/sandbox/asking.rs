@@ -677,3 +677,86 @@ fn a_program_inside_nerdr_sandbox_in_an_unsandboxed_tab_gets_no_unsandboxed_powe
         "refused, saying why: {screen}"
     );
 }
+
+/// Review (h4): a program that opens many requests to unlisted hosts at
+/// once (each a question the proxy puts in parallel) gets at most 5 of
+/// them in front of the person; the rest are refused at once.
+#[test]
+fn a_burst_of_questions_puts_at_most_five_before_the_person() {
+    let steps = "p=$(cat \"$HOME/ports\")\n\
+                 for i in $(seq 1 40); do curl -s -m 60 -o /dev/null -w \"h$i=%{http_code}\\n\" \"http://h$i.test:$p/\" >> burst.txt & done\n\
+                 wait\n";
+    let Some(s) = Asking::new(steps, "[sandbox]\nask_timeout_secs = 8\n") else {
+        return;
+    };
+    s.env.write_user_file("ports", format!("{}\n", s.ports[0]));
+    let (tab, worktree) = s.start();
+    let window = s.window();
+    window.shows("asker");
+    s.go(&worktree);
+    let mut most = 0;
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(6) {
+        let n = s
+            .pending()
+            .iter()
+            .filter(|p| p["kind"] == "network")
+            .count();
+        most = most.max(n);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(most >= 1, "no question was asked");
+    assert!(
+        most <= 5,
+        "{most} network questions of one tab waited at once"
+    );
+    s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(60));
+    drop(window);
+}
+
+/// Review (h4): a yes is for a host name, never for the address it
+/// resolves to: an asked name that resolves to a private or loopback
+/// address is still refused (DNS rebinding). And a "deny" holds for the
+/// host and port whichever proxy form asks next (absolute URI, CONNECT,
+/// SOCKS5), without asking again.
+#[test]
+fn a_yes_never_reaches_a_private_address_and_a_deny_holds_across_proxy_forms() {
+    let steps = "set -- $(cat \"$HOME/ports\")\n\
+                 curl -s -m 100 -w '\\ncode=%{http_code}\\n' \"http://asked.test:$1/\" > rebind.txt\n\
+                 r http $2\n\
+                 curl -s -m 20 -o /dev/null -p -w 'connect=%{http_connect}\\n' \"http://asked.test:$2/\"\n\
+                 curl -s -m 20 -o /dev/null -x \"socks5h://127.0.0.1:3128\" -w 'socks=%{http_code}\\n' \"http://asked.test:$2/\"; echo socks-exit=$?\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    // No IP entry opens the origins' address this time.
+    std::fs::write(&s.settings, "{\"sandbox\": {\"network\": {}}}").unwrap();
+    let [p1, p2] = s.ports;
+    s.env.write_user_file("ports", format!("{p1} {p2}\n"));
+    let (tab, worktree) = s.start();
+    let window = s.window();
+    window.shows("asker");
+    s.go(&worktree);
+    let q1 = s.question();
+    assert_eq!(q1["port"].as_u64(), Some(p1 as u64), "{q1}");
+    s.ok(&[
+        "approvals",
+        "approve",
+        "--session",
+        q1["id"].as_str().unwrap(),
+    ]);
+    let q2 = s.question();
+    assert_eq!(q2["port"].as_u64(), Some(p2 as u64), "{q2}");
+    s.ok(&["approvals", "deny", q2["id"].as_str().unwrap()]);
+    let screen = s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(60));
+    let rebind = std::fs::read_to_string(worktree.join("rebind.txt")).unwrap();
+    assert!(
+        rebind.contains("code=403") && rebind.contains("resolves to 127.0.0.1"),
+        "{rebind}"
+    );
+    for want in ["http=403", "connect=403", "socks-exit=97"] {
+        assert!(screen.contains(want), "{want}:\n{screen}");
+    }
+    assert!(s.pending().is_empty(), "asked again: {:?}", s.pending());
+    drop(window);
+}
