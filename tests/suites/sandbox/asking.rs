@@ -760,3 +760,36 @@ fn a_yes_never_reaches_a_private_address_and_a_deny_holds_across_proxy_forms() {
     assert!(s.pending().is_empty(), "asked again: {:?}", s.pending());
     drop(window);
 }
+
+/// Review (h4): a loop of requests to an unlisted host that cannot be
+/// asked (no window attached) must cost the audit trail a merged line a
+/// second, as any repeated refusal does, not lines for each request.
+#[test]
+fn a_loop_of_unaskable_requests_does_not_flood_the_trail() {
+    let steps = "p=$(cat \"$HOME/ports\")\n\
+                 i=0; while [ $i -lt 300 ]; do curl -s -m 5 -o /dev/null \"http://asked.test:$p/\"; i=$((i+1)); done\n\
+                 echo LOOP-DONE\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    s.env.write_user_file("ports", format!("{}\n", s.ports[0]));
+    let (tab, worktree) = s.start();
+    let t0 = Instant::now();
+    s.go(&worktree);
+    s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(120));
+    let secs = t0.elapsed().as_secs() + 2;
+    std::thread::sleep(Duration::from_secs(2));
+    let net = s.net_lines();
+    let about: Vec<_> = net.iter().filter(|l| l["host"] == "asked.test").collect();
+    let counted: u64 = about
+        .iter()
+        .filter(|l| l["phase"] == "refused")
+        .map(|l| l["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(counted, 300, "every refusal is counted: {about:#?}");
+    assert!(
+        (about.len() as u64) <= 3 * (secs + 2),
+        "{} lines for 300 refusals in {secs} s",
+        about.len()
+    );
+}
