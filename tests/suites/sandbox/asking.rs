@@ -793,3 +793,43 @@ fn a_loop_of_unaskable_requests_does_not_flood_the_trail() {
         about.len()
     );
 }
+
+/// Review (h4): with local services closed, a "deny" of this machine's
+/// port holds for every other spelling of it (`127.0.0.1`, `[::1]`,
+/// `127.0.0.2`): the program cannot ask the same question again under
+/// another of the 2^24 loopback addresses.
+#[test]
+fn a_deny_of_a_local_port_holds_for_every_loopback_spelling() {
+    let steps = "p=$(cat \"$HOME/ports\")\n\
+                 for h in localhost 127.0.0.1 '[::1]' 127.0.0.2 '[::ffff:127.0.0.3]'; do \
+                 curl -s -m 100 -o /dev/null -w \"$h=%{http_code}\\n\" \"http://$h:$p/\"; done\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    let local = origin();
+    std::fs::write(
+        &s.settings,
+        "{\"sandbox\": {\"network\": {\"allowLocalBinding\": false}}}",
+    )
+    .unwrap();
+    s.env.write_user_file("ports", format!("{local}\n"));
+    let (tab, worktree) = s.start();
+    let window = s.window();
+    window.shows("asker");
+    s.go(&worktree);
+    let q = s.question();
+    assert_eq!(q["host"], "localhost", "{q}");
+    s.ok(&["approvals", "deny", q["id"].as_str().unwrap()]);
+    let screen = s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(30));
+    for h in [
+        "localhost",
+        "127.0.0.1",
+        "[::1]",
+        "127.0.0.2",
+        "[::ffff:127.0.0.3]",
+    ] {
+        assert!(screen.contains(&format!("{h}=403")), "{h}:\n{screen}");
+    }
+    assert!(s.pending().is_empty(), "asked again: {:?}", s.pending());
+    drop(window);
+}
