@@ -264,8 +264,12 @@ impl Core {
                     id: id.clone(),
                     question,
                     tab: from,
-                    asked: Asked::Message { to: tab, text },
-                });
+                    asked: Asked::Message {
+                        to: tab.clone(),
+                        text,
+                    },
+                })
+                .map_err(|full| self.refuse(caller, Operation::Send, Some(&tab), full))?;
                 Ok(json!({ "queued": id, "why": why }))
             }
             Request::Plugin { name, args, folder } => {

@@ -78,7 +78,11 @@ impl Core {
             },
         };
         tracing::info!(tab = %tab, approval = %a.id, host = %shown, port, "network question waits for the user");
-        let answer = match self.ask_and_wait(a, Duration::from_secs(secs)).await {
+        let answer = self
+            .ask_and_wait(a, Duration::from_secs(secs))
+            .await
+            .map_err(|full| self.refuse(caller, Operation::AskNetwork, None, full))?;
+        let answer = match answer {
             Some(Said::Yes) => "once",
             Some(Said::Session) => "session",
             Some(Said::No) => "deny",
