@@ -42,13 +42,13 @@ impl Core {
                 "port 0 is not a destination",
             ));
         }
-        let folder = self
+        let (folder, agent) = self
             .state
             .lock()
             .unwrap()
             .tabs
             .get(&tab)
-            .map(|t| t.folder.clone())
+            .map(|t| (t.folder.clone(), t.agent.clone()))
             .ok_or_else(|| super::api::no_tab(&tab))?;
         let watched = self
             .windows
@@ -70,7 +70,7 @@ impl Core {
         let shown = crate::protocol::printable(&host.to_string());
         let a = Approval {
             id: self.new_approval_id(),
-            question: question_text(&tab, &host, port, secs),
+            question: question_text(&format!("{tab} ({agent})"), &host, port, secs),
             tab: tab.clone(),
             asked: Asked::Network {
                 host: host.to_string(),
@@ -92,9 +92,11 @@ impl Core {
     }
 }
 
-/// The question as the person reads it: the host as the proxy reads it
-/// (what an answer opens), and this machine's own services said to be so.
+/// The question as the person reads it: who asks (`tab`: its id and
+/// agent), the host as the proxy reads it (what an answer opens), and this
+/// machine's own services said to be so.
 fn question_text(tab: &str, host: &Host, port: u16, secs: u64) -> String {
+    let tab = crate::protocol::printable(tab);
     let local = match host {
         Host::Localhost => true,
         Host::Ip(a) => a.is_loopback(),

@@ -245,7 +245,9 @@ fn an_unlisted_host_is_asked_once_again_and_this_session_not_again_and_deny_hold
     assert_eq!(q1["tab"], tab.as_str());
     let question = q1["question"].as_str().unwrap();
     assert!(
-        question.contains(&format!("asked.test:{p1}")) && question.contains(&tab),
+        question.contains(&format!(
+            "of tab {tab} (asker) asks to connect to asked.test:{p1}"
+        )),
         "{question}"
     );
     s.ok(&["approvals", "approve", q1["id"].as_str().unwrap()]);
