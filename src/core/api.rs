@@ -18,8 +18,13 @@ pub enum Caller {
     User,
     /// A program nerdr started, on the hook socket, in tab `id`;
     /// `sandboxed` when the tab is, or when the kernel could not show the
-    /// caller to be the tab's own program.
-    Tab { id: String, sandboxed: bool },
+    /// caller to be the tab's own program. `program`: the caller is the
+    /// tab's program itself, not a process under it (the kernel's record).
+    Tab {
+        id: String,
+        sandboxed: bool,
+        program: bool,
+    },
 }
 
 impl Caller {
@@ -33,6 +38,11 @@ impl Caller {
                 sandboxed: true, ..
             } => CallerKind::Sandboxed,
         }
+    }
+
+    /// The tab's program itself, as the kernel recorded the connection.
+    pub fn is_program(&self) -> bool {
+        matches!(self, Caller::Tab { program: true, .. })
     }
 
     pub fn tab(&self) -> Option<&str> {
@@ -205,7 +215,16 @@ impl Core {
             }
             _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
             Request::Report { .. } => Ok((Operation::Report, Target::Own)),
-            Request::AskNetwork { .. } => Ok((Operation::AskNetwork, Target::Own)),
+            // Only the tab's program itself (`nerdr sandbox`, whose proxy
+            // asks) asks about its own sandbox; see `Operation::AskNetwork`.
+            Request::AskNetwork { .. } => Ok((
+                Operation::AskNetwork,
+                if caller.is_program() {
+                    Target::Own
+                } else {
+                    Target::Nothing
+                },
+            )),
             Request::Plugin { .. } => Ok((Operation::RunPlugin, Target::Nothing)),
             _ => Ok((op_of(req), Target::Nothing)),
         }
@@ -301,8 +320,12 @@ impl Core {
                     id: id.clone(),
                     question,
                     tab: from,
-                    asked: Asked::Message { to: tab, text },
-                });
+                    asked: Asked::Message {
+                        to: tab.clone(),
+                        text,
+                    },
+                })
+                .map_err(|full| self.refuse(caller, Operation::Send, Some(&tab), full))?;
                 Ok(json!({ "queued": id, "why": why }))
             }
             Request::Plugin { name, args, folder } => {

@@ -112,6 +112,67 @@ impl Approvals {
     }
 }
 
+/// What a question is, for the limits on how many may wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Setup,
+    Message,
+    Plugin,
+    Network,
+}
+
+impl Kind {
+    fn of(a: &Asked) -> Kind {
+        match a {
+            Asked::Setup { .. } => Kind::Setup,
+            Asked::Message { .. } => Kind::Message,
+            Asked::Plugin { .. } => Kind::Plugin,
+            Asked::Network { .. } => Kind::Network,
+        }
+    }
+
+    fn of_operation(op: super::privilege::Operation) -> Kind {
+        use super::privilege::Operation as O;
+        match op {
+            O::RunPlugin => Kind::Plugin,
+            O::AskNetwork => Kind::Network,
+            _ => Kind::Message,
+        }
+    }
+}
+
+/// Why tab `from`'s question of `kind` finds no room in `pending`; `None`:
+/// it may wait. A worktree setup (the core's own question) always may.
+fn no_room(pending: &[Approval], from: &str, kind: Kind) -> Option<&'static str> {
+    let (limit, full) = match kind {
+        Kind::Setup => return None,
+        Kind::Plugin => (
+            MAX_PLUGIN_RUNS,
+            "3 plugin runs of this tab already wait for the user's answer",
+        ),
+        Kind::Network => (
+            MAX_NETWORK_QUESTIONS,
+            "5 network questions of this tab already wait for the user's answer",
+        ),
+        Kind::Message => (
+            MAX_MESSAGES,
+            "10 messages of this tab already wait for the user's answer",
+        ),
+    };
+    let asked_by_tabs = pending
+        .iter()
+        .filter(|p| Kind::of(&p.asked) != Kind::Setup)
+        .count();
+    if asked_by_tabs >= MAX_FROM_TABS {
+        return Some("50 requests from agents already wait for the user's answer");
+    }
+    let waiting = pending
+        .iter()
+        .filter(|p| p.tab == from && Kind::of(&p.asked) == kind)
+        .count();
+    (waiting >= limit).then_some(full)
+}
+
 impl Core {
     fn approvals_file(&self) -> PathBuf {
         self.paths.state_dir.join("approvals.json")
@@ -144,7 +205,8 @@ impl Core {
             },
         };
         tracing::info!(tab = %tab, approval = %a.id, hash = %setup.hash, "worktree setup waits for approval");
-        self.ask(a);
+        // A setup is the core's own question: it always finds room.
+        let _ = self.ask(a);
     }
 
     /// A fresh approval id: 64 random bits, unused in the queue.
@@ -169,42 +231,11 @@ impl Core {
         let Some(from) = caller.tab() else {
             return Ok(());
         };
-        use super::privilege::Operation as O;
-        let limit = match op {
-            O::RunPlugin => MAX_PLUGIN_RUNS,
-            O::AskNetwork => MAX_NETWORK_QUESTIONS,
-            _ => MAX_MESSAGES,
-        };
-        let same_kind = |a: &Asked| match op {
-            O::RunPlugin => matches!(a, Asked::Plugin { .. }),
-            O::AskNetwork => matches!(a, Asked::Network { .. }),
-            _ => matches!(a, Asked::Message { .. }),
-        };
-        let q = self.approvals.lock().unwrap();
-        let asked_by_tabs = q
-            .pending
-            .iter()
-            .filter(|p| !matches!(p.asked, Asked::Setup { .. }))
-            .count();
-        let waiting = q
-            .pending
-            .iter()
-            .filter(|p| p.tab == from)
-            .filter(|p| same_kind(&p.asked))
-            .count();
-        drop(q);
-        let why = if asked_by_tabs >= MAX_FROM_TABS {
-            "50 requests from agents already wait for the user's answer"
-        } else if waiting < limit {
-            return Ok(());
-        } else if op == O::RunPlugin {
-            "3 plugin runs of this tab already wait for the user's answer"
-        } else if op == O::AskNetwork {
-            "5 network questions of this tab already wait for the user's answer"
-        } else {
-            "10 messages of this tab already wait for the user's answer"
-        };
-        Err(self.refuse(caller, op, tab, why))
+        let kind = Kind::of_operation(op);
+        match no_room(&self.approvals.lock().unwrap().pending, from, kind) {
+            None => Ok(()),
+            Some(why) => Err(self.refuse(caller, op, tab, why)),
+        }
     }
 
     /// Forget what tab `tab` asked, and messages for it: a closed tab's
@@ -226,15 +257,29 @@ impl Core {
     }
 
     /// Put a question in the queue; attached windows show that something
-    /// waits for an answer.
-    pub fn ask(&self, a: Approval) {
-        self.approvals.lock().unwrap().pending.push(a);
+    /// waits for an answer. A tab's question is checked for room under the
+    /// same lock it is queued under, so questions put at once cannot all
+    /// pass the check before any is counted; `Err` says why there was none.
+    pub fn ask(&self, a: Approval) -> Result<(), &'static str> {
+        {
+            let mut q = self.approvals.lock().unwrap();
+            if let Some(why) = no_room(&q.pending, &a.tab, Kind::of(&a.asked)) {
+                return Err(why);
+            }
+            q.pending.push(a);
+        }
         self.changed();
+        Ok(())
     }
 
     /// Ask, and wait for the answer up to `timeout`; `None` when no one
     /// answered in time (the question is then withdrawn).
-    pub async fn ask_and_wait(&self, a: Approval, timeout: std::time::Duration) -> Option<Said> {
+    /// `Err`: no room for it (see [`Core::ask`]).
+    pub async fn ask_and_wait(
+        &self,
+        a: Approval,
+        timeout: std::time::Duration,
+    ) -> Result<Option<Said>, &'static str> {
         let id = a.id.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
         self.approvals
@@ -242,7 +287,10 @@ impl Core {
             .unwrap()
             .waiting
             .insert(id.clone(), tx);
-        self.ask(a);
+        if let Err(why) = self.ask(a) {
+            self.approvals.lock().unwrap().waiting.remove(&id);
+            return Err(why);
+        }
         let answer = tokio::time::timeout(timeout, rx).await;
         let mut q = self.approvals.lock().unwrap();
         q.waiting.remove(&id);
@@ -253,7 +301,7 @@ impl Core {
         if withdrawn {
             self.changed();
         }
-        answer.ok().and_then(Result::ok)
+        Ok(answer.ok().and_then(Result::ok))
     }
 
     pub fn list_approvals(&self) -> Reply {
@@ -401,5 +449,82 @@ impl Core {
             },
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn waiting(tab: &str, kind: Kind, n: usize) -> Vec<Approval> {
+        (0..n)
+            .map(|i| Approval {
+                id: format!("{tab}-{kind:?}-{i}"),
+                question: "q".into(),
+                tab: tab.into(),
+                asked: match kind {
+                    Kind::Setup => Asked::Setup {
+                        worktree: "/w".into(),
+                        hash: "h".into(),
+                        argv: vec!["npm".into()],
+                        once: false,
+                    },
+                    Kind::Message => Asked::Message {
+                        to: "t9".into(),
+                        text: "x".into(),
+                    },
+                    Kind::Plugin => Asked::Plugin {
+                        name: "p".into(),
+                        args: vec![],
+                    },
+                    Kind::Network => Asked::Network {
+                        host: "h.test".into(),
+                        port: 443,
+                    },
+                },
+            })
+            .collect()
+    }
+
+    /// Already waiting (tab, kind, how many), the asking tab and kind, room?
+    type Row = (
+        &'static [(&'static str, Kind, usize)],
+        &'static str,
+        Kind,
+        bool,
+    );
+
+    #[test]
+    fn room_follows_the_table() {
+        use Kind::*;
+        // (already waiting: (tab, kind, how many), asking tab and kind, room?)
+        #[rustfmt::skip]
+        let table: &[Row] = &[
+            (&[], "t1", Network, true),
+            (&[("t1", Network, 4)], "t1", Network, true),
+            (&[("t1", Network, 5)], "t1", Network, false),
+            (&[("t1", Network, 5)], "t2", Network, true),
+            (&[("t1", Network, 5)], "t1", Message, true),
+            (&[("t1", Plugin, 3)], "t1", Plugin, false),
+            (&[("t1", Plugin, 2)], "t1", Plugin, true),
+            (&[("t1", Message, 10)], "t1", Message, false),
+            (&[("t1", Message, 9)], "t1", Message, true),
+            (&[("t2", Message, 10), ("t3", Message, 10), ("t4", Message, 10), ("t5", Message, 10), ("t6", Message, 10)], "t1", Network, false),
+            (&[("t2", Message, 10), ("t3", Message, 10), ("t4", Message, 10), ("t5", Message, 10), ("t6", Message, 9)], "t1", Network, true),
+            (&[("t2", Message, 10), ("t3", Message, 10), ("t4", Message, 10), ("t5", Message, 10), ("t6", Message, 10)], "t1", Setup, true),
+            (&[("t1", Setup, 60)], "t1", Network, true),
+        ];
+        for (before, from, kind, want) in table {
+            let pending: Vec<Approval> = before
+                .iter()
+                .flat_map(|(t, k, n)| waiting(t, *k, *n))
+                .collect();
+            let got = no_room(&pending, from, *kind);
+            assert_eq!(
+                got.is_none(),
+                *want,
+                "{before:?} then {from} {kind:?}: {got:?}"
+            );
+        }
     }
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
-use super::identity::{identify, Identity, PeerFacts, TabFacts};
+use super::identity::{identify, is_program, Identity, PeerFacts, TabFacts};
 use super::{Caller, Core};
 use crate::platform;
 use crate::protocol::api::{ApiError, ErrorCode};
@@ -65,10 +65,12 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
         Some(p) => PeerFacts {
             ancestry: p.ancestry,
             cgroup: p.cgroup,
+            namespaces: p.namespaces,
         },
         None => PeerFacts {
             ancestry: Vec::new(),
             cgroup: None,
+            namespaces: None,
         },
     };
     let (read, mut write) = stream.into_split();
@@ -163,15 +165,18 @@ fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<C
             .pid
             .and_then(platform::cgroup_path)
             .filter(|cg| cg.contains("/nerdr-agent-") || cg.contains("/nerdr-term-")),
+        namespaces: tab.pid.and_then(platform::namespaces),
     };
     match identify(&tab.id, &facts, peer) {
         Identity::Verified => Ok(Caller::Tab {
             id: tab.id.clone(),
             sandboxed: tab.sandboxed,
+            program: is_program(&facts, peer),
         }),
         Identity::TreatedAsSandboxed => Ok(Caller::Tab {
             id: tab.id.clone(),
             sandboxed: true,
+            program: false,
         }),
         Identity::Refused(why) => {
             tracing::warn!(tab = %tab.id, reason = %why, "hook request refused");

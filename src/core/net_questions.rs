@@ -16,6 +16,7 @@ use super::approvals::{Approval, Asked, Said};
 use super::privilege::Operation;
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::proxy::policy::Host;
 
 impl Core {
     /// Ask the person about `host:port` for the caller's sandbox; the
@@ -28,24 +29,26 @@ impl Core {
                 "network questions come from `nerdr sandbox` in a tab",
             ));
         };
-        // The same reading of the host the proxy's policy made: the
-        // question never shows something else than what would be opened.
-        if let Err(why) = crate::proxy::policy::normalise_host(host) {
-            return Err(ApiError::new(ErrorCode::BadRequest, why));
-        }
+        // The same reading of the host the proxy's policy made, and the
+        // question shows that reading (what an answer opens), never the
+        // spelling the program chose (`[::ffff:7f00:1]`, `x.localhost`).
+        let host = match crate::proxy::policy::normalise_host(host) {
+            Ok(h) => h,
+            Err(why) => return Err(ApiError::new(ErrorCode::BadRequest, why)),
+        };
         if port == 0 {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
                 "port 0 is not a destination",
             ));
         }
-        let folder = self
+        let (folder, agent) = self
             .state
             .lock()
             .unwrap()
             .tabs
             .get(&tab)
-            .map(|t| t.folder.clone())
+            .map(|t| (t.folder.clone(), t.agent.clone()))
             .ok_or_else(|| super::api::no_tab(&tab))?;
         let watched = self
             .windows
@@ -64,15 +67,10 @@ impl Core {
         let secs = crate::config::load(&self.paths.config_file())
             .map(|c| c.sandbox.ask_timeout_secs)
             .unwrap_or(crate::config::SandboxConfig::default().ask_timeout_secs);
-        let shown = crate::protocol::printable(host);
-        let question = format!(
-            "sandboxed program of tab {tab} asks to connect to {shown}:{port} (on neither \
-             network list): y once, s for the rest of this sandbox run, n deny for the run; \
-             refused in {secs} s without an answer"
-        );
+        let shown = crate::protocol::printable(&host.to_string());
         let a = Approval {
             id: self.new_approval_id(),
-            question,
+            question: question_text(&format!("{tab} ({agent})"), &host, port, secs),
             tab: tab.clone(),
             asked: Asked::Network {
                 host: host.to_string(),
@@ -80,12 +78,74 @@ impl Core {
             },
         };
         tracing::info!(tab = %tab, approval = %a.id, host = %shown, port, "network question waits for the user");
-        let answer = match self.ask_and_wait(a, Duration::from_secs(secs)).await {
+        let answer = self
+            .ask_and_wait(a, Duration::from_secs(secs))
+            .await
+            .map_err(|full| self.refuse(caller, Operation::AskNetwork, None, full))?;
+        let answer = match answer {
             Some(Said::Yes) => "once",
             Some(Said::Session) => "session",
             Some(Said::No) => "deny",
             None => return Ok(json!({ "answer": "no_answer", "secs": secs })),
         };
         Ok(json!({ "answer": answer }))
+    }
+}
+
+/// The question as the person reads it: who asks (`tab`: its id and
+/// agent), the host as the proxy reads it (what an answer opens), and this
+/// machine's own services said to be so.
+fn question_text(tab: &str, host: &Host, port: u16, secs: u64) -> String {
+    let tab = crate::protocol::printable(tab);
+    let local = match host {
+        Host::Localhost => true,
+        Host::Ip(a) => a.is_loopback(),
+        Host::Name(_) => false,
+    };
+    let what = if local {
+        " (a service on this machine)"
+    } else {
+        ""
+    };
+    let shown = crate::protocol::printable(&host.to_string());
+    format!(
+        "sandboxed program of tab {tab} asks to connect to {shown}:{port}{what} (on neither \
+         network list): y once, s for the rest of this sandbox run, n deny for the run; \
+         refused in {secs} s without an answer"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proxy::policy::normalise_host;
+
+    #[test]
+    fn a_question_shows_the_host_an_answer_opens() {
+        // (as the program wrote it, port, what the question names)
+        #[rustfmt::skip]
+        let table: &[(&str, u16, &str)] = &[
+            ("api.example.com", 443, "api.example.com:443 (on neither"),
+            ("Example.COM.", 443, "example.com:443 (on neither"),
+            ("localhost", 8080, "localhost:8080 (a service on this machine) (on neither"),
+            ("github.com.localhost", 443, "localhost:443 (a service on this machine) (on neither"),
+            ("127.0.0.1", 5432, "127.0.0.1:5432 (a service on this machine) (on neither"),
+            ("127.8.9.10", 22, "127.8.9.10:22 (a service on this machine) (on neither"),
+            ("::ffff:127.0.0.1", 6379, "127.0.0.1:6379 (a service on this machine) (on neither"),
+            ("::ffff:7f00:1", 6379, "127.0.0.1:6379 (a service on this machine) (on neither"),
+            ("0:0:0:0:0:0:0:1", 22, "[::1]:22 (a service on this machine) (on neither"),
+            ("::ffff:8.8.8.8", 53, "8.8.8.8:53 (on neither"),
+            ("2606:4700::1111", 443, "[2606:4700::1111]:443 (on neither"),
+        ];
+        let mut failures = Vec::new();
+        for (raw, port, want) in table {
+            let host = normalise_host(raw).unwrap();
+            let q = question_text("t1", &host, *port, 120);
+            let want = format!("sandboxed program of tab t1 asks to connect to {want}");
+            if !q.starts_with(&want) {
+                failures.push(format!("{raw}: want {want:?}, got {q:?}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }

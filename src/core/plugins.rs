@@ -117,7 +117,13 @@ impl Core {
                     args: args.clone(),
                 },
             };
-            let why = match self.ask_and_wait(asked, Duration::from_secs(timeout)).await {
+            let answer = self
+                .ask_and_wait(asked, Duration::from_secs(timeout))
+                .await
+                .map_err(|full| {
+                    self.refuse(caller, super::privilege::Operation::RunPlugin, None, full)
+                })?;
+            let why = match answer {
                 Some(Said::Yes | Said::Session) => None,
                 Some(Said::No) => Some("the user denied it".to_string()),
                 None => Some(format!("no one answered within {timeout} s")),

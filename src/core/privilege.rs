@@ -42,7 +42,9 @@ pub enum Operation {
     /// Reports from an agent's own hooks about itself.
     Report,
     /// `nerdr sandbox`'s proxy asking the person about a host on neither
-    /// network list (its own tab's sandbox).
+    /// network list: target `Own` when the caller is the tab's program
+    /// itself (`nerdr sandbox`, outside its sandbox), `Nothing` for any
+    /// other process with the tab's secret (one inside the sandbox).
     AskNetwork,
     /// Harmless facts: the agents that exist, the core's status.
     Query,
@@ -84,9 +86,13 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
             "a host on neither network list waits for the user's answer: once, for the rest of \
              the sandbox run, or no",
         ),
-        (_, O::AskNetwork, _) => {
-            Refuse("a network question is about the asking tab's own sandbox, never another tab")
-        }
+        // Not the tab's program itself: a program running under it (inside
+        // its sandbox), which must not put questions that read as the
+        // proxy's.
+        (_, O::AskNetwork, _) => Refuse(
+            "network questions are `nerdr sandbox`'s own: only the tab's program itself asks \
+             them, never a program running under it (inside its sandbox)",
+        ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
         (C::Sandboxed, O::Report, T::Own) => Allow,

@@ -94,6 +94,19 @@ pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
 
 /// The process's cgroup in the unified hierarchy (`0::/path`), or in the
 /// named systemd hierarchy on hybrid systems.
+/// The inodes of `pid`'s user and PID namespaces: a process inside a
+/// sandbox (bubblewrap, a container) has others than the program that
+/// started it. `None` when they cannot be read.
+pub fn namespaces(pid: u32) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let ino = |ns: &str| {
+        std::fs::metadata(format!("/proc/{pid}/ns/{ns}"))
+            .ok()
+            .map(|m| m.ino())
+    };
+    Some((ino("user")?, ino("pid")?))
+}
+
 pub fn cgroup_path(pid: u32) -> Option<String> {
     let text = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).ok()?;
     parse_cgroup(&text)

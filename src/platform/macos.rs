@@ -73,6 +73,11 @@ pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
 }
 
 /// macOS has no cgroups.
+/// No namespaces on macOS.
+pub fn namespaces(_pid: u32) -> Option<(u64, u64)> {
+    None
+}
+
 pub fn cgroup_path(_pid: u32) -> Option<String> {
     None
 }

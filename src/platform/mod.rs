@@ -20,6 +20,8 @@ pub struct PeerProcess {
     pub ancestry: Vec<u32>,
     pub cgroup: Option<String>,
     pub session: Option<u32>,
+    /// Its user and PID namespaces (see [`namespaces`]).
+    pub namespaces: Option<(u64, u64)>,
 }
 
 pub fn peer_process(sock: &impl std::os::fd::AsFd) -> Option<PeerProcess> {
@@ -30,6 +32,7 @@ pub fn peer_process(sock: &impl std::os::fd::AsFd) -> Option<PeerProcess> {
         ancestry: ancestry(pid),
         cgroup: cgroup_path(pid),
         session: session_id(pid).ok(),
+        namespaces: namespaces(pid),
     };
     let same = match &pidfd {
         Some(fd) => pidfd_alive(fd),

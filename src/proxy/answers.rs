@@ -15,7 +15,10 @@
 //!   next one asks again.
 //!
 //! Answers are remembered per normalised host and port: `Example.COM.` and
-//! `example.com` are one host, port 443 and 80 are two questions.
+//! `example.com` are one host, port 443 and 80 are two questions. A
+//! "deny" of this machine (`localhost`, any loopback address) holds for
+//! every other spelling of it at that port (`127.0.0.2`, `[::1]`, ...):
+//! 2^24 loopback addresses must not be 2^24 more questions after a no.
 //!
 //! [`policy::Verdict::Ask`]: super::policy::Verdict::Ask
 
@@ -71,11 +74,26 @@ pub struct SessionAnswers {
     denied: BTreeSet<(String, u16)>,
 }
 
+/// The key a "deny" is remembered under: this machine's loopback, however
+/// spelt, is one host.
+fn denied_key(host: &Host, port: u16) -> (String, u16) {
+    let local = match host {
+        Host::Localhost => true,
+        Host::Ip(a) => a.is_loopback(),
+        Host::Name(_) => false,
+    };
+    if local {
+        ("(this machine)".to_string(), port)
+    } else {
+        (host.to_string(), port)
+    }
+}
+
 impl SessionAnswers {
     /// An earlier answer that still holds for `host:port`; `None`: ask.
     pub fn recall(&self, host: &Host, port: u16) -> Option<Settled> {
         let key = (host.to_string(), port);
-        if self.denied.contains(&key) {
+        if self.denied.contains(&denied_key(host, port)) {
             return Some(Settled::Deny(Refusal {
                 rule: Rule::PersonDenied,
                 why: format!("{host}:{port}: the user denied it earlier in this sandbox run"),
@@ -104,7 +122,7 @@ impl SessionAnswers {
                 Settled::Allow(Rule::PersonSession)
             }
             Outcome::Answered(Answer::Deny) => {
-                self.denied.insert(key);
+                self.denied.insert(denied_key(host, port));
                 Settled::Deny(Refusal {
                     rule: Rule::PersonDenied,
                     why: format!(
@@ -207,6 +225,47 @@ mod tests {
         assert_eq!(s.recall(&ip, 8080), None);
         s.settle(&ip, 8080, &r, &Outcome::Answered(Answer::Once));
         assert_eq!(s.recall(&ip, 8080), None);
+    }
+
+    #[test]
+    fn a_deny_of_this_machine_holds_for_every_spelling_of_it() {
+        let ip = |s: &str| Host::Ip(s.parse().unwrap());
+        // (denied, then asked, what the second gets)
+        #[rustfmt::skip]
+        let table: &[(Host, u16, Host, u16, &str)] = &[
+            (Host::Localhost, 5432, ip("127.0.0.1"), 5432, "deny"),
+            (Host::Localhost, 5432, ip("127.0.0.2"), 5432, "deny"),
+            (Host::Localhost, 5432, ip("::1"), 5432, "deny"),
+            (ip("127.9.9.9"), 5432, Host::Localhost, 5432, "deny"),
+            (Host::Localhost, 5432, ip("127.0.0.1"), 5433, "ask"),
+            (Host::Localhost, 5432, ip("10.0.0.1"), 5432, "ask"),
+            (Host::Localhost, 5432, name("localhost.test"), 5432, "ask"),
+            (name("api.test"), 443, name("www.api.test"), 443, "ask"),
+        ];
+        for (denied, dport, asked, aport, want) in table {
+            let mut s = SessionAnswers::default();
+            s.settle(
+                denied,
+                *dport,
+                &unlisted(denied, *dport),
+                &Outcome::Answered(Answer::Deny),
+            );
+            let got = short(&s.recall(asked, *aport));
+            assert!(
+                got.starts_with(want),
+                "{denied}:{dport} then {asked}:{aport}: {got}"
+            );
+        }
+        // A yes stays as narrow as the question.
+        let mut s = SessionAnswers::default();
+        let lo = Host::Localhost;
+        s.settle(
+            &lo,
+            8080,
+            &unlisted(&lo, 8080),
+            &Outcome::Answered(Answer::Session),
+        );
+        assert_eq!(s.recall(&ip("127.0.0.1"), 8080), None);
     }
 
     #[test]

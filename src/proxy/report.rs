@@ -4,7 +4,8 @@
 //! rule) within [`MERGE_WINDOW`] is only counted, and the count written as
 //! one line when the window ends, so a loop of refused requests costs a
 //! line a second instead of four records a request (session file,
-//! journal, core.log, audit.jsonl). At the end, connections still open
+//! journal, core.log, audit.jsonl). Questions to the person and their
+//! outcomes merge the same way. At the end, connections still open
 //! are written as open at exit.
 //!
 //! [`Merger`] is the pure part (time is passed in); [`forward`] drives it
@@ -77,8 +78,12 @@ impl Merger {
                 self.open.remove(&d.id);
                 out.push(d);
             }
-            Phase::OpenAtExit | Phase::Asked | Phase::Answered => out.push(d),
-            Phase::Refused | Phase::Unreachable => {
+            Phase::OpenAtExit => out.push(d),
+            // A question and its outcome merge as refusals do: a request
+            // that cannot be put to the person (no window, the queue full)
+            // is a question and an outcome each time, as fast as a program
+            // loops.
+            Phase::Refused | Phase::Unreachable | Phase::Asked | Phase::Answered => {
                 let key = Key {
                     host: d.host.clone(),
                     port: d.port,

@@ -66,6 +66,27 @@ fn every_row() {
             ],
         ),
         (
+            "questions that could not be put, in a loop, merge as refusals do",
+            &[
+                Push(0, Asked, 0, "u.test", "asking the user"),
+                Push(1, Answered, 0, "u.test", "not asked"),
+                Push(10, Asked, 0, "u.test", "asking the user"),
+                Push(11, Answered, 0, "u.test", "not asked"),
+                Push(20, Asked, 0, "u.test", "asking the user"),
+                Push(21, Answered, 0, "u.test", "not asked"),
+                Push(30, Answered, 0, "u.test", "allowed once"),
+                Due(1000),
+                Finish,
+            ],
+            &[
+                "Asked u.test asking the user x1",
+                "Answered u.test not asked x1",
+                "Answered u.test allowed once x1",
+                "Asked u.test asking the user x2",
+                "Answered u.test not asked x2",
+            ],
+        ),
+        (
             "a single refusal is written at once, and nothing follows",
             &[Push(0, Refused, 0, "e.test", "deny e"), Due(5000), Finish],
             &["Refused e.test deny e x1"],
