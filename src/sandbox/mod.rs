@@ -19,6 +19,7 @@
 pub mod audit_trail;
 pub mod availability;
 pub mod bwrap;
+pub mod config_merge;
 pub mod env;
 mod facts;
 pub mod git_layout;
