@@ -8,6 +8,9 @@
 //! - `env`: which variables pass;
 //! - `bwrap`: the argument vector; `git_layout`: what of `.git` a commit
 //!   writes; `seccomp`: the filter; `weaken`: test-only weakenings;
+//! - `agent_config`: which of each agent's config starts programs;
+//!   `config_merge`: what of a config file comes back after the run
+//!   (`config_guard` applies both);
 //! - `availability`: can bubblewrap run here, and if not, what to do;
 //! - `network`: the seam where the filtering proxy plugs in;
 //! - `audit_trail`: one JSON line per decision.
@@ -16,9 +19,11 @@
 //! TUIs, resizes and job control work; the seccomp filter stops TIOCSTI
 //! instead.
 
+pub mod agent_config;
 pub mod audit_trail;
 pub mod availability;
 pub mod bwrap;
+mod config_guard;
 pub mod config_merge;
 pub mod env;
 mod facts;
@@ -161,6 +166,27 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         eprintln!("nerdr sandbox: warning: {w}");
         trail.setting(w);
     }
+    let guard = config_guard::prepare(&layout.home, &paths.state_dir, &session, &agent)?;
+    for d in &guard.leftovers {
+        let w = format!(
+            "{} holds what an earlier run's agent wrote to its config and was never checked \
+             (that run did not end normally); look through it, then remove it",
+            d.display()
+        );
+        eprintln!("nerdr sandbox: warning: {w}");
+        trail.setting(&w);
+    }
+    layout
+        .writable
+        .retain(|e| !guard.replaces.contains(&e.path));
+    layout.agent_config = guard.binds.clone();
+    // Every run's private copies, this one's included: its own are bound
+    // in place already.
+    layout.hidden.push(bwrap::Entry::dir(
+        std::fs::canonicalize(&paths.state_dir)
+            .unwrap_or_else(|_| paths.state_dir.clone())
+            .join(config_guard::PRIVATE_DIR),
+    ));
     if !req.weaken.is_empty() {
         eprintln!(
             "nerdr sandbox: warning: WEAKENED sandbox for testing: {}",
@@ -225,6 +251,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     });
     let status = signals::wait_forwarding(child);
     remove_planted_redirects(&trail, &layout.git, &redirects_before);
+    guard.finish(&trail);
     let reported = status_reader.join().unwrap_or_default();
     if !reported.contains("child-pid") {
         // bwrap ended before starting CMD: it could not build the sandbox.

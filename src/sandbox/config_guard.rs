@@ -1,0 +1,394 @@
+//! The edge that applies `agent_config` to one run: before it, private
+//! copies of the agent's mixed config files and shadow folders in a 0700
+//! folder of nerdr's state dir (hidden inside every sandbox), and the
+//! binds that put them in place; after it, the safe keys and new files
+//! carried back into the real ones, and every refusal reported (stderr,
+//! the audit trail, the journal). The real files never hold what the
+//! agent wrote until it has been checked.
+//!
+//! A run killed before its end (SIGKILL) leaves its private folder; the
+//! next run names it, so nothing the agent wrote there is lost unseen.
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use super::agent_config::{self, Guarded, Policy};
+use super::audit_trail::Trail;
+use super::bwrap::Bind;
+use super::config_merge::{self, Format};
+
+/// The folder, under nerdr's state dir, of every run's private copies.
+pub const PRIVATE_DIR: &str = "sandbox-private";
+
+/// One guarded file for this run.
+struct GuardedRun {
+    /// The real file (symlinks followed).
+    real: PathBuf,
+    /// What the sandbox writes instead.
+    copy: PathBuf,
+    /// The real file's text when the run started.
+    base: Option<String>,
+    g: Guarded,
+}
+
+/// One shadowed folder for this run.
+struct ShadowRun {
+    real: PathBuf,
+    private: PathBuf,
+    rel: &'static str,
+    /// Top-level names that were put there from the real folder.
+    placed: BTreeSet<OsString>,
+}
+
+/// What `prepare` set up; `finish` takes it back down.
+pub struct Prepared {
+    dir: PathBuf,
+    policy: Policy,
+    files: Vec<GuardedRun>,
+    shadows: Vec<ShadowRun>,
+    /// The binds, in order, for the layout.
+    pub binds: Vec<Bind>,
+    /// Real paths the layout must no longer bind writable itself.
+    pub replaces: Vec<PathBuf>,
+    /// Left by earlier runs that did not finish.
+    pub leftovers: Vec<PathBuf>,
+}
+
+fn mkdir_private(p: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(p)
+}
+
+fn write_private(p: &Path, text: &str, mode: u32) -> std::io::Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(mode)
+        .open(p)?;
+    f.write_all(text.as_bytes())
+}
+
+fn empty_text(format: Format) -> &'static str {
+    match format {
+        Format::Json => "{}\n",
+        Format::Toml => "",
+    }
+}
+
+/// Set up the agent's private copies under `state_dir`. `home` is
+/// resolved; the agent's folders exist (`facts::gather` made them).
+pub fn prepare(
+    home: &Path,
+    state_dir: &Path,
+    session: &str,
+    agent: &str,
+) -> anyhow::Result<Prepared> {
+    use anyhow::Context;
+    let policy = agent_config::policy(agent);
+    let root = state_dir.join(PRIVATE_DIR);
+    // Made for every run, so every sandbox hides it.
+    mkdir_private(&root).with_context(|| format!("cannot make {}", root.display()))?;
+    let leftovers = leftovers(&root);
+    let dir = root.join(session);
+    let mut p = Prepared {
+        dir: dir.clone(),
+        policy,
+        files: Vec::new(),
+        shadows: Vec::new(),
+        binds: Vec::new(),
+        replaces: Vec::new(),
+        leftovers,
+    };
+    if policy.locked.is_empty() && policy.guarded.is_empty() {
+        return Ok(p);
+    }
+    mkdir_private(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    std::fs::write(dir.join("pid"), std::process::id().to_string())?;
+
+    for (i, rel) in policy.shadowed.iter().enumerate() {
+        let Ok(real) = std::fs::canonicalize(home.join(rel)) else {
+            continue;
+        };
+        let private = dir.join(format!("shadow-{i}"));
+        mkdir_private(&private)?;
+        p.binds.push(Bind::rw(&private, &real));
+        let mut placed = BTreeSet::new();
+        let mut entries: Vec<_> = std::fs::read_dir(&real)
+            .with_context(|| format!("cannot read {}", real.display()))?
+            .flatten()
+            .collect();
+        entries.sort_by_key(|e| e.file_name());
+        for e in entries {
+            let name = e.file_name();
+            let Some(rel_name) = name.to_str().map(|n| format!("{rel}/{n}")) else {
+                continue;
+            };
+            if let Some(g) = policy.guarded.iter().find(|g| g.rel == rel_name) {
+                let text = std::fs::read_to_string(e.path())
+                    .with_context(|| format!("cannot read {}", e.path().display()))?;
+                let copy = private.join(&name);
+                write_private(&copy, &text, 0o600)?;
+                placed.insert(name);
+                p.files.push(GuardedRun {
+                    real: e.path(),
+                    copy,
+                    base: Some(text),
+                    g: *g,
+                });
+                continue;
+            }
+            let locked = agent_config::is_protected(&policy, &rel_name);
+            let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
+                continue;
+            };
+            let inside = private.join(&name);
+            if meta.file_type().is_symlink() {
+                // The link itself, resolved inside as before.
+                std::os::unix::fs::symlink(std::fs::read_link(e.path())?, &inside)?;
+            } else if meta.is_dir() {
+                mkdir_private(&inside)?;
+                p.binds.push(Bind::same(&e.path(), locked));
+            } else if meta.is_file() {
+                write_private(&inside, "", 0o600)?;
+                p.binds.push(Bind::same(&e.path(), locked));
+            } else {
+                continue;
+            }
+            placed.insert(name);
+        }
+        for g in policy
+            .guarded
+            .iter()
+            .filter(|g| agent_config::shadow_of(&policy, g.rel) == Some(rel))
+        {
+            let name = OsString::from(Path::new(g.rel).file_name().expect("a file name"));
+            if !placed.contains(&name) {
+                write_private(&private.join(&name), empty_text(g.format), 0o600)?;
+                placed.insert(name.clone());
+                p.files.push(GuardedRun {
+                    real: real.join(&name),
+                    copy: private.join(&name),
+                    base: None,
+                    g: *g,
+                });
+            }
+        }
+        p.replaces.push(real.clone());
+        p.shadows.push(ShadowRun {
+            real,
+            private,
+            rel,
+            placed,
+        });
+    }
+
+    for l in policy.locked {
+        if agent_config::shadow_of(&policy, l.rel).is_some() {
+            continue;
+        }
+        let path = home.join(l.rel);
+        if std::fs::symlink_metadata(&path).is_err() {
+            // Made empty, so the agent cannot make it.
+            if l.dir {
+                mkdir_private(&path)?;
+            } else {
+                let _ = write_private(
+                    &path,
+                    if l.rel.ends_with(".json") { "{}\n" } else { "" },
+                    0o600,
+                );
+            }
+        }
+        if let Ok(real) = std::fs::canonicalize(&path) {
+            p.binds.push(Bind::same(&real, true));
+        }
+    }
+
+    for (i, g) in policy.guarded.iter().enumerate() {
+        if agent_config::shadow_of(&policy, g.rel).is_some() {
+            continue;
+        }
+        let path = home.join(g.rel);
+        if std::fs::symlink_metadata(&path).is_err() {
+            // bwrap needs a file to bind over, in a home it cannot write.
+            let _ = write_private(&path, empty_text(g.format), 0o600);
+        }
+        let real = std::fs::canonicalize(&path)
+            .with_context(|| format!("cannot resolve {}", path.display()))?;
+        let base = std::fs::read_to_string(&real)
+            .with_context(|| format!("cannot read {}", real.display()))?;
+        let copy = dir.join(format!("file-{i}"));
+        write_private(&copy, &base, 0o600)?;
+        p.binds.push(Bind::rw(&copy, &real));
+        p.replaces.push(real.clone());
+        p.files.push(GuardedRun {
+            real,
+            copy,
+            base: Some(base),
+            g: *g,
+        });
+    }
+    Ok(p)
+}
+
+/// Private folders of runs whose process is gone.
+fn leftovers(root: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    rd.flatten()
+        .map(|e| e.path())
+        .filter(|d| {
+            let pid = std::fs::read_to_string(d.join("pid")).unwrap_or_default();
+            let pid = pid.trim();
+            pid.is_empty() || !Path::new("/proc").join(pid).exists()
+        })
+        .collect()
+}
+
+impl Prepared {
+    /// After the run: carry back what is safe, report the rest, and remove
+    /// the private folder unless something had to stay there.
+    pub fn finish(self, trail: &Trail) {
+        let mut keep = false;
+        for f in &self.files {
+            keep |= !carry_file(f, trail);
+        }
+        for s in &self.shadows {
+            keep |= !carry_new_entries(s, &self.policy, trail);
+        }
+        if keep {
+            eprintln!(
+                "nerdr sandbox: warning: what could not be carried back stays in {}",
+                self.dir.display()
+            );
+        } else if self.dir.exists() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn refuse(trail: &Trail, file: &Path, key: &str, why: &str) {
+    eprintln!(
+        "nerdr sandbox: WARNING: refused {key} in {}: {why}; the change made inside the sandbox was not kept",
+        file.display()
+    );
+    trail.config_refused(file, key, why);
+}
+
+/// Merge one guarded file back; false when the copy must be kept.
+fn carry_file(f: &GuardedRun, trail: &Trail) -> bool {
+    let ours = match std::fs::read_to_string(&f.copy) {
+        Ok(t) => t,
+        Err(e) => {
+            let w = format!(
+                "cannot read the sandbox's copy of {}: {e}",
+                f.real.display()
+            );
+            eprintln!("nerdr sandbox: warning: {w}");
+            trail.setting(&w);
+            return false;
+        }
+    };
+    if f.base.as_deref() == Some(ours.as_str()) {
+        return true;
+    }
+    let theirs = std::fs::read_to_string(&f.real).ok();
+    let merged = match config_merge::merge(
+        f.g.format,
+        f.g.carry,
+        f.base.as_deref(),
+        &ours,
+        theirs.as_deref(),
+    ) {
+        Ok(m) => m,
+        Err(e) => {
+            let w = format!(
+                "nothing carried back into {}: {e}; the sandbox's copy is {}",
+                f.real.display(),
+                f.copy.display()
+            );
+            eprintln!("nerdr sandbox: warning: {w}");
+            trail.setting(&w);
+            return false;
+        }
+    };
+    for r in &merged.refused {
+        refuse(trail, &f.real, &r.key, r.why);
+    }
+    if let Some(text) = merged.text {
+        if let Err(e) = replace_file(&f.real, &text) {
+            let w = format!(
+                "cannot write {}: {e}; the sandbox's copy is {}",
+                f.real.display(),
+                f.copy.display()
+            );
+            eprintln!("nerdr sandbox: warning: {w}");
+            trail.setting(&w);
+            return false;
+        }
+    }
+    true
+}
+
+/// Replace `path` by `text` at once (a temporary file renamed over it),
+/// keeping its mode: a host-side agent reading it sees the old or the new
+/// file, never half of one.
+fn replace_file(path: &Path, text: &str) -> std::io::Result<()> {
+    let mode = std::fs::metadata(path)
+        .map(|m| m.permissions().mode() & 0o7777)
+        .unwrap_or(0o600);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = dir.join(format!(".{name}.nerdr-{}", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    write_private(&tmp, text, mode)?;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+/// Move what the agent added at the top of a shadowed folder into the
+/// real one, except locked names; false when something stays behind.
+fn carry_new_entries(s: &ShadowRun, policy: &Policy, trail: &Trail) -> bool {
+    let Ok(rd) = std::fs::read_dir(&s.private) else {
+        return false;
+    };
+    let mut ok = true;
+    for e in rd.flatten() {
+        let name = e.file_name();
+        if s.placed.contains(&name) {
+            continue;
+        }
+        let real = s.real.join(&name);
+        let rel = format!("{}/{}", s.rel, name.to_string_lossy());
+        if let Some(l) = policy.locked.iter().find(|l| l.rel == rel) {
+            refuse(trail, &real, "(the whole file)", l.why);
+            continue;
+        }
+        if std::fs::symlink_metadata(&real).is_ok() {
+            eprintln!(
+                "nerdr sandbox: warning: {} was made during the run outside the sandbox too; the sandbox's is kept at {}",
+                real.display(),
+                e.path().display()
+            );
+            ok = false;
+            continue;
+        }
+        if let Err(err) = std::fs::rename(e.path(), &real) {
+            eprintln!(
+                "nerdr sandbox: warning: cannot move {} to {}: {err}",
+                e.path().display(),
+                real.display()
+            );
+            ok = false;
+        }
+    }
+    ok
+}
