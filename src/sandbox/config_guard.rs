@@ -369,7 +369,7 @@ fn carry_new_entries(s: &ShadowRun, policy: &Policy, trail: &Trail) -> bool {
         let real = s.real.join(&name);
         let rel = format!("{}/{}", s.rel, name.to_string_lossy());
         if let Some(l) = policy.locked.iter().find(|l| l.rel == rel) {
-            refuse(trail, &real, "(the whole file)", l.why);
+            refuse(trail, &real, "what was made", l.why);
             continue;
         }
         if std::fs::symlink_metadata(&real).is_ok() {

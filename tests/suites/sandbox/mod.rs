@@ -11,6 +11,7 @@
 //!   mirror, refusing without bubblewrap, doctor.
 
 mod agent;
+mod agent_config;
 mod escapes;
 mod regressions;
 mod settings;
