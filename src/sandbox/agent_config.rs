@@ -35,6 +35,9 @@ pub struct Locked {
 #[derive(Debug, Clone, Copy)]
 pub struct Guarded {
     pub rel: &'static str,
+    /// Where the sandbox sees the copy, when not at `rel` (in a shadowed
+    /// folder); unused when something real is there already.
+    pub inside: Option<&'static str>,
     pub format: Format,
     pub carry: Carry,
 }
@@ -75,8 +78,48 @@ const ALLOW: &str = "allow rules: commands the agent then runs without asking";
 const ENV: &str = "environment for the agent and its tools (NODE_OPTIONS, PATH, LD_PRELOAD)";
 const PLUGINS: &str = "plugins: code the agent loads, with their own hooks and MCP servers";
 
+/// What of claude's global config comes back.
+const CLAUDE_CARRY: Carry = Carry::AllBut(&[
+    rule(&["mcpServers"], MCP),
+    rule(&["env"], ENV),
+    rule(&["apiKeyHelper"], "a program claude runs for its API key"),
+    rule(&["projects", "*", "mcpServers"], MCP),
+    rule(
+        &["projects", "*", "enabledMcpjsonServers"],
+        "approves a project's .mcp.json servers",
+    ),
+    rule(
+        &["projects", "*", "disabledMcpjsonServers"],
+        "decides which of a project's .mcp.json servers start",
+    ),
+    rule(
+        &["projects", "*", "enableAllProjectMcpServers"],
+        "approves every server of a project's .mcp.json",
+    ),
+    rule(&["projects", "*", "hasTrustDialogAccepted"], TRUST),
+    rule(&["projects", "*", "allowedTools"], ALLOW),
+    rule(
+        &["bypassPermissionsModeAccepted"],
+        "accepts running every command without asking",
+    ),
+    rule(
+        &["remoteControlAtStartup"],
+        "lets a remote session drive claude, and so run commands",
+    ),
+    rule(
+        &["autoAddRemoteControlDaemonWorker"],
+        "lets a remote session drive claude, and so run commands",
+    ),
+]);
+
+/// Claude reads its global config from `~/.claude/.config.json` when that
+/// exists, else from `~/.claude.json`, writing either by a temporary file
+/// renamed over it (its folder must be writable: home is not). So the
+/// sandbox sees the copy of `~/.claude.json` as `~/.claude/.config.json`,
+/// in the shadowed `~/.claude`; and the agent cannot leave a
+/// `.config.json` there that the host's claude would read instead.
 const CLAUDE: Policy = Policy {
-    shadowed: &[],
+    shadowed: &[".claude"],
     locked: &[
         file(
             ".claude/settings.json",
@@ -103,42 +146,20 @@ const CLAUDE: Policy = Policy {
         ),
         dir(".claude/local", "a local install of claude itself"),
     ],
-    guarded: &[Guarded {
-        rel: ".claude.json",
-        format: Format::Json,
-        carry: Carry::AllBut(&[
-            rule(&["mcpServers"], MCP),
-            rule(&["env"], ENV),
-            rule(&["apiKeyHelper"], "a program claude runs for its API key"),
-            rule(&["projects", "*", "mcpServers"], MCP),
-            rule(
-                &["projects", "*", "enabledMcpjsonServers"],
-                "approves a project's .mcp.json servers",
-            ),
-            rule(
-                &["projects", "*", "disabledMcpjsonServers"],
-                "decides which of a project's .mcp.json servers start",
-            ),
-            rule(
-                &["projects", "*", "enableAllProjectMcpServers"],
-                "approves every server of a project's .mcp.json",
-            ),
-            rule(&["projects", "*", "hasTrustDialogAccepted"], TRUST),
-            rule(&["projects", "*", "allowedTools"], ALLOW),
-            rule(
-                &["bypassPermissionsModeAccepted"],
-                "accepts running every command without asking",
-            ),
-            rule(
-                &["remoteControlAtStartup"],
-                "lets a remote session drive claude, and so run commands",
-            ),
-            rule(
-                &["autoAddRemoteControlDaemonWorker"],
-                "lets a remote session drive claude, and so run commands",
-            ),
-        ]),
-    }],
+    guarded: &[
+        Guarded {
+            rel: ".claude/.config.json",
+            inside: None,
+            format: Format::Json,
+            carry: CLAUDE_CARRY,
+        },
+        Guarded {
+            rel: ".claude.json",
+            inside: Some(".claude/.config.json"),
+            format: Format::Json,
+            carry: CLAUDE_CARRY,
+        },
+    ],
 };
 
 const CODEX: Policy = Policy {
@@ -163,6 +184,7 @@ const CODEX: Policy = Policy {
     ],
     guarded: &[Guarded {
         rel: ".codex/config.toml",
+        inside: None,
         format: Format::Toml,
         // The file is the user's settings; codex itself writes only these.
         // Everything else (notify, mcp_servers, profiles, approval_policy,
@@ -230,6 +252,7 @@ const GEMINI: Policy = Policy {
     ],
     guarded: &[Guarded {
         rel: ".gemini/settings.json",
+        inside: None,
         format: Format::Json,
         carry: Carry::AllBut(&[
             rule(&["mcpServers"], MCP),
@@ -263,6 +286,7 @@ const COPILOT: Policy = Policy {
     ],
     guarded: &[Guarded {
         rel: ".copilot/config.json",
+        inside: None,
         format: Format::Json,
         carry: Carry::AllBut(&[
             rule(&["trusted_folders"], TRUST),
@@ -286,6 +310,7 @@ const CURSOR: Policy = Policy {
     ],
     guarded: &[Guarded {
         rel: ".cursor/cli-config.json",
+        inside: None,
         format: Format::Json,
         carry: Carry::AllBut(&[
             rule(&["permissions"], ALLOW),
@@ -301,6 +326,7 @@ const GROK: Policy = Policy {
     locked: &[file(".grok/settings.json", MCP)],
     guarded: &[Guarded {
         rel: ".grok/user-settings.json",
+        inside: None,
         format: Format::Json,
         carry: Carry::AllBut(&[rule(&["mcpServers"], MCP), rule(&["hooks"], HOOKS)]),
     }],
@@ -372,12 +398,18 @@ mod tests {
                 );
             }
             for g in p.guarded {
-                let in_home = !g.rel.contains('/');
+                let seen = g.inside.unwrap_or(g.rel);
                 assert!(
-                    in_home || shadow_of(&p, g.rel).is_some(),
-                    "{agent}: {} can be replaced by rename only in a shadowed folder",
-                    g.rel
+                    shadow_of(&p, seen).is_some(),
+                    "{agent}: {seen} can be replaced by rename only in a shadowed folder"
                 );
+                if let Some(i) = g.inside {
+                    assert!(
+                        p.guarded.iter().any(|o| o.rel == i),
+                        "{agent}: {i} is where {} is seen, and must be guarded itself",
+                        g.rel
+                    );
+                }
             }
             let mut all: Vec<&str> = p
                 .locked
@@ -435,7 +467,7 @@ mod tests {
                 ".gemini/settings.json",
                 "{}",
                 r#"{"security": {"auth": {"selectedType": "oauth-personal"}, "folderTrust": {"enabled": false}},
-                   "mcpServers": {"e": {"command": "sh"}}, "hooks": {}, "tools": {"discoveryCommand": "sh"}}"#,
+                   "mcpServers": {"e": {"command": "sh"}}, "hooks": {"BeforeTool": []}, "tools": {"discoveryCommand": "sh"}}"#,
                 &["hooks", "mcpServers", "security.folderTrust", "tools"],
                 &["security", "auth", "selectedType"],
             ),

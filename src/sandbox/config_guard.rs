@@ -167,7 +167,9 @@ pub fn prepare(
             .filter(|g| agent_config::shadow_of(&policy, g.rel) == Some(rel))
         {
             let name = OsString::from(Path::new(g.rel).file_name().expect("a file name"));
-            if !placed.contains(&name) {
+            // Another guarded file is seen here when this one is missing.
+            let stand_in = policy.guarded.iter().any(|o| o.inside == Some(g.rel));
+            if !placed.contains(&name) && !stand_in {
                 write_private(&private.join(&name), empty_text(g.format), 0o600)?;
                 placed.insert(name.clone());
                 p.files.push(GuardedRun {
@@ -214,6 +216,34 @@ pub fn prepare(
             continue;
         }
         let path = home.join(g.rel);
+        if let Some(inside) = g.inside {
+            let parent = agent_config::shadow_of(&policy, inside);
+            let name = OsString::from(Path::new(inside).file_name().expect("a file name"));
+            let Some(s) = p.shadows.iter_mut().find(|s| Some(s.rel) == parent) else {
+                continue;
+            };
+            if s.placed.contains(&name) {
+                // The real one there is what the agent reads.
+                continue;
+            }
+            let real = std::fs::canonicalize(&path).unwrap_or(path);
+            let base = std::fs::read_to_string(&real).ok();
+            let copy = s.private.join(&name);
+            write_private(
+                &copy,
+                base.as_deref().unwrap_or(empty_text(g.format)),
+                0o600,
+            )?;
+            s.placed.insert(name);
+            p.replaces.push(real.clone());
+            p.files.push(GuardedRun {
+                real,
+                copy,
+                base,
+                g: *g,
+            });
+            continue;
+        }
         if std::fs::symlink_metadata(&path).is_err() {
             // bwrap needs a file to bind over, in a home it cannot write.
             let _ = write_private(&path, empty_text(g.format), 0o600);

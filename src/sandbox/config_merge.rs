@@ -137,7 +137,15 @@ fn diff(
     if base == ours {
         return;
     }
-    match decide(carry, path) {
+    let decision = match decide(carry, path) {
+        // Agents write defaults (`"mcpServers": {}`, `"allowedTools": []`)
+        // for every new project: nothing to start, nothing to report.
+        Decision::Refuse(_) | Decision::RefuseEach(_) if blank(ours) && blank(base) => {
+            Decision::Carry
+        }
+        d => d,
+    };
+    match decision {
         Decision::Carry => changes.push(Change {
             path: path.clone(),
             value: ours.cloned(),
@@ -197,6 +205,18 @@ fn diff(
                 path.pop();
             }
         }
+    }
+}
+
+/// Missing, or a value that names nothing: null, false, 0, "", {}, [].
+fn blank(v: Option<&Value>) -> bool {
+    match v {
+        None | Some(Value::Null) | Some(Value::Bool(false)) => true,
+        Some(Value::Number(n)) => n.as_f64() == Some(0.0),
+        Some(Value::String(s)) => s.is_empty(),
+        Some(Value::Array(a)) => a.is_empty(),
+        Some(Value::Object(o)) => o.is_empty(),
+        Some(Value::Bool(true)) => false,
     }
 }
 

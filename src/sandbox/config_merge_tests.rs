@@ -76,8 +76,7 @@ fn json_safe_keys_come_back_and_program_keys_do_not() {
 
 #[test]
 fn json_changes_and_removals_of_protected_keys_are_refused_too() {
-    let base =
-        r#"{"mcpServers": {"mine": {"command": "a"}}, "projects": {"/p": {"mcpServers": {}}}}"#;
+    let base = r#"{"mcpServers": {"mine": {"command": "a"}}, "projects": {"/p": {"mcpServers": {"x": {}}}}}"#;
     let ours = r#"{"mcpServers": {"mine": {"command": "b"}}, "projects": {}}"#;
     let m = merge(Format::Json, CLAUDE_LIKE, Some(base), ours, Some(base)).unwrap();
     assert_eq!(keys(&m), ["mcpServers", "projects[\"/p\"].mcpServers"]);
@@ -213,4 +212,25 @@ fn decisions_for_each_kind_of_path() {
         decide(CODEX_LIKE, &p(&["notify"])),
         Decision::RefuseEach(_)
     ));
+}
+
+#[test]
+fn blank_defaults_under_protected_keys_come_back_unreported() {
+    let base = r#"{"projects": {}}"#;
+    let ours = r#"{"projects": {"/p": {"mcpServers": {}, "allowedTools": [], "hasTrustDialogAccepted": false}}}"#;
+    let m = merge(Format::Json, CLAUDE_LIKE, Some(base), ours, Some(base)).unwrap();
+    assert!(m.refused.is_empty(), "{:?}", m.refused);
+    let v: Value = serde_json::from_str(&m.text.unwrap()).unwrap();
+    assert_eq!(v["projects"]["/p"]["mcpServers"], serde_json::json!({}));
+    // Emptying a list the user filled is a change, and refused.
+    let base = r#"{"mcpServers": {"mine": {"command": "a"}}}"#;
+    let m = merge(
+        Format::Json,
+        CLAUDE_LIKE,
+        Some(base),
+        "{\"mcpServers\": {}}",
+        Some(base),
+    )
+    .unwrap();
+    assert_eq!(keys(&m), ["mcpServers"]);
 }
