@@ -195,6 +195,10 @@ const CODEX: Policy = Policy {
             rule(&["notice"], "notices codex has shown"),
             rule(&["model"], "the model chosen with /model"),
             rule(&["model_reasoning_effort"], "the effort chosen with /model"),
+            rule(
+                &["tui"],
+                "what the terminal UI has shown (model notices, the screen-reader check)",
+            ),
         ]),
     }],
 };

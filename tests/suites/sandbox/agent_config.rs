@@ -237,3 +237,157 @@ fn codex_config_written_inside_the_sandbox_never_runs_outside() {
     let private = home.join(".local/state/nerdr/sandbox-private");
     assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
 }
+
+/// Runs `--` CMD on a new PTY (120x40); for each `EXPECT SEND` pair,
+/// waits for EXPECT in its output (escape sequences removed, case
+/// ignored), then types SEND (Python escapes), the last one again every
+/// 3 s until CMD ends. Prints all it saw; exits 1 if an EXPECT never came
+/// within TIMEOUT seconds.
+const DRIVER: &str = r#"
+import fcntl, os, pty, re, select, signal, struct, sys, termios, time
+i = sys.argv.index("--")
+timeout, steps, cmd = float(sys.argv[1]), sys.argv[2:i], sys.argv[i + 1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp(cmd[0], cmd)
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+plain = lambda b: re.sub(rb"\x1b\[[0-9;?<>=]*[A-Za-z~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)", b"", b).decode(errors="replace")
+buf, seen, alive, deadline = b"", 0, True, time.time() + timeout
+def pump():
+    global buf, alive
+    if select.select([fd], [], [], 0.2)[0]:
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:
+            chunk = b""
+        alive = bool(chunk)
+        buf += chunk
+last, again = b"", 0.0
+while steps and alive and time.time() < deadline:
+    pump()
+    if steps[0].lower() in plain(buf[seen:]).lower():
+        seen = len(buf)
+        time.sleep(0.5)
+        last = steps[1].encode().decode("unicode_escape").encode()
+        os.write(fd, last)
+        again = time.time() + 3
+        steps = steps[2:]
+# The last keys again until it ends: a TUI still starting up drops them.
+while alive and time.time() < deadline:
+    pump()
+    if time.time() > again:
+        os.write(fd, last)
+        again = time.time() + 3
+if alive:
+    os.kill(pid, signal.SIGTERM)
+    while alive and time.time() < deadline + 10:
+        pump()
+os.waitpid(pid, 0)
+print(plain(buf))
+if steps:
+    print("DRIVER: never saw %r" % steps[0])
+    sys.exit(1)
+"#;
+
+/// The real claude and codex under `nerdr sandbox`: each starts, its
+/// trust answer (which would run a folder's own hooks and MCP servers) is
+/// refused, and its sign-in state and its own bookkeeping persist.
+#[test]
+fn the_real_claude_and_codex_keep_their_state_but_not_their_trust() {
+    let Some(clis) = std::env::var_os("NERDR_AGENT_CLIS") else {
+        crate::support::sysenv::skip(
+            "NERDR_AGENT_CLIS is not set (see tests/suites/agent_clis.rs)",
+        );
+        return;
+    };
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        env.nerdr().parent().unwrap().display(),
+        Path::new(&clis).display()
+    );
+    let drive = |steps: &[&str], cmd: &[&str]| -> (bool, String) {
+        let mut v = vec!["python3", "-c", DRIVER, "90"];
+        v.extend_from_slice(steps);
+        v.push("--");
+        v.extend_from_slice(cmd);
+        let mut c = env.user_cmd(&v);
+        c.current_dir(&proj)
+            .env("PATH", &path)
+            .env("TERM", "xterm-256color")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("FAKE_KEY", "k");
+        let out = crate::support::sysenv::output_of(&mut c);
+        (out.status.success(), text(&out.stdout) + &text(&out.stderr))
+    };
+    let trust_key = |file: &str| {
+        format!(
+            "refused projects[{}]",
+            serde_json::json!(proj.display().to_string())
+        ) + file
+    };
+
+    // claude: onboarding done and signed in, so it asks whether to trust
+    // the folder and then waits at its prompt.
+    let real = env.write_user_file(
+        ".claude.json",
+        "{\n  \"hasCompletedOnboarding\": true,\n  \"theme\": \"dark\",\n  \"numStartups\": 1,\n  \
+         \"oauthAccount\": {\"emailAddress\": \"u@example.com\"}\n}\n",
+    );
+    let creds = "{\"claudeAiOauth\": {\"accessToken\": \"t\"}}\n";
+    env.write_user_file(".claude/.credentials.json", creds);
+    let (ok, screen) = drive(
+        &["trust", "\\r", "shortcuts", "\\x03"],
+        &["nerdr", "sandbox", "--", "claude"],
+    );
+    assert!(ok, "claude did not start under the sandbox:\n{screen}");
+    let after: serde_json::Value = serde_json::from_str(&read(&real)).unwrap();
+    assert_eq!(
+        after["numStartups"], 2,
+        "claude's own count was lost: {after}"
+    );
+    assert_eq!(after["oauthAccount"]["emailAddress"], "u@example.com");
+    let p = &after["projects"][proj.display().to_string()];
+    assert!(p.is_object(), "its project history was lost: {after}");
+    assert!(p.get("hasTrustDialogAccepted").is_none(), "{after}");
+    assert_eq!(read(&home.join(".claude/.credentials.json")), creds);
+    assert!(!home.join(".claude/.config.json").exists());
+    assert!(
+        screen.contains(&trust_key(".hasTrustDialogAccepted in ")),
+        "{screen}"
+    );
+
+    // codex: a provider of its own (no sign-in screen), signed in.
+    let config = "# the user's\nmodel = \"fake-model\"\nmodel_provider = \"fake\"\n\
+        check_for_update_on_startup = false\n\n[model_providers.fake]\nname = \"fake\"\n\
+        base_url = \"http://127.0.0.1:9/v1\"\nenv_key = \"FAKE_KEY\"\nwire_api = \"responses\"\n\n\
+        [analytics]\nenabled = false\n";
+    let real = env.write_user_file(".codex/config.toml", config);
+    let auth = "{\"tokens\": {\"id_token\": \"t\"}}\n";
+    env.write_user_file(".codex/auth.json", auth);
+    let (ok, screen) = drive(
+        &["trust", "\\r", "Ask Codex", "\\x03"],
+        &["nerdr", "sandbox", "--", "codex", "--no-daemon"],
+    );
+    assert!(ok, "codex did not start under the sandbox:\n{screen}");
+    let after = read(&real);
+    assert!(
+        after.starts_with(config),
+        "the user's config changed:\n{after}"
+    );
+    let t: toml::Table = toml::from_str(&after).unwrap();
+    assert!(
+        t.get("projects").is_none(),
+        "codex's trust came back:\n{after}"
+    );
+    assert!(screen.contains(&trust_key(".trust_level in ")), "{screen}");
+    assert_eq!(read(&home.join(".codex/auth.json")), auth);
+    // What codex made for itself came back.
+    assert!(home.join(".codex/installation_id").is_file());
+    let private = home.join(".local/state/nerdr/sandbox-private");
+    assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
+}
