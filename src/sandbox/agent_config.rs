@@ -434,7 +434,15 @@ mod tests {
     #[test]
     fn each_agents_guarded_file_refuses_what_starts_programs() {
         // (agent, file, base, ours, refused keys, a key path that must come back)
-        let rows: &[(&str, &str, &str, &str, &[&str], &[&str])] = &[
+        type Row<'a> = (
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a [&'a str],
+            &'a [&'a str],
+        );
+        let rows: &[Row] = &[
             (
                 "claude",
                 ".claude.json",

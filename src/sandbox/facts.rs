@@ -14,11 +14,11 @@ use super::weaken::Weaken;
 use crate::paths::Paths;
 
 /// Where each agent keeps its sign-in state, config and caches (relative to
-/// HOME): writable in its sandbox. Directories end in `/`; a missing one is
-/// created, a missing file (a JSON config) is created as `{}`, since the
-/// agent cannot create either in a read-only home. A bound file cannot be
-/// replaced by rename (EBUSY): Claude Code then falls back to writing
-/// `~/.claude.json` in place, which works.
+/// HOME): writable in its sandbox, except what `agent_config` protects
+/// (`~/.claude.json`, for one, is seen as a private copy). Directories end
+/// in `/`; a missing one is created, a missing file (a JSON config) is
+/// created as `{}`, since the agent cannot create either in a read-only
+/// home.
 pub(crate) fn agent_paths(agent: &str) -> &'static [&'static str] {
     match agent {
         "claude" => &[
