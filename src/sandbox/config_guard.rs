@@ -422,3 +422,99 @@ fn carry_new_entries(s: &ShadowRun, policy: &Policy, trail: &Trail) -> bool {
     }
     ok
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without bubblewrap: what `prepare` binds, and what `finish` brings
+    /// back once "the agent" (this test) wrote the private copies.
+    #[test]
+    fn prepare_binds_and_finish_carries_back() {
+        let t = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(t.path()).unwrap();
+        let env = crate::paths::Env {
+            home: Some(home.clone()),
+            ..Default::default()
+        };
+        let paths = crate::paths::Paths::resolve(&env).unwrap();
+        std::fs::create_dir_all(&paths.state_dir).unwrap();
+        let codex = home.join(".codex");
+        std::fs::create_dir_all(codex.join("sessions")).unwrap();
+        std::fs::create_dir_all(codex.join("rules")).unwrap();
+        std::fs::write(codex.join("config.toml"), "model = \"a\"\n").unwrap();
+        std::fs::write(codex.join("auth.json"), "{}").unwrap();
+        // A run that died: its folder is named.
+        let dead = paths.state_dir.join(PRIVATE_DIR).join("old");
+        std::fs::create_dir_all(&dead).unwrap();
+        std::fs::write(dead.join("pid"), "999999999").unwrap();
+
+        let p = prepare(&home, &paths.state_dir, "s1", "codex").unwrap();
+        assert_eq!(p.leftovers, [dead]);
+        let private = paths.state_dir.join(PRIVATE_DIR).join("s1/shadow-0");
+        let want = [
+            Bind::rw(&private, &codex),
+            Bind::same(&codex.join("auth.json"), false),
+            Bind::same(&codex.join("rules"), true),
+            Bind::same(&codex.join("sessions"), false),
+        ];
+        assert_eq!(p.binds, want);
+        assert_eq!(p.replaces, [codex.clone()]);
+
+        // The agent: a safe key and `notify`, a new folder, a new `.env`.
+        std::fs::write(
+            private.join("config.toml"),
+            "model = \"b\"\nnotify = [\"sh\"]\n",
+        )
+        .unwrap();
+        std::fs::create_dir(private.join("memories")).unwrap();
+        std::fs::write(private.join(".env"), "LD_PRELOAD=x\n").unwrap();
+        let trail = Trail::open(&paths, "s1").unwrap();
+        p.finish(&trail);
+
+        assert_eq!(
+            std::fs::read_to_string(codex.join("config.toml")).unwrap(),
+            "model = \"b\"\n"
+        );
+        assert!(codex.join("memories").is_dir());
+        assert!(!codex.join(".env").exists());
+        assert!(!paths.state_dir.join(PRIVATE_DIR).join("s1").exists());
+        let lines = std::fs::read_to_string(trail.path()).unwrap();
+        let refused: Vec<serde_json::Value> = lines
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .filter(|v: &serde_json::Value| v["event"] == "config-refused")
+            .collect();
+        assert_eq!(refused.len(), 2, "{lines}");
+        assert_eq!(refused[0]["key"], "notify");
+        assert_eq!(refused[1]["path"], codex.join(".env").display().to_string());
+    }
+
+    /// claude: the copy of `~/.claude.json` is seen as
+    /// `~/.claude/.config.json`, unless a real one is there.
+    #[test]
+    fn claudes_global_config_is_seen_in_its_folder() {
+        for real_config_json in [false, true] {
+            let t = tempfile::tempdir().unwrap();
+            let home = std::fs::canonicalize(t.path()).unwrap();
+            std::fs::create_dir_all(home.join(".claude")).unwrap();
+            std::fs::write(home.join(".claude.json"), "{\"a\": 1}").unwrap();
+            if real_config_json {
+                std::fs::write(home.join(".claude/.config.json"), "{\"b\": 1}").unwrap();
+            }
+            let state = home.join("state");
+            let p = prepare(&home, &state, "s", "claude").unwrap();
+            let seen = state.join(PRIVATE_DIR).join("s/shadow-0/.config.json");
+            let text = std::fs::read_to_string(&seen).unwrap();
+            let real: Vec<&PathBuf> = p.files.iter().map(|f| &f.real).collect();
+            if real_config_json {
+                assert_eq!(text, "{\"b\": 1}");
+                assert_eq!(real, [&home.join(".claude/.config.json")]);
+            } else {
+                assert_eq!(text, "{\"a\": 1}");
+                assert_eq!(real, [&home.join(".claude.json")]);
+                assert!(p.replaces.contains(&home.join(".claude.json")));
+            }
+        }
+    }
+}
