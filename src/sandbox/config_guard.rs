@@ -6,8 +6,10 @@
 //! the audit trail, the journal). The real files never hold what the
 //! agent wrote until it has been checked.
 //!
-//! A run killed before its end (SIGKILL) leaves its private folder; the
-//! next run names it, so nothing the agent wrote there is lost unseen.
+//! A run killed before its end (SIGKILL) leaves its private folder with a
+//! manifest; the next run finishes it before starting (a folder without
+//! one, from a run that died while setting up, is named instead), so
+//! nothing the agent wrote there is lost unseen.
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
@@ -19,6 +21,15 @@ use super::agent_config::{self, Guarded, Policy};
 use super::audit_trail::Trail;
 use super::bwrap::Bind;
 use super::config_merge::{self, Format};
+
+/// `eprintln!` that cannot panic: after the run the terminal may be gone
+/// (a closed tab), and the carrying back must go on.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
 
 /// The folder, under nerdr's state dir, of every run's private copies.
 pub const PRIVATE_DIR: &str = "sandbox-private";
@@ -46,6 +57,7 @@ struct ShadowRun {
 /// What `prepare` set up; `finish` takes it back down.
 pub struct Prepared {
     dir: PathBuf,
+    agent: String,
     policy: Policy,
     files: Vec<GuardedRun>,
     shadows: Vec<ShadowRun>,
@@ -53,8 +65,6 @@ pub struct Prepared {
     pub binds: Vec<Bind>,
     /// Real paths the layout must no longer bind writable itself.
     pub replaces: Vec<PathBuf>,
-    /// Left by earlier runs that did not finish.
-    pub leftovers: Vec<PathBuf>,
 }
 
 fn mkdir_private(p: &Path) -> std::io::Result<()> {
@@ -93,16 +103,15 @@ pub fn prepare(
     let root = state_dir.join(PRIVATE_DIR);
     // Made for every run, so every sandbox hides it.
     mkdir_private(&root).with_context(|| format!("cannot make {}", root.display()))?;
-    let leftovers = leftovers(&root);
     let dir = root.join(session);
     let mut p = Prepared {
         dir: dir.clone(),
+        agent: agent.to_string(),
         policy,
         files: Vec::new(),
         shadows: Vec::new(),
         binds: Vec::new(),
         replaces: Vec::new(),
-        leftovers,
     };
     if policy.locked.is_empty() && policy.guarded.is_empty() {
         return Ok(p);
@@ -263,7 +272,148 @@ pub fn prepare(
             g: *g,
         });
     }
+    let manifest = serde_json::to_string(&p.manifest())?;
+    write_private(&dir.join(MANIFEST), &manifest, 0o600)?;
     Ok(p)
+}
+
+/// What a later run needs to finish this one if it dies (paths inside the
+/// private folder relative to it, so the folder can be moved).
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Manifest {
+    agent: String,
+    files: Vec<FileRecord>,
+    shadows: Vec<ShadowRecord>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct FileRecord {
+    rel: String,
+    real: PathBuf,
+    copy: PathBuf,
+    base: Option<String>,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ShadowRecord {
+    rel: String,
+    real: PathBuf,
+    private: PathBuf,
+    placed: Vec<String>,
+}
+
+const MANIFEST: &str = "manifest.json";
+
+impl Prepared {
+    fn manifest(&self) -> Manifest {
+        let inside = |p: &Path| p.strip_prefix(&self.dir).unwrap_or(p).to_path_buf();
+        Manifest {
+            agent: self.agent.clone(),
+            files: self
+                .files
+                .iter()
+                .map(|f| FileRecord {
+                    rel: f.g.rel.to_string(),
+                    real: f.real.clone(),
+                    copy: inside(&f.copy),
+                    base: f.base.clone(),
+                })
+                .collect(),
+            shadows: self
+                .shadows
+                .iter()
+                .map(|s| ShadowRecord {
+                    rel: s.rel.to_string(),
+                    real: s.real.clone(),
+                    private: inside(&s.private),
+                    placed: s
+                        .placed
+                        .iter()
+                        .filter_map(|n| n.to_str().map(String::from))
+                        .collect(),
+                })
+                .collect(),
+        }
+    }
+
+    /// The run recorded in `dir`, to finish it.
+    fn load(dir: &Path) -> Option<Prepared> {
+        let m: Manifest =
+            serde_json::from_str(&std::fs::read_to_string(dir.join(MANIFEST)).ok()?).ok()?;
+        let policy = agent_config::policy(&m.agent);
+        let files = m
+            .files
+            .into_iter()
+            .filter_map(|f| {
+                let g = *policy.guarded.iter().find(|g| g.rel == f.rel)?;
+                Some(GuardedRun {
+                    real: f.real,
+                    copy: dir.join(f.copy),
+                    base: f.base,
+                    g,
+                })
+            })
+            .collect();
+        let shadows = m
+            .shadows
+            .into_iter()
+            .filter_map(|s| {
+                let rel = *policy.shadowed.iter().find(|r| **r == s.rel)?;
+                Some(ShadowRun {
+                    real: s.real,
+                    private: dir.join(s.private),
+                    rel,
+                    placed: s.placed.into_iter().map(OsString::from).collect(),
+                })
+            })
+            .collect();
+        Some(Prepared {
+            dir: dir.to_path_buf(),
+            agent: m.agent,
+            policy,
+            files,
+            shadows,
+            binds: Vec::new(),
+            replaces: Vec::new(),
+        })
+    }
+}
+
+/// Finish the run that left `dir` (it died before its own end): carry
+/// back and report as it would have. False when there is nothing to go
+/// on (it died while setting up, or another run took it first).
+fn recover(dir: &Path, trail: &Trail) -> bool {
+    // Taken by renaming, so two runs starting at once do not both merge.
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let claimed = dir.with_file_name(format!("{name}.recovering-{}", std::process::id()));
+    if std::fs::rename(dir, &claimed).is_err() {
+        return false;
+    }
+    match Prepared::load(&claimed) {
+        Some(p) => {
+            let w = format!(
+                "an earlier run ({}) ended before its agent's config was checked; checking it now",
+                dir.display()
+            );
+            say!("nerdr sandbox: warning: {w}");
+            trail.setting(&w);
+            p.finish(trail);
+            true
+        }
+        None => {
+            let _ = std::fs::rename(&claimed, dir);
+            false
+        }
+    }
+}
+
+/// Finish what earlier runs that died left in `state_dir`, before this
+/// run copies the agent's config; the folders that could not be finished.
+pub fn recover_leftovers(state_dir: &Path, trail: &Trail) -> Vec<PathBuf> {
+    leftovers(&state_dir.join(PRIVATE_DIR))
+        .into_iter()
+        .filter(|d| !recover(d, trail))
+        .collect()
 }
 
 /// Private folders of runs whose process is gone.
@@ -293,7 +443,7 @@ impl Prepared {
             keep |= !carry_new_entries(s, &self.policy, trail);
         }
         if keep {
-            eprintln!(
+            say!(
                 "nerdr sandbox: warning: what could not be carried back stays in {}",
                 self.dir.display()
             );
@@ -304,7 +454,7 @@ impl Prepared {
 }
 
 fn refuse(trail: &Trail, file: &Path, key: &str, why: &str) {
-    eprintln!(
+    say!(
         "nerdr sandbox: WARNING: refused {key} in {}: {why}; the change made inside the sandbox was not kept",
         file.display()
     );
@@ -320,7 +470,7 @@ fn carry_file(f: &GuardedRun, trail: &Trail) -> bool {
                 "cannot read the sandbox's copy of {}: {e}",
                 f.real.display()
             );
-            eprintln!("nerdr sandbox: warning: {w}");
+            say!("nerdr sandbox: warning: {w}");
             trail.setting(&w);
             return false;
         }
@@ -343,7 +493,7 @@ fn carry_file(f: &GuardedRun, trail: &Trail) -> bool {
                 f.real.display(),
                 f.copy.display()
             );
-            eprintln!("nerdr sandbox: warning: {w}");
+            say!("nerdr sandbox: warning: {w}");
             trail.setting(&w);
             return false;
         }
@@ -358,7 +508,7 @@ fn carry_file(f: &GuardedRun, trail: &Trail) -> bool {
                 f.real.display(),
                 f.copy.display()
             );
-            eprintln!("nerdr sandbox: warning: {w}");
+            say!("nerdr sandbox: warning: {w}");
             trail.setting(&w);
             return false;
         }
@@ -403,7 +553,7 @@ fn carry_new_entries(s: &ShadowRun, policy: &Policy, trail: &Trail) -> bool {
             continue;
         }
         if std::fs::symlink_metadata(&real).is_ok() {
-            eprintln!(
+            say!(
                 "nerdr sandbox: warning: {} was made during the run outside the sandbox too; the sandbox's is kept at {}",
                 real.display(),
                 e.path().display()
@@ -412,7 +562,7 @@ fn carry_new_entries(s: &ShadowRun, policy: &Policy, trail: &Trail) -> bool {
             continue;
         }
         if let Err(err) = std::fs::rename(e.path(), &real) {
-            eprintln!(
+            say!(
                 "nerdr sandbox: warning: cannot move {} to {}: {err}",
                 e.path().display(),
                 real.display()
@@ -444,13 +594,8 @@ mod tests {
         std::fs::create_dir_all(codex.join("rules")).unwrap();
         std::fs::write(codex.join("config.toml"), "model = \"a\"\n").unwrap();
         std::fs::write(codex.join("auth.json"), "{}").unwrap();
-        // A run that died: its folder is named.
-        let dead = paths.state_dir.join(PRIVATE_DIR).join("old");
-        std::fs::create_dir_all(&dead).unwrap();
-        std::fs::write(dead.join("pid"), "999999999").unwrap();
 
         let p = prepare(&home, &paths.state_dir, "s1", "codex").unwrap();
-        assert_eq!(p.leftovers, [dead]);
         let private = paths.state_dir.join(PRIVATE_DIR).join("s1/shadow-0");
         let want = [
             Bind::rw(&private, &codex),
@@ -488,6 +633,57 @@ mod tests {
         assert_eq!(refused.len(), 2, "{lines}");
         assert_eq!(refused[0]["key"], "notify");
         assert_eq!(refused[1]["path"], codex.join(".env").display().to_string());
+    }
+
+    /// A run that died (SIGKILL) is finished by the next one; one that died
+    /// while setting up is named.
+    #[test]
+    fn the_next_run_finishes_a_run_that_died() {
+        let t = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(t.path()).unwrap();
+        let env = crate::paths::Env {
+            home: Some(home.clone()),
+            ..Default::default()
+        };
+        let paths = crate::paths::Paths::resolve(&env).unwrap();
+        std::fs::create_dir_all(home.join(".claude")).unwrap();
+        std::fs::write(home.join(".claude.json"), "{\"n\": 1}").unwrap();
+        let p = prepare(&home, &paths.state_dir, "dead", "claude").unwrap();
+        let private = paths.state_dir.join(PRIVATE_DIR).join("dead/shadow-0");
+        std::fs::write(
+            private.join(".config.json"),
+            "{\"n\": 2, \"env\": {\"A\": \"b\"}}",
+        )
+        .unwrap();
+        std::fs::create_dir(private.join("projects")).unwrap();
+        std::fs::write(
+            paths.state_dir.join(PRIVATE_DIR).join("dead/pid"),
+            "999999999",
+        )
+        .unwrap();
+        drop(p); // killed: no finish
+        let broken = paths.state_dir.join(PRIVATE_DIR).join("broken");
+        std::fs::create_dir_all(&broken).unwrap();
+
+        let trail = Trail::open(&paths, "next").unwrap();
+        let left = recover_leftovers(&paths.state_dir, &trail);
+        assert_eq!(left, [broken]);
+        assert_eq!(
+            std::fs::read_to_string(home.join(".claude.json")).unwrap(),
+            "{\"n\": 2}"
+        );
+        assert!(home.join(".claude/projects").is_dir());
+        let text = std::fs::read_to_string(trail.path()).unwrap();
+        assert!(
+            text.contains("config-refused") && text.contains("\"key\":\"env\""),
+            "{text}"
+        );
+        let rest: Vec<_> = std::fs::read_dir(paths.state_dir.join(PRIVATE_DIR))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(rest, [OsString::from("broken")]);
     }
 
     /// claude: the copy of `~/.claude.json` is seen as

@@ -166,8 +166,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         eprintln!("nerdr sandbox: warning: {w}");
         trail.setting(w);
     }
-    let guard = config_guard::prepare(&layout.home, &paths.state_dir, &session, &agent)?;
-    for d in &guard.leftovers {
+    for d in config_guard::recover_leftovers(&paths.state_dir, &trail) {
         let w = format!(
             "{} holds what an earlier run's agent wrote to its config and was never checked \
              (that run did not end normally); look through it, then remove it",
@@ -176,6 +175,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         eprintln!("nerdr sandbox: warning: {w}");
         trail.setting(&w);
     }
+    let guard = config_guard::prepare(&layout.home, &paths.state_dir, &session, &agent)?;
     layout
         .writable
         .retain(|e| !guard.replaces.contains(&e.path));
