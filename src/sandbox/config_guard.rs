@@ -604,7 +604,7 @@ mod tests {
             Bind::same(&codex.join("sessions"), false),
         ];
         assert_eq!(p.binds, want);
-        assert_eq!(p.replaces, [codex.clone()]);
+        assert_eq!(p.replaces, std::slice::from_ref(&codex));
 
         // The agent: a safe key and `notify`, a new folder, a new `.env`.
         std::fs::write(
