@@ -341,7 +341,7 @@ fn the_real_claude_and_codex_keep_their_state_but_not_their_trust() {
     let creds = "{\"claudeAiOauth\": {\"accessToken\": \"t\"}}\n";
     env.write_user_file(".claude/.credentials.json", creds);
     let (ok, screen) = drive(
-        &["trust", "\\r", "shortcuts", "\\x03"],
+        &["trust", "\\r", "shortcuts", "/exit", "exit", "\\r"],
         &["nerdr", "sandbox", "--", "claude"],
     );
     assert!(ok, "claude did not start under the sandbox:\n{screen}");

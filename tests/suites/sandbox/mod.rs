@@ -7,6 +7,8 @@
 //!   socket, the real Claude Code);
 //! - `terminal`: a TUI's resizes, Ctrl-C, job control on a real PTY;
 //! - `regressions`: the confirmed findings of the adversarial review;
+//! - `agent_config`: what an agent writes to its own config inside never
+//!   starts a program outside (stand-ins, then the real claude and codex);
 //! - `settings`: trust of settings files, the audit trail and its journal
 //!   mirror, refusing without bubblewrap, doctor.
 
