@@ -144,7 +144,8 @@ pub fn prepare(
                 write_private(&copy, &text, 0o600)?;
                 placed.insert(name);
                 p.files.push(GuardedRun {
-                    real: e.path(),
+                    // A link to the user's dotfiles stays a link.
+                    real: std::fs::canonicalize(e.path()).unwrap_or(e.path()),
                     copy,
                     base: Some(text),
                     g: *g,
@@ -424,9 +425,11 @@ fn leftovers(root: &Path) -> Vec<PathBuf> {
     rd.flatten()
         .map(|e| e.path())
         .filter(|d| {
+            // No pid yet: a run still setting up (or one that died before
+            // it had copied anything).
             let pid = std::fs::read_to_string(d.join("pid")).unwrap_or_default();
             let pid = pid.trim();
-            pid.is_empty() || !Path::new("/proc").join(pid).exists()
+            !pid.is_empty() && !Path::new("/proc").join(pid).exists()
         })
         .collect()
 }
@@ -592,7 +595,11 @@ mod tests {
         let codex = home.join(".codex");
         std::fs::create_dir_all(codex.join("sessions")).unwrap();
         std::fs::create_dir_all(codex.join("rules")).unwrap();
-        std::fs::write(codex.join("config.toml"), "model = \"a\"\n").unwrap();
+        // The user's config is a link into their dotfiles.
+        std::fs::create_dir(home.join("dotfiles")).unwrap();
+        std::fs::write(home.join("dotfiles/codex.toml"), "model = \"a\"\n").unwrap();
+        std::os::unix::fs::symlink(home.join("dotfiles/codex.toml"), codex.join("config.toml"))
+            .unwrap();
         std::fs::write(codex.join("auth.json"), "{}").unwrap();
 
         let p = prepare(&home, &paths.state_dir, "s1", "codex").unwrap();
@@ -621,6 +628,10 @@ mod tests {
             std::fs::read_to_string(codex.join("config.toml")).unwrap(),
             "model = \"b\"\n"
         );
+        assert!(std::fs::symlink_metadata(codex.join("config.toml"))
+            .unwrap()
+            .file_type()
+            .is_symlink());
         assert!(codex.join("memories").is_dir());
         assert!(!codex.join(".env").exists());
         assert!(!paths.state_dir.join(PRIVATE_DIR).join("s1").exists());
@@ -664,6 +675,7 @@ mod tests {
         drop(p); // killed: no finish
         let broken = paths.state_dir.join(PRIVATE_DIR).join("broken");
         std::fs::create_dir_all(&broken).unwrap();
+        std::fs::write(broken.join("pid"), "999999999").unwrap();
 
         let trail = Trail::open(&paths, "next").unwrap();
         let left = recover_leftovers(&paths.state_dir, &trail);
