@@ -168,8 +168,8 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     }
     for d in config_guard::recover_leftovers(&paths.state_dir, &trail) {
         let w = format!(
-            "{} holds what an earlier run's agent wrote to its config and was never checked \
-             (that run did not end normally); look through it, then remove it",
+            "{} was left by an earlier run that ended while setting up, and could not be \
+             checked; nothing in it was carried back: look through it, then remove it",
             d.display()
         );
         eprintln!("nerdr sandbox: warning: {w}");
