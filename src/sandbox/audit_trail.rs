@@ -3,7 +3,8 @@
 //! decision, each mirrored to the journal as a [`Kind::Sandbox`] entry.
 //! Decisions: the start (settings hash, bubblewrap version, kernel
 //! features), settings keys ignored, each network decision the proxy makes
-//! ([`Trail::net`]), the exit.
+//! ([`Trail::net`]), changes to the agent's config refused after the run,
+//! the exit.
 
 use std::fs::{DirBuilder, File, OpenOptions};
 use std::io::Write;
@@ -177,6 +178,20 @@ impl Trail {
             "git",
             json!({ "action": action, "ref": r, "id": id }),
             format!("sandbox {}: {action}: {message}", self.session),
+        );
+    }
+
+    /// A change the program made to its own config that would start a
+    /// program outside the sandbox: not carried back.
+    pub fn config_refused(&self, file: &std::path::Path, key: &str, why: &str) {
+        self.record(
+            "config-refused",
+            json!({ "path": file, "key": key, "reason": why }),
+            format!(
+                "sandbox {}: refused {key} in {}: {why}",
+                self.session,
+                file.display()
+            ),
         );
     }
 

@@ -6,7 +6,8 @@
 //! 1. the host's root read-only, fresh `/dev` and `/proc`, a private `/tmp`
 //!    (with the home folder and nerdr's binary kept if they lie in it);
 //! 2. the runtime dir hidden (tmpfs), then the sockets the user allowed;
-//! 3. what the agent may write: its own config dirs, `allowWrite`, the
+//! 3. what the agent may write: its own config dirs (then, over them, its
+//!    private config copies and read-only config), `allowWrite`, the
 //!    worktree, and what `git commit` writes (the admin dir, and private
 //!    copies over the repository's objects, refs and logs, with the real
 //!    objects read-only inside the private store);
@@ -46,6 +47,33 @@ impl Entry {
     }
 }
 
+/// A bind of `src` at `dest` (the agent's private config copies, and
+/// what of its config is read-only).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Bind {
+    pub src: PathBuf,
+    pub dest: PathBuf,
+    pub read_only: bool,
+}
+
+impl Bind {
+    pub fn rw(src: &Path, dest: &Path) -> Self {
+        Bind {
+            src: src.to_path_buf(),
+            dest: dest.to_path_buf(),
+            read_only: false,
+        }
+    }
+    /// The same path inside as outside.
+    pub fn same(p: &Path, read_only: bool) -> Self {
+        Bind {
+            src: p.to_path_buf(),
+            dest: p.to_path_buf(),
+            read_only,
+        }
+    }
+}
+
 /// Everything the argument vector depends on.
 #[derive(Debug, Clone)]
 pub struct Layout {
@@ -77,6 +105,9 @@ pub struct Layout {
     pub private_git: Option<PrivateGit>,
     /// The agent's own config and cache dirs, and `allowWrite`.
     pub writable: Vec<Entry>,
+    /// Over the agent's dirs, in order: its private config copies and
+    /// shadow folders, and its read-only config (`config_guard`).
+    pub agent_config: Vec<Bind>,
     /// `denyWrite`, and files the agent must not change for its next run
     /// (the user's own settings inside its config dir).
     pub read_only: Vec<Entry>,
@@ -157,6 +188,10 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     }
     for e in &l.writable {
         a.bind("--bind", &e.path);
+    }
+    for b in &l.agent_config {
+        a.path2(if b.read_only { "--ro-bind" } else { "--bind" }, &b.src);
+        a.path(&b.dest);
     }
     a.bind("--bind", &l.worktree);
     let git_protected = git_binds(&l.git, l.private_git.as_ref(), w, &mut a);

@@ -32,6 +32,7 @@ fn base() -> Layout {
             Entry::dir("/home/u/.claude"),
             Entry::file("/home/u/.claude.json"),
         ],
+        agent_config: vec![],
         read_only: vec![Entry::file("/home/u/.claude/settings.json")],
         hidden: vec![Entry::dir("/home/u/.ssh"), Entry::file("/home/u/.netrc")],
         sockets: vec![],

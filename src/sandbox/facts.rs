@@ -14,12 +14,12 @@ use super::weaken::Weaken;
 use crate::paths::Paths;
 
 /// Where each agent keeps its sign-in state, config and caches (relative to
-/// HOME): writable in its sandbox. Directories end in `/`; a missing one is
-/// created, a missing file (a JSON config) is created as `{}`, since the
-/// agent cannot create either in a read-only home. A bound file cannot be
-/// replaced by rename (EBUSY): Claude Code then falls back to writing
-/// `~/.claude.json` in place, which works.
-fn agent_paths(agent: &str) -> &'static [&'static str] {
+/// HOME): writable in its sandbox, except what `agent_config` protects
+/// (`~/.claude.json`, for one, is seen as a private copy). Directories end
+/// in `/`; a missing one is created, a missing file (a JSON config) is
+/// created as `{}`, since the agent cannot create either in a read-only
+/// home.
+pub(crate) fn agent_paths(agent: &str) -> &'static [&'static str] {
     match agent {
         "claude" => &[
             ".claude/",
@@ -109,15 +109,6 @@ fn unsafe_to_write(
         ));
     }
     None
-}
-
-/// Files the agent's config dir holds that nerdr trusts to loosen the
-/// sandbox: kept read-only so the agent cannot loosen its next run.
-fn pinned_settings(agent: &str) -> &'static [&'static str] {
-    match agent {
-        "claude" => &[".claude/settings.json"],
-        _ => &[],
-    }
 }
 
 /// Credential stores, relative to HOME: hidden unless `allowRead` names
@@ -255,16 +246,9 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
         }
     }
 
+    // The agent's own config that starts programs (and
+    // `~/.claude/settings.json`, which nerdr trusts) is `config_guard`'s.
     let mut read_only = Vec::new();
-    for rel in pinned_settings(i.agent) {
-        let p = home.join(rel);
-        if std::fs::symlink_metadata(&p).is_err() {
-            // An empty settings file, so the agent cannot create one that
-            // its next run would trust.
-            let _ = std::fs::write(&p, "{}\n");
-        }
-        read_only.extend(entry(&p));
-    }
     // Outside what the sandbox writes everything is read-only already; a
     // read-only bind there would bring the host's own /tmp, /proc or
     // runtime dir back over the sandbox's private ones.
@@ -358,6 +342,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             git,
             private_git: None,
             writable,
+            agent_config: Vec::new(),
             read_only,
             hidden,
             sockets,

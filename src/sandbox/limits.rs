@@ -52,6 +52,13 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
         &writable,
     );
     out.push_str("  /tmp (private to this sandbox, empty at start)\n");
+    if !l.agent_config.is_empty() {
+        out.push_str(
+            "  your own config folders are private copies: what in them starts programs \
+             (MCP servers, hooks, plugins, notify commands, trust answers) is not carried back \
+             after the run; the rest (sign-in, history) is\n",
+        );
+    }
     if let Some(common) = l.git.common() {
         out.push_str(&format!(
             "  {}: objects, refs and logs are a private copy: new commits on the branch you \
@@ -67,6 +74,13 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
         read_only.extend(l.nerdr_read_only.iter().cloned());
     }
     read_only.extend(l.read_only.iter().map(|e| e.path.clone()));
+    // The agent's config that starts programs (`agent_config`).
+    read_only.extend(
+        l.agent_config
+            .iter()
+            .filter(|b| b.read_only)
+            .map(|b| b.dest.clone()),
+    );
     section(
         &mut out,
         "Read-only even inside the writable places (git admin files, nerdr's folders, \

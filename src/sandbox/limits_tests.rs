@@ -31,6 +31,7 @@ fn layout() -> Layout {
             },
         },
         writable: vec![Entry::dir("/home/u/.claude")],
+        agent_config: vec![],
         read_only: vec![Entry::dir("/home/u/.claude/settings.json")],
         hidden: vec![Entry::dir("/home/u/.ssh"), Entry::dir("/home/u/.aws")],
         sockets: vec![],
@@ -174,4 +175,26 @@ fn a_path_with_a_newline_stays_on_its_line() {
     l.writable.push(Entry::dir("/home/u/odd\nname"));
     let got = text(&l, &net(true));
     assert!(!got.contains("odd\nname"), "{got}");
+}
+
+#[test]
+fn the_agents_protected_config_is_named_and_its_copies_explained() {
+    let mut l = layout();
+    l.agent_config = vec![
+        crate::sandbox::bwrap::Bind::same(std::path::Path::new("/home/u/.claude/plugins"), true),
+        crate::sandbox::bwrap::Bind::rw(
+            std::path::Path::new("/home/u/.local/state/nerdr/sandbox-private/s/claude.json"),
+            std::path::Path::new("/home/u/.claude/.config.json"),
+        ),
+    ];
+    let t = text(&l, &net(true));
+    let read_only = t.split("Read-only even inside").nth(1).unwrap();
+    let read_only = read_only.split("\n\n").next().unwrap();
+    assert!(read_only.contains("  /home/u/.claude/plugins\n"), "{t}");
+    assert!(!read_only.contains(".config.json"), "{t}");
+    assert!(
+        t.contains("your own config folders are private copies"),
+        "{t}"
+    );
+    assert!(!text(&layout(), &net(true)).contains("private copies: what in them"));
 }

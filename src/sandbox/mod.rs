@@ -10,6 +10,9 @@
 //! - `private_git`: the program's private copy of the repository's
 //!   history; `ref_rules`: which of its branch changes come back;
 //!   `bring_home`: bringing them back, live and at the end;
+//! - `agent_config`: which of each agent's config starts programs;
+//!   `config_merge`: what of a config file comes back after the run
+//!   (`config_guard` applies both);
 //! - `availability`: can bubblewrap run here, and if not, what to do;
 //! - `network`: the seam where the filtering proxy plugs in;
 //!   `ask_person`: how it asks the person about a host on neither list
@@ -21,11 +24,14 @@
 //! TUIs, resizes and job control work; the seccomp filter stops TIOCSTI
 //! instead.
 
+pub mod agent_config;
 pub mod ask_person;
 pub mod audit_trail;
 pub mod availability;
 pub mod bring_home;
 pub mod bwrap;
+mod config_guard;
+pub mod config_merge;
 pub mod env;
 mod facts;
 pub mod git_layout;
@@ -178,6 +184,27 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         eprintln!("nerdr sandbox: warning: {w}");
         trail.setting(w);
     }
+    for d in config_guard::recover_leftovers(&paths.state_dir, &trail) {
+        let w = format!(
+            "{} was left by an earlier run that ended while setting up, and could not be \
+             checked; nothing in it was carried back: look through it, then remove it",
+            d.display()
+        );
+        eprintln!("nerdr sandbox: warning: {w}");
+        trail.setting(&w);
+    }
+    let guard = config_guard::prepare(&layout.home, &paths.state_dir, &session, &agent)?;
+    layout
+        .writable
+        .retain(|e| !guard.replaces.contains(&e.path));
+    layout.agent_config = guard.binds.clone();
+    // Every run's private copies, this one's included: its own are bound
+    // in place already.
+    layout.hidden.push(bwrap::Entry::dir(
+        std::fs::canonicalize(&paths.state_dir)
+            .unwrap_or_else(|_| paths.state_dir.clone())
+            .join(config_guard::PRIVATE_DIR),
+    ));
     if !req.weaken.is_empty() {
         eprintln!(
             "nerdr sandbox: warning: WEAKENED sandbox for testing: {}",
@@ -297,6 +324,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     if let Some(h) = watcher.and_then(bring_home::Watcher::stop) {
         h.finish();
     }
+    guard.finish(&trail);
     let reported = status_reader.join().unwrap_or_default();
     if !reported.contains("child-pid") {
         // bwrap ended before starting CMD: it could not build the sandbox.

@@ -56,6 +56,9 @@ fn the_sandbox_check_passes_nerdr_sandbox_and_the_agent_works_in_it() {
     let Some(env) = installed("\"nerdr\", \"sandbox\", \"--\", \"claude\"") else {
         return;
     };
+    // Signed in before: the file is the real one inside (a file the agent
+    // makes at the top of ~/.claude comes out when its run ends).
+    env.write_user_file(".claude/state", "");
     let out = nerdr(&env, &["agent", "claude"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let tab = text(&out.stdout).trim().to_string();

@@ -10,10 +10,13 @@
 //!   a hand-run sandbox records sandbox history;
 //! - `regressions`: the confirmed findings of the adversarial review;
 //! - `asking`: hosts on neither list asked of the person; the limits file;
+//! - `agent_config`: what an agent writes to its own config inside never
+//!   starts a program outside (stand-ins, then the real claude and codex);
 //! - `settings`: trust of settings files, the audit trail and its journal
 //!   mirror, refusing without bubblewrap, doctor.
 
 mod agent;
+mod agent_config;
 mod asking;
 mod escapes;
 mod history;

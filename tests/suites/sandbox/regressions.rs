@@ -58,12 +58,14 @@ fn a_replaced_settings_symlink_cannot_loosen_the_next_run() {
     let replace = r#"rm ~/.claude/settings.json && echo '{"sandbox": {"enabled": false}}' > ~/.claude/settings.json"#;
     let out = sandbox(&env, &proj, &[&claude, "sh", "-c", replace]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // Since issue 13 the agent replaces the link in its private view of
+    // ~/.claude only; the next run must not be loosened either way.
     assert!(
-        !std::fs::symlink_metadata(&link)
+        std::fs::symlink_metadata(&link)
             .unwrap()
             .file_type()
             .is_symlink(),
-        "the link was not replaced: the test shows nothing"
+        "the agent replaced the real link"
     );
 
     let escaped = home.join("escaped").display().to_string();
@@ -73,7 +75,6 @@ fn a_replaced_settings_symlink_cannot_loosen_the_next_run() {
         !home.join("escaped").exists(),
         "the next run was loosened: {stderr}"
     );
-    assert!(stderr.contains("was a symbolic link"), "{stderr}");
 }
 
 /// Finding 3: every session's proxy socket was visible (and connectable)
@@ -224,9 +225,11 @@ fn a_dangling_settings_symlink_cannot_loosen_the_next_run_either() {
     let replace = r#"rm -f ~/.claude/settings.json && echo '{"sandbox": {"enabled": false}}' > ~/.claude/settings.json"#;
     let out = sandbox(&env, &proj, &[&claude, "sh", "-c", replace]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    // Since issue 13 the agent replaces the link in its private view of
+    // ~/.claude only.
     assert!(
-        std::fs::metadata(&link).is_ok_and(|m| m.is_file()),
-        "not replaced: shows nothing"
+        std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink()),
+        "the agent replaced the real link"
     );
 
     let escaped = home.join("escaped").display().to_string();

@@ -1,0 +1,575 @@
+//! Which parts of each agent's own config start programs, and so must not
+//! change from inside `nerdr sandbox`: the same CLI runs them later outside
+//! any sandbox (run by hand, or as an unsandboxed nerdr agent). Pure data
+//! and its checks; `config_guard` applies it.
+//!
+//! Three kinds of protection, per entry (paths relative to HOME):
+//! - [`Locked`]: read-only inside. Folders and files that hold only
+//!   program-starting things (plugins, hooks, MCP lists, allow rules).
+//! - [`Guarded`]: files that mix sign-in and bookkeeping the agent must
+//!   keep writing with program-starting keys. The sandbox writes a private
+//!   copy; after the run only what [`Carry`] allows goes back into the real
+//!   file (`config_merge`), the rest is refused and reported.
+//! - `shadowed` folders: the sandbox sees a private folder whose entries
+//!   are the real ones bound in, so a guarded file there can be replaced by
+//!   rename (codex writes its config that way; a file bound over it could
+//!   not be), and a locked entry that does not exist cannot be created on
+//!   the host: what the agent adds at the top level is carried over after
+//!   the run, unless it is locked or guarded.
+//!
+//! Claude and codex were read from the installed CLIs (Claude Code 2.1.197,
+//! codex-cli 0.171.0: their config readers and defaults); the others from
+//! their documentation, which moves: SECURITY.md says which.
+
+use super::config_merge::{Carry, Format, Rule};
+
+/// Read-only inside the sandbox.
+#[derive(Debug, Clone, Copy)]
+pub struct Locked {
+    pub rel: &'static str,
+    pub dir: bool,
+    pub why: &'static str,
+}
+
+/// A mixed file: a private copy inside, safe keys carried back.
+#[derive(Debug, Clone, Copy)]
+pub struct Guarded {
+    pub rel: &'static str,
+    /// Where the sandbox sees the copy, when not at `rel` (in a shadowed
+    /// folder); unused when something real is there already.
+    pub inside: Option<&'static str>,
+    pub format: Format,
+    pub carry: Carry,
+}
+
+/// One agent's protections.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Policy {
+    /// Agent folders whose top level is a private folder for the run.
+    pub shadowed: &'static [&'static str],
+    pub locked: &'static [Locked],
+    pub guarded: &'static [Guarded],
+}
+
+const fn dir(rel: &'static str, why: &'static str) -> Locked {
+    Locked {
+        rel,
+        dir: true,
+        why,
+    }
+}
+
+const fn file(rel: &'static str, why: &'static str) -> Locked {
+    Locked {
+        rel,
+        dir: false,
+        why,
+    }
+}
+
+const fn rule(key: &'static [&'static str], why: &'static str) -> Rule {
+    Rule { key, why }
+}
+
+const MCP: &str = "lists MCP servers, programs the agent starts";
+const HOOKS: &str = "hooks: programs the agent runs on its events";
+const TRUST: &str = "trusts a folder, so the agent runs that folder's own hooks and MCP servers";
+const ALLOW: &str = "allow rules: commands the agent then runs without asking";
+const ENV: &str = "environment for the agent and its tools (NODE_OPTIONS, PATH, LD_PRELOAD)";
+const PLUGINS: &str = "plugins: code the agent loads, with their own hooks and MCP servers";
+
+/// What of claude's global config comes back.
+const CLAUDE_CARRY: Carry = Carry::AllBut(&[
+    rule(&["mcpServers"], MCP),
+    rule(&["env"], ENV),
+    rule(&["apiKeyHelper"], "a program claude runs for its API key"),
+    rule(&["projects", "*", "mcpServers"], MCP),
+    rule(
+        &["projects", "*", "enabledMcpjsonServers"],
+        "approves a project's .mcp.json servers",
+    ),
+    rule(
+        &["projects", "*", "disabledMcpjsonServers"],
+        "decides which of a project's .mcp.json servers start",
+    ),
+    rule(
+        &["projects", "*", "enableAllProjectMcpServers"],
+        "approves every server of a project's .mcp.json",
+    ),
+    rule(&["projects", "*", "hasTrustDialogAccepted"], TRUST),
+    rule(&["projects", "*", "allowedTools"], ALLOW),
+    rule(
+        &["bypassPermissionsModeAccepted"],
+        "accepts running every command without asking",
+    ),
+    rule(
+        &["remoteControlAtStartup"],
+        "lets a remote session drive claude, and so run commands",
+    ),
+    rule(
+        &["autoAddRemoteControlDaemonWorker"],
+        "lets a remote session drive claude, and so run commands",
+    ),
+]);
+
+/// Claude reads its global config from `~/.claude/.config.json` when that
+/// exists, else from `~/.claude.json`, writing either by a temporary file
+/// renamed over it (its folder must be writable: home is not). So the
+/// sandbox sees the copy of `~/.claude.json` as `~/.claude/.config.json`,
+/// in the shadowed `~/.claude`; and the agent cannot leave a
+/// `.config.json` there that the host's claude would read instead.
+const CLAUDE: Policy = Policy {
+    shadowed: &[".claude"],
+    locked: &[
+        file(
+            ".claude/settings.json",
+            "hooks, statusLine, apiKeyHelper, env, permission rules, enabled plugins, and the \
+             sandbox settings nerdr trusts",
+        ),
+        dir(".claude/plugins", PLUGINS),
+        dir(
+            ".claude/hooks",
+            "the usual home of the scripts the user's hooks run",
+        ),
+        dir(
+            ".claude/commands",
+            "slash commands: their `!` lines run shell commands with the tools their front \
+             matter allows",
+        ),
+        dir(
+            ".claude/agents",
+            "subagents: their front matter sets tools and hooks",
+        ),
+        dir(
+            ".claude/skills",
+            "skills: scripts and front matter with tools and hooks",
+        ),
+        dir(".claude/local", "a local install of claude itself"),
+    ],
+    guarded: &[
+        Guarded {
+            rel: ".claude/.config.json",
+            inside: None,
+            format: Format::Json,
+            carry: CLAUDE_CARRY,
+        },
+        Guarded {
+            rel: ".claude.json",
+            inside: Some(".claude/.config.json"),
+            format: Format::Json,
+            carry: CLAUDE_CARRY,
+        },
+    ],
+};
+
+const CODEX: Policy = Policy {
+    shadowed: &[".codex"],
+    locked: &[
+        dir(
+            ".codex/rules",
+            "exec-policy rules: commands codex runs without asking",
+        ),
+        file(".codex/.env", ENV),
+        file(".codex/hooks.json", HOOKS),
+        dir(".codex/hooks", HOOKS),
+        dir(".codex/plugins", PLUGINS),
+        dir(
+            ".codex/agents",
+            "agent roles: config layers of their own (MCP servers, notify)",
+        ),
+        file(
+            ".codex/managed_config.toml",
+            "a config layer above config.toml: the same keys",
+        ),
+    ],
+    guarded: &[Guarded {
+        rel: ".codex/config.toml",
+        inside: None,
+        format: Format::Toml,
+        // The file is the user's settings; codex itself writes only these.
+        // Everything else (notify, mcp_servers, profiles, approval_policy,
+        // sandbox_mode, shell_environment_policy, model_providers, hooks,
+        // plugins, projects' trust_level, js_repl_node_path, ...) stays as
+        // the user wrote it.
+        carry: Carry::Only(&[
+            rule(&["notice"], "notices codex has shown"),
+            rule(&["model"], "the model chosen with /model"),
+            rule(&["model_reasoning_effort"], "the effort chosen with /model"),
+            rule(
+                &["tui"],
+                "what the terminal UI has shown (model notices, the screen-reader check)",
+            ),
+        ]),
+    }],
+};
+
+const OPENCODE: Policy = Policy {
+    shadowed: &[".config/opencode"],
+    locked: &[
+        file(
+            ".config/opencode/opencode.json",
+            "MCP servers, LSP and formatter commands, plugins, permission rules",
+        ),
+        file(
+            ".config/opencode/opencode.jsonc",
+            "MCP servers, LSP and formatter commands, plugins, permission rules",
+        ),
+        file(
+            ".config/opencode/config.json",
+            "MCP servers, LSP and formatter commands, plugins, permission rules",
+        ),
+        dir(".config/opencode/plugin", PLUGINS),
+        dir(".config/opencode/plugins", PLUGINS),
+        dir(".config/opencode/tool", "custom tools: code opencode loads"),
+        dir(
+            ".config/opencode/tools",
+            "custom tools: code opencode loads",
+        ),
+        file(
+            ".config/opencode/package.json",
+            "packages opencode installs and loads",
+        ),
+        dir(".config/opencode/node_modules", "packages opencode loads"),
+        dir(
+            ".local/share/opencode/bin",
+            "language servers opencode downloads and runs",
+        ),
+        dir(
+            ".cache/opencode/node_modules",
+            "plugin and provider packages opencode loads",
+        ),
+    ],
+    guarded: &[],
+};
+
+const GEMINI: Policy = Policy {
+    shadowed: &[".gemini"],
+    locked: &[
+        dir(".gemini/extensions", PLUGINS),
+        dir(
+            ".gemini/commands",
+            "custom commands: `!{...}` runs shell commands",
+        ),
+        dir(".gemini/policies", ALLOW),
+        file(".gemini/.env", ENV),
+        file(".gemini/trustedFolders.json", TRUST),
+    ],
+    guarded: &[Guarded {
+        rel: ".gemini/settings.json",
+        inside: None,
+        format: Format::Json,
+        carry: Carry::AllBut(&[
+            rule(&["mcpServers"], MCP),
+            rule(
+                &["mcp"],
+                "which MCP servers may start, and a command for them",
+            ),
+            rule(&["hooks"], HOOKS),
+            rule(&["hooksConfig"], HOOKS),
+            rule(
+                &["tools"],
+                "tool discovery and call commands, the sandbox, allowed tools",
+            ),
+            rule(&["security", "folderTrust"], TRUST),
+            rule(&["advanced"], "environment variables passed to tools"),
+            rule(&["extensions"], PLUGINS),
+        ]),
+    }],
+};
+
+const COPILOT: Policy = Policy {
+    shadowed: &[".copilot"],
+    locked: &[
+        file(".copilot/mcp-config.json", MCP),
+        dir(".copilot/hooks", HOOKS),
+        dir(
+            ".copilot/agents",
+            "custom agents: their tools and MCP servers",
+        ),
+        dir(".copilot/skills", "skills: scripts the agent runs"),
+    ],
+    guarded: &[Guarded {
+        rel: ".copilot/config.json",
+        inside: None,
+        format: Format::Json,
+        carry: Carry::AllBut(&[
+            rule(&["trusted_folders"], TRUST),
+            rule(&["allowed_tools"], ALLOW),
+            rule(&["mcpServers"], MCP),
+            rule(&["hooks"], HOOKS),
+        ]),
+    }],
+};
+
+const CURSOR: Policy = Policy {
+    shadowed: &[".cursor"],
+    locked: &[
+        file(".cursor/mcp.json", MCP),
+        file(".cursor/hooks.json", HOOKS),
+        dir(".cursor/hooks", HOOKS),
+        dir(
+            ".cursor/extensions",
+            "the Cursor editor's extensions: code it runs",
+        ),
+    ],
+    guarded: &[Guarded {
+        rel: ".cursor/cli-config.json",
+        inside: None,
+        format: Format::Json,
+        carry: Carry::AllBut(&[
+            rule(&["permissions"], ALLOW),
+            rule(&["approvalMode"], ALLOW),
+            rule(&["sandbox"], "turns cursor-agent's own sandbox off"),
+            rule(&["mcpServers"], MCP),
+        ]),
+    }],
+};
+
+const GROK: Policy = Policy {
+    shadowed: &[".grok"],
+    locked: &[file(".grok/settings.json", MCP)],
+    guarded: &[Guarded {
+        rel: ".grok/user-settings.json",
+        inside: None,
+        format: Format::Json,
+        carry: Carry::AllBut(&[rule(&["mcpServers"], MCP), rule(&["hooks"], HOOKS)]),
+    }],
+};
+
+/// The protections for the agent named `agent` (the program's name);
+/// none for a program nerdr does not know.
+pub fn policy(agent: &str) -> Policy {
+    match agent {
+        "claude" => CLAUDE,
+        "codex" => CODEX,
+        "opencode" => OPENCODE,
+        "gemini" | "agy" => GEMINI,
+        "copilot" => COPILOT,
+        "cursor-agent" => CURSOR,
+        "grok" => GROK,
+        _ => Policy::default(),
+    }
+}
+
+/// The shadowed folder `rel` lies directly in, if any.
+pub fn shadow_of(p: &Policy, rel: &str) -> Option<&'static str> {
+    let parent = std::path::Path::new(rel).parent()?.to_str()?;
+    p.shadowed.iter().copied().find(|s| *s == parent)
+}
+
+/// Whether `rel` is locked or guarded.
+pub fn is_protected(p: &Policy, rel: &str) -> bool {
+    p.locked.iter().any(|l| l.rel == rel) || p.guarded.iter().any(|g| g.rel == rel)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sandbox::config_merge::{merge, Format};
+    use crate::sandbox::facts::agent_paths;
+
+    /// Per agent: every entry lies where the sandbox can protect it (in
+    /// the agent's own folders, a guarded file in a folder there shadowed
+    /// unless it is directly in HOME), nothing is listed twice, and each
+    /// says why.
+    #[test]
+    fn every_entry_is_where_it_can_be_protected() {
+        for agent in [
+            "claude",
+            "codex",
+            "opencode",
+            "gemini",
+            "agy",
+            "copilot",
+            "cursor-agent",
+            "grok",
+        ] {
+            let p = policy(agent);
+            let own: Vec<&str> = agent_paths(agent)
+                .iter()
+                .filter_map(|d| d.strip_suffix('/'))
+                .collect();
+            assert!(!p.locked.is_empty(), "{agent}: nothing locked");
+            for s in p.shadowed {
+                assert!(own.contains(s), "{agent}: shadowed {s} is not its folder");
+            }
+            for l in p.locked {
+                assert!(!l.why.is_empty());
+                assert!(
+                    own.iter().any(|d| l.rel.starts_with(&format!("{d}/"))),
+                    "{agent}: {} is outside its folders",
+                    l.rel
+                );
+            }
+            for g in p.guarded {
+                let seen = g.inside.unwrap_or(g.rel);
+                assert!(
+                    shadow_of(&p, seen).is_some(),
+                    "{agent}: {seen} can be replaced by rename only in a shadowed folder"
+                );
+                if let Some(i) = g.inside {
+                    assert!(
+                        p.guarded.iter().any(|o| o.rel == i),
+                        "{agent}: {i} is where {} is seen, and must be guarded itself",
+                        g.rel
+                    );
+                }
+            }
+            let mut all: Vec<&str> = p
+                .locked
+                .iter()
+                .map(|l| l.rel)
+                .chain(p.guarded.iter().map(|g| g.rel))
+                .collect();
+            let n = all.len();
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), n, "{agent}: an entry is listed twice");
+        }
+        assert!(policy("bash").locked.is_empty() && policy("bash").guarded.is_empty());
+    }
+
+    /// One row per agent: what a sandboxed run plants in its guarded file
+    /// is refused, a safe key and sign-in state come back.
+    #[test]
+    fn each_agents_guarded_file_refuses_what_starts_programs() {
+        // (agent, file, base, ours, refused keys, a key path that must come back)
+        type Row<'a> = (
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a str,
+            &'a [&'a str],
+            &'a [&'a str],
+        );
+        let rows: &[Row] = &[
+            (
+                "claude",
+                ".claude.json",
+                r#"{"projects": {"/p": {"lastCost": 0}}}"#,
+                r#"{"oauthAccount": {"emailAddress": "u@example.com"}, "env": {"NODE_OPTIONS": "--require /x"},
+                   "mcpServers": {"e": {"command": "sh"}}, "apiKeyHelper": "sh",
+                   "projects": {"/p": {"lastCost": 1, "hasTrustDialogAccepted": true, "allowedTools": ["Bash(*)"],
+                   "enableAllProjectMcpServers": true}}}"#,
+                &[
+                    "apiKeyHelper",
+                    "env",
+                    "mcpServers",
+                    "projects[\"/p\"].allowedTools",
+                    "projects[\"/p\"].enableAllProjectMcpServers",
+                    "projects[\"/p\"].hasTrustDialogAccepted",
+                ],
+                &["oauthAccount", "emailAddress"],
+            ),
+            (
+                "codex",
+                ".codex/config.toml",
+                "model = \"a\"\n",
+                "model = \"b\"\nnotify = [\"sh\"]\napproval_policy = \"never\"\n[mcp_servers.e]\ncommand = \"sh\"\n[projects.\"/p\"]\ntrust_level = \"trusted\"\n",
+                &[
+                    "approval_policy",
+                    "mcp_servers.e.command",
+                    "notify",
+                    "projects[\"/p\"].trust_level",
+                ],
+                &["model"],
+            ),
+            (
+                "gemini",
+                ".gemini/settings.json",
+                "{}",
+                r#"{"security": {"auth": {"selectedType": "oauth-personal"}, "folderTrust": {"enabled": false}},
+                   "mcpServers": {"e": {"command": "sh"}}, "hooks": {"BeforeTool": []}, "tools": {"discoveryCommand": "sh"}}"#,
+                &["hooks", "mcpServers", "security.folderTrust", "tools"],
+                &["security", "auth", "selectedType"],
+            ),
+            (
+                "copilot",
+                ".copilot/config.json",
+                "{}",
+                r#"{"last_logged_in_user": {"login": "u"}, "trusted_folders": ["/"]}"#,
+                &["trusted_folders"],
+                &["last_logged_in_user", "login"],
+            ),
+            (
+                "cursor-agent",
+                ".cursor/cli-config.json",
+                "{}",
+                r#"{"model": "m", "permissions": {"allow": ["Shell(*)"]}}"#,
+                &["permissions"],
+                &["model"],
+            ),
+            (
+                "grok",
+                ".grok/user-settings.json",
+                "{}",
+                r#"{"defaultModel": "m", "mcpServers": {"e": {"command": "sh"}}}"#,
+                &["mcpServers"],
+                &["defaultModel"],
+            ),
+        ];
+        for (agent, rel, base, ours, refused, kept) in rows {
+            let g = policy(agent)
+                .guarded
+                .iter()
+                .find(|g| g.rel == *rel)
+                .copied()
+                .unwrap_or_else(|| panic!("{agent}: {rel} is not guarded"));
+            let m = merge(g.format, g.carry, Some(base), ours, Some(base)).unwrap();
+            let got: Vec<&str> = m.refused.iter().map(|r| r.key.as_str()).collect();
+            assert_eq!(&got, refused, "{agent}");
+            let text = m
+                .text
+                .unwrap_or_else(|| panic!("{agent}: nothing came back"));
+            let v: serde_json::Value = match g.format {
+                Format::Json => serde_json::from_str(&text).unwrap(),
+                Format::Toml => {
+                    serde_json::to_value(toml::from_str::<toml::Table>(&text).unwrap()).unwrap()
+                }
+            };
+            let mut at = &v;
+            for k in *kept {
+                at = at
+                    .get(k)
+                    .unwrap_or_else(|| panic!("{agent}: {kept:?} lost: {text}"));
+            }
+        }
+    }
+
+    #[test]
+    fn locked_entries_per_agent() {
+        // (agent, must be locked)
+        let rows: &[(&str, &[&str])] = &[
+            (
+                "claude",
+                &[".claude/settings.json", ".claude/plugins", ".claude/hooks"],
+            ),
+            (
+                "codex",
+                &[".codex/rules", ".codex/.env", ".codex/hooks.json"],
+            ),
+            (
+                "opencode",
+                &[
+                    ".config/opencode/opencode.json",
+                    ".config/opencode/plugin",
+                    ".local/share/opencode/bin",
+                ],
+            ),
+            (
+                "gemini",
+                &[".gemini/extensions", ".gemini/trustedFolders.json"],
+            ),
+            ("agy", &[".gemini/extensions"]),
+            ("copilot", &[".copilot/mcp-config.json", ".copilot/hooks"]),
+            ("cursor-agent", &[".cursor/mcp.json", ".cursor/hooks.json"]),
+            ("grok", &[".grok/settings.json"]),
+        ];
+        for (agent, want) in rows {
+            let p = policy(agent);
+            for w in *want {
+                assert!(is_protected(&p, w), "{agent}: {w} not locked");
+            }
+        }
+    }
+}
