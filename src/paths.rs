@@ -1,6 +1,7 @@
-//! Where nerdr keeps its files (DESIGN.md, "Paths"). Pure: every path is
-//! derived from a [`Env`] snapshot, so tests can feed any environment and the
-//! rest of the program never reads XDG variables itself.
+//! Where nerdr keeps its files (docs/ARCHITECTURE.md, "Paths"). Pure: every
+//! path is derived from a [`Env`] snapshot, so tests can feed any
+//! environment and the rest of the program never reads XDG variables
+//! itself.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

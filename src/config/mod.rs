@@ -1,7 +1,8 @@
-//! nerdr's config file (`config.toml`, DESIGN.md "Config"): the plain data it
-//! holds and how an agent name turns into the program to start. Reading the
-//! file is [`load`]; everything after is pure ([`parse`] takes text), so
-//! tests feed strings. The schema lives in `schema.rs`, the built-in agents
+//! nerdr's config file (`config.toml`; docs/ARCHITECTURE.md, "Config", and
+//! its keys in README.md, "Config"): the plain data it holds and how an
+//! agent name turns into the program to start. Reading the file is
+//! [`load`]; everything after is pure ([`parse`] takes text), so tests
+//! feed strings. The schema lives in `schema.rs`, the built-in agents
 //! in `builtin.rs`, the located TOML tree in `tree.rs`, the error kinds in
 //! `error.rs`. Launching is not here.
 

@@ -33,7 +33,8 @@ const CLIENT_KEYS: &[&str] = &["prefix"];
 const TABS_KEYS: &[&str] = &["worktree"];
 const REVIEW_KEYS: &[&str] = &["agent", "args"];
 
-/// Environment prefixes nerdr owns (DESIGN.md, "What the agent sees").
+/// Environment prefixes nerdr owns (docs/ARCHITECTURE.md, "What the agent
+/// sees").
 const RESERVED_ENV: &[&str] = &["NERDR_", "HERDR_"];
 
 /// Where the text came from, for locations.

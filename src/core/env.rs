@@ -1,5 +1,5 @@
-//! The environment a program starts with (DESIGN.md, "What the agent sees").
-//! Pure: the caller's environment and the tab's facts in, the complete
+//! The environment a program starts with (docs/ARCHITECTURE.md, "What the
+//! agent sees"). Pure: the caller's environment and the tab's facts in, the complete
 //! environment out. Nothing of the core's own environment leaks through.
 
 use std::collections::BTreeMap;

@@ -5,8 +5,8 @@
 //! T's scope, in T's program's user and PID namespaces (a process inside
 //! a sandbox under T's program, `nerdr sandbox -- CMD` in a tab, is not
 //! T's program's equal). Otherwise the caller is treated as sandboxed, and
-//! refused outright if T is not sandboxed (DESIGN.md, "The privilege
-//! model").
+//! refused outright if T is not sandboxed (docs/ARCHITECTURE.md, "The
+//! privilege model").
 //! Pure: the connection and `/proc` hand in the facts.
 
 /// What is known of the tab the secret names.

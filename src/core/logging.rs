@@ -33,8 +33,9 @@ pub fn init(core_log: &Path) -> anyhow::Result<bool> {
         .then(|| tracing_journald::layer().ok())
         .flatten()
         .map(|l| {
-            // Fields become NERDR_TAB, NERDR_AGENT, ...: the names DESIGN.md
-            // gives audit entries, and clear of journald's own.
+            // Fields become NERDR_TAB, NERDR_AGENT, ...: the names audit
+            // entries carry (docs/ARCHITECTURE.md, "Logs and audit"), and
+            // clear of journald's own.
             l.with_syslog_identifier("nerdr".into())
                 .with_field_prefix(Some("NERDR".into()))
                 .with_filter(level)

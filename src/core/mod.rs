@@ -53,7 +53,8 @@ pub struct Core {
     /// The client key's bytes; clients prove they read the same file.
     key: Vec<u8>,
     /// The environment of the last client that started a program: programs
-    /// started from inside tabs build on it (DESIGN.md, "What the agent sees").
+    /// started from inside tabs build on it (docs/ARCHITECTURE.md, "What
+    /// the agent sees").
     last_client_env: Mutex<Option<Vec<(String, String)>>>,
     /// Attached windows (`nerdr` with no command).
     windows: Mutex<attach::Windows>,

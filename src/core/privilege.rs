@@ -1,7 +1,7 @@
-//! What each kind of caller may do to each kind of tab (DESIGN.md, "The
-//! privilege model"). One pure function over plain data, so that every cell
-//! of the matrix is written down and tested; the connection decides who the
-//! caller is, the state what the target is.
+//! What each kind of caller may do to each kind of tab
+//! (docs/ARCHITECTURE.md, "The privilege model"). One pure function over
+//! plain data, so that every cell of the matrix is written down and tested;
+//! the connection decides who the caller is, the state what the target is.
 
 /// Who asks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,5 +1,5 @@
-//! The sandbox check before a sandboxed agent's launch (DESIGN.md, "The
-//! sandbox check (probe)"): gather what the probe must not reach, run it
+//! The sandbox check before a sandboxed agent's launch
+//! (docs/ARCHITECTURE.md, "The sandbox check (probe)"): gather what the probe must not reach, run it
 //! through the agent's wrapper with the launch's environment and folder,
 //! and either let the launch go on or leave the tab `refused` with the
 //! reason on its screen, in the reply and in the audit log. Never cached:

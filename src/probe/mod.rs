@@ -1,7 +1,7 @@
-//! The sandbox check (DESIGN.md, "The sandbox check (probe)"). Before every
-//! launch of a sandboxed agent the core runs `nerdr probe` through the
-//! agent's own wrapper, in place of the agent, and starts the agent only if
-//! the probe, from inside, reached nothing of nerdr's.
+//! The sandbox check (docs/ARCHITECTURE.md, "The sandbox check (probe)").
+//! Before every launch of a sandboxed agent the core runs `nerdr probe`
+//! through the agent's own wrapper, in place of the agent, and starts the
+//! agent only if the probe, from inside, reached nothing of nerdr's.
 //!
 //! - [`placement`]: where the probe goes in the agent's command (pure);
 //! - [`mounts`]: where nerdr's folders are mounted, by identity (pure);

@@ -210,7 +210,7 @@ mod tests {
             unit(&units, HOOK_SOCKET_UNIT),
             "\
 # nerdr hook socket: agents' hooks and `nerdr` commands run inside tabs talk
-# to the core here (DESIGN.md, \"Sockets and protocols\").
+# to the core here (docs/ARCHITECTURE.md, \"Sockets and protocols\").
 # Written by `nerdr service install` from a template in nerdr's source; a
 # reinstall overwrites edits, so use `systemctl --user edit` for drop-ins.
 
@@ -251,7 +251,7 @@ WantedBy=sockets.target
             "\
 # nerdr client socket: the `nerdr` client and the user's own `nerdr` commands
 # talk to the core here, proving they can read the key file beside it
-# (DESIGN.md, \"Sockets and protocols\").
+# (docs/ARCHITECTURE.md, \"Sockets and protocols\").
 # Written by `nerdr service install` from a template in nerdr's source; a
 # reinstall overwrites edits, so use `systemctl --user edit` for drop-ins.
 
@@ -266,7 +266,8 @@ ListenStream=/run/user/1000/nerdr/client.sock
 FileDescriptorName=client
 # Only this user may connect; the key file is the second gate.
 SocketMode=0600
-# The run directory holds the key file: it must be private (DESIGN.md, \"Paths\").
+# The run directory holds the key file: it must be private
+# (docs/ARCHITECTURE.md, \"Paths\").
 DirectoryMode=0700
 # Both sockets start the one core; there is no nerdr-client.service.
 Service=nerdr.service
@@ -284,8 +285,8 @@ WantedBy=sockets.target
         assert_eq!(
             unit(&units, SERVICE_UNIT),
             "\
-# nerdr core: all state and policy (DESIGN.md, \"Processes\"). Started by
-# socket activation from nerdr-hook.socket or nerdr-client.socket.
+# nerdr core: all state and policy (docs/ARCHITECTURE.md, \"Processes\").
+# Started by socket activation from nerdr-hook.socket or nerdr-client.socket.
 # Written by `nerdr service install` from a template in nerdr's source; a
 # reinstall overwrites edits, so use `systemctl --user edit` for drop-ins.
 

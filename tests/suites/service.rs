@@ -33,7 +33,7 @@ fn install_activate_status_journal_uninstall() {
     for sock in ["nerdr-hook.socket", "nerdr-client.socket"] {
         assert_eq!(env.unit_prop(sock, "ActiveState"), "active", "{sock}");
     }
-    // Both sockets where DESIGN.md puts them, private.
+    // Both sockets where docs/ARCHITECTURE.md ("Paths") puts them, private.
     let hook = env.home().join(".local/state/nerdr/nerdr.sock");
     let client = env.ns_path(env.runtime_dir().join("nerdr/client.sock"));
     for (sock, what) in [(&hook, "hook"), (&client, "client")] {
