@@ -4,8 +4,8 @@
 //!
 //! Giving: freeze the terminal readers, reapers and launches
 //! ([`PtyHost::freeze`]), let the event loop take in what they delivered,
-//! write every program's record and exact screen to an unlinked file in
-//! the state dir, clear close-on-exec on that file, the listening socket
+//! write every program's record and exact screen to a file with no name
+//! (a memfd), clear close-on-exec on that file, the listening socket
 //! and the PTY masters, and `fexecve` the file the core's verified PID
 //! runs. Programs stay children of this PID, so the new image reaps them
 //! and reports their real exit codes; their terminals never close. If
@@ -154,22 +154,12 @@ fn snapshot(h: &Holder, listener_fd: RawFd) -> (State, Vec<Vec<u8>>) {
     (state, screens)
 }
 
-/// The state in a file nobody else can open: created private in the state
-/// dir and unlinked at once.
+/// The state in a file nobody else can open: on Linux an anonymous memory
+/// file (no name in any folder, so nothing, not even a sandboxed agent that
+/// can read the state dir, can open it while it is written).
 fn state_file(h: &Holder, bytes: &[u8]) -> Result<std::fs::File, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = h
-        .paths
-        .state_dir
-        .join(format!("holder-handover.{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let _ = std::fs::remove_file(&path);
+    let mut f = crate::platform::private_file(&h.paths.state_dir, "nerdr-holder-handover")
+        .map_err(|e| format!("cannot create the hand-over state file: {e}"))?;
     f.write_all(bytes)
         .and_then(|()| f.rewind())
         .map_err(|e| format!("cannot write the hand-over state: {e}"))?;

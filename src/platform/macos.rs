@@ -119,3 +119,18 @@ pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {
     buf.truncate(n as usize);
     std::fs::File::open(std::ffi::OsStr::from_bytes(&buf))
 }
+
+/// A private file for a hand-over's state: macOS has no anonymous file, so
+/// one created 0600 in `dir` (the state dir) and unlinked at once.
+pub fn private_file(dir: &std::path::Path, name: &str) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(format!("{name}.{}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    let _ = std::fs::remove_file(&path);
+    Ok(f)
+}

@@ -439,3 +439,136 @@ fn without_a_service_manager_an_upgrade_keeps_programs_too() {
     assert_eq!(l.tabs_json(&[])[0]["exit_code"], 3);
     assert!(!pid_alive(pid as u32));
 }
+
+/// Names created in a folder from now on, as inotify reports them.
+struct Watch {
+    fd: std::os::fd::OwnedFd,
+}
+
+impl Watch {
+    fn new(dir: &Path) -> Self {
+        use std::os::fd::FromRawFd;
+        use std::os::unix::ffi::OsStrExt;
+        // SAFETY: plain syscalls; results checked.
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(
+            fd >= 0,
+            "inotify_init1: {}",
+            std::io::Error::last_os_error()
+        );
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        let w = unsafe {
+            libc::inotify_add_watch(
+                std::os::fd::AsRawFd::as_raw_fd(&fd),
+                path.as_ptr(),
+                libc::IN_CREATE | libc::IN_MOVED_TO,
+            )
+        };
+        assert!(
+            w >= 0,
+            "inotify_add_watch: {}",
+            std::io::Error::last_os_error()
+        );
+        Watch { fd }
+    }
+
+    fn created(&self) -> Vec<String> {
+        let mut names = Vec::new();
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            // SAFETY: reads into a buffer of its length.
+            let n = unsafe {
+                libc::read(
+                    std::os::fd::AsRawFd::as_raw_fd(&self.fd),
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                )
+            };
+            if n <= 0 {
+                return names;
+            }
+            let mut at = 0;
+            while at < n as usize {
+                let head = std::mem::size_of::<libc::inotify_event>();
+                let len = u32::from_ne_bytes(buf[at + 12..at + 16].try_into().unwrap()) as usize;
+                let name = &buf[at + head..at + head + len];
+                let end = name.iter().position(|b| *b == 0).unwrap_or(len);
+                names.push(String::from_utf8_lossy(&name[..end]).into_owned());
+                at += head + len;
+            }
+        }
+    }
+}
+
+/// The hand-over's state holds every tab's screen; the state dir is
+/// readable by every program of the user, sandboxed agents included (read
+/// only, but readable). While the state file had a name there, even for
+/// the moment between creating and unlinking it, a program waiting for it
+/// could open it and read every screen written after. Now it never has a
+/// name: nothing appears in the state dir, and nothing can be opened.
+#[test]
+fn the_hand_over_state_never_appears_where_a_program_could_open_it() {
+    use std::io::Read;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let next = next_build();
+    let Some(env) = installed() else { return };
+    let sh = nerdr(&env, &["agent", "sh"]);
+    nerdr(&env, &["send", &sh, "echo secret-$((6*7))"]);
+    wait_screen(&env, &sh, "secret-42");
+    let (holder_pid, _) = holder(&env);
+    let state = env.home().join(".local/state/nerdr");
+    let watch = Watch::new(&state);
+    // A program racing for the old name, as an agent in another tab could.
+    let stop = Arc::new(AtomicBool::new(false));
+    let racer = std::thread::spawn({
+        let (stop, path) = (
+            stop.clone(),
+            state.join(format!("holder-handover.{holder_pid}")),
+        );
+        move || {
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok(f) = std::fs::File::open(&path) {
+                    return Some(f);
+                }
+            }
+            None
+        }
+    });
+    upgrade_to(&env, &next);
+    assert!(
+        log(&env, "holder.log").contains("re-executed for a hand-over"),
+        "{}",
+        log(&env, "holder.log")
+    );
+    stop.store(true, Ordering::Relaxed);
+    if let Some(mut f) = racer.join().unwrap() {
+        let mut got = Vec::new();
+        let _ = f.read_to_end(&mut got);
+        panic!(
+            "opened the hand-over state; it holds the screens: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+    }
+    let named: Vec<String> = watch
+        .created()
+        .into_iter()
+        .filter(|n| n.contains("handover"))
+        .collect();
+    assert!(named.is_empty(), "the state had a name: {named:?}");
+    wait_screen(&env, &sh, "secret-42");
+    // A program started after the hand-over inherits none of what crossed
+    // it: the state, the listening socket, other tabs' terminals.
+    let fresh = nerdr(&env, &["agent", "sh"]);
+    // `ls` lists the shell's own descriptors (the shell opens none for it).
+    let list = r#"ls -l /proc/$$/fd | sed -n "s/.* \([0-9]*\) -> /fd \1 /p"; echo fds-$((3*3))"#;
+    nerdr(&env, &["send", &fresh, list]);
+    let screen = wait_screen(&env, &fresh, "fds-9");
+    let fds: Vec<&str> = screen.lines().filter(|l| l.starts_with("fd ")).collect();
+    assert!(fds.len() >= 3, "{screen}");
+    for fd in fds {
+        assert!(fd.contains(" /dev/pts/"), "inherited: {fd}\n{screen}");
+    }
+    nerdr(&env, &["quit"]);
+}
