@@ -110,7 +110,12 @@ async fn prepare_and_exec(
             core = req.core.pid,
             "handing over: re-executing as the core's executable"
         );
-        result = Err(exec(&exe, file.as_raw_fd()));
+        // On the main thread: the thread every program was forked by, so
+        // none gets a parent-death signal from the threads exec ends.
+        let (exe_fd, state_fd) = (exe.as_raw_fd(), file.as_raw_fd());
+        result = Err(crate::host::main_thread::on_main(move || {
+            exec(exe_fd, state_fd)
+        }));
     }
     // Still here: put every flag back, so no program started later inherits
     // a terminal or the socket, and carry on.
@@ -177,9 +182,9 @@ fn set_cloexec(fd: RawFd, on: bool) -> nix::Result<()> {
 }
 
 /// Become `exe`, telling it where the state is. Returns only on failure.
-fn exec(exe: &std::fs::File, state_fd: RawFd) -> String {
+fn exec(exe: RawFd, state_fd: RawFd) -> String {
     use std::ffi::CString;
-    let argv0 = std::fs::read_link(format!("/proc/self/fd/{}", exe.as_raw_fd()))
+    let argv0 = std::fs::read_link(format!("/proc/self/fd/{exe}"))
         .map(|p| p.into_os_string())
         .unwrap_or_else(|_| "nerdr".into());
     let cstr = |b: &[u8]| CString::new(b).map_err(|e| e.to_string());
@@ -199,7 +204,7 @@ fn exec(exe: &std::fs::File, state_fd: RawFd) -> String {
         (Ok(a), Ok(e)) => (a, e),
         (Err(e), _) | (_, Err(e)) => return format!("cannot build the command line: {e}"),
     };
-    match nix::unistd::fexecve(exe.as_raw_fd(), &argv, &env) {
+    match nix::unistd::fexecve(exe, &argv, &env) {
         Ok(never) => match never {},
         Err(e) => format!("cannot execute the core's executable: {e}"),
     }

@@ -572,3 +572,52 @@ fn the_hand_over_state_never_appears_where_a_program_could_open_it() {
     }
     nerdr(&env, &["quit"]);
 }
+
+/// A program may ask to die with its parent (`PR_SET_PDEATHSIG`, as
+/// `bwrap --die-with-parent` or `setpriv --pdeathsig` do). Linux sends that
+/// signal when the parent *thread* that forked it ends, and an `exec` ends
+/// every thread of the holder but the one calling it. The holder keeps
+/// its PID and stays the parent, so such a program must survive too.
+#[test]
+fn a_program_that_dies_with_its_parent_survives_an_upgrade() {
+    let next = next_build();
+    let Some(env) = installed() else { return };
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.sh]\ncommand = [\"perl\", \"-e\", \
+         \"syscall(157, 1, 9) == 0 or die; exec 'bash', '--norc', '--noprofile'\"]\n",
+    );
+    let tabs_before: Vec<String> = (0..3).map(|_| nerdr(&env, &["agent", "sh"])).collect();
+    for t in &tabs_before {
+        nerdr(
+            &env,
+            &["send", t, "grep PDeath /proc/$$/status; echo up-$((1+1))"],
+        );
+        wait_screen(&env, t, "up-2");
+    }
+    upgrade_to(&env, &next);
+    let after = tabs(&env);
+    for t in &tabs_before {
+        assert_eq!(
+            tab(&after, t)["state"],
+            "running",
+            "tab {t} was killed by the hand-over: {}",
+            tab(&after, t)
+        );
+    }
+    // And programs started after it, by the next hand-over.
+    let fresh = nerdr(&env, &["agent", "sh"]);
+    nerdr(&env, &["send", &fresh, "echo fresh-$((2+2))"]);
+    wait_screen(&env, &fresh, "fresh-4");
+    upgrade_to(&env, Path::new(NERDR_BIN));
+    let back = tabs(&env);
+    for t in tabs_before.iter().chain([&fresh]) {
+        assert_eq!(
+            tab(&back, t)["state"],
+            "running",
+            "tab {t}: {}",
+            tab(&back, t)
+        );
+    }
+    nerdr(&env, &["quit"]);
+}
