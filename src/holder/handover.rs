@@ -218,8 +218,11 @@ pub struct Restored {
     programs: Vec<(Program, Vec<u8>, Option<OwnedFd>)>,
 }
 
-/// Read the state the previous image left at `fd`.
-pub fn restore(fd: RawFd) -> anyhow::Result<Restored> {
+/// Read the state the previous image left at `fd`. Only the holder's own
+/// listening socket, on `name`, passes: `--handover-fd` given by anyone
+/// else (a program in a tab, with a state it made) ends here, before this
+/// process records itself as the holder or adopts anything.
+pub fn restore(fd: RawFd, name: &str) -> anyhow::Result<Restored> {
     use anyhow::Context;
     // SAFETY: the previous image of this process opened this descriptor
     // for this purpose alone and passed its number on the command line.
@@ -229,6 +232,9 @@ pub fn restore(fd: RawFd) -> anyhow::Result<Restored> {
         .with_context(|| format!("cannot read the hand-over state from descriptor {fd}"))?;
     drop(file);
     let (state, screens) = decode_state(&bytes).map_err(anyhow::Error::msg)?;
+    if state.listener_fd == fd {
+        anyhow::bail!("the hand-over state names its own descriptor as the listening socket");
+    }
     set_cloexec(state.listener_fd, true).with_context(|| {
         format!(
             "the listening socket {} was not passed on",
@@ -237,6 +243,15 @@ pub fn restore(fd: RawFd) -> anyhow::Result<Restored> {
     })?;
     // SAFETY: the previous image passed its listening socket at this number.
     let listener = unsafe { std::os::unix::net::UnixListener::from_raw_fd(state.listener_fd) };
+    if !crate::platform::listens_as(&listener, name) {
+        // Not ours to close: whatever it is belongs to whoever passed it.
+        let _ = std::os::fd::IntoRawFd::into_raw_fd(listener);
+        anyhow::bail!(
+            "descriptor {} is not the holder's listening socket @{name}: \
+             --handover-fd is only for a holder re-executing itself",
+            state.listener_fd
+        );
+    }
     let mut programs = Vec::with_capacity(state.programs.len());
     for (p, screen) in state.programs.into_iter().zip(screens) {
         let master = p.pty_fd.and_then(|fd| match set_cloexec(fd, true) {
@@ -306,5 +321,60 @@ impl Restored {
             );
         }
         kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::IntoRawFd;
+
+    /// A state naming `listener_fd`, in a file of its own; its descriptor.
+    fn state_at(listener_fd: RawFd) -> RawFd {
+        let state = State {
+            handover: HANDOVER_VERSION,
+            from_version: HOLDER_VERSION,
+            listener_fd,
+            scopes: false,
+            programs: Vec::new(),
+        };
+        let mut f = crate::platform::private_file(&std::env::temp_dir(), "test-state").unwrap();
+        f.write_all(&encode_state(&state, &[])).unwrap();
+        f.rewind().unwrap();
+        f.into_raw_fd()
+    }
+
+    #[test]
+    fn only_the_holders_own_listening_socket_is_taken_back() {
+        let name = format!("nerdr-test-restore-{}", std::process::id());
+        let ours = crate::platform::abstract_listener(&name).unwrap();
+        let other = crate::platform::abstract_listener(&format!("{name}-other")).unwrap();
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let rows: Vec<(&str, RawFd, Result<(), &str>)> = vec![
+            ("the holder's socket", ours.as_raw_fd(), Ok(())),
+            (
+                "a socket of its own (a program in a tab)",
+                other.as_raw_fd(),
+                Err("is not the holder's listening socket"),
+            ),
+            (
+                "not a socket",
+                file.as_raw_fd(),
+                Err("is not the holder's listening socket"),
+            ),
+            ("nothing there", 999, Err("was not passed on")),
+        ];
+        for (what, fd, want) in rows {
+            match (restore(state_at(fd), &name), want) {
+                // The descriptor still belongs to this test.
+                (Ok(r), Ok(())) => drop(r.listener.into_raw_fd()),
+                (Err(e), Err(w)) => assert!(format!("{e:#}").contains(w), "{what}: {e:#}"),
+                (Ok(_), Err(w)) => panic!("{what}: taken back, want {w:?}"),
+                (Err(e), Ok(())) => panic!("{what}: {e:#}"),
+            }
+        }
+        // Refused descriptors were left open, to their owner.
+        assert!(other.local_addr().is_ok());
+        assert!(file.metadata().is_ok());
     }
 }

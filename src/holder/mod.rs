@@ -52,7 +52,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     // What a previous image of this process left, when it re-executed.
-    let restored = args.handover_fd.map(handover::restore).transpose()?;
+    let restored = args
+        .handover_fd
+        .map(|fd| handover::restore(fd, &socket_name(&paths)))
+        .transpose()?;
     // Served on a thread of its own: the main thread forks the programs and
     // re-executes for a hand-over (`host::main_thread`).
     let handle = rt.handle().clone();

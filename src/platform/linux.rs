@@ -125,6 +125,15 @@ pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream
     std::os::unix::net::UnixStream::connect_addr(&addr)
 }
 
+/// Whether `listener` is the one [`abstract_listener`] made for `name`: the
+/// kernel lets one socket at a time hold an abstract name.
+pub fn listens_as(listener: &std::os::unix::net::UnixListener, name: &str) -> bool {
+    use std::os::linux::net::SocketAddrExt;
+    listener
+        .local_addr()
+        .is_ok_and(|a| a.as_abstract_name() == Some(name.as_bytes()))
+}
+
 /// The executable file process `pid` runs, open: the running image, even
 /// if its path was replaced or removed since.
 pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {

@@ -94,6 +94,13 @@ pub fn abstract_listener(name: &str) -> io::Result<std::os::unix::net::UnixListe
     Ok(l)
 }
 
+/// Whether `listener` is the one [`abstract_listener`] made for `name`.
+pub fn listens_as(listener: &std::os::unix::net::UnixListener, name: &str) -> bool {
+    listener
+        .local_addr()
+        .is_ok_and(|a| a.as_pathname() == Some(named_path(name).as_path()))
+}
+
 pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream> {
     std::os::unix::net::UnixStream::connect(named_path(name))
 }

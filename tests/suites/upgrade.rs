@@ -621,3 +621,77 @@ fn a_program_that_dies_with_its_parent_survives_an_upgrade() {
     }
     nerdr(&env, &["quit"]);
 }
+
+/// `holder --handover-fd N` is how a holder re-executing for a hand-over
+/// finds its state. Given by a program in a tab, with a state it made and a
+/// listening socket of its own, it recorded that program as the holder
+/// (`holder.pid`), so the next core refused the real one and showed every
+/// tab as exited. Only the holder's own socket is taken back now.
+#[test]
+fn a_program_in_a_tab_cannot_pose_as_a_re_executed_holder() {
+    let Some(env) = installed() else { return };
+    let sh = nerdr(&env, &["agent", "sh"]);
+    let victim = nerdr(&env, &["agent", "sh"]);
+    nerdr(&env, &["send", &victim, "echo victim-$((1+1))"]);
+    wait_screen(&env, &victim, "victim-2");
+    let state = env.home().join(".local/state/nerdr");
+    let before = std::fs::read_to_string(state.join("holder.pid")).unwrap();
+    let script = env.write_user_file(
+        "rogue.pl",
+        format!(
+            r#"use Socket; use Fcntl;
+socket(my $s, AF_UNIX, SOCK_STREAM, 0) or die "socket $!";
+bind($s, pack_sockaddr_un("\0rogue-$$")) or die "bind $!";
+listen($s, 5) or die "listen $!";
+fcntl($s, F_SETFD, 0) or die "fcntl $!";
+my $fd = fileno($s);
+my $json = qq({{"handover":1,"from_version":1,"listener_fd":$fd,"scopes":false,"programs":[{{"tab":"zz","pid":1,"start_time":1,"exit_code":null,"rows":24,"cols":80,"scope":null,"meta":null,"pty_fd":null}}]}});
+open(my $st, '>', "$ENV{{HOME}}/state.bin") or die; print $st pack("N", length $json), $json, pack("N", 0); close $st;
+open(STDIN, '<', "$ENV{{HOME}}/state.bin") or die;
+exec "{}", "holder", "--handover-fd", "0";
+"#,
+            env.nerdr().display()
+        ),
+    );
+    nerdr(
+        &env,
+        &[
+            "send",
+            &sh,
+            &format!(
+                "perl {} > rogue.out 2>&1 & echo started-$((2+3))",
+                script.display()
+            ),
+        ],
+    );
+    wait_screen(&env, &sh, "started-5");
+    let out = env.home().join("work/rogue.out");
+    let ok = crate::support::poll(Duration::from_secs(15), || {
+        std::fs::read_to_string(&out).is_ok_and(|o| !o.is_empty())
+    });
+    let said = std::fs::read_to_string(&out).unwrap_or_default();
+    assert!(
+        ok && said.contains("is not the holder's listening socket"),
+        "the posing holder ran: {said:?}\nholder.pid {:?}",
+        std::fs::read_to_string(state.join("holder.pid"))
+    );
+    assert_eq!(
+        std::fs::read_to_string(state.join("holder.pid")).unwrap(),
+        before,
+        "another process recorded itself as the holder"
+    );
+    // The next core finds the real holder and every program.
+    env.systemctl(&["restart", "nerdr.service"]);
+    let now = tabs(&env);
+    for t in [&sh, &victim] {
+        assert_eq!(
+            tab(&now, t)["state"],
+            "running",
+            "{}\n{}",
+            tab(&now, t),
+            log(&env, "core.log")
+        );
+    }
+    wait_screen(&env, &victim, "victim-2");
+    nerdr(&env, &["quit"]);
+}
