@@ -695,3 +695,31 @@ exec "{}", "holder", "--handover-fd", "0";
     wait_screen(&env, &victim, "victim-2");
     nerdr(&env, &["quit"]);
 }
+
+/// Programs that end around a hand-over (before the freeze, while frozen,
+/// across the exec, right after): each is reaped once, by the image that
+/// holds it then, and reported with its own exit code.
+#[test]
+fn programs_ending_during_an_upgrade_report_their_own_exit_codes() {
+    let next = next_build();
+    let Some(env) = installed() else { return };
+    let mut config = String::new();
+    for i in 1..=10 {
+        config += &format!(
+            "[agents.e{i}]\ncommand = [\"sh\", \"-c\", \"sleep {}; exit {i}\"]\n",
+            0.55 + 0.03 * i as f64
+        );
+    }
+    env.write_user_file(".config/nerdr/config.toml", config);
+    let ids: Vec<(String, i64)> = (1..=10)
+        .map(|i| (nerdr(&env, &["agent", &format!("e{i}")]), i))
+        .collect();
+    upgrade_to(&env, &next);
+    for (id, code) in &ids {
+        wait_until("every program to end", Duration::from_secs(15), || {
+            tab(&tabs(&env), id)["state"] == "exited"
+        });
+        assert_eq!(tab(&tabs(&env), id)["exit_code"], *code, "tab {id}");
+    }
+    nerdr(&env, &["quit"]);
+}
