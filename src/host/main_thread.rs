@@ -17,7 +17,13 @@ use std::sync::OnceLock;
 
 type Job = Box<dyn FnOnce() + Send>;
 
-static MAIN: OnceLock<mpsc::Sender<Job>> = OnceLock::new();
+enum Ask {
+    Run(Job),
+    /// The served work ended (or panicked): stop serving.
+    Done,
+}
+
+static MAIN: OnceLock<mpsc::Sender<Ask>> = OnceLock::new();
 
 /// Run `f` on the main thread when it serves, else right here; its result.
 pub fn on_main<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
@@ -27,7 +33,7 @@ pub fn on_main<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
     });
     match MAIN.get() {
         Some(main) => {
-            if let Err(mpsc::SendError(job)) = main.send(job) {
+            if let Err(mpsc::SendError(Ask::Run(job))) = main.send(Ask::Run(job)) {
                 job();
             }
         }
@@ -43,32 +49,29 @@ pub fn serve<T: Send + 'static>(
     rt: tokio::runtime::Handle,
     work: impl FnOnce() -> T + Send + 'static,
 ) -> std::io::Result<T> {
-    let (tx, rx) = mpsc::channel::<Job>();
-    let wake = tx.clone();
+    let (tx, rx) = mpsc::channel::<Ask>();
+    let done = tx.clone();
     if MAIN.set(tx).is_err() {
         return Ok(work());
     }
     // Tokio's process and signal drivers are reached through the runtime
     // a spawn is made in.
     let _in_rt = rt.enter();
-    // Wakes this loop when `work` ends, even by a panic.
-    struct Done(mpsc::Sender<Job>);
+    // Tells this loop that `work` ended, even by a panic.
+    struct Done(mpsc::Sender<Ask>);
     impl Drop for Done {
         fn drop(&mut self) {
-            let _ = self.0.send(Box::new(|| {}));
+            let _ = self.0.send(Ask::Done);
         }
     }
     let worker = std::thread::Builder::new()
         .name("holder".into())
         .spawn(move || {
-            let _done = Done(wake);
+            let _done = Done(done);
             work()
         })?;
-    while !worker.is_finished() {
-        match rx.recv() {
-            Ok(job) => job(),
-            Err(_) => break,
-        }
+    while let Ok(Ask::Run(job)) = rx.recv() {
+        job();
     }
     match worker.join() {
         Ok(t) => Ok(t),
@@ -82,5 +85,23 @@ mod tests {
     fn without_a_main_thread_serving_work_runs_where_it_is_asked() {
         let here = std::thread::current().id();
         assert_eq!(super::on_main(move || std::thread::current().id()), here);
+    }
+
+    /// Serving ends as soon as the work does, every time (it once could
+    /// wait forever when the work's end raced the check for it).
+    #[test]
+    fn serving_runs_jobs_on_this_thread_and_ends_with_the_work() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let here = std::thread::current().id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let served = super::serve(rt.handle().clone(), move || {
+            let there = super::on_main(|| std::thread::current().id());
+            tx.send(there).unwrap();
+            7
+        });
+        assert_eq!(served.unwrap(), 7);
+        assert_eq!(rx.recv().unwrap(), here);
     }
 }
