@@ -77,6 +77,21 @@ async fn prepare_and_exec(
             req.core.pid
         ));
     }
+    // A core run through another program (`ld.so`, valgrind, an emulator)
+    // runs that program's file: the holder would become it, it could not
+    // take the state, and every terminal would close with it. Every build
+    // that takes a hand-over holds the frozen flag's bytes.
+    match holds(&exe, HANDOVER_FLAG.as_bytes(), 1 << 20) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(format!(
+                "the executable of core pid {} is not a nerdr that takes a hand-over \
+                 (no {HANDOVER_FLAG} in it): is the core run through another program?",
+                req.core.pid
+            ))
+        }
+        Err(e) => return Err(format!("cannot read the core's executable: {e}")),
+    }
     let frozen = h.host.freeze().await;
     h.drained().await;
     let (state, screens) = snapshot(h, listener.as_raw_fd());
@@ -169,6 +184,34 @@ fn state_file(h: &Holder, bytes: &[u8]) -> Result<std::fs::File, String> {
         .and_then(|()| f.rewind())
         .map_err(|e| format!("cannot write the hand-over state: {e}"))?;
     Ok(f)
+}
+
+/// Whether `file` holds `needle`, read `chunk` bytes at a time from its
+/// start (without moving its offset).
+fn holds(file: &std::fs::File, needle: &[u8], chunk: usize) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let keep = needle.len().saturating_sub(1);
+    let mut buf = vec![0u8; keep + chunk.max(1)];
+    // Bytes at the start of `buf` carried over from the previous read.
+    let mut carried = 0;
+    let mut at = 0u64;
+    loop {
+        let n = match file.read_at(&mut buf[carried..], at) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(false);
+        }
+        let have = carried + n;
+        if memchr::memmem::find(&buf[..have], needle).is_some() {
+            return Ok(true);
+        }
+        at += n as u64;
+        carried = keep.min(have);
+        buf.copy_within(have - carried..have, 0);
+    }
 }
 
 fn set_cloexec(fd: RawFd, on: bool) -> nix::Result<()> {
@@ -342,6 +385,43 @@ mod tests {
         f.write_all(&encode_state(&state, &[])).unwrap();
         f.rewind().unwrap();
         f.into_raw_fd()
+    }
+
+    #[test]
+    fn an_executable_takes_a_hand_over_only_if_it_holds_the_flag() {
+        let flag = HANDOVER_FLAG.as_bytes();
+        let with = |before: usize, after: usize| {
+            [vec![b'x'; before], flag.to_vec(), vec![b'y'; after]].concat()
+        };
+        let rows: Vec<(&str, Vec<u8>, usize, bool)> = vec![
+            ("empty", Vec::new(), 8, false),
+            ("at the start", with(0, 100), 8, true),
+            ("at the end", with(100, 0), 8, true),
+            ("across two reads", with(5, 5), 8, true),
+            ("across many reads", with(1000, 3), 3, true),
+            ("read in one byte at a time", with(7, 7), 1, true),
+            ("in one big read", with(50, 50), 1 << 20, true),
+            (
+                "all but its last byte",
+                flag[..flag.len() - 1].to_vec(),
+                4,
+                false,
+            ),
+            (
+                "another program",
+                b"ld.so holder --handover".repeat(50),
+                16,
+                false,
+            ),
+        ];
+        for (what, bytes, chunk, want) in rows {
+            let mut f = crate::platform::private_file(&std::env::temp_dir(), "t").unwrap();
+            f.write_all(&bytes).unwrap();
+            assert_eq!(holds(&f, flag, chunk).unwrap(), want, "{what}");
+        }
+        // This very build holds it, as every build that takes a hand-over.
+        let me = std::fs::File::open(std::env::current_exe().unwrap()).unwrap();
+        assert!(holds(&me, flag, 1 << 20).unwrap());
     }
 
     #[test]

@@ -723,3 +723,59 @@ fn programs_ending_during_an_upgrade_report_their_own_exit_codes() {
     }
     nerdr(&env, &["quit"]);
 }
+
+/// A core run through another program (here `ld.so`; valgrind or an
+/// emulator alike) runs that program's file, which is what `/proc/PID/exe`
+/// names. The holder became `ld.so`, which could not take the state: the
+/// holder ended and its programs with their terminals. It now hands over
+/// only to a file that holds the frozen flag, and carries on otherwise.
+#[test]
+fn a_core_run_through_another_program_does_not_turn_the_holder_into_it() {
+    use crate::support::local::{pid_alive, Local};
+    let ld_so = Path::new("/lib64/ld-linux-x86-64.so.2");
+    if !ld_so.exists() {
+        eprintln!("skipped: no {}", ld_so.display());
+        return;
+    }
+    let next = next_build();
+    let mut l = Local::started();
+    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "echo before-$((40+2))"]);
+    l.wait_screen(&tab, "before-42");
+    let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap() as u32;
+    let holder = l.holder_pid().expect("a holder runs the programs");
+    let exe = std::fs::metadata(format!("/proc/{holder}/exe"))
+        .unwrap()
+        .ino();
+    l.stop_core();
+    let same = l.cmd(&["core"]);
+    let mut core = std::process::Command::new(ld_so);
+    core.arg(&next)
+        .args(same.get_args())
+        .env_clear()
+        .envs(same.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .current_dir(same.get_current_dir().unwrap())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    l.core = Some(core.spawn().unwrap());
+    wait_until(
+        "the core to give up on the holder",
+        Duration::from_secs(20),
+        || l.core_log().contains("the holder cannot be used"),
+    );
+    assert!(
+        l.core_log().contains("not a nerdr that takes a hand-over"),
+        "{}",
+        l.core_log()
+    );
+    assert!(pid_alive(holder), "the holder ended");
+    assert!(pid_alive(pid), "the program ended with the holder");
+    assert_eq!(
+        std::fs::metadata(format!("/proc/{holder}/exe"))
+            .unwrap()
+            .ino(),
+        exe,
+        "the holder runs another file"
+    );
+}
