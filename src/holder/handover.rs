@@ -4,8 +4,8 @@
 //!
 //! Giving: freeze the terminal readers, reapers and launches
 //! ([`PtyHost::freeze`]), let the event loop take in what they delivered,
-//! write every program's record and exact screen to an unlinked file in
-//! the state dir, clear close-on-exec on that file, the listening socket
+//! write every program's record and exact screen to a file with no name
+//! (a memfd), clear close-on-exec on that file, the listening socket
 //! and the PTY masters, and `fexecve` the file the core's verified PID
 //! runs. Programs stay children of this PID, so the new image reaps them
 //! and reports their real exit codes; their terminals never close. If
@@ -77,6 +77,21 @@ async fn prepare_and_exec(
             req.core.pid
         ));
     }
+    // A core run through another program (`ld.so`, valgrind, an emulator)
+    // runs that program's file: the holder would become it, it could not
+    // take the state, and every terminal would close with it. Every build
+    // that takes a hand-over holds the frozen flag's bytes.
+    match holds(&exe, HANDOVER_FLAG.as_bytes(), 1 << 20) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(format!(
+                "the executable of core pid {} is not a nerdr that takes a hand-over \
+                 (no {HANDOVER_FLAG} in it): is the core run through another program?",
+                req.core.pid
+            ))
+        }
+        Err(e) => return Err(format!("cannot read the core's executable: {e}")),
+    }
     let frozen = h.host.freeze().await;
     h.drained().await;
     let (state, screens) = snapshot(h, listener.as_raw_fd());
@@ -110,7 +125,12 @@ async fn prepare_and_exec(
             core = req.core.pid,
             "handing over: re-executing as the core's executable"
         );
-        result = Err(exec(&exe, file.as_raw_fd()));
+        // On the main thread: the thread every program was forked by, so
+        // none gets a parent-death signal from the threads exec ends.
+        let (exe_fd, state_fd) = (exe.as_raw_fd(), file.as_raw_fd());
+        result = Err(crate::host::main_thread::on_main(move || {
+            exec(exe_fd, state_fd)
+        }));
     }
     // Still here: put every flag back, so no program started later inherits
     // a terminal or the socket, and carry on.
@@ -154,26 +174,44 @@ fn snapshot(h: &Holder, listener_fd: RawFd) -> (State, Vec<Vec<u8>>) {
     (state, screens)
 }
 
-/// The state in a file nobody else can open: created private in the state
-/// dir and unlinked at once.
+/// The state in a file nobody else can open: on Linux an anonymous memory
+/// file (no name in any folder, so nothing, not even a sandboxed agent that
+/// can read the state dir, can open it while it is written).
 fn state_file(h: &Holder, bytes: &[u8]) -> Result<std::fs::File, String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let path = h
-        .paths
-        .state_dir
-        .join(format!("holder-handover.{}", std::process::id()));
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path)
-        .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-    let _ = std::fs::remove_file(&path);
+    let mut f = crate::platform::private_file(&h.paths.state_dir, "nerdr-holder-handover")
+        .map_err(|e| format!("cannot create the hand-over state file: {e}"))?;
     f.write_all(bytes)
         .and_then(|()| f.rewind())
         .map_err(|e| format!("cannot write the hand-over state: {e}"))?;
     Ok(f)
+}
+
+/// Whether `file` holds `needle`, read `chunk` bytes at a time from its
+/// start (without moving its offset).
+fn holds(file: &std::fs::File, needle: &[u8], chunk: usize) -> std::io::Result<bool> {
+    use std::os::unix::fs::FileExt;
+    let keep = needle.len().saturating_sub(1);
+    let mut buf = vec![0u8; keep + chunk.max(1)];
+    // Bytes at the start of `buf` carried over from the previous read.
+    let mut carried = 0;
+    let mut at = 0u64;
+    loop {
+        let n = match file.read_at(&mut buf[carried..], at) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if n == 0 {
+            return Ok(false);
+        }
+        let have = carried + n;
+        if memchr::memmem::find(&buf[..have], needle).is_some() {
+            return Ok(true);
+        }
+        at += n as u64;
+        carried = keep.min(have);
+        buf.copy_within(have - carried..have, 0);
+    }
 }
 
 fn set_cloexec(fd: RawFd, on: bool) -> nix::Result<()> {
@@ -187,9 +225,9 @@ fn set_cloexec(fd: RawFd, on: bool) -> nix::Result<()> {
 }
 
 /// Become `exe`, telling it where the state is. Returns only on failure.
-fn exec(exe: &std::fs::File, state_fd: RawFd) -> String {
+fn exec(exe: RawFd, state_fd: RawFd) -> String {
     use std::ffi::CString;
-    let argv0 = std::fs::read_link(format!("/proc/self/fd/{}", exe.as_raw_fd()))
+    let argv0 = std::fs::read_link(format!("/proc/self/fd/{exe}"))
         .map(|p| p.into_os_string())
         .unwrap_or_else(|_| "nerdr".into());
     let cstr = |b: &[u8]| CString::new(b).map_err(|e| e.to_string());
@@ -209,7 +247,7 @@ fn exec(exe: &std::fs::File, state_fd: RawFd) -> String {
         (Ok(a), Ok(e)) => (a, e),
         (Err(e), _) | (_, Err(e)) => return format!("cannot build the command line: {e}"),
     };
-    match nix::unistd::fexecve(exe.as_raw_fd(), &argv, &env) {
+    match nix::unistd::fexecve(exe, &argv, &env) {
         Ok(never) => match never {},
         Err(e) => format!("cannot execute the core's executable: {e}"),
     }
@@ -223,8 +261,11 @@ pub struct Restored {
     programs: Vec<(Program, Vec<u8>, Option<OwnedFd>)>,
 }
 
-/// Read the state the previous image left at `fd`.
-pub fn restore(fd: RawFd) -> anyhow::Result<Restored> {
+/// Read the state the previous image left at `fd`. Only the holder's own
+/// listening socket, on `name`, passes: `--handover-fd` given by anyone
+/// else (a program in a tab, with a state it made) ends here, before this
+/// process records itself as the holder or adopts anything.
+pub fn restore(fd: RawFd, name: &str) -> anyhow::Result<Restored> {
     use anyhow::Context;
     // SAFETY: the previous image of this process opened this descriptor
     // for this purpose alone and passed its number on the command line.
@@ -234,6 +275,9 @@ pub fn restore(fd: RawFd) -> anyhow::Result<Restored> {
         .with_context(|| format!("cannot read the hand-over state from descriptor {fd}"))?;
     drop(file);
     let (state, screens) = decode_state(&bytes).map_err(anyhow::Error::msg)?;
+    if state.listener_fd == fd {
+        anyhow::bail!("the hand-over state names its own descriptor as the listening socket");
+    }
     set_cloexec(state.listener_fd, true).with_context(|| {
         format!(
             "the listening socket {} was not passed on",
@@ -242,6 +286,15 @@ pub fn restore(fd: RawFd) -> anyhow::Result<Restored> {
     })?;
     // SAFETY: the previous image passed its listening socket at this number.
     let listener = unsafe { std::os::unix::net::UnixListener::from_raw_fd(state.listener_fd) };
+    if !crate::platform::listens_as(&listener, name) {
+        // Not ours to close: whatever it is belongs to whoever passed it.
+        let _ = std::os::fd::IntoRawFd::into_raw_fd(listener);
+        anyhow::bail!(
+            "descriptor {} is not the holder's listening socket @{name}: \
+             --handover-fd is only for a holder re-executing itself",
+            state.listener_fd
+        );
+    }
     let mut programs = Vec::with_capacity(state.programs.len());
     for (p, screen) in state.programs.into_iter().zip(screens) {
         let master = p.pty_fd.and_then(|fd| match set_cloexec(fd, true) {
@@ -311,5 +364,97 @@ impl Restored {
             );
         }
         kept
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::IntoRawFd;
+
+    /// A state naming `listener_fd`, in a file of its own; its descriptor.
+    fn state_at(listener_fd: RawFd) -> RawFd {
+        let state = State {
+            handover: HANDOVER_VERSION,
+            from_version: HOLDER_VERSION,
+            listener_fd,
+            scopes: false,
+            programs: Vec::new(),
+        };
+        let mut f = crate::platform::private_file(&std::env::temp_dir(), "test-state").unwrap();
+        f.write_all(&encode_state(&state, &[])).unwrap();
+        f.rewind().unwrap();
+        f.into_raw_fd()
+    }
+
+    #[test]
+    fn an_executable_takes_a_hand_over_only_if_it_holds_the_flag() {
+        let flag = HANDOVER_FLAG.as_bytes();
+        let with = |before: usize, after: usize| {
+            [vec![b'x'; before], flag.to_vec(), vec![b'y'; after]].concat()
+        };
+        let rows: Vec<(&str, Vec<u8>, usize, bool)> = vec![
+            ("empty", Vec::new(), 8, false),
+            ("at the start", with(0, 100), 8, true),
+            ("at the end", with(100, 0), 8, true),
+            ("across two reads", with(5, 5), 8, true),
+            ("across many reads", with(1000, 3), 3, true),
+            ("read in one byte at a time", with(7, 7), 1, true),
+            ("in one big read", with(50, 50), 1 << 20, true),
+            (
+                "all but its last byte",
+                flag[..flag.len() - 1].to_vec(),
+                4,
+                false,
+            ),
+            (
+                "another program",
+                b"ld.so holder --handover".repeat(50),
+                16,
+                false,
+            ),
+        ];
+        for (what, bytes, chunk, want) in rows {
+            let mut f = crate::platform::private_file(&std::env::temp_dir(), "t").unwrap();
+            f.write_all(&bytes).unwrap();
+            assert_eq!(holds(&f, flag, chunk).unwrap(), want, "{what}");
+        }
+        // This very build holds it, as every build that takes a hand-over.
+        let me = std::fs::File::open(std::env::current_exe().unwrap()).unwrap();
+        assert!(holds(&me, flag, 1 << 20).unwrap());
+    }
+
+    #[test]
+    fn only_the_holders_own_listening_socket_is_taken_back() {
+        let name = format!("nerdr-test-restore-{}", std::process::id());
+        let ours = crate::platform::abstract_listener(&name).unwrap();
+        let other = crate::platform::abstract_listener(&format!("{name}-other")).unwrap();
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let rows: Vec<(&str, RawFd, Result<(), &str>)> = vec![
+            ("the holder's socket", ours.as_raw_fd(), Ok(())),
+            (
+                "a socket of its own (a program in a tab)",
+                other.as_raw_fd(),
+                Err("is not the holder's listening socket"),
+            ),
+            (
+                "not a socket",
+                file.as_raw_fd(),
+                Err("is not the holder's listening socket"),
+            ),
+            ("nothing there", 999, Err("was not passed on")),
+        ];
+        for (what, fd, want) in rows {
+            match (restore(state_at(fd), &name), want) {
+                // The descriptor still belongs to this test.
+                (Ok(r), Ok(())) => drop(r.listener.into_raw_fd()),
+                (Err(e), Err(w)) => assert!(format!("{e:#}").contains(w), "{what}: {e:#}"),
+                (Ok(_), Err(w)) => panic!("{what}: taken back, want {w:?}"),
+                (Err(e), Ok(())) => panic!("{what}: {e:#}"),
+            }
+        }
+        // Refused descriptors were left open, to their owner.
+        assert!(other.local_addr().is_ok());
+        assert!(file.metadata().is_ok());
     }
 }

@@ -52,52 +52,62 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     // What a previous image of this process left, when it re-executed.
-    let restored = args.handover_fd.map(handover::restore).transpose()?;
-    rt.block_on(async move {
-        let name = socket_name(&paths);
-        let listener = match &restored {
-            // The same socket, never closed: cores connecting meanwhile wait.
-            Some(r) => r.listener.try_clone()?,
-            None => crate::platform::abstract_listener(&name).with_context(|| {
-                format!("cannot listen on @{name}: is another holder running for this state dir?")
-            })?,
-        };
-        listener.set_nonblocking(true)?;
-        let listener = tokio::net::UnixListener::from_std(listener)?;
-        crate::holder::peer::record_self(&paths.state_dir.join("holder.pid"))
-            .context("cannot record the holder in the state dir")?;
+    let restored = args
+        .handover_fd
+        .map(|fd| handover::restore(fd, &socket_name(&paths)))
+        .transpose()?;
+    // Served on a thread of its own: the main thread forks the programs and
+    // re-executes for a hand-over (`host::main_thread`).
+    let handle = rt.handle().clone();
+    crate::host::main_thread::serve(handle, move || {
+        rt.block_on(async move {
+            let name = socket_name(&paths);
+            let listener = match &restored {
+                // The same socket, never closed: cores connecting meanwhile wait.
+                Some(r) => r.listener.try_clone()?,
+                None => crate::platform::abstract_listener(&name).with_context(|| {
+                    format!(
+                        "cannot listen on @{name}: is another holder running for this state dir?"
+                    )
+                })?,
+            };
+            listener.set_nonblocking(true)?;
+            let listener = tokio::net::UnixListener::from_std(listener)?;
+            crate::holder::peer::record_self(&paths.state_dir.join("holder.pid"))
+                .context("cannot record the holder in the state dir")?;
 
-        let (events_tx, events_rx) = crate::host::events();
-        let with_scopes = restored.as_ref().map_or(args.scopes, |r| r.scopes);
-        let (scopes, mode): (Option<Arc<dyn Scopes>>, _) = if with_scopes {
-            let s = scopes::SystemdScopes::connect()
-                .await
-                .context("--scopes was given but the systemd user manager is unreachable")?;
-            (Some(Arc::new(s)), ProgramsMode::HolderScopes)
-        } else {
-            (None, ProgramsMode::HolderSessions)
-        };
-        let host = PtyHost::new(events_tx, scopes, mode)?;
-        let kept = match restored {
-            Some(r) => {
-                tracing::info!(
-                    from = r.from_version,
-                    to = crate::protocol::holder::HOLDER_VERSION,
-                    "re-executed for a hand-over; adopting the programs"
-                );
-                r.adopt(&host)
-            }
-            None => Default::default(),
-        };
-        server::serve(server::Served {
-            paths,
-            listener,
-            host,
-            events: events_rx,
-            scopes: with_scopes,
-            kept,
+            let (events_tx, events_rx) = crate::host::events();
+            let with_scopes = restored.as_ref().map_or(args.scopes, |r| r.scopes);
+            let (scopes, mode): (Option<Arc<dyn Scopes>>, _) = if with_scopes {
+                let s = scopes::SystemdScopes::connect()
+                    .await
+                    .context("--scopes was given but the systemd user manager is unreachable")?;
+                (Some(Arc::new(s)), ProgramsMode::HolderScopes)
+            } else {
+                (None, ProgramsMode::HolderSessions)
+            };
+            let host = PtyHost::new(events_tx, scopes, mode)?;
+            let kept = match restored {
+                Some(r) => {
+                    tracing::info!(
+                        from = r.from_version,
+                        to = crate::protocol::holder::HOLDER_VERSION,
+                        "re-executed for a hand-over; adopting the programs"
+                    );
+                    r.adopt(&host)
+                }
+                None => Default::default(),
+            };
+            server::serve(server::Served {
+                paths,
+                listener,
+                host,
+                events: events_rx,
+                scopes: with_scopes,
+                kept,
+            })
+            .await
         })
-        .await
-    })?;
+    })??;
     Ok(ExitCode::SUCCESS)
 }

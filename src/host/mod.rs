@@ -5,6 +5,7 @@
 //!   core's own when `NERDR_HOLDER=0`;
 //! - [`remote::HolderHost`] forwards to the holder over its socket.
 
+pub mod main_thread;
 pub mod pause;
 pub mod pty;
 mod pty_tasks;

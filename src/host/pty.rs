@@ -181,7 +181,12 @@ impl Host for PtyHost {
             (Some(s), Some(name)) => Some((s.clone(), name.clone())),
             _ => None,
         };
-        let started = start(&self.bin, &spec, scope.is_some());
+        // Forked by the holder's main thread, the one thread a hand-over's
+        // exec keeps (see `main_thread`).
+        let (started, spec) = {
+            let (bin, shim) = (self.bin.clone(), scope.is_some());
+            super::main_thread::on_main(move || (start(&bin, &spec, shim), spec))
+        };
         let programs = self.programs.clone();
         let events = self.events.clone();
         let worker = self.pause.worker();

@@ -138,10 +138,35 @@ pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream
     std::os::unix::net::UnixStream::connect_addr(&addr)
 }
 
+/// Whether `listener` is the one [`abstract_listener`] made for `name`: the
+/// kernel lets one socket at a time hold an abstract name.
+pub fn listens_as(listener: &std::os::unix::net::UnixListener, name: &str) -> bool {
+    use std::os::linux::net::SocketAddrExt;
+    listener
+        .local_addr()
+        .is_ok_and(|a| a.as_abstract_name() == Some(name.as_bytes()))
+}
+
 /// The executable file process `pid` runs, open: the running image, even
 /// if its path was replaced or removed since.
 pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {
     std::fs::File::open(format!("/proc/{pid}/exe"))
+}
+
+/// A file that has no name anywhere, readable and writable through the
+/// returned handle only (close-on-exec): a hand-over's state, which holds
+/// every tab's screen, must never be openable by another process, not even
+/// for the moment between creating and unlinking a named file.
+pub fn private_file(_dir: &std::path::Path, name: &str) -> io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    let name = std::ffi::CString::new(name).map_err(io::Error::other)?;
+    // SAFETY: a valid NUL-terminated name; the result is checked.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just created and is owned by nothing else.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
 }
 
 #[cfg(test)]

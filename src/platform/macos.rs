@@ -99,6 +99,13 @@ pub fn abstract_listener(name: &str) -> io::Result<std::os::unix::net::UnixListe
     Ok(l)
 }
 
+/// Whether `listener` is the one [`abstract_listener`] made for `name`.
+pub fn listens_as(listener: &std::os::unix::net::UnixListener, name: &str) -> bool {
+    listener
+        .local_addr()
+        .is_ok_and(|a| a.as_pathname() == Some(named_path(name).as_path()))
+}
+
 pub fn abstract_connect(name: &str) -> io::Result<std::os::unix::net::UnixStream> {
     std::os::unix::net::UnixStream::connect(named_path(name))
 }
@@ -123,4 +130,19 @@ pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {
     }
     buf.truncate(n as usize);
     std::fs::File::open(std::ffi::OsStr::from_bytes(&buf))
+}
+
+/// A private file for a hand-over's state: macOS has no anonymous file, so
+/// one created 0600 in `dir` (the state dir) and unlinked at once.
+pub fn private_file(dir: &std::path::Path, name: &str) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let path = dir.join(format!("{name}.{}", std::process::id()));
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    let _ = std::fs::remove_file(&path);
+    Ok(f)
 }

@@ -19,7 +19,10 @@
 //!    file ([`encode_state`]) and answers [`Answer::ReExecuting`]; then it
 //!    re-executes itself as the core's own executable (the file the core's
 //!    PID runs, not a path anyone could swap), as
-//!    `EXE holder --handover-fd N` ([`HANDOVER_FLAG`]). The new image keeps
+//!    `EXE holder --handover-fd N` ([`HANDOVER_FLAG`]), but only if that
+//!    file holds the bytes of [`HANDOVER_FLAG`] (every build that takes a
+//!    hand-over does; a core run through `ld.so` or valgrind runs a file
+//!    that does not, and the holder refuses). The new image keeps
 //!    the PID, the service, the listening socket and every program as its
 //!    child; it reads the state from descriptor N and serves again.
 //! 5. The core connects again and says hello: now of its own version.
