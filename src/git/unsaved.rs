@@ -87,14 +87,15 @@ pub fn parse(porcelain: &[u8]) -> Vec<Change> {
 }
 
 /// The paths of the gitlinks (mode 160000) among the entries of `git
-/// ls-files --stage -z`: `MODE OBJECT STAGE\tPATH`.
-pub fn gitlinks(ls_files: &[u8]) -> Vec<String> {
+/// ls-files --stage -z`: `MODE OBJECT STAGE\tPATH`, as bytes (a name
+/// need not be UTF-8).
+pub fn gitlinks(ls_files: &[u8]) -> Vec<&[u8]> {
     ls_files
         .split(|b| *b == 0)
         .filter(|e| e.starts_with(b"160000 "))
         .filter_map(|e| {
             let tab = e.iter().position(|b| *b == b'\t')?;
-            Some(String::from_utf8_lossy(&e[tab + 1..]).into_owned())
+            Some(&e[tab + 1..])
         })
         .collect()
 }
@@ -197,11 +198,15 @@ pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> 
                 .map(|c| c.path),
         );
     }
-    let index = run(paths, worktree, &["ls-files", "--stage", "-z"])?;
+    let index = super::query_bytes(worktree, &["ls-files", "--stage", "-z"])?;
     nested.extend(
-        gitlinks(index.as_bytes())
+        gitlinks(&index)
             .into_iter()
-            .filter(|p| populated(&worktree.join(p))),
+            .filter(|p| {
+                use std::os::unix::ffi::OsStrExt;
+                populated(&worktree.join(std::ffi::OsStr::from_bytes(p)))
+            })
+            .map(|p| String::from_utf8_lossy(p).into_owned()),
     );
     Ok(with_nested(listed, &nested))
 }
@@ -303,10 +308,7 @@ mod tests {
         let ls = b"100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\ta.txt\0\
 160000 0123456789012345678901234567890123456789 0\tlib\0\
 160000 0123456789012345678901234567890123456789 0\tsp ace/x\0";
-        assert_eq!(
-            gitlinks(ls),
-            vec!["lib".to_string(), "sp ace/x".to_string()]
-        );
+        assert_eq!(gitlinks(ls), vec![&b"lib"[..], &b"sp ace/x"[..]]);
         let c = |kind, p: &str| Change {
             kind,
             path: p.into(),

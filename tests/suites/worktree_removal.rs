@@ -338,4 +338,18 @@ fn a_nested_repository_is_never_removed_with_the_worktree() {
     assert!(wo.join("deps/x/b.txt").is_file(), "{err}");
     assert!(wo.join("deps/x/a.txt").is_file(), "{err}");
     assert!(st.tabs().iter().any(|t| t["id"] == other.as_str()));
+
+    // A committed nested repository whose name is not UTF-8.
+    let third = st.ok(&["agent", "sh"]).0;
+    let wn = st.worktree_of(&third);
+    st.sh(&format!(
+        "cd {w} && n=\"$(printf 'l\\377b')\" && git init -q \"$n\" && cd \"$n\" && echo c > c.txt \
+         && git add . && git -c user.name=t -c user.email=t@e commit -q -m nested && cd .. \
+         && git add \"$n\" && git -c user.name=t -c user.email=t@e commit -q -m gitlink",
+        w = s(&wn)
+    ));
+    let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", &third]);
+    assert!(!ok, "a nested repository with a non-UTF-8 name was removed");
+    assert!(err.contains("nested repository"), "{err}");
+    assert!(wn.exists(), "{err}");
 }
