@@ -353,3 +353,34 @@ fn a_nested_repository_is_never_removed_with_the_worktree() {
     assert!(err.contains("nested repository"), "{err}");
     assert!(wn.exists(), "{err}");
 }
+
+/// Work the program writes while it is being stopped (after the worktree
+/// was found clean) is saved before the worktree goes, and the reply says
+/// where.
+#[test]
+fn work_written_while_the_program_stops_is_saved() {
+    let config = format!(
+        "{CONFIG}[agents.late]\ncommand = [\"sh\", \"-c\", \"trap 'echo late > late.txt; \
+         exit 0' HUP TERM; echo ready; while :; do sleep 0.1; done\"]\n"
+    );
+    let Some(st) = Setup::new(&config) else {
+        return;
+    };
+    let tab = st.ok(&["agent", "late"]).0;
+    let wt = st.worktree_of(&tab);
+    let ready = crate::support::poll(std::time::Duration::from_secs(20), || {
+        st.ok(&["read", &tab]).0.contains("ready")
+    });
+    assert!(ready);
+    let (_, said) = st.ok(&["close", "--remove-worktree", &tab]);
+    let reference = format!("refs/nerdr/saved/{tab}");
+    assert!(
+        said.contains(&format!("saved first as {reference}")),
+        "{said}"
+    );
+    assert!(!wt.exists(), "{said}");
+    assert_eq!(
+        st.git(&st.repo, &["show", &format!("{reference}:late.txt")]),
+        "late"
+    );
+}
