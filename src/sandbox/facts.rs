@@ -299,9 +299,12 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             }
         }
     }
-    // The cgroup tree names every tab's scope (`nerdr-agent-<tab>.scope`):
-    // a sandboxed agent must not tell which tabs exist.
-    hidden.extend(entry(Path::new("/sys/fs/cgroup")));
+    // The cgroup tree names every tab's scope (`nerdr-agent-<tab>.scope`),
+    // and the journal's files every tab nerdr logged: a sandboxed agent
+    // must not tell which tabs exist.
+    for p in ["/sys/fs/cgroup", "/var/log/journal", "/run/log/journal"] {
+        hidden.extend(entry(Path::new(p)));
+    }
     for s in &i.settings.filesystem.deny_read {
         hidden.extend(entry(&expand(s)));
     }

@@ -287,22 +287,23 @@ fn the_real_claude_runs_as_a_sandboxed_agent_in_nerdr_sandbox() {
 }
 
 /// A stand-in for claude that looks for other tabs' ids where nerdr keeps
-/// its state (the tab list, its log, its audit file) and in the cgroup
-/// tree (each tab's scope), then waits.
+/// its state (the tab list, its log, its audit file), in the cgroup tree
+/// (each tab's scope) and in the journal, then waits.
 const SNOOP: &str = "#!/bin/sh\n\
     case \"$1\" in --help) echo 'Usage: claude [options]'; exit 0;; esac\n\
     s=\"${XDG_STATE_HOME:-$HOME/.local/state}/nerdr\"\n\
     { ls -a \"$s\"; cat \"$s\"/*.json \"$s\"/*.jsonl \"$s\"/*.log; \
-      find /sys/fs/cgroup -name 'nerdr-*'; } > snooped.txt 2>&1\n\
+      find /sys/fs/cgroup -name 'nerdr-*'; journalctl --no-pager -o json; \
+      journalctl --user --no-pager -o json; } > snooped.txt 2>&1\n\
     \"$NERDR_BIN\" tabs --json > tabs-inside.txt 2>&1\n\
     echo SNOOP-DONE\n\
     exec sleep 1000\n";
 
 /// A sandboxed agent cannot tell whether a tab it may not act on exists
 /// (SECURITY.md): nor may it read their ids from nerdr's own files or the
-/// cgroup tree. The state folder is hidden inside `nerdr sandbox`, but for
-/// the hook socket and this session's proxy socket, and so is the cgroup
-/// tree.
+/// cgroup tree or the journal. The state folder is hidden inside `nerdr
+/// sandbox`, but for the hook socket and this session's proxy socket, and
+/// so are the cgroup tree and the journal's files.
 #[test]
 fn nerdr_sandbox_hides_the_tab_list_and_logs_in_nerdrs_state() {
     let Some(env) = installed("\"nerdr\", \"sandbox\", \"--\", \"claude\"") else {
