@@ -84,8 +84,17 @@ impl Core {
                     ),
                 )
             })?;
-        match unsaved::decide(Stage::Asked, !changes.is_empty(), force) {
+        match unsaved::decide(Stage::Asked, !changes.is_empty(), nested(&changes), force) {
             Removal::Go | Removal::SaveThenRemove => Ok(()),
+            Removal::Keep => Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "tab {tab} was not closed: its worktree {} holds a repository of its own,                      whose files and commits nerdr cannot save (host git does not look inside                      one: that would run its config), so it is not removed, not even with                      --force:{}
+                     move each nested repository out of the worktree (or delete it, if                      nothing there is wanted), then close again; or close the tab and keep                      the worktree (`nerdr close {tab}`)",
+                    w.path.display(),
+                    unsaved::listed(&changes, 20),
+                ),
+            )),
             Removal::Refuse => Err(ApiError::new(
                 ErrorCode::BadRequest,
                 format!(
@@ -122,7 +131,18 @@ impl Core {
             let changes = unsaved::changes(&paths, &w.path).map_err(|e| {
                 format!("cannot tell whether it holds uncommitted work, so it was kept: {e}")
             })?;
-            let saved = match unsaved::decide(Stage::Stopped, !changes.is_empty(), true) {
+            let saved = match unsaved::decide(
+                Stage::Stopped,
+                !changes.is_empty(),
+                nested(&changes),
+                true,
+            ) {
+                Removal::Keep => {
+                    return Err(format!(
+                        "it holds a repository of its own, whose work nerdr cannot save, so                          it was kept (move the nested repository out, then remove the                          worktree):{}",
+                        unsaved::listed(&changes, 20)
+                    ))
+                }
                 Removal::SaveThenRemove => {
                     Some(saved::save(&paths, &w.path, &id, &w.branch).map_err(|e| {
                         format!(
@@ -184,4 +204,11 @@ impl Core {
             ),
         }
     }
+}
+
+/// Whether `changes` name a nested repository (which cannot be saved).
+fn nested(changes: &[unsaved::Change]) -> bool {
+    changes
+        .iter()
+        .any(|c| c.kind == unsaved::ChangeKind::NestedRepository)
 }

@@ -27,6 +27,11 @@ pub enum ChangeKind {
     Untracked,
     /// An unresolved merge.
     Conflicted,
+    /// A repository of its own inside the worktree (a `.git` there, an
+    /// agent's `git init`, a clone, a checked-out submodule): host git
+    /// never looks inside one (that would run its own config), so what it
+    /// holds (files, commits) cannot be saved, and is never removed.
+    NestedRepository,
 }
 
 impl ChangeKind {
@@ -37,6 +42,7 @@ impl ChangeKind {
             ChangeKind::StagedAndModified => "staged and modified",
             ChangeKind::Untracked => "untracked",
             ChangeKind::Conflicted => "conflicted",
+            ChangeKind::NestedRepository => "nested repository",
         }
     }
 }
@@ -80,6 +86,40 @@ pub fn parse(porcelain: &[u8]) -> Vec<Change> {
     out
 }
 
+/// The paths of the gitlinks (mode 160000) among the entries of `git
+/// ls-files --stage -z`: `MODE OBJECT STAGE\tPATH`, as bytes (a name
+/// need not be UTF-8).
+pub fn gitlinks(ls_files: &[u8]) -> Vec<&[u8]> {
+    ls_files
+        .split(|b| *b == 0)
+        .filter(|e| e.starts_with(b"160000 "))
+        .filter_map(|e| {
+            let tab = e.iter().position(|b| *b == b'\t')?;
+            Some(&e[tab + 1..])
+        })
+        .collect()
+}
+
+/// `changes` with the nested repositories found (`nested`, paths from
+/// the top of the worktree, a trailing `/` or not) marked as such, and
+/// added when `git status` did not list them.
+pub fn with_nested(mut changes: Vec<Change>, nested: &[String]) -> Vec<Change> {
+    for n in nested {
+        let bare = n.trim_end_matches('/');
+        match changes
+            .iter_mut()
+            .find(|c| c.path.trim_end_matches('/') == bare)
+        {
+            Some(c) => c.kind = ChangeKind::NestedRepository,
+            None => changes.push(Change {
+                kind: ChangeKind::NestedRepository,
+                path: format!("{bare}/"),
+            }),
+        }
+    }
+    changes
+}
+
 /// The list as shown to a person: at most `max` lines, then how many more.
 pub fn listed(changes: &[Change], max: usize) -> String {
     let mut s: String = changes
@@ -111,14 +151,19 @@ pub enum Removal {
     SaveThenRemove,
     /// Refuse, listing the work and the command that saves and removes.
     Refuse,
+    /// Refuse whatever `force` says, naming each nested repository: its
+    /// work cannot be saved, and removing the worktree would delete it.
+    Keep,
 }
 
 /// Without `force`, work no commit holds refuses the removal before
 /// anything is stopped; with it, the work is saved first. Work that
 /// appears after the request was accepted (the program wrote until it
-/// stopped) is saved too: it is never deleted unsaved.
-pub fn decide(stage: Stage, dirty: bool, force: bool) -> Removal {
+/// stopped) is saved too: it is never deleted unsaved. A nested
+/// repository (`nested`) cannot be saved: the worktree stays.
+pub fn decide(stage: Stage, dirty: bool, nested: bool, force: bool) -> Removal {
     match (stage, dirty, force) {
+        _ if nested => Removal::Keep,
         (_, false, _) => Removal::Go,
         (Stage::Asked, true, false) => Removal::Refuse,
         (Stage::Asked, true, true) => Removal::Go,
@@ -128,14 +173,48 @@ pub fn decide(stage: Stage, dirty: bool, force: bool) -> Removal {
 
 /// What `worktree` holds that no commit does. In a repository with
 /// sandbox history this goes through the guard like any host git (filters
-/// disarmed; refused where one would run).
+/// disarmed; refused where one would run). Nested repositories are found
+/// without running git inside them: untracked ones are the folders `git
+/// status --untracked-files=all` lists (it lists files, and a folder only
+/// when it is a repository), tracked ones the gitlinks of the index whose
+/// folder holds anything.
 pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> {
-    let out = run(
-        paths,
-        worktree,
-        &["status", "--porcelain=v1", "-z", "--untracked-files=normal"],
-    )?;
-    Ok(parse(out.as_bytes()))
+    let status = |untracked: &str| -> Result<Vec<Change>, GitError> {
+        let out = run(
+            paths,
+            worktree,
+            &["status", "--porcelain=v1", "-z", untracked],
+        )?;
+        Ok(parse(out.as_bytes()))
+    };
+    let folder = |c: &Change| c.kind == ChangeKind::Untracked && c.path.ends_with('/');
+    let listed = status("--untracked-files=normal")?;
+    let mut nested: Vec<String> = Vec::new();
+    if listed.iter().any(folder) {
+        nested.extend(
+            status("--untracked-files=all")?
+                .into_iter()
+                .filter(folder)
+                .map(|c| c.path),
+        );
+    }
+    let index = super::query_bytes(worktree, &["ls-files", "--stage", "-z"])?;
+    nested.extend(
+        gitlinks(&index)
+            .into_iter()
+            .filter(|p| {
+                use std::os::unix::ffi::OsStrExt;
+                populated(&worktree.join(std::ffi::OsStr::from_bytes(p)))
+            })
+            .map(|p| String::from_utf8_lossy(p).into_owned()),
+    );
+    Ok(with_nested(listed, &nested))
+}
+
+/// A folder (not a link to one) with anything in it.
+fn populated(dir: &Path) -> bool {
+    dir.symlink_metadata().is_ok_and(|m| m.is_dir())
+        && std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
 }
 
 /// How many commits of `branch` no other branch has (`None` when git
@@ -195,23 +274,63 @@ mod tests {
     fn every_removal_row() {
         use Removal::*;
         use Stage::*;
+        // stage, dirty, nested, force
         let rows = [
-            (Asked, false, false, Go),
-            (Asked, false, true, Go),
-            (Asked, true, false, Refuse),
-            (Asked, true, true, Go),
-            (Stopped, false, false, Go),
-            (Stopped, false, true, Go),
-            (Stopped, true, false, SaveThenRemove),
-            (Stopped, true, true, SaveThenRemove),
+            (Asked, false, false, false, Go),
+            (Asked, false, false, true, Go),
+            (Asked, true, false, false, Refuse),
+            (Asked, true, false, true, Go),
+            (Stopped, false, false, false, Go),
+            (Stopped, false, false, true, Go),
+            (Stopped, true, false, false, SaveThenRemove),
+            (Stopped, true, false, true, SaveThenRemove),
+            // A nested repository cannot be saved: never removed.
+            (Asked, false, true, false, Keep),
+            (Asked, false, true, true, Keep),
+            (Asked, true, true, false, Keep),
+            (Asked, true, true, true, Keep),
+            (Stopped, false, true, false, Keep),
+            (Stopped, false, true, true, Keep),
+            (Stopped, true, true, false, Keep),
+            (Stopped, true, true, true, Keep),
         ];
-        for (stage, dirty, force, want) in rows {
+        for (stage, dirty, nested, force, want) in rows {
             assert_eq!(
-                decide(stage, dirty, force),
+                decide(stage, dirty, nested, force),
                 want,
-                "{stage:?} {dirty} {force}"
+                "{stage:?} {dirty} {nested} {force}"
             );
         }
+    }
+
+    #[test]
+    fn nested_repositories_are_found_and_marked() {
+        let ls = b"100644 e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 0\ta.txt\0\
+160000 0123456789012345678901234567890123456789 0\tlib\0\
+160000 0123456789012345678901234567890123456789 0\tsp ace/x\0";
+        assert_eq!(gitlinks(ls), vec![&b"lib"[..], &b"sp ace/x"[..]]);
+        let c = |kind, p: &str| Change {
+            kind,
+            path: p.into(),
+        };
+        let got = with_nested(
+            vec![
+                c(ChangeKind::Untracked, "deps/"),
+                c(ChangeKind::Untracked, "lib2/"),
+                c(ChangeKind::Modified, "a.txt"),
+            ],
+            &["deps/x/".into(), "lib2/".into(), "lib".into()],
+        );
+        assert_eq!(
+            got,
+            vec![
+                c(ChangeKind::Untracked, "deps/"),
+                c(ChangeKind::NestedRepository, "lib2/"),
+                c(ChangeKind::Modified, "a.txt"),
+                c(ChangeKind::NestedRepository, "deps/x/"),
+                c(ChangeKind::NestedRepository, "lib/"),
+            ]
+        );
     }
 
     #[test]

@@ -89,6 +89,14 @@ pub struct Layout {
     /// tmpfs with only this session's socket (`network_binds`) in it, so
     /// no other session's proxy (and policy) is reachable.
     pub proxy_dir: Option<PathBuf>,
+    /// nerdr's state dir, if it exists: hidden (an empty, read-only tmpfs
+    /// over the read-only bind) but for `hook_socket` and `proxy_dir`. It
+    /// holds the tab list, the core's log and the audit file, which name
+    /// every tab: a sandboxed agent must not tell which tabs exist.
+    pub state_dir: Option<PathBuf>,
+    /// The hook socket (inside `state_dir`), if it exists: kept, so
+    /// `nerdr` commands and hooks inside reach the core.
+    pub hook_socket: Option<PathBuf>,
     /// nerdr's client socket folder, if it exists: hidden.
     pub nerdr_run_dir: Option<PathBuf>,
     /// The system's sockets that exist (`/run/dbus`, the journal's):
@@ -212,6 +220,18 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     for e in &l.read_only {
         a.bind("--ro-bind", &e.path);
     }
+    // nerdr's state dir names every tab (its tab list, logs, audit file):
+    // an empty folder in its place, with the hook socket alone.
+    let state = l
+        .state_dir
+        .as_ref()
+        .filter(|_| !w.has(Weakening::NerdrWritable));
+    if let Some(dir) = state {
+        a.path2("--tmpfs", dir);
+        if let Some(s) = &l.hook_socket {
+            a.bind("--ro-bind", s);
+        }
+    }
     // After nerdr's state dir (it holds the folder): this session's socket
     // alone in an empty folder.
     if let Some(dir) = &l.proxy_dir {
@@ -221,6 +241,9 @@ pub fn args(l: &Layout) -> Vec<OsString> {
         a.bind("--bind", s);
     }
     if let Some(dir) = &l.proxy_dir {
+        a.path2("--remount-ro", dir);
+    }
+    if let Some(dir) = state {
         a.path2("--remount-ro", dir);
     }
 

@@ -11,6 +11,8 @@ fn base() -> Layout {
             "/home/u/.local/state/nerdr".into(),
         ],
         proxy_dir: None,
+        state_dir: Some("/home/u/.local/state/nerdr".into()),
+        hook_socket: Some("/home/u/.local/state/nerdr/nerdr.sock".into()),
         nerdr_run_dir: None,
         system_sockets: vec!["/run/dbus".into()],
         worktree: "/home/u/src/p".into(),
@@ -77,6 +79,9 @@ fn the_whole_vector_for_a_main_checkout() {
         "--ro-bind /home/u/.config/nerdr /home/u/.config/nerdr",
         "--ro-bind /home/u/.local/state/nerdr /home/u/.local/state/nerdr",
         "--ro-bind /home/u/.claude/settings.json /home/u/.claude/settings.json",
+        "--tmpfs /home/u/.local/state/nerdr",
+        "--ro-bind /home/u/.local/state/nerdr/nerdr.sock /home/u/.local/state/nerdr/nerdr.sock",
+        "--remount-ro /home/u/.local/state/nerdr",
         "--tmpfs /home/u/.ssh --remount-ro /home/u/.ssh",
         "--ro-bind /dev/null /home/u/.netrc",
         "--tmpfs /run/dbus --remount-ro /run/dbus",
@@ -111,6 +116,7 @@ fn a_linked_worktree_writes_its_admin_dir_and_private_objects_refs_logs() {
     l.read_only.clear();
     l.hidden.clear();
     l.nerdr_read_only.clear();
+    l.state_dir = None;
     l.system_sockets.clear();
     l.worktree = "/d/wt/t1".into();
     l.cwd = "/d/wt/t1/sub".into();
@@ -256,8 +262,9 @@ fn no_git_means_no_git_binds() {
 }
 
 /// The proxy sockets' folder lies in nerdr's state dir: its tmpfs must come
-/// after the state dir's read-only bind (which would cover it), and this
-/// session's socket after the tmpfs (which would cover it).
+/// after the state dir's read-only bind and the empty folder hiding it
+/// (which would cover it), and this session's socket after the tmpfs
+/// (which would cover it); the state dir goes read-only after both.
 #[test]
 fn only_this_sessions_proxy_socket_is_visible() {
     let mut l = base();
@@ -265,10 +272,13 @@ fn only_this_sessions_proxy_socket_is_visible() {
     l.proxy_dir = Some(dir.into());
     l.network_binds = vec![format!("{dir}/s1.sock").into()];
     let got = words(&args(&l));
+    let state = "/home/u/.local/state/nerdr";
     let want = format!(
-        "--ro-bind /home/u/.local/state/nerdr /home/u/.local/state/nerdr \
+        "--ro-bind {state} {state} \
          --ro-bind /home/u/.claude/settings.json /home/u/.claude/settings.json \
-         --tmpfs {dir} --bind {dir}/s1.sock {dir}/s1.sock --remount-ro {dir} "
+         --tmpfs {state} --ro-bind {state}/nerdr.sock {state}/nerdr.sock \
+         --tmpfs {dir} --bind {dir}/s1.sock {dir}/s1.sock --remount-ro {dir} \
+         --remount-ro {state} "
     );
     let want = want.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(got.contains(&want), "{got}");
@@ -286,4 +296,20 @@ fn the_limits_file_is_bound_read_only_from_its_descriptor_after_every_mount() {
     assert!(got.find("--tmpfs /tmp").unwrap() < got.find(bind).unwrap());
     assert!(got.find("--remount-ro /run/dbus").unwrap() < got.find(bind).unwrap());
     assert!(!words(&args(&base())).contains("--ro-bind-data"));
+}
+
+/// nerdr's state dir (the tab list, logs and audit file name every tab) is
+/// an empty folder inside but for the hook socket; weakened to writable,
+/// it is the real folder, as the sandbox check must see.
+#[test]
+fn nerdrs_state_is_hidden_but_for_the_hook_socket() {
+    let got = words(&args(&base()));
+    let state = "/home/u/.local/state/nerdr";
+    assert!(got.contains(&format!("--tmpfs {state} ")), "{got}");
+    assert!(got.contains(&format!("--remount-ro {state} ")), "{got}");
+    let mut l = base();
+    l.weaken = Weaken::parse("nerdr-writable").unwrap();
+    let got = words(&args(&l));
+    assert!(!got.contains(&format!("--tmpfs {state}")), "{got}");
+    assert!(got.contains(&format!("--bind {state} {state}")), "{got}");
 }

@@ -283,6 +283,12 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             }
         }
     }
+    // The cgroup tree names every tab's scope (`nerdr-agent-<tab>.scope`),
+    // and the journal's files every tab nerdr logged: a sandboxed agent
+    // must not tell which tabs exist.
+    for p in ["/sys/fs/cgroup", "/var/log/journal", "/run/log/journal"] {
+        hidden.extend(entry(Path::new(p)));
+    }
     for s in &i.settings.filesystem.deny_read {
         hidden.extend(entry(&expand(s)));
     }
@@ -320,6 +326,8 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
         .filter_map(|p| canonical(Path::new(p)))
         .collect();
     let proxy_dir = canonical(&i.paths.state_dir.join("sandbox"));
+    let state_dir = canonical(&i.paths.state_dir);
+    let hook_socket = canonical(&i.paths.hook_socket());
     let nerdr_run_dir = canonical(&i.paths.run_dir)
         .filter(|run| !runtime_dir.as_ref().is_some_and(|rt| run.starts_with(rt)));
 
@@ -335,6 +343,8 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             runtime_dir,
             nerdr_read_only,
             proxy_dir,
+            state_dir,
+            hook_socket,
             nerdr_run_dir,
             system_sockets,
             worktree,

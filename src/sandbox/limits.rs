@@ -71,7 +71,13 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
 
     let mut read_only: Vec<PathBuf> = git_protected(l);
     if !w.has(Weakening::NerdrWritable) {
-        read_only.extend(l.nerdr_read_only.iter().cloned());
+        // The state dir is listed as hidden below.
+        read_only.extend(
+            l.nerdr_read_only
+                .iter()
+                .filter(|p| Some(*p) != l.state_dir.as_ref())
+                .cloned(),
+        );
     }
     read_only.extend(l.read_only.iter().map(|e| e.path.clone()));
     // The agent's config that starts programs (`agent_config`).
@@ -98,9 +104,14 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
         hidden.extend(l.nerdr_run_dir.iter().cloned());
         hidden.extend(l.system_sockets.iter().cloned());
     }
+    if !w.has(Weakening::NerdrWritable) {
+        // Empty but for the hook socket and this session's proxy socket.
+        hidden.extend(l.state_dir.iter().cloned());
+    }
     section(
         &mut out,
-        "Hidden (empty or missing inside: credentials, the login's sockets)",
+        "Hidden (empty or missing inside: credentials, the login's sockets, nerdr's state but \
+         for its sockets)",
         &hidden,
     );
     out.push('\n');

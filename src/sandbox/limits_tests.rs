@@ -15,6 +15,8 @@ fn layout() -> Layout {
             "/home/u/.local/state/nerdr".into(),
         ],
         proxy_dir: Some("/home/u/.local/state/nerdr/sandbox".into()),
+        state_dir: Some("/home/u/.local/state/nerdr".into()),
+        hook_socket: Some("/home/u/.local/state/nerdr/nerdr.sock".into()),
         nerdr_run_dir: Some("/run/user/1000/nerdr".into()),
         system_sockets: vec!["/run/dbus".into()],
         worktree: "/home/u/wt/t1".into(),
@@ -71,15 +73,15 @@ Read-only even inside the writable places (git admin files, nerdr's folders, pro
   /home/u/p/.git/config
   /home/u/p/.git/worktrees/t1/commondir
   /home/u/.config/nerdr
-  /home/u/.local/state/nerdr
   /home/u/.claude/settings.json
 
-Hidden (empty or missing inside: credentials, the login's sockets):
+Hidden (empty or missing inside: credentials, the login's sockets, nerdr's state but for its sockets):
   /home/u/.ssh
   /home/u/.aws
   /run/user/1000
   /run/user/1000/nerdr
   /run/dbus
+  /home/u/.local/state/nerdr
 
 Network:
   no direct connections: the only way out is nerdr's proxy at http://127.0.0.1:3128 (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); programs that ignore them have no network
@@ -159,10 +161,12 @@ fn no_repository_and_nothing_hidden_say_so() {
     l.runtime_dir = None;
     l.nerdr_run_dir = None;
     l.system_sockets.clear();
+    l.state_dir = None;
     let got = text(&l, &net(true));
     assert!(
         got.contains(
-            "Hidden (empty or missing inside: credentials, the login's sockets):\n  (none)\n"
+            "Hidden (empty or missing inside: credentials, the login's sockets, nerdr's state \
+             but for its sockets):\n  (none)\n"
         ),
         "{got}"
     );

@@ -291,3 +291,96 @@ fn a_restart_that_fails_keeps_the_tabs_worktree_and_branch() {
         "the restart deleted the branch"
     );
 }
+
+/// A nested repository in the worktree (its own `.git`: an agent's `git
+/// init lib`, a clone): host git never looks inside it (that would run its
+/// config), so `git status` sees at most its name and `git add -A` stores
+/// it as a gitlink, not its files. Removing the worktree would delete its
+/// files and its commits: the removal is refused, even with `--force`, and
+/// the nested repository is named.
+#[test]
+fn a_nested_repository_is_never_removed_with_the_worktree() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    // Committed as a gitlink on the tab's branch: `git status` is clean.
+    let tab = st.ok(&["agent", "sh"]).0;
+    let wt = st.worktree_of(&tab);
+    st.sh(&format!(
+        "cd {w} && git init -q lib && cd lib && echo c > committed.txt && git add . \
+         && git -c user.name=t -c user.email=t@e commit -q -m nested && echo u > uncommitted.txt",
+        w = s(&wt)
+    ));
+    st.git(&wt, &["add", "lib"]);
+    st.git(&wt, &["commit", "-q", "-m", "gitlink"]);
+    let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", &tab]);
+    assert!(!ok, "a nested repository was removed without a word");
+    assert!(err.contains("lib"), "{err}");
+    assert!(wt.join("lib/uncommitted.txt").is_file(), "{err}");
+    assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
+    let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", "--force", &tab]);
+    assert!(!ok, "--force removed a nested repository it cannot save");
+    assert!(err.contains("lib"), "{err}");
+    assert!(wt.join("lib/committed.txt").is_file(), "{err}");
+    assert!(wt.join("lib/uncommitted.txt").is_file(), "{err}");
+
+    // Untracked, inside an untracked folder: listed, and `--force` does
+    // not pass it off as saved.
+    let other = st.ok(&["agent", "sh"]).0;
+    let wo = st.worktree_of(&other);
+    st.sh(&format!(
+        "cd {w} && mkdir -p deps && git init -q deps/x && cd deps/x && echo c > a.txt \
+         && git add . && git -c user.name=t -c user.email=t@e commit -q -m nested \
+         && echo u > b.txt",
+        w = s(&wo)
+    ));
+    let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", "--force", &other]);
+    assert!(!ok, "--force removed a nested repository it cannot save");
+    assert!(err.contains("deps/x"), "{err}");
+    assert!(wo.join("deps/x/b.txt").is_file(), "{err}");
+    assert!(wo.join("deps/x/a.txt").is_file(), "{err}");
+    assert!(st.tabs().iter().any(|t| t["id"] == other.as_str()));
+
+    // A committed nested repository whose name is not UTF-8.
+    let third = st.ok(&["agent", "sh"]).0;
+    let wn = st.worktree_of(&third);
+    st.sh(&format!(
+        "cd {w} && n=\"$(printf 'l\\377b')\" && git init -q \"$n\" && cd \"$n\" && echo c > c.txt \
+         && git add . && git -c user.name=t -c user.email=t@e commit -q -m nested && cd .. \
+         && git add \"$n\" && git -c user.name=t -c user.email=t@e commit -q -m gitlink",
+        w = s(&wn)
+    ));
+    let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", &third]);
+    assert!(!ok, "a nested repository with a non-UTF-8 name was removed");
+    assert!(err.contains("nested repository"), "{err}");
+    assert!(wn.exists(), "{err}");
+}
+
+/// Work the program writes while it is being stopped (after the worktree
+/// was found clean) is saved before the worktree goes, and the reply says
+/// where.
+#[test]
+fn work_written_while_the_program_stops_is_saved() {
+    let config = format!(
+        "{CONFIG}[agents.late]\ncommand = [\"sh\", \"-c\", \"trap 'echo late > late.txt; \
+         exit 0' HUP TERM; echo ready; while :; do sleep 0.1; done\"]\n"
+    );
+    let Some(st) = Setup::new(&config) else {
+        return;
+    };
+    let tab = st.ok(&["agent", "late"]).0;
+    let wt = st.worktree_of(&tab);
+    let ready = crate::support::poll(std::time::Duration::from_secs(20), || {
+        st.ok(&["read", &tab]).0.contains("ready")
+    });
+    assert!(ready);
+    let (_, said) = st.ok(&["close", "--remove-worktree", &tab]);
+    let reference = format!("refs/nerdr/saved/{tab}");
+    assert!(
+        said.contains(&format!("saved first as {reference}")),
+        "{said}"
+    );
+    assert!(!wt.exists(), "{said}");
+    assert_eq!(
+        st.git(&st.repo, &["show", &format!("{reference}:late.txt")]),
+        "late"
+    );
+}

@@ -5,6 +5,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpListener;
+use std::path::Path;
 use std::time::Duration;
 
 use super::{setup, text};
@@ -286,4 +287,65 @@ fn the_real_claude_runs_as_a_sandboxed_agent_in_nerdr_sandbox() {
     });
     assert!(shown, "claude's first screen never showed:\n{screen}");
     assert!(env.home().join(".claude.json").is_file());
+}
+
+/// A stand-in for claude that looks for other tabs' ids where nerdr keeps
+/// its state (the tab list, its log, its audit file), in the cgroup tree
+/// (each tab's scope) and in the journal, then waits.
+const SNOOP: &str = "#!/bin/sh\n\
+    case \"$1\" in --help) echo 'Usage: claude [options]'; exit 0;; esac\n\
+    s=\"${XDG_STATE_HOME:-$HOME/.local/state}/nerdr\"\n\
+    { ls -a \"$s\"; cat \"$s\"/*.json \"$s\"/*.jsonl \"$s\"/*.log; \
+      find /sys/fs/cgroup -name 'nerdr-*'; journalctl --no-pager -o json; \
+      journalctl --user --no-pager -o json; } > snooped.txt 2>&1\n\
+    \"$NERDR_BIN\" tabs --json > tabs-inside.txt 2>&1\n\
+    echo SNOOP-DONE\n\
+    exec sleep 1000\n";
+
+/// A sandboxed agent cannot tell whether a tab it may not act on exists
+/// (SECURITY.md): nor may it read their ids from nerdr's own files or the
+/// cgroup tree or the journal. The state folder is hidden inside `nerdr
+/// sandbox`, but for the hook socket and this session's proxy socket, and
+/// so are the cgroup tree and the journal's files.
+#[test]
+fn nerdr_sandbox_hides_the_tab_list_and_logs_in_nerdrs_state() {
+    let Some(env) = installed("\"nerdr\", \"sandbox\", \"--\", \"claude\"") else {
+        return;
+    };
+    env.write_user_file("bin/claude", SNOOP);
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.claude]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"claude\"]\n\
+         sandboxed = true\n[agents.sh]\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    env.write_user_file("other/x", "x\n");
+    let other = env.home().join("other");
+    let out = nerdr(&env, &["agent", "sh", "--folder", other.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let secret_tab = text(&out.stdout).trim().to_string();
+    let out = nerdr(&env, &["agent", "claude"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tab = text(&out.stdout).trim().to_string();
+    let mut screen = String::new();
+    let done = crate::support::poll(Duration::from_secs(30), || {
+        screen = text(&nerdr(&env, &["read", &tab]).stdout);
+        screen.contains("SNOOP-DONE")
+    });
+    assert!(done, "the agent never got going:\n{screen}");
+    let wt = tab_state(&env, &tab)["worktree"]
+        .as_str()
+        .expect("a worktree")
+        .to_string();
+    let seen = std::fs::read_to_string(Path::new(&wt).join("snooped.txt")).unwrap();
+    assert!(
+        !seen.contains(&secret_tab),
+        "the sandboxed agent read tab {secret_tab}'s id in nerdr's state:\n{seen}"
+    );
+    assert!(!seen.contains("tabs.json"), "{seen}");
+    // The hook socket is still there: nerdr commands work inside.
+    assert!(seen.contains("nerdr.sock"), "{seen}");
+    let tabs = std::fs::read_to_string(Path::new(&wt).join("tabs-inside.txt")).unwrap();
+    // (An answer, whatever it lists: the core was reached.)
+    assert!(tabs.trim_start().starts_with('['), "{tabs}");
+    assert!(!tabs.contains(&secret_tab), "{tabs}");
 }
