@@ -419,7 +419,7 @@ fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow(
             "code=403",
             how_not,
             &format!("allowed: 127.0.0.1:{p}, 127.0.0.1:{}", s.ports[1]),
-            "to allow it: add \"asked.test\" to network.allowedDomains in \
+            "to allow it: add \"asked.test\" to sandbox.network.allowedDomains in \
              $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json",
         ] {
             assert!(body.contains(want), "{want:?} missing:\n{body}");
