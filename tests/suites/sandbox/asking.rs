@@ -454,6 +454,25 @@ fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow(
 }
 
 #[test]
+fn from_its_worktree_a_sandboxed_agent_sees_its_own_tab_in_nerdr_tabs() {
+    // The agent's folder is its worktree, which is no session's folder:
+    // `nerdr tabs` there still lists its own session (its own tab only).
+    let steps = "\"$NERDR_BIN\" tabs --json > tabs.json 2> tabs.err\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    let (tab, worktree) = s.start();
+    s.go(&worktree);
+    s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(30));
+    let said = std::fs::read_to_string(worktree.join("tabs.json")).unwrap();
+    let err = std::fs::read_to_string(worktree.join("tabs.err")).unwrap();
+    let seen: Vec<serde_json::Value> =
+        serde_json::from_str(&said).unwrap_or_else(|e| panic!("{e}: {said:?} {err}"));
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["id"], tab.as_str(), "{seen:?}");
+}
+
+#[test]
 fn the_limits_file_inside_names_each_limit() {
     let Some(env) = setup() else { return };
     env.write_user_file(".ssh/id_ed25519", "secret\n");
