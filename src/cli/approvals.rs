@@ -25,13 +25,18 @@ pub enum Action {
     /// Say yes: a setup runs now, and whenever the same content comes again;
     /// a network question opens the host for this request only
     Approve {
+        /// The id `nerdr approvals` lists first on the question's line
         id: String,
         /// A network question: open the host for the rest of that sandbox run
         #[arg(long)]
         session: bool,
     },
-    /// Say no: nothing runs
-    Deny { id: String },
+    /// Say no: nothing runs; a network question refuses that host and port for
+    /// the rest of that sandbox run
+    Deny {
+        /// The id `nerdr approvals` lists first on the question's line
+        id: String,
+    },
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -165,33 +165,40 @@ impl Core {
     }
 
     /// A sandboxed caller's new agent goes in its own session's folder, as
-    /// recorded, not as the request spells it (a path it could swap).
+    /// recorded, not as the request spells it (a path it could swap); its
+    /// `nerdr tabs` lists that session too (from its worktree, the folder
+    /// the request names is no session's).
     fn pinned(&self, caller: &Caller, req: Request) -> Result<Request, ApiError> {
+        let own_folder = || {
+            let id = caller.tab().unwrap_or_default();
+            self.state
+                .lock()
+                .unwrap()
+                .tabs
+                .get(id)
+                .map(|t| t.folder.clone())
+                .ok_or_else(|| no_tab(id))
+        };
         match req {
+            Request::Tabs { all: false, .. } if caller.kind() == CallerKind::Sandboxed => {
+                Ok(Request::Tabs {
+                    folder: Some(own_folder()?),
+                    all: false,
+                })
+            }
             Request::Agent {
                 name,
                 extra_args,
                 env,
                 worktree,
                 ..
-            } if caller.kind() == CallerKind::Sandboxed => {
-                let id = caller.tab().unwrap_or_default();
-                let folder = self
-                    .state
-                    .lock()
-                    .unwrap()
-                    .tabs
-                    .get(id)
-                    .map(|t| t.folder.clone())
-                    .ok_or_else(|| no_tab(id))?;
-                Ok(Request::Agent {
-                    folder,
-                    name,
-                    extra_args,
-                    env,
-                    worktree,
-                })
-            }
+            } if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent {
+                folder: own_folder()?,
+                name,
+                extra_args,
+                env,
+                worktree,
+            }),
             other => Ok(other),
         }
     }

@@ -70,8 +70,10 @@ pub fn verdict(plan: &Plan, nonce: &str, outcome: &Outcome) -> Verdict {
                 .map(|l| format!(", last said: {l}"))
                 .unwrap_or_default();
             return unchecked(format!(
-                "the check gave no report ({ended}{said}): the sandbox could not run \
-                 $NERDR_BIN, or the wrapper does not pass on its output; {FIX}"
+                "the check gave no report ({ended}{said}): the wrapper stopped before the \
+                 check ran (what it last said tells why: a settings file it reads, say), the \
+                 sandbox could not run $NERDR_BIN, or the wrapper does not pass on its output; \
+                 {FIX}"
             ));
         }
         _ => return unchecked("the check's report was given more than once".into()),
@@ -241,6 +243,19 @@ mod tests {
                     stderr: "bwrap: execvp /x/nerdr: No such file or directory\n".into(),
                 },
                 Want::Unchecked("No such file or directory"),
+            ),
+            (
+                "the wrapper refused to start: what it said leads",
+                Outcome::Finished {
+                    status: Some(1),
+                    stdout: String::new(),
+                    stderr: "nerdr: /h/.config/nerdr/sandbox.json:1: unknown key `network`\n"
+                        .into(),
+                },
+                Want::Unchecked(
+                    "last said: nerdr: /h/.config/nerdr/sandbox.json:1: unknown key `network`): \
+                     the wrapper stopped before the check ran",
+                ),
             ),
             (
                 "a report under another nonce",

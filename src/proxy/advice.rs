@@ -74,15 +74,22 @@ pub fn allowed_summary(rules: &NetRules) -> String {
 fn fix(shown: &str, host: &str, port: u16, rule: &Rule) -> Option<String> {
     let name = shown.rsplit_once(':').map(|(h, _)| h).unwrap_or(shown);
     let add = |entry: String| {
-        format!("add \"{entry}\" to network.allowedDomains in {SETTINGS_FILES} and start the sandbox again")
+        format!("add \"{entry}\" to sandbox.network.allowedDomains in {SETTINGS_FILES} and start the sandbox again")
+    };
+    let add_port = || {
+        format!("add {port} to sandbox.network.allowLocalPorts in {SETTINGS_FILES} and start the sandbox again")
     };
     let ask = "; or run the sandbox in a nerdr tab with a window attached to be asked";
     Some(match rule {
         Rule::Unlisted => format!("{}{ask}", add(name.to_string())),
+        // A service on this machine was asked about because local
+        // services are closed: the port is what opens it, under every
+        // spelling of this machine.
+        Rule::PersonDenied if is_local(host) => {
+            format!("{} (the user denied it for this run)", add_port())
+        }
         Rule::PersonDenied => format!("{} (the user denied it for this run)", add(name.to_string())),
-        Rule::LocalClosed => format!(
-            "add {port} to network.allowLocalPorts in {SETTINGS_FILES} and start the sandbox again{ask}"
-        ),
+        Rule::LocalClosed => format!("{}{ask}", add_port()),
         Rule::PrivateAddress => add(shown.to_string()),
         Rule::ResolvedPrivate(a) => {
             let a = super::policy::Host::Ip(*a);
@@ -92,7 +99,7 @@ fn fix(shown: &str, host: &str, port: u16, rule: &Rule) -> Option<String> {
             )
         }
         Rule::Denied(entry) => format!(
-            "remove \"{entry}\" from network.deniedDomains (deny wins over every allowedDomains entry); \
+            "remove \"{entry}\" from sandbox.network.deniedDomains (deny wins over every allowedDomains entry); \
              a project's own settings may have added it"
         ),
         Rule::Unspecified
@@ -106,6 +113,15 @@ fn fix(shown: &str, host: &str, port: u16, rule: &Rule) -> Option<String> {
         | Rule::PersonOnce
         | Rule::PersonSession => return None,
     })
+}
+
+/// `host` names this machine (`localhost`, a loopback address).
+fn is_local(host: &str) -> bool {
+    match super::policy::normalise_host(host) {
+        Ok(super::policy::Host::Localhost) => true,
+        Ok(super::policy::Host::Ip(a)) => a.is_loopback(),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -132,12 +148,14 @@ mod tests {
         let r = rules(&["example.com"]);
         #[rustfmt::skip]
         let table: &[(Rule, &str, u16, Option<&str>)] = &[
-            (Rule::Unlisted, "api.test", 443, Some("add \"api.test\" to network.allowedDomains in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json and start the sandbox again; or run the sandbox in a nerdr tab with a window attached to be asked")),
-            (Rule::PersonDenied, "api.test", 443, Some("add \"api.test\" to network.allowedDomains in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json and start the sandbox again (the user denied it for this run)")),
-            (Rule::LocalClosed, "localhost", 8080, Some("add 8080 to network.allowLocalPorts in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json and start the sandbox again; or run the sandbox in a nerdr tab with a window attached to be asked")),
-            (Rule::PrivateAddress, "10.0.0.1", 80, Some("add \"10.0.0.1:80\" to network.allowedDomains")),
+            (Rule::Unlisted, "api.test", 443, Some("add \"api.test\" to sandbox.network.allowedDomains in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json and start the sandbox again; or run the sandbox in a nerdr tab with a window attached to be asked")),
+            (Rule::PersonDenied, "api.test", 443, Some("add \"api.test\" to sandbox.network.allowedDomains in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json and start the sandbox again (the user denied it for this run)")),
+            (Rule::PersonDenied, "localhost", 8080, Some("add 8080 to sandbox.network.allowLocalPorts in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json and start the sandbox again (the user denied it for this run)")),
+            (Rule::PersonDenied, "127.0.0.2", 8080, Some("add 8080 to sandbox.network.allowLocalPorts")),
+            (Rule::LocalClosed, "localhost", 8080, Some("add 8080 to sandbox.network.allowLocalPorts in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json and start the sandbox again; or run the sandbox in a nerdr tab with a window attached to be asked")),
+            (Rule::PrivateAddress, "10.0.0.1", 80, Some("add \"10.0.0.1:80\" to sandbox.network.allowedDomains")),
             (Rule::ResolvedPrivate("10.0.0.2".parse().unwrap()), "intra.test", 80, Some("intra.test resolves to a private address; only an IP entry opens it: add \"10.0.0.2:80\"")),
-            (Rule::Denied("*.evil.test".into()), "a.evil.test", 443, Some("remove \"*.evil.test\" from network.deniedDomains")),
+            (Rule::Denied("*.evil.test".into()), "a.evil.test", 443, Some("remove \"*.evil.test\" from sandbox.network.deniedDomains")),
             (Rule::Malformed, "a@b", 443, None),
             (Rule::NerdrPort(3128), "localhost", 3128, None),
             (Rule::Unspecified, "0.0.0.0", 80, None),

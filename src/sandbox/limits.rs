@@ -37,7 +37,9 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
     let mut out = String::from(
         "nerdr sandbox: the limits of this sandbox. A command failing on one of them \
          (\"Read-only file system\", \"Permission denied\", \"No such file\", a 403 from the \
-         proxy, \"Operation not permitted\") met a limit, not a bug: say which to the user.\n\n",
+         proxy, \"Operation not permitted\", \"Device or resource busy\" when replacing a \
+         read-only file such as git's packed-refs) met a limit, not a bug: say which to the \
+         user.\n\n",
     );
 
     let mut writable: Vec<PathBuf> = vec![l.worktree.clone()];
@@ -131,7 +133,7 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
             "  no direct connections: the only way out is nerdr's proxy at {} \
              (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); programs that ignore them have no \
              network\n  allowed: {}\n  {others}\n  to allow a host for good, the user adds it to \
-             network.allowedDomains in {}\n\n",
+             sandbox.network.allowedDomains in {}\n\n",
             net.proxy,
             net.allowed,
             crate::proxy::advice::SETTINGS_FILES

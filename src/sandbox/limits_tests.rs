@@ -58,7 +58,7 @@ fn net(asks: bool) -> NetWords {
 #[test]
 fn the_whole_text_for_a_linked_worktree() {
     let want = "\
-nerdr sandbox: the limits of this sandbox. A command failing on one of them (\"Read-only file system\", \"Permission denied\", \"No such file\", a 403 from the proxy, \"Operation not permitted\") met a limit, not a bug: say which to the user.
+nerdr sandbox: the limits of this sandbox. A command failing on one of them (\"Read-only file system\", \"Permission denied\", \"No such file\", a 403 from the proxy, \"Operation not permitted\", \"Device or resource busy\" when replacing a read-only file such as git's packed-refs) met a limit, not a bug: say which to the user.
 
 Writable (everything else is read-only):
   /home/u/wt/t1
@@ -87,7 +87,7 @@ Network:
   no direct connections: the only way out is nerdr's proxy at http://127.0.0.1:3128 (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); programs that ignore them have no network
   allowed: example.com, local services (allowLocalBinding)
   a request to any other host waits while the user is asked (allow once, for this run, or deny); with no answer it is refused
-  to allow a host for good, the user adds it to network.allowedDomains in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json
+  to allow a host for good, the user adds it to sandbox.network.allowedDomains in $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json
 
 Privileges:
   no new privileges (setuid programs, sudo, su do not work), no capabilities

@@ -294,7 +294,11 @@ impl Window {
                             .collect()
                     })
                     .unwrap_or_default();
-                self.mode = Mode::Picker { agents, sel: 0 };
+                self.mode = Mode::Picker {
+                    agents,
+                    sel: 0,
+                    typed: String::new(),
+                };
             }
             Some(Pending::Started) => {
                 if let Some(tab) = value["tab"].as_str() {

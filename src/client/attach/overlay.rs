@@ -13,6 +13,9 @@ pub enum Mode {
     Picker {
         agents: Vec<String>,
         sel: usize,
+        /// Digits typed so far: "1" waits for a second digit while a
+        /// 10th entry exists.
+        typed: String,
     },
     Help,
     Confirm {
@@ -79,7 +82,7 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
             b"n" | b"N" | b"\x1b" | b"q" | b"\x03" => (Mode::Normal, Effect::None),
             _ => (Mode::Confirm { question, yes }, Effect::None),
         },
-        Mode::Picker { agents, sel } => {
+        Mode::Picker { agents, sel, typed } => {
             if cancel {
                 return (Mode::Normal, Effect::None);
             }
@@ -89,17 +92,48 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
                     Some(a) => (Mode::Normal, Effect::Start(a.clone())),
                     None => (Mode::Normal, Effect::None),
                 },
-                [d @ b'1'..=b'9'] => {
-                    let i = (d - b'1') as usize;
-                    match agents.get(i) {
-                        Some(a) => (Mode::Normal, Effect::Start(a.clone())),
-                        None => (Mode::Picker { agents, sel }, Effect::None),
+                [d @ b'0'..=b'9'] => {
+                    // The digits typed so far and this one, else this one
+                    // alone; a number no longer one can extend starts
+                    // its entry, else it is selected and waits.
+                    let pick = |t: String| match t.parse::<usize>() {
+                        Ok(k) if (1..=agents.len()).contains(&k) => Some((k, t)),
+                        _ => None,
+                    };
+                    let digit = char::from(*d).to_string();
+                    match pick(format!("{typed}{digit}")).or_else(|| pick(digit)) {
+                        Some((k, _)) if k * 10 > agents.len() => {
+                            (Mode::Normal, Effect::Start(agents[k - 1].clone()))
+                        }
+                        Some((k, typed)) => (
+                            Mode::Picker {
+                                agents,
+                                sel: k - 1,
+                                typed,
+                            },
+                            Effect::None,
+                        ),
+                        None => (
+                            Mode::Picker {
+                                agents,
+                                sel,
+                                typed: String::new(),
+                            },
+                            Effect::None,
+                        ),
                     }
                 }
                 // Up/down move; any other key leaves the picker as it is.
                 _ => {
                     let sel = moved(keys, sel, n).unwrap_or(sel);
-                    (Mode::Picker { agents, sel }, Effect::None)
+                    (
+                        Mode::Picker {
+                            agents,
+                            sel,
+                            typed: String::new(),
+                        },
+                        Effect::None,
+                    )
                 }
             }
         }
@@ -184,7 +218,7 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             rows,
             cols,
         ),
-        Mode::Picker { agents, sel } => {
+        Mode::Picker { agents, sel, .. } => {
             let mut lines = vec!["Start an agent in a new tab:".to_string(), String::new()];
             for (i, a) in agents.iter().enumerate() {
                 let mark = if i == *sel { ">" } else { " " };
@@ -230,7 +264,35 @@ mod tests {
         Mode::Picker {
             agents: vec!["claude".into(), "sh".into()],
             sel: 0,
+            typed: String::new(),
         }
+    }
+
+    #[test]
+    fn a_picker_of_ten_or_more_waits_for_the_second_digit() {
+        let many = || Mode::Picker {
+            agents: (1..=12).map(|i| format!("a{i}")).collect(),
+            sel: 0,
+            typed: String::new(),
+        };
+        let typed = |keys: &[&[u8]]| {
+            let mut m = many();
+            let mut last = Effect::None;
+            for k in keys {
+                (m, last) = feed(m, k);
+            }
+            last
+        };
+        assert_eq!(typed(&[b"1", b"0"]), Effect::Start("a10".into()));
+        assert_eq!(typed(&[b"1", b"2"]), Effect::Start("a12".into()));
+        // 1 alone waits (10..12 exist); Enter starts it.
+        assert_eq!(typed(&[b"1"]), Effect::None);
+        assert_eq!(typed(&[b"1", b"\r"]), Effect::Start("a1".into()));
+        // 2..9 cannot be extended: they start at once.
+        assert_eq!(typed(&[b"2"]), Effect::Start("a2".into()));
+        // 1 then 5 (no 15): 5 counts alone.
+        assert_eq!(typed(&[b"1", b"5"]), Effect::Start("a5".into()));
+        assert_eq!(typed(&[b"0"]), Effect::None);
     }
 
     #[test]

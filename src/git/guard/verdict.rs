@@ -313,9 +313,19 @@ fn included_files(f: &Facts) -> Vec<Reason> {
                             e.key,
                             e.value_str()
                         ),
-                        "remove the include of that file from your config, or move the file \
-                         where agents cannot write"
-                            .into(),
+                        if is_own_config(file, f) {
+                            "this is the repository's own config: a sandbox wrote the folder \
+                             holding it (`nerdr sandbox` run in the main checkout makes all of \
+                             it, `.git` included, agent-writable for good), so nerdr runs no \
+                             host git in this repository; start agents with `--no-worktree`, or \
+                             clone the repository afresh for worktrees (and run `nerdr sandbox` \
+                             by hand only in a linked worktree: `git worktree add`)"
+                                .into()
+                        } else {
+                            "remove the include of that file from your config, or move the \
+                             file where agents cannot write"
+                                .into()
+                        },
                     ));
                 }
             }
@@ -498,6 +508,20 @@ fn resolve(p: &str, base: &Path, home: Option<&Path>) -> PathBuf {
 }
 
 /// The agent-writable place `p` lies in, as written or as it really leads.
+/// `file` is the repository's own config (`config` in the common dir, or
+/// a `config.worktree`), not one a setting includes.
+fn is_own_config(file: &Path, f: &Facts) -> bool {
+    f.location.is_some_and(|at| {
+        [
+            at.common_dir.join("config"),
+            at.common_dir.join("config.worktree"),
+            at.git_dir.join("config.worktree"),
+        ]
+        .iter()
+        .any(|own| file == own || (f.realpath)(file) == (f.realpath)(own))
+    })
+}
+
 fn inside<'a>(p: &Path, f: &Facts<'a>) -> Option<&'a Path> {
     let real = (f.realpath)(p);
     f.writable

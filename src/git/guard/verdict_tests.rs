@@ -498,6 +498,38 @@ fn a_refusal_names_setting_value_file_and_what_to_do() {
 }
 
 #[test]
+fn the_repositorys_own_config_in_a_sandboxed_checkout_is_not_called_an_include() {
+    // `nerdr sandbox` run by hand in the main checkout: all of /r counts
+    // as agent-writable, .git/config included.
+    let todo = |file: &str| {
+        let entries = vec![entry(Scope::Local, file, "user.name", "x")];
+        let Verdict::Refuse(r) = decide(&Facts {
+            standing: &recorded(),
+            op: Op::WorktreeAdd,
+            location: Some(&main_checkout()),
+            commondir_file: false,
+            entries: &entries,
+            writable: &[Path::new("/r")],
+            cwd: Path::new("/r"),
+            home: None,
+            filter_uses: &[],
+            gitmodules: None,
+            realpath: &link_to_data,
+        }) else {
+            panic!("{file}: allowed");
+        };
+        assert_eq!(r[0].rule, Rule::ConfigInWritablePlace, "{file}: {r:#?}");
+        r[0].todo.clone()
+    };
+    let own = todo("/r/.git/config");
+    assert!(own.contains("the repository's own config"), "{own}");
+    assert!(own.contains("--no-worktree"), "{own}");
+    assert!(!own.contains("remove the include"), "{own}");
+    let included = todo("/r/inc.cfg");
+    assert!(included.contains("remove the include"), "{included}");
+}
+
+#[test]
 fn paths_are_found_in_command_values() {
     let cwd = Path::new("/w");
     let rows: &[(&str, bool, bool, &[&str])] = &[

@@ -419,7 +419,7 @@ fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow(
             "code=403",
             how_not,
             &format!("allowed: 127.0.0.1:{p}, 127.0.0.1:{}", s.ports[1]),
-            "to allow it: add \"asked.test\" to network.allowedDomains in \
+            "to allow it: add \"asked.test\" to sandbox.network.allowedDomains in \
              $XDG_CONFIG_HOME/nerdr/sandbox.json or ~/.claude/settings.json",
         ] {
             assert!(body.contains(want), "{want:?} missing:\n{body}");
@@ -451,6 +451,25 @@ fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow(
     c.current_dir(&s.proj);
     let out = crate::support::sysenv::output_of(&mut c);
     said(&text(&out.stdout), "not run from a nerdr tab");
+}
+
+#[test]
+fn from_its_worktree_a_sandboxed_agent_sees_its_own_tab_in_nerdr_tabs() {
+    // The agent's folder is its worktree, which is no session's folder:
+    // `nerdr tabs` there still lists its own session (its own tab only).
+    let steps = "\"$NERDR_BIN\" tabs --json > tabs.json 2> tabs.err\n";
+    let Some(s) = Asking::new(steps, "") else {
+        return;
+    };
+    let (tab, worktree) = s.start();
+    s.go(&worktree);
+    s.screen_shows(&tab, "STEPS-DONE", Duration::from_secs(30));
+    let said = std::fs::read_to_string(worktree.join("tabs.json")).unwrap();
+    let err = std::fs::read_to_string(worktree.join("tabs.err")).unwrap();
+    let seen: Vec<serde_json::Value> =
+        serde_json::from_str(&said).unwrap_or_else(|e| panic!("{e}: {said:?} {err}"));
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["id"], tab.as_str(), "{seen:?}");
 }
 
 #[test]
