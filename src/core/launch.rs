@@ -289,7 +289,7 @@ impl Core {
             None => plan.cwd.clone(),
         };
         let state_dir = self.paths.state_dir.clone();
-        tokio::task::spawn_blocking(move || crate::git::guard::record_run(&state_dir, &dir))
+        tokio::task::spawn_blocking(move || crate::git::guard::record_run(&state_dir, &dir, &[]))
             .await
             .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
             .map_err(|e| {

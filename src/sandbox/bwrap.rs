@@ -314,25 +314,19 @@ fn git_binds(
     w: &Weaken,
     a: &mut Args,
 ) -> Vec<(&'static str, PathBuf)> {
-    let mut out = Vec::new();
-    let (common, protected) = match git {
-        GitLayout::None => return out,
-        GitLayout::Main { git_dir, protected } => {
+    let common = match git {
+        GitLayout::None => return Vec::new(),
+        GitLayout::Main { git_dir, .. } => {
             // Bound onto itself so it is a mount point: a mount point cannot
             // be renamed or removed, so `.git` cannot be replaced.
             a.bind("--bind", git_dir);
-            (git_dir, protected)
+            git_dir
         }
         GitLayout::Linked {
-            dot_git,
-            admin_dir,
-            common,
-            protected,
+            admin_dir, common, ..
         } => {
             a.bind("--bind", admin_dir);
-            // The `.git` file points host git at the admin dir.
-            out.push(("--ro-bind", dot_git.clone()));
-            (common, protected)
+            common
         }
     };
     if let Some(p) = private {
@@ -351,6 +345,25 @@ fn git_binds(
         a.bind_to("--bind", &p.refs, &common.join("refs"));
         a.bind_to("--bind", &p.logs, &common.join("logs"));
     }
+    protected_binds(git, w)
+}
+
+/// What of the git data is bound over the writable places, and how: the
+/// `Protected` lists (read-only unless a test weakening says otherwise),
+/// and a linked worktree's `.git` file.
+fn protected_binds(git: &GitLayout, w: &Weaken) -> Vec<(&'static str, PathBuf)> {
+    let mut out = Vec::new();
+    let protected = match git {
+        GitLayout::None => return out,
+        GitLayout::Main { protected, .. } => protected,
+        GitLayout::Linked {
+            dot_git, protected, ..
+        } => {
+            // The `.git` file points host git at the admin dir.
+            out.push(("--ro-bind", dot_git.clone()));
+            protected
+        }
+    };
     let flag = |weakening| {
         if w.has(weakening) {
             "--bind"
@@ -366,6 +379,23 @@ fn git_binds(
     }
     for p in &protected.other {
         out.push(("--ro-bind", p.clone()));
+    }
+    out
+}
+
+/// The repository's paths the program cannot write, for sandbox history:
+/// what [`protected_binds`] binds read-only, and the repository's own
+/// `objects`, `refs` and `logs`, which every run replaces by private
+/// copies (`private_git::prepare` makes them for any repository, or the
+/// run does not start).
+pub fn kept_read_only(git: &GitLayout, w: &Weaken) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = protected_binds(git, w)
+        .into_iter()
+        .filter(|(flag, _)| *flag == "--ro-bind")
+        .map(|(_, p)| p)
+        .collect();
+    if let Some(common) = git.common() {
+        out.extend(["objects", "refs", "logs"].map(|n| common.join(n)));
     }
     out
 }

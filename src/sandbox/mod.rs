@@ -214,7 +214,10 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
     // What the program writes is the repository's (or the folder's) from
     // now on: host git there is guarded before anything runs, whoever
     // started the sandbox. No record, no run.
-    if let Err(e) = crate::git::guard::record_run(&paths.state_dir, &worktree) {
+    // What of it the sandbox keeps read-only is remembered with it: host
+    // git may trust a main checkout's `.git/config` this run cannot write.
+    let kept = bwrap::kept_read_only(&layout.git, &req.weaken);
+    if let Err(e) = crate::git::guard::record_run(&paths.state_dir, &worktree, &kept) {
         let why = format!(
             "cannot record that a sandboxed program writes {}: {e}; nerdr would then run host git there unguarded",
             worktree.display()

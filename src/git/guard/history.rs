@@ -40,6 +40,11 @@ pub struct RepoHistory {
     pub git_dirs: BTreeSet<PathBuf>,
     #[serde(default)]
     pub toplevels: BTreeSet<PathBuf>,
+    /// Paths inside writable places that every run able to write them kept
+    /// read-only (a main checkout's `.git/config`, `.git/hooks`, ...): the
+    /// guard does not count them as agent-writable. See [`History::note_run`].
+    #[serde(default)]
+    pub kept_read_only: BTreeSet<PathBuf>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -132,14 +137,24 @@ impl History {
 
     fn in_writable(&self, paths: &[&Path]) -> Standing {
         let places = self.writable();
+        let kept = self.kept_read_only();
         for p in paths {
-            if let Some(w) = places.iter().find(|w| p.starts_with(w)) {
+            if let Some(w) = writable_place(&places, &kept, p) {
                 return Standing::InWritablePlace {
                     place: w.to_path_buf(),
                 };
             }
         }
         Standing::Clean
+    }
+
+    /// Every path a run kept read-only inside the place it could write, and
+    /// that every other run able to write it kept read-only too.
+    pub fn kept_read_only(&self) -> Vec<&Path> {
+        self.repos
+            .values()
+            .flat_map(|r| r.kept_read_only.iter().map(PathBuf::as_path))
+            .collect()
     }
 
     /// Every place a sandboxed agent could write, in any repository.
@@ -150,6 +165,15 @@ impl History {
             out.extend(r.imports.iter().map(|i| i.from.as_path()));
         }
         out
+    }
+
+    /// A new writable `place` whose run kept `kept` read-only: what else
+    /// inside it no longer counts as kept read-only.
+    fn drop_kept_within(&mut self, place: &Path, kept: &[PathBuf]) {
+        for r in self.repos.values_mut() {
+            r.kept_read_only
+                .retain(|q| !q.starts_with(place) || kept.contains(q));
+        }
     }
 
     fn repo(&mut self, common_dir: &Path, now_us: u64) -> &mut RepoHistory {
@@ -163,16 +187,31 @@ impl History {
 
     /// A sandboxed agent runs with `writable` writable, in the repository
     /// git found at `at` (None: outside any repository), whose main
-    /// checkout's top folder is `main_top` (None: bare).
+    /// checkout's top folder is `main_top` (None: bare), with `kept` (the
+    /// paths the sandbox binds read-only; none when nerdr cannot know, as
+    /// for an agent under a user's own wrapper) out of its reach.
+    ///
+    /// A path stays "kept read-only" only while every recorded run whose
+    /// writable place covers it kept it so: this run drops those it could
+    /// write, and adds those it kept only where no place recorded before
+    /// covered them (an earlier run may have written them).
     pub fn note_run(
         &mut self,
         at: Option<(&Location, Option<&Path>)>,
         writable: &Path,
+        kept: &[PathBuf],
         now_us: u64,
     ) {
+        let before: Vec<PathBuf> = self.writable().iter().map(|p| p.to_path_buf()).collect();
+        self.drop_kept_within(writable, kept);
         match at {
             Some((at, main_top)) => {
                 let r = self.repo(&at.common_dir, now_us);
+                for q in kept {
+                    if q.starts_with(writable) && !before.iter().any(|w| q.starts_with(w)) {
+                        r.kept_read_only.insert(q.clone());
+                    }
+                }
                 r.writable.insert(writable.to_path_buf());
                 r.git_dirs.insert(at.main_git_dir().to_path_buf());
                 if let Some(t) = main_top {
@@ -194,6 +233,7 @@ impl History {
         from: &Path,
         now_us: u64,
     ) {
+        self.drop_kept_within(from, &[]);
         let r = self.repo(&at.common_dir, now_us);
         r.git_dirs.insert(at.main_git_dir().to_path_buf());
         if let Some(t) = main_top {
@@ -206,6 +246,16 @@ impl History {
             });
         }
     }
+}
+
+/// The place in `places` through which a sandboxed agent could write `p`:
+/// one that holds `p` without a path kept read-only inside that place also
+/// holding it. (A path kept read-only shields only within places that hold
+/// it whole: a place inside it was writable.)
+pub fn writable_place<'a>(places: &[&'a Path], kept: &[&Path], p: &Path) -> Option<&'a Path> {
+    places.iter().copied().find(|w| {
+        p.starts_with(w) && !kept.iter().any(|q| q.starts_with(w) && p.starts_with(q))
+    })
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -311,9 +361,10 @@ mod tests {
         h.note_run(
             Some((&main, Some(Path::new("/r")))),
             Path::new("/data/wt/r/a"),
+            &[],
             1,
         );
-        h.note_run(None, Path::new("/scratch"), 2);
+        h.note_run(None, Path::new("/scratch"), &[], 2);
         h
     }
 
@@ -396,6 +447,163 @@ mod tests {
         assert_eq!(h.standing(None, Path::new("/x")), Standing::Clean);
     }
 
+    /// One recorded step: a run in the repository at /r (place, kept), a
+    /// run in a folder outside any repository, or an import into /r.
+    enum Step {
+        Run(&'static str, &'static [&'static str]),
+        Folder(&'static str),
+        Import(&'static str),
+    }
+
+    fn after(steps: &[Step]) -> History {
+        let main = loc("/r/.git", "/r/.git", Some("/r"));
+        let mut h = History::default();
+        for (t, s) in steps.iter().enumerate() {
+            match s {
+                Step::Run(place, kept) => {
+                    let kept: Vec<PathBuf> = kept.iter().map(PathBuf::from).collect();
+                    h.note_run(
+                        Some((&main, Some(Path::new("/r")))),
+                        Path::new(place),
+                        &kept,
+                        t as u64,
+                    )
+                }
+                Step::Folder(place) => h.note_run(None, Path::new(place), &[], t as u64),
+                Step::Import(from) => {
+                    h.note_import(&main, Some(Path::new("/r")), Path::new(from), t as u64)
+                }
+            }
+        }
+        h
+    }
+
+    #[test]
+    fn what_counts_as_kept_read_only_after_each_sequence_of_runs() {
+        use Step::*;
+        const KEPT: &[&str] = &["/r/.git/config", "/r/.git/hooks"];
+        // (sentence, steps, path, the place it is writable through)
+        let rows: &[(&str, &[Step], &str, Option<&str>)] = &[
+            (
+                "a run in the main checkout that kept .git/config read-only leaves it not agent-writable",
+                &[Run("/r", KEPT)],
+                "/r/.git/config",
+                None,
+            ),
+            (
+                "what is inside a kept folder (.git/hooks) is not agent-writable either",
+                &[Run("/r", KEPT)],
+                "/r/.git/hooks/pre-commit",
+                None,
+            ),
+            (
+                "the rest of the checkout stays agent-writable",
+                &[Run("/r", KEPT)],
+                "/r/src/evil.inc",
+                Some("/r"),
+            ),
+            (
+                "the rest of .git stays agent-writable",
+                &[Run("/r", KEPT)],
+                "/r/.git/info/attributes",
+                Some("/r"),
+            ),
+            (
+                "a path whose name merely starts like a kept one is not kept",
+                &[Run("/r", KEPT)],
+                "/r/.git/config2",
+                Some("/r"),
+            ),
+            (
+                "two runs that both kept it leave it kept",
+                &[Run("/r", KEPT), Run("/r", KEPT)],
+                "/r/.git/config",
+                None,
+            ),
+            (
+                "a later run that could write it (kept nothing) makes it agent-writable",
+                &[Run("/r", KEPT), Run("/r", &[])],
+                "/r/.git/config",
+                Some("/r"),
+            ),
+            (
+                "a later run that kept only the hooks makes the config agent-writable",
+                &[Run("/r", KEPT), Run("/r", &["/r/.git/hooks"])],
+                "/r/.git/config",
+                Some("/r"),
+            ),
+            (
+                "...and the hooks stay kept",
+                &[Run("/r", KEPT), Run("/r", &["/r/.git/hooks"])],
+                "/r/.git/hooks/x",
+                None,
+            ),
+            (
+                "a run recorded before (history from before this change, or a wrapped agent) that could write it: never kept",
+                &[Run("/r", &[]), Run("/r", KEPT)],
+                "/r/.git/config",
+                Some("/r"),
+            ),
+            (
+                "an earlier run over a folder holding the checkout could write it: never kept",
+                &[Folder("/"), Run("/r", KEPT)],
+                "/r/.git/config",
+                Some("/"),
+            ),
+            (
+                "a later run over a folder holding the checkout makes it agent-writable",
+                &[Run("/r", KEPT), Folder("/")],
+                "/r/.git/config",
+                Some("/"),
+            ),
+            (
+                "a later import from a folder holding it makes it agent-writable",
+                &[Run("/r", KEPT), Import("/r/.git")],
+                "/r/.git/config",
+                Some("/r"),
+            ),
+            (
+                "a run in a linked worktree elsewhere leaves the main checkout's kept paths kept",
+                &[Run("/r", KEPT), Run("/data/wt/r/a", &[])],
+                "/r/.git/config",
+                None,
+            ),
+            (
+                "a linked worktree's run keeping the common dir's config does not stop a main checkout's run keeping it",
+                &[Run("/data/wt/r/a", &["/r/.git/config"]), Run("/r", KEPT)],
+                "/r/.git/config",
+                None,
+            ),
+            (
+                "a writable place inside a kept folder is writable all the same",
+                &[Run("/r", KEPT), Run("/r/.git/hooks/x", &[])],
+                "/r/.git/hooks/x/run",
+                Some("/r/.git/hooks/x"),
+            ),
+        ];
+        for (name, steps, path, want) in rows {
+            let h = after(steps);
+            let places = h.writable();
+            let kept = h.kept_read_only();
+            assert_eq!(
+                writable_place(&places, &kept, Path::new(path)),
+                want.map(Path::new),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_history_without_kept_paths_reads_as_keeping_none() {
+        let old = r#"{"version":1,"repos":{"/r/.git":{"since_us":1,"writable":["/r"]}}}"#;
+        let h: History = serde_json::from_str(old).unwrap();
+        assert!(h.kept_read_only().is_empty());
+        assert_eq!(
+            writable_place(&h.writable(), &[], Path::new("/r/.git/config")),
+            Some(Path::new("/r"))
+        );
+    }
+
     #[test]
     fn a_history_written_before_git_dirs_were_kept_finds_the_main_git_dir_by_its_key() {
         let old = r#"{"version":1,"repos":{"/r/.git":{"since_us":1,"writable":["/w"]}}}"#;
@@ -450,11 +658,11 @@ mod tests {
         assert!(load(tmp.path()).unwrap().repos.is_empty());
         let at = loc("/r/.git", "/r/.git/worktrees/w", Some("/w"));
         update(tmp.path(), |h| {
-            h.note_run(Some((&at, Some(Path::new("/r")))), Path::new("/w"), 1)
+            h.note_run(Some((&at, Some(Path::new("/r")))), Path::new("/w"), &[], 1)
         })
         .unwrap();
         update(tmp.path(), |h| {
-            h.note_run(Some((&at, Some(Path::new("/r")))), Path::new("/w2"), 2)
+            h.note_run(Some((&at, Some(Path::new("/r")))), Path::new("/w2"), &[], 2)
         })
         .unwrap();
         let h = load(tmp.path()).unwrap();

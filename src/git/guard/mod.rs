@@ -185,7 +185,8 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         .as_ref()
         .is_some_and(|at| at.git_dir.join("commondir").symlink_metadata().is_ok());
     let writable = history.writable();
-    let in_writable = writable.iter().any(|w| dir.starts_with(w));
+    let kept_read_only = history.kept_read_only();
+    let in_writable = history::writable_place(&writable, &kept_read_only, &dir).is_some();
     let gitmodules = match &located {
         Some(at) if in_writable && op.may_enter_submodules() => gitmodules(&dir, at),
         _ => None,
@@ -197,6 +198,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         commondir_file,
         entries: &entries,
         writable: &writable,
+        kept_read_only: &kept_read_only,
         cwd: &dir,
         home: home.as_deref(),
         filter_uses: &filter_uses,
@@ -264,8 +266,10 @@ fn unreadable(e: &HistoryError, state_dir: &Path) -> Reason {
 /// A sandboxed agent is about to run in `dir`: the repository there (or,
 /// outside any, the folder) gets sandbox history under its common dir, its
 /// main git dir and its main top folder, and the place the agent can write
-/// (its worktree, or the main checkout) is remembered for good.
-pub fn record_run(state_dir: &Path, dir: &Path) -> Result<(), HistoryError> {
+/// (its worktree, or the main checkout) is remembered for good, with what
+/// in it the sandbox keeps read-only (`kept`: `nerdr sandbox` knows; the
+/// core, starting an agent under a wrapper it does not know, passes none).
+pub fn record_run(state_dir: &Path, dir: &Path, kept: &[PathBuf]) -> Result<(), HistoryError> {
     let dir = canon(dir);
     let located = locate(&dir);
     let writable = located
@@ -273,11 +277,13 @@ pub fn record_run(state_dir: &Path, dir: &Path) -> Result<(), HistoryError> {
         .and_then(|at| at.toplevel.clone())
         .unwrap_or_else(|| dir.clone());
     let main_top = located.as_ref().and_then(main_toplevel);
+    let kept: Vec<PathBuf> = kept.iter().map(|p| canon(p)).collect();
     let now = history::now_us();
     history::update(state_dir, |h| {
         h.note_run(
             located.as_ref().map(|at| (at, main_top.as_deref())),
             &writable,
+            &kept,
             now,
         )
     })

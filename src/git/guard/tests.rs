@@ -50,7 +50,7 @@ impl Fixture {
             r,
             &["worktree", "add", "-q", "-b", "w", wt.to_str().unwrap()],
         );
-        record_run(&self.paths.state_dir, &wt).unwrap();
+        record_run(&self.paths.state_dir, &wt, &[]).unwrap();
         wt
     }
 
@@ -107,7 +107,7 @@ fn fetch_from_a_local_remote_is_refused_only_with_history_and_runs_nothing() {
             ],
         );
         if with_history {
-            record_run(&f.paths.state_dir, &r).unwrap();
+            record_run(&f.paths.state_dir, &r, &[]).unwrap();
         }
         let fetched = run(&f.paths, &r, &["fetch", "-q", "origin"]);
         if with_history {
@@ -246,14 +246,14 @@ fn a_sandboxed_agent_without_a_worktree_makes_the_main_checkout_writable() {
     let f = Fixture::new();
     let r = f.repo("r");
     std::fs::create_dir_all(r.join("sub")).unwrap();
-    record_run(&f.paths.state_dir, &r.join("sub")).unwrap();
+    record_run(&f.paths.state_dir, &r.join("sub"), &[]).unwrap();
     let h = history::load(&f.paths.state_dir).unwrap();
     let rec = &h.repos[&r.join(".git")];
     assert_eq!(rec.writable.iter().collect::<Vec<_>>(), vec![&r]);
     // A folder outside any repository is remembered as a writable place.
     let scratch = f.root().join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
-    record_run(&f.paths.state_dir, &scratch).unwrap();
+    record_run(&f.paths.state_dir, &scratch, &[]).unwrap();
     git(&scratch, &["init", "-q"]);
     let c = check(&f.paths.state_dir, &scratch, Op::Status);
     assert!(
@@ -398,7 +398,7 @@ fn a_commondir_planted_in_the_main_git_dir_keeps_the_history_and_is_refused() {
 fn attribute_files_git_reads_are_read_whatever_their_bytes_or_gitignore() {
     let f = Fixture::new();
     let r = f.repo("r");
-    record_run(&f.paths.state_dir, &r).unwrap();
+    record_run(&f.paths.state_dir, &r, &[]).unwrap();
     git(&r, &["config", "filter.fake.smudge", "/bin/cat"]);
     let conversion_files = |r: &Path| -> Vec<String> {
         match check(&f.paths.state_dir, r, Op::Diff).verdict {
@@ -472,7 +472,7 @@ fn host_git_never_runs_a_nested_repository_s_filters() {
     )
     .unwrap();
     git(&r, &["add", "sub", ".gitmodules"]);
-    record_run(&f.paths.state_dir, &r).unwrap();
+    record_run(&f.paths.state_dir, &r, &[]).unwrap();
     for args in [
         &["status", "--porcelain"][..],
         &["diff"],

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use super::boolean::is_true;
 use super::config::{Entry, Origin};
-use super::history::{is_linked, Location, Standing};
+use super::history::{is_linked, writable_place, Location, Standing};
 use crate::git::op::Op;
 
 /// An attribute file assigns `filter=<driver>` to some paths.
@@ -30,6 +30,9 @@ pub struct Facts<'a> {
     pub entries: &'a [Entry],
     /// Places a sandboxed agent could write (canonical).
     pub writable: &'a [&'a Path],
+    /// Paths inside those places every run that could write there kept
+    /// read-only (see [`writable_place`]).
+    pub kept_read_only: &'a [&'a Path],
     /// Where git runs (canonical): relative program paths start here.
     pub cwd: &'a Path,
     pub home: Option<&'a Path>,
@@ -200,7 +203,7 @@ fn submodules(f: &Facts) -> Option<Reason> {
     if !f.op.may_enter_submodules() {
         return None;
     }
-    let place = f.writable.iter().find(|w| f.cwd.starts_with(w))?;
+    let place = writable_place(f.writable, f.kept_read_only, f.cwd)?;
     Some(Reason {
         rule: Rule::Submodules,
         setting: ".gitmodules".into(),
@@ -524,10 +527,8 @@ fn is_own_config(file: &Path, f: &Facts) -> bool {
 
 fn inside<'a>(p: &Path, f: &Facts<'a>) -> Option<&'a Path> {
     let real = (f.realpath)(p);
-    f.writable
-        .iter()
-        .copied()
-        .find(|w| p.starts_with(w) || real.starts_with(w))
+    writable_place(f.writable, f.kept_read_only, p)
+        .or_else(|| writable_place(f.writable, f.kept_read_only, &real))
 }
 
 #[cfg(test)]
