@@ -313,3 +313,75 @@ fn nerdrs_state_is_hidden_but_for_the_hook_socket() {
     assert!(!got.contains(&format!("--tmpfs {state}")), "{got}");
     assert!(got.contains(&format!("--bind {state} {state}")), "{got}");
 }
+
+/// What sandbox history is told the run kept read-only: exactly what the
+/// arguments bind read-only, plus the history the private copies replace.
+#[test]
+fn what_a_run_keeps_read_only_for_sandbox_history() {
+    let p = |s: &str| PathBuf::from(format!("/home/u/src/p/.git/{s}"));
+    let main = base().git;
+    let rows: &[(&str, &GitLayout, &str, Vec<PathBuf>)] = &[
+        (
+            "a main checkout keeps its hooks, config, packed-refs and history",
+            &main,
+            "",
+            ["hooks", "config", "packed-refs", "objects", "refs", "logs"]
+                .map(p)
+                .to_vec(),
+        ),
+        (
+            "hooks made writable by a test weakening are not kept",
+            &main,
+            "hooks-writable",
+            ["config", "packed-refs", "objects", "refs", "logs"]
+                .map(p)
+                .to_vec(),
+        ),
+        (
+            "config made writable by a test weakening is not kept",
+            &main,
+            "git-config-writable",
+            ["hooks", "packed-refs", "objects", "refs", "logs"]
+                .map(p)
+                .to_vec(),
+        ),
+        ("no repository keeps nothing", &GitLayout::None, "", vec![]),
+    ];
+    for (name, git, weakening, want) in rows {
+        let w = if weakening.is_empty() {
+            Weaken::none()
+        } else {
+            Weaken::parse(weakening).unwrap()
+        };
+        assert_eq!(&kept_read_only(git, &w), want, "{name}");
+        let mut l = base();
+        l.git = (*git).clone();
+        l.weaken = w;
+        let got = words(&args(&l));
+        for k in want.iter().take(want.len().saturating_sub(3)) {
+            assert!(
+                got.contains(&format!("--ro-bind {0} {0}", k.display())),
+                "{name}: {} not bound read-only: {got}",
+                k.display()
+            );
+        }
+    }
+    let linked = GitLayout::Linked {
+        dot_git: "/d/wt/t1/.git".into(),
+        admin_dir: "/r/.git/worktrees/t1".into(),
+        common: "/r/.git".into(),
+        protected: Protected::default(),
+    };
+    assert_eq!(
+        kept_read_only(&linked, &Weaken::none()),
+        [
+            "/d/wt/t1/.git",
+            "/r/.git/objects",
+            "/r/.git/refs",
+            "/r/.git/logs"
+        ]
+        .map(PathBuf::from)
+        .to_vec(),
+        "a linked worktree keeps its .git file and the repository's history"
+    );
+}

@@ -253,9 +253,10 @@ impl History {
 /// holding it. (A path kept read-only shields only within places that hold
 /// it whole: a place inside it was writable.)
 pub fn writable_place<'a>(places: &[&'a Path], kept: &[&Path], p: &Path) -> Option<&'a Path> {
-    places.iter().copied().find(|w| {
-        p.starts_with(w) && !kept.iter().any(|q| q.starts_with(w) && p.starts_with(q))
-    })
+    places
+        .iter()
+        .copied()
+        .find(|w| p.starts_with(w) && !kept.iter().any(|q| q.starts_with(w) && p.starts_with(q)))
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -47,6 +47,92 @@ fn a_hand_run_sandbox_records_sandbox_history() {
     }
 }
 
+/// `nerdr sandbox -- true` run by hand in the main checkout kept
+/// `.git/config` and `.git/hooks` read-only, and history remembers it:
+/// host git there is still allowed (nerdr makes an agent's worktree), while
+/// what such a run could write is still refused: an include pointing into
+/// the checkout, a filter its `.gitattributes` assigns, fsmonitor naming a
+/// file in it.
+#[test]
+fn a_hand_run_sandbox_in_the_main_checkout_leaves_host_git_usable() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    let out = sandbox(&env, &proj, &["true"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let check = |op: &str| {
+        let out = env.output(&["nerdr", "git", "check", proj.to_str().unwrap(), "--op", op]);
+        (
+            out.status.success(),
+            format!("{}{}", text(&out.stdout), text(&out.stderr)),
+        )
+    };
+    let (ok, said) = check("worktree-add");
+    assert!(
+        ok,
+        "host git refused after a hand run in the main checkout:\n{said}"
+    );
+
+    env.run(&["nerdr", "service", "install"]);
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.sh]\ncommand = [\"sleep\", \"1000\"]\n",
+    );
+    let out = env.output(&["nerdr", "agent", "sh", "--folder", proj.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "nerdr could not start an agent in its worktree: {}{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    let list = user_git(&env, &proj, &["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        list.lines().filter(|l| l.starts_with("worktree ")).count(),
+        2,
+        "no worktree made for the agent:\n{list}"
+    );
+
+    let fsmon = proj.join("fsmon");
+    let fsmon = fsmon.to_str().unwrap();
+    // (what, how it is planted, how it is removed, the operation, the
+    // setting the refusal names)
+    let plants: &[(&str, &[&str], &[&str], &str, &str)] = &[
+        (
+            "an include pointing into the checkout",
+            &["config", "include.path", "../evil.inc"],
+            &["config", "--unset", "include.path"],
+            "worktree-add",
+            "include.path",
+        ),
+        (
+            "a filter the checkout's attributes assign",
+            &["config", "--global", "filter.evil.smudge", "/bin/cat"],
+            &["config", "--global", "--unset", "filter.evil.smudge"],
+            "checkout",
+            "filter.evil.smudge",
+        ),
+        (
+            "fsmonitor naming a file in the checkout",
+            &["config", "--global", "core.fsmonitor", fsmon],
+            &["config", "--global", "--unset", "core.fsmonitor"],
+            "status",
+            "core.fsmonitor",
+        ),
+    ];
+    env.write_user_file("proj/.gitattributes", "* filter=evil\n");
+    for (what, plant, remove, op, setting) in plants {
+        user_git(&env, &proj, plant);
+        let (ok, said) = check(op);
+        assert!(
+            !ok && said.contains(setting),
+            "{what}: `{op}` allowed, or {setting} not named:\n{said}"
+        );
+        user_git(&env, &proj, remove);
+        let (ok, said) = check(op);
+        assert!(ok, "{what}: still refused once removed:\n{said}");
+    }
+}
+
 /// What a program bent on destroying the repository's history tries from
 /// inside, each step allowed to fail; then it commits on its own branch.
 const DESTROY: &str = r#"
