@@ -176,7 +176,17 @@ fn output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> 
 }
 
 fn finish<S: AsRef<OsStr>>(c: Command, dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
-    let out = bounded(c, TIME_LIMIT).map_err(|e| match e {
+    finish_or_stop(c, dir, args, None)
+}
+
+/// [`finish`], also stopped as soon as `stop` is set (as if timed out).
+fn finish_or_stop<S: AsRef<OsStr>>(
+    c: Command,
+    dir: &Path,
+    args: &[S],
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Vec<u8>, GitError> {
+    let out = bounded(c, TIME_LIMIT, stop).map_err(|e| match e {
         Bounded::Spawn(e) => GitError::Spawn(e),
         Bounded::TimedOut => GitError::TimedOut {
             args: joined(args),
@@ -201,8 +211,12 @@ enum Bounded {
 }
 
 /// Run `c` to the end, or stop it (and what it started, in its own process
-/// group) after `limit`.
-fn bounded(mut c: Command, limit: std::time::Duration) -> Result<std::process::Output, Bounded> {
+/// group) after `limit`, or once `stop` is set.
+fn bounded(
+    mut c: Command,
+    limit: std::time::Duration,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<std::process::Output, Bounded> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
     let mut child = c
@@ -224,7 +238,9 @@ fn bounded(mut c: Command, limit: std::time::Duration) -> Result<std::process::O
     let status = loop {
         match child.try_wait().map_err(Bounded::Spawn)? {
             Some(status) => break status,
-            None if std::time::Instant::now() >= deadline => {
+            None if std::time::Instant::now() >= deadline
+                || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) =>
+            {
                 let _ = nix::sys::signal::killpg(
                     nix::unistd::Pid::from_raw(child.id() as i32),
                     nix::sys::signal::Signal::SIGKILL,
@@ -347,7 +363,7 @@ mod bounded_tests {
             .arg(format!("(sleep 1; touch {}) & sleep 30", marker.display()));
         let t0 = std::time::Instant::now();
         assert!(matches!(
-            bounded(c, std::time::Duration::from_millis(200)),
+            bounded(c, std::time::Duration::from_millis(200), None),
             Err(Bounded::TimedOut)
         ));
         assert!(t0.elapsed() < std::time::Duration::from_secs(5));
@@ -355,7 +371,7 @@ mod bounded_tests {
         assert!(!marker.exists(), "the command's child outlived it");
         let mut ok = Command::new("sh");
         ok.args(["-c", "echo out; echo err >&2"]);
-        let out = bounded(ok, std::time::Duration::from_secs(10))
+        let out = bounded(ok, std::time::Duration::from_secs(10), None)
             .ok()
             .unwrap();
         assert_eq!(

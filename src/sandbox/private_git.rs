@@ -51,6 +51,15 @@ pub struct Private {
 }
 
 impl Private {
+    /// The repository, as host git is to see it (see [`crate::git::import::Repo`]).
+    pub fn repo(&self) -> crate::git::import::Repo {
+        crate::git::import::Repo {
+            common: self.common.clone(),
+            shallow: self.dir.join("shallow"),
+            stop: None,
+        }
+    }
+
     /// The session that made the copy (its folder's name).
     pub fn session(&self) -> String {
         self.dir
@@ -133,6 +142,14 @@ pub fn prepare(data_dir: &Path, session: &str, git: &GitLayout) -> anyhow::Resul
         std::fs::write(dir.join("common"), common.as_os_str().as_bytes())
             .with_context(|| format!("cannot write in {}", dir.display()))?;
     }
+    // The repository's `shallow` as it is now, where the program cannot
+    // reach it (see `import::Repo`); none: not shallow.
+    let shallow = dir.join("shallow");
+    let _ = std::fs::remove_file(&shallow);
+    if std::fs::symlink_metadata(common.join("shallow")).is_ok_and(|m| m.is_file()) {
+        std::fs::copy(common.join("shallow"), &shallow)
+            .with_context(|| format!("cannot copy {}", common.join("shallow").display()))?;
+    }
     let binds = binds_in(&dir);
     let objects = binds.objects.clone();
     for d in ["info", "pack", SHARED] {
@@ -167,6 +184,31 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The most read of a file the program may have written (a HEAD or a
+/// loose ref: a line).
+const SMALL: u64 = 4096;
+
+/// A small file the program may have replaced, read without following a
+/// symlink (it could lead to `/dev/zero`, or a file hidden from the
+/// sandbox), without waiting (a FIFO would hang `nerdr sandbox` after the
+/// program is gone) and only if a regular file of at most [`SMALL`]
+/// bytes. None otherwise.
+pub fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(SMALL + 1).read_to_string(&mut text).ok()?;
+    (text.len() as u64 <= SMALL).then_some(text)
 }
 
 /// An object name as git writes it in a loose ref: SHA-1 or SHA-256 hex.
@@ -215,11 +257,7 @@ fn walk_refs(dir: &Path, name: &str, out: &mut BTreeMap<String, String>) {
         if kind.is_dir() {
             walk_refs(&e.path(), &full, out);
         } else if kind.is_file() && !file.ends_with(".lock") {
-            if let Some(id) = std::fs::read_to_string(e.path())
-                .ok()
-                .as_deref()
-                .and_then(object_id)
-            {
+            if let Some(id) = read_small(&e.path()).as_deref().and_then(object_id) {
                 out.insert(full, id.to_string());
             }
         }
@@ -290,6 +328,34 @@ mod tests {
         ];
         for (text, want) in heads {
             assert_eq!(parse_head(text), *want, "{text:?}");
+        }
+    }
+
+    /// What the program may have put where a HEAD or a ref is read: only
+    /// a small regular file is read, nothing waits, no link is followed.
+    #[test]
+    fn only_small_regular_files_are_read() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("file"), "ref: refs/heads/x\n").unwrap();
+        std::fs::write(d.join("big"), "a".repeat(SMALL as usize + 1)).unwrap();
+        std::fs::write(d.join("edge"), "a".repeat(SMALL as usize)).unwrap();
+        nix::unistd::mkfifo(&d.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::os::unix::fs::symlink(d.join("file"), d.join("link")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero")).unwrap();
+        std::fs::create_dir(d.join("dir")).unwrap();
+        let rows: &[(&str, Option<usize>)] = &[
+            ("file", Some(18)),
+            ("edge", Some(SMALL as usize)),
+            ("big", None),
+            ("fifo", None),
+            ("link", None),
+            ("zero", None),
+            ("dir", None),
+            ("missing", None),
+        ];
+        for (name, want) in rows {
+            assert_eq!(read_small(&d.join(name)).map(|t| t.len()), *want, "{name}");
         }
     }
 
