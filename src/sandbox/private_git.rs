@@ -220,6 +220,24 @@ pub fn object_id(text: &str) -> Option<&str> {
     ((t.len() == 40 || t.len() == 64) && hex).then_some(t)
 }
 
+/// A branch name as git accepts one (`git check-ref-format`'s rules):
+/// `refs/heads/` and components that are not empty, do not start with a
+/// dot or end with `.lock` or a dot, with no `..`, `@{`, control
+/// character, space or `~^:?*[\`. A name from a HEAD the program wrote
+/// becomes a path in the private copy: `..` would lead out of it.
+pub fn branch_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("refs/heads/") else {
+        return false;
+    };
+    let bad_char = |c: char| c.is_control() || " ~^:?*[\\".contains(c);
+    !name.contains("..")
+        && !name.contains("@{")
+        && !name.contains(bad_char)
+        && rest.split('/').all(|c| {
+            !c.is_empty() && !c.starts_with('.') && !c.ends_with('.') && !c.ends_with(".lock")
+        })
+}
+
 /// What a HEAD file says.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Head {
@@ -230,8 +248,7 @@ pub enum Head {
 pub fn parse_head(text: &str) -> Option<Head> {
     if let Some(r) = text.strip_prefix("ref: ") {
         let r = r.trim_end_matches('\n');
-        return (r.starts_with("refs/heads/") && !r.contains(['\n', '\0']))
-            .then(|| Head::Branch(r.to_string()));
+        return branch_name(r).then(|| Head::Branch(r.to_string()));
     }
     object_id(text).map(|id| Head::Detached(id.to_string()))
 }
@@ -324,6 +341,21 @@ mod tests {
             ),
             ("ref: refs/tags/v1\n", None),
             ("ref: refs/heads/a\nref: refs/heads/b\n", None),
+            ("ref: refs/heads/../../../../home/u/x\n", None),
+            ("ref: refs/heads/a/../b\n", None),
+            ("ref: refs/heads/..\n", None),
+            ("ref: refs/heads/.hidden\n", None),
+            ("ref: refs/heads/a//b\n", None),
+            ("ref: refs/heads/\n", None),
+            ("ref: refs/heads/a/\n", None),
+            ("ref: refs/heads/x.lock\n", None),
+            ("ref: refs/heads/a\u{1b}]0;t\u{7}\n", None),
+            ("ref: refs/heads/a b\n", None),
+            ("ref: refs/heads/a@{1}\n", None),
+            (
+                "ref: refs/heads/feature/x-1.2\n",
+                Some(Head::Branch("refs/heads/feature/x-1.2".into())),
+            ),
             ("junk", None),
         ];
         for (text, want) in heads {

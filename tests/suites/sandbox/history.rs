@@ -588,11 +588,11 @@ H="$(git rev-parse --git-dir)/HEAD"; rm -f "$H" && mkfifo "$H" && echo PLANTED"#
     );
 }
 
-/// Attack: a branch named with terminal escapes, which the worktree ends
-/// on, is told about on stderr: escaped, not sent raw to the person's
-/// terminal.
+/// Attack: what is said on stderr at the end names what the program made
+/// (a link in its object store named with terminal escapes, a branch so
+/// named): escaped, not sent raw to the person's terminal.
 #[test]
-fn a_branch_name_with_terminal_escapes_is_shown_escaped() {
+fn names_with_terminal_escapes_are_shown_escaped() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
@@ -603,17 +603,44 @@ fn a_branch_name_with_terminal_escapes_is_shown_escaped() {
     );
     let work = r#"git commit -q --allow-empty -m x
 C="$(git rev-parse --git-common-dir)"; G="$(git rev-parse --git-dir)"
-N="$(printf 'refs/heads/\033]0;pwned\007x')"
-git rev-parse HEAD > "$C/$N" && printf 'ref: %s\n' "$N" > "$G/HEAD" && echo PLANTED"#;
+N="$(printf '\033]0;pwned\007x')"
+ln -s /nowhere "$C/objects/$N" && echo PLANTED"#;
     let out = sandbox(&env, &home.join("linked"), &["sh", "-c", work]);
     let stderr = text(&out.stderr);
     assert!(text(&out.stdout).contains("PLANTED"), "{stderr}");
-    assert!(
-        stderr.contains("pwned"),
-        "nothing said of the branch: {stderr}"
-    );
+    assert!(stderr.contains("pwned"), "nothing said of it: {stderr}");
     assert!(
         !stderr.contains('\u{1b}') && !stderr.contains('\u{7}'),
         "raw escapes on the terminal: {stderr:?}"
+    );
+}
+
+/// Attack: an earlier run left its worktree's HEAD naming
+/// `refs/heads/../../..`: the next run watches the branch it starts on in
+/// its private copy, and must not make (or watch) a folder outside it.
+#[test]
+fn a_branch_name_climbing_out_of_the_private_copy_makes_nothing_outside() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    user_git(
+        &env,
+        &proj,
+        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
+    );
+    let planted = home.join("made-by-nerdr");
+    let head = proj.join(".git/worktrees/linked/HEAD");
+    let climb = format!(
+        "ref: refs/heads/{}{}/x\n",
+        "../".repeat(30),
+        planted.display().to_string().trim_start_matches('/')
+    );
+    env.write_user_file(head.strip_prefix(&home).unwrap().to_str().unwrap(), &climb);
+    let out = sandbox(&env, &home.join("linked"), &["true"]);
+    assert!(
+        !planted.exists(),
+        "{} made outside the private copy: {}",
+        planted.display(),
+        text(&out.stderr)
     );
 }
