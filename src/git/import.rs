@@ -45,7 +45,6 @@ const ALLOWED: &[&str] = &[
     "pack-objects",
     "rev-list",
     "update-ref",
-    "worktree",
 ];
 
 /// `git ARGS` on the repository whose common dir is `common`; with
@@ -105,22 +104,6 @@ pub fn branches(common: &Repo) -> Result<BTreeMap<String, String>, GitError> {
         .filter_map(|l| l.split_once(' '))
         .map(|(id, name)| (name.to_string(), id.to_string()))
         .collect())
-}
-
-/// The branches checked out in the repository's worktrees, with each
-/// worktree's folder.
-pub fn checked_out(common: &Repo) -> Result<Vec<(PathBuf, String)>, GitError> {
-    let out = run(common, None, &["worktree", "list", "--porcelain"], None)?;
-    let mut found = Vec::new();
-    let mut at: Option<PathBuf> = None;
-    for line in out.lines() {
-        if let Some(p) = line.strip_prefix("worktree ") {
-            at = Some(PathBuf::from(p));
-        } else if let (Some(b), Some(w)) = (line.strip_prefix("branch "), &at) {
-            found.push((w.clone(), b.to_string()));
-        }
-    }
-    Ok(found)
 }
 
 /// Every object the private store holds (not those of its alternates).

@@ -27,7 +27,6 @@ use crate::git::import::{self, Objects, Repo};
 pub struct Homecoming {
     private: Private,
     session: String,
-    worktree: PathBuf,
     /// The worktree's HEAD file (`.git/HEAD`, or the admin dir's).
     head_file: PathBuf,
     /// The branch the worktree's HEAD named at the start.
@@ -69,7 +68,6 @@ impl Homecoming {
         Ok(Homecoming {
             private,
             session: session.to_string(),
-            worktree: worktree.to_path_buf(),
             head_file,
             start_branch,
             tab_branch: ref_rules::tab_branch(worktrees, worktree),
@@ -101,6 +99,13 @@ impl Homecoming {
     /// One look at the sandbox's refs; `ended`: the program is gone.
     fn pass(&mut self, ended: bool) {
         if self.failed.is_some() {
+            return;
+        }
+        // The repository's HEAD (which git reads whole when it moves a
+        // ref) not a file: the end says so (`finish`). While the program
+        // runs this is a look, not a lock (see SECURITY.md's Limits).
+        let repo_head = self.private.common.join("HEAD");
+        if !ended && !std::fs::metadata(&repo_head).is_ok_and(|m| m.is_file()) {
             return;
         }
         let now = private_git::loose_branches(&self.private.binds.refs);
@@ -155,21 +160,25 @@ impl Homecoming {
             return;
         }
         // Without these facts nothing moves (at the end, the copy stays).
-        let facts = import::branches(&common).and_then(|h| Ok((h, import::checked_out(&common)?)));
+        let facts = import::branches(&common)
+            .map_err(|e| e.to_string())
+            .and_then(|h| {
+                Ok((
+                    h,
+                    private_git::checked_out(&common.common, &self.head_file)
+                        .map_err(|e| e.to_string())?,
+                ))
+            });
         let (host, worktrees) = match facts {
             Ok(f) => f,
             Err(e) => {
                 if ended {
-                    self.failed = Some(e.to_string());
+                    self.failed = Some(e);
                 }
                 return;
             }
         };
-        let elsewhere: BTreeSet<String> = worktrees
-            .into_iter()
-            .filter(|(w, _)| std::fs::canonicalize(w).ok().as_deref() != Some(&self.worktree))
-            .map(|(_, b)| b)
-            .collect();
+        let elsewhere: BTreeSet<String> = worktrees.into_iter().map(|(_, b)| b).collect();
         for (name, new) in &changed {
             if self.one(&common, name, new, &host, &elsewhere, &head, ended) {
                 self.seen.insert(name.clone(), new.clone());

@@ -253,6 +253,50 @@ pub fn parse_head(text: &str) -> Option<Head> {
     object_id(text).map(|id| Head::Detached(id.to_string()))
 }
 
+/// The branch each of the repository's checkouts is on, by the HEAD file
+/// that says it: the main checkout's (`<common>/HEAD`, when the common
+/// dir is a `.git`) and each linked worktree's. Read from the disk as
+/// [`read_small`] reads, not by `git worktree list`: git reads every
+/// HEAD whole, and one the program replaced by a link to `/dev/zero` or a
+/// FIFO would eat the host's memory or hang. A HEAD that cannot be read
+/// so is an error: which branch it holds is unknown. `except`: the run's
+/// own HEAD, not read.
+pub fn checked_out(common: &Path, except: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
+    let mut heads = Vec::new();
+    if common.file_name() == Some(std::ffi::OsStr::new(".git")) {
+        heads.push(common.join("HEAD"));
+    }
+    match std::fs::read_dir(common.join("worktrees")) {
+        Ok(entries) => {
+            for e in entries {
+                let e = e?;
+                if e.file_type()?.is_dir() {
+                    heads.push(e.path().join("HEAD"));
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut out = Vec::new();
+    for h in heads {
+        if h == except || std::fs::symlink_metadata(&h).is_err() {
+            continue;
+        }
+        match read_small(&h).as_deref().map(parse_head) {
+            Some(Some(Head::Branch(b))) => out.push((h, b)),
+            Some(Some(Head::Detached(_))) => {}
+            _ => {
+                return Err(std::io::Error::other(format!(
+                    "{} cannot be read as a HEAD",
+                    h.display()
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// The loose branches in a refs folder (`refs/heads/...` → id); lock files,
 /// symlinks and anything that is not a plain object name are left out.
 pub fn loose_branches(refs: &Path) -> BTreeMap<String, String> {
@@ -389,6 +433,39 @@ mod tests {
         for (name, want) in rows {
             assert_eq!(read_small(&d.join(name)).map(|t| t.len()), *want, "{name}");
         }
+    }
+
+    /// Which branches are checked out, from the HEAD files alone; one that
+    /// cannot be read (a FIFO) is an error unless it is the run's own.
+    #[test]
+    fn checked_out_branches_by_their_head_files() {
+        let t = tempfile::tempdir().unwrap();
+        let common = t.path().join("r/.git");
+        let wt = |n: &str| common.join("worktrees").join(n);
+        for d in [wt("a"), wt("b"), wt("own")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        std::fs::write(common.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(wt("a").join("HEAD"), "ref: refs/heads/nerdr/t2\n").unwrap();
+        std::fs::write(wt("b").join("HEAD"), format!("{id}\n")).unwrap();
+        nix::unistd::mkfifo(&wt("own").join("HEAD"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let own = wt("own").join("HEAD");
+        let got = checked_out(&common, &own).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (common.join("HEAD"), "refs/heads/main".to_string()),
+                (wt("a").join("HEAD"), "refs/heads/nerdr/t2".to_string()),
+            ]
+        );
+        assert!(
+            checked_out(&common, &common.join("HEAD")).is_err(),
+            "another's FIFO"
+        );
+        std::fs::remove_file(&own).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &own).unwrap();
+        assert!(checked_out(&common, Path::new("/x")).is_err(), "a link");
     }
 
     #[test]

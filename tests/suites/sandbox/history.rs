@@ -644,3 +644,49 @@ fn a_branch_name_climbing_out_of_the_private_copy_makes_nothing_outside() {
         text(&out.stderr)
     );
 }
+
+/// Attack, while the program runs: its worktree's HEAD replaced by a FIFO
+/// (a link to `/dev/zero` works the same way, and would eat the host's
+/// memory), then its branch moved by writing the ref. Host git bringing
+/// the branch home must not read that HEAD (`git worktree list` did, and
+/// waited): the commit comes home while the program runs.
+#[test]
+fn a_fifo_for_head_does_not_stop_the_branch_coming_home_while_running() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    user_git(
+        &env,
+        &proj,
+        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
+    );
+    let work = r#"G="$(git rev-parse --git-dir)"; R="$(git rev-parse --git-common-dir)/refs/heads/nerdr"
+C=$(git commit-tree -p HEAD -m after-fifo "$(git rev-parse 'HEAD^{tree}')")
+rm -f "$G/HEAD" && mkfifo "$G/HEAD" && echo "$C" > "$R/t1.lock" && mv "$R/t1.lock" "$R/t1"
+exec sleep 60"#;
+    let mut c = env.user_cmd(&["nerdr", "sandbox", "--", "sh", "-c", work]);
+    c.current_dir(home.join("linked"));
+    let mut running = c.spawn().unwrap();
+    let mut subject = String::new();
+    let arrived = crate::support::poll(std::time::Duration::from_secs(20), || {
+        let out = env.output(&[
+            "git",
+            "-C",
+            proj.to_str().unwrap(),
+            "log",
+            "-1",
+            "--format=%s",
+            "nerdr/t1",
+        ]);
+        subject = text(&out.stdout).trim().to_string();
+        subject == "after-fifo"
+    });
+    let still_running = running.try_wait().unwrap().is_none();
+    let _ = running.kill();
+    let _ = running.wait();
+    assert!(still_running, "the sandbox ended early");
+    assert!(
+        arrived,
+        "nerdr/t1 on the host while the program runs: {subject}"
+    );
+}
