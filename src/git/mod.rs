@@ -241,10 +241,16 @@ fn bounded(
             None if std::time::Instant::now() >= deadline
                 || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) =>
             {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(child.id() as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+                use nix::sys::signal::{killpg, Signal};
+                let group = nix::unistd::Pid::from_raw(child.id() as i32);
+                // SIGTERM first: git removes its lock files on it (one
+                // left would fail the next update of that ref).
+                let _ = killpg(group, Signal::SIGTERM);
+                let grace = std::time::Instant::now() + std::time::Duration::from_secs(1);
+                while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < grace {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                let _ = killpg(group, Signal::SIGKILL);
                 let _ = child.wait();
                 return Err(Bounded::TimedOut);
             }
@@ -378,5 +384,28 @@ mod bounded_tests {
             (out.stdout, out.stderr),
             (b"out\n".to_vec(), b"err\n".to_vec())
         );
+    }
+
+    /// Stopped on request, SIGTERM first (git removes its lock files then).
+    #[test]
+    fn a_command_is_stopped_when_asked_and_told_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let told = dir.path().join("told");
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(format!(
+            "trap 'touch {}; exit 1' TERM; sleep 30 & wait",
+            told.display()
+        ));
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let t0 = std::time::Instant::now();
+        let got = std::thread::scope(|s| {
+            let run = s.spawn(|| bounded(c, std::time::Duration::from_secs(60), Some(&stop)));
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            run.join().unwrap()
+        });
+        assert!(matches!(got, Err(Bounded::TimedOut)));
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        assert!(told.exists(), "no SIGTERM first");
     }
 }
