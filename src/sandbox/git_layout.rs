@@ -247,11 +247,17 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         // what lies behind). `info` read-only (made where missing: empty, it
         // changes nothing); a `shallow` that exists read-only, one that
         // appears removed after the run ([`REDIRECTS`]).
-        let info = dot_git.join("info");
-        if std::fs::symlink_metadata(&info).is_err() {
-            let _ = std::fs::create_dir(&info);
+        // The other worktrees' admin dirs (their HEAD says which branch
+        // their next commit moves, `gitdir` where they are): read-only,
+        // made where missing (empty, it changes nothing); `git worktree
+        // add` fails inside.
+        for name in ["info", "worktrees"] {
+            let p = dot_git.join(name);
+            if std::fs::symlink_metadata(&p).is_err() {
+                let _ = std::fs::create_dir(&p);
+            }
         }
-        for name in ["info", "shallow"] {
+        for name in ["info", "worktrees", "shallow"] {
             let p = dot_git.join(name);
             if exists_not_symlink(&p)? {
                 protected.other.push(p);

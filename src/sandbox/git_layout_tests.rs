@@ -65,12 +65,21 @@ fn a_main_checkout_and_a_linked_worktree() {
             protected: Protected {
                 hooks: vec![g.join("hooks")],
                 config: vec![g.join("config")],
-                other: vec![g.join("modules"), g.join("info"), g.join("packed-refs")],
+                other: vec![
+                    g.join("modules"),
+                    g.join("info"),
+                    g.join("worktrees"),
+                    g.join("packed-refs")
+                ],
             }
         }
     );
     assert!(g.join("hooks").is_dir(), "a missing hooks dir is created");
     assert!(g.join("info").is_dir(), "a missing info dir is created");
+    assert!(
+        g.join("worktrees").is_dir(),
+        "a missing worktrees dir is created"
+    );
     assert!(!g.join("shallow").exists(), "no shallow file is made");
     std::fs::write(g.join("shallow"), "").unwrap();
     let GitLayout::Main { protected, .. } = gather(&main, home).unwrap() else {

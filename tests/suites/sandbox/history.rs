@@ -690,3 +690,31 @@ exec sleep 60"#;
         "nerdr/t1 on the host while the program runs: {subject}"
     );
 }
+
+/// Attack, main checkout: the other worktrees' admin dirs are in its
+/// writable `.git`. Pointing a tab's worktree at the user's `main` would
+/// have that tab's next commit (an unsandboxed agent's, or the user's)
+/// move `main`. They are read-only inside.
+#[test]
+fn a_main_checkout_run_cannot_switch_another_worktree() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let proj = home.join("proj");
+    user_git(
+        &env,
+        &proj,
+        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
+    );
+    let head = proj.join(".git/worktrees/linked/HEAD");
+    let before = std::fs::read_to_string(&head).unwrap();
+    let work = "echo 'ref: refs/heads/main' > .git/worktrees/linked/HEAD && echo SWITCHED; mkdir .git/worktrees/planted && echo PLANTED; true";
+    let out = sandbox(&env, &proj, &["sh", "-c", work]);
+    let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{said}");
+    assert_eq!(std::fs::read_to_string(&head).unwrap(), before, "{said}");
+    assert!(
+        !said.contains("SWITCHED") && !said.contains("PLANTED"),
+        "{said}"
+    );
+    assert!(!proj.join(".git/worktrees/planted").exists());
+}
