@@ -17,7 +17,24 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::{command_with, finish, text, GitError};
+use super::{command_with, finish_or_stop, text, GitError};
+
+/// The repository work comes home to, and what git takes for its
+/// `shallow` file. A main checkout's `.git` is writable inside the
+/// sandbox: a `shallow` file planted there while the program runs would
+/// make host git take an incomplete history for a complete one (and grafts
+/// are kept out by a read-only `info`). So host git reads the one the
+/// repository had when the run started, copied outside the sandbox's reach
+/// (a path that does not exist: not shallow).
+#[derive(Debug, Clone)]
+pub struct Repo {
+    pub common: PathBuf,
+    pub shallow: PathBuf,
+    /// Once set, a git command still running is stopped: the program has
+    /// ended, and what it planted (a FIFO where git reads) must not hold
+    /// `nerdr sandbox` up.
+    pub stop: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+}
 
 /// The commands this module may run.
 const ALLOWED: &[&str] = &[
@@ -28,19 +45,26 @@ const ALLOWED: &[&str] = &[
     "pack-objects",
     "rev-list",
     "update-ref",
-    "worktree",
 ];
 
 /// `git ARGS` on the repository whose common dir is `common`; with
 /// `store`, reading (only) that object store.
-fn git<S: AsRef<OsStr>>(common: &Path, store: Option<&Path>, args: &[S]) -> Command {
+fn git<S: AsRef<OsStr>>(repo: &Repo, store: Option<&Path>, args: &[S]) -> Command {
     let first = args.first().and_then(|a| a.as_ref().to_str()).unwrap_or("");
     assert!(
         ALLOWED.contains(&first),
         "git {first} is not an import command"
     );
-    let mut c = command_with(common, &[], args);
-    c.env("GIT_DIR", common);
+    let common = repo.common.as_path();
+    let mut shallow = vec![std::ffi::OsString::from("--shallow-file")];
+    shallow.push(repo.shallow.clone().into_os_string());
+    shallow.extend(args.iter().map(|a| a.as_ref().to_os_string()));
+    let mut c = command_with(common, &[], &shallow);
+    // Pinned: a `commondir` planted in a main checkout's `.git` while the
+    // program runs sends git elsewhere only without `GIT_COMMON_DIR`.
+    c.env("GIT_DIR", common)
+        .env("GIT_COMMON_DIR", common)
+        .env("GIT_NO_REPLACE_OBJECTS", "1");
     if let Some(s) = store {
         c.env("GIT_OBJECT_DIRECTORY", s)
             .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", common.join("objects"));
@@ -49,7 +73,7 @@ fn git<S: AsRef<OsStr>>(common: &Path, store: Option<&Path>, args: &[S]) -> Comm
 }
 
 fn run<S: AsRef<OsStr>>(
-    common: &Path,
+    common: &Repo,
     store: Option<&Path>,
     args: &[S],
     stdin: Option<&Path>,
@@ -60,11 +84,11 @@ fn run<S: AsRef<OsStr>>(
             std::fs::File::open(f).map_err(GitError::Spawn)?,
         ));
     }
-    finish(c, common, args).map(text)
+    finish_or_stop(c, &common.common, args, common.stop.as_deref()).map(text)
 }
 
 /// The repository's branches: `refs/heads/...` → object id.
-pub fn branches(common: &Path) -> Result<BTreeMap<String, String>, GitError> {
+pub fn branches(common: &Repo) -> Result<BTreeMap<String, String>, GitError> {
     let out = run(
         common,
         None,
@@ -82,24 +106,8 @@ pub fn branches(common: &Path) -> Result<BTreeMap<String, String>, GitError> {
         .collect())
 }
 
-/// The branches checked out in the repository's worktrees, with each
-/// worktree's folder.
-pub fn checked_out(common: &Path) -> Result<Vec<(PathBuf, String)>, GitError> {
-    let out = run(common, None, &["worktree", "list", "--porcelain"], None)?;
-    let mut found = Vec::new();
-    let mut at: Option<PathBuf> = None;
-    for line in out.lines() {
-        if let Some(p) = line.strip_prefix("worktree ") {
-            at = Some(PathBuf::from(p));
-        } else if let (Some(b), Some(w)) = (line.strip_prefix("branch "), &at) {
-            found.push((w.clone(), b.to_string()));
-        }
-    }
-    Ok(found)
-}
-
 /// Every object the private store holds (not those of its alternates).
-pub fn store_objects(common: &Path, store: &Path) -> Result<Vec<String>, GitError> {
+pub fn store_objects(common: &Repo, store: &Path) -> Result<Vec<String>, GitError> {
     let mut c = git(
         common,
         Some(store),
@@ -112,12 +120,18 @@ pub fn store_objects(common: &Path, store: &Path) -> Result<Vec<String>, GitErro
     // Only the store itself: its alternates file names an empty folder
     // outside the sandbox.
     c.env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
-    let out = finish(c, common, &["cat-file", "--batch-all-objects"]).map(text)?;
+    let out = finish_or_stop(
+        c,
+        &common.common,
+        &["cat-file", "--batch-all-objects"],
+        common.stop.as_deref(),
+    )
+    .map(text)?;
     Ok(out.lines().map(String::from).collect())
 }
 
 /// Of `ids`, those the repository lacks (`work` holds the list meanwhile).
-pub fn missing(common: &Path, ids: &[String], work: &Path) -> Result<Vec<String>, GitError> {
+pub fn missing(common: &Repo, ids: &[String], work: &Path) -> Result<Vec<String>, GitError> {
     if ids.is_empty() {
         return Ok(Vec::new());
     }
@@ -151,7 +165,7 @@ pub enum Objects<'a> {
 
 /// Copy objects from the private `store` into the repository; `work` is a
 /// folder for the pack on its way. Returns how many objects were copied.
-pub fn copy(common: &Path, store: &Path, what: Objects, work: &Path) -> Result<usize, GitError> {
+pub fn copy(common: &Repo, store: &Path, what: Objects, work: &Path) -> Result<usize, GitError> {
     let list = work.join("pack-input");
     let (input, revs) = match what {
         Objects::Listed([]) => return Ok(0),
@@ -199,7 +213,7 @@ fn count_objects(idx: &Path) -> usize {
 }
 
 /// Whether everything `tip` reaches is in the repository.
-pub fn complete(common: &Path, tip: &str) -> bool {
+pub fn complete(common: &Repo, tip: &str) -> bool {
     run(
         common,
         None,
@@ -218,7 +232,7 @@ pub fn complete(common: &Path, tip: &str) -> bool {
 }
 
 /// Whether `id` has commits no branch or tag of the repository reaches.
-pub fn unreachable(common: &Path, id: &str) -> bool {
+pub fn unreachable(common: &Repo, id: &str) -> bool {
     run(
         common,
         None,
@@ -229,7 +243,7 @@ pub fn unreachable(common: &Path, id: &str) -> bool {
 }
 
 /// Whether `old` is an ancestor of `new`.
-pub fn is_ancestor(common: &Path, old: &str, new: &str) -> bool {
+pub fn is_ancestor(common: &Repo, old: &str, new: &str) -> bool {
     run(
         common,
         None,
@@ -242,7 +256,7 @@ pub fn is_ancestor(common: &Path, old: &str, new: &str) -> bool {
 /// Set `name` to `new` if it still holds `old` (None: if it does not
 /// exist); without `old`, whatever it holds.
 pub fn update_ref(
-    common: &Path,
+    common: &Repo,
     name: &str,
     new: &str,
     old: Option<Option<&str>>,

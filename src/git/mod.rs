@@ -176,7 +176,17 @@ fn output<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> 
 }
 
 fn finish<S: AsRef<OsStr>>(c: Command, dir: &Path, args: &[S]) -> Result<Vec<u8>, GitError> {
-    let out = bounded(c, TIME_LIMIT).map_err(|e| match e {
+    finish_or_stop(c, dir, args, None)
+}
+
+/// [`finish`], also stopped as soon as `stop` is set (as if timed out).
+fn finish_or_stop<S: AsRef<OsStr>>(
+    c: Command,
+    dir: &Path,
+    args: &[S],
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Vec<u8>, GitError> {
+    let out = bounded(c, TIME_LIMIT, stop).map_err(|e| match e {
         Bounded::Spawn(e) => GitError::Spawn(e),
         Bounded::TimedOut => GitError::TimedOut {
             args: joined(args),
@@ -201,8 +211,12 @@ enum Bounded {
 }
 
 /// Run `c` to the end, or stop it (and what it started, in its own process
-/// group) after `limit`.
-fn bounded(mut c: Command, limit: std::time::Duration) -> Result<std::process::Output, Bounded> {
+/// group) after `limit`, or once `stop` is set.
+fn bounded(
+    mut c: Command,
+    limit: std::time::Duration,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<std::process::Output, Bounded> {
     use std::io::Read;
     use std::os::unix::process::CommandExt;
     let mut child = c
@@ -224,11 +238,19 @@ fn bounded(mut c: Command, limit: std::time::Duration) -> Result<std::process::O
     let status = loop {
         match child.try_wait().map_err(Bounded::Spawn)? {
             Some(status) => break status,
-            None if std::time::Instant::now() >= deadline => {
-                let _ = nix::sys::signal::killpg(
-                    nix::unistd::Pid::from_raw(child.id() as i32),
-                    nix::sys::signal::Signal::SIGKILL,
-                );
+            None if std::time::Instant::now() >= deadline
+                || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) =>
+            {
+                use nix::sys::signal::{killpg, Signal};
+                let group = nix::unistd::Pid::from_raw(child.id() as i32);
+                // SIGTERM first: git removes its lock files on it (one
+                // left would fail the next update of that ref).
+                let _ = killpg(group, Signal::SIGTERM);
+                let grace = std::time::Instant::now() + std::time::Duration::from_secs(1);
+                while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < grace {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                let _ = killpg(group, Signal::SIGKILL);
                 let _ = child.wait();
                 return Err(Bounded::TimedOut);
             }
@@ -347,7 +369,7 @@ mod bounded_tests {
             .arg(format!("(sleep 1; touch {}) & sleep 30", marker.display()));
         let t0 = std::time::Instant::now();
         assert!(matches!(
-            bounded(c, std::time::Duration::from_millis(200)),
+            bounded(c, std::time::Duration::from_millis(200), None),
             Err(Bounded::TimedOut)
         ));
         assert!(t0.elapsed() < std::time::Duration::from_secs(5));
@@ -355,12 +377,35 @@ mod bounded_tests {
         assert!(!marker.exists(), "the command's child outlived it");
         let mut ok = Command::new("sh");
         ok.args(["-c", "echo out; echo err >&2"]);
-        let out = bounded(ok, std::time::Duration::from_secs(10))
+        let out = bounded(ok, std::time::Duration::from_secs(10), None)
             .ok()
             .unwrap();
         assert_eq!(
             (out.stdout, out.stderr),
             (b"out\n".to_vec(), b"err\n".to_vec())
         );
+    }
+
+    /// Stopped on request, SIGTERM first (git removes its lock files then).
+    #[test]
+    fn a_command_is_stopped_when_asked_and_told_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let told = dir.path().join("told");
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(format!(
+            "trap 'touch {}; exit 1' TERM; sleep 30 & wait",
+            told.display()
+        ));
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let t0 = std::time::Instant::now();
+        let got = std::thread::scope(|s| {
+            let run = s.spawn(|| bounded(c, std::time::Duration::from_secs(60), Some(&stop)));
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            stop.store(true, std::sync::atomic::Ordering::SeqCst);
+            run.join().unwrap()
+        });
+        assert!(matches!(got, Err(Bounded::TimedOut)));
+        assert!(t0.elapsed() < std::time::Duration::from_secs(5));
+        assert!(told.exists(), "no SIGTERM first");
     }
 }

@@ -22,12 +22,11 @@ use std::sync::Arc;
 use super::audit_trail::Trail;
 use super::private_git::{self, Head, Private};
 use super::ref_rules::{self, Change, Verdict};
-use crate::git::import::{self, Objects};
+use crate::git::import::{self, Objects, Repo};
 
 pub struct Homecoming {
     private: Private,
     session: String,
-    worktree: PathBuf,
     /// The worktree's HEAD file (`.git/HEAD`, or the admin dir's).
     head_file: PathBuf,
     /// The branch the worktree's HEAD named at the start.
@@ -43,6 +42,8 @@ pub struct Homecoming {
     /// The objects could not be copied: the private copy stays.
     failed: Option<String>,
     trail: Arc<Trail>,
+    /// Set when the program has ended: the live pass's git stops.
+    stop: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Homecoming {
@@ -55,9 +56,8 @@ impl Homecoming {
         head_file: PathBuf,
         trail: Arc<Trail>,
     ) -> anyhow::Result<Homecoming> {
-        let branches = import::branches(&private.common)?;
-        let start_branch = match std::fs::read_to_string(&head_file)
-            .ok()
+        let branches = import::branches(&private.repo())?;
+        let start_branch = match private_git::read_small(&head_file)
             .as_deref()
             .and_then(private_git::parse_head)
         {
@@ -68,7 +68,6 @@ impl Homecoming {
         Ok(Homecoming {
             private,
             session: session.to_string(),
-            worktree: worktree.to_path_buf(),
             head_file,
             start_branch,
             tab_branch: ref_rules::tab_branch(worktrees, worktree),
@@ -77,7 +76,15 @@ impl Homecoming {
             kept: BTreeMap::new(),
             failed: None,
             trail,
+            stop: Arc::default(),
         })
+    }
+
+    fn repo(&self) -> Repo {
+        Repo {
+            stop: Some(self.stop.clone()),
+            ..self.private.repo()
+        }
     }
 
     /// The folder and file name of the start branch's private ref.
@@ -94,6 +101,13 @@ impl Homecoming {
         if self.failed.is_some() {
             return;
         }
+        // The repository's HEAD (which git reads whole when it moves a
+        // ref) not a file: the end says so (`finish`). While the program
+        // runs this is a look, not a lock (see SECURITY.md's Limits).
+        let repo_head = self.private.common.join("HEAD");
+        if !ended && !std::fs::metadata(&repo_head).is_ok_and(|m| m.is_file()) {
+            return;
+        }
         let now = private_git::loose_branches(&self.private.binds.refs);
         let changed: BTreeMap<String, String> = now
             .iter()
@@ -102,8 +116,7 @@ impl Homecoming {
             .map(|(n, i)| (n.clone(), i.clone()))
             .collect();
         let head = if ended {
-            std::fs::read_to_string(&self.head_file)
-                .ok()
+            private_git::read_small(&self.head_file)
                 .as_deref()
                 .and_then(private_git::parse_head)
         } else {
@@ -116,7 +129,7 @@ impl Homecoming {
         if !ended && changed.is_empty() {
             return;
         }
-        let common = self.private.common.clone();
+        let common = self.repo();
         let work = self.private.dir.join("work");
         let copied = if ended {
             self.copy_all(&common, &work)
@@ -147,21 +160,25 @@ impl Homecoming {
             return;
         }
         // Without these facts nothing moves (at the end, the copy stays).
-        let facts = import::branches(&common).and_then(|h| Ok((h, import::checked_out(&common)?)));
+        let facts = import::branches(&common)
+            .map_err(|e| e.to_string())
+            .and_then(|h| {
+                Ok((
+                    h,
+                    private_git::checked_out(&common.common, &self.head_file)
+                        .map_err(|e| e.to_string())?,
+                ))
+            });
         let (host, worktrees) = match facts {
             Ok(f) => f,
             Err(e) => {
                 if ended {
-                    self.failed = Some(e.to_string());
+                    self.failed = Some(e);
                 }
                 return;
             }
         };
-        let elsewhere: BTreeSet<String> = worktrees
-            .into_iter()
-            .filter(|(w, _)| std::fs::canonicalize(w).ok().as_deref() != Some(&self.worktree))
-            .map(|(_, b)| b)
-            .collect();
+        let elsewhere: BTreeSet<String> = worktrees.into_iter().map(|(_, b)| b).collect();
         for (name, new) in &changed {
             if self.one(&common, name, new, &host, &elsewhere, &head, ended) {
                 self.seen.insert(name.clone(), new.clone());
@@ -179,7 +196,7 @@ impl Homecoming {
         }
     }
 
-    fn copy_all(&self, common: &Path, work: &Path) -> Result<usize, String> {
+    fn copy_all(&self, common: &Repo, work: &Path) -> Result<usize, String> {
         copy_store(common, &self.private.binds.objects, work)
     }
 
@@ -187,7 +204,7 @@ impl Homecoming {
     #[allow(clippy::too_many_arguments)]
     fn one(
         &mut self,
-        common: &Path,
+        common: &Repo,
         name: &str,
         new: &str,
         host: &BTreeMap<String, String>,
@@ -243,7 +260,7 @@ impl Homecoming {
         true
     }
 
-    fn keep(&mut self, common: &Path, name: &str, new: &str, why: &str) {
+    fn keep(&mut self, common: &Repo, name: &str, new: &str, why: &str) {
         let msg = keep_ref(common, &self.session, name, new, why, &self.trail);
         self.kept.insert(name.to_string(), msg);
     }
@@ -251,9 +268,16 @@ impl Homecoming {
     /// After the program: the last pass, what is left said on stderr, and
     /// the private copy removed if everything in it is home.
     pub fn finish(mut self) {
+        if let Some(bad) = planted_head(&self.private.common, &self.head_file) {
+            self.failed = Some(format!(
+                "{} is not a file (the program put a FIFO or the like there, which host git would wait on); replace it with a HEAD of yours",
+                bad.display()
+            ));
+        }
         self.pass(true);
         for msg in self.kept.values() {
-            eprintln!("nerdr sandbox: {msg}");
+            // Ref names and paths are the program's: escaped.
+            eprintln!("nerdr sandbox: {}", crate::protocol::printable(msg));
         }
         match &self.failed {
             None => {
@@ -264,16 +288,33 @@ impl Homecoming {
                     "the program's git objects could not be brought home ({e}); they stay in {}",
                     self.private.dir.display()
                 );
-                eprintln!("nerdr sandbox: WARNING: {msg}");
+                eprintln!(
+                    "nerdr sandbox: WARNING: {}",
+                    crate::protocol::printable(&msg)
+                );
                 self.trail.setting(&msg);
             }
         }
     }
 }
 
+/// A HEAD file host git reads (the repository's, each worktree's, and
+/// this run's worktree's) that is there but not a regular file (followed
+/// through a symlink, as git does): a FIFO would hold every host git
+/// command that reads it until its time limit.
+fn planted_head(common: &Path, head_file: &Path) -> Option<PathBuf> {
+    let mut heads = vec![common.join("HEAD"), head_file.to_path_buf()];
+    if let Ok(wts) = std::fs::read_dir(common.join("worktrees")) {
+        heads.extend(wts.flatten().map(|e| e.path().join("HEAD")));
+    }
+    heads.into_iter().find(|h| {
+        std::fs::symlink_metadata(h).is_ok() && !std::fs::metadata(h).is_ok_and(|m| m.is_file())
+    })
+}
+
 /// Copy everything in a private `store` the repository lacks, once
 /// nothing can change the store any more.
-fn copy_store(common: &Path, store: &Path, work: &Path) -> Result<usize, String> {
+fn copy_store(common: &Repo, store: &Path, work: &Path) -> Result<usize, String> {
     if let Some(bad) = private_git::unsafe_entry(store) {
         return Err(format!(
             "{} is not a plain file or folder (host git does not follow links out of a sandbox's store)",
@@ -287,7 +328,7 @@ fn copy_store(common: &Path, store: &Path, work: &Path) -> Result<usize, String>
 
 /// Keep `id` as [`ref_rules::kept_ref`]; the message to tell.
 fn keep_ref(
-    common: &Path,
+    common: &Repo,
     session: &str,
     name: &str,
     id: &str,
@@ -311,17 +352,26 @@ fn keep_ref(
 /// which one the run started on). The copy is removed once home.
 pub fn recover(left: Private, trail: &Trail) {
     let session = left.session();
+    let repo = left.repo();
+    if let Some(bad) = planted_head(&left.common, &left.common.join("HEAD")) {
+        eprintln!(
+            "nerdr sandbox: WARNING: {} is not a file; a private copy left by an earlier run stays in {}",
+            crate::protocol::printable(&bad.display().to_string()),
+            left.dir.display()
+        );
+        return;
+    }
     let work = left.dir.join("work");
     let copied = std::fs::create_dir_all(&work)
         .map_err(|e| e.to_string())
-        .and_then(|_| copy_store(&left.common, &left.binds.objects, &work));
-    let say = |msg: &str| eprintln!("nerdr sandbox: {msg}");
+        .and_then(|_| copy_store(&repo, &left.binds.objects, &work));
+    let say = |msg: &str| eprintln!("nerdr sandbox: {}", crate::protocol::printable(msg));
     match copied {
         Ok(_) => {
             for (name, id) in private_git::loose_branches(&left.binds.refs) {
-                if import::complete(&left.common, &id) && import::unreachable(&left.common, &id) {
+                if import::complete(&repo, &id) && import::unreachable(&repo, &id) {
                     let why = "left by a run that ended before bringing it home";
-                    say(&keep_ref(&left.common, &session, &name, &id, why, trail));
+                    say(&keep_ref(&repo, &session, &name, &id, why, trail));
                 }
             }
             trail.git_work(
@@ -347,6 +397,8 @@ pub fn recover(left: Private, trail: &Trail) {
 /// moves, until [`Watcher::stop`] hands the [`Homecoming`] back.
 pub struct Watcher {
     stop: std::os::fd::OwnedFd,
+    /// The live pass's git stops when set.
+    stop_git: Arc<std::sync::atomic::AtomicBool>,
     thread: std::thread::JoinHandle<Homecoming>,
 }
 
@@ -356,6 +408,7 @@ impl Watcher {
         let (stop_read, stop) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let inotify = Inotify::init(InitFlags::IN_CLOEXEC)?;
         let watched = h.watched();
+        let stop_git = h.stop.clone();
         if let Some((dir, _)) = &watched {
             std::fs::create_dir_all(dir)?;
             inotify.add_watch(
@@ -392,11 +445,27 @@ impl Watcher {
                 }
             }
         });
-        Ok(Watcher { stop, thread })
+        Ok(Watcher {
+            stop,
+            stop_git,
+            thread,
+        })
     }
 
+    /// After the program: a live pass still running 10 s on (its git
+    /// waiting on a FIFO the program left, say) is cut short; the last pass
+    /// in [`Homecoming::finish`] does the work again. (Not at once: git
+    /// stopped in the middle of an update leaves its lock file.)
     pub fn stop(self) -> Option<Homecoming> {
+        use std::sync::atomic::Ordering;
         drop(self.stop);
-        self.thread.join().ok()
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !self.thread.is_finished() && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        self.stop_git.store(true, Ordering::SeqCst);
+        let h = self.thread.join().ok();
+        self.stop_git.store(false, Ordering::SeqCst);
+        h
     }
 }

@@ -258,6 +258,11 @@ pub fn args(l: &Layout) -> Vec<OsString> {
         }
         hidden.extend(l.system_sockets.iter().cloned().map(Entry::dir));
     }
+    // What lies in the state dir is hidden with it already, and bwrap
+    // could not make a mount point in its read-only, empty stand-in.
+    if let Some(dir) = state {
+        hidden.retain(|e| !e.path.starts_with(dir));
+    }
     for e in &hidden {
         if e.dir {
             // An empty, read-only directory in its place.

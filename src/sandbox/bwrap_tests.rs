@@ -385,3 +385,18 @@ fn what_a_run_keeps_read_only_for_sandbox_history() {
         "a linked worktree keeps its .git file and the repository's history"
     );
 }
+
+/// A hidden path inside nerdr's state dir (every run's private config
+/// copies) is hidden with the state dir: a mount point for it could not be
+/// made in the read-only, empty folder that stands in for it.
+#[test]
+fn what_is_hidden_inside_the_hidden_state_dir_needs_no_mount_of_its_own() {
+    let private = "/home/u/.local/state/nerdr/sandbox-private";
+    let mut l = base();
+    l.hidden.push(Entry::dir(private));
+    let got = words(&args(&l));
+    assert!(!got.contains(private), "{got}");
+    l.weaken = Weaken::parse("nerdr-writable").unwrap();
+    let got = words(&args(&l));
+    assert!(got.contains(&format!("--tmpfs {private} ")), "{got}");
+}

@@ -127,8 +127,18 @@ pub fn check_linked(f: &LinkedFacts) -> Result<(), String> {
 }
 
 /// Files that, in a git dir, send host git elsewhere (`commondir`,
-/// `gitdir`) or add config it trusts (`config.worktree`).
-pub const REDIRECTS: &[&str] = &["commondir", "gitdir", "config.worktree"];
+/// `gitdir`), add config it trusts (`config.worktree`), or cut the
+/// repository's history short (`shallow`, read from the common dir).
+pub const REDIRECTS: &[&str] = &["commondir", "gitdir", "config.worktree", "shallow"];
+
+/// Why a [`REDIRECTS`] file that appeared during a run is removed.
+pub fn why_removed(name: &str) -> &'static str {
+    if name == "shallow" {
+        "it appeared during the run, and host git would take the repository's history for cut short there (a later gc deletes what lies behind)"
+    } else {
+        "it appeared during the run, and host git would follow it to config the sandboxed program wrote"
+    }
+}
 
 /// A main checkout's `.git` is a repository: `commondir` or `gitdir` there
 /// send host git to another dir's config, so one found before the run was
@@ -229,6 +239,29 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
         }
         if exists_not_symlink(&modules)? {
             protected.other.push(modules);
+        }
+        // History host git trusts beside the refs: `info/grafts` gives
+        // commits other parents (a rewrite then passes for a
+        // fast-forward), `shallow` cuts history short (host git then takes
+        // an incomplete history for a complete one, and a later gc deletes
+        // what lies behind). `info` read-only (made where missing: empty, it
+        // changes nothing); a `shallow` that exists read-only, one that
+        // appears removed after the run ([`REDIRECTS`]).
+        // The other worktrees' admin dirs (their HEAD says which branch
+        // their next commit moves, `gitdir` where they are): read-only,
+        // made where missing (empty, it changes nothing); `git worktree
+        // add` fails inside.
+        for name in ["info", "worktrees"] {
+            let p = dot_git.join(name);
+            if std::fs::symlink_metadata(&p).is_err() {
+                let _ = std::fs::create_dir(&p);
+            }
+        }
+        for name in ["info", "worktrees", "shallow"] {
+            let p = dot_git.join(name);
+            if exists_not_symlink(&p)? {
+                protected.other.push(p);
+            }
         }
         make_history_mount_points(&dot_git);
         check_history(&dot_git)?;

@@ -54,6 +54,7 @@ fn a_main_checkout_and_a_linked_worktree() {
         ],
     );
     std::fs::remove_dir_all(main.join(".git/hooks")).unwrap();
+    std::fs::remove_dir_all(main.join(".git/info")).unwrap();
     let home = Path::new("/nonexistent-home");
     let layout = gather(&main, home).unwrap();
     let g = main.join(".git");
@@ -64,11 +65,31 @@ fn a_main_checkout_and_a_linked_worktree() {
             protected: Protected {
                 hooks: vec![g.join("hooks")],
                 config: vec![g.join("config")],
-                other: vec![g.join("modules"), g.join("packed-refs")],
+                other: vec![
+                    g.join("modules"),
+                    g.join("info"),
+                    g.join("worktrees"),
+                    g.join("packed-refs")
+                ],
             }
         }
     );
     assert!(g.join("hooks").is_dir(), "a missing hooks dir is created");
+    assert!(g.join("info").is_dir(), "a missing info dir is created");
+    assert!(
+        g.join("worktrees").is_dir(),
+        "a missing worktrees dir is created"
+    );
+    assert!(!g.join("shallow").exists(), "no shallow file is made");
+    std::fs::write(g.join("shallow"), "").unwrap();
+    let GitLayout::Main { protected, .. } = gather(&main, home).unwrap() else {
+        panic!("not a main checkout")
+    };
+    assert!(
+        protected.other.contains(&g.join("shallow")),
+        "a shallow clone's shallow read-only"
+    );
+    std::fs::remove_file(g.join("shallow")).unwrap();
     assert!(
         g.join("modules").is_dir(),
         "a missing modules dir is created"
@@ -237,6 +258,7 @@ fn redirects_in_a_main_checkout() {
     assert!(check_main(&["config.worktree"]).is_ok());
     assert!(check_main(&["commondir"]).is_err());
     assert!(check_main(&["config.worktree", "gitdir"]).is_err());
+    assert!(check_main(&["shallow"]).is_ok(), "a shallow clone's own");
     let rows: &[(&[&str], &[&str], &[&str])] = &[
         (&[], &[], &[]),
         (&[], &["commondir"], &["commondir"]),
@@ -247,6 +269,8 @@ fn redirects_in_a_main_checkout() {
             &["config.worktree"],
         ),
         (&["gitdir"], &[], &[]),
+        (&[], &["shallow"], &["shallow"]),
+        (&["shallow"], &["shallow"], &[]),
     ];
     for (before, after, want) in rows {
         assert_eq!(appeared(before, after), *want, "{before:?} -> {after:?}");

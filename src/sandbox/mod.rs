@@ -347,7 +347,7 @@ fn git_head_file(git: &git_layout::GitLayout) -> Option<PathBuf> {
 
 /// Remove what the program planted in the git dir that would send host git
 /// to another repository's config (`commondir`, `gitdir`,
-/// `config.worktree`): single files cannot be bound read-only without
+/// `config.worktree`) or cut its history short (`shallow`): single files cannot be bound read-only without
 /// breaking git's lock-and-rename, so they are checked after the run.
 fn remove_planted_redirects(trail: &Trail, git: &git_layout::GitLayout, before: &[&str]) {
     let Some(dir) = git.watched_dir() else {
@@ -356,7 +356,7 @@ fn remove_planted_redirects(trail: &Trail, git: &git_layout::GitLayout, before: 
     let after = git_layout::redirects_in(dir);
     for name in git_layout::appeared(before, &after) {
         let path = dir.join(name);
-        let why = "it appeared during the run, and host git would follow it to config the sandboxed program wrote";
+        let why = git_layout::why_removed(name);
         let removed = match std::fs::symlink_metadata(&path) {
             Ok(m) if m.is_dir() => std::fs::remove_dir_all(&path),
             _ => std::fs::remove_file(&path),

@@ -51,6 +51,15 @@ pub struct Private {
 }
 
 impl Private {
+    /// The repository, as host git is to see it (see [`crate::git::import::Repo`]).
+    pub fn repo(&self) -> crate::git::import::Repo {
+        crate::git::import::Repo {
+            common: self.common.clone(),
+            shallow: self.dir.join("shallow"),
+            stop: None,
+        }
+    }
+
     /// The session that made the copy (its folder's name).
     pub fn session(&self) -> String {
         self.dir
@@ -133,6 +142,14 @@ pub fn prepare(data_dir: &Path, session: &str, git: &GitLayout) -> anyhow::Resul
         std::fs::write(dir.join("common"), common.as_os_str().as_bytes())
             .with_context(|| format!("cannot write in {}", dir.display()))?;
     }
+    // The repository's `shallow` as it is now, where the program cannot
+    // reach it (see `import::Repo`); none: not shallow.
+    let shallow = dir.join("shallow");
+    let _ = std::fs::remove_file(&shallow);
+    if std::fs::symlink_metadata(common.join("shallow")).is_ok_and(|m| m.is_file()) {
+        std::fs::copy(common.join("shallow"), &shallow)
+            .with_context(|| format!("cannot copy {}", common.join("shallow").display()))?;
+    }
     let binds = binds_in(&dir);
     let objects = binds.objects.clone();
     for d in ["info", "pack", SHARED] {
@@ -169,6 +186,31 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// The most read of a file the program may have written (a HEAD or a
+/// loose ref: a line).
+const SMALL: u64 = 4096;
+
+/// A small file the program may have replaced, read without following a
+/// symlink (it could lead to `/dev/zero`, or a file hidden from the
+/// sandbox), without waiting (a FIFO would hang `nerdr sandbox` after the
+/// program is gone) and only if a regular file of at most [`SMALL`]
+/// bytes. None otherwise.
+pub fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .ok()?;
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    f.take(SMALL + 1).read_to_string(&mut text).ok()?;
+    (text.len() as u64 <= SMALL).then_some(text)
+}
+
 /// An object name as git writes it in a loose ref: SHA-1 or SHA-256 hex.
 pub fn object_id(text: &str) -> Option<&str> {
     let t = text.trim_end_matches('\n');
@@ -176,6 +218,24 @@ pub fn object_id(text: &str) -> Option<&str> {
         .bytes()
         .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     ((t.len() == 40 || t.len() == 64) && hex).then_some(t)
+}
+
+/// A branch name as git accepts one (`git check-ref-format`'s rules):
+/// `refs/heads/` and components that are not empty, do not start with a
+/// dot or end with `.lock` or a dot, with no `..`, `@{`, control
+/// character, space or `~^:?*[\`. A name from a HEAD the program wrote
+/// becomes a path in the private copy: `..` would lead out of it.
+pub fn branch_name(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("refs/heads/") else {
+        return false;
+    };
+    let bad_char = |c: char| c.is_control() || " ~^:?*[\\".contains(c);
+    !name.contains("..")
+        && !name.contains("@{")
+        && !name.contains(bad_char)
+        && rest.split('/').all(|c| {
+            !c.is_empty() && !c.starts_with('.') && !c.ends_with('.') && !c.ends_with(".lock")
+        })
 }
 
 /// What a HEAD file says.
@@ -188,10 +248,53 @@ pub enum Head {
 pub fn parse_head(text: &str) -> Option<Head> {
     if let Some(r) = text.strip_prefix("ref: ") {
         let r = r.trim_end_matches('\n');
-        return (r.starts_with("refs/heads/") && !r.contains(['\n', '\0']))
-            .then(|| Head::Branch(r.to_string()));
+        return branch_name(r).then(|| Head::Branch(r.to_string()));
     }
     object_id(text).map(|id| Head::Detached(id.to_string()))
+}
+
+/// The branch each of the repository's checkouts is on, by the HEAD file
+/// that says it: the main checkout's (`<common>/HEAD`, when the common
+/// dir is a `.git`) and each linked worktree's. Read from the disk as
+/// [`read_small`] reads, not by `git worktree list`: git reads every
+/// HEAD whole, and one the program replaced by a link to `/dev/zero` or a
+/// FIFO would eat the host's memory or hang. A HEAD that cannot be read
+/// so is an error: which branch it holds is unknown. `except`: the run's
+/// own HEAD, not read.
+pub fn checked_out(common: &Path, except: &Path) -> std::io::Result<Vec<(PathBuf, String)>> {
+    let mut heads = Vec::new();
+    if common.file_name() == Some(std::ffi::OsStr::new(".git")) {
+        heads.push(common.join("HEAD"));
+    }
+    match std::fs::read_dir(common.join("worktrees")) {
+        Ok(entries) => {
+            for e in entries {
+                let e = e?;
+                if e.file_type()?.is_dir() {
+                    heads.push(e.path().join("HEAD"));
+                }
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let mut out = Vec::new();
+    for h in heads {
+        if h == except || std::fs::symlink_metadata(&h).is_err() {
+            continue;
+        }
+        match read_small(&h).as_deref().map(parse_head) {
+            Some(Some(Head::Branch(b))) => out.push((h, b)),
+            Some(Some(Head::Detached(_))) => {}
+            _ => {
+                return Err(std::io::Error::other(format!(
+                    "{} cannot be read as a HEAD",
+                    h.display()
+                )))
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The loose branches in a refs folder (`refs/heads/...` → id); lock files,
@@ -215,11 +318,7 @@ fn walk_refs(dir: &Path, name: &str, out: &mut BTreeMap<String, String>) {
         if kind.is_dir() {
             walk_refs(&e.path(), &full, out);
         } else if kind.is_file() && !file.ends_with(".lock") {
-            if let Some(id) = std::fs::read_to_string(e.path())
-                .ok()
-                .as_deref()
-                .and_then(object_id)
-            {
+            if let Some(id) = read_small(&e.path()).as_deref().and_then(object_id) {
                 out.insert(full, id.to_string());
             }
         }
@@ -286,11 +385,87 @@ mod tests {
             ),
             ("ref: refs/tags/v1\n", None),
             ("ref: refs/heads/a\nref: refs/heads/b\n", None),
+            ("ref: refs/heads/../../../../home/u/x\n", None),
+            ("ref: refs/heads/a/../b\n", None),
+            ("ref: refs/heads/..\n", None),
+            ("ref: refs/heads/.hidden\n", None),
+            ("ref: refs/heads/a//b\n", None),
+            ("ref: refs/heads/\n", None),
+            ("ref: refs/heads/a/\n", None),
+            ("ref: refs/heads/x.lock\n", None),
+            ("ref: refs/heads/a\u{1b}]0;t\u{7}\n", None),
+            ("ref: refs/heads/a b\n", None),
+            ("ref: refs/heads/a@{1}\n", None),
+            (
+                "ref: refs/heads/feature/x-1.2\n",
+                Some(Head::Branch("refs/heads/feature/x-1.2".into())),
+            ),
             ("junk", None),
         ];
         for (text, want) in heads {
             assert_eq!(parse_head(text), *want, "{text:?}");
         }
+    }
+
+    /// What the program may have put where a HEAD or a ref is read: only
+    /// a small regular file is read, nothing waits, no link is followed.
+    #[test]
+    fn only_small_regular_files_are_read() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("file"), "ref: refs/heads/x\n").unwrap();
+        std::fs::write(d.join("big"), "a".repeat(SMALL as usize + 1)).unwrap();
+        std::fs::write(d.join("edge"), "a".repeat(SMALL as usize)).unwrap();
+        nix::unistd::mkfifo(&d.join("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::os::unix::fs::symlink(d.join("file"), d.join("link")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", d.join("zero")).unwrap();
+        std::fs::create_dir(d.join("dir")).unwrap();
+        let rows: &[(&str, Option<usize>)] = &[
+            ("file", Some(18)),
+            ("edge", Some(SMALL as usize)),
+            ("big", None),
+            ("fifo", None),
+            ("link", None),
+            ("zero", None),
+            ("dir", None),
+            ("missing", None),
+        ];
+        for (name, want) in rows {
+            assert_eq!(read_small(&d.join(name)).map(|t| t.len()), *want, "{name}");
+        }
+    }
+
+    /// Which branches are checked out, from the HEAD files alone; one that
+    /// cannot be read (a FIFO) is an error unless it is the run's own.
+    #[test]
+    fn checked_out_branches_by_their_head_files() {
+        let t = tempfile::tempdir().unwrap();
+        let common = t.path().join("r/.git");
+        let wt = |n: &str| common.join("worktrees").join(n);
+        for d in [wt("a"), wt("b"), wt("own")] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        std::fs::write(common.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(wt("a").join("HEAD"), "ref: refs/heads/nerdr/t2\n").unwrap();
+        std::fs::write(wt("b").join("HEAD"), format!("{id}\n")).unwrap();
+        nix::unistd::mkfifo(&wt("own").join("HEAD"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        let own = wt("own").join("HEAD");
+        let got = checked_out(&common, &own).unwrap();
+        assert_eq!(
+            got,
+            vec![
+                (common.join("HEAD"), "refs/heads/main".to_string()),
+                (wt("a").join("HEAD"), "refs/heads/nerdr/t2".to_string()),
+            ]
+        );
+        assert!(
+            checked_out(&common, &common.join("HEAD")).is_err(),
+            "another's FIFO"
+        );
+        std::fs::remove_file(&own).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &own).unwrap();
+        assert!(checked_out(&common, Path::new("/x")).is_err(), "a link");
     }
 
     #[test]
