@@ -317,12 +317,12 @@ fn included_files(f: &Facts) -> Vec<Reason> {
                             e.value_str()
                         ),
                         if is_own_config(file, f) {
-                            "this is the repository's own config: a sandbox wrote the folder \
-                             holding it (`nerdr sandbox` run in the main checkout makes all of \
-                             it, `.git` included, agent-writable for good), so nerdr runs no \
-                             host git in this repository; start agents with `--no-worktree`, or \
-                             clone the repository afresh for worktrees (and run `nerdr sandbox` \
-                             by hand only in a linked worktree: `git worktree add`)"
+                            "this is the repository's own config, and sandbox history says a \
+                             sandboxed program could write it (the main checkout was writable \
+                             to an agent started without a worktree, or to a sandbox recorded \
+                             before nerdr kept note of what `nerdr sandbox` keeps read-only), \
+                             so nerdr runs no host git in this repository; start agents with \
+                             `--no-worktree`, or clone the repository afresh for worktrees"
                                 .into()
                         } else {
                             "remove the include of that file from your config, or move the \

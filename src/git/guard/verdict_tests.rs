@@ -501,8 +501,8 @@ fn a_refusal_names_setting_value_file_and_what_to_do() {
 
 #[test]
 fn the_repositorys_own_config_in_a_sandboxed_checkout_is_not_called_an_include() {
-    // `nerdr sandbox` run by hand in the main checkout: all of /r counts
-    // as agent-writable, .git/config included.
+    // A main checkout a sandboxed agent could write whole (nothing in it
+    // recorded as kept read-only): .git/config is agent-writable.
     let todo = |file: &str| {
         let entries = vec![entry(Scope::Local, file, "user.name", "x")];
         let Verdict::Refuse(r) = decide(&Facts {
@@ -532,6 +532,17 @@ fn the_repositorys_own_config_in_a_sandboxed_checkout_is_not_called_an_include()
     assert!(included.contains("remove the include"), "{included}");
 }
 
+/// (sentence, operation, settings, attribute uses, `.gitmodules`, the
+/// first refusal's rule and setting or None for Allow)
+type KeptRow = (
+    &'static str,
+    Op,
+    Vec<Entry>,
+    Vec<FilterUse>,
+    Option<&'static str>,
+    Option<(Rule, &'static str)>,
+);
+
 /// `nerdr sandbox` run by hand in the main checkout /r, which kept
 /// `.git/config` and `.git/hooks` read-only: those are not agent-writable,
 /// everything else in the checkout still is, and every other rule holds.
@@ -543,7 +554,7 @@ fn a_main_checkout_whose_git_config_a_sandbox_kept_read_only() {
         driver: driver.into(),
         file: "/r/.gitattributes".into(),
     };
-    let rows: Vec<(&str, Op, Vec<Entry>, Vec<FilterUse>, Option<&str>, Option<(Rule, &str)>)> = vec![
+    let rows: Vec<KeptRow> = vec![
         (
             "the repository's own config, kept read-only, is not a config in a writable place",
             Op::WorktreeAdd,

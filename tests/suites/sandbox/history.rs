@@ -47,6 +47,10 @@ fn a_hand_run_sandbox_records_sandbox_history() {
     }
 }
 
+/// (what, how it is planted, how it is removed, the operation, the setting
+/// the refusal names)
+type Plant<'a> = (&'a str, &'a [&'a str], &'a [&'a str], &'a str, &'a str);
+
 /// `nerdr sandbox -- true` run by hand in the main checkout kept
 /// `.git/config` and `.git/hooks` read-only, and history remembers it:
 /// host git there is still allowed (nerdr makes an agent's worktree), while
@@ -94,9 +98,7 @@ fn a_hand_run_sandbox_in_the_main_checkout_leaves_host_git_usable() {
 
     let fsmon = proj.join("fsmon");
     let fsmon = fsmon.to_str().unwrap();
-    // (what, how it is planted, how it is removed, the operation, the
-    // setting the refusal names)
-    let plants: &[(&str, &[&str], &[&str], &str, &str)] = &[
+    let plants: &[Plant] = &[
         (
             "an include pointing into the checkout",
             &["config", "include.path", "../evil.inc"],
