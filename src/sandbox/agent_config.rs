@@ -126,6 +126,11 @@ const CLAUDE: Policy = Policy {
             "hooks, statusLine, apiKeyHelper, env, permission rules, enabled plugins, and the \
              sandbox settings nerdr trusts",
         ),
+        file(
+            ".claude/settings.local.json",
+            "claude's local settings when it runs in HOME (HOME's `.claude` is then its \
+             project folder): hooks, statusLine, env, permission rules",
+        ),
         dir(".claude/plugins", PLUGINS),
         dir(
             ".claude/hooks",
@@ -357,6 +362,34 @@ pub fn shadow_of(p: &Policy, rel: &str) -> Option<&'static str> {
     p.shadowed.iter().copied().find(|s| *s == parent)
 }
 
+/// The top-level names in the shadowed folder `shadow` that the config
+/// text `text` names by a path from HOME (`~/`, `$HOME/`, `${HOME}/` or
+/// `home` itself): a script the user's own settings run (claude's
+/// `/statusline` writes `~/.claude/statusline-command.sh`, codex's
+/// documentation puts `notify` in `~/.codex/notify.py`). They are locked
+/// as well: what the config runs stays as the user left it. Over-reading
+/// only locks more.
+pub fn named_in(text: &str, home: &str, shadow: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let starts = ["~/", "$HOME/", "${HOME}/", &format!("{home}/")];
+    for start in starts {
+        let needle = format!("{start}{shadow}/");
+        for (i, _) in text.match_indices(&needle) {
+            let rest = &text[i + needle.len()..];
+            let end = rest
+                .find(|c: char| {
+                    c.is_whitespace() || c.is_control() || "/\\\"'`;:,()[]{}<>|&$*?=#".contains(c)
+                })
+                .unwrap_or(rest.len());
+            let name = &rest[..end];
+            if !name.is_empty() && name != "." && name != ".." {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// Whether `rel` is locked or guarded.
 pub fn is_protected(p: &Policy, rel: &str) -> bool {
     p.locked.iter().any(|l| l.rel == rel) || p.guarded.iter().any(|g| g.rel == rel)
@@ -536,13 +569,55 @@ mod tests {
         }
     }
 
+    /// What a config names in the agent's folder by a path from HOME.
+    #[test]
+    fn names_a_config_gives_in_the_agents_folder() {
+        // (text, shadowed folder, names)
+        let rows: &[(&str, &str, &[&str])] = &[
+            (
+                r#"{"statusLine": {"command": "bash ~/.claude/statusline-command.sh"}}"#,
+                ".claude",
+                &["statusline-command.sh"],
+            ),
+            (
+                r#"{"hooks": {"Stop": [{"command": "$HOME/.claude/scripts/stop.sh; ${HOME}/.claude/bin/x"}]}}"#,
+                ".claude",
+                &["bin", "scripts"],
+            ),
+            (
+                "notify = [\"python3\", \"/home/u/.codex/notify.py\"]\n",
+                ".codex",
+                &["notify.py"],
+            ),
+            ("notify = ['/home/u/.codex/n.sh']", ".codex", &["n.sh"]),
+            // Elsewhere, or relative to a project: not the agent's folder.
+            (
+                r#"{"command": "/home/other/.claude/x ~/proj/.claude/y .claude/z"}"#,
+                ".claude",
+                &[],
+            ),
+            ("~/.codex/ ~/.codex/.. ~/.codex/\"", ".codex", &[]),
+            ("~/.claude/a ~/.codex/b", ".codex", &["b"]),
+        ];
+        for (text, shadow, want) in rows {
+            let got = named_in(text, "/home/u", shadow);
+            let got: Vec<&str> = got.iter().map(String::as_str).collect();
+            assert_eq!(&got, want, "{text}");
+        }
+    }
+
     #[test]
     fn locked_entries_per_agent() {
         // (agent, must be locked)
         let rows: &[(&str, &[&str])] = &[
             (
                 "claude",
-                &[".claude/settings.json", ".claude/plugins", ".claude/hooks"],
+                &[
+                    ".claude/settings.json",
+                    ".claude/settings.local.json",
+                    ".claude/plugins",
+                    ".claude/hooks",
+                ],
             ),
             (
                 "codex",

@@ -52,6 +52,9 @@ struct ShadowRun {
     rel: &'static str,
     /// Top-level names that were put there from the real folder.
     placed: BTreeSet<OsString>,
+    /// Top-level names the user's config names (`agent_config::named_in`):
+    /// read-only, and not carried over when made.
+    named: BTreeSet<OsString>,
 }
 
 /// What `prepare` set up; `finish` takes it back down.
@@ -81,6 +84,41 @@ fn write_private(p: &Path, text: &str, mode: u32) -> std::io::Result<()> {
         .mode(mode)
         .open(p)?;
     f.write_all(text.as_bytes())
+}
+
+/// What the agent's own config files on the host (its locked and guarded
+/// files, and the files directly in its locked folders) name at the top
+/// of the shadowed folder `shadow`.
+fn named_entries(home: &Path, policy: &Policy, shadow: &str) -> BTreeSet<OsString> {
+    const MAX: u64 = 4 << 20;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for l in policy.locked {
+        let p = home.join(l.rel);
+        if l.dir {
+            if let Ok(rd) = std::fs::read_dir(&p) {
+                files.extend(rd.flatten().map(|e| e.path()));
+            }
+        } else {
+            files.push(p);
+        }
+    }
+    files.extend(policy.guarded.iter().map(|g| home.join(g.rel)));
+    let home_text = home.to_string_lossy();
+    let mut out = BTreeSet::new();
+    for f in files {
+        let small = std::fs::metadata(&f).is_ok_and(|m| m.is_file() && m.len() <= MAX);
+        let Ok(bytes) = (if small { std::fs::read(&f) } else { continue }) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        for n in agent_config::named_in(&text, &home_text, shadow) {
+            let rel = format!("{shadow}/{n}");
+            if !policy.guarded.iter().any(|g| g.rel == rel) {
+                out.insert(OsString::from(n));
+            }
+        }
+    }
+    out
 }
 
 fn empty_text(format: Format) -> &'static str {
@@ -127,6 +165,7 @@ pub fn prepare(
         mkdir_private(&private)?;
         p.binds.push(Bind::rw(&private, &real));
         let mut placed = BTreeSet::new();
+        let named = named_entries(home, &policy, rel);
         let mut entries: Vec<_> = std::fs::read_dir(&real)
             .with_context(|| format!("cannot read {}", real.display()))?
             .flatten()
@@ -152,7 +191,7 @@ pub fn prepare(
                 });
                 continue;
             }
-            let locked = agent_config::is_protected(&policy, &rel_name);
+            let locked = agent_config::is_protected(&policy, &rel_name) || named.contains(&name);
             let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
                 continue;
             };
@@ -196,6 +235,7 @@ pub fn prepare(
             private,
             rel,
             placed,
+            named,
         });
     }
 
@@ -301,6 +341,8 @@ struct ShadowRecord {
     real: PathBuf,
     private: PathBuf,
     placed: Vec<String>,
+    #[serde(default)]
+    named: Vec<String>,
 }
 
 const MANIFEST: &str = "manifest.json";
@@ -329,6 +371,11 @@ impl Prepared {
                     private: inside(&s.private),
                     placed: s
                         .placed
+                        .iter()
+                        .filter_map(|n| n.to_str().map(String::from))
+                        .collect(),
+                    named: s
+                        .named
                         .iter()
                         .filter_map(|n| n.to_str().map(String::from))
                         .collect(),
@@ -365,6 +412,7 @@ impl Prepared {
                     private: dir.join(s.private),
                     rel,
                     placed: s.placed.into_iter().map(OsString::from).collect(),
+                    named: s.named.into_iter().map(OsString::from).collect(),
                 })
             })
             .collect();
@@ -553,6 +601,15 @@ fn carry_new_entries(s: &ShadowRun, policy: &Policy, trail: &Trail) -> bool {
         let rel = format!("{}/{}", s.rel, name.to_string_lossy());
         if let Some(l) = policy.locked.iter().find(|l| l.rel == rel) {
             refuse(trail, &real, "what was made", l.why);
+            continue;
+        }
+        if s.named.contains(&name) {
+            refuse(
+                trail,
+                &real,
+                "what was made",
+                "the user's own config names it: a program it runs",
+            );
             continue;
         }
         if std::fs::symlink_metadata(&real).is_ok() {

@@ -391,3 +391,64 @@ fn the_real_claude_and_codex_keep_their_state_but_not_their_trust() {
     let private = home.join(".local/state/nerdr/sandbox-private");
     assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
 }
+
+/// A script the user's own config runs, in the agent's folder: claude's
+/// own `/statusline` puts `~/.claude/statusline-command.sh` there, codex's
+/// documentation `~/.codex/notify.py`. The agent cannot rewrite them, nor
+/// make one the config names but the host lacks.
+#[test]
+fn scripts_the_users_config_names_in_the_agents_folder_stay_read_only() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let status = env.write_user_file(".claude/statusline-command.sh", "echo mine\n");
+    env.write_user_file(
+        ".claude/settings.json",
+        "{\"statusLine\": {\"type\": \"command\", \"command\": \"bash ~/.claude/statusline-command.sh\"},\n \
+         \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"$HOME/.claude/scripts/stop.sh\"}]}]}}\n",
+    );
+    env.write_user_file(".claude/scripts/stop.sh", "echo stop\n");
+    let notify = env.write_user_file(".codex/notify.py", "print('mine')\n");
+    env.write_user_file(
+        ".codex/config.toml",
+        format!(
+            "notify = [\"python3\", \"{}\", \"{}/.codex/later.py\"]\n",
+            notify.display(),
+            home.display()
+        ),
+    );
+    for (agent, script) in [
+        (
+            "claude",
+            "#!/bin/sh\necho 'touch ~/pwned' > ~/.claude/statusline-command.sh\n\
+             echo 'touch ~/pwned' > ~/.claude/scripts/stop.sh\n\
+             echo 'touch ~/pwned' > ~/.claude/scripts/new.sh\n\
+             mkdir -p ~/.claude/projects && echo t > ~/.claude/projects/s\ncd ~/proj && touch written\n\
+             while [ ! -e go ]; do sleep 0.1; done\n",
+        ),
+        (
+            "codex",
+            "#!/bin/sh\necho 'import os' > ~/.codex/notify.py\n\
+             echo 'import os' > ~/.codex/later.py\n\
+             mkdir -p ~/.codex/sessions && echo s > ~/.codex/sessions/one\ncd ~/proj && touch written\n\
+             while [ ! -e go ]; do sleep 0.1; done\n",
+        ),
+    ] {
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let child = start(&env, agent, script);
+        let out = run_with_check(&env, child, || {
+            assert_eq!(read(&status), "echo mine\n");
+            assert_eq!(read(&notify), "print('mine')\n");
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{agent}: {stdout}{stderr}");
+    }
+    assert_eq!(read(&status), "echo mine\n");
+    assert_eq!(read(&home.join(".claude/scripts/stop.sh")), "echo stop\n");
+    assert!(!home.join(".claude/scripts/new.sh").exists());
+    assert_eq!(read(&notify), "print('mine')\n");
+    assert!(!home.join(".codex/later.py").exists());
+    // What the agents keep for themselves still comes back.
+    assert_eq!(read(&home.join(".claude/projects/s")), "t\n");
+    assert_eq!(read(&home.join(".codex/sessions/one")), "s\n");
+}
