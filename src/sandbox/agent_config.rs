@@ -49,6 +49,10 @@ pub struct Policy {
     pub shadowed: &'static [&'static str],
     pub locked: &'static [Locked],
     pub guarded: &'static [Guarded],
+    /// Folders in a shadowed folder that are the run's own: the sandbox
+    /// sees an empty one, and nothing in it comes back (what the CLI runs
+    /// from there in a session of the host's).
+    pub private: &'static [Locked],
 }
 
 const fn dir(rel: &'static str, why: &'static str) -> Locked {
@@ -165,6 +169,11 @@ const CLAUDE: Policy = Policy {
             carry: CLAUDE_CARRY,
         },
     ],
+    private: &[dir(
+        ".claude/session-env",
+        "claude sources every `<session>/*-hook-N.sh` there into each Bash command of that \
+         session, hooks configured or not; a session resumed outside keeps its id",
+    )],
 };
 
 const CODEX: Policy = Policy {
@@ -206,6 +215,7 @@ const CODEX: Policy = Policy {
             ),
         ]),
     }],
+    private: &[],
 };
 
 const OPENCODE: Policy = Policy {
@@ -245,6 +255,7 @@ const OPENCODE: Policy = Policy {
         ),
     ],
     guarded: &[],
+    private: &[],
 };
 
 const GEMINI: Policy = Policy {
@@ -280,6 +291,7 @@ const GEMINI: Policy = Policy {
             rule(&["extensions"], PLUGINS),
         ]),
     }],
+    private: &[],
 };
 
 const COPILOT: Policy = Policy {
@@ -304,6 +316,7 @@ const COPILOT: Policy = Policy {
             rule(&["hooks"], HOOKS),
         ]),
     }],
+    private: &[],
 };
 
 const CURSOR: Policy = Policy {
@@ -328,6 +341,7 @@ const CURSOR: Policy = Policy {
             rule(&["mcpServers"], MCP),
         ]),
     }],
+    private: &[],
 };
 
 const GROK: Policy = Policy {
@@ -339,6 +353,7 @@ const GROK: Policy = Policy {
         format: Format::Json,
         carry: Carry::AllBut(&[rule(&["mcpServers"], MCP), rule(&["hooks"], HOOKS)]),
     }],
+    private: &[],
 };
 
 /// The protections for the agent named `agent` (the program's name);
@@ -395,6 +410,11 @@ pub fn is_protected(p: &Policy, rel: &str) -> bool {
     p.locked.iter().any(|l| l.rel == rel) || p.guarded.iter().any(|g| g.rel == rel)
 }
 
+/// Whether `rel` is the run's own (`Policy::private`).
+pub fn is_private(p: &Policy, rel: &str) -> bool {
+    p.private.iter().any(|l| l.rel == rel)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -448,9 +468,18 @@ mod tests {
                     );
                 }
             }
+            for l in p.private {
+                assert!(!l.why.is_empty());
+                assert!(
+                    shadow_of(&p, l.rel).is_some(),
+                    "{agent}: {} is the run's own only in a shadowed folder",
+                    l.rel
+                );
+            }
             let mut all: Vec<&str> = p
                 .locked
                 .iter()
+                .chain(p.private)
                 .map(|l| l.rel)
                 .chain(p.guarded.iter().map(|g| g.rel))
                 .collect();

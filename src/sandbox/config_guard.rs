@@ -176,6 +176,10 @@ pub fn prepare(
             let Some(rel_name) = name.to_str().map(|n| format!("{rel}/{n}")) else {
                 continue;
             };
+            if agent_config::is_private(&policy, &rel_name) {
+                // The run's own, made below.
+                continue;
+            }
             if let Some(g) = policy.guarded.iter().find(|g| g.rel == rel_name) {
                 let text = std::fs::read_to_string(e.path())
                     .with_context(|| format!("cannot read {}", e.path().display()))?;
@@ -208,6 +212,15 @@ pub fn prepare(
             } else {
                 continue;
             }
+            placed.insert(name);
+        }
+        for l in policy
+            .private
+            .iter()
+            .filter(|l| agent_config::shadow_of(&policy, l.rel) == Some(rel))
+        {
+            let name = OsString::from(Path::new(l.rel).file_name().expect("a file name"));
+            mkdir_private(&private.join(&name))?;
             placed.insert(name);
         }
         for g in policy

@@ -452,3 +452,49 @@ fn scripts_the_users_config_names_in_the_agents_folder_stay_read_only() {
     assert_eq!(read(&home.join(".claude/projects/s")), "t\n");
     assert_eq!(read(&home.join(".codex/sessions/one")), "s\n");
 }
+
+/// Claude sources every `~/.claude/session-env/<session>/*-hook-N.sh`
+/// into each command of its Bash tool in that session, hooks configured
+/// or not; a session resumed outside keeps its id. The agent sees the
+/// host's session ids (`~/.claude/projects`), so what it writes there
+/// would run in a host session resumed later: the folder is the run's
+/// own, and nothing in it comes back.
+#[test]
+fn claudes_session_env_written_inside_never_reaches_a_host_session() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let script = "#!/bin/sh\nfor s in host-1 host-2; do\n  mkdir -p ~/.claude/session-env/$s && \
+        echo 'touch ~/pwned' > ~/.claude/session-env/$s/sessionstart-hook-1.sh && echo SESSION-ENV-WRITTEN\n\
+        done\nmkdir -p ~/.claude/projects/p && echo t > ~/.claude/projects/p/s.jsonl\n\
+        cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n";
+    for host_has_it in [false, true] {
+        if host_has_it {
+            env.write_user_file(".claude/session-env/host-1/keep", "mine\n");
+        }
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let child = start(&env, "claude", script);
+        let out = run_with_check(&env, child, || {
+            assert!(!home
+                .join(".claude/session-env/host-1/sessionstart-hook-1.sh")
+                .exists());
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{stdout}{stderr}");
+        // The run's own claude can still write it.
+        assert!(stdout.contains("SESSION-ENV-WRITTEN"), "{stdout}{stderr}");
+        for s in ["host-1", "host-2"] {
+            let p = home.join(format!(".claude/session-env/{s}/sessionstart-hook-1.sh"));
+            assert!(!p.exists(), "host_has_it={host_has_it}: {}", p.display());
+        }
+        if host_has_it {
+            assert_eq!(
+                read(&home.join(".claude/session-env/host-1/keep")),
+                "mine\n"
+            );
+        }
+        assert_eq!(read(&home.join(".claude/projects/p/s.jsonl")), "t\n");
+        let private = home.join(".local/state/nerdr/sandbox-private");
+        assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
+    }
+}
