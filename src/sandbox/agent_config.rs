@@ -154,6 +154,15 @@ const CLAUDE: Policy = Policy {
             "skills: scripts and front matter with tools and hooks",
         ),
         dir(".claude/local", "a local install of claude itself"),
+        dir(
+            ".claude/chrome",
+            "the Chrome native host script claude writes there, which Chrome runs outside any \
+             sandbox when the Claude extension connects",
+        ),
+        dir(
+            ".cache/claude/staging",
+            "where claude's native updater downloads the claude it then installs and runs",
+        ),
     ],
     guarded: &[
         Guarded {
@@ -646,6 +655,8 @@ mod tests {
                     ".claude/settings.local.json",
                     ".claude/plugins",
                     ".claude/hooks",
+                    ".claude/chrome",
+                    ".cache/claude/staging",
                 ],
             ),
             (

@@ -498,3 +498,39 @@ fn claudes_session_env_written_inside_never_reaches_a_host_session() {
         assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
     }
 }
+
+/// Programs the host runs from claude's folders without claude: Chrome
+/// starts `~/.claude/chrome/chrome-native-host` (a script claude writes,
+/// named by Chrome's native messaging manifest) when the Claude extension
+/// connects; claude's native updater moves what it downloaded into
+/// `~/.cache/claude/staging` into the versions it runs.
+#[test]
+fn programs_the_host_runs_from_claudes_folders_stay_read_only() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let wrapper = env.write_user_file(
+        ".claude/chrome/chrome-native-host",
+        "#!/bin/sh\nexec /usr/bin/claude --chrome-native-host\n",
+    );
+    env.write_user_file(".cache/claude/staging/2.1.198.1.2/claude", "real\n");
+    let script = "#!/bin/sh\necho 'touch ~/pwned' > ~/.claude/chrome/chrome-native-host\n\
+        echo 'touch ~/pwned' > ~/.cache/claude/staging/2.1.198.1.2/claude\n\
+        mkdir -p ~/.cache/claude/staging/2.1.199 && echo x > ~/.cache/claude/staging/2.1.199/claude\n\
+        mkdir -p ~/.cache/claude/other && echo o > ~/.cache/claude/other/f\n\
+        cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n";
+    let child = start(&env, "claude", script);
+    let out = run_with_check(&env, child, || {});
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(
+        read(&wrapper),
+        "#!/bin/sh\nexec /usr/bin/claude --chrome-native-host\n"
+    );
+    assert_eq!(
+        read(&home.join(".cache/claude/staging/2.1.198.1.2/claude")),
+        "real\n"
+    );
+    assert!(!home.join(".cache/claude/staging/2.1.199").exists());
+    // The rest of its cache stays its own.
+    assert_eq!(read(&home.join(".cache/claude/other/f")), "o\n");
+}
