@@ -197,6 +197,12 @@ const CODEX: Policy = Policy {
         dir(".codex/hooks", HOOKS),
         dir(".codex/plugins", PLUGINS),
         dir(
+            ".codex/skills",
+            "skills: scripts the agent runs (codex's own in `.system`, such as \
+             imagegen/scripts/image_gen.py, reinstalled only when its marker changes) and MCP \
+             servers they depend on",
+        ),
+        dir(
             ".codex/agents",
             "agent roles: config layers of their own (MCP servers, notify)",
         ),
@@ -661,7 +667,12 @@ mod tests {
             ),
             (
                 "codex",
-                &[".codex/rules", ".codex/.env", ".codex/hooks.json"],
+                &[
+                    ".codex/rules",
+                    ".codex/.env",
+                    ".codex/hooks.json",
+                    ".codex/skills",
+                ],
             ),
             (
                 "opencode",

@@ -534,3 +534,27 @@ fn programs_the_host_runs_from_claudes_folders_stay_read_only() {
     // The rest of its cache stays its own.
     assert_eq!(read(&home.join(".cache/claude/other/f")), "o\n");
 }
+
+/// Codex keeps its own skills in `~/.codex/skills/.system` (reinstalled
+/// only when their marker changes) with scripts its model runs outside
+/// any sandbox (`python $CODEX_HOME/skills/.system/imagegen/scripts/image_gen.py`).
+#[test]
+fn codex_skill_scripts_stay_read_only() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let gen = env.write_user_file(
+        ".codex/skills/.system/imagegen/scripts/image_gen.py",
+        "print('gen')\n",
+    );
+    env.write_user_file(".codex/skills/.system/.codex-system-skills.marker", "abc\n");
+    let script =
+        "#!/bin/sh\necho 'import os' > ~/.codex/skills/.system/imagegen/scripts/image_gen.py\n\
+        mkdir -p ~/.codex/skills/mine && echo x > ~/.codex/skills/mine/SKILL.md\n\
+        cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n";
+    let child = start(&env, "codex", script);
+    let out = run_with_check(&env, child, || {});
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(read(&gen), "print('gen')\n");
+    assert!(!home.join(".codex/skills/mine").exists());
+}
