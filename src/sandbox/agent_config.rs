@@ -160,6 +160,15 @@ const CLAUDE: Policy = Policy {
              sandbox when the Claude extension connects",
         ),
         dir(
+            ".claude/workflows",
+            "workflows: scripts claude runs, as it runs commands and agents",
+        ),
+        file(
+            ".claude/daemon.json",
+            "claude's background daemon: folders it keeps remote sessions driving claude in \
+             (remoteControl) and what it runs on a schedule",
+        ),
+        dir(
             ".cache/claude/staging",
             "where claude's native updater downloads the claude it then installs and runs",
         ),
@@ -662,6 +671,8 @@ mod tests {
                     ".claude/plugins",
                     ".claude/hooks",
                     ".claude/chrome",
+                    ".claude/workflows",
+                    ".claude/daemon.json",
                     ".cache/claude/staging",
                 ],
             ),

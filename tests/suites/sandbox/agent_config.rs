@@ -503,7 +503,9 @@ fn claudes_session_env_written_inside_never_reaches_a_host_session() {
 /// starts `~/.claude/chrome/chrome-native-host` (a script claude writes,
 /// named by Chrome's native messaging manifest) when the Claude extension
 /// connects; claude's native updater moves what it downloaded into
-/// `~/.cache/claude/staging` into the versions it runs.
+/// `~/.cache/claude/staging` into the versions it runs; its daemon keeps
+/// remote sessions driving claude in the folders `~/.claude/daemon.json`
+/// names; it runs the scripts in `~/.claude/workflows`.
 #[test]
 fn programs_the_host_runs_from_claudes_folders_stay_read_only() {
     let Some(env) = setup() else { return };
@@ -513,7 +515,10 @@ fn programs_the_host_runs_from_claudes_folders_stay_read_only() {
         "#!/bin/sh\nexec /usr/bin/claude --chrome-native-host\n",
     );
     env.write_user_file(".cache/claude/staging/2.1.198.1.2/claude", "real\n");
+    env.write_user_file(".claude/daemon.json", "{}\n");
     let script = "#!/bin/sh\necho 'touch ~/pwned' > ~/.claude/chrome/chrome-native-host\n\
+        echo '{\"remoteControl\": [{\"dir\": \"/\"}]}' > ~/.claude/daemon.json\n\
+        mkdir -p ~/.claude/workflows && echo 'x()' > ~/.claude/workflows/w.js\n\
         echo 'touch ~/pwned' > ~/.cache/claude/staging/2.1.198.1.2/claude\n\
         mkdir -p ~/.cache/claude/staging/2.1.199 && echo x > ~/.cache/claude/staging/2.1.199/claude\n\
         mkdir -p ~/.cache/claude/other && echo o > ~/.cache/claude/other/f\n\
@@ -531,6 +536,8 @@ fn programs_the_host_runs_from_claudes_folders_stay_read_only() {
         "real\n"
     );
     assert!(!home.join(".cache/claude/staging/2.1.199").exists());
+    assert_eq!(read(&home.join(".claude/daemon.json")), "{}\n");
+    assert!(!home.join(".claude/workflows").exists());
     // The rest of its cache stays its own.
     assert_eq!(read(&home.join(".cache/claude/other/f")), "o\n");
 }
