@@ -187,11 +187,19 @@ const CLAUDE: Policy = Policy {
             carry: CLAUDE_CARRY,
         },
     ],
-    private: &[dir(
-        ".claude/session-env",
-        "claude sources every `<session>/*-hook-N.sh` there into each Bash command of that \
-         session, hooks configured or not; a session resumed outside keeps its id",
-    )],
+    private: &[
+        dir(
+            ".claude/session-env",
+            "claude sources every `<session>/*-hook-N.sh` there into each Bash command of \
+             that session, hooks configured or not; a session resumed outside keeps its id",
+        ),
+        dir(
+            ".claude/jobs",
+            "background jobs: their saved state (command-line flags such as \
+             --dangerously-skip-permissions, --mcp-config, --plugin-dir, and environment) \
+             starts claude again outside",
+        ),
+    ],
 };
 
 const CODEX: Policy = Policy {

@@ -458,18 +458,21 @@ fn scripts_the_users_config_names_in_the_agents_folder_stay_read_only() {
 /// or not; a session resumed outside keeps its id. The agent sees the
 /// host's session ids (`~/.claude/projects`), so what it writes there
 /// would run in a host session resumed later: the folder is the run's
-/// own, and nothing in it comes back.
+/// own, and nothing in it comes back. So is `~/.claude/jobs`, whose saved
+/// state starts background claudes with their flags again.
 #[test]
 fn claudes_session_env_written_inside_never_reaches_a_host_session() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let script = "#!/bin/sh\nfor s in host-1 host-2; do\n  mkdir -p ~/.claude/session-env/$s && \
         echo 'touch ~/pwned' > ~/.claude/session-env/$s/sessionstart-hook-1.sh && echo SESSION-ENV-WRITTEN\n\
-        done\nmkdir -p ~/.claude/projects/p && echo t > ~/.claude/projects/p/s.jsonl\n\
+        done\nmkdir -p ~/.claude/jobs/j1 && echo '{\"args\": [\"--dangerously-skip-permissions\"]}' > ~/.claude/jobs/j1/state.json\n\
+        mkdir -p ~/.claude/projects/p && echo t > ~/.claude/projects/p/s.jsonl\n\
         cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n";
     for host_has_it in [false, true] {
         if host_has_it {
             env.write_user_file(".claude/session-env/host-1/keep", "mine\n");
+            env.write_user_file(".claude/jobs/mine/state.json", "{}\n");
         }
         let _ = std::fs::remove_file(home.join("proj/written"));
         let _ = std::fs::remove_file(home.join("proj/go"));
@@ -492,6 +495,10 @@ fn claudes_session_env_written_inside_never_reaches_a_host_session() {
                 read(&home.join(".claude/session-env/host-1/keep")),
                 "mine\n"
             );
+        }
+        assert!(!home.join(".claude/jobs/j1").exists());
+        if host_has_it {
+            assert!(home.join(".claude/jobs/mine").is_dir());
         }
         assert_eq!(read(&home.join(".claude/projects/p/s.jsonl")), "t\n");
         let private = home.join(".local/state/nerdr/sandbox-private");
