@@ -525,9 +525,37 @@ fn refuse(trail: &Trail, file: &Path, key: &str, why: &str) {
     trail.config_refused(file, key, why);
 }
 
+/// The most of a copy that is read back: the agents' own files are far
+/// smaller.
+const MAX_COPY: u64 = 64 << 20;
+
+/// The text of the sandbox's copy: only a plain file of at most
+/// [`MAX_COPY`] bytes, never through a link the agent left there (it
+/// would read a host file hidden from the sandbox into the real one) nor
+/// from a FIFO (it would wait forever).
+fn read_copy(p: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a plain file"));
+    }
+    if meta.len() > MAX_COPY {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_COPY} bytes"
+        )));
+    }
+    let mut text = String::new();
+    f.take(MAX_COPY).read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// Merge one guarded file back; false when the copy must be kept.
 fn carry_file(f: &GuardedRun, trail: &Trail) -> bool {
-    let ours = match std::fs::read_to_string(&f.copy) {
+    let ours = match read_copy(&f.copy) {
         Ok(t) => t,
         Err(e) => {
             let w = format!(
@@ -714,6 +742,36 @@ mod tests {
         assert_eq!(refused.len(), 2, "{lines}");
         assert_eq!(refused[0]["key"], "notify");
         assert_eq!(refused[1]["path"], codex.join(".env").display().to_string());
+    }
+
+    /// What the agent may leave as its copy: only a plain file is read.
+    #[test]
+    fn only_a_plain_copy_is_read_back() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("host.json"), "{\"secret\": 1}").unwrap();
+        std::fs::write(d.join("plain"), "{}").unwrap();
+        std::os::unix::fs::symlink(d.join("host.json"), d.join("link")).unwrap();
+        let fifo = std::ffi::CString::new(d.join("fifo").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::File::create(d.join("huge"))
+            .unwrap()
+            .set_len(MAX_COPY + 1)
+            .unwrap();
+        std::fs::create_dir(d.join("dir")).unwrap();
+        // (name, read back)
+        let rows = [
+            ("plain", true),
+            ("link", false),
+            ("fifo", false),
+            ("huge", false),
+            ("dir", false),
+            ("missing", false),
+        ];
+        for (name, ok) in rows {
+            let got = read_copy(&d.join(name));
+            assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
+        }
     }
 
     /// A run that died (SIGKILL) is finished by the next one; one that died

@@ -572,3 +572,54 @@ fn codex_skill_scripts_stay_read_only() {
     assert_eq!(read(&gen), "print('gen')\n");
     assert!(!home.join(".codex/skills/mine").exists());
 }
+
+/// The agent replaces its copy of a guarded file by a FIFO (reading it
+/// would wait forever, in this run's end and in every later run's
+/// recovery), a link to a file of the host's hidden from it (it would be
+/// merged into the real one, which the next run reads), or a huge sparse
+/// file: the
+/// run still ends, nothing of it reaches the real file, and the copy is
+/// kept for the user to look at.
+#[test]
+fn a_copy_that_is_not_a_plain_file_does_not_hang_or_leak_the_run() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let real = env.write_user_file(".claude.json", "{\"numStartups\": 1}\n");
+    // Hidden from claude's sandbox: codex's sign-in.
+    env.write_user_file(
+        ".codex/auth.json",
+        "{\"numStartups\": 99, \"tokens\": \"t\"}\n",
+    );
+    for how in [
+        "mkfifo ~/.claude/.config.json",
+        "ln -s ~/.codex/auth.json ~/.claude/.config.json",
+        "truncate -s 8G ~/.claude/.config.json",
+    ] {
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let script = format!(
+            "#!/bin/sh\nrm -f ~/.claude/.config.json && {how} && echo REPLACED\n\
+             cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n"
+        );
+        let child = start(&env, "claude", &script);
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = std::thread::scope(|sc| {
+            let h = sc.spawn(|| {
+                let out = run_with_check(&env, child, || {});
+                let _ = tx.send(());
+                out
+            });
+            if rx.recv_timeout(Duration::from_secs(40)).is_err() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+                panic!("{how}: the run did not end");
+            }
+            h.join().unwrap()
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(stdout.contains("REPLACED"), "{how}: {stdout}{stderr}");
+        assert_eq!(read(&real), "{\"numStartups\": 1}\n", "{how}");
+    }
+}
