@@ -194,6 +194,11 @@ const CLAUDE: Policy = Policy {
              that session, hooks configured or not; a session resumed outside keeps its id",
         ),
         dir(
+            ".claude/shell-snapshots",
+            "a claude running outside at the same time sources its snapshot there into each \
+             Bash command",
+        ),
+        dir(
             ".claude/jobs",
             "background jobs: their saved state (command-line flags such as \
              --dangerously-skip-permissions, --mcp-config, --plugin-dir, and environment) \
@@ -247,7 +252,11 @@ const CODEX: Policy = Policy {
             ),
         ]),
     }],
-    private: &[],
+    private: &[dir(
+        ".codex/shell_snapshots",
+        "a codex running outside at the same time sources its snapshot there before each \
+         command",
+    )],
 };
 
 const OPENCODE: Policy = Policy {

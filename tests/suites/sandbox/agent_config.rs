@@ -623,3 +623,41 @@ fn a_copy_that_is_not_a_plain_file_does_not_hang_or_leak_the_run() {
         assert_eq!(read(&real), "{\"numStartups\": 1}\n", "{how}");
     }
 }
+
+/// Claude and codex source a snapshot of the user's shell, written when
+/// a session starts, before each command; the agent could rewrite the one
+/// of a session running outside at the same time (another tab). The
+/// folders are the run's own.
+#[test]
+fn shell_snapshots_of_sessions_outside_stay_out_of_reach() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let claude = env.write_user_file(
+        ".claude/shell-snapshots/snapshot-bash-1-a.sh",
+        "alias a=b\n",
+    );
+    let codex = env.write_user_file(".codex/shell_snapshots/s1.sh", "alias a=b\n");
+    for (agent, dir) in [
+        ("claude", ".claude/shell-snapshots"),
+        ("codex", ".codex/shell_snapshots"),
+    ] {
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let script = format!(
+            "#!/bin/sh\nfor f in ~/{dir}/*; do echo 'touch ~/pwned' >> $f; done\n\
+             echo 'touch ~/pwned' > ~/{dir}/new.sh && echo OWN-WRITTEN\n\
+             cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n"
+        );
+        let child = start(&env, agent, &script);
+        let out = run_with_check(&env, child, || {
+            assert_eq!(read(&claude), "alias a=b\n");
+            assert_eq!(read(&codex), "alias a=b\n");
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{stdout}{stderr}");
+        assert!(stdout.contains("OWN-WRITTEN"), "{agent}: {stdout}{stderr}");
+        assert!(!home.join(dir).join("new.sh").exists(), "{agent}");
+    }
+    assert_eq!(read(&claude), "alias a=b\n");
+    assert_eq!(read(&codex), "alias a=b\n");
+}
