@@ -102,21 +102,61 @@ fn named_entries(home: &Path, policy: &Policy, shadow: &str) -> BTreeSet<OsStrin
             files.push(p);
         }
     }
-    files.extend(policy.guarded.iter().map(|g| home.join(g.rel)));
     let home_text = home.to_string_lossy();
-    let mut out = BTreeSet::new();
-    for f in files {
-        let small = std::fs::metadata(&f).is_ok_and(|m| m.is_file() && m.len() <= MAX);
-        let Ok(bytes) = (if small { std::fs::read(&f) } else { continue }) else {
+    let read = |f: &Path| -> Option<String> {
+        let small = std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.len() <= MAX);
+        if !small {
+            return None;
+        }
+        Some(String::from_utf8_lossy(&std::fs::read(f).ok()?).into_owned())
+    };
+    let mut texts: Vec<String> = files.iter().filter_map(|f| read(f)).collect();
+    for g in policy.guarded {
+        let Some(text) = read(&home.join(g.rel)) else {
             continue;
         };
-        let text = String::from_utf8_lossy(&bytes);
+        match (g.format, g.carry) {
+            // A file of bookkeeping (paths of projects, plans, sessions):
+            // only what its refused keys hold starts programs.
+            (Format::Json, config_merge::Carry::AllBut(rules)) => {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                    texts.extend(refused_parts(&v, rules));
+                }
+            }
+            _ => texts.push(text),
+        }
+    }
+    let mut out = BTreeSet::new();
+    for text in texts {
         for n in agent_config::named_in(&text, &home_text, shadow) {
             let rel = format!("{shadow}/{n}");
             if !policy.guarded.iter().any(|g| g.rel == rel) {
                 out.insert(OsString::from(n));
             }
         }
+    }
+    out
+}
+
+/// The values under `rules`' keys in `v`, as text.
+fn refused_parts(v: &serde_json::Value, rules: &[config_merge::Rule]) -> Vec<String> {
+    fn walk(v: &serde_json::Value, key: &[&str], out: &mut Vec<String>) {
+        let Some((first, rest)) = key.split_first() else {
+            out.push(v.to_string());
+            return;
+        };
+        let Some(m) = v.as_object() else {
+            return;
+        };
+        for (k, sub) in m {
+            if *first == "*" || first == k {
+                walk(sub, rest, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for r in rules {
+        walk(v, r.key, &mut out);
     }
     out
 }
@@ -742,6 +782,37 @@ mod tests {
         assert_eq!(refused.len(), 2, "{lines}");
         assert_eq!(refused[0]["key"], "notify");
         assert_eq!(refused[1]["path"], codex.join(".env").display().to_string());
+    }
+
+    /// What of claude's bookkeeping names scripts: only its refused keys.
+    #[test]
+    fn only_refused_keys_of_a_bookkeeping_file_name_scripts() {
+        let carry = agent_config::policy("claude").guarded[1].carry;
+        let config_merge::Carry::AllBut(rules) = carry else {
+            panic!("claude's global config carries all but some keys");
+        };
+        // (file, names found)
+        let rows: &[(&str, &[&str])] = &[
+            (
+                r#"{"mcpServers": {"m": {"command": "~/.claude/mcp.sh"}}, "lastPlan": "~/.claude/plans/x.md"}"#,
+                &["mcp.sh"],
+            ),
+            (
+                r#"{"projects": {"/p": {"mcpServers": {"m": {"command": "$HOME/.claude/bin/m"}}, "x": "~/.claude/projects/y"}}}"#,
+                &["bin"],
+            ),
+            (r#"{"apiKeyHelper": "~/.claude/key.sh"}"#, &["key.sh"]),
+            (r#"{"githubRepoPaths": {"a": ["~/.claude/todos"]}}"#, &[]),
+        ];
+        for (text, want) in rows {
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            let mut got = BTreeSet::new();
+            for t in refused_parts(&v, rules) {
+                got.extend(agent_config::named_in(&t, "/home/u", ".claude"));
+            }
+            let got: Vec<&str> = got.iter().map(String::as_str).collect();
+            assert_eq!(&got, want, "{text}");
+        }
     }
 
     /// What the agent may leave as its copy: only a plain file is read.
