@@ -49,6 +49,10 @@ pub struct Policy {
     pub shadowed: &'static [&'static str],
     pub locked: &'static [Locked],
     pub guarded: &'static [Guarded],
+    /// Folders in a shadowed folder that are the run's own: the sandbox
+    /// sees an empty one, and nothing in it comes back (what the CLI runs
+    /// from there in a session of the host's).
+    pub private: &'static [Locked],
 }
 
 const fn dir(rel: &'static str, why: &'static str) -> Locked {
@@ -126,6 +130,11 @@ const CLAUDE: Policy = Policy {
             "hooks, statusLine, apiKeyHelper, env, permission rules, enabled plugins, and the \
              sandbox settings nerdr trusts",
         ),
+        file(
+            ".claude/settings.local.json",
+            "claude's local settings when it runs in HOME (HOME's `.claude` is then its \
+             project folder): hooks, statusLine, env, permission rules",
+        ),
         dir(".claude/plugins", PLUGINS),
         dir(
             ".claude/hooks",
@@ -145,6 +154,24 @@ const CLAUDE: Policy = Policy {
             "skills: scripts and front matter with tools and hooks",
         ),
         dir(".claude/local", "a local install of claude itself"),
+        dir(
+            ".claude/chrome",
+            "the Chrome native host script claude writes there, which Chrome runs outside any \
+             sandbox when the Claude extension connects",
+        ),
+        dir(
+            ".claude/workflows",
+            "workflows: scripts claude runs, as it runs commands and agents",
+        ),
+        file(
+            ".claude/daemon.json",
+            "claude's background daemon: folders it keeps remote sessions driving claude in \
+             (remoteControl) and what it runs on a schedule",
+        ),
+        dir(
+            ".cache/claude/staging",
+            "where claude's native updater downloads the claude it then installs and runs",
+        ),
     ],
     guarded: &[
         Guarded {
@@ -160,6 +187,24 @@ const CLAUDE: Policy = Policy {
             carry: CLAUDE_CARRY,
         },
     ],
+    private: &[
+        dir(
+            ".claude/session-env",
+            "claude sources every `<session>/*-hook-N.sh` there into each Bash command of \
+             that session, hooks configured or not; a session resumed outside keeps its id",
+        ),
+        dir(
+            ".claude/shell-snapshots",
+            "a claude running outside at the same time sources its snapshot there into each \
+             Bash command",
+        ),
+        dir(
+            ".claude/jobs",
+            "background jobs: their saved state (command-line flags such as \
+             --dangerously-skip-permissions, --mcp-config, --plugin-dir, and environment) \
+             starts claude again outside",
+        ),
+    ],
 };
 
 const CODEX: Policy = Policy {
@@ -173,6 +218,12 @@ const CODEX: Policy = Policy {
         file(".codex/hooks.json", HOOKS),
         dir(".codex/hooks", HOOKS),
         dir(".codex/plugins", PLUGINS),
+        dir(
+            ".codex/skills",
+            "skills: scripts the agent runs (codex's own in `.system`, such as \
+             imagegen/scripts/image_gen.py, reinstalled only when its marker changes) and MCP \
+             servers they depend on",
+        ),
         dir(
             ".codex/agents",
             "agent roles: config layers of their own (MCP servers, notify)",
@@ -201,6 +252,11 @@ const CODEX: Policy = Policy {
             ),
         ]),
     }],
+    private: &[dir(
+        ".codex/shell_snapshots",
+        "a codex running outside at the same time sources its snapshot there before each \
+         command",
+    )],
 };
 
 const OPENCODE: Policy = Policy {
@@ -240,6 +296,7 @@ const OPENCODE: Policy = Policy {
         ),
     ],
     guarded: &[],
+    private: &[],
 };
 
 const GEMINI: Policy = Policy {
@@ -275,6 +332,7 @@ const GEMINI: Policy = Policy {
             rule(&["extensions"], PLUGINS),
         ]),
     }],
+    private: &[],
 };
 
 const COPILOT: Policy = Policy {
@@ -299,6 +357,7 @@ const COPILOT: Policy = Policy {
             rule(&["hooks"], HOOKS),
         ]),
     }],
+    private: &[],
 };
 
 const CURSOR: Policy = Policy {
@@ -323,6 +382,7 @@ const CURSOR: Policy = Policy {
             rule(&["mcpServers"], MCP),
         ]),
     }],
+    private: &[],
 };
 
 const GROK: Policy = Policy {
@@ -334,6 +394,7 @@ const GROK: Policy = Policy {
         format: Format::Json,
         carry: Carry::AllBut(&[rule(&["mcpServers"], MCP), rule(&["hooks"], HOOKS)]),
     }],
+    private: &[],
 };
 
 /// The protections for the agent named `agent` (the program's name);
@@ -357,9 +418,42 @@ pub fn shadow_of(p: &Policy, rel: &str) -> Option<&'static str> {
     p.shadowed.iter().copied().find(|s| *s == parent)
 }
 
+/// The top-level names in the shadowed folder `shadow` that the config
+/// text `text` names by a path from HOME (`~/`, `$HOME/`, `${HOME}/` or
+/// `home` itself): a script the user's own settings run (claude's
+/// `/statusline` writes `~/.claude/statusline-command.sh`, codex's
+/// documentation puts `notify` in `~/.codex/notify.py`). They are locked
+/// as well: what the config runs stays as the user left it. Over-reading
+/// only locks more.
+pub fn named_in(text: &str, home: &str, shadow: &str) -> std::collections::BTreeSet<String> {
+    let mut out = std::collections::BTreeSet::new();
+    let starts = ["~/", "$HOME/", "${HOME}/", &format!("{home}/")];
+    for start in starts {
+        let needle = format!("{start}{shadow}/");
+        for (i, _) in text.match_indices(&needle) {
+            let rest = &text[i + needle.len()..];
+            let end = rest
+                .find(|c: char| {
+                    c.is_whitespace() || c.is_control() || "/\\\"'`;:,()[]{}<>|&$*?=#".contains(c)
+                })
+                .unwrap_or(rest.len());
+            let name = &rest[..end];
+            if !name.is_empty() && name != "." && name != ".." {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
 /// Whether `rel` is locked or guarded.
 pub fn is_protected(p: &Policy, rel: &str) -> bool {
     p.locked.iter().any(|l| l.rel == rel) || p.guarded.iter().any(|g| g.rel == rel)
+}
+
+/// Whether `rel` is the run's own (`Policy::private`).
+pub fn is_private(p: &Policy, rel: &str) -> bool {
+    p.private.iter().any(|l| l.rel == rel)
 }
 
 #[cfg(test)]
@@ -415,9 +509,18 @@ mod tests {
                     );
                 }
             }
+            for l in p.private {
+                assert!(!l.why.is_empty());
+                assert!(
+                    shadow_of(&p, l.rel).is_some(),
+                    "{agent}: {} is the run's own only in a shadowed folder",
+                    l.rel
+                );
+            }
             let mut all: Vec<&str> = p
                 .locked
                 .iter()
+                .chain(p.private)
                 .map(|l| l.rel)
                 .chain(p.guarded.iter().map(|g| g.rel))
                 .collect();
@@ -536,17 +639,68 @@ mod tests {
         }
     }
 
+    /// What a config names in the agent's folder by a path from HOME.
+    #[test]
+    fn names_a_config_gives_in_the_agents_folder() {
+        // (text, shadowed folder, names)
+        let rows: &[(&str, &str, &[&str])] = &[
+            (
+                r#"{"statusLine": {"command": "bash ~/.claude/statusline-command.sh"}}"#,
+                ".claude",
+                &["statusline-command.sh"],
+            ),
+            (
+                r#"{"hooks": {"Stop": [{"command": "$HOME/.claude/scripts/stop.sh; ${HOME}/.claude/bin/x"}]}}"#,
+                ".claude",
+                &["bin", "scripts"],
+            ),
+            (
+                "notify = [\"python3\", \"/home/u/.codex/notify.py\"]\n",
+                ".codex",
+                &["notify.py"],
+            ),
+            ("notify = ['/home/u/.codex/n.sh']", ".codex", &["n.sh"]),
+            // Elsewhere, or relative to a project: not the agent's folder.
+            (
+                r#"{"command": "/home/other/.claude/x ~/proj/.claude/y .claude/z"}"#,
+                ".claude",
+                &[],
+            ),
+            ("~/.codex/ ~/.codex/.. ~/.codex/\"", ".codex", &[]),
+            ("~/.claude/a ~/.codex/b", ".codex", &["b"]),
+        ];
+        for (text, shadow, want) in rows {
+            let got = named_in(text, "/home/u", shadow);
+            let got: Vec<&str> = got.iter().map(String::as_str).collect();
+            assert_eq!(&got, want, "{text}");
+        }
+    }
+
     #[test]
     fn locked_entries_per_agent() {
         // (agent, must be locked)
         let rows: &[(&str, &[&str])] = &[
             (
                 "claude",
-                &[".claude/settings.json", ".claude/plugins", ".claude/hooks"],
+                &[
+                    ".claude/settings.json",
+                    ".claude/settings.local.json",
+                    ".claude/plugins",
+                    ".claude/hooks",
+                    ".claude/chrome",
+                    ".claude/workflows",
+                    ".claude/daemon.json",
+                    ".cache/claude/staging",
+                ],
             ),
             (
                 "codex",
-                &[".codex/rules", ".codex/.env", ".codex/hooks.json"],
+                &[
+                    ".codex/rules",
+                    ".codex/.env",
+                    ".codex/hooks.json",
+                    ".codex/skills",
+                ],
             ),
             (
                 "opencode",

@@ -52,6 +52,9 @@ struct ShadowRun {
     rel: &'static str,
     /// Top-level names that were put there from the real folder.
     placed: BTreeSet<OsString>,
+    /// Top-level names the user's config names (`agent_config::named_in`):
+    /// read-only, and not carried over when made.
+    named: BTreeSet<OsString>,
 }
 
 /// What `prepare` set up; `finish` takes it back down.
@@ -81,6 +84,81 @@ fn write_private(p: &Path, text: &str, mode: u32) -> std::io::Result<()> {
         .mode(mode)
         .open(p)?;
     f.write_all(text.as_bytes())
+}
+
+/// What the agent's own config files on the host (its locked and guarded
+/// files, and the files directly in its locked folders) name at the top
+/// of the shadowed folder `shadow`.
+fn named_entries(home: &Path, policy: &Policy, shadow: &str) -> BTreeSet<OsString> {
+    const MAX: u64 = 4 << 20;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for l in policy.locked {
+        let p = home.join(l.rel);
+        if l.dir {
+            if let Ok(rd) = std::fs::read_dir(&p) {
+                files.extend(rd.flatten().map(|e| e.path()));
+            }
+        } else {
+            files.push(p);
+        }
+    }
+    let home_text = home.to_string_lossy();
+    let read = |f: &Path| -> Option<String> {
+        let small = std::fs::metadata(f).is_ok_and(|m| m.is_file() && m.len() <= MAX);
+        if !small {
+            return None;
+        }
+        Some(String::from_utf8_lossy(&std::fs::read(f).ok()?).into_owned())
+    };
+    let mut texts: Vec<String> = files.iter().filter_map(|f| read(f)).collect();
+    for g in policy.guarded {
+        let Some(text) = read(&home.join(g.rel)) else {
+            continue;
+        };
+        match (g.format, g.carry) {
+            // A file of bookkeeping (paths of projects, plans, sessions):
+            // only what its refused keys hold starts programs.
+            (Format::Json, config_merge::Carry::AllBut(rules)) => {
+                if let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) {
+                    texts.extend(refused_parts(&v, rules));
+                }
+            }
+            _ => texts.push(text),
+        }
+    }
+    let mut out = BTreeSet::new();
+    for text in texts {
+        for n in agent_config::named_in(&text, &home_text, shadow) {
+            let rel = format!("{shadow}/{n}");
+            if !policy.guarded.iter().any(|g| g.rel == rel) {
+                out.insert(OsString::from(n));
+            }
+        }
+    }
+    out
+}
+
+/// The values under `rules`' keys in `v`, as text.
+fn refused_parts(v: &serde_json::Value, rules: &[config_merge::Rule]) -> Vec<String> {
+    fn walk(v: &serde_json::Value, key: &[&str], out: &mut Vec<String>) {
+        let Some((first, rest)) = key.split_first() else {
+            out.push(v.to_string());
+            return;
+        };
+        let Some(m) = v.as_object() else {
+            return;
+        };
+        for (k, sub) in m {
+            if *first == "*" || first == k {
+                walk(sub, rest, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for r in rules {
+        walk(v, r.key, &mut out);
+    }
+    out
 }
 
 fn empty_text(format: Format) -> &'static str {
@@ -127,6 +205,7 @@ pub fn prepare(
         mkdir_private(&private)?;
         p.binds.push(Bind::rw(&private, &real));
         let mut placed = BTreeSet::new();
+        let named = named_entries(home, &policy, rel);
         let mut entries: Vec<_> = std::fs::read_dir(&real)
             .with_context(|| format!("cannot read {}", real.display()))?
             .flatten()
@@ -137,6 +216,10 @@ pub fn prepare(
             let Some(rel_name) = name.to_str().map(|n| format!("{rel}/{n}")) else {
                 continue;
             };
+            if agent_config::is_private(&policy, &rel_name) {
+                // The run's own, made below.
+                continue;
+            }
             if let Some(g) = policy.guarded.iter().find(|g| g.rel == rel_name) {
                 let text = std::fs::read_to_string(e.path())
                     .with_context(|| format!("cannot read {}", e.path().display()))?;
@@ -152,7 +235,7 @@ pub fn prepare(
                 });
                 continue;
             }
-            let locked = agent_config::is_protected(&policy, &rel_name);
+            let locked = agent_config::is_protected(&policy, &rel_name) || named.contains(&name);
             let Ok(meta) = std::fs::symlink_metadata(e.path()) else {
                 continue;
             };
@@ -169,6 +252,15 @@ pub fn prepare(
             } else {
                 continue;
             }
+            placed.insert(name);
+        }
+        for l in policy
+            .private
+            .iter()
+            .filter(|l| agent_config::shadow_of(&policy, l.rel) == Some(rel))
+        {
+            let name = OsString::from(Path::new(l.rel).file_name().expect("a file name"));
+            mkdir_private(&private.join(&name))?;
             placed.insert(name);
         }
         for g in policy
@@ -196,6 +288,7 @@ pub fn prepare(
             private,
             rel,
             placed,
+            named,
         });
     }
 
@@ -301,6 +394,8 @@ struct ShadowRecord {
     real: PathBuf,
     private: PathBuf,
     placed: Vec<String>,
+    #[serde(default)]
+    named: Vec<String>,
 }
 
 const MANIFEST: &str = "manifest.json";
@@ -329,6 +424,11 @@ impl Prepared {
                     private: inside(&s.private),
                     placed: s
                         .placed
+                        .iter()
+                        .filter_map(|n| n.to_str().map(String::from))
+                        .collect(),
+                    named: s
+                        .named
                         .iter()
                         .filter_map(|n| n.to_str().map(String::from))
                         .collect(),
@@ -365,6 +465,7 @@ impl Prepared {
                     private: dir.join(s.private),
                     rel,
                     placed: s.placed.into_iter().map(OsString::from).collect(),
+                    named: s.named.into_iter().map(OsString::from).collect(),
                 })
             })
             .collect();
@@ -464,9 +565,37 @@ fn refuse(trail: &Trail, file: &Path, key: &str, why: &str) {
     trail.config_refused(file, key, why);
 }
 
+/// The most of a copy that is read back: the agents' own files are far
+/// smaller.
+const MAX_COPY: u64 = 64 << 20;
+
+/// The text of the sandbox's copy: only a plain file of at most
+/// [`MAX_COPY`] bytes, never through a link the agent left there (it
+/// would read a host file hidden from the sandbox into the real one) nor
+/// from a FIFO (it would wait forever).
+fn read_copy(p: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(p)?;
+    let meta = f.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other("not a plain file"));
+    }
+    if meta.len() > MAX_COPY {
+        return Err(std::io::Error::other(format!(
+            "larger than {MAX_COPY} bytes"
+        )));
+    }
+    let mut text = String::new();
+    f.take(MAX_COPY).read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// Merge one guarded file back; false when the copy must be kept.
 fn carry_file(f: &GuardedRun, trail: &Trail) -> bool {
-    let ours = match std::fs::read_to_string(&f.copy) {
+    let ours = match read_copy(&f.copy) {
         Ok(t) => t,
         Err(e) => {
             let w = format!(
@@ -553,6 +682,15 @@ fn carry_new_entries(s: &ShadowRun, policy: &Policy, trail: &Trail) -> bool {
         let rel = format!("{}/{}", s.rel, name.to_string_lossy());
         if let Some(l) = policy.locked.iter().find(|l| l.rel == rel) {
             refuse(trail, &real, "what was made", l.why);
+            continue;
+        }
+        if s.named.contains(&name) {
+            refuse(
+                trail,
+                &real,
+                "what was made",
+                "the user's own config names it: a program it runs",
+            );
             continue;
         }
         if std::fs::symlink_metadata(&real).is_ok() {
@@ -644,6 +782,67 @@ mod tests {
         assert_eq!(refused.len(), 2, "{lines}");
         assert_eq!(refused[0]["key"], "notify");
         assert_eq!(refused[1]["path"], codex.join(".env").display().to_string());
+    }
+
+    /// What of claude's bookkeeping names scripts: only its refused keys.
+    #[test]
+    fn only_refused_keys_of_a_bookkeeping_file_name_scripts() {
+        let carry = agent_config::policy("claude").guarded[1].carry;
+        let config_merge::Carry::AllBut(rules) = carry else {
+            panic!("claude's global config carries all but some keys");
+        };
+        // (file, names found)
+        let rows: &[(&str, &[&str])] = &[
+            (
+                r#"{"mcpServers": {"m": {"command": "~/.claude/mcp.sh"}}, "lastPlan": "~/.claude/plans/x.md"}"#,
+                &["mcp.sh"],
+            ),
+            (
+                r#"{"projects": {"/p": {"mcpServers": {"m": {"command": "$HOME/.claude/bin/m"}}, "x": "~/.claude/projects/y"}}}"#,
+                &["bin"],
+            ),
+            (r#"{"apiKeyHelper": "~/.claude/key.sh"}"#, &["key.sh"]),
+            (r#"{"githubRepoPaths": {"a": ["~/.claude/todos"]}}"#, &[]),
+        ];
+        for (text, want) in rows {
+            let v: serde_json::Value = serde_json::from_str(text).unwrap();
+            let mut got = BTreeSet::new();
+            for t in refused_parts(&v, rules) {
+                got.extend(agent_config::named_in(&t, "/home/u", ".claude"));
+            }
+            let got: Vec<&str> = got.iter().map(String::as_str).collect();
+            assert_eq!(&got, want, "{text}");
+        }
+    }
+
+    /// What the agent may leave as its copy: only a plain file is read.
+    #[test]
+    fn only_a_plain_copy_is_read_back() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::write(d.join("host.json"), "{\"secret\": 1}").unwrap();
+        std::fs::write(d.join("plain"), "{}").unwrap();
+        std::os::unix::fs::symlink(d.join("host.json"), d.join("link")).unwrap();
+        let fifo = std::ffi::CString::new(d.join("fifo").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        std::fs::File::create(d.join("huge"))
+            .unwrap()
+            .set_len(MAX_COPY + 1)
+            .unwrap();
+        std::fs::create_dir(d.join("dir")).unwrap();
+        // (name, read back)
+        let rows = [
+            ("plain", true),
+            ("link", false),
+            ("fifo", false),
+            ("huge", false),
+            ("dir", false),
+            ("missing", false),
+        ];
+        for (name, ok) in rows {
+            let got = read_copy(&d.join(name));
+            assert_eq!(got.is_ok(), ok, "{name}: {got:?}");
+        }
     }
 
     /// A run that died (SIGKILL) is finished by the next one; one that died

@@ -391,3 +391,273 @@ fn the_real_claude_and_codex_keep_their_state_but_not_their_trust() {
     let private = home.join(".local/state/nerdr/sandbox-private");
     assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
 }
+
+/// A script the user's own config runs, in the agent's folder: claude's
+/// own `/statusline` puts `~/.claude/statusline-command.sh` there, codex's
+/// documentation `~/.codex/notify.py`. The agent cannot rewrite them, nor
+/// make one the config names but the host lacks.
+#[test]
+fn scripts_the_users_config_names_in_the_agents_folder_stay_read_only() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let status = env.write_user_file(".claude/statusline-command.sh", "echo mine\n");
+    env.write_user_file(
+        ".claude/settings.json",
+        "{\"statusLine\": {\"type\": \"command\", \"command\": \"bash ~/.claude/statusline-command.sh\"},\n \
+         \"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"$HOME/.claude/scripts/stop.sh\"}]}]}}\n",
+    );
+    env.write_user_file(".claude/scripts/stop.sh", "echo stop\n");
+    let notify = env.write_user_file(".codex/notify.py", "print('mine')\n");
+    env.write_user_file(
+        ".codex/config.toml",
+        format!(
+            "notify = [\"python3\", \"{}\", \"{}/.codex/later.py\"]\n",
+            notify.display(),
+            home.display()
+        ),
+    );
+    for (agent, script) in [
+        (
+            "claude",
+            "#!/bin/sh\necho 'touch ~/pwned' > ~/.claude/statusline-command.sh\n\
+             echo 'touch ~/pwned' > ~/.claude/scripts/stop.sh\n\
+             echo 'touch ~/pwned' > ~/.claude/scripts/new.sh\n\
+             mkdir -p ~/.claude/projects && echo t > ~/.claude/projects/s\ncd ~/proj && touch written\n\
+             while [ ! -e go ]; do sleep 0.1; done\n",
+        ),
+        (
+            "codex",
+            "#!/bin/sh\necho 'import os' > ~/.codex/notify.py\n\
+             echo 'import os' > ~/.codex/later.py\n\
+             mkdir -p ~/.codex/sessions && echo s > ~/.codex/sessions/one\ncd ~/proj && touch written\n\
+             while [ ! -e go ]; do sleep 0.1; done\n",
+        ),
+    ] {
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let child = start(&env, agent, script);
+        let out = run_with_check(&env, child, || {
+            assert_eq!(read(&status), "echo mine\n");
+            assert_eq!(read(&notify), "print('mine')\n");
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{agent}: {stdout}{stderr}");
+    }
+    assert_eq!(read(&status), "echo mine\n");
+    assert_eq!(read(&home.join(".claude/scripts/stop.sh")), "echo stop\n");
+    assert!(!home.join(".claude/scripts/new.sh").exists());
+    assert_eq!(read(&notify), "print('mine')\n");
+    assert!(!home.join(".codex/later.py").exists());
+    // What the agents keep for themselves still comes back.
+    assert_eq!(read(&home.join(".claude/projects/s")), "t\n");
+    assert_eq!(read(&home.join(".codex/sessions/one")), "s\n");
+}
+
+/// Claude sources every `~/.claude/session-env/<session>/*-hook-N.sh`
+/// into each command of its Bash tool in that session, hooks configured
+/// or not; a session resumed outside keeps its id. The agent sees the
+/// host's session ids (`~/.claude/projects`), so what it writes there
+/// would run in a host session resumed later: the folder is the run's
+/// own, and nothing in it comes back. So is `~/.claude/jobs`, whose saved
+/// state starts background claudes with their flags again.
+#[test]
+fn claudes_session_env_written_inside_never_reaches_a_host_session() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let script = "#!/bin/sh\nfor s in host-1 host-2; do\n  mkdir -p ~/.claude/session-env/$s && \
+        echo 'touch ~/pwned' > ~/.claude/session-env/$s/sessionstart-hook-1.sh && echo SESSION-ENV-WRITTEN\n\
+        done\nmkdir -p ~/.claude/jobs/j1 && echo '{\"args\": [\"--dangerously-skip-permissions\"]}' > ~/.claude/jobs/j1/state.json\n\
+        mkdir -p ~/.claude/projects/p && echo t > ~/.claude/projects/p/s.jsonl\n\
+        cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n";
+    for host_has_it in [false, true] {
+        if host_has_it {
+            env.write_user_file(".claude/session-env/host-1/keep", "mine\n");
+            env.write_user_file(".claude/jobs/mine/state.json", "{}\n");
+        }
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let child = start(&env, "claude", script);
+        let out = run_with_check(&env, child, || {
+            assert!(!home
+                .join(".claude/session-env/host-1/sessionstart-hook-1.sh")
+                .exists());
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{stdout}{stderr}");
+        // The run's own claude can still write it.
+        assert!(stdout.contains("SESSION-ENV-WRITTEN"), "{stdout}{stderr}");
+        for s in ["host-1", "host-2"] {
+            let p = home.join(format!(".claude/session-env/{s}/sessionstart-hook-1.sh"));
+            assert!(!p.exists(), "host_has_it={host_has_it}: {}", p.display());
+        }
+        if host_has_it {
+            assert_eq!(
+                read(&home.join(".claude/session-env/host-1/keep")),
+                "mine\n"
+            );
+        }
+        assert!(!home.join(".claude/jobs/j1").exists());
+        if host_has_it {
+            assert!(home.join(".claude/jobs/mine").is_dir());
+        }
+        assert_eq!(read(&home.join(".claude/projects/p/s.jsonl")), "t\n");
+        let private = home.join(".local/state/nerdr/sandbox-private");
+        assert_eq!(std::fs::read_dir(private).unwrap().count(), 0);
+    }
+}
+
+/// Programs the host runs from claude's folders without claude: Chrome
+/// starts `~/.claude/chrome/chrome-native-host` (a script claude writes,
+/// named by Chrome's native messaging manifest) when the Claude extension
+/// connects; claude's native updater moves what it downloaded into
+/// `~/.cache/claude/staging` into the versions it runs; its daemon keeps
+/// remote sessions driving claude in the folders `~/.claude/daemon.json`
+/// names; it runs the scripts in `~/.claude/workflows`.
+#[test]
+fn programs_the_host_runs_from_claudes_folders_stay_read_only() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let wrapper = env.write_user_file(
+        ".claude/chrome/chrome-native-host",
+        "#!/bin/sh\nexec /usr/bin/claude --chrome-native-host\n",
+    );
+    env.write_user_file(".cache/claude/staging/2.1.198.1.2/claude", "real\n");
+    env.write_user_file(".claude/daemon.json", "{}\n");
+    let script = "#!/bin/sh\necho 'touch ~/pwned' > ~/.claude/chrome/chrome-native-host\n\
+        echo '{\"remoteControl\": [{\"dir\": \"/\"}]}' > ~/.claude/daemon.json\n\
+        mkdir -p ~/.claude/workflows && echo 'x()' > ~/.claude/workflows/w.js\n\
+        echo 'touch ~/pwned' > ~/.cache/claude/staging/2.1.198.1.2/claude\n\
+        mkdir -p ~/.cache/claude/staging/2.1.199 && echo x > ~/.cache/claude/staging/2.1.199/claude\n\
+        mkdir -p ~/.cache/claude/other && echo o > ~/.cache/claude/other/f\n\
+        cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n";
+    let child = start(&env, "claude", script);
+    let out = run_with_check(&env, child, || {});
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(
+        read(&wrapper),
+        "#!/bin/sh\nexec /usr/bin/claude --chrome-native-host\n"
+    );
+    assert_eq!(
+        read(&home.join(".cache/claude/staging/2.1.198.1.2/claude")),
+        "real\n"
+    );
+    assert!(!home.join(".cache/claude/staging/2.1.199").exists());
+    assert_eq!(read(&home.join(".claude/daemon.json")), "{}\n");
+    assert!(!home.join(".claude/workflows").exists());
+    // The rest of its cache stays its own.
+    assert_eq!(read(&home.join(".cache/claude/other/f")), "o\n");
+}
+
+/// Codex keeps its own skills in `~/.codex/skills/.system` (reinstalled
+/// only when their marker changes) with scripts its model runs outside
+/// any sandbox (`python $CODEX_HOME/skills/.system/imagegen/scripts/image_gen.py`).
+#[test]
+fn codex_skill_scripts_stay_read_only() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let gen = env.write_user_file(
+        ".codex/skills/.system/imagegen/scripts/image_gen.py",
+        "print('gen')\n",
+    );
+    env.write_user_file(".codex/skills/.system/.codex-system-skills.marker", "abc\n");
+    let script =
+        "#!/bin/sh\necho 'import os' > ~/.codex/skills/.system/imagegen/scripts/image_gen.py\n\
+        mkdir -p ~/.codex/skills/mine && echo x > ~/.codex/skills/mine/SKILL.md\n\
+        cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n";
+    let child = start(&env, "codex", script);
+    let out = run_with_check(&env, child, || {});
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stdout}{stderr}");
+    assert_eq!(read(&gen), "print('gen')\n");
+    assert!(!home.join(".codex/skills/mine").exists());
+}
+
+/// The agent replaces its copy of a guarded file by a FIFO (reading it
+/// would wait forever, in this run's end and in every later run's
+/// recovery), a link to a file of the host's hidden from it (it would be
+/// merged into the real one, which the next run reads), or a huge sparse
+/// file: the
+/// run still ends, nothing of it reaches the real file, and the copy is
+/// kept for the user to look at.
+#[test]
+fn a_copy_that_is_not_a_plain_file_does_not_hang_or_leak_the_run() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let real = env.write_user_file(".claude.json", "{\"numStartups\": 1}\n");
+    // Hidden from claude's sandbox: codex's sign-in.
+    env.write_user_file(
+        ".codex/auth.json",
+        "{\"numStartups\": 99, \"tokens\": \"t\"}\n",
+    );
+    for how in [
+        "mkfifo ~/.claude/.config.json",
+        "ln -s ~/.codex/auth.json ~/.claude/.config.json",
+        "truncate -s 8G ~/.claude/.config.json",
+    ] {
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let script = format!(
+            "#!/bin/sh\nrm -f ~/.claude/.config.json && {how} && echo REPLACED\n\
+             cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n"
+        );
+        let child = start(&env, "claude", &script);
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let out = std::thread::scope(|sc| {
+            let h = sc.spawn(|| {
+                let out = run_with_check(&env, child, || {});
+                let _ = tx.send(());
+                out
+            });
+            if rx.recv_timeout(Duration::from_secs(40)).is_err() {
+                let _ = std::process::Command::new("kill")
+                    .args(["-9", &pid.to_string()])
+                    .status();
+                panic!("{how}: the run did not end");
+            }
+            h.join().unwrap()
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(stdout.contains("REPLACED"), "{how}: {stdout}{stderr}");
+        assert_eq!(read(&real), "{\"numStartups\": 1}\n", "{how}");
+    }
+}
+
+/// Claude and codex source a snapshot of the user's shell, written when
+/// a session starts, before each command; the agent could rewrite the one
+/// of a session running outside at the same time (another tab). The
+/// folders are the run's own.
+#[test]
+fn shell_snapshots_of_sessions_outside_stay_out_of_reach() {
+    let Some(env) = setup() else { return };
+    let home = env.home().to_path_buf();
+    let claude = env.write_user_file(
+        ".claude/shell-snapshots/snapshot-bash-1-a.sh",
+        "alias a=b\n",
+    );
+    let codex = env.write_user_file(".codex/shell_snapshots/s1.sh", "alias a=b\n");
+    for (agent, dir) in [
+        ("claude", ".claude/shell-snapshots"),
+        ("codex", ".codex/shell_snapshots"),
+    ] {
+        let _ = std::fs::remove_file(home.join("proj/written"));
+        let _ = std::fs::remove_file(home.join("proj/go"));
+        let script = format!(
+            "#!/bin/sh\nfor f in ~/{dir}/*; do echo 'touch ~/pwned' >> $f; done\n\
+             echo 'touch ~/pwned' > ~/{dir}/new.sh && echo OWN-WRITTEN\n\
+             cd ~/proj && touch written\nwhile [ ! -e go ]; do sleep 0.1; done\n"
+        );
+        let child = start(&env, agent, &script);
+        let out = run_with_check(&env, child, || {
+            assert_eq!(read(&claude), "alias a=b\n");
+            assert_eq!(read(&codex), "alias a=b\n");
+        });
+        let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+        assert!(out.status.success(), "{stdout}{stderr}");
+        assert!(stdout.contains("OWN-WRITTEN"), "{agent}: {stdout}{stderr}");
+        assert!(!home.join(dir).join("new.sh").exists(), "{agent}");
+    }
+    assert_eq!(read(&claude), "alias a=b\n");
+    assert_eq!(read(&codex), "alias a=b\n");
+}
