@@ -77,12 +77,18 @@ fn the_sandbox_check_passes_nerdr_sandbox_and_the_agent_works_in_it() {
     // Its sign-in state stays in its own folder; its commit is on its branch.
     let state = std::fs::read_to_string(env.home().join(".claude/state")).unwrap();
     assert_eq!(state, "signed-in\n");
-    let log = super::user_git(
-        &env,
-        &env.home().join("proj"),
-        &["log", "--format=%s", &format!("nerdr/{tab}")],
-    );
-    assert!(log.starts_with("from-agent"), "{log}");
+    // The branch comes home while the agent runs (inotify, then host git):
+    // wait for it rather than race it.
+    let mut log = String::new();
+    let home = crate::support::poll(Duration::from_secs(30), || {
+        log = super::user_git(
+            &env,
+            &env.home().join("proj"),
+            &["log", "--format=%s", &format!("nerdr/{tab}")],
+        );
+        log.starts_with("from-agent")
+    });
+    assert!(home, "the agent's commit never came home to its branch: {log}");
     // The check passed, on the record.
     let passed = env.journal(&["MESSAGE_ID=6f3c1e2a9b7d4c58a1e0f2b3c4d5e604"]);
     assert!(
