@@ -88,7 +88,10 @@ fn the_sandbox_check_passes_nerdr_sandbox_and_the_agent_works_in_it() {
         );
         log.starts_with("from-agent")
     });
-    assert!(home, "the agent's commit never came home to its branch: {log}");
+    assert!(
+        home,
+        "the agent's commit never came home to its branch: {log}"
+    );
     // The check passed, on the record.
     let passed = env.journal(&["MESSAGE_ID=6f3c1e2a9b7d4c58a1e0f2b3c4d5e604"]);
     assert!(
