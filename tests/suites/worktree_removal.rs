@@ -226,7 +226,15 @@ fn a_sandboxed_agent_cannot_force_the_removal_of_its_own_dirty_worktree() {
         let ok = crate::support::poll(std::time::Duration::from_secs(20), || {
             // One line of text, whatever the terminal's width wrapped.
             last = st.ok(&["read", &tab]).0.replace('\n', "");
-            last.contains(needle)
+            // The typed command holds the needle too: wait for it followed
+            // by what the shell printed (an exit code), or alone for a prompt.
+            last.match_indices(needle).any(|(i, _)| {
+                needle == "$"
+                    || last[i + needle.len()..]
+                        .chars()
+                        .next()
+                        .is_some_and(|c| c.is_ascii_digit())
+            })
         });
         assert!(ok, "tab {tab} never showed {needle:?}:\n{last}");
         last
