@@ -4,8 +4,7 @@ use serde_json::Value;
 
 use super::Turns;
 use crate::support::agent_home;
-use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
-use crate::support::fake_model::Turn;
+use crate::support::fake_model::script::DEFAULT_TEXT;
 
 fn setup() -> Option<Turns> {
     Turns::setup("claude", agent_home::claude)
@@ -19,17 +18,7 @@ fn claude_json(t: &Turns) -> Value {
 /// Start claude, have the model run `command` through its `Bash` tool on
 /// `marker`, wait for the turn's end, and `/exit`. The tab's id.
 fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
-    t.model.when_user_says(marker, Turn::run(command));
-    let tab = t.start();
-    t.wait_idle(&tab);
-    let since = t.prompt(&tab, &format!("Please {marker}"));
-    let approved = t.wait_tool_result(&tab, since);
-    eprintln!("claude asked {approved} time(s) before running {command:?}");
-    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
-        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
-    });
-    t.exit(&tab, "/exit");
-    tab
+    t.one_turn(marker, command, "/exit")
 }
 
 /// claude's transcripts (`~/.claude/projects/*/<session>.jsonl`) on the host.

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::Turns;
 use crate::support::agent_home::{self, CodexAsks};
-use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
+use crate::support::fake_model::script::DEFAULT_TEXT;
 use crate::support::fake_model::Turn;
 
 fn setup() -> Option<Turns> {
@@ -20,17 +20,7 @@ fn setup_asking(asks: CodexAsks) -> Option<Turns> {
 /// Start codex, have the model run `command` through `exec_command` on
 /// `marker`, wait for the turn's end, and quit. The tab's id.
 fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
-    t.model.when_user_says(marker, Turn::run(command));
-    let tab = t.start();
-    t.wait_idle(&tab);
-    let since = t.prompt(&tab, &format!("Please {marker}"));
-    let approved = t.wait_tool_result(&tab, since);
-    eprintln!("codex asked {approved} time(s) before running {command:?}");
-    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
-        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
-    });
-    t.exit(&tab, "/quit");
-    tab
+    t.one_turn(marker, command, "/quit")
 }
 
 #[test]
@@ -50,9 +40,7 @@ fn codex_asks_before_an_escalated_commit_and_runs_it_once_enter_approves() {
     let since = t.prompt(&tab, "Please COMMIT-ASKING");
     let approved = t.wait_tool_result(&tab, since);
     assert_eq!(approved, 1, "codex asked {approved} times");
-    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
-        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
-    });
+    t.wait_closing_answer(&tab);
     t.exit(&tab, "/quit");
     t.wait_commit(&tab, "asked");
 }

@@ -33,7 +33,8 @@ use std::time::Duration;
 
 use crate::suites::sandbox::{setup, text, user_git};
 use crate::support::agent_home::AgentHome;
-use crate::support::fake_model::FakeModel;
+use crate::support::fake_model::script::AFTER_TOOL_TEXT;
+use crate::support::fake_model::{FakeModel, Turn};
 use crate::support::poll;
 use crate::support::sysenv::{skip, SystemdEnv};
 
@@ -239,6 +240,32 @@ impl Turns {
             self.model.dump()
         );
         approved
+    }
+
+    /// Start the CLI, have the model run `command` through its shell tool
+    /// on `marker`, wait for the turn's end, and leave with `exit`. The
+    /// tab's id.
+    pub fn one_turn(&self, marker: &str, command: &str, exit: &str) -> String {
+        self.model.when_user_says(marker, Turn::run(command));
+        let tab = self.start();
+        self.wait_idle(&tab);
+        let since = self.prompt(&tab, &format!("Please {marker}"));
+        let approved = self.wait_tool_result(&tab, since);
+        eprintln!(
+            "{} asked {approved} time(s) before running {command:?}",
+            self.agent
+        );
+        self.wait_closing_answer(&tab);
+        self.exit(&tab, exit);
+        tab
+    }
+
+    /// Wait for the model's closing answer after the tool's result, and
+    /// the idle prompt after it.
+    pub fn wait_closing_answer(&self, tab: &str) {
+        self.wait_screen(tab, "the closing answer", TURN, |s| {
+            s.contains(AFTER_TOOL_TEXT) && s.contains(IDLE)
+        });
     }
 
     /// End the CLI from its prompt and wait until nerdr saw it exit.
