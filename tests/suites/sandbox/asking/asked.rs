@@ -11,10 +11,7 @@ fn an_unlisted_host_is_asked_once_again_and_this_session_not_again_and_deny_hold
     };
     let [p1, p2] = s.ports;
     s.env.write_user_file("ports", format!("{p1} {p2}\n"));
-    let (tab, worktree) = s.start();
-    let window = s.window();
-    window.shows("asker");
-    s.go(&worktree);
+    let (tab, _, window) = s.start_in_a_window();
 
     // One: asked; allowed once from the command line.
     let q1 = s.question();

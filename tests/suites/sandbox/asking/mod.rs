@@ -131,6 +131,26 @@ impl Asking {
             .run(&["touch", worktree.join("go").to_str().unwrap()]);
     }
 
+    /// Start the agent, attach a window to its session and let its steps
+    /// begin once the window shows it; its tab id, worktree and window.
+    fn start_in_a_window(&self) -> (String, PathBuf, Window<'_>) {
+        let (tab, worktree) = self.start();
+        let window = self.window();
+        window.shows("asker");
+        self.go(&worktree);
+        (tab, worktree, window)
+    }
+
+    /// The sandbox settings close this machine's local services
+    /// (`allowLocalBinding: false`) and open nothing else.
+    fn close_local_services(&self) {
+        std::fs::write(
+            &self.settings,
+            "{\"sandbox\": {\"network\": {\"allowLocalBinding\": false}}}",
+        )
+        .unwrap();
+    }
+
     fn screen_shows(&self, tab: &str, needle: &str, within: Duration) -> String {
         let mut last = String::new();
         let ok = crate::support::poll(within, || {
