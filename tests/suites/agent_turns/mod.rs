@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use crate::suites::sandbox::{setup, text, user_git};
+use crate::suites::sandbox::{audit_lines, setup, text, user_git};
 use crate::support::agent_home::AgentHome;
 use crate::support::fake_model::script::AFTER_TOOL_TEXT;
 use crate::support::fake_model::{FakeModel, Turn};
@@ -306,17 +306,7 @@ impl Turns {
     /// model: the CLI reached it through nerdr's proxy (the sandbox's
     /// loopback is its own), not around it.
     pub fn assert_reached_through_the_proxy(&self) {
-        let dir = self.env.home().join(".local/share/nerdr/audit");
-        let lines: Vec<serde_json::Value> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .flatten()
-            .flat_map(|f| {
-                let text = std::fs::read_to_string(f.path()).unwrap();
-                text.lines()
-                    .map(|l| serde_json::from_str(l).unwrap())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let lines = audit_lines(&self.env);
         let port = self.model.port();
         assert!(
             lines.iter().any(|l| l["event"] == "net"

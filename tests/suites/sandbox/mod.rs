@@ -54,6 +54,22 @@ pub fn setup() -> Option<SystemdEnv> {
     Some(env)
 }
 
+/// Every line of every audit trail, file by file.
+pub fn audit_lines(env: &SystemdEnv) -> Vec<serde_json::Value> {
+    let dir = env.home().join(".local/share/nerdr/audit");
+    std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .flat_map(|f| {
+            std::fs::read_to_string(f.path())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// The last line of the (only) session's audit trail.
 pub fn last_audit_line(env: &SystemdEnv) -> serde_json::Value {
     let dir = env.home().join(".local/share/nerdr/audit");

@@ -17,7 +17,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::{setup, text};
+use super::{audit_lines, setup, text};
 use crate::support::sysenv::{wait_until, SystemdEnv};
 
 /// The agent: waits for `go` in its worktree (a window attached first),
@@ -178,17 +178,8 @@ impl Asking {
 
     /// Every `net` line of every audit trail (the check's run has one too).
     fn net_lines(&self) -> Vec<serde_json::Value> {
-        let dir = self.env.home().join(".local/share/nerdr/audit");
-        std::fs::read_dir(dir)
-            .unwrap()
-            .flatten()
-            .flat_map(|f| {
-                std::fs::read_to_string(f.path())
-                    .unwrap()
-                    .lines()
-                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-                    .collect::<Vec<_>>()
-            })
+        audit_lines(&self.env)
+            .into_iter()
             .filter(|l| l["event"] == "net")
             .collect()
     }
