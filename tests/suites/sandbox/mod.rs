@@ -102,6 +102,29 @@ pub fn sandbox(env: &SystemdEnv, dir: &Path, args: &[&str]) -> Output {
     crate::support::sysenv::output_of(&mut c)
 }
 
+/// `nerdr sandbox --settings SETTINGS -- sh -c SCRIPT` as the user in
+/// `dir`; whatever happened.
+pub fn sandbox_sh_with_settings(
+    env: &SystemdEnv,
+    dir: &Path,
+    settings: &Path,
+    script: &str,
+) -> Output {
+    let settings = settings.display().to_string();
+    let mut c = env.user_cmd(&[
+        "nerdr",
+        "sandbox",
+        "--settings",
+        &settings,
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
+    c.current_dir(dir);
+    crate::support::sysenv::output_of(&mut c)
+}
+
 /// Runs its arguments on a new PTY that is their controlling terminal,
 /// relays what they print, exits with their code.
 const PTY_DRIVER: &str = r#"

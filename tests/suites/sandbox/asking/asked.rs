@@ -213,19 +213,7 @@ fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow(
     assert!(s.pending().is_empty(), "{:?}", s.pending());
 
     // Outside any nerdr tab: refused the same way, saying why.
-    let settings = s.settings.display().to_string();
     let script = format!("curl -s -m 20 -w '\\ncode=%{{http_code}}\\n' http://asked.test:{p}/");
-    let mut c = s.env.user_cmd(&[
-        "nerdr",
-        "sandbox",
-        "--settings",
-        &settings,
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    c.current_dir(&s.proj);
-    let out = crate::support::sysenv::output_of(&mut c);
+    let out = sandbox_sh_with_settings(&s.env, &s.proj, &s.settings, &script);
     said(&text(&out.stdout), "not run from a nerdr tab");
 }

@@ -17,7 +17,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::{audit_lines, setup, text};
+use super::{audit_lines, sandbox_sh_with_settings, setup, text};
 use crate::support::sysenv::{wait_until, SystemdEnv};
 
 /// The agent: waits for `go` in its worktree (a window attached first),
