@@ -4,7 +4,6 @@ use serde_json::Value;
 
 use super::Turns;
 use crate::support::agent_home;
-use crate::support::fake_model::script::DEFAULT_TEXT;
 
 fn setup() -> Option<Turns> {
     Turns::setup("claude", agent_home::claude)
@@ -54,26 +53,7 @@ fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart()
 
     // Started again: no sign-in or key dialog, the conversation resumed
     // from that transcript, and another turn works.
-    t.ok(&["restart", &tab]);
-    t.wait_idle(&tab);
-    let before = t.prompt(&tab, "hello again");
-    t.wait_screen(&tab, "the second answer", super::TURN, |s| {
-        s.contains(DEFAULT_TEXT)
-    });
-    let log = t.model.log();
-    let second = log[before..]
-        .iter()
-        .find(|r| {
-            r.asked
-                .as_ref()
-                .is_some_and(|a| a.user_text.contains("hello again"))
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "the second turn never reached the model:\n{}",
-                t.model.dump()
-            )
-        });
+    let second = t.restart_and_say_hello_again(&tab);
     assert!(
         second.body.contains("COMMIT-NOW"),
         "the restarted claude did not resume its conversation:\n{}",

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use super::Turns;
 use crate::support::agent_home::{self, CodexAsks};
-use crate::support::fake_model::script::DEFAULT_TEXT;
 use crate::support::fake_model::Turn;
 
 fn setup() -> Option<Turns> {
@@ -94,26 +93,7 @@ fn the_real_codex_commits_on_its_branch_and_comes_back_signed_in_after_a_restart
     );
 
     // Started again: no sign-in dialog, and another turn works.
-    t.ok(&["restart", &tab]);
-    t.wait_idle(&tab);
-    let before = t.prompt(&tab, "hello again");
-    t.wait_screen(&tab, "the second answer", super::TURN, |s| {
-        s.contains(DEFAULT_TEXT)
-    });
-    let log = t.model.log();
-    log[before..]
-        .iter()
-        .find(|r| {
-            r.asked
-                .as_ref()
-                .is_some_and(|a| a.user_text.contains("hello again"))
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "the second turn never reached the model:\n{}",
-                t.model.dump()
-            )
-        });
+    t.restart_and_say_hello_again(&tab);
     for f in &kept {
         assert!(f.is_file(), "{} is gone after the restart", f.display());
     }

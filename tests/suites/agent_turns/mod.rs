@@ -33,8 +33,8 @@ use std::time::Duration;
 
 use crate::suites::sandbox::{audit_lines, setup, text, user_git};
 use crate::support::agent_home::AgentHome;
-use crate::support::fake_model::script::AFTER_TOOL_TEXT;
-use crate::support::fake_model::{FakeModel, Turn};
+use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
+use crate::support::fake_model::{FakeModel, Logged, Turn};
 use crate::support::poll;
 use crate::support::sysenv::{skip, SystemdEnv};
 
@@ -266,6 +266,30 @@ impl Turns {
         self.wait_screen(tab, "the closing answer", TURN, |s| {
             s.contains(AFTER_TOOL_TEXT) && s.contains(IDLE)
         });
+    }
+
+    /// `nerdr restart` the tab, wait for the idle prompt (no dialog), and
+    /// have another turn: the model's request that carries it.
+    pub fn restart_and_say_hello_again(&self, tab: &str) -> Logged {
+        self.ok(&["restart", tab]);
+        self.wait_idle(tab);
+        let before = self.prompt(tab, "hello again");
+        self.wait_screen(tab, "the second answer", TURN, |s| s.contains(DEFAULT_TEXT));
+        let log = self.model.log();
+        log[before..]
+            .iter()
+            .find(|r| {
+                r.asked
+                    .as_ref()
+                    .is_some_and(|a| a.user_text.contains("hello again"))
+            })
+            .cloned()
+            .unwrap_or_else(|| {
+                panic!(
+                    "the second turn never reached the model:\n{}",
+                    self.model.dump()
+                )
+            })
     }
 
     /// End the CLI from its prompt and wait until nerdr saw it exit.
