@@ -390,15 +390,21 @@ fn a_program_in_a_tab_cannot_make_the_holder_hand_over() {
     nerdr(&env, &["quit"]);
 }
 
+/// A bash tab in `l` that has printed `before-42`; its id.
+fn a_bash_tab_that_said_before_42(l: &crate::support::local::Local) -> String {
+    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "echo before-$((40+2))"]);
+    l.wait_screen(&tab, "before-42");
+    tab
+}
+
 #[test]
 fn without_a_service_manager_an_upgrade_keeps_programs_too() {
     use crate::support::local::{pid_alive, Local};
     let next = next_build();
     let mut l = Local::started();
-    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
-    let tab = l.ok(&["agent", "sh"]);
-    l.ok(&["send", &tab, "echo before-$((40+2))"]);
-    l.wait_screen(&tab, "before-42");
+    let tab = a_bash_tab_that_said_before_42(&l);
     let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap();
     let holder = l.holder_pid().expect("a holder runs the programs");
     let screen = l.ok(&["read", &tab]);

@@ -240,10 +240,7 @@ fn a_core_run_through_another_program_does_not_turn_the_holder_into_it() {
     }
     let next = next_build();
     let mut l = Local::started();
-    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
-    let tab = l.ok(&["agent", "sh"]);
-    l.ok(&["send", &tab, "echo before-$((40+2))"]);
-    l.wait_screen(&tab, "before-42");
+    a_bash_tab_that_said_before_42(&l);
     let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap() as u32;
     let holder = l.holder_pid().expect("a holder runs the programs");
     let exe = std::fs::metadata(format!("/proc/{holder}/exe"))
