@@ -293,7 +293,7 @@ fn in_a_main_checkout_only_a_fast_forward_of_the_branch_comes_home() {
     );
     assert_fsck_is_clean(&env, &proj);
     // Nothing of the private copies is left behind.
-    let left = private_copies_dir(&env.home());
+    let left = private_copies_dir(env.home());
     assert_eq!(
         private_copies(&left),
         0,
