@@ -247,16 +247,7 @@ fn a_core_run_through_another_program_does_not_turn_the_holder_into_it() {
         .unwrap()
         .ino();
     l.stop_core();
-    let same = l.cmd(&["core"]);
-    let mut core = std::process::Command::new(ld_so);
-    core.arg(&next)
-        .args(same.get_args())
-        .env_clear()
-        .envs(same.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .current_dir(same.get_current_dir().unwrap())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    l.core = Some(core.spawn().unwrap());
+    start_core_through(&mut l, ld_so, &[&next]);
     wait_until(
         "the core to give up on the holder",
         Duration::from_secs(20),
