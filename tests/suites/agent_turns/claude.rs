@@ -99,11 +99,7 @@ const PLANT: &str = r#"python3 -c 'import json, os; p = os.path.expanduser("~/.c
 fn claude_config_writes_that_start_programs_do_not_survive_the_run() {
     let Some(t) = setup() else { return };
     one_turn(&t, "PLANT-CONFIG", PLANT);
-    let tried = t
-        .model
-        .log()
-        .iter()
-        .any(|r| r.after_tool() && r.body.contains("PLANTED-"));
+    let tried = t.a_tool_result_holds("PLANTED-");
     eprintln!("the planting command reported success inside: {tried}");
     let after = claude_json(&t);
     let mut servers = vec![after["mcpServers"].clone()];

@@ -109,11 +109,7 @@ const PLANT: &str = r#"c=~/.codex/config.toml && { echo 'notify = ["/bin/sh", "-
 fn codex_config_writes_that_start_programs_do_not_survive_the_run() {
     let Some(t) = setup() else { return };
     one_turn(&t, "PLANT-CONFIG", PLANT);
-    let tried = t
-        .model
-        .log()
-        .iter()
-        .any(|r| r.after_tool() && r.body.contains("PLANTED"));
+    let tried = t.a_tool_result_holds("PLANTED");
     eprintln!("the planting command reported success inside: {tried}");
     let path = t.home_file(".codex/config.toml");
     let text = std::fs::read_to_string(&path).unwrap_or_default();

@@ -268,6 +268,14 @@ impl Turns {
         });
     }
 
+    /// Whether a request carrying a tool's result to the model holds `needle`.
+    pub fn a_tool_result_holds(&self, needle: &str) -> bool {
+        self.model
+            .log()
+            .iter()
+            .any(|r| r.after_tool() && r.body.contains(needle))
+    }
+
     /// `nerdr restart` the tab, wait for the idle prompt (no dialog), and
     /// have another turn: the model's request that carries it.
     pub fn restart_and_say_hello_again(&self, tab: &str) -> Logged {
