@@ -52,40 +52,26 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
     let index_tree = run_env(paths, worktree, &["write-tree"], &env)?;
     run_env(paths, worktree, &["add", "-A"], &env)?;
     let work_tree = run_env(paths, worktree, &["write-tree"], &env)?;
-    let index_commit = run_env(
+    let index_commit = commit_tree(
         paths,
         worktree,
-        &[
-            "commit-tree",
-            "--no-gpg-sign",
-            "-p",
-            &head,
-            "-m",
-            &format!("index on {branch} (tab {tab})"),
-            &index_tree,
-        ],
         &env,
+        &[&head],
+        &format!("index on {branch} (tab {tab})"),
+        &index_tree,
     )?;
     let message = format!(
         "nerdr: work of tab {tab} on {branch}, saved before removing its worktree\n\n\
          worktree: {}\n",
         worktree.display()
     );
-    let commit = run_env(
+    let commit = commit_tree(
         paths,
         worktree,
-        &[
-            "commit-tree",
-            "--no-gpg-sign",
-            "-p",
-            &head,
-            "-p",
-            &index_commit,
-            "-m",
-            &message,
-            &work_tree,
-        ],
         &env,
+        &[&head, &index_commit],
+        &message,
+        &work_tree,
     )?;
     // A new name each time: an earlier save is never overwritten.
     for n in 1..=1000 {
@@ -116,6 +102,23 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
         dir: worktree.to_path_buf(),
         stderr: "a thousand saved states of this tab exist already; delete old ones".into(),
     })
+}
+
+/// An unsigned commit of `tree` with `parents`, in the order given.
+fn commit_tree(
+    paths: &Paths,
+    worktree: &Path,
+    env: &[(&str, &OsStr)],
+    parents: &[&str],
+    message: &str,
+    tree: &str,
+) -> Result<String, GitError> {
+    let mut args = vec!["commit-tree", "--no-gpg-sign"];
+    for p in parents {
+        args.extend(["-p", p]);
+    }
+    args.extend(["-m", message, tree]);
+    run_env(paths, worktree, &args, env)
 }
 
 fn exists(dir: &Path, reference: &str) -> bool {

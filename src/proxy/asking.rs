@@ -90,18 +90,8 @@ impl Proxy {
         why: Option<String>,
     ) {
         let (allowed, rule) = outcome.unwrap_or((false, "asking the user".into()));
-        self.send(Decision {
-            phase,
-            id: 0,
-            protocol,
-            host: host.to_string(),
-            port,
-            allowed,
-            rule,
-            why,
-            bytes_up: 0,
-            bytes_down: 0,
-            count: 1,
-        });
+        self.send(Decision::unconnected(
+            phase, protocol, host, port, allowed, rule, why,
+        ));
     }
 }

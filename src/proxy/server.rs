@@ -109,6 +109,34 @@ pub struct Decision {
     pub count: u64,
 }
 
+impl Decision {
+    /// A line with no connection behind it (a refusal, a question): id 0,
+    /// no bytes, standing for itself alone.
+    pub(super) fn unconnected(
+        phase: Phase,
+        protocol: Protocol,
+        host: &str,
+        port: u16,
+        allowed: bool,
+        rule: String,
+        why: Option<String>,
+    ) -> Decision {
+        Decision {
+            phase,
+            id: 0,
+            protocol,
+            host: host.to_string(),
+            port,
+            allowed,
+            rule,
+            why,
+            bytes_up: 0,
+            bytes_down: 0,
+            count: 1,
+        }
+    }
+}
+
 /// Why a request got no upstream connection.
 pub(super) enum Failure {
     Denied(Refusal),
@@ -386,19 +414,15 @@ impl Proxy {
                 format!("{limit} connections already open"),
             ),
         };
-        self.send(Decision {
+        self.send(Decision::unconnected(
             phase,
-            id: 0,
             protocol,
-            host: host.to_string(),
+            host,
             port,
             allowed,
             rule,
-            why: Some(why),
-            bytes_up: 0,
-            bytes_down: 0,
-            count: 1,
-        });
+            Some(why),
+        ));
     }
 
     /// Reports the end of an opened connection; `why` says why the proxy

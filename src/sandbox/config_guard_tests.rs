@@ -1,9 +1,8 @@
 use super::*;
 
-/// Without bubblewrap: what `prepare` binds, and what `finish` brings
-/// back once "the agent" (this test) wrote the private copies.
-#[test]
-fn prepare_binds_and_finish_carries_back() {
+/// A HOME in a new temporary folder (kept while the first value lives),
+/// and nerdr's paths under it.
+fn temp_home() -> (tempfile::TempDir, PathBuf, crate::paths::Paths) {
     let t = tempfile::tempdir().unwrap();
     let home = std::fs::canonicalize(t.path()).unwrap();
     let env = crate::paths::Env {
@@ -11,6 +10,14 @@ fn prepare_binds_and_finish_carries_back() {
         ..Default::default()
     };
     let paths = crate::paths::Paths::resolve(&env).unwrap();
+    (t, home, paths)
+}
+
+/// Without bubblewrap: what `prepare` binds, and what `finish` brings
+/// back once "the agent" (this test) wrote the private copies.
+#[test]
+fn prepare_binds_and_finish_carries_back() {
+    let (_t, home, paths) = temp_home();
     std::fs::create_dir_all(&paths.state_dir).unwrap();
     let codex = home.join(".codex");
     std::fs::create_dir_all(codex.join("sessions")).unwrap();
@@ -131,13 +138,7 @@ fn only_a_plain_copy_is_read_back() {
 /// while setting up is named.
 #[test]
 fn the_next_run_finishes_a_run_that_died() {
-    let t = tempfile::tempdir().unwrap();
-    let home = std::fs::canonicalize(t.path()).unwrap();
-    let env = crate::paths::Env {
-        home: Some(home.clone()),
-        ..Default::default()
-    };
-    let paths = crate::paths::Paths::resolve(&env).unwrap();
+    let (_t, home, paths) = temp_home();
     std::fs::create_dir_all(home.join(".claude")).unwrap();
     std::fs::write(home.join(".claude.json"), "{\"n\": 1}").unwrap();
     let p = prepare(&home, &paths.state_dir, "dead", "claude").unwrap();

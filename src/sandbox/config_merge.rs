@@ -154,39 +154,18 @@ fn diff(
             key: show(path),
             why,
         }),
-        Decision::RefuseEach(why) => match (base, ours) {
-            (None | Some(Value::Object(_)), None | Some(Value::Object(_))) => {
-                let empty = serde_json::Map::new();
-                let (b, o) = (
-                    base.and_then(Value::as_object).unwrap_or(&empty),
-                    ours.and_then(Value::as_object).unwrap_or(&empty),
-                );
-                let mut keys: Vec<&String> = b.keys().chain(o.keys()).collect();
-                keys.sort();
-                keys.dedup();
-                for k in keys {
-                    path.push(k.clone());
-                    diff(carry, path, b.get(k), o.get(k), changes, refused);
-                    path.pop();
-                }
+        Decision::RefuseEach(why) => {
+            let empty = serde_json::Map::new();
+            match (as_obj(base, &empty), as_obj(ours, &empty)) {
+                (Some(b), Some(o)) => diff_keys(carry, path, b, o, changes, refused),
+                _ => refused.push(Refused {
+                    key: show(path),
+                    why,
+                }),
             }
-            _ => refused.push(Refused {
-                key: show(path),
-                why,
-            }),
-        },
+        }
         Decision::Descend => {
             let empty = serde_json::Map::new();
-            fn as_obj<'a>(
-                v: Option<&'a Value>,
-                empty: &'a serde_json::Map<String, Value>,
-            ) -> Option<&'a serde_json::Map<String, Value>> {
-                match v {
-                    None => Some(empty),
-                    Some(Value::Object(m)) => Some(m),
-                    Some(_) => None,
-                }
-            }
             let (Some(b), Some(o)) = (as_obj(base, &empty), as_obj(ours, &empty)) else {
                 // A container a protected key lives in was replaced by
                 // something else (or the other way round).
@@ -196,15 +175,39 @@ fn diff(
                 });
                 return;
             };
-            let mut keys: Vec<&String> = b.keys().chain(o.keys()).collect();
-            keys.sort();
-            keys.dedup();
-            for k in keys {
-                path.push(k.clone());
-                diff(carry, path, b.get(k), o.get(k), changes, refused);
-                path.pop();
-            }
+            diff_keys(carry, path, b, o, changes, refused);
         }
+    }
+}
+
+/// An object as itself, a missing value as `empty`, anything else `None`.
+fn as_obj<'a>(
+    v: Option<&'a Value>,
+    empty: &'a serde_json::Map<String, Value>,
+) -> Option<&'a serde_json::Map<String, Value>> {
+    match v {
+        None => Some(empty),
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => None,
+    }
+}
+
+/// `diff` for each key either object holds, in order.
+fn diff_keys(
+    carry: Carry,
+    path: &mut Vec<String>,
+    b: &serde_json::Map<String, Value>,
+    o: &serde_json::Map<String, Value>,
+    changes: &mut Vec<Change>,
+    refused: &mut Vec<Refused>,
+) {
+    let mut keys: Vec<&String> = b.keys().chain(o.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    for k in keys {
+        path.push(k.clone());
+        diff(carry, path, b.get(k), o.get(k), changes, refused);
+        path.pop();
     }
 }
 

@@ -412,16 +412,7 @@ fn refusals_reach_the_journal_with_their_fields() {
     env.write_user_file("work/r/a.txt", "a\n");
     let repo = env.home().join("work/r");
     let git = |args: &[&str]| {
-        let base = [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@e",
-            "-C",
-            s(&repo),
-        ];
-        env.run(&[&base[..], args].concat());
+        env.run(&crate::support::git::with_identity(s(&repo), args));
     };
     git(&["init", "-q"]);
     git(&["add", "."]);

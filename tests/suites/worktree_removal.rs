@@ -35,16 +35,9 @@ impl Setup {
     }
 
     fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let base = [
-            "git",
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@e",
-            "-C",
-            s(dir),
-        ];
-        let out = self.env.run(&[&base[..], args].concat());
+        let out = self
+            .env
+            .run(&crate::support::git::with_identity(s(dir), args));
         String::from_utf8_lossy(&out.stdout).trim_end().to_string()
     }
 

@@ -4,6 +4,21 @@
 use std::path::Path;
 use std::process::Command;
 
+/// `git -c user.name=t -c user.email=t@e -C DIR ARGS`: a command line for
+/// a test user's git with an identity of its own.
+pub fn with_identity<'a>(dir: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let base = [
+        "git",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@e",
+        "-C",
+        dir,
+    ];
+    [&base[..], args].concat()
+}
+
 /// Run `git -C DIR ARGS` with a fixed identity and branch name; panics with
 /// git's stderr unless it succeeds. Returns trimmed stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {

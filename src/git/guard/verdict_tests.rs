@@ -470,23 +470,29 @@ fn every_rule_row_by_row() {
     }
 }
 
-#[test]
-fn a_refusal_names_setting_value_file_and_what_to_do() {
-    let entries = vec![local("filter.x.clean", "/x/canary")];
-    let Verdict::Refuse(r) = decide(&Facts {
+/// The verdict on `op` in the main checkout `/r` (recorded, no HOME, no
+/// filters in use) with `entries` and `writable`.
+fn decide_in_main_checkout(op: Op, entries: &[Entry], writable: &[&Path]) -> Verdict {
+    decide(&Facts {
         standing: &recorded(),
-        op: Op::Diff,
+        op,
         location: Some(&main_checkout()),
         commondir_file: false,
-        entries: &entries,
-        writable: &[],
+        entries,
+        writable,
         kept_read_only: &[],
         cwd: Path::new("/r"),
         home: None,
         filter_uses: &[],
         gitmodules: None,
         realpath: &link_to_data,
-    }) else {
+    })
+}
+
+#[test]
+fn a_refusal_names_setting_value_file_and_what_to_do() {
+    let entries = vec![local("filter.x.clean", "/x/canary")];
+    let Verdict::Refuse(r) = decide_in_main_checkout(Op::Diff, &entries, &[]) else {
         panic!("allowed");
     };
     let text = r[0].to_string();
@@ -508,20 +514,9 @@ fn the_repositorys_own_config_in_a_sandboxed_checkout_is_not_called_an_include()
     // recorded as kept read-only): .git/config is agent-writable.
     let todo = |file: &str| {
         let entries = vec![entry(Scope::Local, file, "user.name", "x")];
-        let Verdict::Refuse(r) = decide(&Facts {
-            standing: &recorded(),
-            op: Op::WorktreeAdd,
-            location: Some(&main_checkout()),
-            commondir_file: false,
-            entries: &entries,
-            writable: &[Path::new("/r")],
-            kept_read_only: &[],
-            cwd: Path::new("/r"),
-            home: None,
-            filter_uses: &[],
-            gitmodules: None,
-            realpath: &link_to_data,
-        }) else {
+        let Verdict::Refuse(r) =
+            decide_in_main_checkout(Op::WorktreeAdd, &entries, &[Path::new("/r")])
+        else {
             panic!("{file}: allowed");
         };
         assert_eq!(r[0].rule, Rule::ConfigInWritablePlace, "{file}: {r:#?}");

@@ -4,8 +4,6 @@ use serde_json::Value;
 
 use super::Turns;
 use crate::support::agent_home;
-use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
-use crate::support::fake_model::Turn;
 
 fn setup() -> Option<Turns> {
     Turns::setup("claude", agent_home::claude)
@@ -19,17 +17,7 @@ fn claude_json(t: &Turns) -> Value {
 /// Start claude, have the model run `command` through its `Bash` tool on
 /// `marker`, wait for the turn's end, and `/exit`. The tab's id.
 fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
-    t.model.when_user_says(marker, Turn::run(command));
-    let tab = t.start();
-    t.wait_idle(&tab);
-    let since = t.prompt(&tab, &format!("Please {marker}"));
-    let approved = t.wait_tool_result(&tab, since);
-    eprintln!("claude asked {approved} time(s) before running {command:?}");
-    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
-        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
-    });
-    t.exit(&tab, "/exit");
-    tab
+    t.one_turn(marker, command, "/exit")
 }
 
 /// claude's transcripts (`~/.claude/projects/*/<session>.jsonl`) on the host.
@@ -65,26 +53,7 @@ fn the_real_claude_commits_on_its_branch_and_resumes_signed_in_after_a_restart()
 
     // Started again: no sign-in or key dialog, the conversation resumed
     // from that transcript, and another turn works.
-    t.ok(&["restart", &tab]);
-    t.wait_idle(&tab);
-    let before = t.prompt(&tab, "hello again");
-    t.wait_screen(&tab, "the second answer", super::TURN, |s| {
-        s.contains(DEFAULT_TEXT)
-    });
-    let log = t.model.log();
-    let second = log[before..]
-        .iter()
-        .find(|r| {
-            r.asked
-                .as_ref()
-                .is_some_and(|a| a.user_text.contains("hello again"))
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "the second turn never reached the model:\n{}",
-                t.model.dump()
-            )
-        });
+    let second = t.restart_and_say_hello_again(&tab);
     assert!(
         second.body.contains("COMMIT-NOW"),
         "the restarted claude did not resume its conversation:\n{}",
@@ -130,11 +99,7 @@ const PLANT: &str = r#"python3 -c 'import json, os; p = os.path.expanduser("~/.c
 fn claude_config_writes_that_start_programs_do_not_survive_the_run() {
     let Some(t) = setup() else { return };
     one_turn(&t, "PLANT-CONFIG", PLANT);
-    let tried = t
-        .model
-        .log()
-        .iter()
-        .any(|r| r.after_tool() && r.body.contains("PLANTED-"));
+    let tried = t.a_tool_result_holds("PLANTED-");
     eprintln!("the planting command reported success inside: {tried}");
     let after = claude_json(&t);
     let mut servers = vec![after["mcpServers"].clone()];

@@ -4,7 +4,6 @@ use std::path::PathBuf;
 
 use super::Turns;
 use crate::support::agent_home::{self, CodexAsks};
-use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
 use crate::support::fake_model::Turn;
 
 fn setup() -> Option<Turns> {
@@ -20,17 +19,7 @@ fn setup_asking(asks: CodexAsks) -> Option<Turns> {
 /// Start codex, have the model run `command` through `exec_command` on
 /// `marker`, wait for the turn's end, and quit. The tab's id.
 fn one_turn(t: &Turns, marker: &str, command: &str) -> String {
-    t.model.when_user_says(marker, Turn::run(command));
-    let tab = t.start();
-    t.wait_idle(&tab);
-    let since = t.prompt(&tab, &format!("Please {marker}"));
-    let approved = t.wait_tool_result(&tab, since);
-    eprintln!("codex asked {approved} time(s) before running {command:?}");
-    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
-        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
-    });
-    t.exit(&tab, "/quit");
-    tab
+    t.one_turn(marker, command, "/quit")
 }
 
 #[test]
@@ -50,9 +39,7 @@ fn codex_asks_before_an_escalated_commit_and_runs_it_once_enter_approves() {
     let since = t.prompt(&tab, "Please COMMIT-ASKING");
     let approved = t.wait_tool_result(&tab, since);
     assert_eq!(approved, 1, "codex asked {approved} times");
-    t.wait_screen(&tab, "the closing answer", super::TURN, |s| {
-        s.contains(AFTER_TOOL_TEXT) && s.contains(super::IDLE)
-    });
+    t.wait_closing_answer(&tab);
     t.exit(&tab, "/quit");
     t.wait_commit(&tab, "asked");
 }
@@ -106,26 +93,7 @@ fn the_real_codex_commits_on_its_branch_and_comes_back_signed_in_after_a_restart
     );
 
     // Started again: no sign-in dialog, and another turn works.
-    t.ok(&["restart", &tab]);
-    t.wait_idle(&tab);
-    let before = t.prompt(&tab, "hello again");
-    t.wait_screen(&tab, "the second answer", super::TURN, |s| {
-        s.contains(DEFAULT_TEXT)
-    });
-    let log = t.model.log();
-    log[before..]
-        .iter()
-        .find(|r| {
-            r.asked
-                .as_ref()
-                .is_some_and(|a| a.user_text.contains("hello again"))
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "the second turn never reached the model:\n{}",
-                t.model.dump()
-            )
-        });
+    t.restart_and_say_hello_again(&tab);
     for f in &kept {
         assert!(f.is_file(), "{} is gone after the restart", f.display());
     }
@@ -141,11 +109,7 @@ const PLANT: &str = r#"c=~/.codex/config.toml && { echo 'notify = ["/bin/sh", "-
 fn codex_config_writes_that_start_programs_do_not_survive_the_run() {
     let Some(t) = setup() else { return };
     one_turn(&t, "PLANT-CONFIG", PLANT);
-    let tried = t
-        .model
-        .log()
-        .iter()
-        .any(|r| r.after_tool() && r.body.contains("PLANTED"));
+    let tried = t.a_tool_result_holds("PLANTED");
     eprintln!("the planting command reported success inside: {tried}");
     let path = t.home_file(".codex/config.toml");
     let text = std::fs::read_to_string(&path).unwrap_or_default();

@@ -31,9 +31,10 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
-use crate::suites::sandbox::{setup, text, user_git};
+use crate::suites::sandbox::{audit_lines, setup, text, user_git};
 use crate::support::agent_home::AgentHome;
-use crate::support::fake_model::FakeModel;
+use crate::support::fake_model::script::{AFTER_TOOL_TEXT, DEFAULT_TEXT};
+use crate::support::fake_model::{FakeModel, Logged, Turn};
 use crate::support::poll;
 use crate::support::sysenv::{skip, SystemdEnv};
 
@@ -241,6 +242,64 @@ impl Turns {
         approved
     }
 
+    /// Start the CLI, have the model run `command` through its shell tool
+    /// on `marker`, wait for the turn's end, and leave with `exit`. The
+    /// tab's id.
+    pub fn one_turn(&self, marker: &str, command: &str, exit: &str) -> String {
+        self.model.when_user_says(marker, Turn::run(command));
+        let tab = self.start();
+        self.wait_idle(&tab);
+        let since = self.prompt(&tab, &format!("Please {marker}"));
+        let approved = self.wait_tool_result(&tab, since);
+        eprintln!(
+            "{} asked {approved} time(s) before running {command:?}",
+            self.agent
+        );
+        self.wait_closing_answer(&tab);
+        self.exit(&tab, exit);
+        tab
+    }
+
+    /// Wait for the model's closing answer after the tool's result, and
+    /// the idle prompt after it.
+    pub fn wait_closing_answer(&self, tab: &str) {
+        self.wait_screen(tab, "the closing answer", TURN, |s| {
+            s.contains(AFTER_TOOL_TEXT) && s.contains(IDLE)
+        });
+    }
+
+    /// Whether a request carrying a tool's result to the model holds `needle`.
+    pub fn a_tool_result_holds(&self, needle: &str) -> bool {
+        self.model
+            .log()
+            .iter()
+            .any(|r| r.after_tool() && r.body.contains(needle))
+    }
+
+    /// `nerdr restart` the tab, wait for the idle prompt (no dialog), and
+    /// have another turn: the model's request that carries it.
+    pub fn restart_and_say_hello_again(&self, tab: &str) -> Logged {
+        self.ok(&["restart", tab]);
+        self.wait_idle(tab);
+        let before = self.prompt(tab, "hello again");
+        self.wait_screen(tab, "the second answer", TURN, |s| s.contains(DEFAULT_TEXT));
+        let log = self.model.log();
+        log[before..]
+            .iter()
+            .find(|r| {
+                r.asked
+                    .as_ref()
+                    .is_some_and(|a| a.user_text.contains("hello again"))
+            })
+            .cloned()
+            .unwrap_or_else(|| {
+                panic!(
+                    "the second turn never reached the model:\n{}",
+                    self.model.dump()
+                )
+            })
+    }
+
     /// End the CLI from its prompt and wait until nerdr saw it exit.
     pub fn exit(&self, tab: &str, command: &str) {
         self.prompt(tab, command);
@@ -279,17 +338,7 @@ impl Turns {
     /// model: the CLI reached it through nerdr's proxy (the sandbox's
     /// loopback is its own), not around it.
     pub fn assert_reached_through_the_proxy(&self) {
-        let dir = self.env.home().join(".local/share/nerdr/audit");
-        let lines: Vec<serde_json::Value> = std::fs::read_dir(&dir)
-            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-            .flatten()
-            .flat_map(|f| {
-                let text = std::fs::read_to_string(f.path()).unwrap();
-                text.lines()
-                    .map(|l| serde_json::from_str(l).unwrap())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        let lines = audit_lines(&self.env);
         let port = self.model.port();
         assert!(
             lines.iter().any(|l| l["event"] == "net"

@@ -8,7 +8,7 @@ use std::net::TcpListener;
 use std::path::Path;
 use std::time::Duration;
 
-use super::{setup, text};
+use super::{audit_lines, setup, text};
 use crate::support::sysenv::{wait_until, SystemdEnv};
 
 /// A stand-in for claude: keeps its sign-in state in `~/.claude`, commits
@@ -52,6 +52,21 @@ fn tab_state(env: &SystemdEnv, tab: &str) -> serde_json::Value {
         .unwrap_or_else(|| panic!("no tab {tab}"))
 }
 
+/// Start the agent `claude` and wait until its screen shows `marker`;
+/// its tab id and that screen.
+fn start_claude_until(env: &SystemdEnv, marker: &str) -> (String, String) {
+    let out = nerdr(env, &["agent", "claude"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let tab = text(&out.stdout).trim().to_string();
+    let mut screen = String::new();
+    let done = crate::support::poll(Duration::from_secs(30), || {
+        screen = text(&nerdr(env, &["read", &tab]).stdout);
+        screen.contains(marker)
+    });
+    assert!(done, "the agent never got going:\n{screen}");
+    (tab, screen)
+}
+
 #[test]
 fn the_sandbox_check_passes_nerdr_sandbox_and_the_agent_works_in_it() {
     let Some(env) = installed("\"nerdr\", \"sandbox\", \"--\", \"claude\"") else {
@@ -60,15 +75,7 @@ fn the_sandbox_check_passes_nerdr_sandbox_and_the_agent_works_in_it() {
     // Signed in before: the file is the real one inside (a file the agent
     // makes at the top of ~/.claude comes out when its run ends).
     env.write_user_file(".claude/state", "");
-    let out = nerdr(&env, &["agent", "claude"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let tab = text(&out.stdout).trim().to_string();
-    let mut screen = String::new();
-    let done = crate::support::poll(Duration::from_secs(30), || {
-        screen = text(&nerdr(&env, &["read", &tab]).stdout);
-        screen.contains("AGENT-DONE-")
-    });
-    assert!(done, "the agent never got going:\n{screen}");
+    let (tab, screen) = start_claude_until(&env, "AGENT-DONE-");
     assert!(
         screen.contains("AGENT-DONE-0"),
         "its commit failed:\n{screen}"
@@ -193,20 +200,9 @@ fn the_proxy_is_the_only_way_out_and_every_decision_is_audited() {
     // A line when an allowed connection opens and one when it closes, one
     // per refusal (the repeat merged into a counted line), all before the
     // exit line and mirrored to the journal.
-    let audit_dir = env.home().join(".local/share/nerdr/audit");
     let mut lines = Vec::new();
     wait_until("the exit line", Duration::from_secs(5), || {
-        lines = std::fs::read_dir(&audit_dir)
-            .unwrap()
-            .flatten()
-            .flat_map(|f| {
-                std::fs::read_to_string(f.path())
-                    .unwrap()
-                    .lines()
-                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
+        lines = audit_lines(&env);
         lines.iter().any(|l| l["event"] == "exit")
     });
     let exit_at = lines.iter().position(|l| l["event"] == "exit").unwrap();
@@ -332,15 +328,7 @@ fn nerdr_sandbox_hides_the_tab_list_and_logs_in_nerdrs_state() {
     let out = nerdr(&env, &["agent", "sh", "--folder", other.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let secret_tab = text(&out.stdout).trim().to_string();
-    let out = nerdr(&env, &["agent", "claude"]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    let tab = text(&out.stdout).trim().to_string();
-    let mut screen = String::new();
-    let done = crate::support::poll(Duration::from_secs(30), || {
-        screen = text(&nerdr(&env, &["read", &tab]).stdout);
-        screen.contains("SNOOP-DONE")
-    });
-    assert!(done, "the agent never got going:\n{screen}");
+    let (tab, _) = start_claude_until(&env, "SNOOP-DONE");
     let wt = tab_state(&env, &tab)["worktree"]
         .as_str()
         .expect("a worktree")

@@ -54,6 +54,22 @@ pub fn setup() -> Option<SystemdEnv> {
     Some(env)
 }
 
+/// Every line of every audit trail, file by file.
+pub fn audit_lines(env: &SystemdEnv) -> Vec<serde_json::Value> {
+    let dir = env.home().join(".local/share/nerdr/audit");
+    std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .flatten()
+        .flat_map(|f| {
+            std::fs::read_to_string(f.path())
+                .unwrap()
+                .lines()
+                .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// The last line of the (only) session's audit trail.
 pub fn last_audit_line(env: &SystemdEnv) -> serde_json::Value {
     let dir = env.home().join(".local/share/nerdr/audit");
@@ -82,6 +98,29 @@ pub fn sandbox(env: &SystemdEnv, dir: &Path, args: &[&str]) -> Output {
     let mut v = vec!["nerdr", "sandbox", "--"];
     v.extend_from_slice(args);
     let mut c = env.user_cmd(&v);
+    c.current_dir(dir);
+    crate::support::sysenv::output_of(&mut c)
+}
+
+/// `nerdr sandbox --settings SETTINGS -- sh -c SCRIPT` as the user in
+/// `dir`; whatever happened.
+pub fn sandbox_sh_with_settings(
+    env: &SystemdEnv,
+    dir: &Path,
+    settings: &Path,
+    script: &str,
+) -> Output {
+    let settings = settings.display().to_string();
+    let mut c = env.user_cmd(&[
+        "nerdr",
+        "sandbox",
+        "--settings",
+        &settings,
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
     c.current_dir(dir);
     crate::support::sysenv::output_of(&mut c)
 }

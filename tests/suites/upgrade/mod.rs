@@ -390,30 +390,43 @@ fn a_program_in_a_tab_cannot_make_the_holder_hand_over() {
     nerdr(&env, &["quit"]);
 }
 
-#[test]
-fn without_a_service_manager_an_upgrade_keeps_programs_too() {
-    use crate::support::local::{pid_alive, Local};
-    let next = next_build();
-    let mut l = Local::started();
-    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
-    let tab = l.ok(&["agent", "sh"]);
-    l.ok(&["send", &tab, "echo before-$((40+2))"]);
-    l.wait_screen(&tab, "before-42");
-    let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap();
-    let holder = l.holder_pid().expect("a holder runs the programs");
-    let screen = l.ok(&["read", &tab]);
-
-    // The next build's core, in the same environment.
-    l.stop_core();
+/// `l`'s core started as `program FIRST... core ARGS` (a next build, or
+/// a next build through another program), in `l`'s environment, silent.
+fn start_core_through(l: &mut crate::support::local::Local, program: &Path, first: &[&Path]) {
     let same = l.cmd(&["core"]);
-    let mut core = std::process::Command::new(&next);
-    core.args(same.get_args())
+    let mut core = std::process::Command::new(program);
+    core.args(first)
+        .args(same.get_args())
         .env_clear()
         .envs(same.get_envs().filter_map(|(k, v)| Some((k, v?))))
         .current_dir(same.get_current_dir().unwrap())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     l.core = Some(core.spawn().unwrap());
+}
+
+/// A bash tab in `l` that has printed `before-42`; its id.
+fn a_bash_tab_that_said_before_42(l: &crate::support::local::Local) -> String {
+    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "echo before-$((40+2))"]);
+    l.wait_screen(&tab, "before-42");
+    tab
+}
+
+#[test]
+fn without_a_service_manager_an_upgrade_keeps_programs_too() {
+    use crate::support::local::{pid_alive, Local};
+    let next = next_build();
+    let mut l = Local::started();
+    let tab = a_bash_tab_that_said_before_42(&l);
+    let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap();
+    let holder = l.holder_pid().expect("a holder runs the programs");
+    let screen = l.ok(&["read", &tab]);
+
+    // The next build's core, in the same environment.
+    l.stop_core();
+    start_core_through(&mut l, &next, &[]);
     let sock = l.client_socket();
     wait_until("the new core", Duration::from_secs(20), || {
         std::os::unix::net::UnixStream::connect(&sock).is_ok() && l.run(&["tabs"]).status.success()

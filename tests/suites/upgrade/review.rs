@@ -240,26 +240,14 @@ fn a_core_run_through_another_program_does_not_turn_the_holder_into_it() {
     }
     let next = next_build();
     let mut l = Local::started();
-    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
-    let tab = l.ok(&["agent", "sh"]);
-    l.ok(&["send", &tab, "echo before-$((40+2))"]);
-    l.wait_screen(&tab, "before-42");
+    a_bash_tab_that_said_before_42(&l);
     let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap() as u32;
     let holder = l.holder_pid().expect("a holder runs the programs");
     let exe = std::fs::metadata(format!("/proc/{holder}/exe"))
         .unwrap()
         .ino();
     l.stop_core();
-    let same = l.cmd(&["core"]);
-    let mut core = std::process::Command::new(ld_so);
-    core.arg(&next)
-        .args(same.get_args())
-        .env_clear()
-        .envs(same.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .current_dir(same.get_current_dir().unwrap())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    l.core = Some(core.spawn().unwrap());
+    start_core_through(&mut l, ld_so, &[&next]);
     wait_until(
         "the core to give up on the holder",
         Duration::from_secs(20),

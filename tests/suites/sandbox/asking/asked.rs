@@ -11,10 +11,7 @@ fn an_unlisted_host_is_asked_once_again_and_this_session_not_again_and_deny_hold
     };
     let [p1, p2] = s.ports;
     s.env.write_user_file("ports", format!("{p1} {p2}\n"));
-    let (tab, worktree) = s.start();
-    let window = s.window();
-    window.shows("asker");
-    s.go(&worktree);
+    let (tab, _, window) = s.start_in_a_window();
 
     // One: asked; allowed once from the command line.
     let q1 = s.question();
@@ -216,19 +213,7 @@ fn with_no_window_or_outside_nerdr_the_refusal_is_at_once_and_says_how_to_allow(
     assert!(s.pending().is_empty(), "{:?}", s.pending());
 
     // Outside any nerdr tab: refused the same way, saying why.
-    let settings = s.settings.display().to_string();
     let script = format!("curl -s -m 20 -w '\\ncode=%{{http_code}}\\n' http://asked.test:{p}/");
-    let mut c = s.env.user_cmd(&[
-        "nerdr",
-        "sandbox",
-        "--settings",
-        &settings,
-        "--",
-        "sh",
-        "-c",
-        &script,
-    ]);
-    c.current_dir(&s.proj);
-    let out = crate::support::sysenv::output_of(&mut c);
+    let out = sandbox_sh_with_settings(&s.env, &s.proj, &s.settings, &script);
     said(&text(&out.stdout), "not run from a nerdr tab");
 }

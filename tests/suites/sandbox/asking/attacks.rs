@@ -19,10 +19,7 @@ fn a_program_inside_cannot_put_a_network_question_of_its_own() {
         return;
     };
     s.env.write_user_file("ports", format!("{}\n", s.ports[0]));
-    let (tab, worktree) = s.start();
-    let window = s.window();
-    window.shows("asker");
-    s.go(&worktree);
+    let (tab, worktree, window) = s.start_in_a_window();
     // The proxy's own question is asked; the forged one never is.
     let mut q = None;
     let ok = crate::support::poll(Duration::from_secs(30), || {
@@ -65,16 +62,9 @@ fn a_question_names_the_host_as_it_would_be_opened() {
         return;
     };
     let local = origin();
-    std::fs::write(
-        &s.settings,
-        "{\"sandbox\": {\"network\": {\"allowLocalBinding\": false}}}",
-    )
-    .unwrap();
+    s.close_local_services();
     s.env.write_user_file("ports", format!("{local}\n"));
-    let (tab, worktree) = s.start();
-    let window = s.window();
-    window.shows("asker");
-    s.go(&worktree);
+    let (tab, _, window) = s.start_in_a_window();
     let q = s.question();
     let question = q["question"].as_str().unwrap();
     assert!(
@@ -166,10 +156,7 @@ fn a_burst_of_questions_puts_at_most_five_before_the_person() {
         return;
     };
     s.env.write_user_file("ports", format!("{}\n", s.ports[0]));
-    let (tab, worktree) = s.start();
-    let window = s.window();
-    window.shows("asker");
-    s.go(&worktree);
+    let (tab, _, window) = s.start_in_a_window();
     let mut most = 0;
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(6) {
@@ -209,10 +196,7 @@ fn a_yes_never_reaches_a_private_address_and_a_deny_holds_across_proxy_forms() {
     std::fs::write(&s.settings, "{\"sandbox\": {\"network\": {}}}").unwrap();
     let [p1, p2] = s.ports;
     s.env.write_user_file("ports", format!("{p1} {p2}\n"));
-    let (tab, worktree) = s.start();
-    let window = s.window();
-    window.shows("asker");
-    s.go(&worktree);
+    let (tab, worktree, window) = s.start_in_a_window();
     let q1 = s.question();
     assert_eq!(q1["port"].as_u64(), Some(p1 as u64), "{q1}");
     s.ok(&[
@@ -283,16 +267,9 @@ fn a_deny_of_a_local_port_holds_for_every_loopback_spelling() {
         return;
     };
     let local = origin();
-    std::fs::write(
-        &s.settings,
-        "{\"sandbox\": {\"network\": {\"allowLocalBinding\": false}}}",
-    )
-    .unwrap();
+    s.close_local_services();
     s.env.write_user_file("ports", format!("{local}\n"));
-    let (tab, worktree) = s.start();
-    let window = s.window();
-    window.shows("asker");
-    s.go(&worktree);
+    let (tab, _, window) = s.start_in_a_window();
     let q = s.question();
     assert_eq!(q["host"], "localhost", "{q}");
     s.ok(&["approvals", "deny", q["id"].as_str().unwrap()]);

@@ -32,19 +32,7 @@ fn the_limits_file_inside_names_each_limit() {
     let script = "echo \"var=$NERDR_SANDBOX_LIMITS\"; cat \"$NERDR_SANDBOX_LIMITS\"; \
                   (echo x > \"$NERDR_SANDBOX_LIMITS\") 2>/dev/null && echo WRITABLE || echo READ-ONLY";
     let proj = env.home().join("proj");
-    let settings = settings.display().to_string();
-    let mut c = env.user_cmd(&[
-        "nerdr",
-        "sandbox",
-        "--settings",
-        &settings,
-        "--",
-        "sh",
-        "-c",
-        script,
-    ]);
-    c.current_dir(&proj);
-    let out = crate::support::sysenv::output_of(&mut c);
+    let out = sandbox_sh_with_settings(&env, &proj, &settings, script);
     let said = text(&out.stdout);
     assert!(out.status.success(), "{said}\n{}", text(&out.stderr));
     let home = env.home().display().to_string();

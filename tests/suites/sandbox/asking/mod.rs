@@ -17,7 +17,7 @@ use std::net::TcpListener;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::{setup, text};
+use super::{audit_lines, sandbox_sh_with_settings, setup, text};
 use crate::support::sysenv::{wait_until, SystemdEnv};
 
 /// The agent: waits for `go` in its worktree (a window attached first),
@@ -131,6 +131,26 @@ impl Asking {
             .run(&["touch", worktree.join("go").to_str().unwrap()]);
     }
 
+    /// Start the agent, attach a window to its session and let its steps
+    /// begin once the window shows it; its tab id, worktree and window.
+    fn start_in_a_window(&self) -> (String, PathBuf, Window<'_>) {
+        let (tab, worktree) = self.start();
+        let window = self.window();
+        window.shows("asker");
+        self.go(&worktree);
+        (tab, worktree, window)
+    }
+
+    /// The sandbox settings close this machine's local services
+    /// (`allowLocalBinding: false`) and open nothing else.
+    fn close_local_services(&self) {
+        std::fs::write(
+            &self.settings,
+            "{\"sandbox\": {\"network\": {\"allowLocalBinding\": false}}}",
+        )
+        .unwrap();
+    }
+
     fn screen_shows(&self, tab: &str, needle: &str, within: Duration) -> String {
         let mut last = String::new();
         let ok = crate::support::poll(within, || {
@@ -158,17 +178,8 @@ impl Asking {
 
     /// Every `net` line of every audit trail (the check's run has one too).
     fn net_lines(&self) -> Vec<serde_json::Value> {
-        let dir = self.env.home().join(".local/share/nerdr/audit");
-        std::fs::read_dir(dir)
-            .unwrap()
-            .flatten()
-            .flat_map(|f| {
-                std::fs::read_to_string(f.path())
-                    .unwrap()
-                    .lines()
-                    .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-                    .collect::<Vec<_>>()
-            })
+        audit_lines(&self.env)
+            .into_iter()
             .filter(|l| l["event"] == "net")
             .collect()
     }

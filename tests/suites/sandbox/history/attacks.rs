@@ -92,11 +92,7 @@ fn a_fifo_for_head_does_not_hang_the_end_of_the_run() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let work = r#"git commit -q --allow-empty -m before-fifo
 H="$(git rev-parse --git-dir)/HEAD"; rm -f "$H" && mkfifo "$H" && echo PLANTED"#;
     let mut c = env.user_cmd(&[
@@ -108,12 +104,8 @@ H="$(git rev-parse --git-dir)/HEAD"; rm -f "$H" && mkfifo "$H" && echo PLANTED"#
     assert!(said.contains("PLANTED"), "the FIFO was not planted: {said}");
     assert!(out.status.success(), "nerdr sandbox hung or failed: {said}");
     assert!(said.contains("HEAD is not a file"), "{said}");
-    let left = home.join(".local/share/nerdr/sandbox-git");
-    assert_eq!(
-        std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
-        1,
-        "the private copy is gone: {said}"
-    );
+    let left = private_copies_dir(&home);
+    assert_eq!(private_copies(&left), 1, "the private copy is gone: {said}");
 }
 
 /// Attack: what is said on stderr at the end names what the program made
@@ -124,11 +116,7 @@ fn names_with_terminal_escapes_are_shown_escaped() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let work = r#"git commit -q --allow-empty -m x
 C="$(git rev-parse --git-common-dir)"; G="$(git rev-parse --git-dir)"
 N="$(printf '\033]0;pwned\007x')"
@@ -151,11 +139,7 @@ fn a_branch_name_climbing_out_of_the_private_copy_makes_nothing_outside() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let planted = home.join("made-by-nerdr");
     let head = proj.join(".git/worktrees/linked/HEAD");
     let climb = format!(
@@ -183,40 +167,12 @@ fn a_fifo_for_head_does_not_stop_the_branch_coming_home_while_running() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let work = r#"G="$(git rev-parse --git-dir)"; R="$(git rev-parse --git-common-dir)/refs/heads/nerdr"
 C=$(git commit-tree -p HEAD -m after-fifo "$(git rev-parse 'HEAD^{tree}')")
 rm -f "$G/HEAD" && mkfifo "$G/HEAD" && echo "$C" > "$R/t1.lock" && mv "$R/t1.lock" "$R/t1"
 exec sleep 60"#;
-    let mut c = env.user_cmd(&["nerdr", "sandbox", "--", "sh", "-c", work]);
-    c.current_dir(home.join("linked"));
-    let mut running = c.spawn().unwrap();
-    let mut subject = String::new();
-    let arrived = crate::support::poll(std::time::Duration::from_secs(20), || {
-        let out = env.output(&[
-            "git",
-            "-C",
-            proj.to_str().unwrap(),
-            "log",
-            "-1",
-            "--format=%s",
-            "nerdr/t1",
-        ]);
-        subject = text(&out.stdout).trim().to_string();
-        subject == "after-fifo"
-    });
-    let still_running = running.try_wait().unwrap().is_none();
-    let _ = running.kill();
-    let _ = running.wait();
-    assert!(still_running, "the sandbox ended early");
-    assert!(
-        arrived,
-        "nerdr/t1 on the host while the program runs: {subject}"
-    );
+    assert_t1_comes_home_while_running(&env, &proj, work, "after-fifo");
 }
 
 /// Attack, main checkout: the other worktrees' admin dirs are in its
@@ -228,11 +184,7 @@ fn a_main_checkout_run_cannot_switch_another_worktree() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let head = proj.join(".git/worktrees/linked/HEAD");
     let before = std::fs::read_to_string(&head).unwrap();
     let work = "echo 'ref: refs/heads/main' > .git/worktrees/linked/HEAD && echo SWITCHED; mkdir .git/worktrees/planted && echo PLANTED; true";

@@ -5,7 +5,10 @@
 
 mod attacks;
 
+use std::path::{Path, PathBuf};
+
 use super::{sandbox, setup, text, user_git};
+use crate::support::sysenv::SystemdEnv;
 
 /// Item 4: `nerdr sandbox -- true`, run by hand in a linked worktree (no
 /// core involved), leaves the repository with sandbox history: `nerdr git
@@ -29,9 +32,9 @@ fn a_hand_run_sandbox_records_sandbox_history() {
         "{}",
         text(&out.stderr)
     );
-    let left = home.join(".local/share/nerdr/sandbox-git");
+    let left = private_copies_dir(&home);
     assert_eq!(
-        std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
+        private_copies(&left),
         0,
         "a private copy left in {}",
         left.display()
@@ -154,7 +157,7 @@ true
 "#;
 
 /// The host's view of what must survive: main, the tag, packed-refs.
-fn survivors(env: &crate::support::sysenv::SystemdEnv, proj: &std::path::Path) -> Vec<String> {
+fn survivors(env: &SystemdEnv, proj: &Path) -> Vec<String> {
     vec![
         user_git(env, proj, &["rev-parse", "main"]),
         user_git(env, proj, &["rev-parse", "v1"]),
@@ -164,7 +167,7 @@ fn survivors(env: &crate::support::sysenv::SystemdEnv, proj: &std::path::Path) -
 
 /// A repository with a packed tag `v1`, a packed and then loose `main`
 /// two commits deep, and (for the linked case) a worktree on `nerdr/t1`.
-fn history_repo(env: &crate::support::sysenv::SystemdEnv, proj: &std::path::Path) {
+fn history_repo(env: &SystemdEnv, proj: &Path) {
     user_git(env, proj, &["tag", "v1"]);
     user_git(env, proj, &["pack-refs", "--all"]);
     env.write_user_file("proj/second", "2\n");
@@ -183,28 +186,11 @@ fn a_sandboxed_program_cannot_destroy_the_repositorys_history() {
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
     history_repo(&env, &proj);
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let before = survivors(&env, &proj);
     let out = sandbox(&env, &home.join("linked"), &["bash", "-c", DESTROY]);
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    let log = env.output(&[
-        "git",
-        "-C",
-        proj.to_str().unwrap(),
-        "log",
-        "--format=%s",
-        "main",
-    ]);
-    assert!(
-        log.status.success() && text(&log.stdout) == "second\nfirst\n",
-        "the host's history is damaged: {}{}",
-        text(&log.stdout),
-        text(&log.stderr)
-    );
+    assert_main_is_whole(&env, &proj);
     assert!(out.status.success(), "{said}");
     assert!(
         said.contains("COMMITTED"),
@@ -229,13 +215,7 @@ fn a_sandboxed_program_cannot_destroy_the_repositorys_history() {
         user_git(&env, &proj, &["show", "nerdr/t1:agent.txt"]),
         "agent-work"
     );
-    let fsck = env.output(&["git", "-C", proj.to_str().unwrap(), "fsck", "--no-dangling"]);
-    assert!(
-        fsck.status.success() && text(&fsck.stdout).is_empty(),
-        "git fsck: {}{}",
-        text(&fsck.stdout),
-        text(&fsck.stderr)
-    );
+    assert_fsck_is_clean(&env, &proj);
     // The worktree's own view on the host is whole: its index names the
     // program's blob, which came home too.
     let status = user_git(&env, &home.join("linked"), &["status", "--porcelain"]);
@@ -261,20 +241,7 @@ fn in_a_main_checkout_only_a_fast_forward_of_the_branch_comes_home() {
     );
     let said = format!("{}{}", text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{said}");
-    let log = env.output(&[
-        "git",
-        "-C",
-        proj.to_str().unwrap(),
-        "log",
-        "--format=%s",
-        "main",
-    ]);
-    assert!(
-        log.status.success() && text(&log.stdout) == "second\nfirst\n",
-        "the host's history is damaged: {}{}",
-        text(&log.stdout),
-        text(&log.stderr)
-    );
+    assert_main_is_whole(&env, &proj);
     assert!(
         said.contains("COMMITTED"),
         "the program could not commit: {said}"
@@ -324,17 +291,11 @@ fn in_a_main_checkout_only_a_fast_forward_of_the_branch_comes_home() {
         user_git(&env, &proj, &["log", "--format=%s", "main"]),
         "forward\nsecond\nfirst"
     );
-    let fsck = env.output(&["git", "-C", proj.to_str().unwrap(), "fsck", "--no-dangling"]);
-    assert!(
-        fsck.status.success() && text(&fsck.stdout).is_empty(),
-        "git fsck: {}{}",
-        text(&fsck.stdout),
-        text(&fsck.stderr)
-    );
+    assert_fsck_is_clean(&env, &proj);
     // Nothing of the private copies is left behind.
-    let left = env.home().join(".local/share/nerdr/sandbox-git");
+    let left = private_copies_dir(env.home());
     assert_eq!(
-        std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
+        private_copies(&left),
         0,
         "private copies left in {}",
         left.display()
@@ -350,11 +311,7 @@ fn a_detached_heads_commits_are_kept() {
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
     history_repo(&env, &proj);
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let main = user_git(&env, &proj, &["rev-parse", "main"]);
     let work = "git checkout -q --detach && git commit -q --allow-empty -m detached && echo DONE";
     let out = sandbox(&env, &home.join("linked"), &["sh", "-c", work]);
@@ -398,15 +355,72 @@ fn the_branch_comes_home_while_the_program_runs() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
+    linked_worktree(&env, &proj);
+    let work = "for i in 1 2; do echo $i > n && git add n && git commit -q -m live-$i; done; exec sleep 60";
+    assert_t1_comes_home_while_running(&env, &proj, work, "live-2");
+    assert_eq!(
+        user_git(&env, &proj, &["show", "nerdr/t1:n"]),
+        "2",
+        "the commit's objects came with it"
+    );
+}
+
+/// A worktree `../linked` on a new branch `nerdr/t1`, as the core makes
+/// for an agent's tab.
+fn linked_worktree(env: &SystemdEnv, proj: &Path) {
     user_git(
-        &env,
-        &proj,
+        env,
+        proj,
         &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
     );
-    let work = "for i in 1 2; do echo $i > n && git add n && git commit -q -m live-$i; done; exec sleep 60";
+}
+
+/// Where `nerdr sandbox` keeps its private copies of repositories.
+fn private_copies_dir(home: &Path) -> PathBuf {
+    home.join(".local/share/nerdr/sandbox-git")
+}
+
+/// How many private copies are in `dir` (none when it is missing).
+fn private_copies(dir: &Path) -> usize {
+    std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0)
+}
+
+/// `main` on the host still holds its two commits, readable.
+fn assert_main_is_whole(env: &SystemdEnv, proj: &Path) {
+    let log = env.output(&[
+        "git",
+        "-C",
+        proj.to_str().unwrap(),
+        "log",
+        "--format=%s",
+        "main",
+    ]);
+    assert!(
+        log.status.success() && text(&log.stdout) == "second\nfirst\n",
+        "the host's history is damaged: {}{}",
+        text(&log.stdout),
+        text(&log.stderr)
+    );
+}
+
+/// `git fsck` on the host finds nothing wrong (dangling objects aside).
+fn assert_fsck_is_clean(env: &SystemdEnv, proj: &Path) {
+    let fsck = env.output(&["git", "-C", proj.to_str().unwrap(), "fsck", "--no-dangling"]);
+    assert!(
+        fsck.status.success() && text(&fsck.stdout).is_empty(),
+        "git fsck: {}{}",
+        text(&fsck.stdout),
+        text(&fsck.stderr)
+    );
+}
+
+/// Run `work` under `nerdr sandbox` in `../linked` and wait until the tip
+/// of `nerdr/t1` on the host is `subject` while the program still runs.
+fn assert_t1_comes_home_while_running(env: &SystemdEnv, proj: &Path, work: &str, subject: &str) {
     let mut c = env.user_cmd(&["nerdr", "sandbox", "--", "sh", "-c", work]);
-    c.current_dir(home.join("linked"));
+    c.current_dir(proj.with_file_name("linked"));
     let mut running = c.spawn().unwrap();
+    let want = subject;
     let mut subject = String::new();
     let arrived = crate::support::poll(std::time::Duration::from_secs(20), || {
         let out = env.output(&[
@@ -419,7 +433,7 @@ fn the_branch_comes_home_while_the_program_runs() {
             "nerdr/t1",
         ]);
         subject = text(&out.stdout).trim().to_string();
-        subject == "live-2"
+        subject == want
     });
     let still_running = running.try_wait().unwrap().is_none();
     let _ = running.kill();
@@ -428,11 +442,6 @@ fn the_branch_comes_home_while_the_program_runs() {
     assert!(
         arrived,
         "nerdr/t1 on the host while the program runs: {subject}"
-    );
-    assert_eq!(
-        user_git(&env, &proj, &["show", "nerdr/t1:n"]),
-        "2",
-        "the commit's objects came with it"
     );
 }
 
@@ -458,11 +467,7 @@ fn a_killed_runs_staged_work_comes_home_with_the_next_run() {
     let Some(env) = setup() else { return };
     let home = env.home().to_path_buf();
     let proj = home.join("proj");
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
+    linked_worktree(&env, &proj);
     let linked = home.join("linked");
     let marker = format!("killed-run-{}", std::process::id());
     let work = format!(
@@ -504,9 +509,9 @@ fn a_killed_runs_staged_work_comes_home_with_the_next_run() {
         user_git(&env, &linked, &["diff", "--cached", "--name-only"]),
         "staged.txt"
     );
-    let left = home.join(".local/share/nerdr/sandbox-git");
+    let left = private_copies_dir(&home);
     assert_eq!(
-        std::fs::read_dir(&left).map(|d| d.count()).unwrap_or(0),
+        private_copies(&left),
         0,
         "a private copy left in {}",
         left.display()
