@@ -42,33 +42,42 @@ impl Scroll {
         self.lines.len().saturating_sub(self.rows)
     }
 
+    /// Every key of `input`, in order: several keys can arrive in one
+    /// read (a paste, a loaded machine), and none may be dropped.
     pub fn feed(&mut self, input: &[u8]) -> Outcome {
+        let mut rest = input;
+        while !rest.is_empty() {
+            let n = key_len(rest);
+            let (key, tail) = rest.split_at(n);
+            rest = tail;
+            if let Outcome::Leave = self.key(key) {
+                return Outcome::Leave;
+            }
+        }
+        Outcome::Stay
+    }
+
+    fn key(&mut self, key: &[u8]) -> Outcome {
         if let Some(t) = &mut self.typing {
-            for &b in input {
-                match b {
-                    b'\r' | b'\n' => {
-                        let text = self.typing.take().unwrap_or_default();
-                        if !text.is_empty() {
-                            self.last = Some(text);
-                        }
-                        self.search(self.backward);
-                        return Outcome::Stay;
+            match key {
+                b"\r" | b"\n" => {
+                    let text = self.typing.take().unwrap_or_default();
+                    if !text.is_empty() {
+                        self.last = Some(text);
                     }
-                    0x1b | 0x03 => {
-                        self.typing = None;
-                        return Outcome::Stay;
-                    }
-                    0x7f | 0x08 => {
-                        t.pop();
-                    }
-                    b if b >= 0x20 => t.push(b as char),
-                    _ => {}
+                    self.search(self.backward);
                 }
+                b"\x1b" | b"\x03" => self.typing = None,
+                b"\x7f" | b"\x08" => {
+                    t.pop();
+                }
+                [b] if *b >= 0x20 => t.push(*b as char),
+                _ => {}
             }
             return Outcome::Stay;
         }
         let page = self.rows.saturating_sub(1).max(1);
-        match input {
+        match key {
             b"q" | b"\x1b" | b"\x03" => return Outcome::Leave,
             b"\x1b[5~" | b"\x02" | b"b" => self.top = self.top.saturating_sub(page),
             b"\x1b[6~" | b"\x06" | b" " | b"f" => self.top = (self.top + page).min(self.max_top()),
@@ -77,7 +86,7 @@ impl Scroll {
             b"g" | b"\x1b[H" => self.top = 0,
             b"G" | b"\x1b[F" => self.top = self.max_top(),
             b"/" | b"?" => {
-                self.backward = input == b"?";
+                self.backward = key == b"?";
                 self.typing = Some(String::new());
             }
             b"n" => self.search(self.backward),
@@ -133,6 +142,19 @@ impl Scroll {
     }
 }
 
+/// How long the key at the start of `input` is: a CSI sequence
+/// (`ESC [` up to its final byte) is one key, anything else one byte (a
+/// lone ESC included).
+fn key_len(input: &[u8]) -> usize {
+    match input {
+        [0x1b, b'[', rest @ ..] => rest
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+            .map_or(input.len(), |i| i + 3),
+        _ => 1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +201,23 @@ mod tests {
         s.feed(b"/");
         s.feed(b"nope\r");
         assert!(s.note.contains("not found"));
+    }
+
+    /// Keys that arrive in one read (a loaded machine, a paste) each
+    /// count: a search typed with its `/` and Enter, moves after a CSI key,
+    /// then leaving.
+    #[test]
+    fn every_key_of_one_read_counts() {
+        let mut s = Scroll::new(numbered(10_000), 20);
+        assert_eq!(s.feed(b"g/line 5000\r"), Outcome::Stay);
+        assert_eq!(s.visible(80)[0], "line 5000");
+        s.feed(b"\x1b[Bjj\x1b[Ak");
+        assert_eq!(s.visible(80)[0], "line 5001");
+        assert_eq!(s.feed(b"Gq"), Outcome::Leave);
+        assert_eq!(key_len(b"\x1b[5~x"), 4);
+        assert_eq!(key_len(b"\x1b"), 1);
+        assert_eq!(key_len(b"\x1bx"), 1);
+        assert_eq!(key_len(b"\x1b[12"), 4);
     }
 
     #[test]
