@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Review (h4): the program inside has its tab's secret and the hook
+/// Review of the asking proxy: the program inside has its tab's secret and the hook
 /// socket; a network question it puts itself must be refused at once
 /// (only `nerdr sandbox`, the tab's program, asks), so F3 shows only the
 /// proxy's questions and a "deny" cannot be asked around. The proxy's own
@@ -50,7 +50,7 @@ fn a_program_inside_cannot_put_a_network_question_of_its_own() {
     drop(window);
 }
 
-/// Review (h4): the question names the host as the proxy would open it,
+/// Review of the asking proxy: the question names the host as the proxy would open it,
 /// not as the program spelt it: `[::ffff:127.0.0.1]` is this machine's
 /// loopback, and F3 must say so (with `allowLocalBinding: false`, a "this
 /// run" opens a local service).
@@ -78,7 +78,7 @@ fn a_question_names_the_host_as_it_would_be_opened() {
     drop(window);
 }
 
-/// Review (h4): `nerdr sandbox` as the command of a tab not marked
+/// Review of the asking proxy: `nerdr sandbox` as the command of a tab not marked
 /// `sandboxed` (or run by hand in a nerdr tab): the program inside has the
 /// tab's secret and descends from the tab's program, so the kernel's
 /// record made it that unsandboxed tab, with its powers: a terminal (the
@@ -142,7 +142,7 @@ fn a_program_inside_nerdr_sandbox_in_an_unsandboxed_tab_gets_no_unsandboxed_powe
     );
 }
 
-/// Review (h4): a program that opens many requests to unlisted hosts at
+/// Review of the asking proxy: a program that opens many requests to unlisted hosts at
 /// once (each a question the proxy puts in parallel) gets at most 5 of
 /// them in front of the person; the rest are refused at once. The room
 /// was checked, then the question queued under another lock: questions
@@ -177,7 +177,7 @@ fn a_burst_of_questions_puts_at_most_five_before_the_person() {
     drop(window);
 }
 
-/// Review (h4): a yes is for a host name, never for the address it
+/// Review of the asking proxy: a yes is for a host name, never for the address it
 /// resolves to: an asked name that resolves to a private or loopback
 /// address is still refused (DNS rebinding). And a "deny" holds for the
 /// host and port whichever proxy form asks next (absolute URI, CONNECT,
@@ -221,7 +221,7 @@ fn a_yes_never_reaches_a_private_address_and_a_deny_holds_across_proxy_forms() {
     drop(window);
 }
 
-/// Review (h4): a loop of requests to an unlisted host that cannot be
+/// Review of the asking proxy: a loop of requests to an unlisted host that cannot be
 /// asked (no window attached) must cost the audit trail a merged line a
 /// second, as any repeated refusal does, not lines for each request.
 #[test]
@@ -254,7 +254,7 @@ fn a_loop_of_unaskable_requests_does_not_flood_the_trail() {
     );
 }
 
-/// Review (h4): with local services closed, a "deny" of this machine's
+/// Review of the asking proxy: with local services closed, a "deny" of this machine's
 /// port holds for every other spelling of it (`127.0.0.1`, `[::1]`,
 /// `127.0.0.2`): the program cannot ask the same question again under
 /// another of the 2^24 loopback addresses.
