@@ -321,6 +321,9 @@ fn copy_store(common: &Repo, store: &Path, work: &Path) -> Result<usize, String>
             bad.display()
         ));
     }
+    if !private_git::holds_files(store) {
+        return Ok(0);
+    }
     let all = import::store_objects(common, store).map_err(|e| e.to_string())?;
     let lacking = import::missing(common, &all, work).map_err(|e| e.to_string())?;
     import::copy(common, store, Objects::Listed(&lacking), work).map_err(|e| e.to_string())

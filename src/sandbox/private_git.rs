@@ -355,6 +355,36 @@ pub fn unsafe_entry(objects: &Path) -> Option<PathBuf> {
     walk(objects, true)
 }
 
+/// Whether the private store holds anything besides its own `info`
+/// (alternates) and the shared objects' mount point: a file anywhere else
+/// may be an object (loose, packed, half-written), so host git must look.
+/// An empty store, the common case of a run that committed nothing, needs
+/// no host git at all.
+pub fn holds_files(objects: &Path) -> bool {
+    fn walk(dir: &Path) -> bool {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return true;
+        };
+        entries.flatten().any(|e| match e.file_type() {
+            Ok(k) if k.is_dir() => walk(&e.path()),
+            _ => true,
+        })
+    }
+    let Ok(entries) = std::fs::read_dir(objects) else {
+        return true;
+    };
+    entries.flatten().any(|e| {
+        let name = e.file_name();
+        if name == SHARED || name == "info" {
+            return false;
+        }
+        match e.file_type() {
+            Ok(k) if k.is_dir() => walk(&e.path()),
+            _ => true,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -527,5 +557,30 @@ mod tests {
         assert_eq!(left[0].dir, data.join("sandbox-git/s1"));
         assert!(leftovers(&data, &common).is_empty(), "held while in hand");
         assert!(leftovers(&data, Path::new("/other/.git")).is_empty());
+    }
+
+    /// Host git is skipped only for a store with nothing in it but its
+    /// own `info` and the shared objects' mount point.
+    #[test]
+    fn an_empty_store_needs_no_host_git() {
+        let t = tempfile::tempdir().unwrap();
+        let store = t.path();
+        std::fs::create_dir_all(store.join("info")).unwrap();
+        std::fs::write(store.join("info/alternates"), "x\n").unwrap();
+        std::fs::create_dir(store.join(SHARED)).unwrap();
+        std::fs::create_dir_all(store.join("pack")).unwrap();
+        std::fs::create_dir_all(store.join("ab")).unwrap();
+        assert!(!holds_files(store), "empty folders hold nothing");
+        for f in ["ab/cdef", "pack/p.pack", "tmp_obj_x"] {
+            std::fs::write(store.join(f), "").unwrap();
+            assert!(holds_files(store), "{f}");
+            std::fs::remove_file(store.join(f)).unwrap();
+        }
+        std::os::unix::fs::symlink("/etc", store.join("ab/link")).unwrap();
+        assert!(holds_files(store), "a link is looked at");
+        assert!(
+            holds_files(&store.join("missing")),
+            "an unreadable store is looked at"
+        );
     }
 }
