@@ -10,8 +10,9 @@ use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
 
+use super::counted::Counted;
 use super::http::{self, BadRequest, Body, Request, Target};
-use super::server::{until_idle, Counted, Failure, Protocol, Proxy, RELAY_BUF};
+use super::server::{until_idle, Failure, Protocol, Proxy, RELAY_BUF};
 
 /// Longest request or response head accepted.
 const MAX_HEAD: usize = 64 * 1024;

@@ -35,6 +35,7 @@ pub mod advice;
 pub mod answers;
 pub mod asking;
 pub mod bridge;
+mod counted;
 pub mod dns;
 mod forward;
 pub mod http;

@@ -9,20 +9,19 @@ use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::Path;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::io::{AsyncRead, AsyncWrite, BufReader, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader};
 use tokio::net::{TcpListener, TcpStream, UnixListener};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Semaphore;
 
 use super::answers::{SessionAnswers, Settled};
 use super::asking::Asker;
+use super::counted::Counted;
 use super::dns::Resolver;
 use super::policy::{self, NetRules, Refusal, Route, Rule, Verdict};
 
@@ -466,14 +465,14 @@ pub(super) struct Activity {
 }
 
 impl Activity {
-    fn new() -> Activity {
+    pub(super) fn new() -> Activity {
         Activity {
             origin: Instant::now(),
             last_ms: Arc::new(AtomicU64::new(0)),
         }
     }
 
-    fn touch(&self) {
+    pub(super) fn touch(&self) {
         let ms = self.origin.elapsed().as_millis() as u64;
         self.last_ms.store(ms, Ordering::Relaxed);
     }
@@ -544,68 +543,5 @@ impl Proxy {
     /// The text a refused client sees (see `advice`).
     pub(super) fn blocked_text(&self, host: &str, port: u16, r: &Refusal) -> String {
         super::advice::blocked_text(host, port, r, &self.rules)
-    }
-}
-
-/// An upstream stream that counts the bytes it carries each way and
-/// notes when it last carried any (every byte of a tunnel or exchange
-/// passes it, one way or the other).
-pub(super) struct Counted {
-    pub inner: TcpStream,
-    pub up: u64,
-    pub down: u64,
-    pub activity: Activity,
-}
-
-impl Counted {
-    pub fn new(inner: TcpStream) -> Counted {
-        Counted {
-            inner,
-            up: 0,
-            down: 0,
-            activity: Activity::new(),
-        }
-    }
-}
-
-impl AsyncRead for Counted {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        let n = (buf.filled().len() - before) as u64;
-        if n > 0 {
-            self.down += n;
-            self.activity.touch();
-        }
-        r
-    }
-}
-
-impl AsyncWrite for Counted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
-        if let Poll::Ready(Ok(n)) = r {
-            if n > 0 {
-                self.up += n as u64;
-                self.activity.touch();
-            }
-        }
-        r
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }
