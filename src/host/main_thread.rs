@@ -81,8 +81,13 @@ pub fn serve<T: Send + 'static>(
 
 #[cfg(test)]
 mod tests {
+    /// Which thread serves is the process's: the two tests must not run
+    /// at once (while one serves, the other's work would go there).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
     fn without_a_main_thread_serving_work_runs_where_it_is_asked() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let here = std::thread::current().id();
         assert_eq!(super::on_main(move || std::thread::current().id()), here);
     }
@@ -91,6 +96,7 @@ mod tests {
     /// wait forever when the work's end raced the check for it).
     #[test]
     fn serving_runs_jobs_on_this_thread_and_ends_with_the_work() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let rt = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
