@@ -104,7 +104,13 @@ impl Core {
                 // a sandboxed agent is already working in: never for one.
                 Ok(Some(setup)) if agent.sandboxed => skipped = Some(setup),
                 Ok(Some(setup))
-                    if !tainted && self.approvals.lock().unwrap().is_approved(&setup.hash) =>
+                    if !tainted
+                        && self
+                            .state
+                            .lock()
+                            .unwrap()
+                            .approvals
+                            .is_approved(&setup.hash) =>
                 {
                     argv = super::setup::prefixed(&setup, &argv);
                 }
@@ -200,9 +206,12 @@ impl Core {
         let agent_env = agent_env(&agent, &caller_env)?;
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
-        self.state.lock().unwrap().remove(tab);
-        // A restart (after fixing the sandbox, say) is watched afresh.
-        self.turns.lock().unwrap().forget(tab);
+        {
+            let mut state = self.state.lock().unwrap();
+            state.remove(tab);
+            // A restart (after fixing the sandbox, say) is watched afresh.
+            state.turns.forget(tab);
+        }
         tracing::info!(tab = %tab, agent = %old.agent, mode = ?mode, "restarting agent");
         let probe = agent
             .sandboxed

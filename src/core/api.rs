@@ -59,13 +59,19 @@ impl Core {
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         let (op, target) = self.classify(caller, &req)?;
         let foreign = self.foreign_tab(caller, &req);
+        // The folder a new agent names, resolved before the state lock is
+        // taken: a path on a hung mount stalls this request, not the core.
+        let named = match &req {
+            Request::Agent { folder, .. } if !foreign => Some(canonical(folder.clone()).await),
+            _ => None,
+        };
         // What waits for the person must also be within the caller's reach:
         // the extras hold for queued requests as for allowed ones.
         let verdict = match privilege::decide(caller.kind(), op, target) {
             Verdict::Refuse(why) => Verdict::Refuse(why),
             other => match privilege::decide_extras(
                 caller.kind(),
-                self.extras(caller, &req, target, foreign),
+                self.extras(caller, &req, target, foreign, named.as_deref()),
             ) {
                 Verdict::Allow => other,
                 refused => refused,
@@ -113,6 +119,7 @@ impl Core {
         req: &Request,
         target: Target,
         foreign: bool,
+        named: Option<&Path>,
     ) -> privilege::Extras {
         let mut e = privilege::Extras {
             foreign_folder: foreign,
@@ -140,8 +147,7 @@ impl Core {
                 worktree,
                 ..
             } => {
-                let folder = std::fs::canonicalize(folder).unwrap_or_else(|_| folder.clone());
-                e.foreign_folder = outside(&folder);
+                e.foreign_folder = outside(named.unwrap_or(folder));
                 e.extra_args = !extra_args.is_empty();
                 e.no_worktree = !worktree;
             }
@@ -262,7 +268,8 @@ impl Core {
         let key = (tab.to_string(), privilege::name(op), why.to_string());
         let now = std::time::Instant::now();
         let fresh = {
-            let mut seen = self.refusals.lock().unwrap();
+            let mut state = self.state.lock().unwrap();
+            let seen = &mut state.refusals;
             seen.retain(|_, at| now.duration_since(*at) < std::time::Duration::from_secs(1));
             let fresh = !seen.contains_key(&key);
             if fresh {
@@ -587,4 +594,13 @@ pub fn no_tab(tab: &str) -> ApiError {
         ErrorCode::NotFound,
         format!("no tab `{tab}` (see `nerdr tabs --all` for the tabs that exist)"),
     )
+}
+/// `folder` with its links resolved (as is, when it cannot be), found off
+/// the async worker threads.
+async fn canonical(folder: std::path::PathBuf) -> std::path::PathBuf {
+    let at = folder.clone();
+    super::edge::gather_at("resolving a new agent's folder", &at, move || {
+        std::fs::canonicalize(&folder).unwrap_or(folder)
+    })
+    .await
 }

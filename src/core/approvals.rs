@@ -97,9 +97,12 @@ impl Approvals {
         self.approved.contains(hash)
     }
 
-    fn save(&self, path: &Path) {
+    /// Write the approved setups; with the state lock dropped (take
+    /// `approved` under it).
+    fn save(path: &Path, approved: BTreeSet<String>) {
+        super::held::assert_unlocked("writing approvals.json");
         let r = Remembered {
-            approved_setups: self.approved.clone(),
+            approved_setups: approved,
         };
         let tmp = path.with_extension("json.tmp");
         let ok = serde_json::to_vec_pretty(&r)
@@ -211,7 +214,8 @@ impl Core {
 
     /// A fresh approval id: 64 random bits, unused in the queue.
     pub fn new_approval_id(&self) -> String {
-        let q = self.approvals.lock().unwrap();
+        let state = self.state.lock().unwrap();
+        let q = &state.approvals;
         loop {
             let id = random_hex(8);
             if !q.pending.iter().any(|p| p.id == id) {
@@ -232,7 +236,7 @@ impl Core {
             return Ok(());
         };
         let kind = Kind::of_operation(op);
-        match no_room(&self.approvals.lock().unwrap().pending, from, kind) {
+        match no_room(&self.state.lock().unwrap().approvals.pending, from, kind) {
             None => Ok(()),
             Some(why) => Err(self.refuse(caller, op, tab, why)),
         }
@@ -241,7 +245,8 @@ impl Core {
     /// Forget what tab `tab` asked, and messages for it: a closed tab's
     /// questions would otherwise stay in the queue for good.
     pub fn forget_questions_of(&self, tab: &str) {
-        let mut q = self.approvals.lock().unwrap();
+        let mut state = self.state.lock().unwrap();
+        let q = &mut state.approvals;
         let mut gone = Vec::new();
         q.pending.retain(|p| {
             let keep = p.tab != tab && !matches!(&p.asked, Asked::Message { to, .. } if to == tab);
@@ -262,7 +267,8 @@ impl Core {
     /// pass the check before any is counted; `Err` says why there was none.
     pub fn ask(&self, a: Approval) -> Result<(), &'static str> {
         {
-            let mut q = self.approvals.lock().unwrap();
+            let mut state = self.state.lock().unwrap();
+            let q = &mut state.approvals;
             if let Some(why) = no_room(&q.pending, &a.tab, Kind::of(&a.asked)) {
                 return Err(why);
             }
@@ -282,22 +288,24 @@ impl Core {
     ) -> Result<Option<Said>, &'static str> {
         let id = a.id.clone();
         let (tx, rx) = tokio::sync::oneshot::channel();
-        self.approvals
+        self.state
             .lock()
             .unwrap()
+            .approvals
             .waiting
             .insert(id.clone(), tx);
         if let Err(why) = self.ask(a) {
-            self.approvals.lock().unwrap().waiting.remove(&id);
+            self.state.lock().unwrap().approvals.waiting.remove(&id);
             return Err(why);
         }
         let answer = tokio::time::timeout(timeout, rx).await;
-        let mut q = self.approvals.lock().unwrap();
+        let mut state = self.state.lock().unwrap();
+        let q = &mut state.approvals;
         q.waiting.remove(&id);
         let before = q.pending.len();
         q.pending.retain(|p| p.id != id);
         let withdrawn = q.pending.len() != before;
-        drop(q);
+        drop(state);
         if withdrawn {
             self.changed();
         }
@@ -305,7 +313,7 @@ impl Core {
     }
 
     pub fn list_approvals(&self) -> Reply {
-        let pending = self.approvals.lock().unwrap().pending.clone();
+        let pending = self.state.lock().unwrap().approvals.pending.clone();
         Ok(json!({ "pending": pending }))
     }
 
@@ -323,8 +331,10 @@ impl Core {
                 "approvals are the user's to give, not a program's in a tab",
             ));
         }
+        let mut remember = None;
         let decided = {
-            let mut a = self.approvals.lock().unwrap();
+            let mut state = self.state.lock().unwrap();
+            let a = &mut state.approvals;
             let Some(i) = a.pending.iter().position(|p| p.id == id) else {
                 return Err(ApiError::new(
                     ErrorCode::NotFound,
@@ -351,19 +361,19 @@ impl Core {
                     if let Some(tx) = a.waiting.remove(id) {
                         let _ = tx.send(said);
                     }
-                    drop(a);
+                    drop(state);
                     self.changed();
                     return Ok(json!({ "ran": [] }));
                 }
                 Asked::Message { to, text } if yes => {
                     let (to, text) = (to.clone(), text.clone());
-                    drop(a);
+                    drop(state);
                     self.changed();
                     self.write_input(&to, text.into_bytes())?;
                     return Ok(json!({ "ran": [], "delivered": to }));
                 }
                 _ if !yes => {
-                    drop(a);
+                    drop(state);
                     self.changed();
                     return Ok(json!({ "ran": [] }));
                 }
@@ -372,7 +382,7 @@ impl Core {
                 Asked::Setup { hash, .. } => {
                     let hash = hash.clone();
                     a.approved.insert(hash.clone());
-                    a.save(&self.approvals_file());
+                    remember = Some(a.approved.clone());
                     // Every request for the same content is answered by this yes.
                     let mut same: Vec<Approval> = Vec::new();
                     a.pending.retain(|p| {
@@ -387,6 +397,9 @@ impl Core {
                 }
             }
         };
+        if let Some(approved) = remember {
+            Approvals::save(&self.approvals_file(), approved);
+        }
         self.changed();
         let mut ran = Vec::new();
         for a in decided {

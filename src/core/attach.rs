@@ -71,90 +71,63 @@ impl Core {
         env: Vec<(String, String)>,
         out: Outbox,
     ) -> u64 {
-        if !env.is_empty() {
-            *self.last_client_env.lock().unwrap() = Some(env);
-        }
         let mut state = self.state.lock().unwrap();
+        if !env.is_empty() {
+            state.last_client_env = Some(env);
+        }
         state.sessions.entry(folder.clone()).or_default();
         let first = state.sessions[&folder].first().cloned();
-        let id = {
-            let mut w = self.windows.lock().unwrap();
-            w.next += 1;
-            let id = w.next;
-            w.by_id.insert(
-                id,
-                Window {
-                    folder: folder.clone(),
-                    rows: crate::protocol::clamp_size(rows, cols).0,
-                    cols: crate::protocol::clamp_size(rows, cols).1,
-                    showing: None,
-                    out,
-                    lagging: false,
-                },
-            );
-            id
-        };
+        let w = &mut state.windows;
+        w.next += 1;
+        let id = w.next;
+        let (rows, cols) = crate::protocol::clamp_size(rows, cols);
+        w.by_id.insert(
+            id,
+            Window {
+                folder: folder.clone(),
+                rows,
+                cols,
+                showing: None,
+                out,
+                lagging: false,
+            },
+        );
         self.fit_session(&mut state, &folder);
         self.send_tabs(&state, &folder);
         if let Some(tab) = first {
-            self.show(&state, id, &tab);
+            self.show(&mut state, id, &tab);
         }
         id
     }
 
     pub fn detach(&self, id: u64) {
         let mut state = self.state.lock().unwrap();
-        let folder = self
-            .windows
-            .lock()
-            .unwrap()
-            .by_id
-            .remove(&id)
-            .map(|w| w.folder);
-        if let Some(f) = folder {
-            self.fit_session(&mut state, &f);
+        if let Some(w) = state.windows.by_id.remove(&id) {
+            self.fit_session(&mut state, &w.folder);
         }
     }
 
     pub fn select(&self, id: u64, tab: &str) {
-        let state = self.state.lock().unwrap();
-        let same_session = {
-            let w = self.windows.lock().unwrap();
-            match (w.by_id.get(&id), state.tabs.get(tab)) {
-                (Some(win), Some(t)) => win.folder == t.folder,
-                _ => false,
-            }
-        };
-        if same_session {
-            self.show(&state, id, tab);
+        let mut state = self.state.lock().unwrap();
+        if same_session(&state, id, tab) {
+            self.show(&mut state, id, tab);
         }
     }
 
     pub fn resize_window(&self, id: u64, rows: u16, cols: u16) {
         let mut state = self.state.lock().unwrap();
-        let folder = {
-            let mut w = self.windows.lock().unwrap();
-            let Some(win) = w.by_id.get_mut(&id) else {
-                return;
-            };
-            (win.rows, win.cols) = crate::protocol::clamp_size(rows, cols);
-            win.folder.clone()
+        let Some(win) = state.windows.by_id.get_mut(&id) else {
+            return;
         };
+        (win.rows, win.cols) = crate::protocol::clamp_size(rows, cols);
+        let folder = win.folder.clone();
         self.fit_session(&mut state, &folder);
     }
 
     /// Keys typed in window `id` go to the tab it shows, if that tab is
     /// still in its session.
     pub fn window_input(&self, id: u64, tab: &str, bytes: Vec<u8>) {
-        let ok = {
-            let state = self.state.lock().unwrap();
-            let w = self.windows.lock().unwrap();
-            match (w.by_id.get(&id), state.tabs.get(tab)) {
-                (Some(win), Some(t)) => win.folder == t.folder,
-                _ => false,
-            }
-        };
-        if ok {
+        if same_session(&self.state.lock().unwrap(), id, tab) {
             self.typed(tab, &bytes);
             let _ = self.host.write(tab, bytes);
         }
@@ -177,12 +150,11 @@ impl Core {
 
     /// Send window `id` the redraw of `tab`, then mark it as showing it.
     /// Called with the state lock held, so no output slips in between.
-    fn show(&self, state: &State, id: u64, tab: &str) {
+    fn show(&self, state: &mut State, id: u64, tab: &str) {
         let Some(t) = state.tabs.get(tab) else {
             return;
         };
-        let mut w = self.windows.lock().unwrap();
-        let Some(win) = w.by_id.get_mut(&id) else {
+        let Some(win) = state.windows.by_id.get_mut(&id) else {
             return;
         };
         let (rows, cols) = t.screen.screen().size();
@@ -197,36 +169,41 @@ impl Core {
         win.lagging = false;
     }
 
-    /// Live output of `tab` to the windows showing it.
-    pub fn forward_output(&self, tab: &str, bytes: &[u8]) {
-        let mut w = self.windows.lock().unwrap();
-        for win in w.by_id.values_mut() {
+    /// Live output of `tab` to the windows showing it. A window whose queue
+    /// is too long stops getting output and is redrawn once it drains.
+    pub fn forward_output(&self, state: &mut State, tab: &str, bytes: &[u8]) {
+        let mut fell_behind = false;
+        for win in state.windows.by_id.values_mut() {
             if win.showing.as_deref() != Some(tab) || win.lagging {
                 continue;
             }
             if win.out.queued() > WINDOW_BACKLOG {
                 win.lagging = true;
+                fell_behind = true;
                 continue;
             }
             win.out.send(data_frame(tab, bytes));
         }
+        if fell_behind {
+            self.wake.catch_up.notify_one();
+        }
     }
 
-    /// Redraw the windows that fell behind and have since caught up.
-    pub fn catch_up(&self) {
-        let state = self.state.lock().unwrap();
-        let due: Vec<(u64, String)> = self
+    /// Redraw the windows that fell behind and have since caught up;
+    /// whether any still lags.
+    pub fn catch_up(&self) -> bool {
+        let mut state = self.state.lock().unwrap();
+        let due: Vec<(u64, String)> = state
             .windows
-            .lock()
-            .unwrap()
             .by_id
             .iter()
             .filter(|(_, w)| w.lagging && w.out.queued() < WINDOW_BACKLOG / 4)
             .filter_map(|(id, w)| Some((*id, w.showing.clone()?)))
             .collect();
         for (id, tab) in due {
-            self.show(&state, id, &tab);
+            self.show(&mut state, id, &tab);
         }
+        state.windows.by_id.values().any(|w| w.lagging)
     }
 
     /// Tell every window of `folder` its session's tabs.
@@ -236,10 +213,8 @@ impl Core {
             .iter()
             .map(|t| t.info())
             .collect();
-        // Lock order: state, then approvals, then windows.
-        let approvals = self.approvals.lock().unwrap().pending.len();
-        let w = self.windows.lock().unwrap();
-        for win in w.by_id.values().filter(|w| w.folder == folder) {
+        let approvals = state.approvals.pending.len();
+        for win in state.windows.by_id.values().filter(|w| w.folder == folder) {
             win.out.send(Frame::control(&CoreMsg::Tabs {
                 folder: folder.to_path_buf(),
                 tabs: tabs.clone(),
@@ -251,22 +226,21 @@ impl Core {
     /// Bring a session's terminals to its windows' smallest size and redraw
     /// the windows if that changed anything.
     fn fit_session(&self, state: &mut State, folder: &Path) {
-        let (rows, cols) = self.windows.lock().unwrap().session_size(folder);
+        let (rows, cols) = state.windows.session_size(folder);
         let ids: Vec<String> = state.sessions.get(folder).cloned().unwrap_or_default();
         let mut changed = Vec::new();
         for id in ids {
             if let Some(t) = state.tabs.get_mut(&id) {
                 if t.screen.screen().size() != (rows, cols) {
                     super::state::resize_screen(&mut t.screen, rows, cols);
+                    // A message to the host's connection task, not I/O.
                     let _ = self.host.resize(&id, rows, cols);
                     changed.push(id);
                 }
             }
         }
-        let showing: Vec<(u64, String)> = self
+        let showing: Vec<(u64, String)> = state
             .windows
-            .lock()
-            .unwrap()
             .by_id
             .iter()
             .filter_map(|(wid, w)| Some((*wid, w.showing.clone()?)))
@@ -275,6 +249,14 @@ impl Core {
         for (wid, tab) in showing {
             self.show(state, wid, &tab);
         }
+    }
+}
+
+/// Whether window `id` and tab `tab` are of the same session.
+fn same_session(state: &State, id: u64, tab: &str) -> bool {
+    match (state.windows.by_id.get(&id), state.tabs.get(tab)) {
+        (Some(win), Some(t)) => win.folder == t.folder,
+        _ => false,
     }
 }
 

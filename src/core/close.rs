@@ -39,8 +39,11 @@ impl Core {
         }
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
-        let removed = self.state.lock().unwrap().remove(tab);
-        self.turns.lock().unwrap().forget(tab);
+        let removed = {
+            let mut state = self.state.lock().unwrap();
+            state.turns.forget(tab);
+            state.remove(tab)
+        };
         self.forget_questions_of(tab);
         let mut reply = json!({});
         if let Some(t) = removed {

@@ -34,7 +34,8 @@ impl<'a> ScopeSlot<'a> {
             .filter(|cg| cg.contains("/nerdr-agent-") || cg.contains("/nerdr-term-"))
             .map(String::from);
         if let Some(s) = &scope {
-            let mut held = core.hook_slots.lock().unwrap();
+            let mut state = core.state.lock().unwrap();
+            let held = &mut state.hook_slots;
             let n = held.entry(s.clone()).or_insert(0);
             if *n >= PER_SCOPE {
                 return None;
@@ -48,7 +49,8 @@ impl<'a> ScopeSlot<'a> {
 impl Drop for ScopeSlot<'_> {
     fn drop(&mut self) {
         if let Some(s) = &self.scope {
-            let mut held = self.core.hook_slots.lock().unwrap();
+            let mut state = self.core.state.lock().unwrap();
+            let held = &mut state.hook_slots;
             if let Some(n) = held.get_mut(s) {
                 *n -= 1;
                 if *n == 0 {

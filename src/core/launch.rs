@@ -114,7 +114,12 @@ impl Core {
                 return Err(e);
             }
         }
-        let (rows, cols) = self.windows.lock().unwrap().session_size(&plan.folder);
+        let (rows, cols) = self
+            .state
+            .lock()
+            .unwrap()
+            .windows
+            .session_size(&plan.folder);
         let id = plan.id.clone();
         let mut term_number = None;
         let (secret, scope) = {
@@ -364,7 +369,8 @@ impl Core {
         caller: &Caller,
         sent: Vec<(String, String)>,
     ) -> Vec<(String, String)> {
-        let mut last = self.last_client_env.lock().unwrap();
+        let mut state = self.state.lock().unwrap();
+        let last = &mut state.last_client_env;
         match caller {
             Caller::User if !sent.is_empty() => {
                 *last = Some(sent.clone());

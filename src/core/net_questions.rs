@@ -42,21 +42,15 @@ impl Core {
                 "port 0 is not a destination",
             ));
         }
-        let (folder, agent) = self
-            .state
-            .lock()
-            .unwrap()
-            .tabs
-            .get(&tab)
-            .map(|t| (t.folder.clone(), t.agent.clone()))
-            .ok_or_else(|| super::api::no_tab(&tab))?;
-        let watched = self
-            .windows
-            .lock()
-            .unwrap()
-            .by_id
-            .values()
-            .any(|w| w.folder == folder);
+        let (agent, watched) = {
+            let state = self.state.lock().unwrap();
+            let t = state
+                .tabs
+                .get(&tab)
+                .ok_or_else(|| super::api::no_tab(&tab))?;
+            let watched = state.windows.by_id.values().any(|w| w.folder == t.folder);
+            (t.agent.clone(), watched)
+        };
         if !watched {
             return Ok(json!({
                 "answer": "not_asked",

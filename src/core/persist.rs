@@ -5,10 +5,15 @@ use std::path::Path;
 
 use super::state::{Saved, State};
 
-pub fn save(path: &Path, state: &State) {
-    let saved: Vec<Saved> = state.all_tabs().iter().map(|t| t.saved(false)).collect();
+/// What `tabs.json` holds: taken under the state lock, written after.
+pub fn snapshot(state: &State) -> Vec<Saved> {
+    state.all_tabs().iter().map(|t| t.saved(false)).collect()
+}
+
+pub fn save(path: &Path, saved: &[Saved]) {
+    super::held::assert_unlocked("writing tabs.json");
     let tmp = path.with_extension("json.tmp");
-    let result = serde_json::to_vec_pretty(&saved)
+    let result = serde_json::to_vec_pretty(saved)
         .map_err(std::io::Error::other)
         .and_then(|bytes| std::fs::write(&tmp, bytes))
         .and_then(|()| std::fs::rename(&tmp, path));

@@ -39,8 +39,8 @@ impl Core {
             t.session_id = Some(id);
         }
         t.last_event = Some(event.to_string());
+        state.turns.reported(tab);
         drop(state);
-        self.turns.lock().unwrap().reported(tab);
         self.changed();
         Ok(json!({}))
     }
@@ -78,56 +78,63 @@ impl Core {
 impl Core {
     /// Typed input reached tab `tab`: maybe the start of a turn to watch.
     pub fn typed(&self, tab: &str, bytes: &[u8]) {
-        let watched = self
-            .state
-            .lock()
-            .unwrap()
+        let mut state = self.state.lock().unwrap();
+        let watched = state
             .tabs
             .get(tab)
             .is_some_and(|t| t.sandboxed && t.kind == TabKind::Agent);
-        if watched {
-            self.turns.lock().unwrap().input(tab, bytes);
+        if watched && state.turns.input(tab, bytes) {
+            self.wake.turns.notify_one();
         }
     }
 
     /// Warn, once per tab, about sandboxed agents whose turns end without a
-    /// report though their integration is installed.
-    pub fn warn_silent_turns(&self) {
-        let ended = self.turns.lock().unwrap().ended(std::time::Instant::now());
-        if ended.is_empty() {
-            return;
+    /// report though their integration is installed; whether a turn is
+    /// still open (to be looked at again).
+    pub fn warn_silent_turns(&self) -> bool {
+        let (ended, open) = {
+            let mut state = self.state.lock().unwrap();
+            let ended = state.turns.ended(std::time::Instant::now());
+            let ended: Vec<(String, String)> = ended
+                .into_iter()
+                .filter_map(|id| Some((state.tabs.get(&id)?.agent.clone(), id)))
+                .collect();
+            (ended, state.turns.watching())
+        };
+        // Whether each agent's integration is installed: read from disk,
+        // with the lock dropped.
+        let integrated: Vec<(String, String)> = ended
+            .into_iter()
+            .filter(|(agent, _)| {
+                super::held::assert_unlocked("reading the installed integrations");
+                self.paths
+                    .state_dir
+                    .join("integrations")
+                    .join(format!("{agent}.json"))
+                    .exists()
+            })
+            .collect();
+        if integrated.is_empty() {
+            return open;
         }
         let mut state = self.state.lock().unwrap();
-        let mut any = false;
-        for id in ended {
+        for (agent, id) in integrated {
             let Some(t) = state.tabs.get_mut(&id) else {
                 continue;
             };
-            let integrated = self
-                .paths
-                .state_dir
-                .join("integrations")
-                .join(format!("{}.json", t.agent))
-                .exists();
-            if !integrated {
-                continue;
-            }
             let text = format!(
-                "agent {} in tab {id} finished a turn and no report from it reached nerdr: its \
+                "agent {agent} in tab {id} finished a turn and no report from it reached nerdr: its \
                  sandbox probably blocks nerdr's integration. The sandbox must let the agent run \
                  {} and connect to {}",
-                t.agent,
                 self.bin.display(),
                 self.paths.hook_socket().display()
             );
-            tracing::warn!(tab = %id, agent = %t.agent, "{text}");
+            tracing::warn!(tab = %id, agent = %agent, "{text}");
             t.warning = Some(text);
-            any = true;
         }
         drop(state);
-        if any {
-            self.changed();
-        }
+        self.changed();
+        open
     }
 }
 

@@ -173,7 +173,7 @@ impl Core {
                 let shown = format!("\r\nnerdr: {}\r\n", message.replace('\n', "\r\n"));
                 t.screen.process(shown.as_bytes());
                 t.log.push(shown.as_bytes());
-                self.forward_output(id, shown.as_bytes());
+                self.forward_output(&mut state, id, shown.as_bytes());
             }
         }
         self.changed();

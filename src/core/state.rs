@@ -1,11 +1,11 @@
 //! The core's picture of sessions and tabs: plain data and the pure queries
 //! over it. Effects (starting programs, talking to sockets) live elsewhere.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::State;
 use crate::protocol::api::{TabInfo, TabKind, TabState};
 
 pub const DEFAULT_ROWS: u16 = 24;
@@ -209,13 +209,8 @@ pub fn screen_text(screen: &vt100::Screen, lines: Option<usize>) -> String {
     rows.join("\n")
 }
 
-#[derive(Default)]
-pub struct State {
-    pub tabs: BTreeMap<String, Tab>,
-    /// Sessions by canonical folder, each with its tabs in opening order.
-    pub sessions: BTreeMap<PathBuf, Vec<String>>,
-}
-
+/// The queries over the tabs of [`State`] (defined with the rest of what
+/// the core knows, in `core`).
 impl State {
     pub fn insert(&mut self, tab: Tab) {
         self.sessions

@@ -24,14 +24,22 @@ struct Turn {
 }
 
 impl Turns {
-    /// Input typed into a watched tab; Enter starts a turn.
-    pub fn input(&mut self, tab: &str, bytes: &[u8]) {
+    /// Input typed into a watched tab; Enter starts a turn. Whether one
+    /// did.
+    pub fn input(&mut self, tab: &str, bytes: &[u8]) -> bool {
         if bytes.contains(&b'\r') && !self.warned.contains(tab) {
             self.open.entry(tab.to_string()).or_insert(Turn {
                 last_output: None,
                 reported: false,
             });
+            return true;
         }
+        false
+    }
+
+    /// Whether a turn is open (and so worth looking at again).
+    pub fn watching(&self) -> bool {
+        !self.open.is_empty()
     }
 
     pub fn output(&mut self, tab: &str, now: Instant) {

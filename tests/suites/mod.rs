@@ -18,6 +18,7 @@ mod robustness;
 mod sandbox;
 mod scopes;
 mod service;
+mod slow_facts;
 mod upgrade;
 mod worktree_removal;
 mod worktrees;

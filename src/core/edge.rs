@@ -1,0 +1,60 @@
+//! Where the core gathers facts from the world (the filesystem, git,
+//! `/proc`): off the async worker threads, never under the state lock
+//! (docs/ARCHITECTURE.md, "Decisions and effects"). A fact that takes long
+//! (a folder on a hung mount) delays the request that needs it, and
+//! nothing else.
+//!
+//! A debug build (what the test suite runs) can be told that one path is
+//! slow: `NERDR_TEST_SLOW_PATH=<path>` makes every fact gathered about a
+//! path at or under it take `NERDR_TEST_SLOW_MS` (10 000 by default) longer,
+//! as a `stat` on a hung network mount would. The test that the core keeps
+//! answering meanwhile needs it; a release build ignores both variables.
+
+use std::path::Path;
+
+/// Run `f`, which blocks, on the blocking pool; `what` names it in the
+/// panic a slip (the state lock held) causes in a debug build.
+pub async fn gather<T, F>(what: &'static str, f: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    super::held::assert_unlocked(what);
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// [`gather`] a fact about `path`.
+pub async fn gather_at<T, F>(what: &'static str, path: &Path, f: F) -> T
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    let delay = slow_for_tests(path);
+    gather(what, move || {
+        if let Some(d) = delay {
+            std::thread::sleep(d);
+        }
+        f()
+    })
+    .await
+}
+
+#[cfg(debug_assertions)]
+fn slow_for_tests(path: &Path) -> Option<std::time::Duration> {
+    let slow = std::env::var_os("NERDR_TEST_SLOW_PATH")?;
+    if !path.starts_with(&slow) {
+        return None;
+    }
+    let ms = std::env::var("NERDR_TEST_SLOW_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    Some(std::time::Duration::from_millis(ms))
+}
+
+#[cfg(not(debug_assertions))]
+fn slow_for_tests(_: &Path) -> Option<std::time::Duration> {
+    None
+}
