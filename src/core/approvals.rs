@@ -236,7 +236,9 @@ impl Core {
             return Ok(());
         };
         let kind = Kind::of_operation(op);
-        match no_room(&self.state.lock().unwrap().approvals.pending, from, kind) {
+        // Bound first: a guard in the `match` would live through its arms.
+        let full = no_room(&self.state.lock().unwrap().approvals.pending, from, kind);
+        match full {
             None => Ok(()),
             Some(why) => Err(self.refuse(caller, op, tab, why)),
         }
