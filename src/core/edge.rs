@@ -1,6 +1,6 @@
 //! Where the core gathers facts from the world (the filesystem, git,
 //! `/proc`): off the async worker threads, never under the state lock
-//! (docs/ARCHITECTURE.md, "Decisions and effects"). A fact that takes long
+//! (docs/ARCHITECTURE.md, "Where decisions and effects live"). A fact that takes long
 //! (a folder on a hung mount) delays the request that needs it, and
 //! nothing else.
 //!
