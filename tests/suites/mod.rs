@@ -8,6 +8,7 @@ mod feature_detection;
 mod git_guard;
 mod harness;
 mod holder;
+mod idle;
 mod integration;
 mod privilege;
 mod probe;
