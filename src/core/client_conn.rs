@@ -45,7 +45,7 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
         Ok(h) if !proof_matches(&core.key, &nonce, &h.proof) => {
             refuse("wrong client key: this client could not read the core's key file".into())
         }
-        Ok(_) => match inside_a_tab(&core, &stream) {
+        Ok(_) => match inside_a_tab(&core, &stream).await {
             Some(tab) => refuse(format!(
                 "this client runs inside tab {tab}, a program nerdr started; \
                  programs in a tab talk to nerdr through NERDR_SOCKET (the hook socket), \
@@ -114,8 +114,13 @@ async fn serve_frames(
                 cols,
                 env,
             } => {
-                let Some(folder) = std::fs::canonicalize(&folder).ok().filter(|f| f.is_dir())
-                else {
+                let at = folder.clone();
+                let resolved =
+                    super::edge::gather_at("resolving a window's folder", &folder, || {
+                        std::fs::canonicalize(at).ok().filter(|f| f.is_dir())
+                    })
+                    .await;
+                let Some(folder) = resolved else {
                     let message = format!(
                         "folder {} does not exist or is not a folder",
                         folder.display()
@@ -164,8 +169,9 @@ fn close_with(out: &Outbox, e: FrameError) -> anyhow::Result<()> {
 /// can leave its parent behind (`cmd & exit`), but not its session or its
 /// cgroup without help. A PID counts only with the start time recorded at
 /// launch, so a reused PID does not.
-fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
-    let Some(peer) = platform::peer_process(stream) else {
+async fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
+    super::held::assert_unlocked("identifying a client peer");
+    let Some(peer) = tokio::task::block_in_place(|| platform::peer_process(stream)) else {
         // A peer the kernel cannot name (or gone already) is not trusted
         // as the user.
         return Some("unknown (the peer could not be identified)".into());
@@ -181,16 +187,20 @@ fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
     }
     let chain = peer.ancestry;
     let session = peer.session;
-    let state = core.state.lock().unwrap();
-    state
+    let near: Vec<(String, u32, u64)> = core
+        .state
+        .lock()
+        .unwrap()
         .tabs
         .values()
-        .find(|t| match (t.pid, t.start_time) {
-            (Some(p), Some(st)) => {
-                (chain.contains(&p) || session == Some(p))
-                    && platform::proc_start_time(p).ok() == Some(st)
-            }
-            _ => false,
-        })
-        .map(|t| t.id.clone())
+        .filter_map(|t| Some((t.id.clone(), t.pid?, t.start_time?)))
+        .filter(|(_, p, _)| chain.contains(p) || session == Some(*p))
+        .collect();
+    // Each candidate's start time is read with the lock dropped.
+    super::edge::gather("reading tabs' programs in /proc", move || {
+        near.into_iter()
+            .find(|(_, p, st)| platform::proc_start_time(*p).ok() == Some(*st))
+            .map(|(id, _, _)| id)
+    })
+    .await
 }

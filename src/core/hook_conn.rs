@@ -62,8 +62,10 @@ impl Drop for ScopeSlot<'_> {
 }
 
 pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
-    // Who connected, as the kernel recorded it at connect time.
-    let peer = match platform::peer_process(&stream) {
+    // Who connected, as the kernel recorded it at connect time (`/proc`
+    // reads: this worker's other tasks move to another while it blocks).
+    super::held::assert_unlocked("identifying a hook peer");
+    let peer = match tokio::task::block_in_place(|| platform::peer_process(&stream)) {
         Some(p) => PeerFacts {
             ancestry: p.ancestry,
             cgroup: p.cgroup,
@@ -117,7 +119,7 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
         let reply = match parse_line(&line) {
             Err(bad) => bad,
             Ok(req) => {
-                let outcome = match authenticate(&core, req.tab.as_deref(), &peer) {
+                let outcome = match authenticate(&core, req.tab.as_deref(), &peer).await {
                     Ok(caller) => core.handle(&caller, req.request).await.into(),
                     Err(e) => Outcome::Error(e),
                 };
@@ -132,8 +134,13 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
 }
 
 /// Which tab the caller belongs to: the secret names it, the kernel's
-/// record of the connecting process decides whether the caller is it.
-fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<Caller, ApiError> {
+/// record of the connecting process decides whether the caller is it. The
+/// tab's program is looked up in `/proc` with the state lock dropped.
+async fn authenticate(
+    core: &Core,
+    secret: Option<&str>,
+    peer: &PeerFacts,
+) -> Result<Caller, ApiError> {
     let denied = || {
         ApiError::new(
             ErrorCode::Denied,
@@ -154,41 +161,45 @@ fn authenticate(core: &Core, secret: Option<&str>, peer: &PeerFacts) -> Result<C
         denied()
     };
     let secret = secret.ok_or_else(|| unknown("no NERDR_TAB"))?;
-    let state = core.state.lock().unwrap();
-    let tab = state
+    let known = core
+        .state
+        .lock()
+        .unwrap()
         .tab_by_secret(secret)
-        .ok_or_else(|| unknown("NERDR_TAB names no open tab"))?;
-    let facts = TabFacts {
-        sandboxed: tab.sandboxed,
-        pid: tab.pid,
-        start_recorded: tab.start_time,
-        start_now: tab.pid.and_then(|p| platform::proc_start_time(p).ok()),
-        scope: tab
-            .pid
+        .map(|t| (t.id.clone(), t.sandboxed, t.pid, t.start_time));
+    let (id, sandboxed, pid, start_recorded) =
+        known.ok_or_else(|| unknown("NERDR_TAB names no open tab"))?;
+    let facts = super::edge::gather("reading a tab's program in /proc", move || TabFacts {
+        sandboxed,
+        pid,
+        start_recorded,
+        start_now: pid.and_then(|p| platform::proc_start_time(p).ok()),
+        scope: pid
             .and_then(platform::cgroup_path)
             .filter(|cg| cg.contains("/nerdr-agent-") || cg.contains("/nerdr-term-")),
-        namespaces: tab.pid.and_then(platform::namespaces),
-    };
-    match identify(&tab.id, &facts, peer) {
+        namespaces: pid.and_then(platform::namespaces),
+    })
+    .await;
+    match identify(&id, &facts, peer) {
         Identity::Verified => Ok(Caller::Tab {
-            id: tab.id.clone(),
-            sandboxed: tab.sandboxed,
+            id,
+            sandboxed,
             program: is_program(&facts, peer),
         }),
         Identity::TreatedAsSandboxed => Ok(Caller::Tab {
-            id: tab.id.clone(),
+            id,
             sandboxed: true,
             program: false,
         }),
         Identity::Refused(why) => {
-            tracing::warn!(tab = %tab.id, reason = %why, "hook request refused");
+            tracing::warn!(tab = %id, reason = %why, "hook request refused");
             crate::audit::record(
                 &core.paths,
                 &crate::audit::Event::new(
                     crate::audit::Kind::HookRefused,
                     format!("refused a request on the hook socket: {why}"),
                 )
-                .field("NERDR_TAB", &tab.id)
+                .field("NERDR_TAB", &id)
                 .field("NERDR_OPERATION", "identify")
                 .field("NERDR_REASON", &why),
             );
