@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::{Decide, ListApprovals};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -42,20 +42,18 @@ pub enum Action {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (id, approve, session) = match args.action {
         None => {
-            let reply = client::call(Request::Approvals)?;
+            let list = client::call(ListApprovals)?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&reply["pending"])?);
+                // The wire's JSON, fields in its (alphabetical) order, as
+                // `--json` has always printed it.
+                let pending = serde_json::to_value(&list.pending)?;
+                println!("{}", serde_json::to_string_pretty(&pending)?);
             } else {
-                let pending = reply["pending"].as_array().cloned().unwrap_or_default();
-                if pending.is_empty() {
+                if list.pending.is_empty() {
                     println!("nothing waits for approval");
                 }
-                for p in pending {
-                    println!(
-                        "{}  {}",
-                        p["id"].as_str().unwrap_or(""),
-                        crate::protocol::printable(p["question"].as_str().unwrap_or(""))
-                    );
+                for p in &list.pending {
+                    println!("{}  {}", p.id, crate::protocol::printable(&p.question));
                 }
             }
             return Ok(ExitCode::SUCCESS);
@@ -63,13 +61,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(Action::Approve { id, session }) => (id, true, session),
         Some(Action::Deny { id }) => (id, false, false),
     };
-    let reply = client::call(Request::Decide {
+    let decided = client::call(Decide {
         id,
         approve,
         session,
     })?;
-    for tab in reply["ran"].as_array().into_iter().flatten() {
-        println!("{}", tab.as_str().unwrap_or_default());
+    for tab in decided.ran {
+        println!("{tab}");
     }
     Ok(ExitCode::SUCCESS)
 }

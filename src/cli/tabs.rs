@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::FolderArg;
 use crate::client;
-use crate::protocol::api::{Request, TabInfo};
+use crate::protocol::api::{ListTabs, TabInfo};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,17 +24,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Some(args.folder.resolve()?)
     };
-    let reply = client::call(Request::Tabs {
+    let tabs = client::call(ListTabs {
         folder,
         all: args.all,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&reply)?);
+        println!("{}", json_text(&tabs)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let tabs: Vec<TabInfo> = serde_json::from_value(reply)?;
     print!("{}", table(&tabs, args.all));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rows as `--json` has always printed them: the wire's JSON,
+/// pretty-printed, fields in its (alphabetical) order.
+fn json_text(tabs: &[TabInfo]) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&serde_json::to_value(tabs)?)
 }
 
 fn table(tabs: &[TabInfo], with_folder: bool) -> String {
