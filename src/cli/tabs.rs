@@ -79,3 +79,29 @@ fn table(tabs: &[TabInfo], with_folder: bool) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::api::{decode, ListTabs};
+
+    /// `--json` printed the wire's JSON as it came; read into rows and
+    /// printed again, it must be the same text, byte for byte.
+    #[test]
+    fn json_output_is_the_wire_as_it_came() {
+        let wire = serde_json::json!([
+            {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
+             "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
+             "session_id": null, "resumable": true, "state": "exited", "pid": null,
+             "exit_code": 0},
+            {"id": "cd34", "folder": "/w", "agent": "sh", "command": ["sh"],
+             "sandboxed": false, "kind": "terminal", "parent": "ab12", "worktree": null,
+             "session_id": null, "resumable": false, "state": "refused",
+             "reason": "no such program", "pid": null, "exit_code": null,
+             "warning": "hooks blocked"},
+        ]);
+        let before = serde_json::to_string_pretty(&wire).unwrap();
+        let rows = decode::<ListTabs>(wire).unwrap();
+        assert_eq!(json_text(&rows).unwrap(), before);
+    }
+}
