@@ -10,6 +10,7 @@ use clap::Subcommand;
 
 use crate::client;
 use crate::protocol::api::{Decide, ListApprovals};
+use crate::protocol::replies::Approval;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -44,10 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None => {
             let list = client::call(ListApprovals)?;
             if args.json {
-                // The wire's JSON, fields in its (alphabetical) order, as
-                // `--json` has always printed it.
-                let pending = serde_json::to_value(&list.pending)?;
-                println!("{}", serde_json::to_string_pretty(&pending)?);
+                println!("{}", json_text(&list.pending)?);
             } else {
                 if list.pending.is_empty() {
                     println!("nothing waits for approval");
@@ -70,4 +68,31 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{tab}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The list as `--json` has always printed it: the wire's JSON,
+/// pretty-printed, fields in its (alphabetical) order.
+fn json_text(pending: &[Approval]) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&serde_json::to_value(pending)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::api::decode;
+
+    /// `--json` printed the wire's `pending` as it came; read into
+    /// approvals and printed again, it must be the same text.
+    #[test]
+    fn json_output_is_the_wire_as_it_came() {
+        let pending = serde_json::json!([
+            {"id": "q1", "question": "run `npm ci`?", "tab": "ab12", "kind": "setup",
+             "worktree": "/w/ab12", "hash": "5e7", "argv": ["npm", "ci"], "once": false},
+            {"id": "q2", "question": "connect?", "tab": "ab12", "kind": "network",
+             "host": "example.com", "port": 443},
+        ]);
+        let before = serde_json::to_string_pretty(&pending).unwrap();
+        let list = decode::<ListApprovals>(serde_json::json!({ "pending": pending })).unwrap();
+        assert_eq!(json_text(&list.pending).unwrap(), before);
+    }
 }
