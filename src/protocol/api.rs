@@ -15,7 +15,7 @@
 //! their [`Method`] types are unit structs that become them.
 //!
 //! On the wire a reply is still JSON inside the socket's envelope
-//! ([`super::handshake::Outcome`]); the types live on both ends.
+//! (`handshake::Outcome`); the types live on both ends.
 
 use std::path::PathBuf;
 
@@ -461,3 +461,9 @@ pub struct BadReply {
 #[cfg(test)]
 #[path = "api_tests.rs"]
 mod tests;
+
+// Beside the methods that name them (under `api`, so `replies` needs
+// nothing of `api`).
+#[cfg(test)]
+#[path = "replies_tests.rs"]
+mod replies_tests;

@@ -1,8 +1,8 @@
-//! The core's replies, one type per method (each [`super::api::Method`]
+//! The core's replies, one type per method (each `api::Method`
 //! names its own). Their JSON is the wire's: field names, `null`s and
 //! left-out fields are as the core sent them when replies were built by
-//! hand, and the tests below hold each to those bytes, so renaming a field
-//! fails a test instead of a script. The replies of `nerdr tabs --json` and
+//! hand, and `replies_tests.rs` holds each to those bytes, so renaming a
+//! field fails a test instead of a script. The replies of `nerdr tabs --json` and
 //! `nerdr approvals --json` are printed as the wire carries them.
 
 use std::path::PathBuf;
@@ -159,7 +159,3 @@ pub struct ReportTaken {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignored: Option<String>,
 }
-
-#[cfg(test)]
-#[path = "replies_tests.rs"]
-mod tests;

@@ -5,11 +5,7 @@
 use serde_json::{json, Value};
 
 use super::*;
-use crate::protocol::api::{
-    self, AskNetwork, CloseTab, CoreStatus, Decide, GetStatus, ListAgents, ListApprovals, ListTabs,
-    Method, OpenTerminal, QuitSession, ReadScreen, ReportAgent, ReportEvent, Resize, RestartTab,
-    RunPlugin, SendText, StartAgent, TabInfo, TabKind, TabState,
-};
+use crate::protocol::replies::*;
 
 /// `reply`, as method `M` answers, is `wire` on the wire, and `wire` reads
 /// back as `reply`.
@@ -18,12 +14,12 @@ where
     M::Reply: PartialEq + std::fmt::Debug + Clone,
 {
     assert_eq!(
-        api::encode::<M>(Ok(reply.clone())),
+        encode::<M>(Ok(reply.clone())),
         Ok(wire.clone()),
         "{}",
         M::NAME
     );
-    assert_eq!(api::decode::<M>(wire).unwrap(), reply, "{}", M::NAME);
+    assert_eq!(decode::<M>(wire).unwrap(), reply, "{}", M::NAME);
 }
 
 #[test]
