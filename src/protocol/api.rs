@@ -15,7 +15,11 @@
 //! their [`Method`] types are unit structs that become them.
 //!
 //! On the wire a reply is still JSON inside the socket's envelope
-//! (`handshake::Outcome`); the types live on both ends.
+//! (`handshake::Outcome`, the hook socket's `result`): the envelope is the
+//! same for every method, and only the asker knows which method an id
+//! asked, so the JSON is typed where the request is, by [`encode`] in the
+//! core's dispatcher and [`decode`] in the client. A reply that does not
+//! read as its method's is a [`BadReply`] naming the method.
 
 use std::path::PathBuf;
 
