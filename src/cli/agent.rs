@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::FolderArg;
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::StartAgent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -21,7 +21,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Agent {
+    let started = client::call(StartAgent {
         folder: args.folder.resolve()?,
         name: args.name,
         extra_args: args.extra_args,
@@ -29,6 +29,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         worktree: !args.no_worktree,
     })?;
     // The tab id alone, so scripts can capture it.
-    println!("{}", reply["tab"].as_str().unwrap_or_default());
+    println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::{Decide, ListApprovals};
+use crate::protocol::replies::Approval;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -42,20 +43,15 @@ pub enum Action {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (id, approve, session) = match args.action {
         None => {
-            let reply = client::call(Request::Approvals)?;
+            let list = client::call(ListApprovals)?;
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&reply["pending"])?);
+                println!("{}", json_text(&list.pending)?);
             } else {
-                let pending = reply["pending"].as_array().cloned().unwrap_or_default();
-                if pending.is_empty() {
+                if list.pending.is_empty() {
                     println!("nothing waits for approval");
                 }
-                for p in pending {
-                    println!(
-                        "{}  {}",
-                        p["id"].as_str().unwrap_or(""),
-                        crate::protocol::printable(p["question"].as_str().unwrap_or(""))
-                    );
+                for p in &list.pending {
+                    println!("{}  {}", p.id, crate::protocol::printable(&p.question));
                 }
             }
             return Ok(ExitCode::SUCCESS);
@@ -63,13 +59,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(Action::Approve { id, session }) => (id, true, session),
         Some(Action::Deny { id }) => (id, false, false),
     };
-    let reply = client::call(Request::Decide {
+    let decided = client::call(Decide {
         id,
         approve,
         session,
     })?;
-    for tab in reply["ran"].as_array().into_iter().flatten() {
-        println!("{}", tab.as_str().unwrap_or_default());
+    for tab in decided.ran {
+        println!("{tab}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The list as `--json` has always printed it: the wire's JSON,
+/// pretty-printed, fields in its (alphabetical) order.
+fn json_text(pending: &[Approval]) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&serde_json::to_value(pending)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::api::decode;
+
+    /// `--json` printed the wire's `pending` as it came; read into
+    /// approvals and printed again, it must be the same text.
+    #[test]
+    fn json_output_is_the_wire_as_it_came() {
+        let pending = serde_json::json!([
+            {"id": "q1", "question": "run `npm ci`?", "tab": "ab12", "kind": "setup",
+             "worktree": "/w/ab12", "hash": "5e7", "argv": ["npm", "ci"], "once": false},
+            {"id": "q2", "question": "connect?", "tab": "ab12", "kind": "network",
+             "host": "example.com", "port": 443},
+        ]);
+        let before = serde_json::to_string_pretty(&pending).unwrap();
+        let list = decode::<ListApprovals>(serde_json::json!({ "pending": pending })).unwrap();
+        assert_eq!(json_text(&list.pending).unwrap(), before);
+    }
 }

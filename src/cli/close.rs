@@ -5,7 +5,8 @@
 use std::process::ExitCode;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::CloseTab;
+use crate::protocol::replies::WorktreeRemoved;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -22,12 +23,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Close {
+    let closed = client::call(CloseTab {
         tab: args.tab,
         remove_worktree: args.remove_worktree,
         force: args.force,
     })?;
-    if let Some(r) = reply.get("removed") {
+    if let Some(r) = &closed.removed {
         eprint!("{}", removed_text(r));
     }
     Ok(ExitCode::SUCCESS)
@@ -35,20 +36,19 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 
 /// What a removal did, in words: where saved work went and how to get it
 /// back, and that the branch stays.
-fn removed_text(r: &serde_json::Value) -> String {
-    let s = |v: &serde_json::Value| v.as_str().unwrap_or("?").to_string();
-    let mut out = format!("removed the worktree {}\n", s(&r["worktree"]));
-    if let Some(saved) = r.get("saved").filter(|v| !v.is_null()) {
-        let reference = s(&saved["reference"]);
+fn removed_text(r: &WorktreeRemoved) -> String {
+    let mut out = format!("removed the worktree {}\n", r.worktree.display());
+    if let Some(saved) = &r.saved {
         out.push_str(&format!(
-            "its uncommitted work (untracked files included) was saved first as {reference} \
+            "its uncommitted work (untracked files included) was saved first as {} \
              (commit {}); get it back with {}\n",
-            s(&saved["commit"]),
-            crate::git::saved::how_to_restore(&reference)
+            saved.reference,
+            saved.commit,
+            crate::git::saved::how_to_restore(&saved.reference)
         ));
     }
-    let branch = s(&r["branch"]);
-    match r["branch_only_commits"].as_u64() {
+    let branch = &r.branch;
+    match r.branch_only_commits {
         Some(0) | None => out.push_str(&format!("the branch {branch} stays\n")),
         Some(n) => out.push_str(&format!(
             "the branch {branch} stays, with {n} commit{} no other branch has\n",
@@ -61,15 +61,19 @@ fn removed_text(r: &serde_json::Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::replies::SavedWork;
 
     #[test]
     fn a_removal_says_where_work_went_and_that_the_branch_stays() {
-        let saved = serde_json::json!({
-            "worktree": "/w/ab12",
-            "saved": {"reference": "refs/nerdr/saved/ab12", "commit": "c0ffee"},
-            "branch": "nerdr/ab12",
-            "branch_only_commits": 2,
-        });
+        let saved = WorktreeRemoved {
+            worktree: "/w/ab12".into(),
+            saved: Some(SavedWork {
+                reference: "refs/nerdr/saved/ab12".into(),
+                commit: "c0ffee".into(),
+            }),
+            branch: "nerdr/ab12".into(),
+            branch_only_commits: Some(2),
+        };
         let text = removed_text(&saved);
         assert!(
             text.contains("saved first as refs/nerdr/saved/ab12"),
@@ -80,9 +84,11 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("nerdr/ab12 stays, with 2 commits"), "{text}");
-        let clean = serde_json::json!({
-            "worktree": "/w/ab12", "saved": null, "branch": "nerdr/ab12", "branch_only_commits": 0,
-        });
+        let clean = WorktreeRemoved {
+            saved: None,
+            branch_only_commits: Some(0),
+            ..saved
+        };
         let text = removed_text(&clean);
         assert!(!text.contains("saved"), "{text}");
         assert!(text.ends_with("the branch nerdr/ab12 stays\n"), "{text}");

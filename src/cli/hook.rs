@@ -18,7 +18,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::ReportEvent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -69,12 +69,12 @@ fn say(line: &str) {
 
 /// The request for `event` with the agent's payload (JSON if it parses,
 /// else the text as a string), and the session id found in it.
-pub fn report(event: &str, payload: Option<&str>) -> Request {
+pub fn report(event: &str, payload: Option<&str>) -> ReportEvent {
     let data = match payload.map(str::trim) {
         None | Some("") => Value::Null,
         Some(t) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.to_string())),
     };
-    Request::Report {
+    ReportEvent {
         event: event.to_string(),
         session_id: session_id(&data),
         data,
@@ -113,7 +113,7 @@ fn read_stdin() -> Option<String> {
     }
 }
 
-fn send(req: Request) -> anyhow::Result<()> {
+fn send(req: ReportEvent) -> anyhow::Result<()> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(client::request(req));
@@ -137,10 +137,7 @@ mod tests {
     use super::*;
 
     fn sid(payload: Option<&str>) -> Option<String> {
-        match report("Stop", payload) {
-            Request::Report { session_id, .. } => session_id,
-            other => panic!("{other:?}"),
-        }
+        report("Stop", payload).session_id
     }
 
     #[test]
@@ -169,10 +166,7 @@ mod tests {
 
     #[test]
     fn the_payload_travels_as_json_or_as_text() {
-        let data = |p| match report("E", p) {
-            Request::Report { data, .. } => data,
-            other => panic!("{other:?}"),
-        };
+        let data = |p| report("E", p).data;
         assert_eq!(data(Some(" {\"a\": 1}\n")), serde_json::json!({"a": 1}));
         assert_eq!(data(Some("plain")), Value::String("plain".into()));
         assert_eq!(data(Some("  \n")), Value::Null);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::ReportAgent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -30,8 +30,8 @@ pub enum Action {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
         Action::ReportAgent { tab, argv } => {
-            let reply = client::call(Request::ReportAgent { tab, argv })?;
-            if let Some(why) = reply["ignored"].as_str() {
+            let taken = client::call(ReportAgent { tab, argv })?;
+            if let Some(why) = taken.ignored {
                 eprintln!("nerdr: report ignored: {why}");
             }
         }

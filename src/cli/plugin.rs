@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use super::FolderArg;
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::RunPlugin;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -21,15 +21,14 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Plugin {
+    let ran = client::call(RunPlugin {
         name: args.name,
         args: args.args,
         folder: args.folder.resolve()?,
     })?;
-    let text = |k: &str| reply[k].as_str().unwrap_or_default().to_string();
-    std::io::stdout().write_all(text("stdout").as_bytes())?;
-    std::io::stderr().write_all(text("stderr").as_bytes())?;
+    std::io::stdout().write_all(ran.stdout.as_bytes())?;
+    std::io::stderr().write_all(ran.stderr.as_bytes())?;
     // Killed by a signal: the shell's convention, 128 + signal, is not known here.
-    let code = reply["code"].as_i64().unwrap_or(1);
+    let code = ran.code.unwrap_or(1);
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::FolderArg;
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::QuitSession;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,10 +13,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Quit {
+    let quit = client::call(QuitSession {
         folder: args.folder.resolve()?,
     })?;
-    let n = reply["closed"].as_u64().unwrap_or(0);
+    let n = quit.closed;
     eprintln!("closed {n} tab{}", if n == 1 { "" } else { "s" });
     Ok(ExitCode::SUCCESS)
 }

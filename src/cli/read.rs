@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::ReadScreen;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,10 +15,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Read {
+    let screen = client::call(ReadScreen {
         tab: args.tab,
         lines: args.lines,
     })?;
-    println!("{}", reply["text"].as_str().unwrap_or_default());
+    println!("{}", screen.text);
     Ok(ExitCode::SUCCESS)
 }

@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::RestartTab;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,10 +15,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Restart {
+    let started = client::call(RestartTab {
         tab: args.tab,
         env: client::own_env(),
     })?;
-    println!("{}", reply["tab"].as_str().unwrap_or_default());
+    println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)
 }

@@ -3,7 +3,8 @@
 use std::process::ExitCode;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::SendText;
+use crate::protocol::replies::Sent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,17 +18,16 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Send {
+    let sent = client::call(SendText {
         tab: args.tab.clone(),
         text: args.text,
         enter: !args.no_enter,
     })?;
-    if let Some(id) = reply["queued"].as_str() {
+    if let Sent::Queued { queued, why } = sent {
         // Not delivered yet: say so, so a script does not take it as sent.
         eprintln!(
-            "nerdr: the message for tab {} waits for the user's approval as {id}: {}",
+            "nerdr: the message for tab {} waits for the user's approval as {queued}: {why}",
             args.tab,
-            reply["why"].as_str().unwrap_or_default()
         );
     }
     Ok(ExitCode::SUCCESS)

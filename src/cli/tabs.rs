@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use super::FolderArg;
 use crate::client;
-use crate::protocol::api::{Request, TabInfo};
+use crate::protocol::api::{ListTabs, TabInfo};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,17 +24,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         Some(args.folder.resolve()?)
     };
-    let reply = client::call(Request::Tabs {
+    let tabs = client::call(ListTabs {
         folder,
         all: args.all,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&reply)?);
+        println!("{}", json_text(&tabs)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let tabs: Vec<TabInfo> = serde_json::from_value(reply)?;
     print!("{}", table(&tabs, args.all));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rows as `--json` has always printed them: the wire's JSON,
+/// pretty-printed, fields in its (alphabetical) order.
+fn json_text(tabs: &[TabInfo]) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(&serde_json::to_value(tabs)?)
 }
 
 fn table(tabs: &[TabInfo], with_folder: bool) -> String {
@@ -73,4 +78,30 @@ fn table(tabs: &[TabInfo], with_folder: bool) -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::api::{decode, ListTabs};
+
+    /// `--json` printed the wire's JSON as it came; read into rows and
+    /// printed again, it must be the same text, byte for byte.
+    #[test]
+    fn json_output_is_the_wire_as_it_came() {
+        let wire = serde_json::json!([
+            {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
+             "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
+             "session_id": null, "resumable": true, "state": "exited", "pid": null,
+             "exit_code": 0},
+            {"id": "cd34", "folder": "/w", "agent": "sh", "command": ["sh"],
+             "sandboxed": false, "kind": "terminal", "parent": "ab12", "worktree": null,
+             "session_id": null, "resumable": false, "state": "refused",
+             "reason": "no such program", "pid": null, "exit_code": null,
+             "warning": "hooks blocked"},
+        ]);
+        let before = serde_json::to_string_pretty(&wire).unwrap();
+        let rows = decode::<ListTabs>(wire).unwrap();
+        assert_eq!(json_text(&rows).unwrap(), before);
+    }
 }

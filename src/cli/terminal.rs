@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use crate::client;
-use crate::protocol::api::Request;
+use crate::protocol::api::OpenTerminal;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,10 +13,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let reply = client::call(Request::Terminal {
+    let started = client::call(OpenTerminal {
         tab: args.tab,
         env: client::own_env(),
     })?;
-    println!("{}", reply["tab"].as_str().unwrap_or_default());
+    println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)
 }

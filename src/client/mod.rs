@@ -2,6 +2,9 @@
 //! socket, with the key handshake, starting a core if none answers. From
 //! inside a tab (`NERDR_TAB` set): the hook socket, under the tab's identity,
 //! so nothing nerdr started can borrow the user's powers.
+//!
+//! A call names its method by its params type and gets that method's reply
+//! type back (see `protocol::api::Method`): the JSON is read here, once.
 
 pub mod attach;
 mod autostart;
@@ -14,15 +17,34 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
 use crate::paths::Paths;
-use crate::protocol::api::{Reply, Request};
+use crate::protocol::api::{self, ApiError, Method, Reply, Request};
 use crate::protocol::frame::{read_frame, write_frame, Frame};
 use crate::protocol::handshake::{proof, Challenge, ClientMsg, CoreMsg, Hello, Verdict};
 use crate::protocol::hook::{encode_line, HookReply, HookRequest};
 use crate::protocol::PROTOCOL_VERSION;
 
 /// Send one request and wait for its reply. `Err` is a failure to reach the
-/// core; a refusal by the core is `Ok(Err(ApiError))`.
-pub fn request(req: Request) -> anyhow::Result<Reply> {
+/// core (or a reply of another shape than `M`'s); a refusal by the core is
+/// `Ok(Err(ApiError))`.
+pub fn request<M: Method>(m: M) -> anyhow::Result<Result<M::Reply, ApiError>> {
+    typed::<M>(send(m.into())?)
+}
+
+/// Like [`request`], but a refusal is an error carrying the core's message.
+pub fn call<M: Method>(m: M) -> anyhow::Result<M::Reply> {
+    request(m)?.map_err(|e| anyhow!(e.message))
+}
+
+/// The wire's reply read as `M`'s.
+fn typed<M: Method>(reply: Reply) -> anyhow::Result<Result<M::Reply, ApiError>> {
+    match reply {
+        Ok(v) => Ok(Ok(api::decode::<M>(v)?)),
+        Err(refused) => Ok(Err(refused)),
+    }
+}
+
+/// One request on whichever socket this process should use.
+fn send(req: Request) -> anyhow::Result<Reply> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -33,16 +55,11 @@ pub fn request(req: Request) -> anyhow::Result<Reply> {
                     Some(s) => PathBuf::from(s),
                     None => Paths::from_process()?.hook_socket(),
                 };
-                via_hook(&sock, &secret, req).await
+                hook_line(&sock, &secret, req).await
             }
             _ => via_client(&Paths::from_process()?, req).await,
         }
     })
-}
-
-/// Like [`request`], but a refusal is an error carrying the core's message.
-pub fn call(req: Request) -> anyhow::Result<serde_json::Value> {
-    request(req)?.map_err(|e| anyhow!(e.message))
 }
 
 /// The caller's environment as it goes to the core (for programs it starts).
@@ -55,7 +72,15 @@ pub fn own_env() -> Vec<(String, String)> {
 }
 
 /// One request on the hook socket as the tab whose secret is `secret`.
-pub async fn via_hook(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Reply> {
+pub async fn via_hook<M: Method>(
+    sock: &Path,
+    secret: &str,
+    m: M,
+) -> anyhow::Result<Result<M::Reply, ApiError>> {
+    typed::<M>(hook_line(sock, secret, m.into()).await?)
+}
+
+async fn hook_line(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Reply> {
     let stream = UnixStream::connect(sock)
         .await
         .with_context(|| format!("cannot reach the nerdr hook socket {}", sock.display()))?;

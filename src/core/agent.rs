@@ -12,7 +12,8 @@ use super::Core;
 use crate::agents::help_gate::{help_program, Stage};
 use crate::agents::{Mode, Reported};
 use crate::config::ResolvedAgent;
-use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
+use crate::protocol::api::{ApiError, ErrorCode, TabKind};
+use crate::protocol::replies::Started;
 
 struct AgentCommand {
     /// As shown in `nerdr tabs` (the configured words).
@@ -47,7 +48,7 @@ impl Core {
         extra_args: Vec<String>,
         caller_env: Vec<(String, String)>,
         want_worktree: bool,
-    ) -> Reply {
+    ) -> Result<Started, ApiError> {
         let caller_env = self.environment_for(caller, caller_env);
         let folder = existing_folder(folder)?;
         let (agent, config) = self.resolve(name)?;
@@ -171,7 +172,7 @@ impl Core {
         caller: &Caller,
         tab: &str,
         caller_env: Vec<(String, String)>,
-    ) -> Reply {
+    ) -> Result<Started, ApiError> {
         let old = {
             let state = self.state.lock().unwrap();
             let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;

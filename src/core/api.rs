@@ -1,15 +1,22 @@
 //! One dispatcher for both sockets: a [`Request`] from a [`Caller`] in, a
-//! [`Reply`] out. Who the caller is was settled by the connection.
+//! [`Reply`] out. Who the caller is was settled by the connection. Each
+//! handler returns its method's typed reply; [`encode`] turns it into the
+//! wire's JSON here, named by the method, so the compiler checks each
+//! handler answers what its method promises.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::json;
-
 use super::approvals::{Approval, Asked};
 use super::privilege::{self, CallerKind, Operation, Target, Verdict};
 use super::Core;
-use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo, TabKind};
+use crate::protocol::api::{
+    encode, AskNetwork, CloseTab, CoreStatus, Decide, GetStatus, ListAgents, ListApprovals,
+    ListTabs, OpenTerminal, QuitSession, ReadScreen, ReportAgent, ReportEvent, Request, Resize,
+    RestartTab, RunPlugin, SendText, StartAgent, TabInfo, TabKind,
+};
+use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::replies::{AgentNames, Done, ScreenText, Sent, SessionQuit};
 
 /// Who sent a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +69,9 @@ impl Core {
         // The folder a new agent names, resolved before the state lock is
         // taken: a path on a hung mount stalls this request, not the core.
         let named = match &req {
-            Request::Agent { folder, .. } if !foreign => Some(canonical(folder.clone()).await),
+            Request::Agent(StartAgent { folder, .. }) if !foreign => {
+                Some(canonical(folder.clone()).await)
+            }
             _ => None,
         };
         // What waits for the person must also be within the caller's reach:
@@ -141,25 +150,25 @@ impl Core {
             None => false,
         };
         match req {
-            Request::Agent {
+            Request::Agent(StartAgent {
                 folder,
                 extra_args,
                 worktree,
                 ..
-            } => {
+            }) => {
                 e.foreign_folder = outside(named.unwrap_or(folder));
                 e.extra_args = !extra_args.is_empty();
                 e.no_worktree = !worktree;
             }
-            Request::Close {
+            Request::Close(CloseTab {
                 remove_worktree,
                 force,
                 ..
-            } => {
+            }) => {
                 e.removes_others_worktree = *remove_worktree && target != Target::Own;
                 e.forced_removal = *remove_worktree && *force;
             }
-            Request::Restart { tab, .. } => {
+            Request::Restart(RestartTab { tab, .. }) => {
                 let agent = state.tabs.get(tab).map(|t| t.agent.clone());
                 drop(state);
                 e.unsandboxed_launch =
@@ -186,25 +195,27 @@ impl Core {
                 .ok_or_else(|| no_tab(id))
         };
         match req {
-            Request::Tabs { all: false, .. } if caller.kind() == CallerKind::Sandboxed => {
-                Ok(Request::Tabs {
+            Request::Tabs(ListTabs { all: false, .. })
+                if caller.kind() == CallerKind::Sandboxed =>
+            {
+                Ok(Request::Tabs(ListTabs {
                     folder: Some(own_folder()?),
                     all: false,
-                })
+                }))
             }
-            Request::Agent {
+            Request::Agent(StartAgent {
                 name,
                 extra_args,
                 env,
                 worktree,
                 ..
-            } if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent {
+            }) if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent(StartAgent {
                 folder: own_folder()?,
                 name,
                 extra_args,
                 env,
                 worktree,
-            }),
+            })),
             other => Ok(other),
         }
     }
@@ -213,7 +224,7 @@ impl Core {
     fn classify(&self, caller: &Caller, req: &Request) -> Result<(Operation, Target), ApiError> {
         let on = |tab: &str| self.target_of(caller, tab).map(|t| (op_of(req), t));
         match req {
-            Request::Agent { name, .. } => {
+            Request::Agent(StartAgent { name, .. }) => {
                 // An agent that cannot be resolved is refused by the launch
                 // itself, with the config error; count it as unsandboxed.
                 let sandboxed = self.resolve(name).is_ok_and(|(a, _)| a.sandboxed);
@@ -227,10 +238,10 @@ impl Core {
                 ))
             }
             _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
-            Request::Report { .. } => Ok((Operation::Report, Target::Own)),
+            Request::Report(_) => Ok((Operation::Report, Target::Own)),
             // Only the tab's program itself (`nerdr sandbox`, whose proxy
             // asks) asks about its own sandbox; see `Operation::AskNetwork`.
-            Request::AskNetwork { .. } => Ok((
+            Request::AskNetwork(_) => Ok((
                 Operation::AskNetwork,
                 if caller.is_program() {
                     Target::Own
@@ -238,7 +249,7 @@ impl Core {
                     Target::Nothing
                 },
             )),
-            Request::Plugin { .. } => Ok((Operation::RunPlugin, Target::Nothing)),
+            Request::Plugin(_) => Ok((Operation::RunPlugin, Target::Nothing)),
             _ => Ok((op_of(req), Target::Nothing)),
         }
     }
@@ -303,7 +314,7 @@ impl Core {
     async fn queue(self: &Arc<Self>, caller: &Caller, req: Request, why: &str) -> Reply {
         let from = caller.tab().unwrap_or("-").to_string();
         match req {
-            Request::Send { tab, text, enter } => {
+            Request::Send(SendText { tab, text, enter }) => {
                 let agent = self
                     .state
                     .lock()
@@ -340,12 +351,17 @@ impl Core {
                     },
                 })
                 .map_err(|full| self.refuse(caller, Operation::Send, Some(&tab), full))?;
-                Ok(json!({ "queued": id, "why": why }))
+                encode::<SendText>(Ok(Sent::Queued {
+                    queued: id,
+                    why: why.to_string(),
+                }))
             }
-            Request::Plugin { name, args, folder } => {
-                self.run_plugin(caller, &name, args, &folder, true).await
+            Request::Plugin(RunPlugin { name, args, folder }) => {
+                encode::<RunPlugin>(self.run_plugin(caller, &name, args, &folder, true).await)
             }
-            Request::AskNetwork { host, port } => self.ask_network(caller, &host, port).await,
+            Request::AskNetwork(AskNetwork { host, port }) => {
+                encode::<AskNetwork>(self.ask_network(caller, &host, port).await)
+            }
             other => Err(ApiError::new(
                 ErrorCode::Internal,
                 format!("nothing can wait for approval as {other:?}"),
@@ -355,96 +371,121 @@ impl Core {
 
     async fn dispatch(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         match req {
-            Request::Agent {
+            Request::Agent(StartAgent {
                 folder,
                 name,
                 extra_args,
                 env,
                 worktree,
-            } => {
+            }) => encode::<StartAgent>(
                 self.start_agent(caller, &folder, &name, extra_args, env, worktree)
-                    .await
+                    .await,
+            ),
+            Request::Tabs(ListTabs { folder, all }) => {
+                encode::<ListTabs>(self.tabs(caller, folder.as_deref(), all))
             }
-            Request::Tabs { folder, all } => self.tabs(caller, folder.as_deref(), all),
-            Request::Read { tab, lines } => {
+            Request::Read(ReadScreen { tab, lines }) => encode::<ReadScreen>({
                 let state = self.state.lock().unwrap();
-                let t = state.tabs.get(&tab).ok_or_else(|| no_tab(&tab))?;
-                Ok(json!({ "text": t.screen_text(lines) }))
-            }
-            Request::Send { tab, text, enter } => {
+                state
+                    .tabs
+                    .get(&tab)
+                    .ok_or_else(|| no_tab(&tab))
+                    .map(|t| ScreenText {
+                        text: t.screen_text(lines),
+                    })
+            }),
+            Request::Send(SendText { tab, text, enter }) => {
                 let mut bytes = text.into_bytes();
                 if enter {
                     bytes.push(b'\r');
                 }
-                self.write_input(&tab, bytes)
+                encode::<SendText>(self.write_input(&tab, bytes).map(|()| Sent::Typed {}))
             }
-            Request::Resize { tab, rows, cols } => self.resize(&tab, rows, cols),
-            Request::Terminal { tab, env } => self.start_terminal(caller, &tab, env).await,
-            Request::Restart { tab, env } => self.restart_tab(caller, &tab, env).await,
-            Request::Approvals => self.list_approvals(),
-            Request::Decide {
+            Request::Resize(Resize { tab, rows, cols }) => {
+                encode::<Resize>(self.resize(&tab, rows, cols))
+            }
+            Request::Terminal(OpenTerminal { tab, env }) => {
+                encode::<OpenTerminal>(self.start_terminal(caller, &tab, env).await)
+            }
+            Request::Restart(RestartTab { tab, env }) => {
+                encode::<RestartTab>(self.restart_tab(caller, &tab, env).await)
+            }
+            Request::Approvals => encode::<ListApprovals>(self.list_approvals()),
+            Request::Decide(Decide {
                 id,
                 approve,
                 session,
-            } => self.decide(caller, &id, approve, session).await,
-            Request::AskNetwork { .. } => Err(ApiError::new(
+            }) => encode::<Decide>(self.decide(caller, &id, approve, session).await),
+            Request::AskNetwork(_) => Err(ApiError::new(
                 ErrorCode::BadRequest,
                 "network questions come from `nerdr sandbox` in a tab, over the hook socket",
             )),
-            Request::Plugin { name, args, folder } => {
-                self.run_plugin(caller, &name, args, &folder, false).await
+            Request::Plugin(RunPlugin { name, args, folder }) => {
+                encode::<RunPlugin>(self.run_plugin(caller, &name, args, &folder, false).await)
             }
-            Request::Close {
+            Request::Close(CloseTab {
                 tab,
                 remove_worktree,
                 force,
-            } => self.close_tab(&tab, remove_worktree, force).await,
-            Request::Quit { folder } => {
+            }) => encode::<CloseTab>(self.close_tab(&tab, remove_worktree, force).await),
+            Request::Quit(QuitSession { folder }) => {
                 let closed = self.quit_session(&folder).await;
-                Ok(json!({ "closed": closed }))
+                encode::<QuitSession>(Ok(SessionQuit { closed }))
             }
-            Request::Agents => {
-                let config = crate::config::load(&self.paths.config_file())
-                    .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
-                let mut names: Vec<String> = crate::config::builtin_names()
-                    .iter()
-                    .map(|s| s.to_string())
-                    .collect();
-                names.extend(
-                    config
-                        .agents
-                        .keys()
-                        .filter(|k| !names.contains(k))
-                        .cloned()
-                        .collect::<Vec<_>>(),
-                );
-                Ok(json!({ "agents": names }))
-            }
-            Request::Report {
+            Request::Agents => encode::<ListAgents>(self.agent_names()),
+            Request::Report(ReportEvent {
                 event, session_id, ..
-            } => self.report(caller, &event, session_id),
-            Request::ReportAgent { tab, argv } => self.report_agent(caller, &tab, argv),
-            Request::Status => {
-                let state = self.state.lock().unwrap();
-                let status = CoreStatus {
-                    pid: std::process::id(),
-                    version: env!("CARGO_PKG_VERSION").into(),
-                    sessions: state.sessions.len(),
-                    running: state
-                        .tabs
-                        .values()
-                        .filter(|t| t.pid.is_some() && t.exit_code.is_none())
-                        .count(),
-                    tabs: state.tabs.len(),
-                    activated: self.activated,
-                    mode: self.host.mode(),
-                };
-                Ok(serde_json::to_value(status).expect("status serializes"))
+            }) => encode::<ReportEvent>(self.report(caller, &event, session_id)),
+            Request::ReportAgent(ReportAgent { tab, argv }) => {
+                encode::<ReportAgent>(self.report_agent(caller, &tab, argv))
             }
+            Request::Status => encode::<GetStatus>(Ok(self.status())),
         }
     }
 
-    fn tabs(&self, caller: &Caller, folder: Option<&Path>, all: bool) -> Reply {
+    /// The agents that can be started: the built-in ones, then the
+    /// configured ones by other names.
+    fn agent_names(&self) -> Result<AgentNames, ApiError> {
+        let config = crate::config::load(&self.paths.config_file())
+            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
+        let mut names: Vec<String> = crate::config::builtin_names()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        names.extend(
+            config
+                .agents
+                .keys()
+                .filter(|k| !names.contains(k))
+                .cloned()
+                .collect::<Vec<_>>(),
+        );
+        Ok(AgentNames { agents: names })
+    }
+
+    fn status(&self) -> CoreStatus {
+        let state = self.state.lock().unwrap();
+        CoreStatus {
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            sessions: state.sessions.len(),
+            running: state
+                .tabs
+                .values()
+                .filter(|t| t.pid.is_some() && t.exit_code.is_none())
+                .count(),
+            tabs: state.tabs.len(),
+            activated: self.activated,
+            mode: self.host.mode(),
+        }
+    }
+
+    fn tabs(
+        &self,
+        caller: &Caller,
+        folder: Option<&Path>,
+        all: bool,
+    ) -> Result<Vec<TabInfo>, ApiError> {
         let state = self.state.lock().unwrap();
         let rows = match (all, folder) {
             (true, _) => state.all_tabs(),
@@ -460,15 +501,14 @@ impl Core {
             privilege::decide(caller.kind(), Operation::See, target_kind(caller, t))
                 == Verdict::Allow
         };
-        let tabs: Vec<TabInfo> = rows
+        Ok(rows
             .into_iter()
             .filter(|t| seen(t))
             .map(|t| t.info())
-            .collect();
-        Ok(serde_json::to_value(tabs).expect("tab rows serialize"))
+            .collect())
     }
 
-    pub(super) fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Reply {
+    pub(super) fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
         if !self.state.lock().unwrap().tabs.contains_key(tab) {
             return Err(no_tab(tab));
         }
@@ -478,11 +518,10 @@ impl Core {
                 ErrorCode::NotFound,
                 format!("tab {tab} has no running program to type into ({e})"),
             )
-        })?;
-        Ok(json!({}))
+        })
     }
 
-    fn resize(&self, tab: &str, rows: u16, cols: u16) -> Reply {
+    fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<Done, ApiError> {
         if crate::protocol::clamp_size(rows, cols) != (rows, cols) {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
@@ -499,7 +538,7 @@ impl Core {
         drop(state);
         // An exited program has no terminal left to resize; its screen does.
         let _ = self.host.resize(tab, rows, cols);
-        Ok(json!({}))
+        Ok(Done {})
     }
 
     /// Close every tab of the session at once and forget the session.
@@ -547,20 +586,20 @@ const TOO_LONG: &str = "a message for an agent outside every sandbox must fit in
 /// The operation a request is, before its target is known.
 fn op_of(req: &Request) -> Operation {
     match req {
-        Request::Agent { .. } => Operation::StartAgent,
-        Request::Tabs { .. } => Operation::Query,
-        Request::Read { .. } => Operation::Read,
-        Request::Send { .. } => Operation::Send,
-        Request::Resize { .. } => Operation::Resize,
-        Request::Terminal { .. } => Operation::OpenTerminal,
-        Request::Restart { .. } => Operation::Restart,
-        Request::Close { .. } => Operation::Close,
-        Request::Quit { .. } => Operation::Quit,
+        Request::Agent(_) => Operation::StartAgent,
+        Request::Tabs(_) => Operation::Query,
+        Request::Read(_) => Operation::Read,
+        Request::Send(_) => Operation::Send,
+        Request::Resize(_) => Operation::Resize,
+        Request::Terminal(_) => Operation::OpenTerminal,
+        Request::Restart(_) => Operation::Restart,
+        Request::Close(_) => Operation::Close,
+        Request::Quit(_) => Operation::Quit,
         Request::Approvals => Operation::ListApprovals,
-        Request::Decide { .. } => Operation::Decide,
-        Request::AskNetwork { .. } => Operation::AskNetwork,
-        Request::Plugin { .. } => Operation::RunPlugin,
-        Request::Report { .. } | Request::ReportAgent { .. } => Operation::Report,
+        Request::Decide(_) => Operation::Decide,
+        Request::AskNetwork(_) => Operation::AskNetwork,
+        Request::Plugin(_) => Operation::RunPlugin,
+        Request::Report(_) | Request::ReportAgent(_) => Operation::Report,
         Request::Status | Request::Agents => Operation::Query,
     }
 }
@@ -578,13 +617,13 @@ fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
 /// The tab a request names, if any.
 fn request_tab(req: &Request) -> Option<&str> {
     match req {
-        Request::Read { tab, .. }
-        | Request::Send { tab, .. }
-        | Request::Resize { tab, .. }
-        | Request::Terminal { tab, .. }
-        | Request::Restart { tab, .. }
-        | Request::Close { tab, .. }
-        | Request::ReportAgent { tab, .. } => Some(tab),
+        Request::Read(ReadScreen { tab, .. })
+        | Request::Send(SendText { tab, .. })
+        | Request::Resize(Resize { tab, .. })
+        | Request::Terminal(OpenTerminal { tab, .. })
+        | Request::Restart(RestartTab { tab, .. })
+        | Request::Close(CloseTab { tab, .. })
+        | Request::ReportAgent(ReportAgent { tab, .. }) => Some(tab),
         _ => None,
     }
 }

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 
 use super::api::Caller;
 use super::launch::Plan;
 use super::setup::Setup;
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
+use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::handshake::random_hex;
+use crate::protocol::replies::{ApprovalsList, Decided, Started};
 
 /// How many of one tab's requests may wait at once.
 const MAX_MESSAGES: usize = 10;
@@ -27,36 +27,8 @@ const MAX_NETWORK_QUESTIONS: usize = 5;
 /// does not buy a sandboxed agent more room.
 const MAX_FROM_TABS: usize = 50;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Approval {
-    pub id: String,
-    /// What is asked, for people.
-    pub question: String,
-    /// The tab that asks (for a setup: the agent's tab it is for).
-    pub tab: String,
-    #[serde(flatten)]
-    pub asked: Asked,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Asked {
-    Setup {
-        worktree: PathBuf,
-        hash: String,
-        argv: Vec<String>,
-        /// In a repository sandboxed agents worked in: its content may be
-        /// their work, so a yes is for this run only, never remembered.
-        #[serde(default)]
-        once: bool,
-    },
-    /// Input for tab `to`, typed as is once approved.
-    Message { to: String, text: String },
-    /// A plugin run; whoever waits for it holds the other end.
-    Plugin { name: String, args: Vec<String> },
-    /// A connection a sandbox's proxy holds until the person answers.
-    Network { host: String, port: u16 },
-}
+// On the wire in `nerdr approvals`' reply, so defined with it.
+pub use crate::protocol::replies::{Approval, Asked};
 
 /// The person's answer, as the one waiting for it gets it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -314,9 +286,9 @@ impl Core {
         Ok(answer.ok().and_then(Result::ok))
     }
 
-    pub fn list_approvals(&self) -> Reply {
+    pub fn list_approvals(&self) -> Result<ApprovalsList, ApiError> {
         let pending = self.state.lock().unwrap().approvals.pending.clone();
-        Ok(json!({ "pending": pending }))
+        Ok(ApprovalsList { pending })
     }
 
     /// The person's answer. Only the user decides: never a program in a tab.
@@ -326,7 +298,7 @@ impl Core {
         id: &str,
         yes: bool,
         session: bool,
-    ) -> Reply {
+    ) -> Result<Decided, ApiError> {
         if !matches!(caller, Caller::User) {
             return Err(ApiError::new(
                 ErrorCode::Denied,
@@ -365,19 +337,22 @@ impl Core {
                     }
                     drop(state);
                     self.changed();
-                    return Ok(json!({ "ran": [] }));
+                    return Ok(Decided::default());
                 }
                 Asked::Message { to, text } if yes => {
                     let (to, text) = (to.clone(), text.clone());
                     drop(state);
                     self.changed();
                     self.write_input(&to, text.into_bytes())?;
-                    return Ok(json!({ "ran": [], "delivered": to }));
+                    return Ok(Decided {
+                        ran: vec![],
+                        delivered: Some(to),
+                    });
                 }
                 _ if !yes => {
                     drop(state);
                     self.changed();
-                    return Ok(json!({ "ran": [] }));
+                    return Ok(Decided::default());
                 }
                 Asked::Message { .. } => unreachable!("answered above"),
                 Asked::Setup { once: true, .. } => vec![first],
@@ -406,18 +381,25 @@ impl Core {
         let mut ran = Vec::new();
         for a in decided {
             match self.run_setup(caller, &a).await {
-                Ok(v) => ran.push(v["tab"].clone()),
+                Ok(started) => ran.push(started.tab),
                 Err(e) => {
                     tracing::warn!(approval = %a.id, error = %e.message, "setup did not start")
                 }
             }
         }
-        Ok(json!({ "ran": ran }))
+        Ok(Decided {
+            ran,
+            delivered: None,
+        })
     }
 
     /// An approved setup, once, in its worktree: a tab of its own next to
     /// the agent's, so its output can be read and its exit code seen.
-    async fn run_setup(self: &Arc<Self>, caller: &Caller, a: &Approval) -> Reply {
+    async fn run_setup(
+        self: &Arc<Self>,
+        caller: &Caller,
+        a: &Approval,
+    ) -> Result<Started, ApiError> {
         let Asked::Setup { worktree, argv, .. } = &a.asked else {
             return Err(ApiError::new(ErrorCode::Internal, "not a setup"));
         };

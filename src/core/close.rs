@@ -6,16 +6,16 @@
 //! `git::unsaved` and `git::saved`. Every removal of a worktree nerdr
 //! makes goes through [`Core::remove_worktree`].
 
-use serde_json::json;
-
 use super::state::Worktree;
 use super::Core;
 use crate::git::saved::{self, Saved};
 use crate::git::unsaved::{self, Removal, Stage};
-use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::api::{ApiError, ErrorCode};
+use crate::protocol::replies::{Closed, SavedWork, WorktreeRemoved};
 
-/// What a removal did, for the reply and the log.
-#[derive(Debug, Clone, serde::Serialize)]
+/// What a removal did, for the log; the reply carries it as a
+/// [`WorktreeRemoved`].
+#[derive(Debug, Clone)]
 pub(super) struct Removed {
     pub(super) worktree: std::path::PathBuf,
     /// Where the work no commit held went, if there was any.
@@ -25,10 +25,29 @@ pub(super) struct Removed {
     pub(super) branch_only_commits: Option<usize>,
 }
 
+impl From<Removed> for WorktreeRemoved {
+    fn from(r: Removed) -> Self {
+        WorktreeRemoved {
+            worktree: r.worktree,
+            saved: r.saved.map(|s| SavedWork {
+                reference: s.reference,
+                commit: s.commit,
+            }),
+            branch: r.branch,
+            branch_only_commits: r.branch_only_commits,
+        }
+    }
+}
+
 impl Core {
     /// Stop the tab's program (if it still runs) and forget the tab; with
     /// `remove_worktree`, remove its worktree too (see the module doc).
-    pub async fn close_tab(&self, tab: &str, remove_worktree: bool, force: bool) -> Reply {
+    pub async fn close_tab(
+        &self,
+        tab: &str,
+        remove_worktree: bool,
+        force: bool,
+    ) -> Result<Closed, ApiError> {
         let worktree = {
             let state = self.state.lock().unwrap();
             let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;
@@ -45,12 +64,12 @@ impl Core {
             state.remove(tab)
         };
         self.forget_questions_of(tab);
-        let mut reply = json!({});
+        let mut reply = Closed::default();
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
             if let (true, Some(w)) = (remove_worktree, t.worktree) {
                 match self.remove_worktree(tab, &w).await {
-                    Ok(r) => reply = json!({ "removed": r }),
+                    Ok(r) => reply.removed = Some(r.into()),
                     Err(e) => {
                         self.changed();
                         return Err(ApiError::new(

@@ -7,15 +7,14 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use serde_json::json;
-
 use super::api::Caller;
 use super::env::{program_env, TabFacts};
 use super::state::{Tab, Worktree, SCROLLBACK};
 use super::Core;
 use crate::host::SpawnSpec;
-use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind, TabState};
+use crate::protocol::api::{ApiError, ErrorCode, TabKind, TabState};
 use crate::protocol::handshake::random_hex;
+use crate::protocol::replies::Started;
 
 /// A launch, fully decided: what to run, where, as what kind of tab.
 pub(super) struct Plan {
@@ -55,7 +54,7 @@ impl Core {
         caller: &Caller,
         of: &str,
         caller_env: Vec<(String, String)>,
-    ) -> Reply {
+    ) -> Result<Started, ApiError> {
         let (folder, cwd, parent, sandboxed) = {
             let state = self.state.lock().unwrap();
             let t = state.tabs.get(of).ok_or_else(|| super::api::no_tab(of))?;
@@ -105,7 +104,11 @@ impl Core {
 
     /// Record the tab, start its program, and either mark it running or
     /// forget it and say why: never a half-started tab.
-    pub(super) async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
+    pub(super) async fn launch(
+        self: &Arc<Self>,
+        caller: &Caller,
+        plan: Plan,
+    ) -> Result<Started, ApiError> {
         if plan.sandboxed {
             if let Err(e) = self.note_sandbox_history(&plan).await {
                 if plan.fresh_worktree {
@@ -270,7 +273,7 @@ impl Core {
             "started {}", plan.kind.as_str()
         );
         self.changed();
-        Ok(json!({ "tab": id }))
+        Ok(Started { tab: id })
     }
 }
 

@@ -9,20 +9,22 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
-
 use super::api::Caller;
 use super::approvals::{Approval, Asked, Said};
 use super::privilege::Operation;
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::api::{ApiError, ErrorCode};
+use crate::protocol::replies::NetworkAnswer;
 use crate::proxy::policy::Host;
 
 impl Core {
-    /// Ask the person about `host:port` for the caller's sandbox; the
-    /// reply's `answer` is `once`, `session`, `deny`, `no_answer` (with
-    /// `secs`) or `not_asked` (with `why`).
-    pub async fn ask_network(self: &Arc<Self>, caller: &Caller, host: &str, port: u16) -> Reply {
+    /// Ask the person about `host:port` for the caller's sandbox.
+    pub async fn ask_network(
+        self: &Arc<Self>,
+        caller: &Caller,
+        host: &str,
+        port: u16,
+    ) -> Result<NetworkAnswer, ApiError> {
         let Some(tab) = caller.tab().map(str::to_string) else {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
@@ -52,10 +54,10 @@ impl Core {
             (t.agent.clone(), watched)
         };
         if !watched {
-            return Ok(json!({
-                "answer": "not_asked",
-                "why": "no window is attached to this tab's session (`nerdr` in its folder attaches one)",
-            }));
+            return Ok(NetworkAnswer::NotAsked {
+                why: "no window is attached to this tab's session (`nerdr` in its folder attaches one)"
+                    .into(),
+            });
         }
         self.room_in_queue(caller, Operation::AskNetwork, None)?;
         let secs = crate::config::load(&self.paths.config_file())
@@ -76,13 +78,12 @@ impl Core {
             .ask_and_wait(a, Duration::from_secs(secs))
             .await
             .map_err(|full| self.refuse(caller, Operation::AskNetwork, None, full))?;
-        let answer = match answer {
-            Some(Said::Yes) => "once",
-            Some(Said::Session) => "session",
-            Some(Said::No) => "deny",
-            None => return Ok(json!({ "answer": "no_answer", "secs": secs })),
-        };
-        Ok(json!({ "answer": answer }))
+        Ok(match answer {
+            Some(Said::Yes) => NetworkAnswer::Once,
+            Some(Said::Session) => NetworkAnswer::Session,
+            Some(Said::No) => NetworkAnswer::Deny,
+            None => NetworkAnswer::NoAnswer { secs },
+        })
     }
 }
 

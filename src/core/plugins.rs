@@ -8,13 +8,13 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::json;
 use tokio::io::AsyncReadExt;
 
 use super::api::Caller;
 use super::approvals::{Approval, Asked, Said};
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::api::{ApiError, ErrorCode};
+use crate::protocol::replies::PluginRan;
 
 /// What a plugin may print before the rest is dropped.
 const MAX_OUTPUT: u64 = 1 << 20;
@@ -71,7 +71,7 @@ impl Core {
         args: Vec<String>,
         folder: &Path,
         ask: bool,
-    ) -> Reply {
+    ) -> Result<PluginRan, ApiError> {
         let program = self.plugin_path(name)?;
         // A tab's plugin runs in that tab's folder, whatever it claims.
         let cwd = match caller.tab() {
@@ -145,7 +145,12 @@ impl Core {
     }
 }
 
-async fn run(program: &Path, args: &[String], cwd: &Path, env: Vec<(String, String)>) -> Reply {
+async fn run(
+    program: &Path,
+    args: &[String],
+    cwd: &Path,
+    env: Vec<(String, String)>,
+) -> Result<PluginRan, ApiError> {
     let failed = |e: std::io::Error| {
         ApiError::new(
             ErrorCode::LaunchFailed,
@@ -183,11 +188,11 @@ async fn run(program: &Path, args: &[String], cwd: &Path, env: Vec<(String, Stri
             ))
         }
     };
-    Ok(json!({
-        "code": status.code(),
-        "stdout": String::from_utf8_lossy(&out),
-        "stderr": String::from_utf8_lossy(&err),
-    }))
+    Ok(PluginRan {
+        code: status.code(),
+        stdout: String::from_utf8_lossy(&out).into_owned(),
+        stderr: String::from_utf8_lossy(&err).into_owned(),
+    })
 }
 
 /// All of a pipe, keeping the first [`MAX_OUTPUT`] bytes: reading on keeps

@@ -3,11 +3,10 @@
 //! (`nerdr pane report-agent`). Both feed resume; neither is trusted further
 //! than its own tab.
 
-use serde_json::json;
-
 use super::api::{no_tab, Caller};
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
+use crate::protocol::api::{ApiError, ErrorCode, TabKind};
+use crate::protocol::replies::{Done, ReportTaken};
 
 /// A session id goes on a command line: only plain words, never a flag.
 pub fn valid_session_id(id: &str) -> bool {
@@ -20,7 +19,12 @@ pub fn valid_session_id(id: &str) -> bool {
 }
 
 impl Core {
-    pub fn report(&self, caller: &Caller, event: &str, session_id: Option<String>) -> Reply {
+    pub fn report(
+        &self,
+        caller: &Caller,
+        event: &str,
+        session_id: Option<String>,
+    ) -> Result<Done, ApiError> {
         let Caller::Tab { id: tab, .. } = caller else {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
@@ -42,10 +46,15 @@ impl Core {
         state.turns.reported(tab);
         drop(state);
         self.changed();
-        Ok(json!({}))
+        Ok(Done {})
     }
 
-    pub fn report_agent(&self, caller: &Caller, tab: &str, argv: Vec<String>) -> Reply {
+    pub fn report_agent(
+        &self,
+        caller: &Caller,
+        tab: &str,
+        argv: Vec<String>,
+    ) -> Result<ReportTaken, ApiError> {
         if let Caller::Tab { id, .. } = caller {
             if id != tab {
                 return Err(self.refuse(
@@ -66,12 +75,14 @@ impl Core {
         let t = state.tabs.get_mut(tab).ok_or_else(|| no_tab(tab))?;
         if t.sandboxed {
             // A sandboxed agent does not choose what nerdr runs next time.
-            return Ok(json!({ "ignored": "the agent is sandboxed" }));
+            return Ok(ReportTaken {
+                ignored: Some("the agent is sandboxed".into()),
+            });
         }
         t.reported = Some(argv);
         drop(state);
         self.changed();
-        Ok(json!({}))
+        Ok(ReportTaken::default())
     }
 }
 

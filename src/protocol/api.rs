@@ -1,110 +1,254 @@
-//! The requests and replies of nerdr's commands. The same [`Request`] travels
-//! in a client-socket frame or in a hook-socket line, so both sockets reach
-//! one dispatcher and differ only in who the caller is.
+//! The requests of nerdr's commands, each tied to its reply type. The same
+//! [`Request`] travels in a client-socket frame or in a hook-socket line, so
+//! both sockets reach one dispatcher and differ only in who the caller is.
+//!
+//! Each request variant wraps a params struct named after what it asks
+//! (`Request::Agent(StartAgent {..})`), and each params struct implements
+//! [`Method`], whose `Reply` is the type the core answers with (see
+//! [`super::replies`]). A client calls with the params struct and gets that
+//! type back (`client::call(ReadScreen {..})` is a [`super::replies::ScreenText`]),
+//! so it cannot ask one method and read another's reply; the core's
+//! dispatcher turns each handler's typed reply into JSON in one place, named
+//! by the same method. Serde's adjacently tagged newtype variants keep the
+//! wire as it was, `{"method": .., "params": {..}}`, byte for byte: the
+//! methods without params stay unit variants (`{"method": "status"}`), and
+//! their [`Method`] types are unit structs that become them.
+//!
+//! On the wire a reply is still JSON inside the socket's envelope
+//! (`handshake::Outcome`, the hook socket's `result`): the envelope is the
+//! same for every method, and only the asker knows which method an id
+//! asked, so the JSON is typed where the request is, by [`encode`] in the
+//! core's dispatcher and [`decode`] in the client. A reply that does not
+//! read as its method's is a [`BadReply`] naming the method.
 
 use std::path::PathBuf;
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+
+use super::replies::{
+    AgentNames, ApprovalsList, Closed, Decided, Done, NetworkAnswer, PluginRan, ReportTaken,
+    ScreenText, Sent, SessionQuit, Started,
+};
 
 /// A command for the core. Serialized as `{"method": ..., "params": {...}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "method", content = "params", rename_all = "snake_case")]
 pub enum Request {
-    /// Start agent `name` in a new tab of `folder`'s session.
-    Agent {
-        folder: PathBuf,
-        name: String,
-        #[serde(default)]
-        extra_args: Vec<String>,
-        /// The caller's environment, the base of the program's environment.
-        #[serde(default)]
-        env: Vec<(String, String)>,
-        /// Give the tab its own git worktree when the folder is in a
-        /// repository (and `[tabs] worktree` allows it).
-        #[serde(default = "yes")]
-        worktree: bool,
-    },
-    /// The tabs of `folder`'s session, or of every session with `all`.
-    Tabs {
-        folder: Option<PathBuf>,
-        #[serde(default)]
-        all: bool,
-    },
-    /// The tab's screen as text; with `lines`, only its last N lines.
-    Read { tab: String, lines: Option<usize> },
-    /// Type `text` into the tab, then Enter unless `enter` is false.
-    Send {
-        tab: String,
-        text: String,
-        enter: bool,
-    },
-    /// Resize the tab's terminal (and its screen model).
-    Resize { tab: String, rows: u16, cols: u16 },
-    /// Open a terminal (the user's shell) in tab `tab`'s folder.
-    Terminal {
-        tab: String,
-        #[serde(default)]
-        env: Vec<(String, String)>,
-    },
-    /// Start the tab's agent again, resuming its conversation.
-    Restart {
-        tab: String,
-        #[serde(default)]
-        env: Vec<(String, String)>,
-    },
-    /// Stop the tab's program and forget the tab; with `remove_worktree`,
-    /// also remove its git worktree (its branch stays). A worktree holding
-    /// work no commit has is refused unless `force`, which saves the work
-    /// under `refs/nerdr/saved/` first (the person's only).
-    Close {
-        tab: String,
-        #[serde(default)]
-        remove_worktree: bool,
-        #[serde(default)]
-        force: bool,
-    },
-    /// Stop every program of `folder`'s session and forget it.
-    Quit { folder: PathBuf },
+    Agent(StartAgent),
+    Tabs(ListTabs),
+    Read(ReadScreen),
+    Send(SendText),
+    Resize(Resize),
+    Terminal(OpenTerminal),
+    Restart(RestartTab),
+    Close(CloseTab),
+    Quit(QuitSession),
     /// The core's own figures (pid, version, counts), for `doctor`/`status`.
     Status,
     /// The agents that can be started: built-in and configured.
     Agents,
     /// What waits for the person's approval.
     Approvals,
-    /// The person's answer to approval `id`; `session` (a network
-    /// question only) approves for the rest of that sandbox run.
-    Decide {
-        id: String,
-        approve: bool,
-        #[serde(default)]
-        session: bool,
-    },
-    /// `nerdr sandbox`'s proxy, in a tab, asking the person whether its
-    /// sandbox may connect to `host:port` (on neither network list). Only
-    /// over the hook socket; answered when the person answers or the
-    /// question times out.
-    AskNetwork { host: String, port: u16 },
-    /// Run plugin `name` (an executable in `$XDG_CONFIG_HOME/nerdr/plugins/`)
-    /// with `args`, in `folder` (the caller's tab's folder when it has one).
-    Plugin {
-        name: String,
-        #[serde(default)]
-        args: Vec<String>,
-        folder: PathBuf,
-    },
-    /// An agent's hook reporting an event from inside its tab (`nerdr hook
-    /// EVENT`): its session id, a turn starting or ending. Only over the hook
-    /// socket; the tab is the caller's.
-    Report {
-        event: String,
-        #[serde(default)]
-        session_id: Option<String>,
-        #[serde(default)]
-        data: serde_json::Value,
-    },
-    /// An agent telling how to resume it (`nerdr pane report-agent TAB --
-    /// CMD ARGS...`).
-    ReportAgent { tab: String, argv: Vec<String> },
+    Decide(Decide),
+    AskNetwork(AskNetwork),
+    Plugin(RunPlugin),
+    Report(ReportEvent),
+    ReportAgent(ReportAgent),
+}
+
+/// A request whose reply has a type of its own: what a client sends, and
+/// what it gets back.
+pub trait Method: Into<Request> {
+    /// The core's answer to this request.
+    type Reply: Serialize + DeserializeOwned;
+    /// The method's name on the wire, for messages about its reply.
+    const NAME: &'static str;
+}
+
+/// Ties each params type to its variant (the `From` a [`Method`] needs) and
+/// to its reply, in one line per method so they cannot drift apart.
+macro_rules! methods {
+    ($($variant:ident $(($params:ident))? $(= $unit:ident)? => $reply:ty, $name:literal;)*) => {$(
+        methods!(@one $variant $(($params))? $(= $unit)? => $reply, $name);
+    )*};
+    (@one $variant:ident ($params:ident) => $reply:ty, $name:literal) => {
+        impl From<$params> for Request {
+            fn from(p: $params) -> Request {
+                Request::$variant(p)
+            }
+        }
+        impl Method for $params {
+            type Reply = $reply;
+            const NAME: &'static str = $name;
+        }
+    };
+    (@one $variant:ident = $unit:ident => $reply:ty, $name:literal) => {
+        /// The params of a method that has none.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub struct $unit;
+        impl From<$unit> for Request {
+            fn from(_: $unit) -> Request {
+                Request::$variant
+            }
+        }
+        impl Method for $unit {
+            type Reply = $reply;
+            const NAME: &'static str = $name;
+        }
+    };
+}
+
+methods! {
+    Agent(StartAgent) => Started, "agent";
+    Tabs(ListTabs) => Vec<TabInfo>, "tabs";
+    Read(ReadScreen) => ScreenText, "read";
+    Send(SendText) => Sent, "send";
+    Resize(Resize) => Done, "resize";
+    Terminal(OpenTerminal) => Started, "terminal";
+    Restart(RestartTab) => Started, "restart";
+    Close(CloseTab) => Closed, "close";
+    Quit(QuitSession) => SessionQuit, "quit";
+    Status = GetStatus => CoreStatus, "status";
+    Agents = ListAgents => AgentNames, "agents";
+    Approvals = ListApprovals => ApprovalsList, "approvals";
+    Decide(Decide) => Decided, "decide";
+    AskNetwork(AskNetwork) => NetworkAnswer, "ask_network";
+    Plugin(RunPlugin) => PluginRan, "plugin";
+    Report(ReportEvent) => Done, "report";
+    ReportAgent(ReportAgent) => ReportTaken, "report_agent";
+}
+
+/// Start agent `name` in a new tab of `folder`'s session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartAgent {
+    pub folder: PathBuf,
+    pub name: String,
+    #[serde(default)]
+    pub extra_args: Vec<String>,
+    /// The caller's environment, the base of the program's environment.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// Give the tab its own git worktree when the folder is in a
+    /// repository (and `[tabs] worktree` allows it).
+    #[serde(default = "yes")]
+    pub worktree: bool,
+}
+
+/// The tabs of `folder`'s session, or of every session with `all`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListTabs {
+    pub folder: Option<PathBuf>,
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// The tab's screen as text; with `lines`, only its last N lines.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReadScreen {
+    pub tab: String,
+    pub lines: Option<usize>,
+}
+
+/// Type `text` into the tab, then Enter unless `enter` is false.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SendText {
+    pub tab: String,
+    pub text: String,
+    pub enter: bool,
+}
+
+/// Resize the tab's terminal (and its screen model).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resize {
+    pub tab: String,
+    pub rows: u16,
+    pub cols: u16,
+}
+
+/// Open a terminal (the user's shell) in tab `tab`'s folder.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpenTerminal {
+    pub tab: String,
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+}
+
+/// Start the tab's agent again, resuming its conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RestartTab {
+    pub tab: String,
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+}
+
+/// Stop the tab's program and forget the tab; with `remove_worktree`,
+/// also remove its git worktree (its branch stays). A worktree holding
+/// work no commit has is refused unless `force`, which saves the work
+/// under `refs/nerdr/saved/` first (the person's only).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CloseTab {
+    pub tab: String,
+    #[serde(default)]
+    pub remove_worktree: bool,
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Stop every program of `folder`'s session and forget it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct QuitSession {
+    pub folder: PathBuf,
+}
+
+/// The person's answer to approval `id`; `session` (a network question
+/// only) approves for the rest of that sandbox run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Decide {
+    pub id: String,
+    pub approve: bool,
+    #[serde(default)]
+    pub session: bool,
+}
+
+/// `nerdr sandbox`'s proxy, in a tab, asking the person whether its
+/// sandbox may connect to `host:port` (on neither network list). Only
+/// over the hook socket; answered when the person answers or the
+/// question times out.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskNetwork {
+    pub host: String,
+    pub port: u16,
+}
+
+/// Run plugin `name` (an executable in `$XDG_CONFIG_HOME/nerdr/plugins/`)
+/// with `args`, in `folder` (the caller's tab's folder when it has one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunPlugin {
+    pub name: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    pub folder: PathBuf,
+}
+
+/// An agent's hook reporting an event from inside its tab (`nerdr hook
+/// EVENT`): its session id, a turn starting or ending. Only over the hook
+/// socket; the tab is the caller's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportEvent {
+    pub event: String,
+    #[serde(default)]
+    pub session_id: Option<String>,
+    #[serde(default)]
+    pub data: serde_json::Value,
+}
+
+/// An agent telling how to resume it (`nerdr pane report-agent TAB --
+/// CMD ARGS...`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportAgent {
+    pub tab: String,
+    pub argv: Vec<String>,
 }
 
 fn yes() -> bool {
@@ -283,56 +427,47 @@ impl ApiError {
     }
 }
 
-/// The result of a request: a JSON value whose shape depends on the method
-/// (`{"tab": id}`, an array of [`TabInfo`], `{"text": screen}`, `{}`).
+/// A request's result as the wire carries it: the method's
+/// [`Method::Reply`] as JSON, or why it failed. Only the dispatcher makes
+/// one (from a typed reply) and only the client reads one (into it).
 pub type Reply = Result<serde_json::Value, ApiError>;
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requests_use_method_and_params() {
-        let r = Request::Send {
-            tab: "ab12".into(),
-            text: "ls".into(),
-            enter: true,
-        };
-        let v = serde_json::to_value(&r).unwrap();
-        assert_eq!(
-            v,
-            serde_json::json!({"method": "send", "params": {"tab": "ab12", "text": "ls", "enter": true}})
-        );
-        assert_eq!(serde_json::from_value::<Request>(v).unwrap(), r);
-    }
-
-    #[test]
-    fn unit_requests_need_no_params() {
-        let r: Request = serde_json::from_str(r#"{"method":"status"}"#).unwrap();
-        assert_eq!(r, Request::Status);
-    }
-
-    #[test]
-    fn programs_modes_read_back_as_written() {
-        for mode in [
-            ProgramsMode::HolderScopes,
-            ProgramsMode::HolderSessions,
-            ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()),
-            ProgramsMode::CoreChildren(
-                "cannot start the holder: StartTransientUnit failed (Access denied)".into(),
-            ),
-        ] {
-            assert_eq!(ProgramsMode::parse(&mode.to_string()), Some(mode.clone()));
-        }
-        assert_eq!(
-            ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()).to_string(),
-            "core children (NERDR_HOLDER=0): programs end with the core"
-        );
-        assert_eq!(ProgramsMode::parse("in a jar"), None);
-    }
-
-    #[test]
-    fn unknown_methods_are_rejected() {
-        assert!(serde_json::from_str::<Request>(r#"{"method":"rm_rf","params":{}}"#).is_err());
-    }
+/// A method's typed reply as the wire carries it: the one place the core's
+/// replies become JSON.
+pub fn encode<M: Method>(reply: Result<M::Reply, ApiError>) -> Reply {
+    reply.and_then(|r| {
+        serde_json::to_value(r).map_err(|e| {
+            ApiError::new(
+                ErrorCode::Internal,
+                format!("the reply to `{}` does not serialize: {e}", M::NAME),
+            )
+        })
+    })
 }
+
+/// The wire's JSON read as method `M`'s reply.
+pub fn decode<M: Method>(value: serde_json::Value) -> Result<M::Reply, BadReply> {
+    serde_json::from_value(value).map_err(|e| BadReply {
+        method: M::NAME,
+        why: e.to_string(),
+    })
+}
+
+/// A reply that is not the shape its method's reply has (a core of another
+/// version, say).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the core's reply to `{method}` has an unexpected shape ({why})")]
+pub struct BadReply {
+    pub method: &'static str,
+    pub why: String,
+}
+
+#[cfg(test)]
+#[path = "api_tests.rs"]
+mod tests;
+
+// Beside the methods that name them (under `api`, so `replies` needs
+// nothing of `api`).
+#[cfg(test)]
+#[path = "replies_tests.rs"]
+mod replies_tests;

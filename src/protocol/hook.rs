@@ -55,6 +55,7 @@ pub fn encode_line<T: Serialize>(msg: &T) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::api::ReadScreen;
 
     #[test]
     fn a_request_line_parses() {
@@ -65,11 +66,33 @@ mod tests {
         assert_eq!(r.tab.as_deref(), Some("s"));
         assert_eq!(
             r.request,
-            Request::Read {
+            Request::Read(ReadScreen {
                 tab: "t1".into(),
                 lines: Some(3)
-            }
+            })
         );
+    }
+
+    #[test]
+    fn request_lines_keep_their_bytes() {
+        for (request, line) in [
+            (
+                Request::from(ReadScreen {
+                    tab: "t".into(),
+                    lines: None,
+                }),
+                r#"{"id":1,"tab":"s","method":"read","params":{"tab":"t","lines":null}}"#,
+            ),
+            (Request::Status, r#"{"id":1,"tab":"s","method":"status"}"#),
+        ] {
+            let r = HookRequest {
+                id: 1.into(),
+                tab: Some("s".into()),
+                request,
+            };
+            assert_eq!(encode_line(&r), format!("{line}\n").into_bytes());
+            assert_eq!(parse_line(line.as_bytes()).unwrap(), r);
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Wire formats between nerdr's processes. One module per message family,
 //! encode and decode side by side:
-//! - [`api`]: the requests every command sends, shared by both sockets;
+//! - [`api`]: the requests every command sends, shared by both sockets,
+//!   each tied to its reply type in [`replies`];
 //! - [`frame`]: length-prefixed frames on the client socket;
 //! - [`handshake`]: the client socket's versioned hello and key proof;
 //! - [`hook`]: newline-delimited JSON on the hook socket;
@@ -16,6 +17,7 @@ pub mod handshake;
 pub mod holder;
 pub mod hook;
 pub mod outbox;
+pub mod replies;
 
 /// Version of the client-socket protocol, sent in the hello.
 pub const PROTOCOL_VERSION: u32 = 1;

@@ -8,7 +8,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use crate::protocol::api::Request;
+use crate::protocol::api::{AskNetwork, BadReply};
+use crate::protocol::replies::NetworkAnswer;
 use crate::proxy::answers::{Answer, Outcome};
 use crate::proxy::asking::{Asker, Asking};
 
@@ -31,42 +32,37 @@ impl HookAsker {
 impl Asker for HookAsker {
     fn ask<'a>(&'a self, host: &'a str, port: u16) -> Asking<'a> {
         Box::pin(async move {
-            let req = Request::AskNetwork {
+            let req = AskNetwork {
                 host: host.to_string(),
                 port,
             };
             match crate::client::via_hook(&self.socket, &self.secret, req).await {
+                Err(e) if e.is::<BadReply>() => {
+                    Outcome::NotAsked(format!("the core answered something unexpected: {e}"))
+                }
                 Err(e) => Outcome::NotAsked(format!("nerdr's core cannot be reached: {e:#}")),
                 Ok(Err(refused)) => Outcome::NotAsked(refused.message),
-                Ok(Ok(reply)) => outcome_of(&reply),
+                Ok(Ok(answer)) => outcome_of(answer),
             }
         })
     }
 }
 
-/// The core's reply as an outcome; anything unexpected is "not asked",
-/// so the request is refused.
-pub fn outcome_of(reply: &serde_json::Value) -> Outcome {
-    match reply["answer"].as_str() {
-        Some("once") => Outcome::Answered(Answer::Once),
-        Some("session") => Outcome::Answered(Answer::Session),
-        Some("deny") => Outcome::Answered(Answer::Deny),
-        Some("no_answer") => Outcome::NoAnswer {
-            secs: reply["secs"].as_u64().unwrap_or(0),
-        },
-        Some("not_asked") => Outcome::NotAsked(
-            reply["why"]
-                .as_str()
-                .unwrap_or("the core did not say why")
-                .to_string(),
-        ),
-        _ => Outcome::NotAsked(format!("the core answered something unexpected: {reply}")),
+/// The core's answer as the proxy's outcome.
+pub fn outcome_of(answer: NetworkAnswer) -> Outcome {
+    match answer {
+        NetworkAnswer::Once => Outcome::Answered(Answer::Once),
+        NetworkAnswer::Session => Outcome::Answered(Answer::Session),
+        NetworkAnswer::Deny => Outcome::Answered(Answer::Deny),
+        NetworkAnswer::NoAnswer { secs } => Outcome::NoAnswer { secs },
+        NetworkAnswer::NotAsked { why } => Outcome::NotAsked(why),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::api::decode;
     use serde_json::json;
 
     #[test]
@@ -88,13 +84,12 @@ mod tests {
             ),
         ];
         for (reply, want) in rows {
-            assert_eq!(outcome_of(&reply), want, "{reply}");
+            let answer = decode::<AskNetwork>(reply.clone()).unwrap();
+            assert_eq!(outcome_of(answer), want, "{reply}");
         }
+        // Anything else is no answer the proxy can act on: it refuses.
         for odd in [json!({}), json!({"answer": "yes"}), json!({"answer": 1})] {
-            assert!(
-                matches!(outcome_of(&odd), Outcome::NotAsked(w) if w.contains("unexpected")),
-                "{odd}"
-            );
+            assert!(decode::<AskNetwork>(odd.clone()).is_err(), "{odd}");
         }
     }
 

@@ -13,28 +13,25 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
 use crate::paths::Paths;
-use crate::protocol::api::{Request, TabInfo};
+use crate::protocol::api::{
+    self, CloseTab, Decide, ListAgents, ListApprovals, Method, OpenTerminal, QuitSession,
+    StartAgent, TabInfo,
+};
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
 use crate::protocol::handshake::{ClientMsg, CoreMsg, Outcome};
 use crate::protocol::holder::{data_frame, split_data};
+use crate::protocol::replies::{AgentNames, ApprovalsList, Asked, SessionQuit, Started};
 use keys::{Action, Cmd, Keys};
 use overlay::Mode;
 use view::View;
 
-/// What a request sent from the window was for.
-enum Pending {
-    Agents,
-    Approvals,
-    Decided,
-    Started,
-    Closed,
-    Quit,
-}
+/// What the window does with a request's reply, which it reads as the
+/// reply of the method it asked (see [`Window::request`]).
+type OnReply = Box<dyn FnOnce(&mut Window, serde_json::Value)>;
 
 struct Window {
     folder: PathBuf,
@@ -46,7 +43,7 @@ struct Window {
     note: String,
     out: mpsc::UnboundedSender<Frame>,
     next_id: u64,
-    pending: HashMap<u64, Pending>,
+    pending: HashMap<u64, OnReply>,
     /// Set when the loop should end, with what to print after.
     done: Option<String>,
     offered_picker: bool,
@@ -193,11 +190,19 @@ impl Window {
         let _ = self.out.send(Frame::control(&msg));
     }
 
-    fn request(&mut self, request: Request, what: Pending) {
+    /// Ask the core `m`; `then` gets the reply, typed as `m`'s method's.
+    fn request<M: Method + 'static>(&mut self, m: M, then: fn(&mut Window, M::Reply)) {
         let id = self.next_id;
         self.next_id += 1;
-        self.pending.insert(id, what);
-        self.send(ClientMsg::Request { id, request });
+        let on_reply = move |w: &mut Window, value| match api::decode::<M>(value) {
+            Ok(reply) => then(w, reply),
+            Err(e) => w.note = e.to_string(),
+        };
+        self.pending.insert(id, Box::new(on_reply));
+        self.send(ClientMsg::Request {
+            id,
+            request: m.into(),
+        });
     }
 
     fn showing(&self) -> Option<usize> {
@@ -267,72 +272,62 @@ impl Window {
             if !self.offered_picker && matches!(self.mode, Mode::Normal) {
                 // A session with no tabs: offer to start an agent.
                 self.offered_picker = true;
-                self.request(Request::Agents, Pending::Agents);
+                self.request(ListAgents, Window::pick_agent);
             }
         }
     }
 
     fn on_reply(&mut self, id: u64, outcome: Outcome) {
-        let what = self.pending.remove(&id);
-        let value = match outcome {
+        let then = self.pending.remove(&id);
+        match outcome {
             Outcome::Error(e) => {
                 self.note = e.message;
                 self.mode = Mode::Normal;
                 self.view.invalidate();
-                return;
             }
-            Outcome::Result(v) => v,
-        };
-        match what {
-            Some(Pending::Agents) => {
-                let agents: Vec<String> = value["agents"]
-                    .as_array()
-                    .map(|a| {
-                        a.iter()
-                            .filter_map(Value::as_str)
-                            .map(String::from)
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                self.mode = Mode::Picker {
-                    agents,
-                    sel: 0,
-                    typed: String::new(),
-                };
-            }
-            Some(Pending::Started) => {
-                if let Some(tab) = value["tab"].as_str() {
-                    self.send(ClientMsg::Select {
-                        tab: tab.to_string(),
-                    });
+            Outcome::Result(value) => {
+                if let Some(then) = then {
+                    then(self, value);
                 }
             }
-            Some(Pending::Closed) | Some(Pending::Decided) => self.note.clear(),
-            Some(Pending::Approvals) => {
-                let items = value["pending"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .map(|p| {
-                        let s = |k: &str| p[k].as_str().unwrap_or_default().to_string();
-                        overlay::Waiting {
-                            id: s("id"),
-                            question: s("question"),
-                            network: p["kind"] == "network",
-                        }
-                    })
-                    .collect();
-                self.mode = Mode::Approvals { items, sel: 0 };
-            }
-            Some(Pending::Quit) => {
-                let n = value["closed"].as_u64().unwrap_or(0);
-                self.done = Some(format!(
-                    "[quit: stopped {n} tab{}]",
-                    if n == 1 { "" } else { "s" }
-                ));
-            }
-            None => {}
         }
+    }
+
+    fn pick_agent(&mut self, names: AgentNames) {
+        self.mode = Mode::Picker {
+            agents: names.agents,
+            sel: 0,
+            typed: String::new(),
+        };
+    }
+
+    fn show_started(&mut self, started: Started) {
+        self.send(ClientMsg::Select { tab: started.tab });
+    }
+
+    fn clear_note<R>(&mut self, _: R) {
+        self.note.clear();
+    }
+
+    fn show_approvals(&mut self, list: ApprovalsList) {
+        let items = list
+            .pending
+            .into_iter()
+            .map(|p| overlay::Waiting {
+                network: matches!(p.asked, Asked::Network { .. }),
+                id: p.id,
+                question: p.question,
+            })
+            .collect();
+        self.mode = Mode::Approvals { items, sel: 0 };
+    }
+
+    fn quit_done(&mut self, quit: SessionQuit) {
+        let n = quit.closed;
+        self.done = Some(format!(
+            "[quit: stopped {n} tab{}]",
+            if n == 1 { "" } else { "s" }
+        ));
     }
 
     fn on_resize(&mut self, size: (u16, u16)) {
@@ -372,40 +367,40 @@ impl Window {
                 match effect {
                     overlay::Effect::None => {}
                     overlay::Effect::Start(agent) => self.request(
-                        Request::Agent {
+                        StartAgent {
                             folder: self.folder.clone(),
                             name: agent,
                             extra_args: vec![],
                             env: crate::client::own_env(),
                             worktree: true,
                         },
-                        Pending::Started,
+                        Window::show_started,
                     ),
                     overlay::Effect::Close(tab) => {
-                        let request = Request::Close {
+                        let request = CloseTab {
                             tab,
                             remove_worktree: false,
                             force: false,
                         };
-                        self.request(request, Pending::Closed)
+                        self.request(request, Window::clear_note)
                     }
                     overlay::Effect::Decide {
                         id,
                         approve,
                         session,
                     } => self.request(
-                        Request::Decide {
+                        Decide {
                             id,
                             approve,
                             session,
                         },
-                        Pending::Decided,
+                        Window::clear_note,
                     ),
                     overlay::Effect::Quit => self.request(
-                        Request::Quit {
+                        QuitSession {
                             folder: self.folder.clone(),
                         },
-                        Pending::Quit,
+                        Window::quit_done,
                     ),
                 }
             }
@@ -416,7 +411,7 @@ impl Window {
         let n = self.tabs.len();
         let cur = self.showing();
         match c {
-            Cmd::NewTab => self.request(Request::Agents, Pending::Agents),
+            Cmd::NewTab => self.request(ListAgents, Window::pick_agent),
             Cmd::Next if n > 0 => self.select_index(cur.map(|i| (i + 1) % n).unwrap_or(0)),
             Cmd::Prev if n > 0 => self.select_index(cur.map(|i| (i + n - 1) % n).unwrap_or(0)),
             Cmd::Tab(k) if k >= 1 && k <= n => self.select_index(k - 1),
@@ -438,12 +433,12 @@ impl Window {
             Cmd::Terminal => {
                 if let Some(tab) = self.view.tab.clone() {
                     let env = crate::client::own_env();
-                    self.request(Request::Terminal { tab, env }, Pending::Started);
+                    self.request(OpenTerminal { tab, env }, Window::show_started);
                 }
             }
             Cmd::Detach => self.done = Some("[detached]".into()),
             Cmd::Help => self.mode = Mode::Help,
-            Cmd::Approvals => self.request(Request::Approvals, Pending::Approvals),
+            Cmd::Approvals => self.request(ListApprovals, Window::show_approvals),
             Cmd::Scroll => {
                 if let Some(tab) = self.view.tab.clone() {
                     self.send(ClientMsg::History { tab });

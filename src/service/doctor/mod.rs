@@ -25,7 +25,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::paths::Paths;
-use crate::protocol::api::{CoreStatus, Request};
+use crate::protocol::api::GetStatus;
 use crate::service::install::SocketProbe;
 
 /// How long to wait for the core's status. A core that socket activation is
@@ -67,19 +67,17 @@ fn gather(paths: &Paths) -> Facts {
     facts
 }
 
-/// [`CoreStatus::mode`], or why the core could not tell, within
+/// [`crate::protocol::api::CoreStatus::mode`], or why the core could not tell, within
 /// [`ASK_TIMEOUT`].
 fn ask_mode() -> Result<String, String> {
     let (tx, rx) = mpsc::channel();
     // A thread rather than a timeout inside `request`, which builds its own
     // runtime; if the core never answers, the thread ends with the process.
     std::thread::spawn(move || {
-        let _ = tx.send(crate::client::request(Request::Status));
+        let _ = tx.send(crate::client::request(GetStatus));
     });
     match rx.recv_timeout(ASK_TIMEOUT) {
-        Ok(Ok(Ok(status))) => serde_json::from_value::<CoreStatus>(status)
-            .map(|s| s.mode)
-            .map_err(|e| format!("the core's status has an unexpected shape ({e})")),
+        Ok(Ok(Ok(status))) => Ok(status.mode),
         Ok(Ok(Err(refused))) => Err(format!("the core refused the status request: {refused}")),
         Ok(Err(e)) => Err(format!("{e:#}")),
         Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(

@@ -1,0 +1,278 @@
+//! The requests' wire, method by method, as the JSON strings nerdr sent
+//! before requests wrapped params structs: older clients, scripts on the
+//! hook socket and newer cores all read these bytes.
+
+use super::*;
+
+/// `m` goes on the wire as exactly `json`, reads back as itself, and its
+/// [`Method::NAME`] is the method the wire names.
+fn same_wire<M: Method + Clone>(m: M, json: &str) {
+    let req: Request = m.into();
+    assert_eq!(serde_json::to_string(&req).unwrap(), json, "{}", M::NAME);
+    assert_eq!(
+        serde_json::from_str::<Request>(json).unwrap(),
+        req,
+        "{json}"
+    );
+    let v: serde_json::Value = serde_json::from_str(json).unwrap();
+    assert_eq!(v["method"], M::NAME, "{json}");
+}
+
+fn env() -> Vec<(String, String)> {
+    vec![("A".into(), "1".into())]
+}
+
+#[test]
+fn agent_requests_keep_their_wire() {
+    same_wire(
+        StartAgent {
+            folder: "/w".into(),
+            name: "claude".into(),
+            extra_args: vec!["-x".into()],
+            env: env(),
+            worktree: false,
+        },
+        r#"{"method":"agent","params":{"folder":"/w","name":"claude","extra_args":["-x"],"env":[["A","1"]],"worktree":false}}"#,
+    );
+}
+
+#[test]
+fn tabs_requests_keep_their_wire() {
+    same_wire(
+        ListTabs {
+            folder: Some("/w".into()),
+            all: false,
+        },
+        r#"{"method":"tabs","params":{"folder":"/w","all":false}}"#,
+    );
+    same_wire(
+        ListTabs {
+            folder: None,
+            all: true,
+        },
+        r#"{"method":"tabs","params":{"folder":null,"all":true}}"#,
+    );
+}
+
+#[test]
+fn read_requests_keep_their_wire() {
+    same_wire(
+        ReadScreen {
+            tab: "ab12".into(),
+            lines: Some(3),
+        },
+        r#"{"method":"read","params":{"tab":"ab12","lines":3}}"#,
+    );
+    same_wire(
+        ReadScreen {
+            tab: "ab12".into(),
+            lines: None,
+        },
+        r#"{"method":"read","params":{"tab":"ab12","lines":null}}"#,
+    );
+}
+
+#[test]
+fn send_requests_keep_their_wire() {
+    same_wire(
+        SendText {
+            tab: "ab12".into(),
+            text: "ls".into(),
+            enter: true,
+        },
+        r#"{"method":"send","params":{"tab":"ab12","text":"ls","enter":true}}"#,
+    );
+}
+
+#[test]
+fn resize_requests_keep_their_wire() {
+    same_wire(
+        Resize {
+            tab: "ab12".into(),
+            rows: 24,
+            cols: 80,
+        },
+        r#"{"method":"resize","params":{"tab":"ab12","rows":24,"cols":80}}"#,
+    );
+}
+
+#[test]
+fn terminal_and_restart_requests_keep_their_wire() {
+    same_wire(
+        OpenTerminal {
+            tab: "ab12".into(),
+            env: env(),
+        },
+        r#"{"method":"terminal","params":{"tab":"ab12","env":[["A","1"]]}}"#,
+    );
+    same_wire(
+        RestartTab {
+            tab: "ab12".into(),
+            env: vec![],
+        },
+        r#"{"method":"restart","params":{"tab":"ab12","env":[]}}"#,
+    );
+}
+
+#[test]
+fn close_and_quit_requests_keep_their_wire() {
+    same_wire(
+        CloseTab {
+            tab: "ab12".into(),
+            remove_worktree: true,
+            force: false,
+        },
+        r#"{"method":"close","params":{"tab":"ab12","remove_worktree":true,"force":false}}"#,
+    );
+    same_wire(
+        QuitSession {
+            folder: "/w".into(),
+        },
+        r#"{"method":"quit","params":{"folder":"/w"}}"#,
+    );
+}
+
+#[test]
+fn methods_without_params_send_none() {
+    same_wire(GetStatus, r#"{"method":"status"}"#);
+    same_wire(ListAgents, r#"{"method":"agents"}"#);
+    same_wire(ListApprovals, r#"{"method":"approvals"}"#);
+}
+
+#[test]
+fn approval_requests_keep_their_wire() {
+    same_wire(
+        Decide {
+            id: "q1".into(),
+            approve: true,
+            session: false,
+        },
+        r#"{"method":"decide","params":{"id":"q1","approve":true,"session":false}}"#,
+    );
+    same_wire(
+        AskNetwork {
+            host: "example.com".into(),
+            port: 443,
+        },
+        r#"{"method":"ask_network","params":{"host":"example.com","port":443}}"#,
+    );
+}
+
+#[test]
+fn plugin_requests_keep_their_wire() {
+    same_wire(
+        RunPlugin {
+            name: "p".into(),
+            args: vec!["a".into()],
+            folder: "/w".into(),
+        },
+        r#"{"method":"plugin","params":{"name":"p","args":["a"],"folder":"/w"}}"#,
+    );
+}
+
+#[test]
+fn report_requests_keep_their_wire() {
+    same_wire(
+        ReportEvent {
+            event: "Stop".into(),
+            session_id: Some("s1".into()),
+            data: serde_json::json!({"a": 1}),
+        },
+        r#"{"method":"report","params":{"event":"Stop","session_id":"s1","data":{"a":1}}}"#,
+    );
+    same_wire(
+        ReportEvent {
+            event: "Stop".into(),
+            session_id: None,
+            data: serde_json::Value::Null,
+        },
+        r#"{"method":"report","params":{"event":"Stop","session_id":null,"data":null}}"#,
+    );
+    same_wire(
+        ReportAgent {
+            tab: "ab12".into(),
+            argv: vec!["claude".into(), "--resume".into()],
+        },
+        r#"{"method":"report_agent","params":{"tab":"ab12","argv":["claude","--resume"]}}"#,
+    );
+}
+
+#[test]
+fn left_out_params_take_their_defaults() {
+    let parsed = |s: &str| serde_json::from_str::<Request>(s);
+    assert_eq!(
+        parsed(r#"{"method":"tabs","params":{"all":true}}"#).unwrap(),
+        Request::Tabs(ListTabs {
+            folder: None,
+            all: true
+        })
+    );
+    assert_eq!(
+        parsed(r#"{"method":"agent","params":{"folder":"/w","name":"c"}}"#).unwrap(),
+        Request::Agent(StartAgent {
+            folder: "/w".into(),
+            name: "c".into(),
+            extra_args: vec![],
+            env: vec![],
+            worktree: true,
+        })
+    );
+    assert_eq!(
+        parsed(r#"{"params":{"tab":"t"},"method":"read"}"#).unwrap(),
+        Request::Read(ReadScreen {
+            tab: "t".into(),
+            lines: None
+        })
+    );
+    assert_eq!(
+        parsed(r#"{"method":"status","params":null}"#).unwrap(),
+        Request::Status
+    );
+    // As before: a method with params needs them, one without takes none.
+    assert!(parsed(r#"{"method":"tabs"}"#).is_err());
+    assert!(parsed(r#"{"method":"status","params":{}}"#).is_err());
+}
+
+#[test]
+fn unknown_methods_are_rejected() {
+    assert!(serde_json::from_str::<Request>(r#"{"method":"rm_rf","params":{}}"#).is_err());
+}
+
+#[test]
+fn a_reply_of_another_shape_names_its_method() {
+    let e = decode::<ReadScreen>(serde_json::json!({"tab": "ab12"})).unwrap_err();
+    assert_eq!(e.method, "read");
+    assert!(
+        e.to_string().starts_with(
+            "the core's reply to `read` has an unexpected shape (missing field `text`"
+        ),
+        "{e}"
+    );
+    let text = decode::<ReadScreen>(serde_json::json!({"text": "$ "})).unwrap();
+    assert_eq!(text.text, "$ ");
+}
+
+#[test]
+fn a_refusal_passes_encoding_untouched() {
+    let refused = ApiError::new(ErrorCode::Denied, "no");
+    assert_eq!(encode::<ReadScreen>(Err(refused.clone())), Err(refused));
+}
+
+#[test]
+fn programs_modes_read_back_as_written() {
+    for mode in [
+        ProgramsMode::HolderScopes,
+        ProgramsMode::HolderSessions,
+        ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()),
+        ProgramsMode::CoreChildren(
+            "cannot start the holder: StartTransientUnit failed (Access denied)".into(),
+        ),
+    ] {
+        assert_eq!(ProgramsMode::parse(&mode.to_string()), Some(mode.clone()));
+    }
+    assert_eq!(
+        ProgramsMode::CoreChildren("NERDR_HOLDER=0".into()).to_string(),
+        "core children (NERDR_HOLDER=0): programs end with the core"
+    );
+    assert_eq!(ProgramsMode::parse("in a jar"), None);
+}

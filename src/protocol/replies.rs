@@ -1,0 +1,161 @@
+//! The core's replies, one type per method (each `api::Method`
+//! names its own). Their JSON is the wire's: field names, `null`s and
+//! left-out fields are as the core sent them when replies were built by
+//! hand, and `replies_tests.rs` holds each to those bytes, so renaming a
+//! field fails a test instead of a script. The replies of `nerdr tabs --json` and
+//! `nerdr approvals --json` are printed as the wire carries them.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A tab was started (`agent`, `terminal`, `restart`): its id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Started {
+    pub tab: String,
+}
+
+/// The tab's screen as text (`read`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScreenText {
+    pub text: String,
+}
+
+/// What became of text sent to a tab (`send`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Sent {
+    /// It waits for the person's approval as `queued`, because `why`; not
+    /// typed yet.
+    Queued { queued: String, why: String },
+    /// Typed into the tab's terminal.
+    Typed {},
+}
+
+/// Done, with nothing to tell (`resize`, `report`): `{}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Done {}
+
+/// A tab was closed (`close`); with `--remove-worktree`, what became of its
+/// worktree.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Closed {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed: Option<WorktreeRemoved>,
+}
+
+/// What removing a worktree did: where work no commit held went, and the
+/// branch, which stays.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorktreeRemoved {
+    pub worktree: PathBuf,
+    /// Where the work no commit held went, if there was any.
+    pub saved: Option<SavedWork>,
+    pub branch: String,
+    /// Commits of the branch that no other branch has (`None`: git could
+    /// not tell).
+    pub branch_only_commits: Option<usize>,
+}
+
+/// Where a worktree's work was saved before it was removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedWork {
+    /// `refs/nerdr/saved/<tab>` (or `<tab>-2`, ... when saved before).
+    pub reference: String,
+    pub commit: String,
+}
+
+/// A session was quit (`quit`): how many tabs it closed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionQuit {
+    pub closed: usize,
+}
+
+/// The agents that can be started, built-in first (`agents`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentNames {
+    pub agents: Vec<String>,
+}
+
+/// What waits for the person's approval (`approvals`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ApprovalsList {
+    pub pending: Vec<Approval>,
+}
+
+/// One thing that waits for the person's yes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Approval {
+    pub id: String,
+    /// What is asked, for people.
+    pub question: String,
+    /// The tab that asks (for a setup: the agent's tab it is for).
+    pub tab: String,
+    #[serde(flatten)]
+    pub asked: Asked,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Asked {
+    Setup {
+        worktree: PathBuf,
+        hash: String,
+        argv: Vec<String>,
+        /// In a repository sandboxed agents worked in: its content may be
+        /// their work, so a yes is for this run only, never remembered.
+        #[serde(default)]
+        once: bool,
+    },
+    /// Input for tab `to`, typed as is once approved.
+    Message { to: String, text: String },
+    /// A plugin run; whoever waits for it holds the other end.
+    Plugin { name: String, args: Vec<String> },
+    /// A connection a sandbox's proxy holds until the person answers.
+    Network { host: String, port: u16 },
+}
+
+/// The person's answer was taken (`decide`): the setup tabs it started,
+/// and the tab an approved message was typed into.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decided {
+    pub ran: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delivered: Option<String>,
+}
+
+/// The person's answer to a sandbox's network question (`ask_network`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "answer", rename_all = "snake_case")]
+pub enum NetworkAnswer {
+    /// Open the host for this request only.
+    Once,
+    /// Open the host for the rest of the sandbox's run.
+    Session,
+    Deny,
+    /// No one answered within `secs` seconds.
+    NoAnswer {
+        secs: u64,
+    },
+    /// The person was not asked, because `why`.
+    NotAsked {
+        why: String,
+    },
+}
+
+/// A plugin ran (`plugin`): its exit code (`None`: killed by a signal) and
+/// what it wrote, each cut at the core's limit.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PluginRan {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// An agent's resume command was taken (`report_agent`), or `ignored`
+/// and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportTaken {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ignored: Option<String>,
+}
