@@ -271,3 +271,41 @@ fn reach(
             .collect(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_is_recorded_with_the_file_it_leads_to_or_the_nearest_folder_above_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(tmp.path()).unwrap();
+        let dir = root.join("a");
+        std::fs::create_dir(&dir).unwrap();
+        let file = dir.join("f");
+        std::fs::write(&file, "").unwrap();
+        let link = root.join("link");
+        std::os::unix::fs::symlink(&dir, &link).unwrap();
+        let through = link.join("f");
+        let missing = root.join("missing/x");
+        let mut disk = Disk::default();
+        for p in [&through, &missing, &link] {
+            look(&mut disk, p);
+        }
+        let seen = |p: &Path| disk.0.get(p).cloned();
+        // A file reached through a symlinked folder, and the file itself.
+        let f = seen(&through).expect("the file through the link");
+        assert_eq!(f.real.as_deref(), Some(file.as_path()));
+        assert!(!f.is_dir);
+        assert_eq!(seen(&file).map(|s| (s.dev, s.ino)), Some((f.dev, f.ino)));
+        // Not there: only the nearest folder above it that is.
+        assert_eq!(seen(&missing), None);
+        assert_eq!(seen(&root.join("missing")), None);
+        assert!(seen(&root).expect("the nearest existing folder").is_dir);
+        // A symlink to a folder is a folder, with its own identity.
+        let l = seen(&link).unwrap();
+        assert!(l.is_dir);
+        assert_eq!(l.real.as_deref(), Some(dir.as_path()));
+        assert_ne!(Some((l.dev, l.ino)), seen(&dir).map(|s| (s.dev, s.ino)));
+    }
+}

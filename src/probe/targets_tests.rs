@@ -290,6 +290,9 @@ fn each_rule() {
             change: |f| {
                 f.core_env.xdg_runtime_dir = Some("run/user/1".into());
                 f.launch_env.dbus_session_bus_address = None;
+                // As if it were there, seen from the core's own folder.
+                let mut more = disk(&[("run/user/1", Kind::Dir), ("run/user/1/bus", Kind::File)]);
+                f.disk.0.append(&mut more.0);
             },
             has: &[],
             lacks: &["the runtime folder", "the user's socket"],
@@ -430,7 +433,11 @@ fn each_rule() {
         },
         Row {
             sentence: "a relative XDG_CONFIG_HOME counts as unset",
-            change: |f| f.core_env.xdg_config_home = Some("cfg".into()),
+            change: |f| {
+                f.core_env.xdg_config_home = Some("cfg".into());
+                let mut more = disk(&[("cfg", Kind::Dir)]);
+                f.disk.0.append(&mut more.0);
+            },
             has: &["the global git config /h/.gitconfig (opened for writing)"],
             lacks: &["cfg/git"],
         },
@@ -493,7 +500,10 @@ fn each_rule() {
         },
         Row {
             sentence: "a relative PATH folder is none",
-            change: |_| {},
+            change: |f| {
+                let mut more = disk(&[("bin", Kind::Dir)]);
+                f.disk.0.append(&mut more.0);
+            },
             has: &[],
             lacks: &["from bin (written)"],
         },
@@ -585,4 +595,11 @@ fn the_decision_reads_only_what_it_asks_to_be_looked_at() {
     );
     f.disk = kept;
     assert_eq!(checked(&f), checked(&whole));
+}
+
+#[test]
+fn the_folder_of_worktrees_is_checked_once_however_many_tabs_share_it() {
+    let got = checked(&facts());
+    let r1 = "the folder of other tabs' worktrees /h/.local/share/nerdr/worktrees/r-1 (written)";
+    assert_eq!(got.iter().filter(|w| *w == r1).count(), 1, "{got:#?}");
 }
