@@ -1,9 +1,10 @@
 //! The sandbox check before a sandboxed agent's launch
-//! (docs/ARCHITECTURE.md, "The sandbox check (probe)"): gather what the probe must not reach, run it
-//! through the agent's wrapper with the launch's environment and folder,
-//! and either let the launch go on or leave the tab `refused` with the
-//! reason on its screen, in the reply and in the audit log. Never cached:
-//! each launch checks again.
+//! (docs/ARCHITECTURE.md, "The sandbox check (probe)"): have the facts
+//! gathered off the async workers (`sandbox_facts`), decide what the probe
+//! must not reach (`probe::targets`), run it through the agent's wrapper
+//! with the launch's environment and folder, and either let the launch go
+//! on or leave the tab `refused` with the reason on its screen, in the
+//! reply and in the audit log. Never cached: each launch checks again.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
