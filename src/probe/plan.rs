@@ -22,7 +22,7 @@ pub struct FileId {
 
 impl FileId {
     /// The path's identity now, or `None` if it does not exist. The core
-    /// takes identities from its gathered facts (`super::targets::Disk`);
+    /// takes identities from the disk record among its gathered facts;
     /// tests take them from the disk.
     #[cfg(test)]
     pub fn of(path: &std::path::Path) -> Option<FileId> {
