@@ -130,10 +130,10 @@ pub(super) fn gather(ask: &Ask) -> Gathered {
         core_env,
         programs: programs
             .iter()
-            .filter_map(|p| {
+            .filter_map(|prog| {
                 Some(HostProgram {
-                    role: p.role.into(),
-                    path: p.resolved.clone()?,
+                    role: prog.role.into(),
+                    path: prog.resolved.clone()?,
                 })
             })
             .collect(),
