@@ -3,12 +3,12 @@
 //! the tab ends up running, or it is gone (worktree included) and the
 //! caller gets the reason: never a half-started tab.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::api::Caller;
 use super::env::{program_env, TabFacts};
+pub(super) use super::program_lookup::{find_program, path_of};
 use super::state::{Tab, Worktree, SCROLLBACK};
 use super::Core;
 use crate::host::SpawnSpec;
@@ -186,7 +186,16 @@ impl Core {
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
         if plan.sandboxed && plan.kind == TabKind::Agent {
-            let proven = self.check_sandbox(&plan, &id, &env).await?;
+            let checked = super::sandbox_check::Launch {
+                name: &plan.name,
+                command: &plan.command,
+                argv: &plan.argv,
+                cwd: &plan.cwd,
+                folder: &plan.folder,
+                worktree: plan.worktree.as_ref(),
+                probe: plan.probe.as_ref(),
+            };
+            let proven = self.check_sandbox(&checked, &id, &env).await?;
             if let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) {
                 let completed = self
                     .with_features(&id, d, proven.as_deref(), &plan.caller_env)
@@ -357,13 +366,6 @@ pub(super) fn existing_folder(folder: &Path) -> Result<PathBuf, ApiError> {
         })
 }
 
-pub(super) fn path_of(env: &[(String, String)]) -> String {
-    env.iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
-}
-
 impl Core {
     /// The environment a program builds on: the user's own command's, else
     /// that of the last client that started one, else the core's.
@@ -388,50 +390,5 @@ fn caller_kind(c: &Caller) -> &str {
     match c {
         Caller::User => "user",
         Caller::Tab { id, .. } => id,
-    }
-}
-
-/// Resolve a command word as a shell would: a word with a `/` is a path
-/// (relative to the tab's folder), anything else is looked up on `path_var`.
-pub(super) fn find_program(word: &str, path_var: &str, cwd: &Path) -> Option<PathBuf> {
-    let executable = |p: &Path| {
-        p.metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if word.contains('/') {
-        let p = cwd.join(word);
-        return executable(&p).then_some(p);
-    }
-    std::env::split_paths(path_var)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join(word))
-        .find(|p| executable(p))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn programs_resolve_like_a_shell() {
-        let tmp = tempfile::tempdir().unwrap();
-        let bin = tmp.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let tool = bin.join("tool");
-        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::write(bin.join("plain"), "").unwrap();
-        let path = format!("relative:{}", bin.display());
-        let rows: &[(&str, Option<PathBuf>)] = &[
-            ("tool", Some(tool.clone())),
-            ("plain", None),
-            ("missing", None),
-            ("bin/tool", Some(tmp.path().join("bin/tool"))),
-            ("./bin/plain", None),
-        ];
-        for (word, want) in rows {
-            assert_eq!(&find_program(word, &path, tmp.path()), want, "{word}");
-        }
     }
 }

@@ -1,18 +1,21 @@
 //! The sandbox check before a sandboxed agent's launch
-//! (docs/ARCHITECTURE.md, "The sandbox check (probe)"): gather what the probe must not reach, run it
-//! through the agent's wrapper with the launch's environment and folder,
-//! and either let the launch go on or leave the tab `refused` with the
-//! reason on its screen, in the reply and in the audit log. Never cached:
-//! each launch checks again.
+//! (docs/ARCHITECTURE.md, "The sandbox check (probe)"): have the facts
+//! gathered off the async workers (`sandbox_facts`), decide what the probe
+//! must not reach (`probe::targets`), run it through the agent's wrapper
+//! with the launch's environment and folder, and either let the launch go
+//! on or leave the tab `refused` with the reason on its screen, in the
+//! reply and in the audit log. Never cached: each launch checks again.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::launch::{path_of, Plan};
+use super::sandbox_facts::{gather, Ask, AGENT_PROGRAM};
+use super::state::Worktree;
 use super::Core;
 use crate::audit::{Event, Kind};
-use crate::probe::placement::{place, Placement};
-use crate::probe::plan::{FileId, Named, Proc, Targets};
+use crate::probe::placement::{in_agent_reach, place, Placement};
+use crate::probe::plan::{plan, Plan};
+use crate::probe::targets::targets;
 use crate::probe::verdict::{verdict, Outcome, Verdict};
 use crate::protocol::api::{ApiError, ErrorCode, TabState};
 use crate::protocol::handshake::random_hex;
@@ -39,26 +42,77 @@ impl ProbeSite {
     }
 }
 
+/// The launch being checked, as plain fields: the check needs nothing of
+/// how the launch was planned.
+pub(super) struct Launch<'a> {
+    /// The agent's name.
+    pub(super) name: &'a str,
+    /// The command as configured, for the audit log.
+    pub(super) command: &'a [String],
+    /// The resolved program, then its arguments.
+    pub(super) argv: &'a [String],
+    /// Where the program starts.
+    pub(super) cwd: &'a Path,
+    /// The tab's folder.
+    pub(super) folder: &'a Path,
+    pub(super) worktree: Option<&'a Worktree>,
+    /// Where the probe goes in the command (the whole `argv` and the
+    /// agent's name, without one).
+    pub(super) probe: Option<&'a ProbeSite>,
+}
+
 impl Core {
-    /// Run the check for `plan` (tab `id`, already recorded as starting,
+    /// Run the check for `launch` (tab `id`, already recorded as starting,
     /// to run with `env`). `Ok` lets the launch go on, with the agent's
     /// program as the check resolved and tested it (the only file nerdr may
     /// then run on the host to learn its features); otherwise the tab is
     /// left `refused` and the error names each thing reached.
     pub(super) async fn check_sandbox(
         self: &Arc<Self>,
-        plan: &Plan,
+        launch: &Launch<'_>,
         id: &str,
         env: &[(String, String)],
     ) -> Result<Option<PathBuf>, ApiError> {
         let nonce = random_hex(16);
-        let site = plan.probe.clone().unwrap_or_else(|| ProbeSite {
-            command_words: plan.argv.clone(),
-            program: plan.name.clone(),
+        let site = launch.probe.cloned().unwrap_or_else(|| ProbeSite {
+            command_words: launch.argv.to_vec(),
+            program: launch.name.to_string(),
         });
-        let programs = programs_of(&site, env, &plan.cwd);
-        let targets = self.probe_targets(plan, id, env, &programs);
-        let probe_plan = crate::probe::plan::plan(&targets);
+        let other_worktrees: Vec<PathBuf> = {
+            let state = self.state.lock().unwrap();
+            state
+                .tabs
+                .values()
+                .filter(|t| t.id != id)
+                .filter_map(|t| t.worktree.as_ref().map(|w| w.path.clone()))
+                .collect()
+        };
+        let ask = Ask {
+            paths: self.paths.clone(),
+            bin: self.bin.clone(),
+            command_words: site.command_words.clone(),
+            program: site.program.clone(),
+            env: env.to_vec(),
+            cwd: launch.cwd.to_path_buf(),
+            folder: launch.folder.to_path_buf(),
+            worktree: launch.worktree.cloned(),
+            other_worktrees,
+            programs_end_with_core: self.host.programs_end_with_core(),
+        };
+        // stat, canonicalize and git block: off the async workers.
+        let gathered = tokio::task::spawn_blocking(move || gather(&ask)).await;
+        let (probe_plan, programs, in_reach) = match gathered {
+            Ok(g) => {
+                let reach = &g.reach;
+                let in_reach = in_agent_reach(&reach.programs, &reach.path_dirs, &reach.writable);
+                (plan(&targets(&g.facts)), g.programs, in_reach)
+            }
+            Err(e) => (
+                Plan::default(),
+                Vec::new(),
+                Some(format!("what it must not reach could not be gathered: {e}")),
+            ),
+        };
         let probe_words = vec![
             self.bin.to_string_lossy().into_owned(),
             "probe".into(),
@@ -68,30 +122,23 @@ impl Core {
             serde_json::to_string(&probe_plan).expect("a plan serializes"),
         ];
         let started = std::time::Instant::now();
-        let writable: Vec<PathBuf> = plan
-            .worktree
-            .iter()
-            .map(|w| w.path.clone())
-            .chain([plan.folder.clone()])
-            .collect();
-        let in_reach = agent_writable_words(&programs, &path_of(env), &writable);
         let outcome = match (
             place(&site.command_words, &site.program, &probe_words),
             in_reach,
         ) {
             (Placement::Unplaceable(why), _) | (_, Some(why)) => Outcome::Unplaceable(why),
             (Placement::Argv(argv), None) => {
-                crate::probe::run::run(&argv, &plan.cwd, env, crate::probe::run::TIMEOUT).await
+                crate::probe::run::run(&argv, launch.cwd, env, crate::probe::run::TIMEOUT).await
             }
         };
         let took = started.elapsed();
         let verdict = verdict(&probe_plan, &nonce, &outcome);
-        let name = &plan.name;
-        let command = serde_json::to_string(&plan.command).unwrap_or_default();
+        let name = launch.name;
+        let command = serde_json::to_string(launch.command).unwrap_or_default();
         let event = |kind: Kind, sentence: String| {
             Event::new(kind, sentence)
                 .field("NERDR_TAB", id)
-                .field("NERDR_AGENT", name.as_str())
+                .field("NERDR_AGENT", name)
                 .field("NERDR_COMMAND", command.as_str())
         };
         let (message, notice) = match &verdict {
@@ -178,316 +225,6 @@ impl Core {
         }
         self.changed();
     }
-
-    /// What the probe for tab `id` must not reach.
-    fn probe_targets(
-        &self,
-        plan: &Plan,
-        id: &str,
-        env: &[(String, String)],
-        programs: &[Program],
-    ) -> Targets {
-        let p = &self.paths;
-        let mut processes = Vec::new();
-        let me = std::process::id();
-        if let Ok(start_time) = crate::platform::proc_start_time(me) {
-            processes.push(Proc {
-                role: "core",
-                pid: me,
-                start_time,
-            });
-        }
-        if !self.host.programs_end_with_core() {
-            if let Some(r) = crate::holder::peer::read_recorded(&p.state_dir.join("holder.pid")) {
-                processes.push(Proc {
-                    role: "holder",
-                    pid: r.pid,
-                    start_time: r.start_time,
-                });
-            }
-        }
-        let repo_dirs: Vec<PathBuf> = match &plan.worktree {
-            Some(w) => crate::git::worktree::repo_of(&w.repo),
-            None => crate::git::worktree::repo_of(&plan.folder),
-        }
-        .map(|r| r.common_dir)
-        .into_iter()
-        .collect();
-        let mut worktree_dirs: Vec<PathBuf> = {
-            let state = self.state.lock().unwrap();
-            state
-                .tabs
-                .values()
-                .filter(|t| t.id != id)
-                .filter_map(|t| t.worktree.as_ref())
-                .chain(plan.worktree.as_ref())
-                .filter_map(|w| w.path.parent().map(Path::to_path_buf))
-                .collect()
-        };
-        worktree_dirs.sort();
-        worktree_dirs.dedup();
-        let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-        let mounts = crate::probe::mounts::parse(&table);
-        let id_of = |path: &Path| -> Option<FileId> {
-            let mut f = FileId::of(path)?;
-            f.mount = std::fs::canonicalize(path)
-                .ok()
-                .and_then(|c| crate::probe::mounts::spot(&mounts, &c));
-            Some(f)
-        };
-        let ids =
-            |paths: &[PathBuf]| -> Vec<FileId> { paths.iter().filter_map(|d| id_of(d)).collect() };
-        let core_env = |k: &str| {
-            std::env::var_os(k)
-                .map(PathBuf::from)
-                .filter(|p| p.is_absolute())
-        };
-        let runtime = core_env("XDG_RUNTIME_DIR");
-        let mut sockets: Vec<PathBuf> = runtime
-            .iter()
-            .flat_map(|r| [r.join("bus"), r.join("systemd/private")])
-            .collect();
-        // The bus the agent is told of, wherever it is.
-        if let Some(bus) = env
-            .iter()
-            .find(|(k, _)| k == "DBUS_SESSION_BUS_ADDRESS")
-            .and_then(|(_, v)| v.split(';').find_map(|a| a.strip_prefix("unix:path=")))
-            .map(|p| PathBuf::from(p.split(',').next().unwrap_or(p)))
-        {
-            sockets.push(bus);
-        }
-        sockets.sort();
-        sockets.dedup();
-        let named = |what: &str, file: FileId| Named {
-            what: what.to_string(),
-            file,
-        };
-        let mut host_files = Vec::new();
-        let mut host_dirs = Vec::new();
-        // A file that is not there yet is planted by whoever may write the
-        // nearest folder above it that is.
-        // A symlink counts twice: itself (its folder may let it be
-        // replaced) and the file it leads to (which may be writable).
-        let mut file_or_folder = |what: &str, path: &Path| {
-            let real = std::fs::canonicalize(path).ok().filter(|r| r != path);
-            for path in std::iter::once(path).chain(real.as_deref()) {
-                match id_of(path) {
-                    Some(f) => host_files.push(named(what, f)),
-                    None => {
-                        if let Some(f) = nearest_existing(path).and_then(|a| id_of(&a)) {
-                            host_dirs.push(named(
-                                &format!(
-                                    "the folder where {what} {} would be made",
-                                    path.display()
-                                ),
-                                f,
-                            ));
-                        }
-                    }
-                }
-            }
-        };
-        file_or_folder("nerdr's executable", &self.bin);
-        for prog in programs {
-            if let Some(r) = &prog.resolved {
-                file_or_folder(prog.role, r);
-            }
-        }
-        let home = core_env("HOME");
-        // git runs with HOME only (no XDG_CONFIG_HOME): both places count.
-        let mut config_homes: Vec<PathBuf> = home.iter().map(|h| h.join(".config")).collect();
-        config_homes.extend(core_env("XDG_CONFIG_HOME"));
-        config_homes.dedup();
-        let mut git_files: Vec<(&str, PathBuf)> = home
-            .iter()
-            .map(|h| ("the global git config", h.join(".gitconfig")))
-            .collect();
-        for c in &config_homes {
-            git_files.push(("the global git config", c.join("git/config")));
-            git_files.push(("the global git attributes", c.join("git/attributes")));
-        }
-        // The attributes file the global config names (`~` expanded).
-        if let Some(h) = &home {
-            if let Ok(f) =
-                crate::git::query(h, &["config", "--global", "--path", "core.attributesFile"])
-            {
-                let f = PathBuf::from(f.trim());
-                if f.is_absolute() {
-                    git_files.push(("the global git attributes", f));
-                }
-            }
-        }
-        for (what, file) in &git_files {
-            file_or_folder(what, file);
-        }
-        let mut folders: Vec<(&str, PathBuf)> = Vec::new();
-        if let Some(d) = self.bin.parent() {
-            folders.push(("the folder of nerdr's executable", d.to_path_buf()));
-        }
-        let core_path = std::env::var("PATH").unwrap_or_default();
-        if let Some(git) = super::launch::find_program("git", &core_path, Path::new("/")) {
-            if let Some(d) = git.parent() {
-                folders.push(("the folder of the git the core runs", d.to_path_buf()));
-            }
-        }
-        for var in [core_path.as_str(), path_of(env).as_str()] {
-            for d in std::env::split_paths(var).filter(|d| d.is_absolute()) {
-                folders.push(("a PATH folder the core runs programs from", d));
-            }
-        }
-        let mut seen = std::collections::BTreeSet::new();
-        for (what, d) in folders {
-            let Some(at) = nearest_existing(&d) else {
-                continue;
-            };
-            if !seen.insert(at.clone()) {
-                continue;
-            }
-            let what = if at == d {
-                what.to_string()
-            } else {
-                format!("the folder where {what} {} would be made", d.display())
-            };
-            if let Some(f) = id_of(&at) {
-                host_dirs.push(named(&what, f));
-            }
-        }
-        // One check per file or folder, under the first name it came by.
-        let mut seen = std::collections::BTreeSet::new();
-        host_files.retain(|n| seen.insert(n.file.path.clone()));
-        host_dirs.retain(|n| seen.insert(n.file.path.clone()));
-        Targets {
-            run_dir: id_of(&p.run_dir),
-            client_socket: id_of(&p.client_socket()),
-            client_key: id_of(&p.client_key()),
-            processes,
-            config_dir: id_of(&p.config_dir),
-            state_dir: id_of(&p.state_dir),
-            git_configs: ids(&repo_dirs
-                .iter()
-                .map(|d| d.join("config"))
-                .collect::<Vec<_>>()),
-            // Without a hooks folder, whoever can make one in .git can add hooks.
-            git_hooks: ids(&repo_dirs
-                .iter()
-                .map(|d| {
-                    let hooks = d.join("hooks");
-                    if hooks.is_dir() {
-                        hooks
-                    } else {
-                        d.clone()
-                    }
-                })
-                .collect::<Vec<_>>()),
-            git_dirs: ids(&repo_dirs),
-            // Without an info folder, .git itself (checked above) is where it is made.
-            git_infos: ids(&repo_dirs.iter().map(|d| d.join("info")).collect::<Vec<_>>()),
-            worktree_dirs: ids(&worktree_dirs),
-            data_dirs: ids(&[p.data_dir.clone(), p.data_dir.join("worktrees")]),
-            runtime_root: runtime.as_deref().and_then(id_of),
-            user_sockets: ids(&sockets),
-            host_files,
-            host_dirs,
-            mount_table: cfg!(target_os = "linux"),
-            processes_reachable_by_proc: cfg!(target_os = "linux"),
-        }
-    }
-}
-
-const AGENT_PROGRAM: &str = "the agent's program";
-
-/// A program word of the command, and where the host finds it.
-pub(super) struct Program {
-    role: &'static str,
-    word: String,
-    resolved: Option<PathBuf>,
-}
-
-/// The wrapper (the command's first word, already resolved) and the word
-/// the probe goes in place of (resolved as the sandbox would, from the
-/// launch's PATH and folder).
-fn programs_of(site: &ProbeSite, env: &[(String, String)], cwd: &Path) -> Vec<Program> {
-    let mut out = Vec::new();
-    let path = path_of(env);
-    if let Some(first) = site.command_words.first() {
-        out.push(Program {
-            role: "the wrapper program",
-            word: first.clone(),
-            resolved: Some(PathBuf::from(first)),
-        });
-    }
-    let file_name = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
-    let agent_at = site
-        .command_words
-        .iter()
-        .skip(1)
-        .rposition(|w| file_name(w) == site.program)
-        .map(|i| i + 1);
-    // Words the wrapper is given before the agent's: one naming a file (a
-    // script the wrapper runs, a policy it reads) is as much the sandbox as
-    // the wrapper itself. Folders (bind targets) are not programs.
-    let middle = &site.command_words
-        [1.min(site.command_words.len())..agent_at.unwrap_or(site.command_words.len())];
-    for w in middle.iter().filter(|w| !w.starts_with('-')) {
-        let at = cwd.join(w);
-        if at.is_file() {
-            let resolved = std::fs::canonicalize(&at).unwrap_or(at);
-            out.push(Program {
-                role: "a file the wrapper is given",
-                word: resolved.display().to_string(),
-                resolved: Some(resolved),
-            });
-        } else if w.contains('/') && !w.starts_with('/') && !w.contains(char::is_whitespace) {
-            out.push(Program {
-                role: "a file the wrapper is given",
-                word: w.clone(),
-                resolved: None,
-            });
-        }
-    }
-    if let Some(w) = agent_at.map(|i| &site.command_words[i]) {
-        out.push(Program {
-            role: AGENT_PROGRAM,
-            word: w.clone(),
-            resolved: super::launch::find_program(w, &path, cwd),
-        });
-    }
-    out
-}
-
-/// Why the command cannot be checked when one of its programs lies where
-/// the agent may write, or `None`.
-fn agent_writable_words(programs: &[Program], path: &str, writable: &[PathBuf]) -> Option<String> {
-    let resolved: Vec<(String, Option<PathBuf>)> = programs
-        .iter()
-        .map(|p| {
-            (
-                p.word.clone(),
-                p.resolved
-                    .as_ref()
-                    .map(|r| std::fs::canonicalize(r).unwrap_or(r.clone())),
-            )
-        })
-        .collect();
-    let writable: Vec<PathBuf> = writable
-        .iter()
-        .map(|w| std::fs::canonicalize(w).unwrap_or(w.clone()))
-        .collect();
-    let path_dirs: Vec<PathBuf> = std::env::split_paths(path)
-        // A relative folder is looked up from wherever the program runs.
-        .map(|d| match d.is_absolute() {
-            true => std::fs::canonicalize(&d).unwrap_or(d),
-            false => d,
-        })
-        .collect();
-    crate::probe::placement::in_agent_reach(&resolved, &path_dirs, &writable)
-}
-
-/// `path` if it exists, else the nearest folder above it that does.
-fn nearest_existing(path: &Path) -> Option<PathBuf> {
-    path.ancestors()
-        .find(|a| std::fs::symlink_metadata(a).is_ok())
-        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]

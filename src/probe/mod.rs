@@ -5,6 +5,7 @@
 //!
 //! - [`placement`]: where the probe goes in the agent's command (pure);
 //! - [`mounts`]: where nerdr's folders are mounted, by identity (pure);
+//! - [`targets`]: what the probe must not reach, from the core's facts (pure);
 //! - [`plan`]: what the probe is to try, as the core hands it over;
 //! - [`findings`]: what the probe reports back (plain data);
 //! - [`verdict`]: start, refuse or could-not-check, from the findings (pure);
@@ -17,6 +18,7 @@ pub mod mounts;
 pub mod placement;
 pub mod plan;
 pub mod run;
+pub mod targets;
 pub mod verdict;
 
 /// The word the probe's report line starts with, before the nonce.

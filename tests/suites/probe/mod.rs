@@ -391,3 +391,4 @@ const EVERYTHING: &[&str] = &[
 
 mod catalogue;
 mod relaunch;
+mod slow_facts;
