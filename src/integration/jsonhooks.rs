@@ -10,10 +10,10 @@
 //! refusals that name the key a file has in the wrong shape.
 
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
-use jsonc_parser::ParseOptions;
 use serde_json::Value;
 
 use super::edit::{self, EditError, Plan, Planned};
+use super::jsonc;
 use super::{command, COMMAND_PREFIX};
 
 /// One agent's hook layout.
@@ -169,7 +169,7 @@ impl Target {
         };
         let hooks = hooks.as_object().ok_or_else(|| EditError::Shape {
             key: "hooks".into(),
-            found: describe(&hooks).into(),
+            found: jsonc::describe_cst(&hooks).into(),
             expected: "an object of event names",
         })?;
         let (mut created, mut events) = (Vec::new(), Vec::new());
@@ -183,7 +183,7 @@ impl Target {
             };
             let arr = existing.as_array().ok_or_else(|| EditError::Shape {
                 key: format!("hooks.{ev}"),
-                found: describe(&existing).into(),
+                found: jsonc::describe_cst(&existing).into(),
                 expected: "an array of hooks",
             })?;
             if arr
@@ -249,35 +249,16 @@ impl Target {
     }
 }
 
-/// Settings files as the agents read them: comments and trailing commas,
-/// nothing else beyond JSON.
 fn parse(text: &str) -> Result<CstRootNode, EditError> {
-    let options = ParseOptions {
-        allow_comments: true,
-        allow_trailing_commas: true,
-        allow_loose_object_property_names: false,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    };
-    CstRootNode::parse(text, &options).map_err(|e| EditError::Syntax {
-        what: format!(
-            "not valid JSON at line {}, column {}: {}",
-            e.line_display(),
-            e.column_display(),
-            e.kind()
-        ),
+    jsonc::parse_cst(text).map_err(|e| EditError::Syntax {
+        what: e.to_string(),
     })
 }
 
 fn root_object(value: &CstNode) -> Result<CstObject, EditError> {
     value.as_object().ok_or_else(|| EditError::Shape {
         key: "(the top level)".into(),
-        found: describe(value).into(),
+        found: jsonc::describe_cst(value).into(),
         expected: "an object",
     })
 }
@@ -290,23 +271,6 @@ fn last_member(obj: &CstObject, key: &str) -> Option<CstNode> {
         .rev()
         .find(|p| p.decoded_name().as_deref() == Some(key))?
         .value()
-}
-
-/// What kind of value this is, for error messages.
-fn describe(node: &CstNode) -> &'static str {
-    if node.as_object().is_some() {
-        "an object"
-    } else if node.as_array().is_some() {
-        "an array"
-    } else if node.as_string_lit().is_some() {
-        "a string"
-    } else if node.as_boolean_lit().is_some() {
-        "a boolean"
-    } else if node.as_null_keyword().is_some() {
-        "null"
-    } else {
-        "a number"
-    }
 }
 
 /// The element's value, or `None` when it holds comments (then it is not
