@@ -178,8 +178,9 @@ mod tests {
 
     #[test]
     fn insertions_are_what_the_edit_added() {
-        let found = insertions("{\"a\": 1}", "{\"a\": 1, \"é\": [2]}").unwrap();
-        assert_eq!(found, vec![ins(7, ", \"é\": [2]")]);
+        // Offsets are in bytes: `é` takes two.
+        let found = insertions("{\"é\": 1}", "{\"é\": 1, \"b\": [2]}").unwrap();
+        assert_eq!(found, vec![ins(9, ", \"b\": [2]")]);
         let before = "[1,\n 2]";
         let after = "[0, 1,\n 2,\n 3]";
         let found = insertions(before, after).unwrap();
