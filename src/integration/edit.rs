@@ -178,9 +178,9 @@ mod tests {
 
     #[test]
     fn insertions_are_what_the_edit_added() {
-        // Offsets are in bytes: `é` takes two.
+        // Offsets are in bytes: `é` takes two, so `}` is at 8 (its 8th char).
         let found = insertions("{\"é\": 1}", "{\"é\": 1, \"b\": [2]}").unwrap();
-        assert_eq!(found, vec![ins(9, ", \"b\": [2]")]);
+        assert_eq!(found, vec![ins(8, ", \"b\": [2]")]);
         let before = "[1,\n 2]";
         let after = "[0, 1,\n 2,\n 3]";
         let found = insertions(before, after).unwrap();
