@@ -178,7 +178,7 @@ mod tests {
 
     #[test]
     fn insertions_are_what_the_edit_added() {
-        // Offsets are in bytes: `é` takes two, so `}` is at 8 (its 8th char).
+        // Offsets are in bytes: `é` takes two, so `}`, char 7, is at byte 8.
         let found = insertions("{\"é\": 1}", "{\"é\": 1, \"b\": [2]}").unwrap();
         assert_eq!(found, vec![ins(8, ", \"b\": [2]")]);
         let before = "[1,\n 2]";

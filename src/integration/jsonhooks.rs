@@ -32,6 +32,14 @@ pub struct Target {
     pub entry: fn(&str) -> CstInputValue,
 }
 
+/// What an install appended: the key paths of the containers it created and
+/// the agent's events that got a hook.
+#[derive(Default)]
+struct Added {
+    created: Vec<Vec<String>>,
+    events: Vec<String>,
+}
+
 /// An object value with its keys in the order given.
 pub fn obj<const N: usize>(members: [(&str, CstInputValue); N]) -> CstInputValue {
     CstInputValue::Object(
@@ -131,7 +139,7 @@ impl Target {
     pub fn plan_install(&self, before: Option<&str>) -> Result<Planned, EditError> {
         let text = before.unwrap_or("");
         let root = parse(text)?;
-        let (created, events) = match root.value() {
+        let Added { created, events } = match root.value() {
             // No file, or nothing but blanks and comments in it.
             None => {
                 let top = root.object_value_or_set();
@@ -139,7 +147,7 @@ impl Target {
                     top.append(key, CstInputValue::Number(n.to_string()));
                 }
                 top.append("hooks", self.hooks_object());
-                (self.all_created(), self.all_events())
+                self.all_added()
             }
             Some(value) => self.add_hooks(root_object(&value)?)?,
         };
@@ -155,30 +163,34 @@ impl Target {
         }))
     }
 
-    fn all_events(&self) -> Vec<String> {
-        self.events.iter().map(|(e, _)| e.to_string()).collect()
+    /// What a `hooks` member made from nothing adds.
+    fn all_added(&self) -> Added {
+        Added {
+            created: self.all_created(),
+            events: self.events.iter().map(|(e, _)| e.to_string()).collect(),
+        }
     }
 
-    /// Appends what is missing to the root object; the key paths created and
-    /// the events that got a hook.
-    #[allow(clippy::type_complexity)]
-    fn add_hooks(&self, top: CstObject) -> Result<(Vec<Vec<String>>, Vec<String>), EditError> {
+    /// Appends what is missing to the root object.
+    fn add_hooks(&self, top: CstObject) -> Result<Added, EditError> {
         let Some(hooks) = last_member(&top, "hooks") else {
             top.append("hooks", self.hooks_object());
-            return Ok((self.all_created(), self.all_events()));
+            return Ok(self.all_added());
         };
         let hooks = hooks.as_object().ok_or_else(|| EditError::Shape {
             key: "hooks".into(),
             found: jsonc::describe_cst(&hooks).into(),
             expected: "an object of event names",
         })?;
-        let (mut created, mut events) = (Vec::new(), Vec::new());
+        let mut added = Added::default();
         for (ev, nerdr_ev) in self.events {
             let cmd = command(nerdr_ev);
             let Some(existing) = last_member(&hooks, ev) else {
                 hooks.append(ev, self.event_array(nerdr_ev));
-                created.push(vec!["hooks".to_string(), ev.to_string()]);
-                events.push(ev.to_string());
+                added
+                    .created
+                    .push(vec!["hooks".to_string(), ev.to_string()]);
+                added.events.push(ev.to_string());
                 continue;
             };
             let arr = existing.as_array().ok_or_else(|| EditError::Shape {
@@ -194,9 +206,9 @@ impl Target {
                 continue;
             }
             arr.append((self.entry)(&cmd));
-            events.push(ev.to_string());
+            added.events.push(ev.to_string());
         }
-        Ok((created, events))
+        Ok(added)
     }
 
     /// `text` without nerdr's hooks (found by the command they run), and
