@@ -7,7 +7,9 @@
 
 use std::path::PathBuf;
 
-use super::jsonhooks::{Target, J};
+use jsonc_parser::cst::CstInputValue as V;
+
+use super::jsonhooks::{obj, Target};
 use super::AgentEnv;
 
 pub const TARGET: Target = Target {
@@ -22,14 +24,14 @@ pub const TARGET: Target = Target {
     entry,
 };
 
-fn entry(command: &str) -> J {
-    J::obj([
-        ("matcher", J::Str(String::new())),
+fn entry(command: &str) -> V {
+    obj([
+        ("matcher", V::String(String::new())),
         (
             "hooks",
-            J::Arr(vec![J::obj([
-                ("type", J::Str("command".into())),
-                ("command", J::Str(command.into())),
+            V::Array(vec![obj([
+                ("type", V::String("command".into())),
+                ("command", V::String(command.into())),
             ])]),
         ),
     ])

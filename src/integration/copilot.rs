@@ -7,7 +7,9 @@
 
 use std::path::PathBuf;
 
-use super::jsonhooks::{Target, J};
+use jsonc_parser::cst::CstInputValue as V;
+
+use super::jsonhooks::{obj, Target};
 use super::AgentEnv;
 
 pub const TARGET: Target = Target {
@@ -22,10 +24,10 @@ pub const TARGET: Target = Target {
     entry,
 };
 
-fn entry(command: &str) -> J {
-    J::obj([
-        ("type", J::Str("command".into())),
-        ("bash", J::Str(command.into())),
+fn entry(command: &str) -> V {
+    obj([
+        ("type", V::String("command".into())),
+        ("bash", V::String(command.into())),
     ])
 }
 

@@ -1,7 +1,9 @@
 //! What an install is made of: insertions only. Because an install never
 //! replaces or reformats a byte of the user's text, deleting the inserted
-//! spans gives back exactly the file it started from. Pure: text in, text
-//! out; the files are read and written in `files.rs`.
+//! spans gives back exactly the file it started from. An edit made through
+//! a parser's tree (the JSON settings) is turned back into insertions by
+//! comparing the texts (`similar`'s diff), and refused when it is not one.
+//! Pure: text in, text out; the files are read and written in `files.rs`.
 
 use serde::{Deserialize, Serialize};
 
@@ -43,6 +45,13 @@ pub enum EditError {
         found: String,
         expected: &'static str,
     },
+    #[error(
+        "adding nerdr's hooks here would re-lay out text of yours (a one-line \
+         object with spaces inside, or blank lines at the start or end of the \
+         object or array they go in), and nerdr changes none of your bytes; \
+         lay that part out one member per line, then run this command again"
+    )]
+    Reformat,
     #[error("`{key}` is already set{at} to {found}; {why}")]
     Taken {
         key: String,
@@ -64,6 +73,40 @@ pub fn apply(before: &str, inserts: &[Insertion]) -> String {
     }
     out.push_str(&before[from..]);
     out
+}
+
+/// The insertions that turn `before` into `after` (at offsets of
+/// `before`, ascending and distinct), or `None` when `after` deletes or
+/// changes any byte of `before`.
+pub fn insertions(before: &str, after: &str) -> Option<Vec<Insertion>> {
+    // By character, so no insertion starts or ends inside one.
+    let old: Vec<char> = before.chars().collect();
+    let new: Vec<char> = after.chars().collect();
+    let old_offsets: Vec<usize> = before
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([before.len()])
+        .collect();
+    let mut out: Vec<Insertion> = Vec::new();
+    for op in similar::capture_diff_slices(similar::Algorithm::Myers, &old, &new) {
+        match op {
+            similar::DiffOp::Equal { .. } => {}
+            similar::DiffOp::Insert {
+                old_index,
+                new_index,
+                new_len,
+            } => {
+                let at = old_offsets[old_index];
+                let text: String = new[new_index..new_index + new_len].iter().collect();
+                match out.last_mut() {
+                    Some(last) if last.at == at => last.text.push_str(&text),
+                    _ => out.push(Insertion { at, text }),
+                }
+            }
+            similar::DiffOp::Delete { .. } | similar::DiffOp::Replace { .. } => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The insertions' offsets in the text after them, which is where an
@@ -131,6 +174,29 @@ mod tests {
         let after = apply(before, &inserts);
         assert_eq!(after, "<abc[x] def>");
         assert_eq!(unapply(&after, &shifted(&inserts)).as_deref(), Some(before));
+    }
+
+    #[test]
+    fn insertions_are_what_the_edit_added() {
+        // Offsets are in bytes: `é` takes two, so `}`, char 7, is at byte 8.
+        let found = insertions("{\"é\": 1}", "{\"é\": 1, \"b\": [2]}").unwrap();
+        assert_eq!(found, vec![ins(8, ", \"b\": [2]")]);
+        let before = "[1,\n 2]";
+        let after = "[0, 1,\n 2,\n 3]";
+        let found = insertions(before, after).unwrap();
+        assert_eq!(apply(before, &found), after);
+        assert_eq!(unapply(after, &shifted(&found)).as_deref(), Some(before));
+        assert_eq!(insertions("abc", "abc"), Some(vec![]));
+    }
+
+    #[test]
+    fn an_edit_that_changes_the_users_bytes_is_not_insertions() {
+        assert_eq!(insertions("[\n\n  1\n]", "[\n  1,\n  2\n]"), None);
+        assert_eq!(insertions("{ \"a\": 1 }", "{\"a\": 1, \"b\": 2}"), None);
+        assert_eq!(
+            insertions("[1]", "[2, 1]x"),
+            Some(vec![ins(1, "2, "), ins(3, "x")])
+        );
     }
 
     #[test]

@@ -8,17 +8,18 @@
 //! Every edit is an insertion into the user's text, never a rewrite of it:
 //! comments, key order and whitespace stay as they were. Layout:
 //! `claude`, `codex` and `copilot` say where each agent keeps its hooks and
-//! what an entry looks like; `jsonhooks` (over `jsonspan`) and `codex` plan
-//! the insertions and removals as pure text functions; `edit` and `state`
-//! apply and undo them; `files` does the I/O.
+//! what an entry looks like; `jsonhooks` (through `jsonc-parser`'s CST, read
+//! as `jsonc` says) and `codex` (through `toml_edit`) plan the insertions
+//! and removals as pure text functions; `edit` and `state` apply and undo
+//! them; `files` does the I/O.
 
 mod claude;
 mod codex;
 mod copilot;
 mod edit;
 mod files;
+pub(crate) mod jsonc;
 mod jsonhooks;
-pub(crate) mod jsonspan;
 mod state;
 
 use std::ffi::OsString;

@@ -25,10 +25,6 @@ fn cm(ind: &str, u: &str, ev: &str) -> String {
     )
 }
 
-fn compact(ev: &str) -> String {
-    format!(r#"{{"matcher": "", "hooks": [{{"type": "command", "command": {HOOK}{ev}"}}]}}"#)
-}
-
 struct Case {
     name: &'static str,
     before: Option<&'static str>,
@@ -63,8 +59,9 @@ fn claude_cases() -> Vec<Case> {
         Case {
             name: "other settings, four-space indent, comments, key order kept",
             before: Some("{\n    // mine\n    \"model\": \"opus\",\n    \"env\": {\"A\": \"1\"} /* x */\n}"),
+            // The comment written after `env` stays with it.
             after: format!(
-                "{{\n    // mine\n    \"model\": \"opus\",\n    \"env\": {{\"A\": \"1\"}},\n    \"hooks\": {{\n        {}\n    }} /* x */\n}}",
+                "{{\n    // mine\n    \"model\": \"opus\",\n    \"env\": {{\"A\": \"1\"}}, /* x */\n    \"hooks\": {{\n        {}\n    }}\n}}",
                 all3("        ", "    ")
             ),
             removed: None,
@@ -94,37 +91,37 @@ fn claude_cases() -> Vec<Case> {
         Case {
             name: "empty event arrays in a file that opens on one line",
             before: Some("{ \"hooks\" :{\n \"SessionStart\":[ ], \"UserPromptSubmit\": [], \"Stop\": [\n ]}}"),
+            // Entries are objects, so each goes on lines of its own.
             after: format!(
-                "{{ \"hooks\" :{{\n \"SessionStart\":[{} ], \"UserPromptSubmit\": [{}], \"Stop\": [{}\n ]}}}}",
-                compact("SessionStart"),
-                compact("UserPromptSubmit"),
-                compact("Stop"),
+                "{{ \"hooks\" :{{\n \"SessionStart\":[\n      {}\n     ], \"UserPromptSubmit\": [\n      {}\n    ], \"Stop\": [\n      {}\n ]}}}}",
+                ce("      ", "  ", "SessionStart"),
+                ce("      ", "  ", "UserPromptSubmit"),
+                ce("      ", "  ", "Stop"),
             ),
             // `[ ]` and `[\n ]` come back as `[]`.
             removed: Some("{ \"hooks\" :{\n \"SessionStart\":[], \"UserPromptSubmit\": [], \"Stop\": []}}"),
         },
         Case {
-            name: "an inline array in a laid-out file stays inline",
+            name: "an inline array in a laid-out file",
             before: Some("{\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": []} ],\n    \"SessionStart\": [],\n    \"UserPromptSubmit\": [\n    ]\n  }\n}\n"),
             after: format!(
-                "{{\n  \"hooks\": {{\n    \"Stop\": [ {{\"hooks\": []}}, {} ],\n    \"SessionStart\": [\n      {}\n    ],\n    \"UserPromptSubmit\": [\n      {}\n    ]\n  }}\n}}\n",
-                compact("Stop"),
+                "{{\n  \"hooks\": {{\n    \"Stop\": [ {{\"hooks\": []}},\n      {} ],\n    \"SessionStart\": [\n      {}\n    ],\n    \"UserPromptSubmit\": [\n      {}\n    ]\n  }}\n}}\n",
+                ce("      ", "  ", "Stop"),
                 ce("      ", "  ", "SessionStart"),
                 ce("      ", "  ", "UserPromptSubmit"),
             ),
-            // The empty arrays' insides go with nerdr's entries.
-            removed: Some("{\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": []} ],\n    \"SessionStart\": [],\n    \"UserPromptSubmit\": []\n  }\n}\n"),
+            // The empty arrays' insides go with nerdr's entries; the line
+            // break before Stop's entry stays.
+            removed: Some("{\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": []}\n ],\n    \"SessionStart\": [],\n    \"UserPromptSubmit\": []\n  }\n}\n"),
         },
         Case {
-            name: "a one-line file stays on one line",
+            name: "a one-line object gets a member per line, with only insertions",
             before: Some(r#"{"model": "opus"}"#),
             after: format!(
-                r#"{{"model": "opus", "hooks": {{"SessionStart": [{}], "UserPromptSubmit": [{}], "Stop": [{}]}}}}"#,
-                compact("SessionStart"),
-                compact("UserPromptSubmit"),
-                compact("Stop")
+                "{{\n  \"model\": \"opus\",\n  \"hooks\": {{\n    {}\n  }}\n}}",
+                all3("    ", "  ")
             ),
-            removed: None,
+            removed: Some("{\n  \"model\": \"opus\"\n}"),
         },
     ]
 }
@@ -202,6 +199,37 @@ fn claude_is_refused_on_files_it_cannot_read_as_settings() {
 }
 
 #[test]
+fn a_crlf_file_gets_crlf_lines_and_comes_back_byte_for_byte() {
+    let before = "{\r\n  // mine\r\n  \"model\": \"opus\"\r\n}\r\n";
+    let Planned::Plan(p) = claude::TARGET.plan_install(Some(before)).unwrap() else {
+        panic!("nothing planned")
+    };
+    let after = apply(before, &p.inserts);
+    assert!(after.contains("hook Stop"), "{after}");
+    assert_eq!(
+        after.matches('\n').count(),
+        after.matches("\r\n").count(),
+        "a bare line feed in:\n{after}"
+    );
+    assert_eq!(
+        unapply(&after, &shifted(&p.inserts)).as_deref(),
+        Some(before)
+    );
+    assert_eq!(claude::TARGET.remove(&after, &p.created).unwrap(), before);
+}
+
+#[test]
+fn an_edit_that_would_change_the_users_bytes_is_refused() {
+    // The CST drops the blank line at the top of the object it appends to.
+    let before = "{\n\n  \"model\": \"opus\"\n}\n";
+    let err = claude::TARGET.plan_install(Some(before)).unwrap_err();
+    assert_eq!(err, EditError::Reformat);
+    let msg = err.to_string();
+    assert!(msg.contains("changes none of your bytes"), "{msg}");
+    assert!(msg.contains("then run this command again"), "{msg}");
+}
+
+#[test]
 fn claude_removal_keeps_other_hooks_in_a_shared_group() {
     let shared = format!(
         "{{\"hooks\": {{\"Stop\": [{{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"mine\"}}, {{\"type\": \"command\", \"command\": {HOOK}Stop\"}}]}}]}}}}"
@@ -262,11 +290,11 @@ fn copilot_gets_a_file_of_its_own() {
             name: "a file the user wrote there",
             before: Some("{\"version\": 1, \"hooks\": {\"agentStop\": [{\"bash\": \"mine\"}]}}"),
             after: format!(
-                "{{\"version\": 1, \"hooks\": {{\"agentStop\": [{{\"bash\": \"mine\"}}, {{\"type\": \"command\", \"bash\": {HOOK}Stop\"}}], \
-                 \"sessionStart\": [{{\"type\": \"command\", \"bash\": {HOOK}SessionStart\"}}], \
-                 \"userPromptSubmitted\": [{{\"type\": \"command\", \"bash\": {HOOK}UserPromptSubmit\"}}]}}}}"
+                "{{\"version\": 1, \"hooks\": {{\n    \"agentStop\": [{{\"bash\": \"mine\"}},\n      {{\n        \"type\": \"command\",\n        \"bash\": {HOOK}Stop\"\n      }}],\n    {},\n    {}\n  }}}}",
+                entry("    ", "sessionStart", "SessionStart"),
+                entry("    ", "userPromptSubmitted", "UserPromptSubmit"),
             ),
-            removed: None,
+            removed: Some("{\"version\": 1, \"hooks\": {\n    \"agentStop\": [{\"bash\": \"mine\"}\n]\n  }}"),
         },
     ];
     for case in cases {

@@ -7,13 +7,15 @@
 //! in, text and refusals out.
 //!
 //! The edits keep the real file's layout: JSON is changed by replacing,
-//! inserting or cutting the spans of the members that changed
-//! (`integration::jsonspan`), TOML through `toml_edit`. A value the agent
-//! wrote is re-rendered (JSON) or taken whole from its copy (TOML).
+//! appending or removing the members that changed in `jsonc-parser`'s CST
+//! (comments and whitespace kept; an object that gains a member is laid out
+//! one member per line), TOML through `toml_edit`. A value the agent wrote
+//! is re-rendered (JSON) or taken whole from its copy (TOML).
 
+use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
 use serde_json::Value;
 
-use crate::integration::jsonspan::{self, Kind, Node};
+use crate::integration::jsonc;
 
 /// A key path: one segment per level; `*` in a pattern matches any key.
 pub type Pattern = &'static [&'static str];
@@ -315,53 +317,61 @@ fn parse_value(format: Format, text: &str) -> Result<Value, String> {
 /// `text` with the member at `path` set to `value` (or removed), the rest
 /// untouched.
 fn json_set(text: &str, path: &[String], value: Option<&Value>) -> Result<String, String> {
-    let root = jsonspan::parse(text)
-        .map_err(|e| e.to_string())?
-        .ok_or("it holds no JSON value")?;
-    let unit = jsonspan::indent_unit(text, &root);
-    let mut node: &Node = &root;
+    let root = jsonc::parse_cst(text).map_err(|e| e.to_string())?;
+    let mut node = root.value().ok_or("it holds no JSON value")?;
+    // The member whose value `node` is; `None` for the document's value.
+    let mut holder: Option<CstObjectProp> = None;
     for (i, key) in path.iter().enumerate() {
-        let Kind::Object(obj) = &node.kind else {
+        let Some(obj) = node.as_object() else {
             // Not an object where the agent's value goes: put one there.
             let Some(v) = value else {
                 return Ok(text.to_string());
             };
-            let indent = jsonspan::indent_at(text, node.start);
-            let new = render(&nest(&path[i..], v), indent, &unit);
-            return Ok(splice(text, node.start..node.end, &new));
-        };
-        match obj.get(key) {
-            Some(m) if i + 1 == path.len() => {
-                return Ok(match value {
-                    Some(v) => {
-                        let indent = jsonspan::indent_at(text, m.key_start);
-                        splice(text, m.value.start..m.value.end, &render(v, indent, &unit))
-                    }
-                    None => {
-                        let idx = obj
-                            .items
-                            .iter()
-                            .rposition(|x| x.key_start == m.key_start)
-                            .expect("the member is in its object");
-                        splice(text, jsonspan::removal_range(obj, idx), "")
-                    }
-                });
+            let new = input(&nest(&path[i..], v));
+            match &holder {
+                Some(member) => member.set_value(new),
+                None => root.set_value(new),
             }
-            Some(m) => node = &m.value,
+            return Ok(root.to_string());
+        };
+        match last_member(&obj, key) {
+            Some(member) if i + 1 == path.len() => {
+                match value {
+                    Some(v) => member.set_value(input(v)),
+                    None => member.remove(),
+                }
+                return Ok(root.to_string());
+            }
+            Some(member) => {
+                node = member.value().ok_or("a member without a value")?;
+                holder = Some(member);
+            }
             None => {
                 let Some(v) = value else {
                     return Ok(text.to_string());
                 };
-                let v = nest(&path[i + 1..], v);
-                return Ok(insert_member(text, node, obj, key, &v, &unit));
+                obj.append(key, input(&nest(&path[i + 1..], v)));
+                return Ok(root.to_string());
             }
         }
     }
     // An empty path: the whole document.
     Ok(match value {
-        Some(v) => format!("{}\n", render(v, "", &unit)),
+        Some(v) => {
+            let unit = root.single_indent_text().unwrap_or_else(|| "  ".into());
+            format!("{}\n", render(v, &unit))
+        }
         None => "{}\n".into(),
     })
+}
+
+/// The member named `key`; the last one if it is repeated, as `JSON.parse`
+/// does (the CST's own `get` finds the first).
+fn last_member(obj: &CstObject, key: &str) -> Option<CstObjectProp> {
+    obj.properties()
+        .into_iter()
+        .rev()
+        .find(|p| p.decoded_name().as_deref() == Some(key))
 }
 
 /// `{"a": {"b": v}}` for the path `a.b`.
@@ -373,54 +383,27 @@ fn nest(path: &[String], v: &Value) -> Value {
     })
 }
 
-fn insert_member(
-    text: &str,
-    node: &Node,
-    obj: &jsonspan::Container<jsonspan::Member>,
-    key: &str,
-    v: &Value,
-    unit: &str,
-) -> String {
-    let key = Value::String(key.to_string()).to_string();
-    let outer = jsonspan::indent_at(text, node.start).to_string();
-    match obj.items.last() {
-        None => {
-            let inner = format!("{outer}{unit}");
-            let member = format!("{key}: {}", render(v, &inner, unit));
-            splice(
-                text,
-                obj.open + 1..obj.close,
-                &format!("\n{inner}{member}\n{outer}"),
-            )
-        }
-        Some(last) => {
-            let pretty = text[obj.open..last.key_start].contains('\n');
-            let at = last.value.end;
-            let inner = jsonspan::indent_at(text, last.key_start).to_string();
-            let member = format!("{key}: {}", render(v, &inner, unit));
-            let sep = if pretty {
-                format!(",\n{inner}")
-            } else {
-                ", ".into()
-            };
-            splice(text, at..at, &format!("{sep}{member}"))
+/// A value as the CST takes it, to lay out like the file around it.
+fn input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(input).collect()),
+        Value::Object(o) => {
+            CstInputValue::Object(o.iter().map(|(k, v)| (k.clone(), input(v))).collect())
         }
     }
 }
 
-/// A value as JSON, its lines after the first indented to sit at
-/// `indent`, one `unit` per level.
-fn render(v: &Value, indent: &str, unit: &str) -> String {
+/// A whole document, indented one `unit` per level.
+fn render(v: &Value, unit: &str) -> String {
     let mut buf = Vec::new();
     let fmt = serde_json::ser::PrettyFormatter::with_indent(unit.as_bytes());
     let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
     serde::Serialize::serialize(v, &mut ser).expect("a JSON value serializes");
-    let s = String::from_utf8(buf).expect("serde_json writes UTF-8");
-    s.replace('\n', &format!("\n{indent}"))
-}
-
-fn splice(text: &str, range: std::ops::Range<usize>, with: &str) -> String {
-    format!("{}{with}{}", &text[..range.start], &text[range.end..])
+    String::from_utf8(buf).expect("serde_json writes UTF-8")
 }
 
 /// `theirs` with each change applied, the values taken whole from `ours`.

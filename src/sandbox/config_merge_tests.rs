@@ -106,14 +106,22 @@ fn json_members_are_inserted_removed_and_replaced_in_place() {
     // (theirs, path, value, want)
     let rows: &[(&str, &[&str], Option<Value>, &str)] = &[
         ("{}", &["a"], Some(1.into()), "{\n  \"a\": 1\n}"),
-        ("{\"a\": 1}", &["b"], Some(2.into()), "{\"a\": 1, \"b\": 2}"),
+        // An object that gains a member is laid out one per line (the CST's
+        // way).
+        (
+            "{\"a\": 1}",
+            &["b"],
+            Some(2.into()),
+            "{\n  \"a\": 1,\n  \"b\": 2\n}",
+        ),
         (
             "{\n    \"a\": 1\n}",
             &["b"],
             Some(2.into()),
             "{\n    \"a\": 1,\n    \"b\": 2\n}",
         ),
-        ("{\"a\": 1, \"b\": 2}", &["a"], None, "{\"b\": 2}"),
+        // The space after the removed member's comma stays.
+        ("{\"a\": 1, \"b\": 2}", &["a"], None, "{ \"b\": 2}"),
         (
             "{\"a\": 1, \"b\": 2}",
             &["b"],
@@ -124,13 +132,13 @@ fn json_members_are_inserted_removed_and_replaced_in_place() {
             "{\"a\": {}}",
             &["a", "b", "c"],
             Some(true.into()),
-            "{\"a\": {\n  \"b\": {\n    \"c\": true\n  }\n}}",
+            "{\"a\": {\n    \"b\": {\n      \"c\": true\n    }\n  }}",
         ),
         (
             "{\"a\": 3}",
             &["a", "b"],
             Some(true.into()),
-            "{\"a\": {\n  \"b\": true\n}}",
+            "{\"a\": {\n    \"b\": true\n  }}",
         ),
         ("{\"a\": 1}", &["z"], None, "{\"a\": 1}"),
     ];

@@ -14,7 +14,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::integration::jsonspan::{self, Container, Member, Node};
+use jsonc_parser::ast::{Object, Value as Node};
+use jsonc_parser::common::Ranged;
+
+use crate::integration::jsonc;
 
 /// Where a layer came from, which decides what it may change.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,7 +196,7 @@ pub fn parse(file: &Path, text: &str, strict: bool) -> Result<Layer, SettingsErr
         line: line_of(text, at),
         what,
     };
-    let root = match jsonspan::parse(text) {
+    let root = match jsonc::parse_ast(text) {
         Ok(Some(root)) => root,
         Ok(None) => return Ok(Layer::default()),
         Err(e) => {
@@ -206,26 +209,32 @@ pub fn parse(file: &Path, text: &str, strict: bool) -> Result<Layer, SettingsErr
     };
     let Some(top) = root.as_object() else {
         return Err(err(
-            root.start,
-            format!("expected a JSON object, found {}", root.describe(text)),
+            root.start(),
+            format!("expected a JSON object, found {}", jsonc::describe(&root)),
         ));
     };
     let mut layer = Layer::default();
-    for m in &top.items {
-        if m.key != "sandbox" && strict {
+    for m in &top.properties {
+        if m.name.as_str() != "sandbox" && strict {
             return Err(err(
-                m.key_start,
+                m.start(),
                 format!(
                     "unknown key `{}`: this file holds only a `sandbox` block",
-                    m.key
+                    m.name.as_str()
                 ),
             ));
         }
     }
-    let Some(block) = top.get("sandbox") else {
+    // The last one if it is repeated, as `JSON.parse` does.
+    let Some(block) = top
+        .properties
+        .iter()
+        .rev()
+        .find(|m| m.name.as_str() == "sandbox")
+    else {
         return Ok(layer);
     };
-    let block_obj = object(text, &block.value, "sandbox", &err)?;
+    let block_obj = object(&block.value, "sandbox", &err)?;
     read_block(text, block_obj, "", &mut layer, &err)?;
     if strict {
         if let Some((key, line)) = layer.unknown.first() {
@@ -245,28 +254,26 @@ type ErrFn<'a> = &'a dyn Fn(usize, String) -> SettingsError;
 
 fn read_block(
     text: &str,
-    obj: &Container<Member>,
+    obj: &Object,
     prefix: &str,
     layer: &mut Layer,
     err: ErrFn,
 ) -> Result<(), SettingsError> {
-    for m in &obj.items {
-        let key = format!("{prefix}{}", m.key);
-        let line = line_of(text, m.key_start);
+    for m in &obj.properties {
+        let key = format!("{prefix}{}", m.name.as_str());
+        let line = line_of(text, m.start());
         let v = &m.value;
         match key.as_str() {
             "network" | "filesystem" => {
-                let inner = object(text, v, &key, err)?;
+                let inner = object(v, &key, err)?;
                 read_block(text, inner, &format!("{key}."), layer, err)?;
                 continue;
             }
-            "enabled" => layer.enabled = Some(boolean(text, v, &key, err)?),
-            "failIfUnavailable" => layer.fail_if_unavailable = Some(boolean(text, v, &key, err)?),
+            "enabled" => layer.enabled = Some(boolean(v, &key, err)?),
+            "failIfUnavailable" => layer.fail_if_unavailable = Some(boolean(v, &key, err)?),
             "network.allowedDomains" => layer.allowed_domains = Some(strings(text, v, &key, err)?),
             "network.deniedDomains" => layer.denied_domains = Some(strings(text, v, &key, err)?),
-            "network.allowLocalBinding" => {
-                layer.allow_local_binding = Some(boolean(text, v, &key, err)?)
-            }
+            "network.allowLocalBinding" => layer.allow_local_binding = Some(boolean(v, &key, err)?),
             "network.allowLocalPorts" => layer.allow_local_ports = Some(ports(text, v, &key, err)?),
             "network.allowUnixSockets" => {
                 layer.allow_unix_sockets = Some(strings(text, v, &key, err)?)
@@ -277,7 +284,7 @@ fn read_block(
             "filesystem.denyRead" => layer.deny_read = Some(strings(text, v, &key, err)?),
             k if NOT_APPLIED.contains(&k) => {
                 if k == "allowUnsandboxedCommands" {
-                    layer.allow_unsandboxed_commands = Some(boolean(text, v, &key, err)?);
+                    layer.allow_unsandboxed_commands = Some(boolean(v, &key, err)?);
                 }
                 layer.not_applied.push((key.clone(), line));
             }
@@ -288,37 +295,31 @@ fn read_block(
     Ok(())
 }
 
-fn object<'n>(
-    text: &str,
-    v: &'n Node,
-    key: &str,
-    err: ErrFn,
-) -> Result<&'n Container<Member>, SettingsError> {
+fn object<'n, 'a>(v: &'n Node<'a>, key: &str, err: ErrFn) -> Result<&'n Object<'a>, SettingsError> {
     v.as_object().ok_or_else(|| {
         err(
-            v.start,
-            format!("`{key}` must be an object, found {}", v.describe(text)),
+            v.start(),
+            format!("`{key}` must be an object, found {}", jsonc::describe(v)),
         )
     })
 }
 
-fn boolean(text: &str, v: &Node, key: &str, err: ErrFn) -> Result<bool, SettingsError> {
-    match &text[v.start..v.end] {
-        "true" => Ok(true),
-        "false" => Ok(false),
+fn boolean(v: &Node, key: &str, err: ErrFn) -> Result<bool, SettingsError> {
+    match v {
+        Node::BooleanLit(b) => Ok(b.value),
         _ => Err(err(
-            v.start,
+            v.start(),
             format!(
                 "`sandbox.{key}` must be true or false, found {}",
-                v.describe(text)
+                jsonc::describe(v)
             ),
         )),
     }
 }
 
 fn strings(text: &str, v: &Node, key: &str, err: ErrFn) -> Result<Vec<String>, SettingsError> {
-    array_of(text, v, key, err, ("strings", "a string"), |item, text| {
-        item.describe(text).to_string()
+    array_of(text, v, key, err, ("strings", "a string"), |item, _| {
+        jsonc::describe(item).to_string()
     })
 }
 
@@ -329,7 +330,7 @@ fn ports(text: &str, v: &Node, key: &str, err: ErrFn) -> Result<Vec<u16>, Settin
         key,
         err,
         ("port numbers", "a port number (1-65535)"),
-        |item, text| format!("`{}`", &text[item.start..item.end]),
+        |item, text| format!("`{}`", item.text(text)),
     )
 }
 
@@ -345,21 +346,21 @@ fn array_of<T: serde::de::DeserializeOwned>(
 ) -> Result<Vec<T>, SettingsError> {
     let arr = v.as_array().ok_or_else(|| {
         err(
-            v.start,
+            v.start(),
             format!(
                 "`sandbox.{key}` must be an array of {}, found {}",
                 what.0,
-                v.describe(text)
+                jsonc::describe(v)
             ),
         )
     })?;
-    arr.items
+    arr.elements
         .iter()
         .enumerate()
         .map(|(i, item)| {
-            serde_json::from_str::<T>(&text[item.start..item.end]).map_err(|_| {
+            serde_json::from_str::<T>(item.text(text)).map_err(|_| {
                 err(
-                    item.start,
+                    item.start(),
                     format!(
                         "`sandbox.{key}[{i}]` must be {}, found {}",
                         what.1,

@@ -135,6 +135,23 @@ fn claude_install_then_uninstall_leaves_the_file_byte_identical() {
 }
 
 #[test]
+fn a_crlf_claude_settings_file_gets_crlf_hooks_and_comes_back_byte_identical() {
+    let h = Home::new();
+    let text = CLAUDE_SETTINGS.replace('\n', "\r\n");
+    let file = h.write(".claude/settings.json", &text);
+    h.ok(&["integration", "install", "claude"]);
+    let installed = read(&file);
+    assert!(installed.contains("hook Stop"), "{installed}");
+    assert_eq!(
+        installed.matches('\n').count(),
+        installed.matches("\r\n").count(),
+        "a line of nerdr's ends in a bare line feed:\n{installed}"
+    );
+    h.ok(&["integration", "uninstall", "claude"]);
+    assert_eq!(read(&file), text);
+}
+
+#[test]
 fn codex_install_then_uninstall_leaves_the_file_byte_identical() {
     let h = Home::new();
     let file = h.write(".codex/config.toml", CODEX_CONFIG);
