@@ -12,16 +12,22 @@ mod cli;
 mod client;
 mod config;
 mod core;
+mod executable;
 mod git;
 mod holder;
 mod host;
 mod integration;
+mod logging;
+mod notify;
 mod paths;
+mod peer;
 mod platform;
+mod private_dir;
 mod probe;
 mod protocol;
 mod proxy;
 mod sandbox;
+mod screen;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.

@@ -11,11 +11,12 @@ use serde_json::json;
 
 use super::api::Caller;
 use super::env::{program_env, TabFacts};
-use super::state::{Tab, Worktree, SCROLLBACK};
+use super::state::{Tab, Worktree};
 use super::Core;
 use crate::host::SpawnSpec;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind, TabState};
 use crate::protocol::handshake::random_hex;
+use crate::screen::SCROLLBACK;
 
 /// A launch, fully decided: what to run, where, as what kind of tab.
 pub(super) struct Plan {

@@ -16,9 +16,7 @@ mod identity;
 mod keyfile;
 mod launch;
 pub mod listen;
-pub mod logging;
 mod net_questions;
-pub mod notify;
 mod outlog;
 mod persist;
 mod plugins;
@@ -38,6 +36,8 @@ use tokio::net::UnixListener;
 
 use crate::host::remote::Found;
 use crate::host::{Host, HostEvent};
+use crate::logging;
+use crate::notify;
 use crate::paths::Paths;
 use crate::protocol::api::TabState;
 pub use api::Caller;
@@ -140,7 +140,7 @@ pub fn run() -> anyhow::Result<std::process::ExitCode> {
     let activated = activation::Activated::take_from_env()
         .context("cannot read the sockets passed by socket activation")?;
     let paths = Paths::from_process()?;
-    listen::private_dir(&paths.state_dir)?;
+    crate::private_dir::create(&paths.state_dir)?;
     let logs_to_stderr = logging::init(&paths.core_log())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -185,9 +185,9 @@ async fn serve(paths: Paths, activated: activation::Activated) -> anyhow::Result
 
     // From here on we are the core: the holder accepts only the process
     // recorded here.
-    crate::holder::peer::record_self(&paths.state_dir.join("core.pid"))
+    crate::peer::record_self(&paths.state_dir.join("core.pid"))
         .context("cannot record the core in the state dir")?;
-    listen::private_dir(&paths.run_dir)?;
+    crate::private_dir::create(&paths.run_dir)?;
     let key = keyfile::refresh(&paths.client_key())?;
     let bin = std::env::current_exe().context("cannot find this executable's path")?;
     let (events_tx, mut events_rx) = crate::host::events();

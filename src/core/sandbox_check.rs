@@ -198,7 +198,7 @@ impl Core {
             });
         }
         if !self.host.programs_end_with_core() {
-            if let Some(r) = crate::holder::peer::read_recorded(&p.state_dir.join("holder.pid")) {
+            if let Some(r) = crate::peer::read_recorded(&p.state_dir.join("holder.pid")) {
                 processes.push(Proc {
                     role: "holder",
                     pid: r.pid,

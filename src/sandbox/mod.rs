@@ -137,7 +137,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         return finish(&trail, t0, spawn_plain(&req.cmd, &vars));
     }
 
-    let bwrap = crate::service::install::find_on_path("bwrap", std::env::var_os("PATH").as_deref());
+    let bwrap = crate::executable::find_on_path("bwrap", std::env::var_os("PATH").as_deref());
     let Some(bwrap) = bwrap else {
         let facts = availability::probe();
         return unavailable(&trail, &settings, &facts, &req.cmd, &vars, t0);
@@ -297,7 +297,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         .args(bwrap::args(&layout))
         .env_clear()
         .envs(vars.iter().cloned())
-        .env(limits::VAR, limits::PATH);
+        .env(limits::VAR, bwrap::LIMITS_PATH);
     // See `init`: bwrap must outlive the terminal's Ctrl-C; the init inside
     // restores the defaults for CMD.
     // SAFETY: signal() is async-signal-safe, as pre_exec requires.

@@ -9,6 +9,7 @@ mod git_guard;
 mod harness;
 mod holder;
 mod integration;
+mod module_graph;
 mod privilege;
 mod probe;
 mod probe_alone;
