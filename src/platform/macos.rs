@@ -32,12 +32,8 @@ pub fn proc_start_time(pid: u32) -> io::Result<u64> {
 }
 
 pub fn session_id(pid: u32) -> io::Result<u32> {
-    // SAFETY: getsid only reads the kernel's record for `pid`.
-    let sid = unsafe { libc::getsid(pid as libc::pid_t) };
-    if sid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(sid as u32)
+    let sid = nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(pid as i32)))?;
+    Ok(sid.as_raw() as u32)
 }
 
 pub fn parent_pid(pid: u32) -> io::Result<u32> {
