@@ -129,6 +129,22 @@ fn a_re_export_is_followed_to_the_module_that_holds_the_item() {
 }
 
 #[test]
+fn a_name_cfg_alternatives_bind_resolves_to_each() {
+    let files = [
+        ("main.rs", "mod launchd;\nmod systemd;\nmod doctor;\n"),
+        (
+            "doctor.rs",
+            "#[cfg(target_os = \"macos\")]\nuse crate::launchd as platform;\n\
+             #[cfg(not(target_os = \"macos\"))]\nuse crate::systemd as platform;\n\
+             fn f() { platform::gather(); }\n",
+        ),
+        ("launchd.rs", "pub fn gather() {}\n"),
+        ("systemd.rs", "pub fn gather() {}\n"),
+    ];
+    assert_eq!(edges(&files), ["doctor -> launchd", "doctor -> systemd"]);
+}
+
+#[test]
 fn test_code_inline_modules_and_path_attributes_count() {
     let files = [
         ("main.rs", "mod a;\nmod b;\n"),

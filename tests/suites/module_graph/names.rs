@@ -49,19 +49,18 @@ pub fn references(tree: &Tree) -> Vec<Reference> {
             written.visit_item(item);
         }
         for (segments, line) in written.paths {
-            let Some(to) = resolver.holder(path, &segments) else {
-                continue;
-            };
-            if &to == path {
-                continue;
+            for to in resolver.holders(path, &segments) {
+                if &to == path {
+                    continue;
+                }
+                out.push(Reference {
+                    from: path.clone(),
+                    to,
+                    file: module.file.clone(),
+                    line,
+                    written: segments.join("::"),
+                });
             }
-            out.push(Reference {
-                from: path.clone(),
-                to,
-                file: module.file.clone(),
-                line,
-                written: segments.join("::"),
-            });
         }
     }
     out
@@ -74,8 +73,9 @@ pub fn references(tree: &Tree) -> Vec<Reference> {
 #[derive(Default)]
 struct Scope {
     children: BTreeSet<String>,
-    /// `name` → the path the `use` wrote, relative to this module.
-    aliases: BTreeMap<String, Vec<String>>,
+    /// `name` → the paths the `use`s binding it wrote, relative to this
+    /// module (two under `#[cfg]` alternatives).
+    aliases: BTreeMap<String, Vec<Vec<String>>>,
     /// `use path::*`: paths relative to this module.
     globs: Vec<Vec<String>>,
 }
@@ -95,7 +95,7 @@ impl Scope {
         for binding in uses.bindings {
             match binding.name {
                 Bound::Name(name) => {
-                    scope.aliases.insert(name, binding.path);
+                    scope.aliases.entry(name).or_default().push(binding.path);
                 }
                 Bound::Glob => scope.globs.push(binding.path),
                 Bound::Nothing => {}
@@ -119,70 +119,83 @@ struct Resolver<'a> {
 const MAX_HOPS: usize = 32;
 
 impl Resolver<'_> {
-    /// The module holding what `segments`, written in `module`, names.
-    fn holder(&self, module: &ModPath, segments: &[String]) -> Option<ModPath> {
+    /// The modules holding what `segments`, written in `module`, names:
+    /// more than one when `#[cfg]` alternatives bind the same name
+    /// (`use systemd as platform;` and `use launchd as platform;`).
+    fn holders(&self, module: &ModPath, segments: &[String]) -> Vec<ModPath> {
         self.seen.borrow_mut().clear();
-        let absolute = self.absolute(module, segments, MAX_HOPS)?;
-        self.holding(&absolute, MAX_HOPS)
+        let mut out: Vec<ModPath> = self
+            .absolute(module, segments, MAX_HOPS)
+            .iter()
+            .flat_map(|absolute| self.holding(absolute, MAX_HOPS))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
     }
 
-    /// `segments` as a path from the crate root, or None when it does not
-    /// start in this crate.
-    fn absolute(&self, module: &ModPath, segments: &[String], hops: usize) -> Option<Vec<String>> {
-        let hops = hops.checked_sub(1)?;
-        let (first, rest) = segments.split_first()?;
+    /// `segments` as paths from the crate root; none when it does not start
+    /// in this crate.
+    fn absolute(&self, module: &ModPath, segments: &[String], hops: usize) -> Vec<Vec<String>> {
+        let (Some(hops), Some((first, rest))) = (hops.checked_sub(1), segments.split_first())
+        else {
+            return Vec::new();
+        };
         match first.as_str() {
-            "crate" => Some(rest.to_vec()),
-            "self" => Some(concat(module, rest)),
+            "crate" => vec![rest.to_vec()],
+            "self" => vec![concat(module, rest)],
             "super" => {
                 let mut base = module.clone();
                 let mut rest = segments;
                 while rest.first().is_some_and(|s| s == "super") {
-                    base.pop()?;
+                    if base.pop().is_none() {
+                        return Vec::new();
+                    }
                     rest = &rest[1..];
                 }
-                Some(concat(&base, rest))
+                vec![concat(&base, rest)]
             }
             _ => self
                 .lookup(module, first, hops)
-                .map(|base| concat(&base, rest)),
+                .into_iter()
+                .map(|base| concat(&base, rest))
+                .collect(),
         }
     }
 
-    /// What `name` means in `module`: a child module, a `use` alias, or a
-    /// name a glob import brings in.
-    fn lookup(&self, module: &ModPath, name: &str, hops: usize) -> Option<Vec<String>> {
-        if !self
+    /// What `name` means in `module`: a child module, what `use` aliases
+    /// bind it to, or a name a glob import brings in.
+    fn lookup(&self, module: &ModPath, name: &str, hops: usize) -> Vec<Vec<String>> {
+        let first_time = self
             .seen
             .borrow_mut()
-            .insert((module.clone(), name.to_string()))
-        {
-            return None;
-        }
-        let scope = self.scopes.get(module)?;
+            .insert((module.clone(), name.to_string()));
+        let (true, Some(scope)) = (first_time, self.scopes.get(module)) else {
+            return Vec::new();
+        };
         if scope.children.contains(name) {
-            return Some(concat(module, &[name.to_string()]));
+            return vec![concat(module, &[name.to_string()])];
         }
-        if let Some(path) = scope.aliases.get(name) {
-            return self.absolute(module, path, hops);
+        if let Some(paths) = scope.aliases.get(name) {
+            return paths
+                .iter()
+                .flat_map(|path| self.absolute(module, path, hops))
+                .collect();
         }
+        let mut found = Vec::new();
         for glob in &scope.globs {
-            let Some(target) = self.absolute(module, glob, hops) else {
-                continue;
-            };
-            if !self.tree.modules.contains_key(&target) {
-                continue;
-            }
-            if let Some(found) = self.lookup(&target, name, hops.checked_sub(1)?) {
-                return Some(found);
+            for target in self.absolute(module, glob, hops) {
+                if self.tree.modules.contains_key(&target) {
+                    found.extend(self.lookup(&target, name, hops.saturating_sub(1)));
+                }
             }
         }
-        None
+        found
     }
 
-    /// The module that holds the item at `absolute`: the longest prefix that
+    /// The modules that hold the item at `absolute`: the longest prefix that
     /// is a module, following a `use` that re-exports the next segment.
-    fn holding(&self, absolute: &[String], hops: usize) -> Option<ModPath> {
+    fn holding(&self, absolute: &[String], hops: usize) -> Vec<ModPath> {
         let mut module: ModPath = Vec::new();
         for (i, segment) in absolute.iter().enumerate() {
             let mut child = module.clone();
@@ -191,15 +204,20 @@ impl Resolver<'_> {
                 module = child;
                 continue;
             }
-            let scope = self.scopes.get(&module)?;
-            if let Some(path) = scope.aliases.get(segment) {
-                let hops = hops.checked_sub(1)?;
-                let target = self.absolute(&module, path, hops)?;
-                return self.holding(&concat(&target, &absolute[i + 1..]), hops);
+            let alias = self
+                .scopes
+                .get(&module)
+                .and_then(|s| s.aliases.get(segment));
+            if let (Some(paths), Some(hops)) = (alias, hops.checked_sub(1)) {
+                return paths
+                    .iter()
+                    .flat_map(|path| self.absolute(&module, path, hops))
+                    .flat_map(|target| self.holding(&concat(&target, &absolute[i + 1..]), hops))
+                    .collect();
             }
             break;
         }
-        Some(module)
+        vec![module]
     }
 }
 
