@@ -24,7 +24,11 @@
 //!   (`tokio::select!`, a `matches!` pattern), and what a macro expands to;
 //! - a path in a string (`#[serde(with = "...")]`);
 //! - a name brought in by a glob that is itself an item re-exported by a
-//!   glob (the crate writes none).
+//!   glob (the crate writes none);
+//! - `#[cfg]`: every `mod` and `use` counts, whichever platform compiles
+//!   it (so a cycle on macOS only is found on Linux too).
+//!
+//! `NERDR_MODULE_GRAPH_DUMP=1` prints every reference the check sees.
 
 mod checker_tests;
 mod cycles;
