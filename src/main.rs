@@ -12,16 +12,22 @@ mod cli;
 mod client;
 mod config;
 mod core;
+mod executable;
 mod git;
 mod holder;
 mod host;
 mod integration;
+mod logging;
+mod notify;
 mod paths;
+mod peer;
 mod platform;
+mod private_dir;
 mod probe;
 mod protocol;
 mod proxy;
 mod sandbox;
+mod screen;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.
@@ -43,10 +49,9 @@ fn main() -> ExitCode {
         // holder keep Rust's default (ignored), so a vanished peer is an
         // error on that one socket; so does `hook`, which must exit 0 even
         // if its agent stopped listening.
+        use nix::sys::signal::{signal, SigHandler, Signal};
         // SAFETY: no other thread exists yet; SIG_DFL installs no handler.
-        unsafe {
-            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-        }
+        let _ = unsafe { signal(Signal::SIGPIPE, SigHandler::SigDfl) };
     }
     match cli::run(args) {
         Ok(code) => code,

@@ -18,49 +18,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::help::{run_help, HelpEnv, HelpError, HELP_TIMEOUT};
-use super::session::Kind;
+use super::kind::{Features, Kind};
 use crate::config::{builtin_program, ResolvedAgent};
-
-/// Optional flags of the installed versions. `Default` is "none".
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Features {
-    /// copilot takes `--session-id <id>` (to name a new conversation and
-    /// to resume one); without it, `--resume=<id>`.
-    pub copilot_session_id: bool,
-    /// codex takes `--no-daemon`, so it does not join a shared background
-    /// server that lives outside the tab (and outside any sandbox).
-    pub codex_no_daemon: bool,
-    /// opencode takes `--standalone`. opencode 1.18.33 does not, and
-    /// refuses to start when given it.
-    pub opencode_standalone: bool,
-}
-
-impl Kind {
-    /// The flags worth asking `--help` about; empty means nothing to run.
-    pub fn help_flags(self) -> &'static [&'static str] {
-        match self {
-            Kind::Copilot => &["--session-id"],
-            Kind::Codex => &["--no-daemon"],
-            Kind::Opencode => &["--standalone"],
-            Kind::Claude | Kind::Cursor | Kind::Gemini | Kind::Agy | Kind::Grok => &[],
-        }
-    }
-}
-
-impl Features {
-    /// The features of agent `kind` whose `--help` lists `flags`.
-    pub fn of(kind: Kind, flags: &BTreeSet<String>) -> Features {
-        let has = |flag: &str| flags.contains(flag);
-        let mut features = Features::default();
-        match kind {
-            Kind::Copilot => features.copilot_session_id = has("--session-id"),
-            Kind::Codex => features.codex_no_daemon = has("--no-daemon"),
-            Kind::Opencode => features.opencode_standalone = has("--standalone"),
-            Kind::Claude | Kind::Cursor | Kind::Gemini | Kind::Agy | Kind::Grok => {}
-        }
-        features
-    }
-}
 
 /// The long options a help text defines: those on lines that start (after
 /// indentation) with an option, as in `  -r, --resume [value]  Resume...`

@@ -49,7 +49,7 @@
 
 use crate::config::ResolvedAgent;
 
-use super::features::Features;
+use super::kind::{Features, Kind};
 
 /// Which conversation a launch is for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,37 +83,7 @@ pub struct Launch {
     pub session_id: Option<String>,
 }
 
-/// The built-in agents that have session rules. Matched without a `_` arm,
-/// so a new one needs a decision in every rule.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Claude,
-    Opencode,
-    Copilot,
-    Codex,
-    Cursor,
-    Gemini,
-    Agy,
-    Grok,
-}
-
 impl Kind {
-    /// The rules for built-in agent `name` (the config's name: `cursor`,
-    /// not `cursor-agent`).
-    pub fn of(name: &str) -> Option<Kind> {
-        Some(match name {
-            "claude" => Kind::Claude,
-            "opencode" => Kind::Opencode,
-            "copilot" => Kind::Copilot,
-            "codex" => Kind::Codex,
-            "cursor" => Kind::Cursor,
-            "gemini" => Kind::Gemini,
-            "agy" => Kind::Agy,
-            "grok" => Kind::Grok,
-            _ => return None,
-        })
-    }
-
     /// Whether nerdr names a new conversation itself (with a UUID v4).
     pub fn assigns_id(self, features: &Features) -> bool {
         match self {

@@ -232,7 +232,7 @@ impl Core {
         for id in ids {
             if let Some(t) = state.tabs.get_mut(&id) {
                 if t.screen.screen().size() != (rows, cols) {
-                    super::state::resize_screen(&mut t.screen, rows, cols);
+                    crate::screen::resize_screen(&mut t.screen, rows, cols);
                     // A message to the host's connection task, not I/O.
                     let _ = self.host.resize(&id, rows, cols);
                     changed.push(id);

@@ -147,7 +147,7 @@ async fn start_holder(paths: &Paths, bin: &Path) -> Result<(), String> {
             spawn_detached(paths, bin)
         }
     }?;
-    let name = crate::holder::socket_name(paths);
+    let name = crate::protocol::holder::socket_name(paths);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while crate::platform::abstract_connect(&name).is_err() {
         if std::time::Instant::now() > deadline {

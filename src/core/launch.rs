@@ -9,12 +9,13 @@ use std::sync::Arc;
 use super::api::Caller;
 use super::env::{program_env, TabFacts};
 pub(super) use super::program_lookup::{find_program, path_of};
-use super::state::{Tab, Worktree, SCROLLBACK};
+use super::state::{Tab, Worktree};
 use super::Core;
 use crate::host::SpawnSpec;
 use crate::protocol::api::{ApiError, ErrorCode, TabKind, TabState};
 use crate::protocol::handshake::random_hex;
 use crate::protocol::replies::Started;
+use crate::screen::SCROLLBACK;
 
 /// A launch, fully decided: what to run, where, as what kind of tab.
 pub(super) struct Plan {

@@ -6,11 +6,12 @@
 
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
 use crate::platform;
+use crate::private_dir::{self, PrivateDirError};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
@@ -23,8 +24,8 @@ pub enum BindError {
         owner: String,
         pid_hint: String,
     },
-    #[error("cannot create {path}: {source}")]
-    Dir { path: PathBuf, source: io::Error },
+    #[error(transparent)]
+    Dir(#[from] PrivateDirError),
     #[error("cannot bind {path}: {source}")]
     Bind { path: PathBuf, source: io::Error },
     #[error("{path} is not a socket; move it away, nerdr will not delete a file it did not make")]
@@ -48,24 +49,9 @@ impl Drop for BoundSocket {
     }
 }
 
-/// Make `dir` (and parents) with mode 0700 for the parts we create, and
-/// tighten `dir` itself to 0700.
-pub fn private_dir(dir: &Path) -> Result<(), BindError> {
-    let err = |source| BindError::Dir {
-        path: dir.to_path_buf(),
-        source,
-    };
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(err)?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(err)
-}
-
 pub fn bind(path: &Path) -> Result<BoundSocket, BindError> {
     if let Some(dir) = path.parent() {
-        private_dir(dir)?;
+        private_dir::create(dir)?;
     }
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {}

@@ -18,9 +18,7 @@ mod identity;
 mod keyfile;
 mod launch;
 pub mod listen;
-pub mod logging;
 mod net_questions;
-pub mod notify;
 mod outlog;
 mod persist;
 mod plugins;
@@ -42,6 +40,8 @@ use anyhow::Context;
 
 use crate::host::remote::Found;
 use crate::host::{Host, HostEvent};
+use crate::logging;
+use crate::notify;
 use crate::paths::Paths;
 use crate::protocol::api::TabState;
 pub use api::Caller;
@@ -183,7 +183,7 @@ pub fn run() -> anyhow::Result<std::process::ExitCode> {
     let activated = activation::Activated::take_from_env()
         .context("cannot read the sockets passed by socket activation")?;
     let paths = Paths::from_process()?;
-    listen::private_dir(&paths.state_dir)?;
+    crate::private_dir::create(&paths.state_dir)?;
     let logs_to_stderr = logging::init(&paths.core_log())?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -78,12 +78,11 @@ pub(super) fn gather(ask: &Ask) -> Gathered {
             pid: me,
             start_time,
         });
-    let holder =
-        crate::holder::peer::read_recorded(&p.state_dir.join("holder.pid")).map(|r| Proc {
-            role: "holder",
-            pid: r.pid,
-            start_time: r.start_time,
-        });
+    let holder = crate::peer::read_recorded(&p.state_dir.join("holder.pid")).map(|r| Proc {
+        role: "holder",
+        pid: r.pid,
+        start_time: r.start_time,
+    });
     let repo_dirs = crate::git::worktree::repo_of(match &ask.worktree {
         Some(w) => &w.repo,
         None => &ask.folder,

@@ -12,7 +12,8 @@ use std::time::Duration;
 use anyhow::Context;
 use tokio::net::UnixListener;
 
-use super::{approvals, client_conn, hook_conn, hosting, keyfile, listen, notify, Core, Wake};
+use super::{approvals, client_conn, hook_conn, hosting, keyfile, Core, Wake};
+use crate::notify;
 use crate::paths::Paths;
 
 /// The core's two sockets, bound.
@@ -41,9 +42,9 @@ pub async fn serve(
 
     // From here on we are the core: the holder accepts only the process
     // recorded here.
-    crate::holder::peer::record_self(&paths.state_dir.join("core.pid"))
+    crate::peer::record_self(&paths.state_dir.join("core.pid"))
         .context("cannot record the core in the state dir")?;
-    listen::private_dir(&paths.run_dir)?;
+    crate::private_dir::create(&paths.run_dir)?;
     let key = keyfile::refresh(&paths.client_key())?;
     let bin = std::env::current_exe().context("cannot find this executable's path")?;
     let (events_tx, mut events_rx) = crate::host::events();

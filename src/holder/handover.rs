@@ -21,23 +21,16 @@ use std::io::{Read, Seek, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 
-use tokio::net::{UnixListener, UnixStream};
+use tokio::net::UnixListener;
 
-use super::peer::PeerFacts;
-use super::server::{Holder, Kept};
-use crate::core::state::SCROLLBACK;
+use super::state::{HandOverRequest, Holder, Kept};
 use crate::host::pty::{Adoption, PtyHost};
 use crate::protocol::frame::{write_frame, Frame};
 use crate::protocol::handover::{
     decode_state, encode_state, Answer, Program, State, HANDOVER_FLAG, HANDOVER_VERSION,
 };
 use crate::protocol::holder::HOLDER_VERSION;
-
-/// A verified core's request, with its connection (answered here).
-pub struct HandOverRequest {
-    pub stream: UnixStream,
-    pub core: PeerFacts,
-}
+use crate::screen::SCROLLBACK;
 
 /// Hand over to the core's executable. Returns only if that failed; the
 /// core is told why.

@@ -4,10 +4,10 @@
 //! socket (no file to squat or delete).
 
 mod handover;
-pub mod peer;
 mod scopes;
 pub mod screen;
 mod server;
+mod state;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -18,6 +18,7 @@ use crate::host::pty::PtyHost;
 use crate::host::Scopes;
 use crate::paths::Paths;
 use crate::protocol::api::ProgramsMode;
+use crate::protocol::holder::socket_name;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -31,21 +32,10 @@ pub struct Args {
     pub handover_fd: Option<i32>,
 }
 
-/// The holder's socket name for this state dir: one holder per user and
-/// state dir, so separate installs (and test roots) never meet.
-pub fn socket_name(paths: &Paths) -> String {
-    // FNV-1a: stable across versions, unlike std's hasher.
-    let mut h: u64 = 0xcbf29ce484222325;
-    for b in paths.state_dir.as_os_str().as_encoded_bytes() {
-        h = (h ^ *b as u64).wrapping_mul(0x100000001b3);
-    }
-    format!("nerdr-holder-{}-{h:016x}", nix::unistd::getuid())
-}
-
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let paths = Paths::from_process()?;
-    crate::core::listen::private_dir(&paths.state_dir)?;
-    crate::core::logging::init(&paths.state_dir.join("holder.log"))?;
+    crate::private_dir::create(&paths.state_dir)?;
+    crate::logging::init(&paths.state_dir.join("holder.log"))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -73,7 +63,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             };
             listener.set_nonblocking(true)?;
             let listener = tokio::net::UnixListener::from_std(listener)?;
-            crate::holder::peer::record_self(&paths.state_dir.join("holder.pid"))
+            crate::peer::record_self(&paths.state_dir.join("holder.pid"))
                 .context("cannot record the holder in the state dir")?;
 
             let (events_tx, events_rx) = crate::host::events();

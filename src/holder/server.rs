@@ -10,60 +10,22 @@ use std::sync::{Arc, Mutex};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::mpsc;
 
-use super::handover::{self, HandOverRequest};
-use super::peer;
-use crate::core::state::SCROLLBACK;
+use super::handover;
+use super::state::{HandOverRequest, Holder, Kept};
 use crate::host::pty::PtyHost;
 use crate::host::{Host, HostEvent};
 use crate::paths::Paths;
+use crate::peer;
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
 use crate::protocol::handover::{holder_step, Answer, Ask, HolderStep, HANDOVER_VERSION};
 use crate::protocol::holder::{
     data_frame, split_data, FromHolder, Held, SpawnSpec, ToHolder, HOLDER_VERSION,
 };
 use crate::protocol::outbox::Outbox;
-
-pub struct Kept {
-    /// The core's record of the tab, opaque here.
-    pub meta: serde_json::Value,
-    pub pid: u32,
-    pub start_time: u64,
-    pub exit_code: Option<i32>,
-    pub screen: vt100::Parser,
-}
-
-pub struct Holder {
-    pub host: PtyHost,
-    pub kept: Mutex<BTreeMap<String, Kept>>,
-    /// The current core's outgoing queue.
-    core: Mutex<Option<Outbox>>,
-    pub paths: Paths,
-    /// Programs run in transient scopes.
-    pub scopes: bool,
-    /// Asks the event loop to confirm it has taken in every event queued.
-    drain: mpsc::Sender<tokio::sync::oneshot::Sender<()>>,
-    hand_over: mpsc::Sender<HandOverRequest>,
-}
+use crate::screen::SCROLLBACK;
 
 /// Output queued for the core beyond which the holder stops reading PTYs.
 const CORE_BACKLOG: usize = 256 << 10;
-
-impl Holder {
-    /// Resolves once every event queued before the call is in the screens.
-    pub async fn drained(&self) {
-        let (tx, rx) = tokio::sync::oneshot::channel();
-        if self.drain.send(tx).await.is_ok() {
-            let _ = rx.await;
-        }
-    }
-
-    /// Queue a frame for the current core; the outbox it went to, if any.
-    fn to_core(&self, f: Frame) -> Option<Outbox> {
-        let out = self.core.lock().unwrap().clone()?;
-        out.send(f);
-        Some(out)
-    }
-}
 
 pub struct Served {
     pub paths: Paths,
@@ -139,7 +101,7 @@ pub async fn serve(s: Served) -> anyhow::Result<()> {
             }
         }
     });
-    crate::core::notify::ready(&format!("holding {held} programs"));
+    crate::notify::ready(&format!("holding {held} programs"));
     tracing::info!(pid = std::process::id(), mode = %holder.host.mode(), version = HOLDER_VERSION, programs = held, "holder ready");
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     loop {
@@ -282,7 +244,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             ToHolder::Resize { tab, rows, cols } => {
                 let (rows, cols) = crate::protocol::clamp_size(rows, cols);
                 if let Some(k) = h.kept.lock().unwrap().get_mut(&tab) {
-                    crate::core::state::resize_screen(&mut k.screen, rows, cols);
+                    crate::screen::resize_screen(&mut k.screen, rows, cols);
                 }
                 let _ = h.host.resize(&tab, rows, cols);
             }

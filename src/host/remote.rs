@@ -9,8 +9,8 @@ use tokio::net::unix::OwnedReadHalf;
 use tokio::sync::{mpsc, oneshot};
 
 use super::{Host, HostError, HostEvent, SpawnSpec, Spawned};
-use crate::holder::peer;
 use crate::paths::Paths;
+use crate::peer;
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
 use crate::protocol::handover::{core_step, Answer, Ask, CoreStep, HANDOVER_VERSION};
 use crate::protocol::holder::{data_frame, split_data, FromHolder, Held, ToHolder, HOLDER_VERSION};
@@ -63,7 +63,7 @@ impl HolderHost {
         handed_over: bool,
     ) -> Result<(Self, Vec<Found>), ConnectError> {
         let other = |e: String| ConnectError::Other(e);
-        let name = crate::holder::socket_name(paths);
+        let name = crate::protocol::holder::socket_name(paths);
         let std_stream = match crate::platform::abstract_connect(&name) {
             Ok(s) => s,
             Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {

@@ -158,15 +158,10 @@ pub fn open_exe(pid: u32) -> io::Result<std::fs::File> {
 /// every tab's screen, must never be openable by another process, not even
 /// for the moment between creating and unlinking a named file.
 pub fn private_file(_dir: &std::path::Path, name: &str) -> io::Result<std::fs::File> {
-    use std::os::fd::FromRawFd;
+    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
     let name = std::ffi::CString::new(name).map_err(io::Error::other)?;
-    // SAFETY: a valid NUL-terminated name; the result is checked.
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fd was just created and is owned by nothing else.
-    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+    let fd = memfd_create(&name, MemFdCreateFlag::MFD_CLOEXEC)?;
+    Ok(std::fs::File::from(fd))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! Same signatures as `linux.rs`.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 
 fn bsdinfo(pid: u32) -> io::Result<libc::proc_bsdinfo> {
     // SAFETY: proc_bsdinfo is plain data; proc_pidinfo writes at most
@@ -32,12 +32,8 @@ pub fn proc_start_time(pid: u32) -> io::Result<u64> {
 }
 
 pub fn session_id(pid: u32) -> io::Result<u32> {
-    // SAFETY: getsid only reads the kernel's record for `pid`.
-    let sid = unsafe { libc::getsid(pid as libc::pid_t) };
-    if sid < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(sid as u32)
+    let sid = nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(pid as i32)))?;
+    Ok(sid.as_raw() as u32)
 }
 
 pub fn parent_pid(pid: u32) -> io::Result<u32> {
@@ -54,22 +50,8 @@ pub fn pidfd_alive(_pidfd: &impl AsFd) -> bool {
 }
 
 pub fn peer_pid(sock: &impl AsFd) -> io::Result<u32> {
-    let mut pid: libc::pid_t = 0;
-    let mut len = std::mem::size_of::<libc::pid_t>() as libc::socklen_t;
-    // SAFETY: LOCAL_PEERPID writes one pid_t into the buffer we pass.
-    let rc = unsafe {
-        libc::getsockopt(
-            sock.as_fd().as_raw_fd(),
-            libc::SOL_LOCAL,
-            libc::LOCAL_PEERPID,
-            &mut pid as *mut _ as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(pid as u32)
+    use nix::sys::socket::{getsockopt, sockopt::LocalPeerPid};
+    Ok(getsockopt(sock, LocalPeerPid)? as u32)
 }
 
 /// macOS has no cgroups.

@@ -402,17 +402,18 @@ impl Pidfd {
 /// receive is handed back on detach.
 #[cfg(target_os = "linux")]
 fn ptrace_attach_detach(pid: u32) -> Result<Got, String> {
-    let pid = pid as libc::pid_t;
-    let null = std::ptr::null_mut::<libc::c_void>();
-    // SAFETY: plain ptrace requests on a pid; no memory is passed.
-    if unsafe { libc::ptrace(libc::PTRACE_SEIZE, pid, null, null) } != 0 {
-        return Err(errno(std::io::Error::last_os_error()));
-    }
-    // SAFETY: as above.
-    if unsafe { libc::ptrace(libc::PTRACE_INTERRUPT, pid, null, null) } != 0 {
+    use nix::sys::ptrace;
+    let target = nix::unistd::Pid::from_raw(pid as i32);
+    ptrace::seize(target, ptrace::Options::empty()).map_err(|e| errno(std::io::Error::from(e)))?;
+    if ptrace::interrupt(target).is_err() {
         // Exiting detaches as well; the probe exits right after.
         return Ok((true, "attached (left to detach on exit)".into()));
     }
+    // The wait and the detach stay raw: the signal held back may be a
+    // real-time one, which nix's `Signal` (and so its `WaitStatus` and
+    // `detach`) cannot carry, and it must reach the process all the same.
+    let pid = pid as libc::pid_t;
+    let null = std::ptr::null_mut::<libc::c_void>();
     let mut status = 0;
     // SAFETY: waits for the tracee's stop; status is a valid out-pointer.
     let waited = unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };

@@ -38,14 +38,10 @@ pub async fn run(
     // Orphans of the wrapper's children come back to the wrapper rather
     // than to init, so while it hangs they stay in its tree.
     #[cfg(target_os = "linux")]
-    // SAFETY: prctl is async-signal-safe and touches nothing shared.
+    // SAFETY: prctl(2) is async-signal-safe and touches nothing shared, and
+    // nix's wrapper allocates nothing.
     unsafe {
-        cmd.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
+        cmd.pre_exec(|| nix::sys::prctl::set_child_subreaper(true).map_err(std::io::Error::from));
     }
     let mut child = match cmd.spawn() {
         Ok(c) => c,

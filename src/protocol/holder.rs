@@ -8,6 +8,18 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::frame::{Frame, Kind};
+use crate::paths::Paths;
+
+/// The holder's socket name for this state dir: one holder per user and
+/// state dir, so separate installs (and test roots) never meet.
+pub fn socket_name(paths: &Paths) -> String {
+    // FNV-1a: stable across versions, unlike std's hasher.
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in paths.state_dir.as_os_str().as_encoded_bytes() {
+        h = (h ^ *b as u64).wrapping_mul(0x100000001b3);
+    }
+    format!("nerdr-holder-{}-{h:016x}", nix::unistd::getuid())
+}
 
 /// Bump when these messages change incompatibly: a core meeting a holder
 /// of another version takes it over through the frozen

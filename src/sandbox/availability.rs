@@ -51,7 +51,7 @@ pub fn advice(f: &Facts) -> Option<String> {
 
 /// Find bwrap and try it.
 pub fn probe() -> Facts {
-    let bwrap = crate::service::install::find_on_path("bwrap", std::env::var_os("PATH").as_deref());
+    let bwrap = crate::executable::find_on_path("bwrap", std::env::var_os("PATH").as_deref());
     let read_num = |p: &str| {
         std::fs::read_to_string(p)
             .ok()

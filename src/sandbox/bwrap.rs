@@ -22,6 +22,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use super::git_layout::GitLayout;
+use super::private_git::{PrivateGit, SHARED};
 use super::weaken::{Weaken, Weakening};
 
 /// A path that exists, and whether it is a directory.
@@ -132,19 +133,15 @@ pub struct Layout {
     /// The descriptor bwrap reports the child's pid and exit on.
     pub status_fd: Option<i32>,
     /// LIMITS SEAM: the descriptor bwrap reads the limits file from
-    /// (`limits.rs`), bound read-only at `limits::PATH`.
+    /// (`limits.rs`), bound read-only at [`LIMITS_PATH`].
     pub limits_fd: Option<i32>,
     pub weaken: Weaken,
     pub cmd: Vec<OsString>,
 }
 
-/// Host folders bound over the repository's `objects`, `refs` and `logs`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PrivateGit {
-    pub objects: PathBuf,
-    pub refs: PathBuf,
-    pub logs: PathBuf,
-}
+/// Where the limits file (`limits.rs`) is inside: the private `/tmp` is
+/// the one place bwrap can create a file to mount on.
+pub const LIMITS_PATH: &str = "/tmp/nerdr-sandbox-limits.txt";
 
 /// The kernel features the arguments ask for, for the audit trail.
 pub fn features(l: &Layout) -> Vec<&'static str> {
@@ -279,7 +276,7 @@ pub fn args(l: &Layout) -> Vec<OsString> {
         a.push([
             "--ro-bind-data".to_string(),
             fd.to_string(),
-            super::limits::PATH.to_string(),
+            LIMITS_PATH.to_string(),
         ]);
     }
 
@@ -341,11 +338,7 @@ fn git_binds(
         // points all, so none can be renamed away.
         let objects = common.join("objects");
         a.bind_to("--bind", &p.objects, &objects);
-        a.bind_to(
-            "--ro-bind",
-            &objects,
-            &objects.join(super::private_git::SHARED),
-        );
+        a.bind_to("--ro-bind", &objects, &objects.join(SHARED));
         a.bind_to("--ro-bind", &p.objects.join("info"), &objects.join("info"));
         a.bind_to("--bind", &p.refs, &common.join("refs"));
         a.bind_to("--bind", &p.logs, &common.join("logs"));

@@ -112,8 +112,11 @@ fn only_a_plain_copy_is_read_back() {
     std::fs::write(d.join("host.json"), "{\"secret\": 1}").unwrap();
     std::fs::write(d.join("plain"), "{}").unwrap();
     std::os::unix::fs::symlink(d.join("host.json"), d.join("link")).unwrap();
-    let fifo = std::ffi::CString::new(d.join("fifo").to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    nix::unistd::mkfifo(
+        &d.join("fifo"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .unwrap();
     std::fs::File::create(d.join("huge"))
         .unwrap()
         .set_len(MAX_COPY + 1)

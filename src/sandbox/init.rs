@@ -16,6 +16,8 @@ use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitCode};
 
+use nix::sys::signal::{signal, SigHandler, Signal};
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The proxy's Unix socket, bound into the sandbox
@@ -32,9 +34,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let (Some(socket), Some(port)) = (&args.bridge_socket, args.bridge_port) {
         start_bridge(socket, port)?;
     }
-    for sig in [libc::SIGINT, libc::SIGQUIT] {
+    for sig in [Signal::SIGINT, Signal::SIGQUIT] {
         // SAFETY: SIG_DFL installs no handler; no other thread exists.
-        unsafe { libc::signal(sig, libc::SIG_DFL) };
+        let _ = unsafe { signal(sig, SigHandler::SigDfl) };
     }
     let err = Command::new(&args.cmd[0]).args(&args.cmd[1..]).exec();
     eprintln!(
@@ -63,8 +65,7 @@ fn start_bridge(socket: &std::path::Path, port: u16) -> anyhow::Result<()> {
         nix::unistd::ForkResult::Parent { .. } => Ok(()),
         nix::unistd::ForkResult::Child => {
             // Ends with CMD even without a PID namespace of its own.
-            // SAFETY: prctl with PR_SET_PDEATHSIG takes a signal number.
-            unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+            let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
             let code = match bridge(listener, socket) {
                 Ok(()) => 0,
                 Err(e) => {

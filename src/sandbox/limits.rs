@@ -1,12 +1,13 @@
 //! The sandbox's limits in plain words, for the program inside: a short
-//! file at [`PATH`] (named by `NERDR_SANDBOX_LIMITS`), so that an agent
-//! whose command fails with "Read-only file system", "Permission denied",
-//! a 403 from the proxy or "Operation not permitted" can tell which limit
-//! it met and what the person can change. Pure: built from the same
-//! [`Layout`] bubblewrap's arguments are built from (so a path another
-//! part of nerdr makes writable or protected shows up here by itself),
-//! and bound into the sandbox read-only from memory (`--ro-bind-data`):
-//! nothing is left on the host.
+//! file at [`bwrap::LIMITS_PATH`](super::bwrap::LIMITS_PATH) (named by
+//! `NERDR_SANDBOX_LIMITS`), so that an agent whose command fails with
+//! "Read-only file system", "Permission denied", a 403 from the proxy or
+//! "Operation not permitted" can tell which limit it met and what the
+//! person can change. Pure: built from the same [`Layout`] bubblewrap's
+//! arguments are built from (so a path another part of nerdr makes
+//! writable or protected shows up here by itself), and bound into the
+//! sandbox read-only from memory (`--ro-bind-data`): nothing is left on
+//! the host.
 
 use std::path::{Path, PathBuf};
 
@@ -14,9 +15,6 @@ use super::bwrap::{Entry, Layout};
 use super::git_layout::GitLayout;
 use super::weaken::Weakening;
 
-/// Where the file is inside: the private `/tmp` is the one place bwrap
-/// can create a file to mount on.
-pub const PATH: &str = "/tmp/nerdr-sandbox-limits.txt";
 /// The variable naming it.
 pub const VAR: &str = "NERDR_SANDBOX_LIMITS";
 

@@ -48,7 +48,7 @@ pub mod weaken;
 
 use std::ffi::OsString;
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::PathBuf;
 use std::process::{Command, ExitCode, ExitStatus};
 use std::time::Instant;
@@ -137,7 +137,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         return finish(&trail, t0, spawn_plain(&req.cmd, &vars));
     }
 
-    let bwrap = crate::service::install::find_on_path("bwrap", std::env::var_os("PATH").as_deref());
+    let bwrap = crate::executable::find_on_path("bwrap", std::env::var_os("PATH").as_deref());
     let Some(bwrap) = bwrap else {
         let facts = availability::probe();
         return unavailable(&trail, &settings, &facts, &req.cmd, &vars, t0);
@@ -297,15 +297,17 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         .args(bwrap::args(&layout))
         .env_clear()
         .envs(vars.iter().cloned())
-        .env(limits::VAR, limits::PATH);
+        .env(limits::VAR, bwrap::LIMITS_PATH);
     // See `init`: bwrap must outlive the terminal's Ctrl-C; the init inside
     // restores the defaults for CMD.
-    // SAFETY: signal() is async-signal-safe, as pre_exec requires.
+    // SAFETY: signal(2) is async-signal-safe, as pre_exec requires, and so
+    // is nix's wrapper (no allocation); SIG_IGN installs no handler.
     unsafe {
+        use nix::sys::signal::{signal, SigHandler, Signal};
         use std::os::unix::process::CommandExt;
         command.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_IGN);
-            libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+            let _ = signal(Signal::SIGINT, SigHandler::SigIgn);
+            let _ = signal(Signal::SIGQUIT, SigHandler::SigIgn);
             Ok(())
         });
     }
@@ -441,15 +443,13 @@ fn finish(
 /// An in-memory file holding `bytes`, inheritable (no close-on-exec), read
 /// from its start.
 fn memfd_with(bytes: &[u8], name: &std::ffi::CStr) -> anyhow::Result<OwnedFd> {
+    use nix::sys::memfd::{memfd_create, MemFdCreateFlag};
     use std::io::{Seek, SeekFrom, Write};
-    // SAFETY: a valid NUL-terminated name; flags 0 (inheritable on purpose).
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error())
-            .with_context(|| format!("memfd_create for {name:?}"));
-    }
-    // SAFETY: fd was just created and is owned by nothing else.
-    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    // No MFD_CLOEXEC: inheritable on purpose.
+    let fd = memfd_create(name, MemFdCreateFlag::empty())
+        .map_err(std::io::Error::from)
+        .with_context(|| format!("memfd_create for {name:?}"))?;
+    let mut file = std::fs::File::from(fd);
     file.write_all(bytes)?;
     file.seek(SeekFrom::Start(0))?;
     Ok(file.into())

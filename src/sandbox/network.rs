@@ -94,7 +94,7 @@ pub fn plan(
     // Beside the hook socket, in nerdr's state folder: read-only inside,
     // and not in the runtime dir, which the sandbox sees empty.
     let dir = state_dir.join("sandbox");
-    crate::core::listen::private_dir(&dir)
+    crate::private_dir::create(&dir)
         .with_context(|| format!("cannot make the proxy's folder {}", dir.display()))?;
     let socket = dir.join(format!("{session}.sock"));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel::<std::io::Result<()>>();

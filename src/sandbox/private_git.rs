@@ -32,11 +32,18 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::bwrap::PrivateGit;
 use super::git_layout::GitLayout;
 
 /// Where the repository's own objects appear inside the private store.
 pub const SHARED: &str = ".nerdr-shared";
+
+/// Host folders bound over the repository's `objects`, `refs` and `logs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PrivateGit {
+    pub objects: PathBuf,
+    pub refs: PathBuf,
+    pub logs: PathBuf,
+}
 
 /// The private copy made for one run (or left by one).
 #[derive(Debug)]

@@ -9,8 +9,9 @@ use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 
-use super::doctor::Installed;
+use super::facts::{FileState, Installed, SocketProbe};
 use super::units::{RenderError, UnitFile};
+use crate::executable::{self, NotRunnable};
 
 #[derive(Debug, thiserror::Error)]
 pub enum BinError {
@@ -63,45 +64,19 @@ pub fn resolve_bin(bin: Option<PathBuf>) -> Result<PathBuf, BinError> {
 /// Refuses a path that is not an executable regular file. A binary under a
 /// cargo `target/` directory is allowed: developers install from there.
 pub fn check_bin(path: &Path) -> Result<(), BinError> {
-    let meta = fs::metadata(path).map_err(|error| BinError::Missing {
-        path: path.to_owned(),
-        error,
-    })?;
-    if !meta.is_file() {
-        return Err(BinError::NotAFile {
+    executable::check(path).map_err(|why| match why {
+        NotRunnable::Missing(error) => BinError::Missing {
             path: path.to_owned(),
-        });
-    }
-    let mode = meta.permissions().mode();
-    // The mode bits first (clear message), then the kernel's own answer for
-    // this user (ACLs, noexec mounts).
-    let executable =
-        mode & 0o111 != 0 && nix::unistd::access(path, nix::unistd::AccessFlags::X_OK).is_ok();
-    if !executable {
-        return Err(BinError::NotExecutable {
+            error,
+        },
+        NotRunnable::NotAFile => BinError::NotAFile {
             path: path.to_owned(),
-            mode: mode & 0o7777,
-        });
-    }
-    Ok(())
-}
-
-/// How an installed file compares with what would be written now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileState {
-    Missing,
-    Current,
-    Different,
-}
-
-impl FileState {
-    pub fn of(rendered: &str, on_disk: Option<&str>) -> FileState {
-        match on_disk {
-            None => FileState::Missing,
-            Some(d) if d == rendered => FileState::Current,
-            Some(_) => FileState::Different,
-        }
-    }
+        },
+        NotRunnable::NotExecutable { mode } => BinError::NotExecutable {
+            path: path.to_owned(),
+            mode,
+        },
+    })
 }
 
 /// The text of `dir/name`, or `None` when there is no such file.
@@ -148,20 +123,6 @@ pub fn remove_if_present(path: &Path) -> io::Result<bool> {
 pub fn remove_dir_if_empty(dir: &Path) -> bool {
     // rmdir refuses a non-empty directory, which is exactly the test wanted.
     fs::remove_dir(dir).is_ok()
-}
-
-/// What is at a socket path, found by connecting to it.
-///
-/// Connecting to an activated socket starts the core if it is not running:
-/// that is what any client does, and it proves the whole path works.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SocketProbe {
-    Listening,
-    Missing,
-    /// A socket file nobody listens on (left after a stop, or a dead core).
-    Stale,
-    NotASocket,
-    Error(String),
 }
 
 pub fn probe_socket(path: &Path) -> SocketProbe {
@@ -278,15 +239,6 @@ pub fn read_all(dir: &Path, names: &[&'static str]) -> Vec<(&'static str, Option
         .collect()
 }
 
-/// The first executable file called `name` in the directories of `path_var`
-/// (a `PATH` value).
-pub fn find_on_path(name: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
-    std::env::split_paths(path_var?)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join(name))
-        .find(|p| check_bin(p).is_ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -297,20 +249,6 @@ mod tests {
             name: "nerdr.service",
             contents: contents.into(),
         }
-    }
-
-    #[test]
-    fn find_on_path_skips_relative_and_non_executable_entries() {
-        let dir = tempfile::tempdir().unwrap();
-        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
-        fs::create_dir_all(&a).unwrap();
-        fs::create_dir_all(&b).unwrap();
-        fs::write(a.join("bwrap"), "").unwrap();
-        fs::write(b.join("bwrap"), "#!/bin/sh\n").unwrap();
-        fs::set_permissions(b.join("bwrap"), fs::Permissions::from_mode(0o755)).unwrap();
-        let path = std::env::join_paths(["relative".into(), a.clone(), b.clone()]).unwrap();
-        assert_eq!(find_on_path("bwrap", Some(&path)), Some(b.join("bwrap")));
-        assert_eq!(find_on_path("bwrap", None), None);
     }
 
     #[test]

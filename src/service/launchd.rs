@@ -11,8 +11,8 @@ use anyhow::{bail, Context, Result};
 
 use crate::paths::Paths;
 
-use super::doctor::{CoreState, Facts, Installed, Platform, SocketFacts};
-use super::install::{self, FileState, SocketProbe};
+use super::facts::{CoreState, Facts, FileState, Installed, Platform, SocketFacts, SocketProbe};
+use super::install::{self};
 use super::units::{self, LAUNCHD_LABEL, PLIST_NAME};
 
 fn home() -> Result<PathBuf> {

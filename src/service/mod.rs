@@ -6,10 +6,12 @@
 //!
 //! Layout: `units` renders (pure, with `escape`), `install` holds what both
 //! platforms share, `systemd` and `launchd` run the platform's manager with
-//! identical signatures, `doctor` gathers facts and decides from them.
+//! identical signatures, `facts` is the plain data they find, `doctor`
+//! gathers facts and decides from them.
 
 pub mod doctor;
 pub mod escape;
+pub mod facts;
 pub mod install;
 // Both platform modules are compiled everywhere so their signatures cannot
 // drift apart; only one is used.

@@ -10,6 +10,7 @@ mod harness;
 mod holder;
 mod idle;
 mod integration;
+mod module_graph;
 mod privilege;
 mod probe;
 mod probe_alone;

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::agents::features::{
-    listed_flags, program_word, DetectError, Detector, Features, Record, Stamp, MAX_AGE,
+    listed_flags, program_word, DetectError, Detector, Record, Stamp, MAX_AGE,
 };
 use crate::agents::help::{HelpEnv, HelpError};
-use crate::agents::session::Kind;
+use crate::agents::kind::{Features, Kind};
 use crate::config;
 
 /// copilot 1.0.102: `--session-id` listed as an option, and used again in

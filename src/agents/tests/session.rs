@@ -7,8 +7,8 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::agents::session::{build, ArgvError, Kind, Launch, Mode, Reported};
-use crate::agents::Features;
+use crate::agents::kind::{Features, Kind};
+use crate::agents::session::{build, ArgvError, Launch, Mode, Reported};
 use crate::config::{self, builtin_names, ResolvedAgent};
 
 /// The id the test's generator makes for a new conversation.

@@ -2,10 +2,10 @@
 //! lingering (do they outlive a logout), bubblewrap (`nerdr sandbox`) and
 //! journald (audit events).
 
-use super::facts::{Facts, Platform, Programs};
-use super::report::{check, Check, Status};
+use super::verdict::{check, Check, Status};
 use crate::protocol::api::ProgramsMode;
 use crate::sandbox::availability::{self, Facts as Availability};
+use crate::service::facts::{Facts, Platform, Programs};
 
 /// Which mode keeps the programs, and whether it is the best this system
 /// allows. A holder in scopes is the goal; a holder in sessions is the best
@@ -165,7 +165,7 @@ pub fn check_journald(present: bool) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::doctor::report::table::{assert_verdicts, Case};
+    use crate::service::doctor::{assert_verdicts, Case};
 
     fn mode(f: &mut Facts, mode: ProgramsMode) {
         f.programs.as_mut().unwrap().mode = Ok(mode.to_string());

@@ -1,10 +1,10 @@
 //! `nerdr doctor`: is the service set up and working, and if not, what to
 //! do. Gather, then decide. This file is the part that touches the system:
 //! it has the platform code (`systemd/`, `launchd.rs`) fill a plain
-//! [`Facts`], asks the core how it keeps programs, hands the facts to the
-//! checks and prints their verdicts. Every verdict is a pure function of the
-//! facts:
-//! - `facts`: the plain data;
+//! `service::facts::Facts`, asks the core how it keeps programs, hands the
+//! facts to the checks and prints their verdicts. Every verdict is a pure
+//! function of the facts:
+//! - `verdict`: what a check says (status, detail, remedy);
 //! - `setup`: is the service installed and answering (manager, units, core,
 //!   sockets);
 //! - `agents`: what the agents get (how the programs are kept, lingering,
@@ -15,18 +15,16 @@
 //! any check fails.
 
 mod agents;
-mod facts;
 mod report;
 mod setup;
-
-pub use facts::{CoreState, Facts, Installed, Platform, SocketFacts};
+mod verdict;
 
 use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::paths::Paths;
 use crate::protocol::api::GetStatus;
-use crate::service::install::SocketProbe;
+use crate::service::facts::{Facts, SocketProbe};
 
 /// How long to wait for the core's status. A core that socket activation is
 /// starting first attaches its holder (up to 20 s for the holder unit to
@@ -58,7 +56,7 @@ fn gather(paths: &Paths) -> Facts {
     // listens, `client::request` would start a core by hand, which doctor
     // must not do; the client-socket check already says what is wrong.
     if facts.client.probe == SocketProbe::Listening {
-        facts.programs = Some(facts::Programs {
+        facts.programs = Some(crate::service::facts::Programs {
             mode: ask_mode(),
             core_log: paths.core_log(),
             holder_log: paths.state_dir.join("holder.log"),
@@ -87,5 +85,50 @@ fn ask_mode() -> Result<String, String> {
         Err(mpsc::RecvTimeoutError::Disconnected) => {
             Err("the status request ended without an answer".into())
         }
+    }
+}
+
+// Test helpers shared by the checks' tables. They live here, above the
+// checks and the report, so that each check's tests can run the whole
+// report without the checks and the report naming each other.
+
+#[cfg(test)]
+use report::{checks, exit_code};
+#[cfg(test)]
+use verdict::{Check, Status};
+
+#[cfg(test)]
+pub fn find<'a>(checks: &'a [Check], name: &str) -> &'a Check {
+    checks.iter().find(|c| c.name == name).unwrap()
+}
+
+/// (case, how the facts differ from healthy, check, status, words in the
+/// detail, words in the remedy, exit code)
+#[cfg(test)]
+pub type Case = (
+    &'static str,
+    fn(&mut Facts),
+    &'static str,
+    Status,
+    &'static str,
+    &'static str,
+    i32,
+);
+
+/// Runs each case on a changed healthy setup and checks the verdict.
+#[cfg(test)]
+pub fn assert_verdicts(cases: &[Case]) {
+    for (case, change, name, status, detail, remedy, code) in cases {
+        let mut f = crate::service::facts::healthy();
+        change(&mut f);
+        let all = checks(&f);
+        let c = find(&all, name);
+        assert_eq!(c.status, *status, "{case}: {c:?}");
+        assert!(c.detail.contains(detail), "{case}: {c:?}");
+        assert!(
+            c.remedy.as_deref().unwrap_or("").contains(remedy),
+            "{case}: {c:?}"
+        );
+        assert_eq!(exit_code(&all), *code, "{case}");
     }
 }

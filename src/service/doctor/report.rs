@@ -1,36 +1,10 @@
 //! The checks in the order a person would fix them, the exit code, and the
 //! two ways they print (one line each, or a JSON array).
 
-use serde::Serialize;
-
 use super::agents::{check_bwrap, check_journald, check_linger, check_programs};
-use super::facts::Facts;
 use super::setup::{check_core, check_manager, check_socket, check_units};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Ok,
-    Warn,
-    Fail,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Check {
-    pub name: &'static str,
-    pub status: Status,
-    pub detail: String,
-    pub remedy: Option<String>,
-}
-
-pub fn check(name: &'static str, status: Status, detail: String, remedy: Option<String>) -> Check {
-    Check {
-        name,
-        status,
-        detail,
-        remedy,
-    }
-}
+use super::verdict::{Check, Status};
+use crate::service::facts::Facts;
 
 /// Every check that applies, in the order a person would fix them.
 pub fn checks(f: &Facts) -> Vec<Check> {
@@ -76,51 +50,11 @@ pub fn render_json(checks: &[Check]) -> String {
     serde_json::to_string_pretty(checks).expect("checks serialize")
 }
 
-/// Test helpers shared by the checks' tables.
-#[cfg(test)]
-pub mod table {
-    use super::*;
-    use crate::service::doctor::facts::healthy;
-
-    pub fn find<'a>(checks: &'a [Check], name: &str) -> &'a Check {
-        checks.iter().find(|c| c.name == name).unwrap()
-    }
-
-    /// (case, how the facts differ from healthy, check, status, words in the
-    /// detail, words in the remedy, exit code)
-    pub type Case = (
-        &'static str,
-        fn(&mut Facts),
-        &'static str,
-        Status,
-        &'static str,
-        &'static str,
-        i32,
-    );
-
-    /// Runs each case on a changed healthy setup and checks the verdict.
-    pub fn assert_verdicts(cases: &[Case]) {
-        for (case, change, name, status, detail, remedy, code) in cases {
-            let mut f = healthy();
-            change(&mut f);
-            let all = checks(&f);
-            let c = find(&all, name);
-            assert_eq!(c.status, *status, "{case}: {c:?}");
-            assert!(c.detail.contains(detail), "{case}: {c:?}");
-            assert!(
-                c.remedy.as_deref().unwrap_or("").contains(remedy),
-                "{case}: {c:?}"
-            );
-            assert_eq!(exit_code(&all), *code, "{case}");
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::table::find;
     use super::*;
-    use crate::service::doctor::facts::{healthy, Platform};
+    use crate::service::doctor::find;
+    use crate::service::facts::{healthy, Platform};
 
     #[test]
     fn a_healthy_setup_is_all_ok_and_exits_0() {
@@ -169,7 +103,7 @@ mod tests {
     #[test]
     fn a_core_not_asked_has_no_programs_check() {
         let mut f = healthy();
-        f.client.probe = crate::service::install::SocketProbe::Stale;
+        f.client.probe = crate::service::facts::SocketProbe::Stale;
         f.programs = None;
         let all = checks(&f);
         assert!(all.iter().all(|c| c.name != "programs"), "{all:#?}");

@@ -1,9 +1,8 @@
 //! Is the service set up and answering: the service manager, the unit
 //! files, the core's unit and both sockets.
 
-use super::facts::{Facts, Platform, SocketFacts};
-use super::report::{check, Check, Status};
-use crate::service::install::{FileState, SocketProbe};
+use super::verdict::{check, Check, Status};
+use crate::service::facts::{Facts, FileState, Platform, SocketFacts, SocketProbe};
 
 const INSTALL: &str = "run `nerdr service install`";
 
@@ -194,8 +193,8 @@ pub fn check_socket(f: &Facts, s: &SocketFacts) -> Check {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::doctor::facts::CoreState;
-    use crate::service::doctor::report::table::{assert_verdicts, Case};
+    use crate::service::doctor::{assert_verdicts, Case};
+    use crate::service::facts::CoreState;
 
     #[test]
     fn verdicts() {

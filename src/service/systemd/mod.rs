@@ -12,8 +12,8 @@ use anyhow::{Context, Result};
 
 use crate::paths::Paths;
 
-use super::doctor::{CoreState, Facts, Installed, Platform, SocketFacts};
-use super::install::{self, FileState, SocketProbe};
+use super::facts::{CoreState, Facts, FileState, Installed, Platform, SocketFacts, SocketProbe};
+use super::install::{self};
 use super::systemctl::{self, Props};
 use super::units::{
     self, CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS, UNIT_NAMES,

@@ -8,8 +8,7 @@ use std::path::Path;
 
 use crate::paths::Paths;
 
-use crate::service::doctor::Installed;
-use crate::service::install::FileState;
+use crate::service::facts::{FileState, Installed};
 use crate::service::systemctl::Props;
 use crate::service::units::{CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS};
 

@@ -335,7 +335,7 @@ fn an_upgrade_to_another_holder_protocol_keeps_programs_screens_and_input() {
     nerdr(&env, &["quit"]);
 }
 
-/// The holder's abstract socket name, as `holder::socket_name` makes it.
+/// The holder's abstract socket name, as `protocol::holder::socket_name` makes it.
 fn holder_socket(env: &SystemdEnv) -> String {
     let state = env.home().join(".local/state/nerdr");
     let mut h: u64 = 0xcbf29ce484222325;

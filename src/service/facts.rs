@@ -1,9 +1,40 @@
-//! The plain data `nerdr doctor` decides from. The platform code
-//! (`systemd/`, `launchd.rs`) fills it; nothing here touches the system.
+//! The plain data `nerdr doctor` decides from, and what installing finds on
+//! disk (`FileState`, `SocketProbe`). The platform code (`systemd/`,
+//! `launchd.rs`) and `install` fill it; nothing here touches the system.
 
 use std::path::PathBuf;
 
-use crate::service::install::{FileState, SocketProbe};
+/// How an installed file compares with what would be written now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileState {
+    Missing,
+    Current,
+    Different,
+}
+
+impl FileState {
+    pub fn of(rendered: &str, on_disk: Option<&str>) -> FileState {
+        match on_disk {
+            None => FileState::Missing,
+            Some(d) if d == rendered => FileState::Current,
+            Some(_) => FileState::Different,
+        }
+    }
+}
+
+/// What is at a socket path, found by connecting to it.
+///
+/// Connecting to an activated socket starts the core if it is not running:
+/// that is what any client does, and it proves the whole path works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SocketProbe {
+    Listening,
+    Missing,
+    /// A socket file nobody listens on (left after a stop, or a dead core).
+    Stale,
+    NotASocket,
+    Error(String),
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Platform {

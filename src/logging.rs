@@ -1,5 +1,6 @@
-//! Where the core's log goes: always to `core.log` in the state dir, and to
-//! the journal when its socket exists (structured fields,
+//! Where a long-running nerdr process's log goes (the core's `core.log`, the
+//! holder's `holder.log`): always to its file in the state dir, and to the
+//! journal when its socket exists (structured fields,
 //! `SYSLOG_IDENTIFIER=nerdr`), else to stderr.
 
 use std::path::Path;
@@ -12,13 +13,13 @@ use tracing_subscriber::Layer;
 const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
 
 /// Returns whether log lines also go to stderr (no journal).
-pub fn init(core_log: &Path) -> anyhow::Result<bool> {
+pub fn init(log_file: &Path) -> anyhow::Result<bool> {
     use anyhow::Context;
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
-        .open(core_log)
-        .with_context(|| format!("cannot open the core log {}", core_log.display()))?;
+        .open(log_file)
+        .with_context(|| format!("cannot open the log {}", log_file.display()))?;
     let level = match std::env::var("NERDR_LOG").as_deref() {
         Ok("debug") => LevelFilter::DEBUG,
         Ok("trace") => LevelFilter::TRACE,

@@ -1,4 +1,5 @@
-//! Talking to the service manager: READY, STATUS, WATCHDOG, STOPPING.
+//! Talking to the service manager that started this process (the core's
+//! unit, the holder's transient service): READY, STATUS, WATCHDOG, STOPPING.
 //! Without a manager (`NOTIFY_SOCKET` unset) every call is a no-op.
 
 use std::time::Duration;

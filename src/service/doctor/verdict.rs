@@ -1,0 +1,29 @@
+//! What one check of `nerdr doctor` says: its status, what it found, and
+//! what to do about it.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Check {
+    pub name: &'static str,
+    pub status: Status,
+    pub detail: String,
+    pub remedy: Option<String>,
+}
+
+pub fn check(name: &'static str, status: Status, detail: String, remedy: Option<String>) -> Check {
+    Check {
+        name,
+        status,
+        detail,
+        remedy,
+    }
+}
