@@ -1,14 +1,16 @@
 //! How nerdr reads the agents' JSON settings with `jsonc-parser`: the
 //! dialect they accept (comments and trailing commas, nothing else beyond
 //! JSON), errors that say line and column, and names for the kinds of value
-//! a file has in the wrong place. Shared by the hooks install (its CST) and
+//! a file has in the wrong place, and where its tokens are. Shared by the hooks install (its CST) and
 //! the sandbox's settings and config merge (its AST, which keeps the byte
 //! ranges their messages and edits need).
+
+use std::ops::Range;
 
 use jsonc_parser::ast::Value as AstValue;
 use jsonc_parser::cst::{CstNode, CstRootNode};
 use jsonc_parser::errors::ParseError;
-use jsonc_parser::{CollectOptions, ParseOptions};
+use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions};
 
 /// Where and why the text is not JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +55,28 @@ pub fn options() -> ParseOptions {
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
     }
+}
+
+/// The document's value as plain data (`None` when it holds only
+/// whitespace and comments), to compare two texts by what they mean.
+pub fn parse_value(text: &str) -> Result<Option<serde_json::Value>, SyntaxError> {
+    Ok(parse_cst(text)?.to_serde_value())
+}
+
+/// The byte ranges of the text's tokens, comments included: what lies
+/// between them is whitespace, the text's layout.
+pub fn tokens(text: &str) -> Result<Vec<Range<usize>>, SyntaxError> {
+    let collect = CollectOptions {
+        comments: CommentCollectionStrategy::AsTokens,
+        tokens: true,
+    };
+    let parsed = jsonc_parser::parse_to_ast(text, &collect, &options())?;
+    Ok(parsed
+        .tokens
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.range.start..t.range.end)
+        .collect())
 }
 
 /// The document as a tree that keeps every byte, for editing.
