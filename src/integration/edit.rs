@@ -49,11 +49,14 @@ pub enum EditError {
         found: String,
         expected: &'static str,
     },
+    /// The edit would change a token of the user's, or their layout kept
+    /// would not mean what the edit does. Blank space the edit drops is
+    /// kept and is no reason.
     #[error(
-        "adding nerdr's hooks here would re-lay out text of yours (a one-line \
-         object with spaces inside, or blank lines at the start or end of the \
-         object or array they go in), and nerdr changes none of your bytes; \
-         lay that part out one member per line, then run this command again"
+        "adding nerdr's hooks here would change text of yours, not only the \
+         blank space around it, and nerdr changes none of your bytes; add the \
+         hooks by hand, or lay out the object or array they go in one member \
+         per line, then run this command again"
     )]
     Reformat,
     #[error("`{key}` is already set{at} to {found}; {why}")]

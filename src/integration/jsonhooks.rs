@@ -354,3 +354,39 @@ fn remove_empty_created(top: &CstObject, created: &[Vec<String>]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_kept_must_leave_the_csts_meaning() {
+        // What the diff keeps of the user's whitespace would land inside
+        // the new string ("a \tb"): insertions, but not the same JSON.
+        let (before, after) = ("[\n \t]", "[\"a b\"]");
+        let tokens = |t| jsonc::tokens(t).unwrap();
+        assert!(edit::insertions((before, &tokens(before)), (after, &tokens(after))).is_some());
+        assert_eq!(
+            insertions_keeping_layout(before, after),
+            Err(EditError::Reformat)
+        );
+        // A token of the user's changed.
+        assert_eq!(
+            insertions_keeping_layout("[1]", "[2, 1]"),
+            Ok(vec![Insertion {
+                at: 1,
+                text: "2, ".into()
+            }])
+        );
+        assert_eq!(
+            insertions_keeping_layout("[1]", "[2]"),
+            Err(EditError::Reformat)
+        );
+        assert_eq!(
+            insertions_keeping_layout("[1 /* c */]", "[1, 2]"),
+            Err(EditError::Reformat)
+        );
+        let msg = EditError::Reformat.to_string();
+        assert!(msg.contains("then run this command again"), "{msg}");
+    }
+}
