@@ -60,7 +60,23 @@ pub fn options() -> ParseOptions {
 /// The document's value as plain data (`None` when it holds only
 /// whitespace and comments), to compare two texts by what they mean.
 pub fn parse_value(text: &str) -> Result<Option<serde_json::Value>, SyntaxError> {
-    Ok(parse_cst(text)?.to_serde_value())
+    Ok(parse_ast(text)?.map(Into::into))
+}
+
+/// The value of a piece of the document, or `None` when it holds a comment
+/// (or is not JSON). Trailing commas are fine: the CST writes them into a
+/// file that has them.
+pub fn value_without_comments(text: &str) -> Option<serde_json::Value> {
+    let no_comments = ParseOptions {
+        allow_comments: false,
+        ..options()
+    };
+    // Not through the CST: it collects comments as tokens, and then
+    // jsonc-parser lets them through whatever `allow_comments` says.
+    jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &no_comments)
+        .ok()?
+        .value
+        .map(Into::into)
 }
 
 /// The byte ranges of the text's tokens, comments included: what lies
@@ -131,6 +147,16 @@ mod tests {
         assert_eq!(o.properties.len(), 2);
         assert_eq!(o.properties[1].value.as_array().unwrap().elements.len(), 1);
         assert_eq!(parse_cst(t).unwrap().to_string(), t);
+    }
+
+    #[test]
+    fn a_piece_with_a_comment_has_no_value_but_trailing_commas_do() {
+        assert_eq!(
+            value_without_comments("{\"a\": [1,],}"),
+            Some(serde_json::json!({"a": [1]}))
+        );
+        assert_eq!(value_without_comments("{\"a\": 1 /* c */}"), None);
+        assert_eq!(value_without_comments("[{\"a\": 1}, // c\n]"), None);
     }
 
     #[test]

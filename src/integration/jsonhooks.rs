@@ -314,7 +314,7 @@ fn last_member(obj: &CstObject, key: &str) -> Option<CstNode> {
 /// The element's value, or `None` when it holds comments (then it is not
 /// one nerdr wrote).
 fn value_of(node: &CstNode) -> Option<Value> {
-    serde_json::from_str(&node.to_string()).ok()
+    jsonc::value_without_comments(&node.to_string())
 }
 
 /// Drops the members at the key paths nerdr created that are empty now,

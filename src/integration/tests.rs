@@ -260,6 +260,23 @@ fn blank_lines_the_cst_drops_stay_and_the_install_is_only_insertions() {
 }
 
 #[test]
+fn a_file_with_trailing_commas_gets_its_hooks_once_and_loses_them_again() {
+    // The CST writes nerdr's entries with trailing commas in such a file;
+    // they are still nerdr's, for a second install and for removal.
+    let before = "{\n  \"model\": \"opus\",\n}\n";
+    let Planned::Plan(p) = claude::TARGET.plan_install(Some(before)).unwrap() else {
+        panic!("nothing planned")
+    };
+    let after = apply(before, &p.inserts);
+    assert!(after.contains("hook Stop\",\n"), "{after}");
+    assert_eq!(
+        claude::TARGET.plan_install(Some(&after)).unwrap(),
+        Planned::Already
+    );
+    assert_eq!(claude::TARGET.remove(&after, &p.created).unwrap(), before);
+}
+
+#[test]
 fn claude_removal_keeps_other_hooks_in_a_shared_group() {
     let shared = format!(
         "{{\"hooks\": {{\"Stop\": [{{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"mine\"}}, {{\"type\": \"command\", \"command\": {HOOK}Stop\"}}]}}]}}}}"
