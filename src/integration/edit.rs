@@ -2,9 +2,10 @@
 //! replaces or reformats a byte of the user's text, deleting the inserted
 //! spans gives back exactly the file it started from. An edit made through
 //! a parser's tree (the JSON settings) is turned back into insertions by
-//! comparing the texts (`similar`'s diff): where the tree dropped bytes of
+//! comparing the texts (`similar`'s diff), token by token and then the
+//! whitespace between tokens by character: where the tree dropped bytes of
 //! the user's layout (blank lines), those bytes are kept and only what it
-//! added is inserted; any other change refuses the edit. Pure: text in,
+//! added is inserted; a changed token refuses the edit. Pure: text in,
 //! text out; the files are read and written in `files.rs`.
 
 use std::ops::Range;
