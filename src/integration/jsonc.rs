@@ -1,14 +1,16 @@
 //! How nerdr reads the agents' JSON settings with `jsonc-parser`: the
 //! dialect they accept (comments and trailing commas, nothing else beyond
 //! JSON), errors that say line and column, and names for the kinds of value
-//! a file has in the wrong place. Shared by the hooks install (its CST) and
+//! a file has in the wrong place, and where its tokens are. Shared by the hooks install (its CST) and
 //! the sandbox's settings and config merge (its AST, which keeps the byte
 //! ranges their messages and edits need).
+
+use std::ops::Range;
 
 use jsonc_parser::ast::Value as AstValue;
 use jsonc_parser::cst::{CstNode, CstRootNode};
 use jsonc_parser::errors::ParseError;
-use jsonc_parser::{CollectOptions, ParseOptions};
+use jsonc_parser::{CollectOptions, CommentCollectionStrategy, ParseOptions};
 
 /// Where and why the text is not JSON.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,6 +55,44 @@ pub fn options() -> ParseOptions {
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
     }
+}
+
+/// The document's value as plain data (`None` when it holds only
+/// whitespace and comments), to compare two texts by what they mean.
+pub fn parse_value(text: &str) -> Result<Option<serde_json::Value>, SyntaxError> {
+    Ok(parse_ast(text)?.map(Into::into))
+}
+
+/// The value of a piece of the document, or `None` when it holds a comment
+/// (or is not JSON). Trailing commas are fine: the CST writes them into a
+/// file that has them.
+pub fn value_without_comments(text: &str) -> Option<serde_json::Value> {
+    let no_comments = ParseOptions {
+        allow_comments: false,
+        ..options()
+    };
+    // Not through the CST: it collects comments as tokens, and then
+    // jsonc-parser lets them through whatever `allow_comments` says.
+    jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &no_comments)
+        .ok()?
+        .value
+        .map(Into::into)
+}
+
+/// The byte ranges of the text's tokens, comments included: what lies
+/// between them is whitespace, the text's layout.
+pub fn tokens(text: &str) -> Result<Vec<Range<usize>>, SyntaxError> {
+    let collect = CollectOptions {
+        comments: CommentCollectionStrategy::AsTokens,
+        tokens: true,
+    };
+    let parsed = jsonc_parser::parse_to_ast(text, &collect, &options())?;
+    Ok(parsed
+        .tokens
+        .unwrap_or_default()
+        .iter()
+        .map(|t| t.range.start..t.range.end)
+        .collect())
 }
 
 /// The document as a tree that keeps every byte, for editing.
@@ -107,6 +147,16 @@ mod tests {
         assert_eq!(o.properties.len(), 2);
         assert_eq!(o.properties[1].value.as_array().unwrap().elements.len(), 1);
         assert_eq!(parse_cst(t).unwrap().to_string(), t);
+    }
+
+    #[test]
+    fn a_piece_with_a_comment_has_no_value_but_trailing_commas_do() {
+        assert_eq!(
+            value_without_comments("{\"a\": [1,],}"),
+            Some(serde_json::json!({"a": [1]}))
+        );
+        assert_eq!(value_without_comments("{\"a\": 1 /* c */}"), None);
+        assert_eq!(value_without_comments("[{\"a\": 1}, // c\n]"), None);
     }
 
     #[test]

@@ -5,14 +5,15 @@
 //! removes them again by the command they run. Pure: text in, text out.
 //!
 //! Still written by hand, because the CST does not say it: which bytes an
-//! install added (`edit::insertions` compares the text before and after,
-//! and refuses an edit that changed any of the user's bytes), and the
-//! refusals that name the key a file has in the wrong shape.
+//! install added (`edit::insertions` compares the text before and after;
+//! blank lines the CST dropped are kept, and an edit that changed any other
+//! byte of the user's is refused), and the refusals that name the key a
+//! file has in the wrong shape.
 
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstRootNode};
 use serde_json::Value;
 
-use super::edit::{self, EditError, Plan, Planned};
+use super::edit::{self, EditError, Insertion, Plan, Planned};
 use super::jsonc;
 use super::{command, COMMAND_PREFIX};
 
@@ -154,8 +155,7 @@ impl Target {
         if events.is_empty() {
             return Ok(Planned::Already);
         }
-        let after = root.to_string();
-        let inserts = edit::insertions(text, &after).ok_or(EditError::Reformat)?;
+        let inserts = insertions_keeping_layout(text, &root.to_string())?;
         Ok(Planned::Plan(Plan {
             inserts,
             created,
@@ -261,6 +261,32 @@ impl Target {
     }
 }
 
+/// What the CST added to `before` to make `after`, as insertions into the
+/// user's text. The CST drops blank lines just inside an object or array it
+/// appends to; those bytes are the user's, so they stay, and the text with
+/// them must still be JSON that means what the CST's does. A token of the
+/// user's the CST changed refuses the edit.
+fn insertions_keeping_layout(before: &str, after: &str) -> Result<Vec<Insertion>, EditError> {
+    let old_tokens = jsonc::tokens(before).map_err(|e| EditError::Syntax {
+        what: e.to_string(),
+    })?;
+    // The CST's text not being JSON would be the CST's fault; still refuse.
+    let new_tokens = jsonc::tokens(after).map_err(|_| EditError::Reformat)?;
+    let inserts =
+        edit::insertions((before, &old_tokens), (after, &new_tokens)).ok_or(EditError::Reformat)?;
+    let ours = edit::apply(before, &inserts);
+    if ours != after {
+        let same = match (jsonc::parse_value(&ours), jsonc::parse_value(after)) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        if !same {
+            return Err(EditError::Reformat);
+        }
+    }
+    Ok(inserts)
+}
+
 fn parse(text: &str) -> Result<CstRootNode, EditError> {
     jsonc::parse_cst(text).map_err(|e| EditError::Syntax {
         what: e.to_string(),
@@ -288,7 +314,7 @@ fn last_member(obj: &CstObject, key: &str) -> Option<CstNode> {
 /// The element's value, or `None` when it holds comments (then it is not
 /// one nerdr wrote).
 fn value_of(node: &CstNode) -> Option<Value> {
-    serde_json::from_str(&node.to_string()).ok()
+    jsonc::value_without_comments(&node.to_string())
 }
 
 /// Drops the members at the key paths nerdr created that are empty now,
@@ -326,5 +352,41 @@ fn remove_empty_created(top: &CstObject, created: &[Vec<String>]) {
         if empty {
             member.remove();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_kept_must_leave_the_csts_meaning() {
+        // What the diff keeps of the user's whitespace would land inside
+        // the new string ("a \tb"): insertions, but not the same JSON.
+        let (before, after) = ("[\n \t]", "[\"a b\"]");
+        let tokens = |t| jsonc::tokens(t).unwrap();
+        assert!(edit::insertions((before, &tokens(before)), (after, &tokens(after))).is_some());
+        assert_eq!(
+            insertions_keeping_layout(before, after),
+            Err(EditError::Reformat)
+        );
+        // A token of the user's changed.
+        assert_eq!(
+            insertions_keeping_layout("[1]", "[2, 1]"),
+            Ok(vec![Insertion {
+                at: 1,
+                text: "2, ".into()
+            }])
+        );
+        assert_eq!(
+            insertions_keeping_layout("[1]", "[2]"),
+            Err(EditError::Reformat)
+        );
+        assert_eq!(
+            insertions_keeping_layout("[1 /* c */]", "[1, 2]"),
+            Err(EditError::Reformat)
+        );
+        let msg = EditError::Reformat.to_string();
+        assert!(msg.contains("then run this command again"), "{msg}");
     }
 }

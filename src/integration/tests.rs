@@ -115,6 +115,28 @@ fn claude_cases() -> Vec<Case> {
             removed: Some("{\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": []}\n ],\n    \"SessionStart\": [],\n    \"UserPromptSubmit\": []\n  }\n}\n"),
         },
         Case {
+            name: "a blank line at the top of the object it appends to stays",
+            before: Some("{\n\n  \"model\": \"opus\"\n}\n"),
+            after: format!(
+                "{{\n\n  \"model\": \"opus\",\n  \"hooks\": {{\n    {}\n  }}\n}}\n",
+                all3("    ", "  ")
+            ),
+            removed: None,
+        },
+        Case {
+            name: "blank lines in the hooks object and an event array stay",
+            before: Some("{\n  \"hooks\": {\n\n    \"Stop\": [\n\n      {\"hooks\": []}\n\n    ]\n  }\n}\n"),
+            after: format!(
+                "{{\n  \"hooks\": {{\n\n    \"Stop\": [\n\n      {{\"hooks\": []}},\n      {}\n    ],\n    {},\n    {}\n  }}\n}}\n",
+                ce("      ", "  ", "Stop"),
+                cm("    ", "  ", "SessionStart"),
+                cm("    ", "  ", "UserPromptSubmit"),
+            ),
+            // The blank line before `]` went into the insertions, and removing
+            // nerdr's entry takes it along.
+            removed: Some("{\n  \"hooks\": {\n\n    \"Stop\": [\n\n      {\"hooks\": []}\n    ]\n  }\n}\n"),
+        },
+        Case {
             name: "a one-line object gets a member per line, with only insertions",
             before: Some(r#"{"model": "opus"}"#),
             after: format!(
@@ -219,14 +241,39 @@ fn a_crlf_file_gets_crlf_lines_and_comes_back_byte_for_byte() {
 }
 
 #[test]
-fn an_edit_that_would_change_the_users_bytes_is_refused() {
-    // The CST drops the blank line at the top of the object it appends to.
+fn blank_lines_the_cst_drops_stay_and_the_install_is_only_insertions() {
+    // The CST drops the blank line at the top of the object it appends to;
+    // install keeps it, so the file keeps every byte it had.
     let before = "{\n\n  \"model\": \"opus\"\n}\n";
-    let err = claude::TARGET.plan_install(Some(before)).unwrap_err();
-    assert_eq!(err, EditError::Reformat);
-    let msg = err.to_string();
-    assert!(msg.contains("changes none of your bytes"), "{msg}");
-    assert!(msg.contains("then run this command again"), "{msg}");
+    let Planned::Plan(p) = claude::TARGET.plan_install(Some(before)).unwrap() else {
+        panic!("nothing planned")
+    };
+    let after = apply(before, &p.inserts);
+    assert!(
+        after.starts_with("{\n\n  \"model\": \"opus\",\n  \"hooks\": {\n"),
+        "{after}"
+    );
+    assert_eq!(
+        unapply(&after, &shifted(&p.inserts)).as_deref(),
+        Some(before)
+    );
+}
+
+#[test]
+fn a_file_with_trailing_commas_gets_its_hooks_once_and_loses_them_again() {
+    // The CST writes nerdr's entries with trailing commas in such a file;
+    // they are still nerdr's, for a second install and for removal.
+    let before = "{\n  \"model\": \"opus\",\n}\n";
+    let Planned::Plan(p) = claude::TARGET.plan_install(Some(before)).unwrap() else {
+        panic!("nothing planned")
+    };
+    let after = apply(before, &p.inserts);
+    assert!(after.contains("hook Stop\",\n"), "{after}");
+    assert_eq!(
+        claude::TARGET.plan_install(Some(&after)).unwrap(),
+        Planned::Already
+    );
+    assert_eq!(claude::TARGET.remove(&after, &p.created).unwrap(), before);
 }
 
 #[test]

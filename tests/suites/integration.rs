@@ -152,6 +152,43 @@ fn a_crlf_claude_settings_file_gets_crlf_hooks_and_comes_back_byte_identical() {
 }
 
 #[test]
+fn a_blank_line_inside_the_claude_settings_object_is_kept_and_comes_back_byte_identical() {
+    // jsonc-parser's CST drops a blank line just inside the object it
+    // appends to; install keeps the user's bytes instead of refusing.
+    let h = Home::new();
+    let text = "{\n\n  \"model\": \"opus\"\n}\n";
+    let file = h.write(".claude/settings.json", text);
+    h.ok(&["integration", "install", "claude"]);
+    let installed = read(&file);
+    assert!(
+        installed.starts_with("{\n\n  \"model\": \"opus\",\n"),
+        "{installed}"
+    );
+    assert!(installed.contains("hook Stop"), "{installed}");
+    let again = h.ok(&["integration", "install", "claude"]);
+    assert!(again.contains("already"), "{again}");
+    h.ok(&["integration", "uninstall", "claude"]);
+    assert_eq!(read(&file), text);
+}
+
+#[test]
+fn a_claude_settings_file_with_trailing_commas_gets_the_hooks_once() {
+    // nerdr's entries come out with trailing commas like the file's; a
+    // second install must still see them as nerdr's.
+    let h = Home::new();
+    let text = "{\n  \"model\": \"opus\",\n}\n";
+    let file = h.write(".claude/settings.json", text);
+    h.ok(&["integration", "install", "claude"]);
+    let installed = read(&file);
+    assert!(installed.contains("hook Stop\",\n"), "{installed}");
+    let again = h.ok(&["integration", "install", "claude"]);
+    assert!(again.contains("already"), "{again}");
+    assert_eq!(read(&file), installed, "a second install changed the file");
+    h.ok(&["integration", "uninstall", "claude"]);
+    assert_eq!(read(&file), text);
+}
+
+#[test]
 fn codex_install_then_uninstall_leaves_the_file_byte_identical() {
     let h = Home::new();
     let file = h.write(".codex/config.toml", CODEX_CONFIG);
