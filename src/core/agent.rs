@@ -6,8 +6,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::api::Caller;
-use super::launch::{existing_folder, find_program, path_of, Plan};
+use super::caller::Caller;
+use super::launch_plan::{Deferred, Plan};
+use super::not_found::no_tab;
+use super::programs::{existing_folder, find_program, path_of};
 use super::Core;
 use crate::agents::help_gate::{help_program, Stage};
 use crate::agents::{Mode, Reported};
@@ -23,19 +25,6 @@ struct AgentCommand {
     /// For a sandboxed agent: the command to build again once the launch's
     /// sandbox check passed and its program's features are known.
     deferred: Option<Deferred>,
-}
-
-/// A sandboxed agent's command line, built without its optional flags
-/// (see `agents::help_gate`), and what it takes to build it with them.
-#[derive(Debug, Clone)]
-pub(super) struct Deferred {
-    /// The agent with its extra arguments.
-    agent: ResolvedAgent,
-    mode: Mode,
-    /// The session id the first build chose, kept by the second.
-    session_id: Option<String>,
-    /// `argv[0]`, resolved.
-    program: String,
 }
 
 impl Core {
@@ -168,7 +157,7 @@ impl Core {
     ) -> Reply {
         let old = {
             let state = self.state.lock().unwrap();
-            let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;
+            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
             if t.kind != TabKind::Agent {
                 return Err(ApiError::new(
                     ErrorCode::BadRequest,

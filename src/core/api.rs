@@ -7,51 +7,11 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::approvals::{Approval, Asked};
+use super::caller::Caller;
+use super::not_found::no_tab;
 use super::privilege::{self, CallerKind, Operation, Target, Verdict};
 use super::Core;
 use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo, TabKind};
-
-/// Who sent a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Caller {
-    /// The person: their window or CLI on the client socket, key proven.
-    User,
-    /// A program nerdr started, on the hook socket, in tab `id`;
-    /// `sandboxed` when the tab is, or when the kernel could not show the
-    /// caller to be the tab's own program. `program`: the caller is the
-    /// tab's program itself, not a process under it (the kernel's record).
-    Tab {
-        id: String,
-        sandboxed: bool,
-        program: bool,
-    },
-}
-
-impl Caller {
-    pub fn kind(&self) -> CallerKind {
-        match self {
-            Caller::User => CallerKind::User,
-            Caller::Tab {
-                sandboxed: false, ..
-            } => CallerKind::Tab,
-            Caller::Tab {
-                sandboxed: true, ..
-            } => CallerKind::Sandboxed,
-        }
-    }
-
-    /// The tab's program itself, as the kernel recorded the connection.
-    pub fn is_program(&self) -> bool {
-        matches!(self, Caller::Tab { program: true, .. })
-    }
-
-    pub fn tab(&self) -> Option<&str> {
-        match self {
-            Caller::User => None,
-            Caller::Tab { id, .. } => Some(id),
-        }
-    }
-}
 
 impl Core {
     /// Every request passes the privilege matrix first: refused ones are
@@ -580,11 +540,4 @@ fn request_tab(req: &Request) -> Option<&str> {
         | Request::ReportAgent { tab, .. } => Some(tab),
         _ => None,
     }
-}
-
-pub fn no_tab(tab: &str) -> ApiError {
-    ApiError::new(
-        ErrorCode::NotFound,
-        format!("no tab `{tab}` (see `nerdr tabs --all` for the tabs that exist)"),
-    )
 }

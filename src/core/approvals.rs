@@ -12,8 +12,10 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use super::api::Caller;
-use super::launch::Plan;
+use super::caller::Caller;
+use super::launch_plan::Plan;
+use super::not_found::no_tab;
+use super::programs::{find_program, path_of};
 use super::setup::Setup;
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
@@ -408,21 +410,16 @@ impl Core {
         };
         let (folder, parent) = {
             let state = self.state.lock().unwrap();
-            let t = state
-                .tabs
-                .get(&a.tab)
-                .ok_or_else(|| super::api::no_tab(&a.tab))?;
+            let t = state.tabs.get(&a.tab).ok_or_else(|| no_tab(&a.tab))?;
             (t.folder.clone(), t.id.clone())
         };
         let env = self.environment_for(caller, Vec::new());
-        let program =
-            super::launch::find_program(&argv[0], &super::launch::path_of(&env), worktree)
-                .ok_or_else(|| {
-                    ApiError::new(
-                        ErrorCode::LaunchFailed,
-                        format!("setup: `{}` is not on PATH", argv[0]),
-                    )
-                })?;
+        let program = find_program(&argv[0], &path_of(&env), worktree).ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!("setup: `{}` is not on PATH", argv[0]),
+            )
+        })?;
         let command = argv.clone();
         let mut argv = argv.clone();
         argv[0] = program.to_string_lossy().into_owned();

@@ -8,6 +8,7 @@
 
 use serde_json::json;
 
+use super::not_found::no_tab;
 use super::state::Worktree;
 use super::Core;
 use crate::git::saved::{self, Saved};
@@ -31,7 +32,7 @@ impl Core {
     pub async fn close_tab(&self, tab: &str, remove_worktree: bool, force: bool) -> Reply {
         let worktree = {
             let state = self.state.lock().unwrap();
-            let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;
+            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
             t.worktree.clone()
         };
         if let (true, Some(w)) = (remove_worktree, &worktree) {

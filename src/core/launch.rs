@@ -3,49 +3,21 @@
 //! the tab ends up running, or it is gone (worktree included) and the
 //! caller gets the reason: never a half-started tab.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::json;
 
-use super::api::Caller;
+use super::caller::Caller;
 use super::env::{program_env, TabFacts};
+pub(super) use super::launch_plan::Plan;
+use super::not_found::no_tab;
+pub(super) use super::programs::{find_program, path_of};
 use super::state::{Tab, Worktree, SCROLLBACK};
 use super::Core;
 use crate::host::SpawnSpec;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind, TabState};
 use crate::protocol::handshake::random_hex;
-
-/// A launch, fully decided: what to run, where, as what kind of tab.
-pub(super) struct Plan {
-    pub(super) id: String,
-    pub(super) folder: PathBuf,
-    /// Where the program starts: the folder, or its place in the worktree.
-    pub(super) cwd: PathBuf,
-    pub(super) worktree: Option<Worktree>,
-    /// The worktree was made for this launch (not a restart's): a launch
-    /// that fails removes it again.
-    pub(super) fresh_worktree: bool,
-    /// The agent's name, or `terminal`.
-    pub(super) name: String,
-    /// The command as configured (for `nerdr tabs`), `argv[0]` unresolved.
-    pub(super) command: Vec<String>,
-    /// The resolved program, then its arguments.
-    pub(super) argv: Vec<String>,
-    pub(super) caller_env: Vec<(String, String)>,
-    pub(super) agent_env: std::collections::BTreeMap<String, String>,
-    pub(super) sandboxed: bool,
-    pub(super) kind: TabKind,
-    pub(super) parent: Option<String>,
-    pub(super) session_id: Option<String>,
-    pub(super) reported: Option<Vec<String>>,
-    /// For a sandboxed agent: where its sandbox check goes.
-    pub(super) probe: Option<super::sandbox_check::ProbeSite>,
-    /// For a sandboxed agent: its command line to complete once the check
-    /// passed.
-    pub(super) deferred: Option<super::agent::Deferred>,
-}
 
 impl Core {
     /// A terminal pane for tab `of`: the user's shell in the tab's folder,
@@ -58,7 +30,7 @@ impl Core {
     ) -> Reply {
         let (folder, cwd, parent, sandboxed) = {
             let state = self.state.lock().unwrap();
-            let t = state.tabs.get(of).ok_or_else(|| super::api::no_tab(of))?;
+            let t = state.tabs.get(of).ok_or_else(|| no_tab(of))?;
             // A terminal of a terminal belongs to the same agent tab.
             let parent = t.parent.clone().unwrap_or_else(|| t.id.clone());
             (t.folder.clone(), t.cwd.clone(), parent, false)
@@ -334,28 +306,6 @@ impl Core {
     }
 }
 
-pub(super) fn existing_folder(folder: &Path) -> Result<PathBuf, ApiError> {
-    std::fs::canonicalize(folder)
-        .ok()
-        .filter(|f| f.is_dir())
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::BadRequest,
-                format!(
-                    "folder {} does not exist or is not a folder",
-                    folder.display()
-                ),
-            )
-        })
-}
-
-pub(super) fn path_of(env: &[(String, String)]) -> String {
-    env.iter()
-        .find(|(k, _)| k == "PATH")
-        .map(|(_, v)| v.clone())
-        .unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into())
-}
-
 impl Core {
     /// The environment a program builds on: the user's own command's, else
     /// that of the last client that started one, else the core's.
@@ -379,50 +329,5 @@ fn caller_kind(c: &Caller) -> &str {
     match c {
         Caller::User => "user",
         Caller::Tab { id, .. } => id,
-    }
-}
-
-/// Resolve a command word as a shell would: a word with a `/` is a path
-/// (relative to the tab's folder), anything else is looked up on `path_var`.
-pub(super) fn find_program(word: &str, path_var: &str, cwd: &Path) -> Option<PathBuf> {
-    let executable = |p: &Path| {
-        p.metadata()
-            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-            .unwrap_or(false)
-    };
-    if word.contains('/') {
-        let p = cwd.join(word);
-        return executable(&p).then_some(p);
-    }
-    std::env::split_paths(path_var)
-        .filter(|d| d.is_absolute())
-        .map(|d| d.join(word))
-        .find(|p| executable(p))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn programs_resolve_like_a_shell() {
-        let tmp = tempfile::tempdir().unwrap();
-        let bin = tmp.path().join("bin");
-        std::fs::create_dir(&bin).unwrap();
-        let tool = bin.join("tool");
-        std::fs::write(&tool, "#!/bin/sh\n").unwrap();
-        std::fs::set_permissions(&tool, std::fs::Permissions::from_mode(0o755)).unwrap();
-        std::fs::write(bin.join("plain"), "").unwrap();
-        let path = format!("relative:{}", bin.display());
-        let rows: &[(&str, Option<PathBuf>)] = &[
-            ("tool", Some(tool.clone())),
-            ("plain", None),
-            ("missing", None),
-            ("bin/tool", Some(tmp.path().join("bin/tool"))),
-            ("./bin/plain", None),
-        ];
-        for (word, want) in rows {
-            assert_eq!(&find_program(word, &path, tmp.path()), want, "{word}");
-        }
     }
 }

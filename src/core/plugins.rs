@@ -11,8 +11,9 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 
-use super::api::Caller;
 use super::approvals::{Approval, Asked, Said};
+use super::caller::Caller;
+use super::not_found::no_tab;
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 
@@ -82,7 +83,7 @@ impl Core {
                 .tabs
                 .get(tab)
                 .map(|t| t.cwd.clone())
-                .ok_or_else(|| super::api::no_tab(tab))?,
+                .ok_or_else(|| no_tab(tab))?,
             None => folder.to_path_buf(),
         };
         if ask {

@@ -5,7 +5,8 @@
 
 use serde_json::json;
 
-use super::api::{no_tab, Caller};
+use super::caller::Caller;
+use super::not_found::no_tab;
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
 
