@@ -11,12 +11,13 @@ use serde_json::json;
 use super::caller::Caller;
 use super::env::{program_env, TabFacts};
 pub(super) use super::launch_plan::Plan;
+use super::lifecycle::{self, Event, Life};
 use super::not_found::no_tab;
 pub(super) use super::programs::{find_program, path_of};
 use super::state::{Tab, Worktree, SCROLLBACK};
 use super::Core;
 use crate::host::SpawnSpec;
-use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind, TabState};
+use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
 use crate::protocol::handshake::random_hex;
 
 impl Core {
@@ -137,10 +138,10 @@ impl Core {
             last_event: None,
             warning: None,
             reason: None,
-            state: TabState::Starting,
-            pid: None,
-            start_time: None,
-            exit_code: None,
+            state: Life::STARTING.state,
+            pid: Life::STARTING.pid,
+            start_time: Life::STARTING.start_time,
+            exit_code: Life::STARTING.exit_code,
             screen: vt100::Parser::new(rows, cols, SCROLLBACK),
             log: Default::default(),
         };
@@ -220,12 +221,11 @@ impl Core {
                     format!("tab {id} was closed while `{name}` was starting"),
                 ));
             };
-            t.pid = Some(spawned.pid);
-            t.start_time = Some(spawned.start_time);
-            // A program that already ended keeps its `exited` state.
-            if t.state == TabState::Starting {
-                t.state = TabState::Running;
-            }
+            let started = Event::Started {
+                pid: spawned.pid,
+                start_time: spawned.start_time,
+            };
+            lifecycle::apply(t, started);
         }
         tracing::info!(
             tab = %id,

@@ -17,6 +17,7 @@ mod identity;
 mod keyfile;
 mod launch;
 mod launch_plan;
+mod lifecycle;
 pub mod listen;
 pub mod logging;
 mod net_questions;
@@ -43,7 +44,6 @@ use tokio::net::UnixListener;
 use crate::host::remote::Found;
 use crate::host::{Host, HostEvent};
 use crate::paths::Paths;
-use crate::protocol::api::TabState;
 pub use caller::Caller;
 use state::{Saved, State, Tab, DEFAULT_COLS, DEFAULT_ROWS};
 
@@ -114,22 +114,16 @@ impl Core {
                 start_time,
             } => {
                 if let Some(t) = state.tabs.get_mut(&tab) {
-                    t.pid = Some(pid);
-                    t.start_time = Some(start_time);
-                    if t.state == TabState::Starting {
-                        t.state = TabState::Running;
-                    }
+                    lifecycle::apply(t, lifecycle::Event::Started { pid, start_time });
                 }
                 drop(state);
                 self.changed();
             }
             HostEvent::Exited { tab, code } => {
-                // A program already known to have ended keeps its real exit
-                // code when its holder is lost later (code -1).
-                if let Some(t) = state.tabs.get_mut(&tab).filter(|t| t.exit_code.is_none()) {
-                    t.state = TabState::Exited;
-                    t.exit_code = Some(code);
-                    tracing::info!(tab = %tab, agent = %t.agent, exit_code = code, "program exited");
+                if let Some(t) = state.tabs.get_mut(&tab) {
+                    if lifecycle::apply(t, lifecycle::Event::Exited { code }) {
+                        tracing::info!(tab = %tab, agent = %t.agent, exit_code = code, "program exited");
+                    }
                 }
                 drop(state);
                 self.changed();
@@ -315,22 +309,17 @@ fn rebuild(paths: &Paths, found: Vec<Found>) -> State {
                 let meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
-                // pid 0: still being started when the previous core went.
-                t.pid = Some(f.held.pid).filter(|p| *p != 0);
-                t.start_time = t.pid.map(|_| f.held.start_time);
-                t.exit_code = f.held.exit_code;
-                t.state = match (f.held.exit_code, t.pid) {
-                    (Some(_), _) => TabState::Exited,
-                    (None, None) => TabState::Starting,
-                    (None, Some(_)) => TabState::Running,
+                let found = lifecycle::Event::Found {
+                    pid: f.held.pid,
+                    start_time: f.held.start_time,
+                    exit_code: f.held.exit_code,
                 };
+                lifecycle::apply(&mut t, found);
                 t
             }
             None => {
                 let mut t = Tab::from_saved(saved, DEFAULT_ROWS, DEFAULT_COLS);
-                if t.state != TabState::Refused {
-                    t.state = TabState::Exited;
-                }
+                lifecycle::apply(&mut t, lifecycle::Event::Missing);
                 t
             }
         };
