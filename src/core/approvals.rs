@@ -12,6 +12,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use super::answers::{answer, Effect};
 use super::caller::Caller;
 use super::launch_plan::Plan;
 use super::not_found::no_tab;
@@ -98,19 +99,21 @@ impl Approvals {
     pub fn is_approved(&self, hash: &str) -> bool {
         self.approved.contains(hash)
     }
+}
 
-    fn save(&self, path: &Path) {
-        let r = Remembered {
-            approved_setups: self.approved.clone(),
-        };
-        let tmp = path.with_extension("json.tmp");
-        let ok = serde_json::to_vec_pretty(&r)
-            .map_err(std::io::Error::other)
-            .and_then(|b| std::fs::write(&tmp, b))
-            .and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = ok {
-            tracing::warn!(path = %path.display(), error = %e, "cannot save approvals");
-        }
+/// Write the approved setups' hashes to `path` (a snapshot taken under
+/// the queue's lock, written after it).
+fn save_approved(approved: BTreeSet<String>, path: &Path) {
+    let r = Remembered {
+        approved_setups: approved,
+    };
+    let tmp = path.with_extension("json.tmp");
+    let ok = serde_json::to_vec_pretty(&r)
+        .map_err(std::io::Error::other)
+        .and_then(|b| std::fs::write(&tmp, b))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if let Err(e) = ok {
+        tracing::warn!(path = %path.display(), error = %e, "cannot save approvals");
     }
 }
 
@@ -325,78 +328,50 @@ impl Core {
                 "approvals are the user's to give, not a program's in a tab",
             ));
         }
-        let decided = {
+        let (effects, remembered) = {
             let mut a = self.approvals.lock().unwrap();
-            let Some(i) = a.pending.iter().position(|p| p.id == id) else {
-                return Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!("nothing waits for approval as `{id}` (see `nerdr approvals`)"),
-                ));
-            };
-            let network = matches!(a.pending[i].asked, Asked::Network { .. });
-            if session && !network {
-                return Err(ApiError::new(
-                    ErrorCode::BadRequest,
-                    format!("`{id}` is not a network question: --session applies to those only"),
-                ));
+            let effects = answer(&a.pending, id, yes, session)?;
+            if let Some(first) = a.pending.iter().find(|p| p.id == id) {
+                tracing::info!(approval = %id, approved = yes, session, question = %first.question, "decided");
             }
-            let first = a.pending.remove(i);
-            tracing::info!(approval = %id, approved = yes, session, question = %first.question, "decided");
-            let said = match (yes, session) {
-                (false, _) => Said::No,
-                (true, false) => Said::Yes,
-                (true, true) => Said::Session,
-            };
-            match &first.asked {
-                Asked::Plugin { .. } | Asked::Network { .. } => {
-                    // The run, or the connection, happens where it was asked for.
-                    if let Some(tx) = a.waiting.remove(id) {
-                        let _ = tx.send(said);
+            // What changes the queue happens under its lock, at once.
+            let mut remembered = None;
+            for e in &effects {
+                match e {
+                    Effect::Forget(gone) => a.pending.retain(|p| p.id != *gone),
+                    Effect::Wake { id, said } => {
+                        if let Some(tx) = a.waiting.remove(id) {
+                            let _ = tx.send(*said);
+                        }
                     }
-                    drop(a);
-                    self.changed();
-                    return Ok(json!({ "ran": [] }));
+                    Effect::Remember { hash } => {
+                        a.approved.insert(hash.clone());
+                        remembered = Some(a.approved.clone());
+                    }
+                    Effect::Deliver { .. } | Effect::RunSetup(_) => {}
                 }
-                Asked::Message { to, text } if yes => {
-                    let (to, text) = (to.clone(), text.clone());
-                    drop(a);
-                    self.changed();
+            }
+            (effects, remembered)
+        };
+        // Files, typing and launches after the lock is let go.
+        if let Some(approved) = remembered {
+            save_approved(approved, &self.approvals_file());
+        }
+        self.changed();
+        let mut ran = Vec::new();
+        for e in effects {
+            match e {
+                Effect::Deliver { to, text } => {
                     self.write_input(&to, text.into_bytes())?;
                     return Ok(json!({ "ran": [], "delivered": to }));
                 }
-                _ if !yes => {
-                    drop(a);
-                    self.changed();
-                    return Ok(json!({ "ran": [] }));
-                }
-                Asked::Message { .. } => unreachable!("answered above"),
-                Asked::Setup { once: true, .. } => vec![first],
-                Asked::Setup { hash, .. } => {
-                    let hash = hash.clone();
-                    a.approved.insert(hash.clone());
-                    a.save(&self.approvals_file());
-                    // Every request for the same content is answered by this yes.
-                    let mut same: Vec<Approval> = Vec::new();
-                    a.pending.retain(|p| {
-                        let m = matches!(&p.asked, Asked::Setup { hash: h, once: false, .. } if *h == hash);
-                        if m {
-                            same.push(p.clone());
-                        }
-                        !m
-                    });
-                    same.insert(0, first);
-                    same
-                }
-            }
-        };
-        self.changed();
-        let mut ran = Vec::new();
-        for a in decided {
-            match self.run_setup(caller, &a).await {
-                Ok(v) => ran.push(v["tab"].clone()),
-                Err(e) => {
-                    tracing::warn!(approval = %a.id, error = %e.message, "setup did not start")
-                }
+                Effect::RunSetup(a) => match self.run_setup(caller, &a).await {
+                    Ok(v) => ran.push(v["tab"].clone()),
+                    Err(e) => {
+                        tracing::warn!(approval = %a.id, error = %e.message, "setup did not start")
+                    }
+                },
+                Effect::Forget(_) | Effect::Wake { .. } | Effect::Remember { .. } => {}
             }
         }
         Ok(json!({ "ran": ran }))

@@ -4,6 +4,7 @@
 
 pub mod activation;
 mod agent;
+mod answers;
 mod api;
 mod approvals;
 mod attach;
