@@ -14,6 +14,7 @@ use serde_json::json;
 
 use super::answers::{answer, Effect};
 use super::caller::Caller;
+use super::fresh_worktree::FreshWorktree;
 use super::launch_plan::Plan;
 use super::not_found::no_tab;
 use super::programs::{find_program, path_of};
@@ -405,7 +406,6 @@ impl Core {
                 folder,
                 cwd: worktree.clone(),
                 worktree: None,
-                fresh_worktree: false,
                 name: "setup".into(),
                 command,
                 argv,
@@ -419,6 +419,7 @@ impl Core {
                 probe: None,
                 deferred: None,
             },
+            &mut FreshWorktree::none(),
         )
         .await
     }

@@ -10,9 +10,11 @@ use serde_json::json;
 
 use super::caller::Caller;
 use super::env::{program_env, TabFacts};
+use super::fresh_worktree::FreshWorktree;
 pub(super) use super::launch_plan::Plan;
 use super::lifecycle::{self, Event, Life};
 use super::not_found::no_tab;
+use super::planning;
 pub(super) use super::programs::{find_program, path_of};
 use super::state::{Tab, Worktree, SCROLLBACK};
 use super::Core;
@@ -39,18 +41,14 @@ impl Core {
         // The terminal is the user's own shell, run by nerdr outside any
         // sandbox: it is marked as such even in a sandboxed agent's tab.
         let caller_env = self.environment_for(caller, caller_env);
-        let shell = caller_env
-            .iter()
-            .find(|(k, _)| k == "SHELL")
-            .map(|(_, v)| v.clone())
-            .filter(|s| Path::new(s).is_absolute())
-            .unwrap_or_else(|| "/bin/sh".into());
-        let program = find_program(&shell, &path_of(&caller_env), &cwd).ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::LaunchFailed,
-                format!("terminal: the shell {shell} is not an executable; set SHELL"),
-            )
-        })?;
+        let shell = planning::terminal_shell(&caller_env);
+        let found = {
+            let (shell, path_var, cwd) = (shell.clone(), path_of(&caller_env), cwd.clone());
+            tokio::task::spawn_blocking(move || find_program(&shell, &path_var, &cwd))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        };
+        let program = planning::terminal_program(&shell, found)?;
         self.launch(
             caller,
             Plan {
@@ -58,7 +56,6 @@ impl Core {
                 folder,
                 cwd,
                 worktree: None,
-                fresh_worktree: false,
                 name: "terminal".into(),
                 command: vec![shell],
                 argv: vec![program.to_string_lossy().into_owned()],
@@ -72,20 +69,23 @@ impl Core {
                 probe: None,
                 deferred: None,
             },
+            &mut FreshWorktree::none(),
         )
         .await
     }
 
     /// Record the tab, start its program, and either mark it running or
-    /// forget it and say why: never a half-started tab.
-    pub(super) async fn launch(self: &Arc<Self>, caller: &Caller, plan: Plan) -> Reply {
+    /// forget it and say why: never a half-started tab. A worktree made
+    /// for this launch (`fresh`) is kept where the tab still holds it;
+    /// everywhere else the caller's `fresh.settle` removes it.
+    pub(super) async fn launch(
+        self: &Arc<Self>,
+        caller: &Caller,
+        plan: Plan,
+        fresh: &mut FreshWorktree,
+    ) -> Reply {
         if plan.sandboxed {
-            if let Err(e) = self.note_sandbox_history(&plan).await {
-                if plan.fresh_worktree {
-                    self.drop_worktree(&plan.id, plan.worktree.clone()).await;
-                }
-                return Err(e);
-            }
+            self.note_sandbox_history(&plan).await?;
         }
         let (rows, cols) = self.windows.lock().unwrap().session_size(&plan.folder);
         let id = plan.id.clone();
@@ -151,7 +151,15 @@ impl Core {
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
         if plan.sandboxed && plan.kind == TabKind::Agent {
-            let proven = self.check_sandbox(&plan, &id, &env).await?;
+            let proven = match self.check_sandbox(&plan, &id, &env).await {
+                Ok(proven) => proven,
+                Err(e) => {
+                    // Refused, the tab keeps its worktree for `nerdr
+                    // restart`; closed meanwhile, the close decided.
+                    fresh.keep();
+                    return Err(e);
+                }
+            };
             if let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) {
                 let completed = self
                     .with_features(&id, d, proven.as_deref(), &plan.caller_env)
@@ -168,9 +176,6 @@ impl Core {
                     Err(e) => {
                         self.state.lock().unwrap().remove(&id);
                         self.changed();
-                        if plan.fresh_worktree {
-                            self.drop_worktree(&id, plan.worktree.clone()).await;
-                        }
                         return Err(e);
                     }
                 }
@@ -198,13 +203,10 @@ impl Core {
         let spawned = match spawned {
             Ok(s) => s,
             Err(e) => {
+                // A worktree made for this launch goes with it (`fresh`); a
+                // restarted tab's worktree holds its work and stays.
                 self.state.lock().unwrap().remove(&id);
                 self.changed();
-                // A worktree made for this launch goes with it; a
-                // restarted tab's worktree holds its work and stays.
-                if plan.fresh_worktree {
-                    self.drop_worktree(&id, plan.worktree.clone()).await;
-                }
                 tracing::warn!(agent = %name, folder = %plan.folder.display(), error = %e, "launch failed");
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
@@ -214,8 +216,10 @@ impl Core {
         };
         {
             let mut state = self.state.lock().unwrap();
+            // Running, or closed while it started (the close ended the
+            // program and decided about the worktree): kept either way.
+            fresh.keep();
             let Some(t) = state.tabs.get_mut(&id) else {
-                // Closed while it started; the close ended the program.
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
                     format!("tab {id} was closed while `{name}` was starting"),

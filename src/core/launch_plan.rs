@@ -19,9 +19,6 @@ pub(super) struct Plan {
     /// Where the program starts: the folder, or its place in the worktree.
     pub(super) cwd: PathBuf,
     pub(super) worktree: Option<Worktree>,
-    /// The worktree was made for this launch (not a restart's): a launch
-    /// that fails removes it again.
-    pub(super) fresh_worktree: bool,
     /// The agent's name, or `terminal`.
     pub(super) name: String,
     /// The command as configured (for `nerdr tabs`), `argv[0]` unresolved.

@@ -5,21 +5,9 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::protocol::api::{ApiError, ErrorCode};
-
-pub(super) fn existing_folder(folder: &Path) -> Result<PathBuf, ApiError> {
-    std::fs::canonicalize(folder)
-        .ok()
-        .filter(|f| f.is_dir())
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::BadRequest,
-                format!(
-                    "folder {} does not exist or is not a folder",
-                    folder.display()
-                ),
-            )
-        })
+/// `folder` as the filesystem has it (canonical), if it is a folder.
+pub(super) fn canonical_folder(folder: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(folder).ok().filter(|f| f.is_dir())
 }
 
 pub(super) fn path_of(env: &[(String, String)]) -> String {
