@@ -4,7 +4,7 @@
 //! lock, files, typing and launches after it). Deciding here, doing there,
 //! keeps every (kind, answer) pair reachable by a table test.
 
-use super::approvals::{Approval, Asked, Said};
+use super::question::{Approval, Asked, Said};
 use crate::protocol::api::{ApiError, ErrorCode};
 
 /// One thing an answer makes happen.

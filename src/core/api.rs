@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::approvals::{Approval, Asked};
 use super::caller::Caller;
 use super::not_found::no_tab;
 use super::privilege::{self, CallerKind, Operation, Target, Verdict};
+use super::question::{Approval, Asked};
 use super::Core;
 use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, Reply, Request, TabInfo, TabKind};
 

@@ -18,6 +18,7 @@ use super::fresh_worktree::FreshWorktree;
 use super::launch_plan::Plan;
 use super::not_found::no_tab;
 use super::programs::{find_program, path_of};
+use super::question::{Approval, Asked, Said};
 use super::setup::Setup;
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabKind};
@@ -30,46 +31,6 @@ const MAX_NETWORK_QUESTIONS: usize = 5;
 /// How many requests of all agents together may wait: starting more tabs
 /// does not buy a sandboxed agent more room.
 const MAX_FROM_TABS: usize = 50;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Approval {
-    pub id: String,
-    /// What is asked, for people.
-    pub question: String,
-    /// The tab that asks (for a setup: the agent's tab it is for).
-    pub tab: String,
-    #[serde(flatten)]
-    pub asked: Asked,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Asked {
-    Setup {
-        worktree: PathBuf,
-        hash: String,
-        argv: Vec<String>,
-        /// In a repository sandboxed agents worked in: its content may be
-        /// their work, so a yes is for this run only, never remembered.
-        #[serde(default)]
-        once: bool,
-    },
-    /// Input for tab `to`, typed as is once approved.
-    Message { to: String, text: String },
-    /// A plugin run; whoever waits for it holds the other end.
-    Plugin { name: String, args: Vec<String> },
-    /// A connection a sandbox's proxy holds until the person answers.
-    Network { host: String, port: u16 },
-}
-
-/// The person's answer, as the one waiting for it gets it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Said {
-    No,
-    Yes,
-    /// Yes for the rest of the asking sandbox's run (network questions).
-    Session,
-}
 
 #[derive(Default)]
 pub struct Approvals {

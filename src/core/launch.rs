@@ -1,7 +1,8 @@
 //! Starting a program in a tab (an agent, see `agent`, or a terminal): decide
-//! its environment, scope and worktree, then ask the host to run it. Either
-//! the tab ends up running, or it is gone (worktree included) and the
-//! caller gets the reason: never a half-started tab.
+//! its environment and scope, then ask the host to run it. Either the tab
+//! ends up running (or refused by its sandbox check), or it is gone (a
+//! worktree made for it too: see `fresh_worktree`) and the caller gets the
+//! reason: never a half-started tab. What to run is decided in `planning`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,6 +12,10 @@ use serde_json::json;
 use super::caller::Caller;
 use super::env::{program_env, TabFacts};
 use super::fresh_worktree::FreshWorktree;
+// `Plan`, `find_program` and `path_of` are re-exported for `sandbox_check`
+// only, which still names them here; the module cycle this keeps
+// (sandbox_check -> launch) goes once it takes plain data and imports
+// `programs` instead.
 pub(super) use super::launch_plan::Plan;
 use super::lifecycle::{self, Event, Life};
 use super::not_found::no_tab;

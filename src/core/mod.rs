@@ -31,6 +31,7 @@ mod planning;
 mod plugins;
 mod privilege;
 mod programs;
+mod question;
 mod reports;
 mod sandbox_check;
 mod setup;

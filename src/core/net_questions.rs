@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::approvals::{Approval, Asked, Said};
 use super::caller::Caller;
 use super::not_found::no_tab;
 use super::privilege::Operation;
+use super::question::{Approval, Asked, Said};
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 use crate::proxy::policy::Host;

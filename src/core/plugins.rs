@@ -11,9 +11,9 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::AsyncReadExt;
 
-use super::approvals::{Approval, Asked, Said};
 use super::caller::Caller;
 use super::not_found::no_tab;
+use super::question::{Approval, Asked, Said};
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 

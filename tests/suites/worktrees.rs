@@ -151,9 +151,7 @@ fn a_worktree_that_needs_a_fetch_is_refused_clearly() {
 #[test]
 fn a_launch_that_fails_after_making_its_worktree_leaves_none() {
     let l = Local::started();
-    l.write_config(
-        "[agents.boxed]\ncommand = [\"bash\", \"--norc\"]\nsandboxed = true\n",
-    );
+    l.write_config("[agents.boxed]\ncommand = [\"bash\", \"--norc\"]\nsandboxed = true\n");
     let r = repo(&l);
     // The history can be read (host git runs, the worktree is made) but
     // not written: its lock file is a folder.
