@@ -94,96 +94,14 @@ impl Core {
         }
         let (rows, cols) = self.windows.lock().unwrap().session_size(&plan.folder);
         let id = plan.id.clone();
-        let mut term_number = None;
-        let (secret, scope) = {
-            let state = self.state.lock().unwrap();
-            let scope = match &plan.parent {
-                None => crate::systemd::names::agent_scope(&id).ok(),
-                Some(p) => {
-                    // Numbers are never reused while a terminal of the tab
-                    // lives: closing terminal 1 of 2 must not hand out 2.
-                    let n = state
-                        .tabs
-                        .values()
-                        .filter(|t| t.parent.as_ref() == Some(p))
-                        .filter_map(|t| t.term_number)
-                        .max()
-                        .unwrap_or(0);
-                    term_number = Some(n + 1);
-                    crate::systemd::names::term_scope(p, n + 1).ok()
-                }
-            };
-            (random_hex(32), scope)
-        };
-        let env = program_env(
-            &plan.caller_env,
-            &plan.agent_env,
-            &TabFacts {
-                secret: &secret,
-                nerdr_bin: &self.bin,
-                hook_socket: &self.paths.hook_socket(),
-                data_dir: &self.paths.data_dir,
-                sandboxed: plan.sandboxed,
-            },
-        );
-        let tab = Tab {
-            id: id.clone(),
-            secret,
-            folder: plan.folder.clone(),
-            agent: plan.name.clone(),
-            command: plan.command.clone(),
-            sandboxed: plan.sandboxed,
-            kind: plan.kind,
-            parent: plan.parent.clone(),
-            cwd: plan.cwd.clone(),
-            worktree: plan.worktree.clone(),
-            term_number,
-            session_id: plan.session_id.clone(),
-            reported: plan.reported.clone(),
-            last_event: None,
-            warning: None,
-            reason: None,
-            state: Life::STARTING.state,
-            pid: Life::STARTING.pid,
-            start_time: Life::STARTING.start_time,
-            exit_code: Life::STARTING.exit_code,
-            screen: vt100::Parser::new(rows, cols, SCROLLBACK),
-            log: Default::default(),
-        };
-        let mut meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
-        self.state.lock().unwrap().insert(tab);
+        let (env, scope, mut meta) = self.record(&plan, rows, cols);
         let mut argv = plan.argv.clone();
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
         if plan.sandboxed && plan.kind == TabKind::Agent {
-            let proven = match self.check_sandbox(&plan, &id, &env).await {
-                Ok(proven) => proven,
-                Err(e) => {
-                    // Refused, the tab keeps its worktree for `nerdr
-                    // restart`; closed meanwhile, the close decided.
-                    fresh.keep();
-                    return Err(e);
-                }
-            };
-            if let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) {
-                let completed = self
-                    .with_features(&id, d, proven.as_deref(), &plan.caller_env)
-                    .await;
-                match completed {
-                    Ok(Some(full)) => {
-                        argv = full;
-                        if let Some(t) = self.state.lock().unwrap().tabs.get(&id) {
-                            meta = serde_json::to_value(t.saved(true))
-                                .expect("a tab record serializes");
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        self.state.lock().unwrap().remove(&id);
-                        self.changed();
-                        return Err(e);
-                    }
-                }
+            if let Some((full, record)) = self.checked(&plan, &env, fresh).await? {
+                argv = full;
+                meta = record.unwrap_or(meta);
             }
         }
         let spawned = self
@@ -247,6 +165,130 @@ impl Core {
         );
         self.changed();
         Ok(json!({ "tab": id }))
+    }
+}
+
+impl Core {
+    /// Record tab `plan.id` as starting; its environment, scope and the
+    /// record the host keeps for it.
+    fn record(
+        &self,
+        plan: &Plan,
+        rows: u16,
+        cols: u16,
+    ) -> (Vec<(String, String)>, Option<String>, serde_json::Value) {
+        let secret = random_hex(32);
+        let env = program_env(
+            &plan.caller_env,
+            &plan.agent_env,
+            &TabFacts {
+                secret: &secret,
+                nerdr_bin: &self.bin,
+                hook_socket: &self.paths.hook_socket(),
+                data_dir: &self.paths.data_dir,
+                sandboxed: plan.sandboxed,
+            },
+        );
+        let mut state = self.state.lock().unwrap();
+        let term_number = plan
+            .parent
+            .as_ref()
+            .map(|p| next_term_number(state.tabs.values(), p));
+        let scope = match (&plan.parent, term_number) {
+            (Some(p), Some(n)) => crate::systemd::names::term_scope(p, n).ok(),
+            _ => crate::systemd::names::agent_scope(&plan.id).ok(),
+        };
+        let tab = starting_tab(plan, secret, term_number, rows, cols);
+        let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
+        state.insert(tab);
+        (env, scope, meta)
+    }
+
+    /// A recorded sandboxed agent's check, then its command line completed
+    /// with what the proven program supports: `Some` the new command line
+    /// and the tab's record (`None`: closed meanwhile). Refused, the tab stays (with its worktree, for `nerdr
+    /// restart`); failed after the check, it is gone.
+    async fn checked(
+        self: &Arc<Self>,
+        plan: &Plan,
+        env: &[(String, String)],
+        fresh: &mut FreshWorktree,
+    ) -> Result<Option<(Vec<String>, Option<serde_json::Value>)>, ApiError> {
+        let id = &plan.id;
+        let proven = match self.check_sandbox(plan, id, env).await {
+            Ok(proven) => proven,
+            Err(e) => {
+                // Refused, the tab keeps its worktree; closed meanwhile,
+                // the close decided about it.
+                fresh.keep();
+                return Err(e);
+            }
+        };
+        let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) else {
+            return Ok(None);
+        };
+        match self
+            .with_features(id, d, proven.as_deref(), &plan.caller_env)
+            .await
+        {
+            Ok(Some(full)) => {
+                let record =
+                    self.state.lock().unwrap().tabs.get(id).map(|t| {
+                        serde_json::to_value(t.saved(true)).expect("a tab record serializes")
+                    });
+                Ok(Some((full, record)))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.state.lock().unwrap().remove(id);
+                self.changed();
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The number of a new terminal of tab `parent`: one past the highest in
+/// use, so closing terminal 1 of 2 does not hand out 2 again.
+fn next_term_number<'a>(tabs: impl Iterator<Item = &'a Tab>, parent: &str) -> u32 {
+    tabs.filter(|t| t.parent.as_deref() == Some(parent))
+        .filter_map(|t| t.term_number)
+        .max()
+        .unwrap_or(0)
+        + 1
+}
+
+/// The tab `plan` makes, its program not yet started.
+fn starting_tab(
+    plan: &Plan,
+    secret: String,
+    term_number: Option<u32>,
+    rows: u16,
+    cols: u16,
+) -> Tab {
+    Tab {
+        id: plan.id.clone(),
+        secret,
+        folder: plan.folder.clone(),
+        agent: plan.name.clone(),
+        command: plan.command.clone(),
+        sandboxed: plan.sandboxed,
+        kind: plan.kind,
+        parent: plan.parent.clone(),
+        cwd: plan.cwd.clone(),
+        worktree: plan.worktree.clone(),
+        term_number,
+        session_id: plan.session_id.clone(),
+        reported: plan.reported.clone(),
+        last_event: None,
+        warning: None,
+        reason: None,
+        state: Life::STARTING.state,
+        pid: Life::STARTING.pid,
+        start_time: Life::STARTING.start_time,
+        exit_code: Life::STARTING.exit_code,
+        screen: vt100::Parser::new(rows, cols, SCROLLBACK),
+        log: Default::default(),
     }
 }
 
