@@ -38,6 +38,12 @@ pub struct Approvals {
     approved: BTreeSet<String>,
     /// Plugin runs waiting for an answer, by approval id.
     waiting: std::collections::HashMap<String, tokio::sync::oneshot::Sender<Said>>,
+    /// Bumped with each change of `approved`: the file is written after
+    /// the queue's lock is let go, so two answers' writes may cross, and
+    /// only the newer may land.
+    generation: u64,
+    /// The generation the file holds; locked while it is written.
+    written: std::sync::Arc<std::sync::Mutex<u64>>,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -55,6 +61,8 @@ impl Approvals {
             pending: Vec::new(),
             approved: remembered.approved_setups,
             waiting: Default::default(),
+            generation: 0,
+            written: Default::default(),
         }
     }
 
@@ -63,9 +71,22 @@ impl Approvals {
     }
 }
 
-/// Write the approved setups' hashes to `path` (a snapshot taken under
-/// the queue's lock, written after it).
-fn save_approved(approved: BTreeSet<String>, path: &Path) {
+/// What to write to the approvals file: a snapshot taken under the
+/// queue's lock, written after it.
+struct Snapshot {
+    approved: BTreeSet<String>,
+    generation: u64,
+    written: std::sync::Arc<std::sync::Mutex<u64>>,
+}
+
+/// Write the approved setups' hashes to `path`, unless a newer snapshot
+/// already is.
+fn save_approved(s: Snapshot, path: &Path) {
+    let mut written = s.written.lock().unwrap();
+    if *written >= s.generation {
+        return;
+    }
+    let approved = s.approved;
     let r = Remembered {
         approved_setups: approved,
     };
@@ -74,8 +95,9 @@ fn save_approved(approved: BTreeSet<String>, path: &Path) {
         .map_err(std::io::Error::other)
         .and_then(|b| std::fs::write(&tmp, b))
         .and_then(|()| std::fs::rename(&tmp, path));
-    if let Err(e) = ok {
-        tracing::warn!(path = %path.display(), error = %e, "cannot save approvals");
+    match ok {
+        Ok(()) => *written = s.generation,
+        Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot save approvals"),
     }
 }
 
@@ -308,7 +330,12 @@ impl Core {
                     }
                     Effect::Remember { hash } => {
                         a.approved.insert(hash.clone());
-                        remembered = Some(a.approved.clone());
+                        a.generation += 1;
+                        remembered = Some(Snapshot {
+                            approved: a.approved.clone(),
+                            generation: a.generation,
+                            written: a.written.clone(),
+                        });
                     }
                     Effect::Deliver { .. } | Effect::RunSetup(_) => {}
                 }
@@ -316,8 +343,9 @@ impl Core {
             (effects, remembered)
         };
         // Files, typing and launches after the lock is let go.
-        if let Some(approved) = remembered {
-            save_approved(approved, &self.approvals_file());
+        if let Some(snapshot) = remembered {
+            let path = self.approvals_file();
+            let _ = tokio::task::spawn_blocking(move || save_approved(snapshot, &path)).await;
         }
         self.changed();
         let mut ran = Vec::new();
@@ -418,6 +446,24 @@ mod tests {
                 },
             })
             .collect()
+    }
+
+    #[test]
+    fn of_two_answers_written_out_of_order_the_newer_stays_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("approvals.json");
+        let written = std::sync::Arc::new(std::sync::Mutex::new(0));
+        let snapshot = |generation: u64, hashes: &[&str]| Snapshot {
+            approved: hashes.iter().map(|h| h.to_string()).collect(),
+            generation,
+            written: written.clone(),
+        };
+        save_approved(snapshot(2, &["h1", "h2"]), &path);
+        save_approved(snapshot(1, &["h1"]), &path);
+        let loaded = Approvals::load(&path);
+        assert!(loaded.is_approved("h1") && loaded.is_approved("h2"));
+        save_approved(snapshot(3, &["h1", "h2", "h3"]), &path);
+        assert!(Approvals::load(&path).is_approved("h3"));
     }
 
     /// Already waiting (tab, kind, how many), the asking tab and kind, room?
