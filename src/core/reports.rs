@@ -98,21 +98,32 @@ impl Core {
         if ended.is_empty() {
             return;
         }
+        let agents: Vec<(String, String)> = {
+            let state = self.state.lock().unwrap();
+            ended
+                .into_iter()
+                .filter_map(|id| state.tabs.get(&id).map(|t| (id, t.agent.clone())))
+                .collect()
+        };
+        // Whether each agent's integration is installed: read from disk
+        // before the state is locked, not under it.
+        let integrated: Vec<(String, String)> = agents
+            .into_iter()
+            .filter(|(_, agent)| {
+                self.paths
+                    .state_dir
+                    .join("integrations")
+                    .join(format!("{agent}.json"))
+                    .exists()
+            })
+            .collect();
         let mut state = self.state.lock().unwrap();
         let mut any = false;
-        for id in ended {
-            let Some(t) = state.tabs.get_mut(&id) else {
+        for (id, agent) in integrated {
+            // Closed, or restarted as another agent, meanwhile.
+            let Some(t) = state.tabs.get_mut(&id).filter(|t| t.agent == agent) else {
                 continue;
             };
-            let integrated = self
-                .paths
-                .state_dir
-                .join("integrations")
-                .join(format!("{}.json", t.agent))
-                .exists();
-            if !integrated {
-                continue;
-            }
             let text = format!(
                 "agent {} in tab {id} finished a turn and no report from it reached nerdr: its \
                  sandbox probably blocks nerdr's integration. The sandbox must let the agent run \
