@@ -65,9 +65,14 @@ impl Core {
             }));
         }
         self.room_in_queue(caller, Operation::AskNetwork, None)?;
-        let secs = crate::config::load(&self.paths.config_file())
-            .map(|c| c.sandbox.ask_timeout_secs)
-            .unwrap_or(crate::config::SandboxConfig::default().ask_timeout_secs);
+        let file = self.paths.config_file();
+        let secs = tokio::task::spawn_blocking(move || {
+            crate::config::load(&file).map(|c| c.sandbox.ask_timeout_secs)
+        })
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or(crate::config::SandboxConfig::default().ask_timeout_secs);
         let shown = crate::protocol::printable(&host.to_string());
         let a = Approval {
             id: self.new_approval_id(),
