@@ -208,7 +208,7 @@ impl Core {
 
     /// Agent `name`'s settings as the config has them now (read off the
     /// async workers), with the config; `Ok(Err)`: the config's error.
-    async fn settings_of(
+    pub(super) async fn settings_of(
         &self,
         name: &str,
     ) -> Result<Result<(ResolvedAgent, crate::config::Config), String>, ApiError> {

@@ -17,7 +17,7 @@ impl Core {
     /// Every request passes the privilege matrix first: refused ones are
     /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
-        let (op, target) = self.classify(caller, &req)?;
+        let (op, target) = self.classify(caller, &req).await?;
         let foreign = self.foreign_tab(caller, &req);
         // What waits for the person must also be within the caller's reach:
         // the extras hold for queued requests as for allowed ones.
@@ -164,13 +164,20 @@ impl Core {
     }
 
     /// The operation a request is, and what it is done to.
-    fn classify(&self, caller: &Caller, req: &Request) -> Result<(Operation, Target), ApiError> {
+    async fn classify(
+        &self,
+        caller: &Caller,
+        req: &Request,
+    ) -> Result<(Operation, Target), ApiError> {
         let on = |tab: &str| self.target_of(caller, tab).map(|t| (op_of(req), t));
         match req {
             Request::Agent { name, .. } => {
                 // An agent that cannot be resolved is refused by the launch
                 // itself, with the config error; count it as unsandboxed.
-                let sandboxed = self.resolve(name).is_ok_and(|(a, _)| a.sandboxed);
+                let sandboxed = self
+                    .settings_of(name)
+                    .await?
+                    .is_ok_and(|(a, _)| a.sandboxed);
                 Ok((
                     Operation::StartAgent,
                     if sandboxed {

@@ -379,7 +379,13 @@ impl Core {
             (t.folder.clone(), t.id.clone())
         };
         let env = self.environment_for(caller, Vec::new());
-        let program = find_program(&argv[0], &path_of(&env), worktree).ok_or_else(|| {
+        let found = {
+            let (word, path_var, cwd) = (argv[0].clone(), path_of(&env), worktree.clone());
+            tokio::task::spawn_blocking(move || find_program(&word, &path_var, &cwd))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        };
+        let program = found.ok_or_else(|| {
             ApiError::new(
                 ErrorCode::LaunchFailed,
                 format!("setup: `{}` is not on PATH", argv[0]),
