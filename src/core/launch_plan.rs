@@ -1,7 +1,8 @@
 //! What a launch is, once decided: plain data that the deciding code
 //! (`agent`, `launch`, `approvals`) hands to the code that carries it out
-//! (`launch`, `sandbox_check`). It depends on none of them, so they need
-//! not depend on one another to share it.
+//! (`launch`, `sandbox_check`). It imports none of them (only
+//! `sandbox_check::ProbeSite`, plain data too), so they need not import
+//! one another to share it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
