@@ -1,43 +1,24 @@
-//! Starting and restarting agents: their settings from config, their
-//! command line with session arguments last, what the installed program
-//! supports, and the checks a launch makes before it runs (settings
-//! unchanged, a worktree made only once everything else is decided).
+//! Starting and restarting agents, at the edge: gather the facts each
+//! step of `planning` decides on (the folder, the config, the program on
+//! PATH and what it supports, the new worktree's setup), off the async
+//! workers, and carry out what it decided. A worktree made for a start is
+//! held by a [`FreshWorktree`] guard until the launch keeps it.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use super::api::Caller;
-use super::launch::{existing_folder, find_program, path_of, Plan};
+use super::caller::Caller;
+use super::fresh_worktree::FreshWorktree;
+use super::launch_plan::{Deferred, Plan};
+use super::not_found::no_tab;
+use super::planning::{self, AgentCommand, Refusal, SetupStep};
+use super::programs::{canonical_folder, find_program, path_of};
 use super::Core;
 use crate::agents::help_gate::{help_program, Stage};
 use crate::agents::{Mode, Reported};
 use crate::config::ResolvedAgent;
 use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::replies::Started;
-
-struct AgentCommand {
-    /// As shown in `nerdr tabs` (the configured words).
-    display: Vec<String>,
-    /// As run: `argv[0]` resolved.
-    argv: Vec<String>,
-    session_id: Option<String>,
-    /// For a sandboxed agent: the command to build again once the launch's
-    /// sandbox check passed and its program's features are known.
-    deferred: Option<Deferred>,
-}
-
-/// A sandboxed agent's command line, built without its optional flags
-/// (see `agents::help_gate`), and what it takes to build it with them.
-#[derive(Debug, Clone)]
-pub(super) struct Deferred {
-    /// The agent with its extra arguments.
-    agent: ResolvedAgent,
-    mode: Mode,
-    /// The session id the first build chose, kept by the second.
-    session_id: Option<String>,
-    /// `argv[0]`, resolved.
-    program: String,
-}
 
 impl Core {
     pub async fn start_agent(
@@ -50,117 +31,100 @@ impl Core {
         want_worktree: bool,
     ) -> Result<Started, ApiError> {
         let caller_env = self.environment_for(caller, caller_env);
-        let folder = existing_folder(folder)?;
-        let (agent, config) = self.resolve(name)?;
-        self.sandboxed_stays_sandboxed(caller, &agent, None)?;
+        let canonical = {
+            let asked = folder.to_path_buf();
+            blocking(move || canonical_folder(&asked)).await?
+        };
+        let settings = self
+            .settings_of(name)
+            .await?
+            .map(|(agent, config)| (agent, config.tabs.worktree));
+        let admitted = planning::admit_agent(planning::Admission {
+            caller: caller.kind(),
+            asked: folder,
+            folder: canonical,
+            settings,
+            want_worktree,
+        })
+        .map_err(|r| self.refused(caller, None, r))?;
+        let (folder, agent) = (admitted.folder, admitted.agent);
         let id = self.new_tab_id();
         // Decide everything that can fail before making a worktree.
         let command = self
-            .agent_command(&agent, extra_args, &Mode::New, None, &caller_env, &folder)
+            .command_for(&agent, extra_args, Mode::New, None, &caller_env, &folder)
             .await?;
-        let (cwd, worktree) = if want_worktree && config.tabs.worktree {
+        let (cwd, worktree) = if admitted.worktree {
             self.make_worktree(&folder, &id).await?
         } else {
             (folder.clone(), None)
         };
-        if let Err(e) = self.settings_unchanged(&agent) {
-            self.drop_worktree(&id, worktree).await;
-            return Err(e);
-        }
-        let agent_env = match agent_env(&agent, &caller_env) {
-            Ok(env) => env,
-            Err(e) => {
-                self.drop_worktree(&id, worktree).await;
-                return Err(e);
-            }
-        };
-        // A new worktree's setup runs first if its content was approved;
-        // otherwise it is asked about, and the agent starts without it.
-        let probe = agent
-            .sandboxed
-            .then(|| super::sandbox_check::ProbeSite::of(&agent, &command.argv));
-        let mut argv = command.argv;
-        let mut ask = None;
-        let mut skipped = None;
-        if let Some(w) = &worktree {
-            // What sandboxed agents worked in may be their work: a setup
-            // approved before is asked about again, each time.
-            let tainted = {
-                let (state_dir, path) = (self.paths.state_dir.clone(), w.path.clone());
-                tokio::task::spawn_blocking(move || {
-                    crate::git::guard::has_history(&state_dir, &path)
-                })
-                .await
-                .unwrap_or(true)
+        // From here every way out that does not keep the worktree removes
+        // it: `settle`, once, for all of them.
+        let mut fresh = FreshWorktree::new(self, &id, worktree.clone());
+        let started: Result<Started, ApiError> = async {
+            let now = self.settings_of(name).await?.ok().map(|(a, _)| a);
+            planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
+            let step = match &worktree {
+                Some(w) => {
+                    let facts = self.setup_facts(agent.sandboxed, &w.path).await?;
+                    planning::setup_step(facts, &command.argv)?
+                }
+                None => SetupStep::None,
             };
-            match super::setup::read(&w.path) {
-                Err(e) => {
-                    self.drop_worktree(&id, worktree).await;
-                    return Err(ApiError::new(
-                        ErrorCode::Config,
-                        format!("{e}; fix it, or start with --no-worktree"),
-                    ));
+            let argv = match &step {
+                SetupStep::RunFirst(argv) => argv.clone(),
+                _ => command.argv.clone(),
+            };
+            let reply = self
+                .launch(
+                    caller,
+                    Plan {
+                        id: id.clone(),
+                        folder,
+                        cwd,
+                        worktree: worktree.clone(),
+                        name: name.to_string(),
+                        command: command.display,
+                        argv,
+                        caller_env,
+                        agent_env: command.agent_env,
+                        sandboxed: agent.sandboxed,
+                        kind: TabKind::Agent,
+                        parent: None,
+                        session_id: command.session_id,
+                        reported: None,
+                        probe: command.probe,
+                        deferred: command.deferred,
+                    },
+                    &mut fresh,
+                )
+                .await?;
+            match (step, &worktree) {
+                (SetupStep::Ask { setup, once }, Some(w)) => {
+                    self.ask_setup(&id, &w.path, &setup, once)
                 }
-                // nerdr runs setups outside every sandbox, in a worktree
-                // a sandboxed agent is already working in: never for one.
-                Ok(Some(setup)) if agent.sandboxed => skipped = Some(setup),
-                Ok(Some(setup))
-                    if !tainted
-                        && self
-                            .state
-                            .lock()
-                            .unwrap()
-                            .approvals
-                            .is_approved(&setup.hash) =>
-                {
-                    argv = super::setup::prefixed(&setup, &argv);
-                }
-                Ok(Some(setup)) => ask = Some((w.path.clone(), setup, tainted)),
-                Ok(None) => {}
+                (SetupStep::Skip(setup), _) => self.warn_setup_skipped(&id, &setup),
+                _ => {}
             }
+            Ok(reply)
         }
-        let tab = id.clone();
-        let reply = self
-            .launch(
-                caller,
-                Plan {
-                    id,
-                    folder,
-                    cwd,
-                    worktree,
-                    fresh_worktree: true,
-                    name: name.to_string(),
-                    command: command.display,
-                    argv,
-                    caller_env,
-                    agent_env,
-                    sandboxed: agent.sandboxed,
-                    kind: TabKind::Agent,
-                    parent: None,
-                    session_id: command.session_id,
-                    reported: None,
-                    probe,
-                    deferred: command.deferred,
-                },
-            )
-            .await;
-        if let (Ok(_), Some((path, setup, once))) = (&reply, ask) {
-            self.ask_setup(&tab, &path, &setup, once);
+        .await;
+        fresh.settle(started).await
+    }
+
+    /// A sandboxed agent's tab says why its worktree's setup never ran.
+    fn warn_setup_skipped(&self, tab: &str, setup: &super::setup::Setup) {
+        let text = format!(
+            "this repository's worktree setup (`{}` from {}) was not run: nerdr runs \
+             setups outside every sandbox, and this agent is sandboxed; run it inside \
+             the agent's sandbox if it needs it",
+            crate::protocol::printable(&setup.argv.join(" ")),
+            super::setup::FILE
+        );
+        if let Some(t) = self.state.lock().unwrap().tabs.get_mut(tab) {
+            t.warning = Some(text);
         }
-        if let (Ok(_), Some(setup)) = (&reply, skipped) {
-            let text = format!(
-                "this repository's worktree setup (`{}` from {}) was not run: nerdr runs \
-                 setups outside every sandbox, and this agent is sandboxed; run it inside \
-                 the agent's sandbox if it needs it",
-                crate::protocol::printable(&setup.argv.join(" ")),
-                super::setup::FILE
-            );
-            if let Some(t) = self.state.lock().unwrap().tabs.get_mut(&tab) {
-                t.warning = Some(text);
-            }
-            self.changed();
-        }
-        reply
+        self.changed();
     }
 
     /// Start tab `tab`'s agent again, in the same tab and worktree, resuming
@@ -175,18 +139,14 @@ impl Core {
     ) -> Result<Started, ApiError> {
         let old = {
             let state = self.state.lock().unwrap();
-            let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;
-            if t.kind != TabKind::Agent {
-                return Err(ApiError::new(
-                    ErrorCode::BadRequest,
-                    format!("tab {tab} is a terminal; open a new one with `nerdr terminal`"),
-                ));
-            }
+            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
             t.saved(true)
         };
+        planning::restartable(tab, old.kind)?;
         let caller_env = self.environment_for(caller, caller_env);
-        let (agent, _) = self.resolve(&old.agent)?;
-        self.sandboxed_stays_sandboxed(caller, &agent, Some(tab))?;
+        let settings = self.settings_of(&old.agent).await?.map(|(a, _)| a);
+        let agent = planning::admit_restart(caller.kind(), settings)
+            .map_err(|r| self.refused(caller, Some(tab), r))?;
         let mode = match &old.session_id {
             Some(id) => Mode::Resume(id.clone()),
             None => Mode::Continue,
@@ -194,17 +154,17 @@ impl Core {
         let reported = old.reported.clone().map(|argv| Reported { argv });
         let cwd = old.cwd.clone().unwrap_or_else(|| old.folder.clone());
         let command = self
-            .agent_command(
+            .command_for(
                 &agent,
                 Vec::new(),
-                &mode,
-                reported.as_ref(),
+                mode.clone(),
+                reported,
                 &caller_env,
                 &cwd,
             )
             .await?;
-        self.settings_unchanged(&agent)?;
-        let agent_env = agent_env(&agent, &caller_env)?;
+        let now = self.settings_of(&agent.name).await?.ok().map(|(a, _)| a);
+        planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
         {
@@ -214,75 +174,128 @@ impl Core {
             state.turns.forget(tab);
         }
         tracing::info!(tab = %tab, agent = %old.agent, mode = ?mode, "restarting agent");
-        let probe = agent
-            .sandboxed
-            .then(|| super::sandbox_check::ProbeSite::of(&agent, &command.argv));
         self.launch(
             caller,
             Plan {
                 id: old.id,
                 folder: old.folder,
                 cwd,
+                // The tab's own worktree, with its work: never removed by
+                // a restart that fails.
                 worktree: old.worktree,
-                // The tab's own worktree, with its work: never dropped.
-                fresh_worktree: false,
                 name: old.agent,
                 command: command.display,
                 argv: command.argv,
                 caller_env,
-                agent_env,
+                agent_env: command.agent_env,
                 sandboxed: agent.sandboxed,
                 kind: TabKind::Agent,
                 parent: None,
                 session_id: command.session_id.or(old.session_id),
                 reported: old.reported,
-                probe,
+                probe: command.probe,
                 deferred: command.deferred,
             },
+            &mut FreshWorktree::none(),
         )
         .await
     }
 
-    /// A sandboxed caller's launch is of a sandboxed agent: checked again
-    /// here, with the settings the launch will use, since the config may
-    /// have changed since the request was classified.
-    fn sandboxed_stays_sandboxed(
-        &self,
-        caller: &Caller,
-        agent: &ResolvedAgent,
-        tab: Option<&str>,
-    ) -> Result<(), ApiError> {
-        let op = match tab {
-            Some(_) => super::privilege::Operation::Restart,
-            None => super::privilege::Operation::StartAgent,
-        };
-        let extras = super::privilege::Extras {
-            unsandboxed_launch: !agent.sandboxed,
-            ..Default::default()
-        };
-        match super::privilege::decide_extras(caller.kind(), extras) {
-            super::privilege::Verdict::Refuse(why) => Err(self.refuse(caller, op, tab, why)),
-            _ => Ok(()),
+    /// The error a refused launch answers with; a refusal of the privilege
+    /// model is journaled as one.
+    fn refused(&self, caller: &Caller, tab: Option<&str>, r: Refusal) -> ApiError {
+        match r {
+            Refusal::Denied { op, why } => self.refuse(caller, op, tab, why),
+            Refusal::Error(e) => e,
         }
     }
 
-    /// Refuse a launch whose agent's settings changed while it was being
-    /// prepared (feature detection and worktree creation take a moment):
-    /// it would run with settings that are no longer the config's.
-    fn settings_unchanged(&self, agent: &ResolvedAgent) -> Result<(), ApiError> {
-        let now = self.resolve(&agent.name).map(|(a, _)| a);
-        if now.as_ref().ok() == Some(agent) {
-            return Ok(());
-        }
-        Err(ApiError::new(
-            ErrorCode::Config,
-            format!(
-                "the settings of agent `{}` in {} changed while its launch was being prepared; \
-                 restart the agent to use the new settings",
-                agent.name,
-                self.paths.config_file().display()
-            ),
-        ))
+    /// Agent `name`'s settings as the config has them now (read off the
+    /// async workers), with the config; `Ok(Err)`: the config's error.
+    pub(super) async fn settings_of(
+        &self,
+        name: &str,
+    ) -> Result<Result<(ResolvedAgent, crate::config::Config), String>, ApiError> {
+        let (file, name) = (self.paths.config_file(), name.to_string());
+        blocking(move || {
+            let config = crate::config::load(&file).map_err(|e| e.to_string())?;
+            let agent = config.resolve_agent(&name).map_err(|e| e.to_string())?;
+            Ok((agent, config))
+        })
+        .await
+    }
+
+    /// What a new worktree's setup is to the launch: its file, whether
+    /// sandboxed agents worked in the repository, and whether the person
+    /// approved this content before.
+    async fn setup_facts(
+        &self,
+        sandboxed: bool,
+        worktree: &Path,
+    ) -> Result<planning::SetupFacts, ApiError> {
+        let (state_dir, path) = (self.paths.state_dir.clone(), worktree.to_path_buf());
+        let (setup, tainted) = blocking(move || {
+            (
+                super::setup::read(&path),
+                crate::git::guard::has_history(&state_dir, &path),
+            )
+        })
+        .await?;
+        let approved = match &setup {
+            Ok(Some(s)) => self.state.lock().unwrap().approvals.is_approved(&s.hash),
+            _ => false,
+        };
+        Ok(planning::SetupFacts {
+            sandboxed,
+            setup,
+            tainted,
+            approved,
+        })
+    }
+
+    /// The agent's command line: its program (and the one whose `--help`
+    /// may run) found on the caller's PATH, what that supports, then
+    /// `planning::agent_command`.
+    async fn command_for(
+        &self,
+        agent: &ResolvedAgent,
+        extra_args: Vec<String>,
+        mode: Mode,
+        reported: Option<Reported>,
+        caller_env: &[(String, String)],
+        cwd: &Path,
+    ) -> Result<AgentCommand, ApiError> {
+        let path_var = path_of(caller_env);
+        let (program, found) = {
+            let (agent, path_var, cwd) = (agent.clone(), path_var.clone(), cwd.to_path_buf());
+            blocking(move || {
+                let program = find_program(&agent.command[0], &path_var, &cwd);
+                let found = crate::agents::program_word(&agent)
+                    .and_then(|w| find_program(w, &path_var, &cwd));
+                (program, found)
+            })
+            .await?
+        };
+        let features = match &program {
+            Some(_) => {
+                let help = help_program(agent.sandboxed, Stage::Building, found.as_deref(), None);
+                self.features(agent, help, caller_env).await
+            }
+            // Refused below: nothing of it runs.
+            None => Default::default(),
+        };
+        planning::agent_command(planning::CommandFacts {
+            agent,
+            extra_args,
+            mode,
+            reported,
+            caller_env,
+            path_var: &path_var,
+            program,
+            features,
+            new_session_id: crate::agents::uuid::new_v4(),
+            config_file: &self.paths.config_file(),
+        })
     }
 
     pub(super) fn resolve(
@@ -296,66 +309,6 @@ impl Core {
             .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
         Ok((agent, config))
     }
-
-    /// The agent's full command line: its command and args, the extra
-    /// arguments, then its session arguments last (so a wrapper passes
-    /// them through), with the program resolved on the caller's PATH.
-    async fn agent_command(
-        &self,
-        agent: &ResolvedAgent,
-        extra_args: Vec<String>,
-        mode: &Mode,
-        reported: Option<&Reported>,
-        caller_env: &[(String, String)],
-        cwd: &Path,
-    ) -> Result<AgentCommand, ApiError> {
-        let name = &agent.name;
-        let path_var = path_of(caller_env);
-        let program = find_program(&agent.command[0], &path_var, cwd).ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::LaunchFailed,
-                format!(
-                    "agent `{name}`: `{}` is not an executable on PATH ({path_var}); \
-                     install it, or set `command` in [agents.{name}] of {}",
-                    agent.command[0],
-                    self.paths.config_file().display()
-                ),
-            )
-        })?;
-        let found =
-            crate::agents::program_word(agent).and_then(|w| find_program(w, &path_var, cwd));
-        let help = help_program(agent.sandboxed, Stage::Building, found.as_deref(), None);
-        let features = self.features(agent, help, caller_env).await;
-        let mut with_extra = agent.clone();
-        with_extra.command.extend(extra_args);
-        let launch = crate::agents::build(
-            &with_extra,
-            mode,
-            &features,
-            reported,
-            crate::agents::uuid::new_v4,
-        )
-        .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("agent `{name}`: {e}")))?;
-        let mut argv = launch.argv.clone();
-        argv[0] = program.to_string_lossy().into_owned();
-        let deferred = agent.sandboxed.then(|| Deferred {
-            agent: with_extra,
-            mode: mode.clone(),
-            session_id: launch.session_id.clone(),
-            program: argv[0].clone(),
-        });
-        Ok(AgentCommand {
-            display: launch.argv,
-            argv,
-            session_id: launch.session_id,
-            deferred,
-        })
-    }
-
-    /// After a sandboxed launch's check passed: the agent's features, from
-    /// the program file the check proved (`proven`), and its command line
-    /// built again with them when they add anything; the tab's record
-    /// follows. `None`: the command stays as built.
     pub(super) async fn with_features(
         &self,
         id: &str,
@@ -409,26 +362,11 @@ impl Core {
     }
 }
 
-/// The agent's own variables, with opencode's `config_model` merged into
-/// the `OPENCODE_CONFIG_CONTENT` the user already has.
-fn agent_env(
-    agent: &ResolvedAgent,
-    caller_env: &[(String, String)],
-) -> Result<std::collections::BTreeMap<String, String>, ApiError> {
-    let mut env = agent.env.clone();
-    if let Some(model) = &agent.config_model {
-        const KEY: &str = "OPENCODE_CONFIG_CONTENT";
-        let existing = env.get(KEY).cloned().or_else(|| {
-            caller_env
-                .iter()
-                .find(|(k, _)| k == KEY)
-                .map(|(_, v)| v.clone())
-        });
-        let merged =
-            crate::agents::opencode::config_content(existing.as_deref(), model).map_err(|e| {
-                ApiError::new(ErrorCode::Config, format!("agent `{}`: {e}", agent.name))
-            })?;
-        env.insert(KEY.into(), merged);
-    }
-    Ok(env)
+/// Blocking filesystem or process work, off the async workers.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
 }

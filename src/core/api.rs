@@ -7,8 +7,10 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::approvals::{Approval, Asked};
+use super::caller::Caller;
+use super::not_found::no_tab;
 use super::privilege::{self, CallerKind, Operation, Target, Verdict};
+use super::question::{Approval, Asked};
 use super::Core;
 use crate::protocol::api::{
     encode, AskNetwork, CloseTab, CoreStatus, Decide, GetStatus, ListAgents, ListApprovals,
@@ -18,53 +20,11 @@ use crate::protocol::api::{
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 use crate::protocol::replies::{AgentNames, Done, ScreenText, Sent, SessionQuit};
 
-/// Who sent a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Caller {
-    /// The person: their window or CLI on the client socket, key proven.
-    User,
-    /// A program nerdr started, on the hook socket, in tab `id`;
-    /// `sandboxed` when the tab is, or when the kernel could not show the
-    /// caller to be the tab's own program. `program`: the caller is the
-    /// tab's program itself, not a process under it (the kernel's record).
-    Tab {
-        id: String,
-        sandboxed: bool,
-        program: bool,
-    },
-}
-
-impl Caller {
-    pub fn kind(&self) -> CallerKind {
-        match self {
-            Caller::User => CallerKind::User,
-            Caller::Tab {
-                sandboxed: false, ..
-            } => CallerKind::Tab,
-            Caller::Tab {
-                sandboxed: true, ..
-            } => CallerKind::Sandboxed,
-        }
-    }
-
-    /// The tab's program itself, as the kernel recorded the connection.
-    pub fn is_program(&self) -> bool {
-        matches!(self, Caller::Tab { program: true, .. })
-    }
-
-    pub fn tab(&self) -> Option<&str> {
-        match self {
-            Caller::User => None,
-            Caller::Tab { id, .. } => Some(id),
-        }
-    }
-}
-
 impl Core {
     /// Every request passes the privilege matrix first: refused ones are
     /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
-        let (op, target) = self.classify(caller, &req)?;
+        let (op, target) = self.classify(caller, &req).await?;
         let foreign = self.foreign_tab(caller, &req);
         // The folder a new agent names, resolved before the state lock is
         // taken: a path on a hung mount stalls this request, not the core.
@@ -221,13 +181,20 @@ impl Core {
     }
 
     /// The operation a request is, and what it is done to.
-    fn classify(&self, caller: &Caller, req: &Request) -> Result<(Operation, Target), ApiError> {
+    async fn classify(
+        &self,
+        caller: &Caller,
+        req: &Request,
+    ) -> Result<(Operation, Target), ApiError> {
         let on = |tab: &str| self.target_of(caller, tab).map(|t| (op_of(req), t));
         match req {
             Request::Agent(StartAgent { name, .. }) => {
                 // An agent that cannot be resolved is refused by the launch
                 // itself, with the config error; count it as unsandboxed.
-                let sandboxed = self.resolve(name).is_ok_and(|(a, _)| a.sandboxed);
+                let sandboxed = self
+                    .settings_of(name)
+                    .await?
+                    .is_ok_and(|(a, _)| a.sandboxed);
                 Ok((
                     Operation::StartAgent,
                     if sandboxed {
@@ -628,12 +595,6 @@ fn request_tab(req: &Request) -> Option<&str> {
     }
 }
 
-pub fn no_tab(tab: &str) -> ApiError {
-    ApiError::new(
-        ErrorCode::NotFound,
-        format!("no tab `{tab}` (see `nerdr tabs --all` for the tabs that exist)"),
-    )
-}
 /// `folder` with its links resolved (as is, when it cannot be), found off
 /// the async worker threads.
 async fn canonical(folder: std::path::PathBuf) -> std::path::PathBuf {

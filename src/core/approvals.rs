@@ -11,8 +11,13 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use super::api::Caller;
-use super::launch::Plan;
+use super::answers::{answer, Effect};
+use super::caller::Caller;
+use super::fresh_worktree::FreshWorktree;
+use super::launch_plan::Plan;
+use super::not_found::no_tab;
+use super::programs::{find_program, path_of};
+use super::question::{Approval, Asked, Said};
 use super::setup::Setup;
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, TabKind};
@@ -27,24 +32,18 @@ const MAX_NETWORK_QUESTIONS: usize = 5;
 /// does not buy a sandboxed agent more room.
 const MAX_FROM_TABS: usize = 50;
 
-// On the wire in `nerdr approvals`' reply, so defined with it.
-pub use crate::protocol::replies::{Approval, Asked};
-
-/// The person's answer, as the one waiting for it gets it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Said {
-    No,
-    Yes,
-    /// Yes for the rest of the asking sandbox's run (network questions).
-    Session,
-}
-
 #[derive(Default)]
 pub struct Approvals {
     pub pending: Vec<Approval>,
     approved: BTreeSet<String>,
     /// Plugin runs waiting for an answer, by approval id.
     waiting: std::collections::HashMap<String, tokio::sync::oneshot::Sender<Said>>,
+    /// Bumped with each change of `approved`: the file is written after
+    /// the queue's lock is let go, so two answers' writes may cross, and
+    /// only the newer may land.
+    generation: u64,
+    /// The generation the file holds; locked while it is written.
+    written: std::sync::Arc<std::sync::Mutex<u64>>,
 }
 
 #[derive(Default, Serialize, Deserialize)]
@@ -62,28 +61,44 @@ impl Approvals {
             pending: Vec::new(),
             approved: remembered.approved_setups,
             waiting: Default::default(),
+            generation: 0,
+            written: Default::default(),
         }
     }
 
     pub fn is_approved(&self, hash: &str) -> bool {
         self.approved.contains(hash)
     }
+}
 
-    /// Write the approved setups; with the state lock dropped (take
-    /// `approved` under it).
-    fn save(path: &Path, approved: BTreeSet<String>) {
-        super::held::assert_unlocked("writing approvals.json");
-        let r = Remembered {
-            approved_setups: approved,
-        };
-        let tmp = path.with_extension("json.tmp");
-        let ok = serde_json::to_vec_pretty(&r)
-            .map_err(std::io::Error::other)
-            .and_then(|b| std::fs::write(&tmp, b))
-            .and_then(|()| std::fs::rename(&tmp, path));
-        if let Err(e) = ok {
-            tracing::warn!(path = %path.display(), error = %e, "cannot save approvals");
-        }
+/// What to write to the approvals file: a snapshot taken under the
+/// queue's lock, written after it.
+struct Snapshot {
+    approved: BTreeSet<String>,
+    generation: u64,
+    written: std::sync::Arc<std::sync::Mutex<u64>>,
+}
+
+/// Write the approved setups' hashes to `path`, unless a newer snapshot
+/// already is.
+fn save_approved(s: Snapshot, path: &Path) {
+    super::held::assert_unlocked("writing approvals.json");
+    let mut written = s.written.lock().unwrap();
+    if *written >= s.generation {
+        return;
+    }
+    let approved = s.approved;
+    let r = Remembered {
+        approved_setups: approved,
+    };
+    let tmp = path.with_extension("json.tmp");
+    let ok = serde_json::to_vec_pretty(&r)
+        .map_err(std::io::Error::other)
+        .and_then(|b| std::fs::write(&tmp, b))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    match ok {
+        Ok(()) => *written = s.generation,
+        Err(e) => tracing::warn!(path = %path.display(), error = %e, "cannot save approvals"),
     }
 }
 
@@ -208,7 +223,8 @@ impl Core {
             return Ok(());
         };
         let kind = Kind::of_operation(op);
-        // Bound first: a guard in the `match` would live through its arms.
+        // Bound first: a guard in the `match` would live through its arms,
+        // and the refusal takes the lock again.
         let full = no_room(&self.state.lock().unwrap().approvals.pending, from, kind);
         match full {
             None => Ok(()),
@@ -305,86 +321,60 @@ impl Core {
                 "approvals are the user's to give, not a program's in a tab",
             ));
         }
-        let mut remember = None;
-        let decided = {
+        let (effects, remembered) = {
             let mut state = self.state.lock().unwrap();
             let a = &mut state.approvals;
-            let Some(i) = a.pending.iter().position(|p| p.id == id) else {
-                return Err(ApiError::new(
-                    ErrorCode::NotFound,
-                    format!("nothing waits for approval as `{id}` (see `nerdr approvals`)"),
-                ));
-            };
-            let network = matches!(a.pending[i].asked, Asked::Network { .. });
-            if session && !network {
-                return Err(ApiError::new(
-                    ErrorCode::BadRequest,
-                    format!("`{id}` is not a network question: --session applies to those only"),
-                ));
+            let effects = answer(&a.pending, id, yes, session)?;
+            if let Some(first) = a.pending.iter().find(|p| p.id == id) {
+                tracing::info!(approval = %id, approved = yes, session, question = %first.question, "decided");
             }
-            let first = a.pending.remove(i);
-            tracing::info!(approval = %id, approved = yes, session, question = %first.question, "decided");
-            let said = match (yes, session) {
-                (false, _) => Said::No,
-                (true, false) => Said::Yes,
-                (true, true) => Said::Session,
-            };
-            match &first.asked {
-                Asked::Plugin { .. } | Asked::Network { .. } => {
-                    // The run, or the connection, happens where it was asked for.
-                    if let Some(tx) = a.waiting.remove(id) {
-                        let _ = tx.send(said);
+            // What changes the queue happens under its lock, at once.
+            let mut remembered = None;
+            for e in &effects {
+                match e {
+                    Effect::Forget(gone) => a.pending.retain(|p| p.id != *gone),
+                    Effect::Wake { id, said } => {
+                        if let Some(tx) = a.waiting.remove(id) {
+                            let _ = tx.send(*said);
+                        }
                     }
-                    drop(state);
-                    self.changed();
-                    return Ok(Decided::default());
+                    Effect::Remember { hash } => {
+                        a.approved.insert(hash.clone());
+                        a.generation += 1;
+                        remembered = Some(Snapshot {
+                            approved: a.approved.clone(),
+                            generation: a.generation,
+                            written: a.written.clone(),
+                        });
+                    }
+                    Effect::Deliver { .. } | Effect::RunSetup(_) => {}
                 }
-                Asked::Message { to, text } if yes => {
-                    let (to, text) = (to.clone(), text.clone());
-                    drop(state);
-                    self.changed();
+            }
+            (effects, remembered)
+        };
+        // Files, typing and launches after the lock is let go.
+        if let Some(snapshot) = remembered {
+            let path = self.approvals_file();
+            let _ = tokio::task::spawn_blocking(move || save_approved(snapshot, &path)).await;
+        }
+        self.changed();
+        let mut ran = Vec::new();
+        for e in effects {
+            match e {
+                Effect::Deliver { to, text } => {
                     self.write_input(&to, text.into_bytes())?;
                     return Ok(Decided {
                         ran: vec![],
                         delivered: Some(to),
                     });
                 }
-                _ if !yes => {
-                    drop(state);
-                    self.changed();
-                    return Ok(Decided::default());
-                }
-                Asked::Message { .. } => unreachable!("answered above"),
-                Asked::Setup { once: true, .. } => vec![first],
-                Asked::Setup { hash, .. } => {
-                    let hash = hash.clone();
-                    a.approved.insert(hash.clone());
-                    remember = Some(a.approved.clone());
-                    // Every request for the same content is answered by this yes.
-                    let mut same: Vec<Approval> = Vec::new();
-                    a.pending.retain(|p| {
-                        let m = matches!(&p.asked, Asked::Setup { hash: h, once: false, .. } if *h == hash);
-                        if m {
-                            same.push(p.clone());
-                        }
-                        !m
-                    });
-                    same.insert(0, first);
-                    same
-                }
-            }
-        };
-        if let Some(approved) = remember {
-            Approvals::save(&self.approvals_file(), approved);
-        }
-        self.changed();
-        let mut ran = Vec::new();
-        for a in decided {
-            match self.run_setup(caller, &a).await {
-                Ok(started) => ran.push(started.tab),
-                Err(e) => {
-                    tracing::warn!(approval = %a.id, error = %e.message, "setup did not start")
-                }
+                Effect::RunSetup(a) => match self.run_setup(caller, &a).await {
+                    Ok(started) => ran.push(started.tab),
+                    Err(e) => {
+                        tracing::warn!(approval = %a.id, error = %e.message, "setup did not start")
+                    }
+                },
+                Effect::Forget(_) | Effect::Wake { .. } | Effect::Remember { .. } => {}
             }
         }
         Ok(Decided {
@@ -405,21 +395,22 @@ impl Core {
         };
         let (folder, parent) = {
             let state = self.state.lock().unwrap();
-            let t = state
-                .tabs
-                .get(&a.tab)
-                .ok_or_else(|| super::api::no_tab(&a.tab))?;
+            let t = state.tabs.get(&a.tab).ok_or_else(|| no_tab(&a.tab))?;
             (t.folder.clone(), t.id.clone())
         };
         let env = self.environment_for(caller, Vec::new());
-        let program =
-            super::launch::find_program(&argv[0], &super::launch::path_of(&env), worktree)
-                .ok_or_else(|| {
-                    ApiError::new(
-                        ErrorCode::LaunchFailed,
-                        format!("setup: `{}` is not on PATH", argv[0]),
-                    )
-                })?;
+        let found = {
+            let (word, path_var, cwd) = (argv[0].clone(), path_of(&env), worktree.clone());
+            tokio::task::spawn_blocking(move || find_program(&word, &path_var, &cwd))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        };
+        let program = found.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!("setup: `{}` is not on PATH", argv[0]),
+            )
+        })?;
         let command = argv.clone();
         let mut argv = argv.clone();
         argv[0] = program.to_string_lossy().into_owned();
@@ -430,7 +421,6 @@ impl Core {
                 folder,
                 cwd: worktree.clone(),
                 worktree: None,
-                fresh_worktree: false,
                 name: "setup".into(),
                 command,
                 argv,
@@ -444,6 +434,7 @@ impl Core {
                 probe: None,
                 deferred: None,
             },
+            &mut FreshWorktree::none(),
         )
         .await
     }
@@ -481,6 +472,24 @@ mod tests {
                 },
             })
             .collect()
+    }
+
+    #[test]
+    fn of_two_answers_written_out_of_order_the_newer_stays_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("approvals.json");
+        let written = std::sync::Arc::new(std::sync::Mutex::new(0));
+        let snapshot = |generation: u64, hashes: &[&str]| Snapshot {
+            approved: hashes.iter().map(|h| h.to_string()).collect(),
+            generation,
+            written: written.clone(),
+        };
+        save_approved(snapshot(2, &["h1", "h2"]), &path);
+        save_approved(snapshot(1, &["h1"]), &path);
+        let loaded = Approvals::load(&path);
+        assert!(loaded.is_approved("h1") && loaded.is_approved("h2"));
+        save_approved(snapshot(3, &["h1", "h2", "h3"]), &path);
+        assert!(Approvals::load(&path).is_approved("h3"));
     }
 
     /// Already waiting (tab, kind, how many), the asking tab and kind, room?

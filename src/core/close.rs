@@ -6,6 +6,7 @@
 //! `git::unsaved` and `git::saved`. Every removal of a worktree nerdr
 //! makes goes through [`Core::remove_worktree`].
 
+use super::not_found::no_tab;
 use super::state::Worktree;
 use super::Core;
 use crate::git::saved::{self, Saved};
@@ -50,7 +51,7 @@ impl Core {
     ) -> Result<Closed, ApiError> {
         let worktree = {
             let state = self.state.lock().unwrap();
-            let t = state.tabs.get(tab).ok_or_else(|| super::api::no_tab(tab))?;
+            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
             t.worktree.clone()
         };
         if let (true, Some(w)) = (remove_worktree, &worktree) {
@@ -88,31 +89,38 @@ impl Core {
     /// work no commit holds, unless `force`; and refuse when git cannot
     /// tell (the guard refused, say): nothing is lost by asking again.
     async fn refuse_unsaved(&self, tab: &str, w: &Worktree, force: bool) -> Result<(), ApiError> {
-        if !w.path.exists() {
-            // Removed by hand already: nothing there to lose.
-            return Ok(());
-        }
         let (paths, path) = (self.paths.clone(), w.path.clone());
-        let changes = tokio::task::spawn_blocking(move || unsaved::changes(&paths, &path))
-            .await
-            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
-            .map_err(|e| {
-                ApiError::new(
-                    ErrorCode::BadRequest,
-                    format!(
-                        "tab {tab} was not closed: cannot tell whether its worktree {} holds \
+        let changes = tokio::task::spawn_blocking(move || {
+            if !path.exists() {
+                // Removed by hand already: nothing there to lose.
+                return Ok(Vec::new());
+            }
+            unsaved::changes(&paths, &path)
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "tab {tab} was not closed: cannot tell whether its worktree {} holds \
                          uncommitted work: {e}",
-                        w.path.display()
-                    ),
-                )
-            })?;
+                    w.path.display()
+                ),
+            )
+        })?;
         match unsaved::decide(Stage::Asked, !changes.is_empty(), nested(&changes), force) {
             Removal::Go | Removal::SaveThenRemove => Ok(()),
             Removal::Keep => Err(ApiError::new(
                 ErrorCode::BadRequest,
                 format!(
-                    "tab {tab} was not closed: its worktree {} holds a repository of its own,                      whose files and commits nerdr cannot save (host git does not look inside                      one: that would run its config), so it is not removed, not even with                      --force:{}
-                     move each nested repository out of the worktree (or delete it, if                      nothing there is wanted), then close again; or close the tab and keep                      the worktree (`nerdr close {tab}`)",
+                    "tab {tab} was not closed: its worktree {} holds a repository of its own, \
+                     whose files and commits nerdr cannot save (host git does not look inside \
+                     one: that would run its config), so it is not removed, not even with \
+                     --force:{}\n\
+                     move each nested repository out of the worktree (or delete it, if \
+                     nothing there is wanted), then close again; or close the tab and keep \
+                     the worktree (`nerdr close {tab}`)",
                     w.path.display(),
                     unsaved::listed(&changes, 20),
                 ),
@@ -161,7 +169,9 @@ impl Core {
             ) {
                 Removal::Keep => {
                     return Err(format!(
-                        "it holds a repository of its own, whose work nerdr cannot save, so                          it was kept (move the nested repository out, then remove the                          worktree):{}",
+                        "it holds a repository of its own, whose work nerdr cannot save, so \
+                         it was kept (move the nested repository out, then remove the \
+                         worktree):{}",
                         unsaved::listed(&changes, 20)
                     ))
                 }

@@ -1,51 +1,31 @@
 //! Starting a program in a tab (an agent, see `agent`, or a terminal): decide
-//! its environment, scope and worktree, then ask the host to run it. Either
-//! the tab ends up running, or it is gone (worktree included) and the
-//! caller gets the reason: never a half-started tab.
+//! its environment and scope, then ask the host to run it. Either the tab
+//! ends up running (or refused by its sandbox check), or it is gone (a
+//! worktree made for it too: see `fresh_worktree`) and the caller gets the
+//! reason: never a half-started tab. What to run is decided in `planning`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::api::Caller;
+use super::caller::Caller;
 use super::env::{program_env, TabFacts};
-pub(super) use super::program_lookup::{find_program, path_of};
+use super::fresh_worktree::FreshWorktree;
+// `Plan`, `find_program` and `path_of` are re-exported for `sandbox_check`
+// only, which still names them here; the module cycle this keeps
+// (sandbox_check -> launch) goes once it takes plain data and imports
+// `programs` instead.
+pub(super) use super::launch_plan::Plan;
+use super::lifecycle::{self, Event, Life};
+use super::not_found::no_tab;
+use super::planning;
+pub(super) use super::programs::{find_program, path_of};
 use super::state::{Tab, Worktree};
 use super::Core;
 use crate::host::SpawnSpec;
-use crate::protocol::api::{ApiError, ErrorCode, TabKind, TabState};
+use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::handshake::random_hex;
 use crate::protocol::replies::Started;
 use crate::screen::SCROLLBACK;
-
-/// A launch, fully decided: what to run, where, as what kind of tab.
-pub(super) struct Plan {
-    pub(super) id: String,
-    pub(super) folder: PathBuf,
-    /// Where the program starts: the folder, or its place in the worktree.
-    pub(super) cwd: PathBuf,
-    pub(super) worktree: Option<Worktree>,
-    /// The worktree was made for this launch (not a restart's): a launch
-    /// that fails removes it again.
-    pub(super) fresh_worktree: bool,
-    /// The agent's name, or `terminal`.
-    pub(super) name: String,
-    /// The command as configured (for `nerdr tabs`), `argv[0]` unresolved.
-    pub(super) command: Vec<String>,
-    /// The resolved program, then its arguments.
-    pub(super) argv: Vec<String>,
-    pub(super) caller_env: Vec<(String, String)>,
-    pub(super) agent_env: std::collections::BTreeMap<String, String>,
-    pub(super) sandboxed: bool,
-    pub(super) kind: TabKind,
-    pub(super) parent: Option<String>,
-    pub(super) session_id: Option<String>,
-    pub(super) reported: Option<Vec<String>>,
-    /// For a sandboxed agent: where its sandbox check goes.
-    pub(super) probe: Option<super::sandbox_check::ProbeSite>,
-    /// For a sandboxed agent: its command line to complete once the check
-    /// passed.
-    pub(super) deferred: Option<super::agent::Deferred>,
-}
 
 impl Core {
     /// A terminal pane for tab `of`: the user's shell in the tab's folder,
@@ -58,7 +38,7 @@ impl Core {
     ) -> Result<Started, ApiError> {
         let (folder, cwd, parent, sandboxed) = {
             let state = self.state.lock().unwrap();
-            let t = state.tabs.get(of).ok_or_else(|| super::api::no_tab(of))?;
+            let t = state.tabs.get(of).ok_or_else(|| no_tab(of))?;
             // A terminal of a terminal belongs to the same agent tab.
             let parent = t.parent.clone().unwrap_or_else(|| t.id.clone());
             (t.folder.clone(), t.cwd.clone(), parent, false)
@@ -66,18 +46,14 @@ impl Core {
         // The terminal is the user's own shell, run by nerdr outside any
         // sandbox: it is marked as such even in a sandboxed agent's tab.
         let caller_env = self.environment_for(caller, caller_env);
-        let shell = caller_env
-            .iter()
-            .find(|(k, _)| k == "SHELL")
-            .map(|(_, v)| v.clone())
-            .filter(|s| Path::new(s).is_absolute())
-            .unwrap_or_else(|| "/bin/sh".into());
-        let program = find_program(&shell, &path_of(&caller_env), &cwd).ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::LaunchFailed,
-                format!("terminal: the shell {shell} is not an executable; set SHELL"),
-            )
-        })?;
+        let shell = planning::terminal_shell(&caller_env);
+        let found = {
+            let (shell, path_var, cwd) = (shell.clone(), path_of(&caller_env), cwd.clone());
+            tokio::task::spawn_blocking(move || find_program(&shell, &path_var, &cwd))
+                .await
+                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        };
+        let program = planning::terminal_program(&shell, found)?;
         self.launch(
             caller,
             Plan {
@@ -85,7 +61,6 @@ impl Core {
                 folder,
                 cwd,
                 worktree: None,
-                fresh_worktree: false,
                 name: "terminal".into(),
                 command: vec![shell],
                 argv: vec![program.to_string_lossy().into_owned()],
@@ -99,24 +74,23 @@ impl Core {
                 probe: None,
                 deferred: None,
             },
+            &mut FreshWorktree::none(),
         )
         .await
     }
 
     /// Record the tab, start its program, and either mark it running or
-    /// forget it and say why: never a half-started tab.
+    /// forget it and say why: never a half-started tab. A worktree made
+    /// for this launch (`fresh`) is kept where the tab still holds it;
+    /// everywhere else the caller's `fresh.settle` removes it.
     pub(super) async fn launch(
         self: &Arc<Self>,
         caller: &Caller,
         plan: Plan,
+        fresh: &mut FreshWorktree,
     ) -> Result<Started, ApiError> {
         if plan.sandboxed {
-            if let Err(e) = self.note_sandbox_history(&plan).await {
-                if plan.fresh_worktree {
-                    self.drop_worktree(&plan.id, plan.worktree.clone()).await;
-                }
-                return Err(e);
-            }
+            self.note_sandbox_history(&plan).await?;
         }
         let (rows, cols) = self
             .state
@@ -125,100 +99,14 @@ impl Core {
             .windows
             .session_size(&plan.folder);
         let id = plan.id.clone();
-        let mut term_number = None;
-        let (secret, scope) = {
-            let state = self.state.lock().unwrap();
-            let scope = match &plan.parent {
-                None => crate::systemd::names::agent_scope(&id).ok(),
-                Some(p) => {
-                    // Numbers are never reused while a terminal of the tab
-                    // lives: closing terminal 1 of 2 must not hand out 2.
-                    let n = state
-                        .tabs
-                        .values()
-                        .filter(|t| t.parent.as_ref() == Some(p))
-                        .filter_map(|t| t.term_number)
-                        .max()
-                        .unwrap_or(0);
-                    term_number = Some(n + 1);
-                    crate::systemd::names::term_scope(p, n + 1).ok()
-                }
-            };
-            (random_hex(32), scope)
-        };
-        let env = program_env(
-            &plan.caller_env,
-            &plan.agent_env,
-            &TabFacts {
-                secret: &secret,
-                nerdr_bin: &self.bin,
-                hook_socket: &self.paths.hook_socket(),
-                data_dir: &self.paths.data_dir,
-                sandboxed: plan.sandboxed,
-            },
-        );
-        let tab = Tab {
-            id: id.clone(),
-            secret,
-            folder: plan.folder.clone(),
-            agent: plan.name.clone(),
-            command: plan.command.clone(),
-            sandboxed: plan.sandboxed,
-            kind: plan.kind,
-            parent: plan.parent.clone(),
-            cwd: plan.cwd.clone(),
-            worktree: plan.worktree.clone(),
-            term_number,
-            session_id: plan.session_id.clone(),
-            reported: plan.reported.clone(),
-            last_event: None,
-            warning: None,
-            reason: None,
-            state: TabState::Starting,
-            pid: None,
-            start_time: None,
-            exit_code: None,
-            screen: vt100::Parser::new(rows, cols, SCROLLBACK),
-            log: Default::default(),
-        };
-        let mut meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
-        self.state.lock().unwrap().insert(tab);
+        let (env, scope, mut meta) = self.record(&plan, rows, cols);
         let mut argv = plan.argv.clone();
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
         if plan.sandboxed && plan.kind == TabKind::Agent {
-            let checked = super::sandbox_check::Launch {
-                name: &plan.name,
-                command: &plan.command,
-                argv: &plan.argv,
-                cwd: &plan.cwd,
-                folder: &plan.folder,
-                worktree: plan.worktree.as_ref(),
-                probe: plan.probe.as_ref(),
-            };
-            let proven = self.check_sandbox(&checked, &id, &env).await?;
-            if let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) {
-                let completed = self
-                    .with_features(&id, d, proven.as_deref(), &plan.caller_env)
-                    .await;
-                match completed {
-                    Ok(Some(full)) => {
-                        argv = full;
-                        if let Some(t) = self.state.lock().unwrap().tabs.get(&id) {
-                            meta = serde_json::to_value(t.saved(true))
-                                .expect("a tab record serializes");
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => {
-                        self.state.lock().unwrap().remove(&id);
-                        self.changed();
-                        if plan.fresh_worktree {
-                            self.drop_worktree(&id, plan.worktree.clone()).await;
-                        }
-                        return Err(e);
-                    }
-                }
+            if let Some((full, record)) = self.checked(&plan, &env, fresh).await? {
+                argv = full;
+                meta = record.unwrap_or(meta);
             }
         }
         let spawned = self
@@ -243,13 +131,10 @@ impl Core {
         let spawned = match spawned {
             Ok(s) => s,
             Err(e) => {
+                // A worktree made for this launch goes with it (`fresh`); a
+                // restarted tab's worktree holds its work and stays.
                 self.state.lock().unwrap().remove(&id);
                 self.changed();
-                // A worktree made for this launch goes with it; a
-                // restarted tab's worktree holds its work and stays.
-                if plan.fresh_worktree {
-                    self.drop_worktree(&id, plan.worktree.clone()).await;
-                }
                 tracing::warn!(agent = %name, folder = %plan.folder.display(), error = %e, "launch failed");
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
@@ -259,19 +144,20 @@ impl Core {
         };
         {
             let mut state = self.state.lock().unwrap();
+            // Running, or closed while it started (the close ended the
+            // program and decided about the worktree): kept either way.
+            fresh.keep();
             let Some(t) = state.tabs.get_mut(&id) else {
-                // Closed while it started; the close ended the program.
                 return Err(ApiError::new(
                     ErrorCode::LaunchFailed,
                     format!("tab {id} was closed while `{name}` was starting"),
                 ));
             };
-            t.pid = Some(spawned.pid);
-            t.start_time = Some(spawned.start_time);
-            // A program that already ended keeps its `exited` state.
-            if t.state == TabState::Starting {
-                t.state = TabState::Running;
-            }
+            let started = Event::Started {
+                pid: spawned.pid,
+                start_time: spawned.start_time,
+            };
+            lifecycle::apply(t, started);
         }
         tracing::info!(
             tab = %id,
@@ -284,6 +170,139 @@ impl Core {
         );
         self.changed();
         Ok(Started { tab: id })
+    }
+}
+
+impl Core {
+    /// Record tab `plan.id` as starting; its environment, scope and the
+    /// record the host keeps for it.
+    fn record(
+        &self,
+        plan: &Plan,
+        rows: u16,
+        cols: u16,
+    ) -> (Vec<(String, String)>, Option<String>, serde_json::Value) {
+        let secret = random_hex(32);
+        let env = program_env(
+            &plan.caller_env,
+            &plan.agent_env,
+            &TabFacts {
+                secret: &secret,
+                nerdr_bin: &self.bin,
+                hook_socket: &self.paths.hook_socket(),
+                data_dir: &self.paths.data_dir,
+                sandboxed: plan.sandboxed,
+            },
+        );
+        let mut state = self.state.lock().unwrap();
+        let term_number = plan
+            .parent
+            .as_ref()
+            .map(|p| next_term_number(state.tabs.values(), p));
+        let scope = match (&plan.parent, term_number) {
+            (Some(p), Some(n)) => crate::systemd::names::term_scope(p, n).ok(),
+            _ => crate::systemd::names::agent_scope(&plan.id).ok(),
+        };
+        let tab = starting_tab(plan, secret, term_number, rows, cols);
+        let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
+        state.insert(tab);
+        (env, scope, meta)
+    }
+
+    /// A recorded sandboxed agent's check, then its command line completed
+    /// with what the proven program supports: `Some` the new command line
+    /// and the tab's record (`None`: closed meanwhile). Refused, the tab stays (with its worktree, for `nerdr
+    /// restart`); failed after the check, it is gone.
+    async fn checked(
+        self: &Arc<Self>,
+        plan: &Plan,
+        env: &[(String, String)],
+        fresh: &mut FreshWorktree,
+    ) -> Result<Option<(Vec<String>, Option<serde_json::Value>)>, ApiError> {
+        let id = &plan.id;
+        let checked = super::sandbox_check::Launch {
+            name: &plan.name,
+            command: &plan.command,
+            argv: &plan.argv,
+            cwd: &plan.cwd,
+            folder: &plan.folder,
+            worktree: plan.worktree.as_ref(),
+            probe: plan.probe.as_ref(),
+        };
+        let proven = match self.check_sandbox(&checked, id, env).await {
+            Ok(proven) => proven,
+            Err(e) => {
+                // Refused, the tab keeps its worktree; closed meanwhile,
+                // the close decided about it.
+                fresh.keep();
+                return Err(e);
+            }
+        };
+        let Some(d) = plan.deferred.as_ref().filter(|_| proven.is_some()) else {
+            return Ok(None);
+        };
+        match self
+            .with_features(id, d, proven.as_deref(), &plan.caller_env)
+            .await
+        {
+            Ok(Some(full)) => {
+                let record =
+                    self.state.lock().unwrap().tabs.get(id).map(|t| {
+                        serde_json::to_value(t.saved(true)).expect("a tab record serializes")
+                    });
+                Ok(Some((full, record)))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.state.lock().unwrap().remove(id);
+                self.changed();
+                Err(e)
+            }
+        }
+    }
+}
+
+/// The number of a new terminal of tab `parent`: one past the highest in
+/// use, so closing terminal 1 of 2 does not hand out 2 again.
+fn next_term_number<'a>(tabs: impl Iterator<Item = &'a Tab>, parent: &str) -> u32 {
+    tabs.filter(|t| t.parent.as_deref() == Some(parent))
+        .filter_map(|t| t.term_number)
+        .max()
+        .unwrap_or(0)
+        + 1
+}
+
+/// The tab `plan` makes, its program not yet started.
+fn starting_tab(
+    plan: &Plan,
+    secret: String,
+    term_number: Option<u32>,
+    rows: u16,
+    cols: u16,
+) -> Tab {
+    Tab {
+        id: plan.id.clone(),
+        secret,
+        folder: plan.folder.clone(),
+        agent: plan.name.clone(),
+        command: plan.command.clone(),
+        sandboxed: plan.sandboxed,
+        kind: plan.kind,
+        parent: plan.parent.clone(),
+        cwd: plan.cwd.clone(),
+        worktree: plan.worktree.clone(),
+        term_number,
+        session_id: plan.session_id.clone(),
+        reported: plan.reported.clone(),
+        last_event: None,
+        warning: None,
+        reason: None,
+        state: Life::STARTING.state,
+        pid: Life::STARTING.pid,
+        start_time: Life::STARTING.start_time,
+        exit_code: Life::STARTING.exit_code,
+        screen: vt100::Parser::new(rows, cols, SCROLLBACK),
+        log: Default::default(),
     }
 }
 
@@ -350,21 +369,6 @@ impl Core {
             ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}"))
         })
     }
-}
-
-pub(super) fn existing_folder(folder: &Path) -> Result<PathBuf, ApiError> {
-    std::fs::canonicalize(folder)
-        .ok()
-        .filter(|f| f.is_dir())
-        .ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::BadRequest,
-                format!(
-                    "folder {} does not exist or is not a folder",
-                    folder.display()
-                ),
-            )
-        })
 }
 
 impl Core {

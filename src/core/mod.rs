@@ -4,26 +4,34 @@
 
 pub mod activation;
 mod agent;
+mod answers;
 mod api;
 mod approvals;
 mod attach;
+mod caller;
 mod client_conn;
 mod close;
 mod edge;
 pub mod env;
+mod fresh_worktree;
 mod held;
 mod hook_conn;
 mod hosting;
 mod identity;
 mod keyfile;
 mod launch;
+mod launch_plan;
+mod lifecycle;
 pub mod listen;
 mod net_questions;
+mod not_found;
 mod outlog;
 mod persist;
+mod planning;
 mod plugins;
 mod privilege;
-mod program_lookup;
+mod programs;
+mod question;
 mod reports;
 mod sandbox_check;
 mod sandbox_facts;
@@ -43,8 +51,7 @@ use crate::host::{Host, HostEvent};
 use crate::logging;
 use crate::notify;
 use crate::paths::Paths;
-use crate::protocol::api::TabState;
-pub use api::Caller;
+pub use caller::Caller;
 use held::OneLock;
 pub use serve::{serve, Listeners};
 use state::{Saved, Tab, DEFAULT_COLS, DEFAULT_ROWS};
@@ -152,22 +159,16 @@ impl Core {
                 start_time,
             } => {
                 if let Some(t) = state.tabs.get_mut(&tab) {
-                    t.pid = Some(pid);
-                    t.start_time = Some(start_time);
-                    if t.state == TabState::Starting {
-                        t.state = TabState::Running;
-                    }
+                    lifecycle::apply(t, lifecycle::Event::Started { pid, start_time });
                 }
                 drop(state);
                 self.changed();
             }
             HostEvent::Exited { tab, code } => {
-                // A program already known to have ended keeps its real exit
-                // code when its holder is lost later (code -1).
-                if let Some(t) = state.tabs.get_mut(&tab).filter(|t| t.exit_code.is_none()) {
-                    t.state = TabState::Exited;
-                    t.exit_code = Some(code);
-                    tracing::info!(tab = %tab, agent = %t.agent, exit_code = code, "program exited");
+                if let Some(t) = state.tabs.get_mut(&tab) {
+                    if lifecycle::apply(t, lifecycle::Event::Exited { code }) {
+                        tracing::info!(tab = %tab, agent = %t.agent, exit_code = code, "program exited");
+                    }
                 }
                 drop(state);
                 self.changed();
@@ -241,22 +242,17 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 let meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
-                // pid 0: still being started when the previous core went.
-                t.pid = Some(f.held.pid).filter(|p| *p != 0);
-                t.start_time = t.pid.map(|_| f.held.start_time);
-                t.exit_code = f.held.exit_code;
-                t.state = match (f.held.exit_code, t.pid) {
-                    (Some(_), _) => TabState::Exited,
-                    (None, None) => TabState::Starting,
-                    (None, Some(_)) => TabState::Running,
+                let found = lifecycle::Event::Found {
+                    pid: f.held.pid,
+                    start_time: f.held.start_time,
+                    exit_code: f.held.exit_code,
                 };
+                lifecycle::apply(&mut t, found);
                 t
             }
             None => {
                 let mut t = Tab::from_saved(saved, DEFAULT_ROWS, DEFAULT_COLS);
-                if t.state != TabState::Refused {
-                    t.state = TabState::Exited;
-                }
+                lifecycle::apply(&mut t, lifecycle::Event::Missing);
                 t
             }
         };

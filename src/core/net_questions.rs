@@ -9,9 +9,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::api::Caller;
-use super::approvals::{Approval, Asked, Said};
+use super::caller::Caller;
+use super::not_found::no_tab;
 use super::privilege::Operation;
+use super::question::{Approval, Asked, Said};
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::replies::NetworkAnswer;
@@ -46,10 +47,7 @@ impl Core {
         }
         let (agent, watched) = {
             let state = self.state.lock().unwrap();
-            let t = state
-                .tabs
-                .get(&tab)
-                .ok_or_else(|| super::api::no_tab(&tab))?;
+            let t = state.tabs.get(&tab).ok_or_else(|| no_tab(&tab))?;
             let watched = state.windows.by_id.values().any(|w| w.folder == t.folder);
             (t.agent.clone(), watched)
         };
@@ -60,9 +58,14 @@ impl Core {
             });
         }
         self.room_in_queue(caller, Operation::AskNetwork, None)?;
-        let secs = crate::config::load(&self.paths.config_file())
-            .map(|c| c.sandbox.ask_timeout_secs)
-            .unwrap_or(crate::config::SandboxConfig::default().ask_timeout_secs);
+        let file = self.paths.config_file();
+        let secs = tokio::task::spawn_blocking(move || {
+            crate::config::load(&file).map(|c| c.sandbox.ask_timeout_secs)
+        })
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or(crate::config::SandboxConfig::default().ask_timeout_secs);
         let shown = crate::protocol::printable(&host.to_string());
         let a = Approval {
             id: self.new_approval_id(),

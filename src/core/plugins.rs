@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
 
-use super::api::Caller;
-use super::approvals::{Approval, Asked, Said};
+use super::caller::Caller;
+use super::not_found::no_tab;
+use super::question::{Approval, Asked, Said};
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::replies::PluginRan;
@@ -35,7 +36,9 @@ pub fn valid_name(name: &str) -> bool {
 }
 
 impl Core {
-    fn plugin_path(&self, name: &str) -> Result<PathBuf, ApiError> {
+    /// Plugin `name`'s file, if it is an executable one (looked at off the
+    /// async workers).
+    async fn plugin_path(&self, name: &str) -> Result<PathBuf, ApiError> {
         let dir = self.paths.config_dir.join("plugins");
         if !valid_name(name) {
             return Err(ApiError::new(
@@ -47,10 +50,17 @@ impl Core {
             ));
         }
         let path = dir.join(name);
-        let runnable = std::fs::metadata(&path).is_ok_and(|m| {
-            use std::os::unix::fs::PermissionsExt;
-            m.is_file() && m.permissions().mode() & 0o111 != 0
-        });
+        let runnable = {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || {
+                std::fs::metadata(&path).is_ok_and(|m| {
+                    use std::os::unix::fs::PermissionsExt;
+                    m.is_file() && m.permissions().mode() & 0o111 != 0
+                })
+            })
+            .await
+            .unwrap_or(false)
+        };
         if !runnable {
             return Err(ApiError::new(
                 ErrorCode::NotFound,
@@ -72,7 +82,7 @@ impl Core {
         folder: &Path,
         ask: bool,
     ) -> Result<PluginRan, ApiError> {
-        let program = self.plugin_path(name)?;
+        let program = self.plugin_path(name).await?;
         // A tab's plugin runs in that tab's folder, whatever it claims.
         let cwd = match caller.tab() {
             Some(tab) => self
@@ -82,15 +92,20 @@ impl Core {
                 .tabs
                 .get(tab)
                 .map(|t| t.cwd.clone())
-                .ok_or_else(|| super::api::no_tab(tab))?,
+                .ok_or_else(|| no_tab(tab))?,
             None => folder.to_path_buf(),
         };
         if ask {
             self.room_in_queue(caller, super::privilege::Operation::RunPlugin, None)?;
             let from = caller.tab().unwrap_or("-").to_string();
-            let timeout = crate::config::load(&self.paths.config_file())
-                .map(|c| c.plugins.approval_timeout_secs)
-                .unwrap_or(120);
+            let file = self.paths.config_file();
+            let timeout = tokio::task::spawn_blocking(move || {
+                crate::config::load(&file).map(|c| c.plugins.approval_timeout_secs)
+            })
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or(120);
             // Arguments as a JSON array: unambiguous, and all of it shown.
             let shown = serde_json::to_string(&args).expect("strings serialize");
             if shown.chars().count() > MAX_SHOWN_ARGS {

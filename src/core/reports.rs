@@ -3,7 +3,8 @@
 //! (`nerdr pane report-agent`). Both feed resume; neither is trusted further
 //! than its own tab.
 
-use super::api::{no_tab, Caller};
+use super::caller::Caller;
+use super::not_found::no_tab;
 use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::replies::{Done, ReportTaken};
@@ -130,7 +131,8 @@ impl Core {
         }
         let mut state = self.state.lock().unwrap();
         for (agent, id) in integrated {
-            let Some(t) = state.tabs.get_mut(&id) else {
+            // Closed, or restarted as another agent, meanwhile.
+            let Some(t) = state.tabs.get_mut(&id).filter(|t| t.agent == agent) else {
                 continue;
             };
             let text = format!(

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::program_lookup::{find_program, path_of};
+use super::programs::{find_program, path_of};
 use super::state::Worktree;
 use crate::paths::Paths;
 use crate::probe::plan::Proc;

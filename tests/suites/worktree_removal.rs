@@ -315,6 +315,9 @@ fn a_nested_repository_is_never_removed_with_the_worktree() {
     let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", &tab]);
     assert!(!ok, "a nested repository was removed without a word");
     assert!(err.contains("lib"), "{err}");
+    // Read as sentences: no source indentation in the middle of a line.
+    assert!(!err.contains("   "), "{err}");
+    assert!(err.contains("\nmove each nested repository out"), "{err}");
     assert!(wt.join("lib/uncommitted.txt").is_file(), "{err}");
     assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
     let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", "--force", &tab]);

@@ -145,6 +145,25 @@ fn a_worktree_that_needs_a_fetch_is_refused_clearly() {
     assert_eq!(git(&clone, &["branch", "--list", "nerdr/*"]), "");
 }
 
+/// A launch that fails after its worktree was made (here: a sandboxed
+/// agent whose sandbox history cannot be kept, so it must not start)
+/// leaves no worktree and no branch behind.
+#[test]
+fn a_launch_that_fails_after_making_its_worktree_leaves_none() {
+    let l = Local::started();
+    l.write_config("[agents.boxed]\ncommand = [\"bash\", \"--norc\"]\nsandboxed = true\n");
+    let r = repo(&l);
+    // The history can be read (host git runs, the worktree is made) but
+    // not written: its lock file is a folder.
+    std::fs::create_dir_all(l.path("state/nerdr/sandbox-history.lock/x")).unwrap();
+    let err = l.fails(&["agent", "boxed"]);
+    assert!(err.contains("sandbox history"), "{err}");
+    assert!(l.tabs_json(&[]).is_empty());
+    let list = git(&r, &["worktree", "list"]);
+    assert_eq!(list.lines().count(), 1, "the fresh worktree stays:\n{list}");
+    assert_eq!(git(&r, &["branch", "--list", "nerdr/*"]), "");
+}
+
 #[test]
 fn a_repository_without_commits_says_so() {
     let l = Local::started();

@@ -1,14 +1,19 @@
-//! Where a command word's program is, as a shell would find it, and the
-//! PATH a launch looks it up on. Shared by launch planning and the sandbox
-//! check's fact gathering, so neither imports the other. Hand-written
-//! rather than the `which` crate: a relative PATH folder must be skipped
-//! (not looked up from the core's own folder) and a word with a `/` is
-//! taken from the tab's folder, not the core's.
+//! Finding what a launch runs and where: a folder as the filesystem has
+//! it, a command word resolved as a shell would. Filesystem reads only,
+//! no decision; shared by the launch, setups and the sandbox check's fact
+//! gathering, so none imports another. Hand-written rather than the
+//! `which` crate: a relative PATH folder must be skipped (not looked up
+//! from the core's own folder) and a word with a `/` is taken from the
+//! tab's folder, not the core's.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-/// The launch's PATH, or the default a shell would use without one.
+/// `folder` as the filesystem has it (canonical), if it is a folder.
+pub(super) fn canonical_folder(folder: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(folder).ok().filter(|f| f.is_dir())
+}
+
 pub(super) fn path_of(env: &[(String, String)]) -> String {
     env.iter()
         .find(|(k, _)| k == "PATH")
