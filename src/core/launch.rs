@@ -397,3 +397,40 @@ fn caller_kind(c: &Caller) -> &str {
         Caller::Tab { id, .. } => id,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tab(id: &str, parent: Option<&str>, term_number: Option<u32>) -> Tab {
+        let saved = serde_json::from_value(serde_json::json!({
+            "id": id, "folder": "/w", "agent": "terminal", "command": ["sh"],
+            "sandboxed": false, "kind": "terminal", "parent": parent,
+            "term_number": term_number, "state": "running",
+            "pid": null, "start_time": null, "exit_code": null,
+        }))
+        .unwrap();
+        Tab::from_saved(saved, 24, 80)
+    }
+
+    #[test]
+    fn a_new_terminal_is_numbered_past_the_highest_of_its_tab() {
+        let tabs = [
+            tab("a", None, None),
+            tab("t1", Some("a"), Some(1)),
+            tab("t2", Some("a"), Some(2)),
+            tab("u1", Some("b"), Some(7)),
+        ];
+        #[rustfmt::skip]
+        let table: &[(&str, &[usize], &str, u32)] = &[
+            ("a tab's first terminal is number 1", &[0], "a", 1),
+            ("the next terminal goes past the highest", &[0, 1, 2], "a", 3),
+            ("closing terminal 1 of 2 does not hand out 2 again", &[0, 2], "a", 3),
+            ("another tab's terminals do not count", &[0, 3], "a", 1),
+        ];
+        for (sentence, present, parent, want) in table {
+            let got = next_term_number(present.iter().map(|i| &tabs[*i]), parent);
+            assert_eq!(got, *want, "{sentence}");
+        }
+    }
+}
