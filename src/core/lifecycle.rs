@@ -53,10 +53,7 @@ pub enum Event {
     /// It ended with `code`; -1 when its holder was lost and the real code
     /// cannot be known.
     Exited { code: i32 },
-    /// The sandbox check refused to start it. Not yet sent:
-    /// `sandbox_check::refuse_tab` still sets the state itself, and is to
-    /// call [`apply`] with this instead.
-    #[allow(dead_code)]
+    /// The sandbox check refused to start it.
     Refused,
     /// A starting core found it still held: `pid` 0 when the previous core
     /// went while it was being started, `exit_code` when it has ended.

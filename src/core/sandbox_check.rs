@@ -17,7 +17,7 @@ use crate::probe::placement::{in_agent_reach, place, Placement};
 use crate::probe::plan::{plan, Plan};
 use crate::probe::targets::targets;
 use crate::probe::verdict::{verdict, Outcome, Verdict};
-use crate::protocol::api::{ApiError, ErrorCode, TabState};
+use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::handshake::random_hex;
 
 /// Where the probe goes in a sandboxed agent's command.
@@ -215,7 +215,7 @@ impl Core {
         {
             let mut state = self.state.lock().unwrap();
             if let Some(t) = state.tabs.get_mut(id) {
-                t.state = TabState::Refused;
+                super::lifecycle::apply(t, super::lifecycle::Event::Refused);
                 t.reason = Some(message.to_string());
                 let shown = format!("\r\nnerdr: {}\r\n", message.replace('\n', "\r\n"));
                 t.screen.process(shown.as_bytes());
