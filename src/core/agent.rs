@@ -33,7 +33,10 @@ impl Core {
         let caller_env = self.environment_for(caller, caller_env);
         let canonical = {
             let asked = folder.to_path_buf();
-            blocking(move || canonical_folder(&asked)).await?
+            super::edge::gather_at("resolving a new agent's folder", folder, move || {
+                canonical_folder(&asked)
+            })
+            .await
         };
         let settings = self
             .settings_of(name)
@@ -298,17 +301,6 @@ impl Core {
         })
     }
 
-    pub(super) fn resolve(
-        &self,
-        name: &str,
-    ) -> Result<(ResolvedAgent, crate::config::Config), ApiError> {
-        let config = crate::config::load(&self.paths.config_file())
-            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
-        let agent = config
-            .resolve_agent(name)
-            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
-        Ok((agent, config))
-    }
     pub(super) async fn with_features(
         &self,
         id: &str,
@@ -366,6 +358,7 @@ impl Core {
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ApiError> {
+    super::held::assert_unlocked("gathering a launch's facts");
     tokio::task::spawn_blocking(f)
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))

@@ -34,13 +34,39 @@ impl Core {
             }
             _ => None,
         };
+        // Whether a restart would bring the tab's agent back outside a
+        // sandbox, by the config as it is now: read off the async workers,
+        // and before the state lock is taken for the extras.
+        let restarts_unsandboxed = match &req {
+            Request::Restart(RestartTab { tab, .. }) if !foreign => {
+                let agent = self
+                    .state
+                    .lock()
+                    .unwrap()
+                    .tabs
+                    .get(tab)
+                    .map(|t| t.agent.clone());
+                match agent {
+                    Some(a) => !self.settings_of(&a).await?.is_ok_and(|(a, _)| a.sandboxed),
+                    None => false,
+                }
+            }
+            _ => false,
+        };
         // What waits for the person must also be within the caller's reach:
         // the extras hold for queued requests as for allowed ones.
         let verdict = match privilege::decide(caller.kind(), op, target) {
             Verdict::Refuse(why) => Verdict::Refuse(why),
             other => match privilege::decide_extras(
                 caller.kind(),
-                self.extras(caller, &req, target, foreign, named.as_deref()),
+                self.extras(
+                    caller,
+                    &req,
+                    target,
+                    foreign,
+                    named.as_deref(),
+                    restarts_unsandboxed,
+                ),
             ) {
                 Verdict::Allow => other,
                 refused => refused,
@@ -89,6 +115,7 @@ impl Core {
         target: Target,
         foreign: bool,
         named: Option<&Path>,
+        restarts_unsandboxed: bool,
     ) -> privilege::Extras {
         let mut e = privilege::Extras {
             foreign_folder: foreign,
@@ -128,12 +155,7 @@ impl Core {
                 e.removes_others_worktree = *remove_worktree && target != Target::Own;
                 e.forced_removal = *remove_worktree && *force;
             }
-            Request::Restart(RestartTab { tab, .. }) => {
-                let agent = state.tabs.get(tab).map(|t| t.agent.clone());
-                drop(state);
-                e.unsandboxed_launch =
-                    agent.is_some_and(|a| !self.resolve(&a).is_ok_and(|(a, _)| a.sandboxed));
-            }
+            Request::Restart(_) => e.unsandboxed_launch = restarts_unsandboxed,
             _ => {}
         }
         e
@@ -399,7 +421,7 @@ impl Core {
                 let closed = self.quit_session(&folder).await;
                 encode::<QuitSession>(Ok(SessionQuit { closed }))
             }
-            Request::Agents => encode::<ListAgents>(self.agent_names()),
+            Request::Agents => encode::<ListAgents>(self.agent_names().await),
             Request::Report(ReportEvent {
                 event, session_id, ..
             }) => encode::<ReportEvent>(self.report(caller, &event, session_id)),
@@ -412,8 +434,10 @@ impl Core {
 
     /// The agents that can be started: the built-in ones, then the
     /// configured ones by other names.
-    fn agent_names(&self) -> Result<AgentNames, ApiError> {
-        let config = crate::config::load(&self.paths.config_file())
+    async fn agent_names(&self) -> Result<AgentNames, ApiError> {
+        let file = self.paths.config_file();
+        let config = super::edge::gather("reading the config", move || crate::config::load(&file))
+            .await
             .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
         let mut names: Vec<String> = crate::config::builtin_names()
             .iter()
