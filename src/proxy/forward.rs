@@ -10,9 +10,11 @@ use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
 
+use super::connector::{Connector, Failure, RELAY_BUF};
 use super::counted::Counted;
+use super::decision::Protocol;
 use super::http::{self, BadRequest, Body, Request, Target};
-use super::server::{until_idle, Failure, Protocol, Proxy, RELAY_BUF};
+use super::idle::until_idle;
 
 /// Longest request or response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -20,7 +22,7 @@ const MAX_HEAD: usize = 64 * 1024;
 const IDLE: Duration = Duration::from_secs(120);
 
 pub(super) async fn serve<S>(
-    proxy: &Proxy,
+    proxy: &Connector,
     client: &mut BufReader<S>,
     admitted: bool,
 ) -> io::Result<()>
@@ -126,7 +128,7 @@ where
 }
 
 async fn tunnel<S>(
-    proxy: &Proxy,
+    proxy: &Connector,
     client: &mut BufReader<S>,
     host: &str,
     port: u16,
@@ -152,7 +154,7 @@ where
 }
 
 async fn refuse<S>(
-    proxy: &Proxy,
+    proxy: &Connector,
     client: &mut BufReader<S>,
     protocol: Protocol,
     host: &str,
