@@ -13,6 +13,16 @@
 //! resolver crates would bring a second async stack for these few lines.
 //! The system resolver path, the one `nerdr sandbox` uses, does not touch
 //! hickory.
+//!
+//! The cost, measured when it came in (release build, thin LTO): the
+//! binary grew by 0.50 MB (13.68 to 14.18 MB, 3.6 %), as decoding any
+//! message links every record type's decoder (CAA's URLs bring `url`,
+//! `idna` and ICU's tables); about 40 more crates build, under a minute
+//! of CPU. Weighed against dropping the client behind the `Resolver`
+//! trait: the tests that check no name is looked up before the policy
+//! decides (`connect_to_a_denied_name_asks_no_dns`) need a real resolver
+//! in a separate process to watch, which `--dns` is, so the client stays
+//! and is read by a maintained, fuzzed decoder.
 
 use std::future::Future;
 use std::io;
