@@ -13,7 +13,7 @@ const SHOWN_ENTRIES: usize = 10;
 
 /// The whole body, one fact a line.
 pub fn blocked_text(host: &str, port: u16, r: &Refusal, rules: &NetRules) -> String {
-    let shown = super::server::show(host, port);
+    let shown = show(host, port);
     let mut out = format!(
         "Blocked by nerdr network policy: {shown}\n{}\nrule: {}\nallowed: {}\n",
         r.why,
@@ -24,6 +24,20 @@ pub fn blocked_text(host: &str, port: u16, r: &Refusal, rules: &NetRules) -> Str
         out.push_str(&format!("to allow it: {fix}\n"));
     }
     out
+}
+
+/// `host:port` as written in an authority (IPv6 in brackets), with control
+/// characters made visible so a reply cannot be split by a hostile name.
+fn show(host: &str, port: u16) -> String {
+    let clean: String = host
+        .chars()
+        .map(|c| if c.is_control() { '?' } else { c })
+        .collect();
+    if clean.contains(':') {
+        format!("[{clean}]:{port}")
+    } else {
+        format!("{clean}:{port}")
+    }
 }
 
 /// The allowed entries as written, the first few by name, and how many

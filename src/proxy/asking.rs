@@ -10,11 +10,12 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::answers::{Outcome, Settled};
+use super::answers::{Answer, Outcome, SessionAnswers, Settled};
+use super::decision::{Decision, Phase, Protocol, Trail};
 use super::policy::{Host, Refusal};
-use super::server::{Decision, Phase, Protocol, Proxy};
 
 /// The longest any question may keep a connection waiting, whatever the
 /// asker says (the core's time-out is at most [`MAX_ASK_SECS`]).
@@ -30,11 +31,29 @@ pub trait Asker: Send + Sync {
     fn ask<'a>(&'a self, host: &'a str, port: u16) -> Asking<'a>;
 }
 
-impl Proxy {
+/// The person to ask, if any, and the answers that hold for the rest of
+/// this run.
+pub(super) struct Questions {
+    /// Who is asked about hosts on neither list; `None`: they are refused.
+    asker: Option<Arc<dyn Asker>>,
+    /// Held only to read or record an answer, never across a wait.
+    answers: Mutex<SessionAnswers>,
+}
+
+impl Questions {
+    pub(super) fn new(asker: Option<Arc<dyn Asker>>) -> Questions {
+        Questions {
+            asker,
+            answers: Default::default(),
+        }
+    }
+
     /// Settles a request on neither list: an earlier answer of this run,
-    /// else the person's, else `refusal`.
-    pub(super) async fn ask_person(
+    /// else the person's, else `refusal`. The question and its outcome go
+    /// on `trail`.
+    pub(super) async fn settle(
         &self,
+        trail: &Trail,
         protocol: Protocol,
         raw_host: &str,
         host: &Host,
@@ -47,7 +66,7 @@ impl Proxy {
         let outcome = match &self.asker {
             None => Outcome::NotAsked("not run from a nerdr tab, so there is no one to ask".into()),
             Some(asker) => {
-                self.report_question(protocol, raw_host, port, Phase::Asked, None, None);
+                report_question(trail, protocol, raw_host, port, Phase::Asked, None, None);
                 let outcome = tokio::time::timeout(MAX_WAIT, asker.ask(raw_host, port))
                     .await
                     .unwrap_or(Outcome::NoAnswer {
@@ -59,10 +78,10 @@ impl Proxy {
                 };
                 let allowed = matches!(
                     outcome,
-                    Outcome::Answered(super::answers::Answer::Once)
-                        | Outcome::Answered(super::answers::Answer::Session)
+                    Outcome::Answered(Answer::Once) | Outcome::Answered(Answer::Session)
                 );
-                self.report_question(
+                report_question(
+                    trail,
                     protocol,
                     raw_host,
                     port,
@@ -78,20 +97,20 @@ impl Proxy {
             .unwrap()
             .settle(host, port, &refusal, &outcome)
     }
+}
 
-    /// The question's line (`asked`) and its outcome's (`answered`).
-    fn report_question(
-        &self,
-        protocol: Protocol,
-        host: &str,
-        port: u16,
-        phase: Phase,
-        outcome: Option<(bool, String)>,
-        why: Option<String>,
-    ) {
-        let (allowed, rule) = outcome.unwrap_or((false, "asking the user".into()));
-        self.send(Decision::unconnected(
-            phase, protocol, host, port, allowed, rule, why,
-        ));
-    }
+/// The question's line (`asked`) and its outcome's (`answered`).
+fn report_question(
+    trail: &Trail,
+    protocol: Protocol,
+    host: &str,
+    port: u16,
+    phase: Phase,
+    outcome: Option<(bool, String)>,
+    why: Option<String>,
+) {
+    let (allowed, rule) = outcome.unwrap_or((false, "asking the user".into()));
+    trail.send(Decision::unconnected(
+        phase, protocol, host, port, allowed, rule, why,
+    ));
 }

@@ -8,7 +8,7 @@ use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
-use super::server::Activity;
+use super::idle::Activity;
 
 /// An upstream stream that counts the bytes it carries each way and
 /// notes when it last carried any (every byte of a tunnel or exchange

@@ -10,9 +10,11 @@ use tokio::io::{
     AsyncBufRead, AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader,
 };
 
+use super::connector::{Connector, Failure, RELAY_BUF};
 use super::counted::Counted;
+use super::decision::Protocol;
 use super::http::{self, BadRequest, Body, Request, Target};
-use super::server::{until_idle, Failure, Protocol, Proxy, RELAY_BUF};
+use super::idle::until_idle;
 
 /// Longest request or response head accepted.
 const MAX_HEAD: usize = 64 * 1024;
@@ -20,7 +22,7 @@ const MAX_HEAD: usize = 64 * 1024;
 const IDLE: Duration = Duration::from_secs(120);
 
 pub(super) async fn serve<S>(
-    proxy: &Proxy,
+    proxy: &Connector,
     client: &mut BufReader<S>,
     admitted: bool,
 ) -> io::Result<()>
@@ -126,7 +128,7 @@ where
 }
 
 async fn tunnel<S>(
-    proxy: &Proxy,
+    proxy: &Connector,
     client: &mut BufReader<S>,
     host: &str,
     port: u16,
@@ -152,7 +154,7 @@ where
 }
 
 async fn refuse<S>(
-    proxy: &Proxy,
+    proxy: &Connector,
     client: &mut BufReader<S>,
     protocol: Protocol,
     host: &str,
@@ -246,46 +248,60 @@ where
         Body::Chunked => loop {
             let mut line = Vec::new();
             (&mut *src).take(4096).read_until(b'\n', &mut line).await?;
-            if !line.ends_with(b"\n") {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    "bad chunk size line",
-                ));
-            }
+            let size = http::chunk_size(&line).map_err(invalid)?;
             dst.write_all(&line).await?;
-            let size_text = std::str::from_utf8(&line)
-                .ok()
-                .and_then(|l| l.split([';', '\r', '\n']).next())
-                .map(str::trim)
-                .unwrap_or("");
-            let size = u64::from_str_radix(size_text, 16).map_err(|_| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("bad chunk size {size_text:?}"),
-                )
-            })?;
             if size == 0 {
-                // Trailers, up to a blank line.
-                loop {
-                    let mut t = Vec::new();
-                    (&mut *src)
-                        .take(MAX_HEAD as u64)
-                        .read_until(b'\n', &mut t)
-                        .await?;
-                    if t.is_empty() {
-                        return Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "body ended inside trailers",
-                        ));
-                    }
-                    dst.write_all(&t).await?;
-                    if t == b"\r\n" || t == b"\n" {
-                        return Ok(());
-                    }
-                }
+                return relay_trailers(src, dst).await;
             }
-            copy_exact(src, dst, size + 2).await?;
+            copy_exact(src, dst, size).await?;
+            // The chunk's own CRLF: anything else would be read by the
+            // server as the next chunk-size line, by the proxy as data.
+            let mut end = [0u8; 2];
+            src.read_exact(&mut end).await?;
+            if &end != b"\r\n" {
+                return Err(invalid(BadRequest(
+                    "chunk data not followed by CRLF".into(),
+                )));
+            }
+            dst.write_all(&end).await?;
         },
+    }
+}
+
+fn invalid(BadRequest(why): BadRequest) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, why)
+}
+
+/// The trailer section after the last chunk, up to its blank line, checked
+/// as header lines are and no longer than a head.
+async fn relay_trailers<R, W>(src: &mut R, dst: &mut W) -> io::Result<()>
+where
+    R: AsyncBufRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let mut trailers = Vec::new();
+    loop {
+        let start = trailers.len();
+        let n = (&mut *src)
+            .take((MAX_HEAD + 2 - start) as u64)
+            .read_until(b'\n', &mut trailers)
+            .await?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "body ended inside trailers",
+            ));
+        }
+        if !trailers.ends_with(b"\n") {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "trailers longer than 64 KiB",
+            ));
+        }
+        if matches!(&trailers[start..], b"\r\n" | b"\n") {
+            http::check_trailers(&trailers).map_err(invalid)?;
+            return dst.write_all(&trailers).await;
+        }
     }
 }
 
@@ -355,6 +371,77 @@ mod tests {
             "bad chunk size"
         );
         assert!(relay(b"5\r\nab", Body::Chunked).is_err(), "short chunk");
+    }
+
+    #[test]
+    fn chunked_bodies_are_relayed_only_as_framed() {
+        /// A sentence, the bytes after a head, and what is left after
+        /// the body or how relaying it fails.
+        type Row<'a> = (&'a str, &'a [u8], Result<&'a [u8], io::ErrorKind>);
+        #[rustfmt::skip]
+        let table: &[Row] = &[
+            ("a body with trailers ends at their blank line",
+                b"1\r\nx\r\n0\r\nX-Sum: 1\r\n\r\nnext", Ok(b"next")),
+            ("a body without trailers ends at the blank line after the last chunk",
+                b"1\r\nx\r\n0\r\n\r\nnext", Ok(b"next")),
+            ("chunk data not followed by CRLF is refused",
+                b"1\r\nxy\r\n0\r\n\r\n", Err(io::ErrorKind::InvalidData)),
+            ("chunk data followed by bytes that read as a chunk is refused",
+                b"1\r\nxAB1\r\ny\r\n0\r\n\r\n", Err(io::ErrorKind::InvalidData)),
+            ("chunk data followed by a bare LF is refused",
+                b"1\r\nx\n0\r\n\r\n", Err(io::ErrorKind::InvalidData)),
+            ("a chunk-size line without digits is refused",
+                b"\r\nx\r\n0\r\n\r\n", Err(io::ErrorKind::InvalidData)),
+            ("a malformed trailer is refused",
+                b"0\r\nBad Trailer: 1\r\n\r\n", Err(io::ErrorKind::InvalidData)),
+            ("a folded trailer is refused",
+                b"0\r\nX: 1\r\n 2\r\n\r\n", Err(io::ErrorKind::InvalidData)),
+            ("a body that ends inside its trailers is refused",
+                b"0\r\nX: 1\r\n", Err(io::ErrorKind::UnexpectedEof)),
+        ];
+        let wrong: Vec<String> = table
+            .iter()
+            .filter_map(|(sentence, input, want)| {
+                let got = relay(input, Body::Chunked);
+                let ok = match (want, &got) {
+                    // All of the body is relayed as it came, the rest left.
+                    (Ok(rest), Ok((out, left))) => {
+                        left == rest && [out.as_slice(), rest].concat() == *input
+                    }
+                    (Err(kind), Err(e)) => e.kind() == *kind,
+                    _ => false,
+                };
+                (!ok).then(|| format!("{sentence}: want {want:?}, got {got:?}"))
+            })
+            .collect();
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+        let huge = format!("0\r\nX: {}\r\n\r\n", "a".repeat(MAX_HEAD));
+        assert_eq!(
+            relay(huge.as_bytes(), Body::Chunked).unwrap_err().kind(),
+            io::ErrorKind::InvalidData,
+            "trailers longer than a head"
+        );
+    }
+
+    #[test]
+    fn heads_are_read_up_to_64_kib() {
+        let read = |input: &[u8]| run(async { read_head(&mut BufReader::new(input)).await });
+        let head = |len: usize| {
+            let line = "GET http://a/ HTTP/1.1\r\nX: ";
+            format!("{line}{}\r\n", "a".repeat(len - line.len() - 2))
+        };
+        let fits = head(MAX_HEAD);
+        assert_eq!(fits.len(), MAX_HEAD);
+        assert_eq!(
+            read(format!("{fits}\r\n").as_bytes()).unwrap().unwrap(),
+            fits.as_bytes()
+        );
+        assert_eq!(
+            read(format!("{}\r\n", head(MAX_HEAD + 1)).as_bytes())
+                .unwrap_err()
+                .kind(),
+            io::ErrorKind::InvalidData
+        );
     }
 
     #[test]

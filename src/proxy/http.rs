@@ -2,6 +2,16 @@
 //! target of a request (CONNECT authority or absolute URI), the head sent
 //! upstream, and how each body is framed. Pure functions over bytes; the
 //! server does the reading and writing.
+//!
+//! The bytes are tokenized by `httparse` (fuzzed, and used by hyper), with
+//! every leniency it offers turned off (`strict`): no folded header lines,
+//! no blank before a colon or a first header, one space between the parts
+//! of a request or status line, only token bytes in names and no control
+//! bytes but HTAB in values. Bare LF line ends are read as CRLF, as before
+//! and as RFC 9112 allows. What the tokens mean stays here, as policy:
+//! which framing a message has (`framing`: both framings, lengths that
+//! differ and a `Transfer-Encoding` not ending in `chunked` are refused,
+//! as servers disagree on them), which headers are hop-by-hop, the target.
 
 #[cfg(test)]
 mod tests;
@@ -46,45 +56,129 @@ fn bad<T>(why: impl Into<String>) -> Result<T, BadRequest> {
     Err(BadRequest(why.into()))
 }
 
-/// Splits a head (without its final blank line) into lines.
-fn lines(head: &[u8]) -> Result<Vec<&str>, BadRequest> {
-    let text = std::str::from_utf8(head).map_err(|_| BadRequest("head is not UTF-8".into()))?;
-    Ok(text
-        .split('\n')
-        .map(|l| l.strip_suffix('\r').unwrap_or(l))
-        .filter(|l| !l.is_empty())
-        .collect())
+/// The strict reading: every relaxation httparse offers stays off. They
+/// are off by default; naming them here keeps a change of default from
+/// loosening the proxy, since each one is a way for the proxy and the
+/// server behind it to read the same bytes as different requests.
+fn strict() -> httparse::ParserConfig {
+    let mut c = httparse::ParserConfig::default();
+    c.allow_multiple_spaces_in_request_line_delimiters(false)
+        .allow_multiple_spaces_in_response_status_delimiters(false)
+        .allow_spaces_after_header_name_in_responses(false)
+        .allow_obsolete_multiline_headers_in_responses(false)
+        .allow_space_before_first_header_name(false)
+        .ignore_invalid_headers_in_requests(false)
+        .ignore_invalid_headers_in_responses(false);
+    c
 }
 
-fn parse_headers(lines: &[&str]) -> Result<Vec<(String, String)>, BadRequest> {
-    lines
+/// The head with its final blank line put back, as httparse reads it; the
+/// text is checked to be UTF-8 first, as header values are kept as text.
+fn terminated(head: &[u8]) -> Result<Vec<u8>, BadRequest> {
+    std::str::from_utf8(head).map_err(|_| BadRequest("head is not UTF-8".into()))?;
+    let mut buf = Vec::with_capacity(head.len() + 2);
+    buf.extend_from_slice(head);
+    buf.extend_from_slice(b"\r\n");
+    Ok(buf)
+}
+
+/// Room for every header the head can hold: each takes a line.
+fn header_slots<'b>(buf: &[u8]) -> Vec<httparse::Header<'b>> {
+    vec![httparse::EMPTY_HEADER; memchr::memchr_iter(b'\n', buf).count()]
+}
+
+/// The lines of a head, line ends removed, leading blank lines skipped (as
+/// httparse skips them).
+fn head_lines(head: &[u8]) -> impl Iterator<Item = &[u8]> {
+    head.split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .skip_while(|l| l.is_empty())
+}
+
+fn show_line(line: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(line))
+}
+
+/// Which line of a head httparse refused, and why. httparse does not say
+/// where it stopped, so the first line is read alone (`first_line` names
+/// what is wrong with it, if anything), then each header line alone.
+fn refusal(
+    head: &[u8],
+    e: httparse::Error,
+    first_line: impl Fn(&[u8]) -> Option<String>,
+) -> BadRequest {
+    let mut lines = head_lines(head);
+    if let Some(why) = first_line(lines.next().unwrap_or_default()) {
+        return BadRequest(why);
+    }
+    for line in lines {
+        let alone = [line, b"\r\n\r\n"].concat();
+        let mut slot = [httparse::EMPTY_HEADER; 1];
+        if let Err(e) = httparse::parse_headers(&alone, &mut slot) {
+            return BadRequest(format!("malformed header line {}: {e}", show_line(line)));
+        }
+    }
+    BadRequest(format!("malformed head: {e}"))
+}
+
+/// What is wrong with a request line read alone, if anything.
+fn request_line_fault(line: &[u8]) -> Option<String> {
+    let alone = [line, b"\r\n\r\n"].concat();
+    let mut none = [];
+    match strict().parse_request(&mut httparse::Request::new(&mut none), &alone) {
+        Ok(_) => None,
+        Err(httparse::Error::Version) => Some(format!(
+            "unsupported HTTP version in request line {}",
+            show_line(line)
+        )),
+        Err(e) => Some(format!("malformed request line {}: {e}", show_line(line))),
+    }
+}
+
+/// What is wrong with a status line read alone, if anything.
+fn status_line_fault(line: &[u8]) -> Option<String> {
+    let alone = [line, b"\r\n\r\n"].concat();
+    let mut none = [];
+    match strict().parse_response(&mut httparse::Response::new(&mut none), &alone) {
+        Ok(_) => None,
+        Err(e) => Some(format!("malformed status line {}: {e}", show_line(line))),
+    }
+}
+
+fn headers(parsed: &[httparse::Header<'_>]) -> Result<Vec<(String, String)>, BadRequest> {
+    parsed
         .iter()
-        .map(|l| match l.split_once(':') {
-            Some((n, v)) if !n.is_empty() && !n.contains([' ', '\t']) => {
-                Ok((n.to_string(), v.trim().to_string()))
-            }
-            _ => bad(format!("malformed header line {l:?}")),
+        .map(|h| {
+            let value = std::str::from_utf8(h.value)
+                .map_err(|_| BadRequest(format!("header {} is not UTF-8", h.name)))?;
+            Ok((h.name.to_string(), value.to_string()))
         })
         .collect()
 }
 
+/// Reads a request head (without its final blank line) with httparse,
+/// configured strictly (see `strict`).
 pub fn parse_request(head: &[u8]) -> Result<Request, BadRequest> {
-    let lines = lines(head)?;
-    let Some((first, rest)) = lines.split_first() else {
-        return bad("empty request");
-    };
-    let parts: Vec<&str> = first.split(' ').collect();
-    let [method, target, version] = parts[..] else {
-        return bad(format!("malformed request line {first:?}"));
-    };
-    if !matches!(version, "HTTP/1.1" | "HTTP/1.0") {
-        return bad(format!("unsupported HTTP version {version:?}"));
+    let buf = terminated(head)?;
+    let mut slots = header_slots(&buf);
+    let mut req = httparse::Request::new(&mut slots);
+    match strict().parse_request(&mut req, &buf) {
+        Ok(httparse::Status::Complete(n)) if n == buf.len() => {}
+        Ok(httparse::Status::Complete(_)) => return bad("a blank line inside the head"),
+        Ok(httparse::Status::Partial) if head_lines(head).next().is_none() => {
+            return bad("empty request")
+        }
+        Ok(httparse::Status::Partial) => return bad("incomplete request head"),
+        Err(e) => return Err(refusal(head, e, request_line_fault)),
     }
+    let (Some(method), Some(target), Some(version)) = (req.method, req.path, req.version) else {
+        return bad("incomplete request line");
+    };
     Ok(Request {
         method: method.to_string(),
         target: target.to_string(),
-        version: version.to_string(),
-        headers: parse_headers(rest)?,
+        version: format!("HTTP/1.{version}"),
+        headers: headers(req.headers)?,
     })
 }
 
@@ -246,11 +340,42 @@ fn framing(headers: &[(String, String)], default: Body) -> Result<Body, BadReque
     }
     match cl.as_slice() {
         [] => Ok(default),
+        // Digits only: `u64::from_str` also takes a leading `+`, which a
+        // server behind the proxy may read otherwise.
         [first, rest @ ..] if rest.iter().all(|v| v == first) => first
-            .parse::<u64>()
+            .bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| first.parse::<u64>().ok())
+            .flatten()
             .map(Body::Length)
-            .map_err(|_| BadRequest(format!("bad Content-Length {first:?}"))),
+            .ok_or_else(|| BadRequest(format!("bad Content-Length {first:?}"))),
         _ => bad("conflicting Content-Length headers"),
+    }
+}
+
+/// The size of the chunk a chunk-size line (with its CRLF) announces,
+/// read by httparse. httparse takes a line with no digit as size 0 (the
+/// last chunk), which would end the body early by the proxy's reading and
+/// not by the server's: a line must start with a hex digit.
+pub fn chunk_size(line: &[u8]) -> Result<u64, BadRequest> {
+    let refused = || BadRequest(format!("bad chunk size line {}", show_line(line)));
+    if !line.first().is_some_and(u8::is_ascii_hexdigit) {
+        return Err(refused());
+    }
+    match httparse::parse_chunk_size(line) {
+        Ok(httparse::Status::Complete((n, size))) if n == line.len() => Ok(size),
+        _ => Err(refused()),
+    }
+}
+
+/// Checks a chunked body's trailer section (up to and with its blank line)
+/// as strictly as a head's header lines.
+pub fn check_trailers(trailers: &[u8]) -> Result<(), BadRequest> {
+    let mut slots = header_slots(trailers);
+    match httparse::parse_headers(trailers, &mut slots) {
+        Ok(httparse::Status::Complete((n, _))) if n == trailers.len() => Ok(()),
+        Ok(_) => bad("trailers run past their blank line"),
+        Err(e) => Err(refusal(trailers, e, |_| None)),
     }
 }
 
@@ -262,20 +387,29 @@ pub struct Response {
     pub headers: Vec<(String, String)>,
 }
 
+/// Reads a response head (without its final blank line) with httparse,
+/// configured strictly; the status line is kept as upstream wrote it.
 pub fn parse_response(head: &[u8]) -> Result<Response, BadRequest> {
-    let lines = lines(head)?;
-    let Some((first, rest)) = lines.split_first() else {
-        return bad("empty response");
+    let buf = terminated(head)?;
+    let mut slots = header_slots(&buf);
+    let mut resp = httparse::Response::new(&mut slots);
+    match strict().parse_response(&mut resp, &buf) {
+        Ok(httparse::Status::Complete(n)) if n == buf.len() => {}
+        Ok(httparse::Status::Complete(_)) => return bad("a blank line inside the head"),
+        Ok(httparse::Status::Partial) if head_lines(head).next().is_none() => {
+            return bad("empty response")
+        }
+        Ok(httparse::Status::Partial) => return bad("incomplete response head"),
+        Err(e) => return Err(refusal(head, e, status_line_fault)),
+    }
+    let Some(status) = resp.code else {
+        return bad("incomplete status line");
     };
-    let status = first
-        .strip_prefix("HTTP/1.")
-        .and_then(|r| r.get(2..5))
-        .and_then(|s| s.parse::<u16>().ok())
-        .ok_or_else(|| BadRequest(format!("malformed status line {first:?}")))?;
+    let first = head_lines(head).next().unwrap_or_default();
     Ok(Response {
         status,
-        status_line: first.to_string(),
-        headers: parse_headers(rest)?,
+        status_line: String::from_utf8_lossy(first).into_owned(),
+        headers: headers(resp.headers)?,
     })
 }
 

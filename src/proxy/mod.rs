@@ -21,7 +21,7 @@
 //! report::forward(decisions, stop, report::EXIT_GRACE, |d| audit(d)).await;
 //! ```
 //! `Proxy::with_limits` sets the connection limit and idle timeout
-//! (`server::MAX_CONNECTIONS`, `server::IDLE_TIMEOUT` by default);
+//! (`limits::MAX_CONNECTIONS`, `limits::IDLE_TIMEOUT` by default);
 //! `Proxy::with_asker` also gives it an `asking::Asker` for hosts on
 //! neither list (without one they are refused, the 403 body saying which
 //! setting opens them: `advice`).
@@ -35,14 +35,20 @@ pub mod advice;
 pub mod answers;
 pub mod asking;
 pub mod bridge;
+mod connector;
 mod counted;
+pub mod decision;
 pub mod dns;
 mod forward;
 pub mod http;
+mod idle;
+pub mod limits;
 pub mod policy;
 pub mod presets;
 pub mod report;
 pub mod server;
 mod socks;
 
-pub use server::{listen_unix, Decision, Limits, Phase, Proxy};
+pub use decision::{Decision, Phase};
+pub use limits::Limits;
+pub use server::{listen_unix, Proxy};

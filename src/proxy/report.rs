@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedReceiver;
 
-use super::server::{Decision, Phase};
+use super::decision::{Decision, Phase};
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 
-use super::server::{Failure, Protocol, Proxy};
+use super::connector::{Connector, Failure};
+use super::decision::Protocol;
 
 pub(super) const VERSION: u8 = 5;
 const NO_AUTH: u8 = 0;
@@ -49,7 +50,7 @@ pub fn encode_reply(code: Reply, bound: Option<SocketAddr>) -> Vec<u8> {
 const HANDSHAKE_TIME: Duration = Duration::from_secs(120);
 
 pub(super) async fn serve<S>(
-    proxy: &Proxy,
+    proxy: &Connector,
     client: &mut BufReader<S>,
     admitted: bool,
 ) -> io::Result<()>

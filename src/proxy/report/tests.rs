@@ -1,7 +1,7 @@
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::proxy::server::Protocol;
+use crate::proxy::decision::Protocol;
 
 fn d(phase: Phase, id: u64, host: &str, rule: &str) -> Decision {
     Decision {
