@@ -96,7 +96,7 @@ def bridges_under(root):
             pid = ps[pid][0]
         return False
     return [p for p, (_, argv) in ps.items()
-            if b"sandbox-init" in argv and b"--bridge-port" in argv and under(p)]
+            if argv[1:2] == [b"sandbox-init"] and b"--bridge-port" in argv and under(p)]
 def alive(pid):
     try:
         with open("/proc/%d/cmdline" % pid, "rb") as f:
