@@ -1,8 +1,9 @@
 //! What the sandbox does with signals, seen from the processes themselves:
 //! the program starts with the signal state a program started outside
 //! gets (nothing ignored or blocked that was not), although bubblewrap runs
-//! with SIGINT and SIGQUIT ignored; and the proxy bridge `sandbox-init`
-//! leaves behind ends with the program even without a PID namespace.
+//! with SIGINT and SIGQUIT ignored; SIGHUP to `nerdr sandbox` reaches the
+//! program; and the proxy bridge `sandbox-init` leaves behind ends with the
+//! program even without a PID namespace.
 
 use super::{sandbox, setup, text};
 use crate::support::sysenv::describe;
@@ -133,4 +134,36 @@ for b in left:
         s.contains("left []"),
         "the bridge outlived the program: {report}"
     );
+}
+
+/// SIGHUP sent to `nerdr sandbox` alone (its terminal went away) reaches
+/// the program through the forwarding handler, and the exit is recorded;
+/// SIGTERM's twin is `terminal::sigterm_ends_the_sandbox_on_the_record`.
+#[test]
+fn sighup_is_forwarded_to_the_program() {
+    let Some(env) = setup() else { return };
+    let proj = env.home().join("proj");
+    let driver = r#"
+import signal, subprocess
+p = subprocess.Popen(["nerdr", "sandbox", "--", "sh", "-c", "echo ready; exec sleep 60"],
+                     stdout=subprocess.PIPE)
+assert p.stdout.readline() == b"ready\n"
+p.send_signal(signal.SIGHUP)
+try:
+    print("exit", p.wait(timeout=20))
+except subprocess.TimeoutExpired:
+    p.kill()
+    print("still running")
+"#;
+    let mut c = env.user_cmd(&["python3", "-c", driver]);
+    c.current_dir(&proj);
+    let out = crate::support::sysenv::output_of(&mut c);
+    assert!(
+        text(&out.stdout).contains("exit 129"),
+        "{}",
+        describe(&c, &out)
+    );
+    let last = super::last_audit_line(&env);
+    assert_eq!(last["event"], "exit");
+    assert_eq!(last["code"], 129);
 }
