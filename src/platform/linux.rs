@@ -191,6 +191,32 @@ mod tests {
         assert_eq!(parse_cgroup("0::/\n"), None);
     }
 
+    /// The hand-over's file: close-on-exec (no program a tab runs gets
+    /// every screen), nameless, and made without sealing, as before nix.
+    #[test]
+    fn the_private_file_is_a_close_on_exec_memfd() {
+        use nix::fcntl::{fcntl, FcntlArg, FdFlag, SealFlag};
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        let mut f = private_file(std::path::Path::new("/nonexistent"), "nerdr-test").unwrap();
+        let raw = f.as_raw_fd();
+        let flags = FdFlag::from_bits_truncate(fcntl(raw, FcntlArg::F_GETFD).unwrap());
+        assert!(flags.contains(FdFlag::FD_CLOEXEC));
+        let seals = SealFlag::from_bits_truncate(fcntl(raw, FcntlArg::F_GET_SEALS).unwrap());
+        assert_eq!(seals, SealFlag::F_SEAL_SEAL);
+        let target = std::fs::read_link(format!("/proc/self/fd/{raw}")).unwrap();
+        assert!(
+            target.to_string_lossy().starts_with("/memfd:nerdr-test"),
+            "{target:?}"
+        );
+        f.write_all(b"state").unwrap();
+        f.rewind().unwrap();
+        let mut back = String::new();
+        f.read_to_string(&mut back).unwrap();
+        assert_eq!(back, "state");
+        assert!(private_file(std::path::Path::new("/"), "a\u{0}b").is_err());
+    }
+
     #[test]
     fn our_own_process_is_readable() {
         let me = std::process::id();

@@ -248,6 +248,36 @@ mod tests {
         assert!(gone(pid), "the setsid child {pid} outlived the timeout");
     }
 
+    /// The wrapper is a child subreaper: an orphan of its child comes back
+    /// to it, not to init, so it stays in the tree a timeout kills.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn an_orphan_of_the_wrappers_child_comes_back_to_the_wrapper() {
+        let tmp = tempfile::tempdir().unwrap();
+        let pidfile = tmp.path().join("orphan.pid");
+        let script = format!(
+            "sh -c 'sleep 300 & echo $! > {f}'; pid=$(cat {f}); \
+             ppid=$(cut -d' ' -f4 /proc/$pid/stat); kill $pid; echo \"$$ $ppid\"",
+            f = pidfile.display()
+        );
+        let got = run(
+            &words(&["sh", "-c", &script]),
+            tmp.path(),
+            &[("PATH".into(), "/usr/bin:/bin".into())],
+            Duration::from_secs(10),
+        )
+        .await;
+        let Outcome::Finished { stdout, .. } = &got else {
+            panic!("{got:?}");
+        };
+        let ids: Vec<&str> = stdout.split_whitespace().collect();
+        assert_eq!(ids.len(), 2, "{got:?}");
+        assert_eq!(
+            ids[0], ids[1],
+            "the orphan's parent is not the wrapper: {got:?}"
+        );
+    }
+
     fn gone(pid: i32) -> bool {
         (0..100).any(|_| {
             std::thread::sleep(Duration::from_millis(20));

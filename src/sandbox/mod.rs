@@ -466,3 +466,33 @@ fn status_pipe() -> anyhow::Result<(OwnedFd, OwnedFd)> {
     .context("fcntl")?;
     Ok((r, w))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+    use std::os::fd::AsRawFd;
+
+    use nix::fcntl::{fcntl, FcntlArg, FdFlag, SealFlag};
+
+    /// bwrap reads the seccomp filter and the limits file from descriptors
+    /// it inherits: they must survive exec, hold the bytes from their
+    /// start, and be what `memfd_create(name, 0)` makes (no sealing, so
+    /// `F_SEAL_SEAL` alone).
+    #[test]
+    fn data_files_are_inheritable_memfds_read_from_their_start() {
+        let fd = super::memfd_with(b"limits\n", c"nerdr-test").unwrap();
+        let raw = fd.as_raw_fd();
+        let flags = FdFlag::from_bits_truncate(fcntl(raw, FcntlArg::F_GETFD).unwrap());
+        assert!(!flags.contains(FdFlag::FD_CLOEXEC), "close-on-exec");
+        let seals = SealFlag::from_bits_truncate(fcntl(raw, FcntlArg::F_GET_SEALS).unwrap());
+        assert_eq!(seals, SealFlag::F_SEAL_SEAL);
+        let target = std::fs::read_link(format!("/proc/self/fd/{raw}")).unwrap();
+        assert!(
+            target.to_string_lossy().starts_with("/memfd:nerdr-test"),
+            "{target:?}"
+        );
+        let mut text = String::new();
+        std::fs::File::from(fd).read_to_string(&mut text).unwrap();
+        assert_eq!(text, "limits\n");
+    }
+}

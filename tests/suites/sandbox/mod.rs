@@ -6,6 +6,8 @@
 //! - `works`: what an agent needs (commits, socketpair, /dev/null, the hook
 //!   socket, the real Claude Code);
 //! - `terminal`: a TUI's resizes, Ctrl-C, job control on a real PTY;
+//! - `signals`: the program's signal dispositions and mask, SIGHUP
+//!   forwarded, the proxy bridge ending with the program;
 //! - `history`: the repository's history survives a sandboxed program, and
 //!   a hand-run sandbox records sandbox history;
 //! - `regressions`: the confirmed findings of the adversarial review;
@@ -22,6 +24,7 @@ mod escapes;
 mod history;
 mod regressions;
 mod settings;
+mod signals;
 mod terminal;
 mod works;
 
