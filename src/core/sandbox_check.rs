@@ -133,6 +133,24 @@ impl Core {
         };
         let took = started.elapsed();
         let verdict = verdict(&probe_plan, &nonce, &outcome);
+        let agent = programs
+            .iter()
+            .find(|p| p.role == AGENT_PROGRAM)
+            .and_then(|p| p.resolved.clone());
+        self.carry_out(launch, id, &verdict, took, agent)
+    }
+
+    /// The verdict's audit entry and log line; a refused tab is left
+    /// `refused` with the reason on its screen. `agent`: the program the
+    /// check proved, passed on for a start.
+    fn carry_out(
+        &self,
+        launch: &Launch<'_>,
+        id: &str,
+        verdict: &Verdict,
+        took: std::time::Duration,
+        agent: Option<PathBuf>,
+    ) -> Result<Option<PathBuf>, ApiError> {
         let name = launch.name;
         let command = serde_json::to_string(launch.command).unwrap_or_default();
         let event = |kind: Kind, sentence: String| {
@@ -141,7 +159,7 @@ impl Core {
                 .field("NERDR_AGENT", name)
                 .field("NERDR_COMMAND", command.as_str())
         };
-        let (message, notice) = match &verdict {
+        let (message, notice) = match verdict {
             Verdict::Start => {
                 tracing::info!(tab = %id, agent = %name, ms = took.as_millis() as u64, "sandbox check passed");
                 crate::audit::record(
@@ -160,10 +178,7 @@ impl Core {
                         ),
                     ));
                 }
-                return Ok(programs
-                    .iter()
-                    .find(|p| p.role == AGENT_PROGRAM)
-                    .and_then(|p| p.resolved.clone()));
+                return Ok(agent);
             }
             Verdict::Refuse { reached } => {
                 let mut e = event(
