@@ -81,19 +81,7 @@ pub async fn serve(
         host = %core.host.mode(),
         "core ready"
     );
-    tokio::spawn(accept_loop(core.clone(), client, Socket::Client));
-    tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
-    tokio::spawn(catch_up_windows(core.clone()));
-    tokio::spawn(watch_turns(core.clone()));
-    if let Some(every) = notify::watchdog_interval() {
-        tokio::spawn(async move {
-            let mut tick = tokio::time::interval(every);
-            loop {
-                tick.tick().await;
-                notify::watchdog();
-            }
-        });
-    }
+    spawn_tasks(&core, client, hook);
 
     notify::ready(&core.state.lock().unwrap().status_text());
 
@@ -118,6 +106,29 @@ pub async fn serve(
     }
     notify::stopping();
     tracing::info!("core stopping");
+    end_programs(&core).await;
+    Ok(())
+}
+
+/// The connections and the background tasks.
+fn spawn_tasks(core: &Arc<Core>, client: UnixListener, hook: UnixListener) {
+    tokio::spawn(accept_loop(core.clone(), client, Socket::Client));
+    tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
+    tokio::spawn(catch_up_windows(core.clone()));
+    tokio::spawn(watch_turns(core.clone()));
+    if let Some(every) = notify::watchdog_interval() {
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(every);
+            loop {
+                tick.tick().await;
+                notify::watchdog();
+            }
+        });
+    }
+}
+
+/// Programs that are the core's own children end with it.
+async fn end_programs(core: &Core) {
     if core.host.programs_end_with_core() {
         // The programs are our children and end with us; tell them the way
         // a closing terminal would rather than leaving orphans.
@@ -133,7 +144,6 @@ pub async fn serve(
             core.quit_session(&f).await;
         }
     }
-    Ok(())
 }
 
 /// Windows that fell behind get a redraw once their queue drains. Runs
