@@ -104,18 +104,7 @@ fn a_program_outlives_a_core_stopped_with_sigterm() {
 fn with_nerdr_holder_0_programs_end_with_the_core() {
     let mut l = Local::empty();
     l.write_config(SHELL_AGENT);
-    let child = l
-        .cmd(&["core"])
-        .env("NERDR_HOLDER", "0")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    l.core = Some(child);
-    let sock = l.client_socket();
-    wait_until("the core", Duration::from_secs(10), || {
-        std::os::unix::net::UnixStream::connect(&sock).is_ok()
-    });
+    l.start_core_with(&[("NERDR_HOLDER", "0")]);
     let tab = l.ok(&["agent", "sh"]);
     l.ok(&["send", &tab, "echo mine"]);
     l.wait_screen(&tab, "\nmine");

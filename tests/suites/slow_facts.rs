@@ -3,7 +3,6 @@
 //! core is told that one folder is slow (`NERDR_TEST_SLOW_PATH`, see
 //! `src/core/edge.rs`): every fact it gathers about that folder takes 10 s.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::support::local::Local;
@@ -18,19 +17,11 @@ fn a_launch_waiting_on_a_slow_folder_does_not_stall_other_tabs() {
     l.write_config(SHELL_AGENT);
     let slow = l.work().join("on-a-hung-mount");
     std::fs::create_dir(&slow).unwrap();
-    let child = l
-        .cmd(&["core"])
-        .env("NERDR_TEST_SLOW_PATH", &slow)
-        .env("NERDR_TEST_SLOW_MS", SLOW.as_millis().to_string())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    l.core = Some(child);
-    let sock = l.client_socket();
-    wait_until("the core", Duration::from_secs(10), || {
-        std::os::unix::net::UnixStream::connect(&sock).is_ok()
-    });
+    let ms = SLOW.as_millis().to_string();
+    l.start_core_with(&[
+        ("NERDR_TEST_SLOW_PATH", slow.to_str().unwrap()),
+        ("NERDR_TEST_SLOW_MS", &ms),
+    ]);
     let a = l.ok(&["agent", "sh"]);
     let b = l.ok(&["agent", "sh"]);
 

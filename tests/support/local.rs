@@ -40,8 +40,14 @@ impl Local {
     }
 
     pub fn start_core(&mut self) {
+        self.start_core_with(&[]);
+    }
+
+    /// Start the core with `env` added to its environment.
+    pub fn start_core_with(&mut self, env: &[(&str, &str)]) {
         let child = self
             .cmd(&["core"])
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
