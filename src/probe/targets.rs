@@ -12,6 +12,7 @@
 //! as absent: there is nothing there for a sandbox to reach.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use super::mounts::{spot, Mount};
@@ -295,7 +296,8 @@ fn candidates(f: &Facts) -> Candidates {
         f.launch_env
             .dbus_session_bus_address
             .as_deref()
-            .and_then(bus_socket),
+            .map(bus_sockets)
+            .unwrap_or_default(),
     );
     user_sockets.sort();
     user_sockets.dedup();
@@ -356,13 +358,45 @@ fn candidates(f: &Facts) -> Candidates {
     }
 }
 
-/// The socket a D-Bus address names (`unix:path=`, its first such entry),
-/// or `None` (an abstract socket or another transport).
-fn bus_socket(address: &str) -> Option<PathBuf> {
+/// Every socket a D-Bus address names: the `path=` of each `unix:` entry,
+/// wherever it stands among the entry's keys, unescaped. A client falls
+/// back from one entry to the next, and a sandbox that reaches any of them
+/// needs no address at all to connect: each is a user bus. An abstract
+/// socket or another transport names no file (see SECURITY.md, Limits).
+fn bus_sockets(address: &str) -> Vec<PathBuf> {
     address
         .split(';')
-        .find_map(|a| a.strip_prefix("unix:path="))
-        .map(|p| PathBuf::from(p.split(',').next().unwrap_or(p)))
+        .filter_map(|entry| entry.strip_prefix("unix:"))
+        .filter_map(|keys| keys.split(',').find_map(|kv| kv.strip_prefix("path=")))
+        .map(|p| PathBuf::from(std::ffi::OsString::from_vec(unescape_bus(p))))
+        .collect()
+}
+
+/// A D-Bus address value with its `%xx` escapes undone. Hand-written: the
+/// escape is that one form, and a crate for it would be a dependency for
+/// five lines. A `%` without two hex digits stays as it is.
+fn unescape_bus(value: &str) -> Vec<u8> {
+    let b = value.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (
+            b[i],
+            b.get(i + 1).and_then(|c| hex(*c)),
+            b.get(i + 2).and_then(|c| hex(*c)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h * 16 + l);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -307,6 +307,40 @@ fn each_rule() {
             lacks: &["/var/other", "/x"],
         },
         Row {
+            sentence: "every unix entry of the bus address is a target, not only the first",
+            change: |f| {
+                f.launch_env.dbus_session_bus_address =
+                    Some("unix:path=/var/gone;unix:path=/var/bus;unix:path=/var/bus2".into());
+                let mut more = disk(&[("/var/bus2", Kind::File)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &[
+                "the user's socket /var/bus (connected)",
+                "the user's socket /var/bus2 (connected)",
+            ],
+            lacks: &["/var/gone"],
+        },
+        Row {
+            sentence: "a bus address's path is found among its keys in any order, unescaped",
+            change: |f| {
+                f.launch_env.dbus_session_bus_address =
+                    Some("unix:guid=1,path=/var/my%20bus%2".into());
+                let mut more = disk(&[("/var/my bus%2", Kind::File)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &["the user's socket /var/my bus%2 (connected)"],
+            lacks: &[],
+        },
+        Row {
+            sentence: "a transport other than unix names no socket",
+            change: |f| {
+                f.launch_env.dbus_session_bus_address =
+                    Some("unixexec:path=/var/bus;tcp:host=localhost,port=1".into())
+            },
+            has: &[],
+            lacks: &["/var/bus"],
+        },
+        Row {
             sentence: "an abstract bus address names no socket",
             change: |f| f.launch_env.dbus_session_bus_address = Some("unix:abstract=/x".into()),
             has: &["the user's socket /run/user/1/bus (connected)"],
