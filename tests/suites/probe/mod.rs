@@ -389,6 +389,7 @@ const EVERYTHING: &[&str] = &[
     "the agent's program",
 ];
 
+mod bus;
 mod catalogue;
 mod relaunch;
 mod slow_facts;
