@@ -247,28 +247,80 @@ pub fn targets(f: &Facts) -> Targets {
             _ => d.clone(),
         })
         .collect();
-    Targets {
-        run_dir: id(&c.run_dir),
-        client_socket: id(&c.client_socket),
-        client_key: id(&c.client_key),
-        processes: c.processes,
-        config_dir: id(&c.config_dir),
-        state_dir: id(&c.state_dir),
-        git_configs: ids(&under("config")),
+    let dirs = Dirs {
+        config: id(&c.config_dir),
+        state: id(&c.state_dir),
         git_hooks: ids(&hooks),
         git_dirs: ids(&c.repo_dirs),
         // Without an info folder, .git itself (checked above) is where it
         // is made.
         git_infos: ids(&under("info")),
-        worktree_dirs: ids(&c.worktree_dirs),
-        data_dirs: ids(&c.data_dirs),
+        worktrees: ids(&c.worktree_dirs),
+        data: ids(&c.data_dirs),
+    };
+    let links = links(&f.disk, &dirs, &host_dirs);
+    Targets {
+        run_dir: id(&c.run_dir),
+        client_socket: id(&c.client_socket),
+        client_key: id(&c.client_key),
+        processes: c.processes,
+        config_dir: dirs.config,
+        state_dir: dirs.state,
+        git_configs: ids(&under("config")),
+        git_hooks: dirs.git_hooks,
+        git_dirs: dirs.git_dirs,
+        git_infos: dirs.git_infos,
+        worktree_dirs: dirs.worktrees,
+        data_dirs: dirs.data,
         runtime_root: c.runtime_root.as_deref().and_then(id),
         user_sockets: ids(&c.user_sockets),
         host_files,
         host_dirs,
+        links,
         mount_table: f.linux,
         processes_reachable_by_proc: f.linux,
     }
+}
+
+/// The folders the probe must not write into.
+struct Dirs {
+    config: Option<FileId>,
+    state: Option<FileId>,
+    git_hooks: Vec<FileId>,
+    git_dirs: Vec<FileId>,
+    git_infos: Vec<FileId>,
+    worktrees: Vec<FileId>,
+    data: Vec<FileId>,
+}
+
+/// Each of those folders (and of `host_dirs`) whose path leads through a
+/// symlink, once: writing into it is tried through the link, which says
+/// nothing of whether the link itself can be put back another way.
+fn links(disk: &Disk, d: &Dirs, host_dirs: &[Named]) -> Vec<Named> {
+    let fixed = [
+        ("nerdr's config folder", d.config.iter().collect::<Vec<_>>()),
+        ("nerdr's state folder", d.state.iter().collect()),
+        ("the git hooks folder", d.git_hooks.iter().collect()),
+        ("the main checkout's .git", d.git_dirs.iter().collect()),
+        ("the git info folder", d.git_infos.iter().collect()),
+        (
+            "the folder of other tabs' worktrees",
+            d.worktrees.iter().collect(),
+        ),
+        ("nerdr's data folder", d.data.iter().collect()),
+    ];
+    let all = fixed
+        .into_iter()
+        .flat_map(|(what, files)| files.into_iter().map(move |f| (what.to_string(), f)))
+        .chain(host_dirs.iter().map(|n| (n.what.clone(), &n.file)));
+    let mut seen = BTreeSet::new();
+    all.filter(|(_, f)| disk.real(&f.path).is_some_and(|r| r != f.path))
+        .filter(|(_, f)| seen.insert(f.path.clone()))
+        .map(|(what, f)| Named {
+            what,
+            file: f.clone(),
+        })
+        .collect()
 }
 
 fn candidates(f: &Facts) -> Candidates {

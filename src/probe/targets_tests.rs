@@ -167,6 +167,12 @@ fn checked(f: &Facts) -> Vec<String> {
         .collect()
 }
 
+/// `path` leads through a symlink to `real`.
+fn set_real(f: &mut Facts, path: &str, real: &str) {
+    let seen = f.disk.0.get_mut(Path::new(path)).expect(path);
+    seen.real = Some(real.into());
+}
+
 fn gone(f: &mut Facts, path: &str) {
     assert!(f.disk.0.remove(Path::new(path)).is_some(), "{path}");
 }
@@ -549,6 +555,43 @@ fn each_rule() {
                     be made /opt (written)",
             ],
             lacks: &[],
+        },
+        Row {
+            sentence: "a PATH folder that is a link is also the link, which may be put back",
+            change: |f| set_real(f, "/h/bin", "/h/dotfiles/bin"),
+            has: &[
+                "a PATH folder the core runs programs from /h/bin (written)",
+                "a PATH folder the core runs programs from /h/bin, a link or under one \
+                 (replaced)",
+            ],
+            lacks: &["/h/.cargo/bin, a link"],
+        },
+        Row {
+            sentence: "nerdr's and git's folders reached through a link are the link too",
+            change: |f| {
+                set_real(f, "/h/.local/state/nerdr", "/data/state/nerdr");
+                set_real(f, "/r/.git/hooks", "/shared/hooks");
+            },
+            has: &[
+                "nerdr's state folder /h/.local/state/nerdr, a link or under one (replaced)",
+                "the git hooks folder /r/.git/hooks, a link or under one (replaced)",
+            ],
+            lacks: &["nerdr's config folder /h/.config/nerdr, a link"],
+        },
+        Row {
+            sentence: "the nearest folder of a file not made yet, through a link, is the link too",
+            change: |f| set_real(f, "/h/.config", "/h/dotfiles/config"),
+            has: &[
+                "the folder where the global git config /h/.config/git/config would be made \
+                    /h/.config, a link or under one (replaced)",
+            ],
+            lacks: &[],
+        },
+        Row {
+            sentence: "folders whose paths lead through no link are no links",
+            change: |_| {},
+            has: &[],
+            lacks: &[", a link or under one"],
         },
         Row {
             sentence: "a path named as a file and as a folder is checked once, as the file",

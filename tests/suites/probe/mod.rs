@@ -391,5 +391,6 @@ const EVERYTHING: &[&str] = &[
 
 mod bus;
 mod catalogue;
+mod links;
 mod relaunch;
 mod slow_facts;
