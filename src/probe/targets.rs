@@ -82,6 +82,9 @@ pub struct GitFacts {
     pub core_git: Option<PathBuf>,
     /// `git config --global --path core.attributesFile`, as git printed it.
     pub attributes_file: Option<String>,
+    /// `core.hooksPath` as git printed it, globally and in the launch's
+    /// repository: the folder the user's git runs hooks from.
+    pub hooks_paths: Vec<String>,
     /// The common `.git` folder of the launch's repository (the main
     /// checkout's, also for a worktree).
     pub repo_dirs: Vec<PathBuf>,
@@ -387,6 +390,16 @@ fn candidates(f: &Facts) -> Candidates {
             "the folder of the git the core runs".into(),
             d.to_path_buf(),
         ));
+    }
+    // A relative one lies in each checkout, which its own rules cover.
+    for d in f
+        .git
+        .hooks_paths
+        .iter()
+        .map(|h| PathBuf::from(h.trim()))
+        .filter(|h| h.is_absolute())
+    {
+        host_folders.push(("the hooks folder git config names".into(), d));
     }
     for var in [&f.core_env.path, &f.launch_env.path] {
         for d in std::env::split_paths(var).filter(|d| d.is_absolute()) {

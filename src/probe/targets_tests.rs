@@ -81,6 +81,7 @@ fn facts() -> Facts {
         git: GitFacts {
             core_git: Some("/usr/bin/git".into()),
             attributes_file: Some("/h/attrs\n".into()),
+            hooks_paths: Vec::new(),
             repo_dirs: vec!["/r/.git".into()],
         },
         programs: vec![
@@ -592,6 +593,25 @@ fn each_rule() {
             change: |_| {},
             has: &[],
             lacks: &[", a link or under one"],
+        },
+        Row {
+            sentence: "an absolute hooks folder git config names is a target, a relative one not",
+            change: |f| {
+                f.git.hooks_paths = vec!["/h/hooks\n".into(), ".husky\n".into()];
+                let mut more = disk(&[("/h/hooks", Kind::Dir), (".husky", Kind::Dir)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &["the hooks folder git config names /h/hooks (written)"],
+            lacks: &[".husky"],
+        },
+        Row {
+            sentence: "a hooks folder not made yet is made in the nearest folder above it",
+            change: |f| f.git.hooks_paths = vec!["/h/.githooks/sub\n".into()],
+            has: &[
+                "the folder where the hooks folder git config names /h/.githooks/sub would \
+                    be made /h (written)",
+            ],
+            lacks: &[],
         },
         Row {
             sentence: "a path named as a file and as a folder is checked once, as the file",
