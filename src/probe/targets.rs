@@ -158,6 +158,9 @@ struct Candidates {
     host_files: Vec<(String, PathBuf)>,
     /// Folders a program the core runs on the host could be planted in.
     host_folders: Vec<(String, PathBuf)>,
+    /// The folders git config names for hooks (each looked at with the
+    /// folder it is in).
+    hooks_folders: Vec<PathBuf>,
 }
 
 impl Candidates {
@@ -183,6 +186,11 @@ impl Candidates {
             .chain(self.user_sockets.iter().cloned())
             .chain(self.host_files.iter().map(|(_, p)| p.clone()))
             .chain(self.host_folders.iter().map(|(_, p)| p.clone()))
+            .chain(
+                self.hooks_folders.iter().flat_map(|h| {
+                    std::iter::once(h.clone()).chain(h.parent().map(Path::to_path_buf))
+                }),
+            )
             .collect()
     }
 }
@@ -219,8 +227,26 @@ pub fn targets(f: &Facts) -> Targets {
             }
         }
     }
+    // A hooks folder is made where it is not yet; where something else is
+    // there (`/dev/null`, to turn hooks off), git finds no hooks until
+    // one is put in its place, in the folder it is in.
+    const HOOKS: &str = "the hooks folder git config names";
+    let hooks = c
+        .hooks_folders
+        .iter()
+        .filter_map(|h| match f.disk.0.get(h) {
+            Some(s) if !s.is_dir => Some((
+                format!(
+                    "the folder where {HOOKS} {} could be put in its place",
+                    h.display()
+                ),
+                h.parent()?.to_path_buf(),
+            )),
+            _ => Some((HOOKS.to_string(), h.clone())),
+        });
+    let folders: Vec<(String, PathBuf)> = c.host_folders.iter().cloned().chain(hooks).collect();
     let mut seen = BTreeSet::new();
-    for (what, d) in &c.host_folders {
+    for (what, d) in &folders {
         let Some(at) = f.disk.nearest(d) else {
             continue;
         };
@@ -391,22 +417,21 @@ fn candidates(f: &Facts) -> Candidates {
             d.to_path_buf(),
         ));
     }
-    // A relative one lies in each checkout, which its own rules cover.
-    for d in f
-        .git
-        .hooks_paths
-        .iter()
-        .map(|h| PathBuf::from(h.trim()))
-        .filter(|h| h.is_absolute())
-    {
-        host_folders.push(("the hooks folder git config names".into(), d));
-    }
     for var in [&f.core_env.path, &f.launch_env.path] {
         for d in std::env::split_paths(var).filter(|d| d.is_absolute()) {
             host_folders.push(("a PATH folder the core runs programs from".into(), d));
         }
     }
+    // A relative one lies in each checkout, which its own rules cover.
+    let hooks_folders = f
+        .git
+        .hooks_paths
+        .iter()
+        .map(|h| PathBuf::from(h.trim()))
+        .filter(|h| h.is_absolute())
+        .collect();
     Candidates {
+        hooks_folders,
         processes,
         run_dir: n.run_dir.clone(),
         client_socket: n.client_socket.clone(),

@@ -605,6 +605,20 @@ fn each_rule() {
             lacks: &[".husky"],
         },
         Row {
+            sentence: "a hooks path that is no folder (/dev/null) is its folder, where one \
+                       could be put in its place",
+            change: |f| {
+                f.git.hooks_paths = vec!["/dev/null\n".into()];
+                let mut more = disk(&[("/dev", Kind::Dir), ("/dev/null", Kind::File)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &[
+                "the folder where the hooks folder git config names /dev/null could be put \
+                    in its place /dev (written)",
+            ],
+            lacks: &["names /dev/null (written)"],
+        },
+        Row {
             sentence: "a hooks folder not made yet is made in the nearest folder above it",
             change: |f| f.git.hooks_paths = vec!["/h/.githooks/sub\n".into()],
             has: &[
