@@ -683,8 +683,17 @@ fn a_target_is_found_among_the_mounts_by_its_real_path() {
 fn the_decision_reads_only_what_it_asks_to_be_looked_at() {
     // The core records each path `looked_at` names, and for one that does
     // not exist the folders above it up to the nearest that does: a disk
-    // of only those must decide the same as the whole disk.
-    let whole = facts();
+    // of only those must decide the same as the whole disk. Hooks paths
+    // (one no folder) and a folder through a link are among them.
+    let mut whole = facts();
+    whole.git.hooks_paths = vec!["/dev/null\n".into(), "/h/hooks\n".into()];
+    let mut more = disk(&[
+        ("/dev", Kind::Dir),
+        ("/dev/null", Kind::File),
+        ("/h/hooks", Kind::Dir),
+    ]);
+    whole.disk.0.append(&mut more.0);
+    set_real(&mut whole, "/h/bin", "/h/dotfiles/bin");
     let mut f = whole.clone();
     let mut kept = Disk::default();
     for p in looked_at(&whole) {
@@ -705,7 +714,15 @@ fn the_decision_reads_only_what_it_asks_to_be_looked_at() {
         "the test must leave some out"
     );
     f.disk = kept;
-    assert_eq!(checked(&f), checked(&whole));
+    let got = checked(&whole);
+    for rule in [
+        "/dev/null could be put",
+        "names /h/hooks (written)",
+        "/h/bin, a link",
+    ] {
+        assert!(got.iter().any(|c| c.contains(rule)), "{rule}: {got:#?}");
+    }
+    assert_eq!(checked(&f), got);
 }
 
 #[test]
