@@ -87,3 +87,21 @@ fn a_hooks_folder_git_config_names_where_the_sandbox_writes_refuses_the_launch()
         )]
     );
 }
+
+#[test]
+fn a_dangling_global_git_config_link_into_the_sandboxs_reach_refuses_the_launch() {
+    let Some(s) = Setup::start() else { return };
+    tools_agent(&s);
+    // `~/.gitconfig` leads to a file not made yet, where the sandbox writes.
+    let link = s.env.home().join(".gitconfig");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(s.env.home().join("tools/gitconfig"), &link).unwrap();
+    std::os::unix::fs::lchown(&link, Some(s.env.uid()), Some(s.env.gid())).unwrap();
+    let reached = refused(&s, "");
+    assert!(
+        reached
+            .iter()
+            .any(|r| r.starts_with(&format!("the global git config {}", link.display()))),
+        "{reached:#?}"
+    );
+}
