@@ -62,6 +62,7 @@ pub(super) struct Program {
 
 /// Gather everything. Blocking.
 pub(super) fn gather(ask: &Ask) -> Gathered {
+    super::held::assert_unlocked("gathering the sandbox check's facts");
     let p = &ask.paths;
     let env_path = |k: &str| std::env::var_os(k).map(PathBuf::from);
     let core_env = CoreEnv {
@@ -78,18 +79,24 @@ pub(super) fn gather(ask: &Ask) -> Gathered {
             pid: me,
             start_time,
         });
-    let holder = crate::peer::read_recorded(&p.state_dir.join("holder.pid")).map(|r| Proc {
-        role: "holder",
-        pid: r.pid,
-        start_time: r.start_time,
-    });
-    let repo_dirs = crate::git::worktree::repo_of(match &ask.worktree {
+    // Read only where a holder keeps the programs: a pid file left over
+    // (or one that blocks, a FIFO) must not hold up a launch without one.
+    let holder = (!ask.programs_end_with_core)
+        .then(|| crate::peer::read_recorded(&p.state_dir.join("holder.pid")))
+        .flatten()
+        .map(|r| Proc {
+            role: "holder",
+            pid: r.pid,
+            start_time: r.start_time,
+        });
+    let repo_folder = match &ask.worktree {
         Some(w) => &w.repo,
         None => &ask.folder,
-    })
-    .map(|r| r.common_dir)
-    .into_iter()
-    .collect();
+    };
+    let repo_dirs = crate::git::worktree::repo_of(repo_folder)
+        .map(|r| r.common_dir)
+        .into_iter()
+        .collect();
     // git needs a folder to run in; without an absolute HOME there is no
     // global config to ask about.
     let attributes_file = core_env
@@ -99,6 +106,20 @@ pub(super) fn gather(ask: &Ask) -> Gathered {
         .and_then(|h| {
             crate::git::query(h, &["config", "--global", "--path", "core.attributesFile"]).ok()
         });
+    // The hooks folder git runs hooks from instead of `.git/hooks`: the
+    // global setting (for every repository) and the one the launch's
+    // repository uses.
+    let hooks_config = ["config", "--path", "core.hooksPath"];
+    let hooks_paths = core_env
+        .home
+        .as_deref()
+        .filter(|h| h.is_absolute())
+        .and_then(|h| {
+            crate::git::query(h, &["config", "--global", "--path", "core.hooksPath"]).ok()
+        })
+        .into_iter()
+        .chain(crate::git::query(repo_folder, &hooks_config).ok())
+        .collect();
     let programs = programs_of(&ask.command_words, &ask.program, &ask.env, &ask.cwd);
     let mut facts = Facts {
         nerdr: NerdrPlaces {
@@ -124,6 +145,7 @@ pub(super) fn gather(ask: &Ask) -> Gathered {
         git: GitFacts {
             core_git: find_program("git", &core_env.path, Path::new("/")),
             attributes_file,
+            hooks_paths,
             repo_dirs,
         },
         core_env,

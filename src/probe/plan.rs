@@ -172,6 +172,11 @@ pub struct Targets {
     /// `$NERDR_BIN`'s, `git`'s and the PATH folders; for a file or folder
     /// that does not exist yet, the nearest folder that does.
     pub host_dirs: Vec<Named>,
+    /// Each folder above whose path is reached through a symlink: whoever
+    /// may write where the link lies (or rename a folder on the way) puts
+    /// another in its place, leading wherever it likes, however well the
+    /// folder it leads to now is kept.
+    pub links: Vec<Named>,
     /// Whether the probe must read its mount table (where there is one).
     pub mount_table: bool,
     /// Whether to try the /proc, pidfd and ptrace ways (Linux only).
@@ -301,6 +306,19 @@ pub fn plan(t: &Targets) -> Plan {
             },
         );
     }
+    for (i, l) in t.links.iter().enumerate() {
+        add(
+            format!("link-{i}"),
+            format!(
+                "{} {}, a link or under one (replaced)",
+                l.what,
+                shown(&l.file)
+            ),
+            Try::OpenForWrite {
+                file: l.file.clone(),
+            },
+        );
+    }
     Plan { checks }
 }
 
@@ -354,6 +372,7 @@ mod tests {
             user_sockets: vec![id("/run/user/1/bus"), id("/run/user/1/systemd/private")],
             host_files: vec![named("nerdr's executable", "/b/nerdr")],
             host_dirs: vec![named("a PATH folder", "/b")],
+            links: vec![named("a PATH folder", "/b")],
             mount_table: true,
             processes_reachable_by_proc: true,
         };
@@ -389,6 +408,7 @@ mod tests {
                 "host-dir-0",
                 "git-config-0",
                 "host-file-0",
+                "link-0",
             ]
         );
         // macOS: no /proc, pidfd or ptrace checks.

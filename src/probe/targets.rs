@@ -12,6 +12,7 @@
 //! as absent: there is nothing there for a sandbox to reach.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 
 use super::mounts::{spot, Mount};
@@ -81,6 +82,9 @@ pub struct GitFacts {
     pub core_git: Option<PathBuf>,
     /// `git config --global --path core.attributesFile`, as git printed it.
     pub attributes_file: Option<String>,
+    /// `core.hooksPath` as git printed it, globally and in the launch's
+    /// repository: the folder the user's git runs hooks from.
+    pub hooks_paths: Vec<String>,
     /// The common `.git` folder of the launch's repository (the main
     /// checkout's, also for a worktree).
     pub repo_dirs: Vec<PathBuf>,
@@ -154,6 +158,9 @@ struct Candidates {
     host_files: Vec<(String, PathBuf)>,
     /// Folders a program the core runs on the host could be planted in.
     host_folders: Vec<(String, PathBuf)>,
+    /// The folders git config names for hooks (each looked at with the
+    /// folder it is in).
+    hooks_folders: Vec<PathBuf>,
 }
 
 impl Candidates {
@@ -179,6 +186,11 @@ impl Candidates {
             .chain(self.user_sockets.iter().cloned())
             .chain(self.host_files.iter().map(|(_, p)| p.clone()))
             .chain(self.host_folders.iter().map(|(_, p)| p.clone()))
+            .chain(
+                self.hooks_folders.iter().flat_map(|h| {
+                    std::iter::once(h.clone()).chain(h.parent().map(Path::to_path_buf))
+                }),
+            )
             .collect()
     }
 }
@@ -215,8 +227,26 @@ pub fn targets(f: &Facts) -> Targets {
             }
         }
     }
+    // A hooks folder is made where it is not yet; where something else is
+    // there (`/dev/null`, to turn hooks off), git finds no hooks until
+    // one is put in its place, in the folder it is in.
+    const HOOKS: &str = "the hooks folder git config names";
+    let hooks = c
+        .hooks_folders
+        .iter()
+        .filter_map(|h| match f.disk.0.get(h) {
+            Some(s) if !s.is_dir => Some((
+                format!(
+                    "the folder where {HOOKS} {} could be put in its place",
+                    h.display()
+                ),
+                h.parent()?.to_path_buf(),
+            )),
+            _ => Some((HOOKS.to_string(), h.clone())),
+        });
+    let folders: Vec<(String, PathBuf)> = c.host_folders.iter().cloned().chain(hooks).collect();
     let mut seen = BTreeSet::new();
-    for (what, d) in &c.host_folders {
+    for (what, d) in &folders {
         let Some(at) = f.disk.nearest(d) else {
             continue;
         };
@@ -246,28 +276,80 @@ pub fn targets(f: &Facts) -> Targets {
             _ => d.clone(),
         })
         .collect();
-    Targets {
-        run_dir: id(&c.run_dir),
-        client_socket: id(&c.client_socket),
-        client_key: id(&c.client_key),
-        processes: c.processes,
-        config_dir: id(&c.config_dir),
-        state_dir: id(&c.state_dir),
-        git_configs: ids(&under("config")),
+    let dirs = Dirs {
+        config: id(&c.config_dir),
+        state: id(&c.state_dir),
         git_hooks: ids(&hooks),
         git_dirs: ids(&c.repo_dirs),
         // Without an info folder, .git itself (checked above) is where it
         // is made.
         git_infos: ids(&under("info")),
-        worktree_dirs: ids(&c.worktree_dirs),
-        data_dirs: ids(&c.data_dirs),
+        worktrees: ids(&c.worktree_dirs),
+        data: ids(&c.data_dirs),
+    };
+    let links = links(&f.disk, &dirs, &host_dirs);
+    Targets {
+        run_dir: id(&c.run_dir),
+        client_socket: id(&c.client_socket),
+        client_key: id(&c.client_key),
+        processes: c.processes,
+        config_dir: dirs.config,
+        state_dir: dirs.state,
+        git_configs: ids(&under("config")),
+        git_hooks: dirs.git_hooks,
+        git_dirs: dirs.git_dirs,
+        git_infos: dirs.git_infos,
+        worktree_dirs: dirs.worktrees,
+        data_dirs: dirs.data,
         runtime_root: c.runtime_root.as_deref().and_then(id),
         user_sockets: ids(&c.user_sockets),
         host_files,
         host_dirs,
+        links,
         mount_table: f.linux,
         processes_reachable_by_proc: f.linux,
     }
+}
+
+/// The folders the probe must not write into.
+struct Dirs {
+    config: Option<FileId>,
+    state: Option<FileId>,
+    git_hooks: Vec<FileId>,
+    git_dirs: Vec<FileId>,
+    git_infos: Vec<FileId>,
+    worktrees: Vec<FileId>,
+    data: Vec<FileId>,
+}
+
+/// Each of those folders (and of `host_dirs`) whose path leads through a
+/// symlink, once: writing into it is tried through the link, which says
+/// nothing of whether the link itself can be put back another way.
+fn links(disk: &Disk, d: &Dirs, host_dirs: &[Named]) -> Vec<Named> {
+    let fixed = [
+        ("nerdr's config folder", d.config.iter().collect::<Vec<_>>()),
+        ("nerdr's state folder", d.state.iter().collect()),
+        ("the git hooks folder", d.git_hooks.iter().collect()),
+        ("the main checkout's .git", d.git_dirs.iter().collect()),
+        ("the git info folder", d.git_infos.iter().collect()),
+        (
+            "the folder of other tabs' worktrees",
+            d.worktrees.iter().collect(),
+        ),
+        ("nerdr's data folder", d.data.iter().collect()),
+    ];
+    let all = fixed
+        .into_iter()
+        .flat_map(|(what, files)| files.into_iter().map(move |f| (what.to_string(), f)))
+        .chain(host_dirs.iter().map(|n| (n.what.clone(), &n.file)));
+    let mut seen = BTreeSet::new();
+    all.filter(|(_, f)| disk.real(&f.path).is_some_and(|r| r != f.path))
+        .filter(|(_, f)| seen.insert(f.path.clone()))
+        .map(|(what, f)| Named {
+            what,
+            file: f.clone(),
+        })
+        .collect()
 }
 
 fn candidates(f: &Facts) -> Candidates {
@@ -295,7 +377,8 @@ fn candidates(f: &Facts) -> Candidates {
         f.launch_env
             .dbus_session_bus_address
             .as_deref()
-            .and_then(bus_socket),
+            .map(bus_sockets)
+            .unwrap_or_default(),
     );
     user_sockets.sort();
     user_sockets.dedup();
@@ -339,7 +422,16 @@ fn candidates(f: &Facts) -> Candidates {
             host_folders.push(("a PATH folder the core runs programs from".into(), d));
         }
     }
+    // A relative one lies in each checkout, which its own rules cover.
+    let hooks_folders = f
+        .git
+        .hooks_paths
+        .iter()
+        .map(|h| PathBuf::from(h.trim()))
+        .filter(|h| h.is_absolute())
+        .collect();
     Candidates {
+        hooks_folders,
         processes,
         run_dir: n.run_dir.clone(),
         client_socket: n.client_socket.clone(),
@@ -356,13 +448,45 @@ fn candidates(f: &Facts) -> Candidates {
     }
 }
 
-/// The socket a D-Bus address names (`unix:path=`, its first such entry),
-/// or `None` (an abstract socket or another transport).
-fn bus_socket(address: &str) -> Option<PathBuf> {
+/// Every socket a D-Bus address names: the `path=` of each `unix:` entry,
+/// wherever it stands among the entry's keys, unescaped. A client falls
+/// back from one entry to the next, and a sandbox that reaches any of them
+/// needs no address at all to connect: each is a user bus. An abstract
+/// socket or another transport names no file (see SECURITY.md, Limits).
+fn bus_sockets(address: &str) -> Vec<PathBuf> {
     address
         .split(';')
-        .find_map(|a| a.strip_prefix("unix:path="))
-        .map(|p| PathBuf::from(p.split(',').next().unwrap_or(p)))
+        .filter_map(|entry| entry.strip_prefix("unix:"))
+        .filter_map(|keys| keys.split(',').find_map(|kv| kv.strip_prefix("path=")))
+        .map(|p| PathBuf::from(std::ffi::OsString::from_vec(unescape_bus(p))))
+        .collect()
+}
+
+/// A D-Bus address value with its `%xx` escapes undone. Hand-written: the
+/// escape is that one form, and a crate for it would be a dependency for
+/// five lines. A `%` without two hex digits stays as it is.
+fn unescape_bus(value: &str) -> Vec<u8> {
+    let b = value.as_bytes();
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        match (
+            b[i],
+            b.get(i + 1).and_then(|c| hex(*c)),
+            b.get(i + 2).and_then(|c| hex(*c)),
+        ) {
+            (b'%', Some(h), Some(l)) => {
+                out.push(h * 16 + l);
+                i += 3;
+            }
+            (c, _, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -81,6 +81,7 @@ fn facts() -> Facts {
         git: GitFacts {
             core_git: Some("/usr/bin/git".into()),
             attributes_file: Some("/h/attrs\n".into()),
+            hooks_paths: Vec::new(),
             repo_dirs: vec!["/r/.git".into()],
         },
         programs: vec![
@@ -165,6 +166,12 @@ fn checked(f: &Facts) -> Vec<String> {
         .into_iter()
         .map(|c| c.what)
         .collect()
+}
+
+/// `path` leads through a symlink to `real`.
+fn set_real(f: &mut Facts, path: &str, real: &str) {
+    let seen = f.disk.0.get_mut(Path::new(path)).expect(path);
+    seen.real = Some(real.into());
 }
 
 fn gone(f: &mut Facts, path: &str) {
@@ -305,6 +312,40 @@ fn each_rule() {
             },
             has: &["the user's socket /var/bus (connected)"],
             lacks: &["/var/other", "/x"],
+        },
+        Row {
+            sentence: "every unix entry of the bus address is a target, not only the first",
+            change: |f| {
+                f.launch_env.dbus_session_bus_address =
+                    Some("unix:path=/var/gone;unix:path=/var/bus;unix:path=/var/bus2".into());
+                let mut more = disk(&[("/var/bus2", Kind::File)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &[
+                "the user's socket /var/bus (connected)",
+                "the user's socket /var/bus2 (connected)",
+            ],
+            lacks: &["/var/gone"],
+        },
+        Row {
+            sentence: "a bus address's path is found among its keys in any order, unescaped",
+            change: |f| {
+                f.launch_env.dbus_session_bus_address =
+                    Some("unix:guid=1,path=/var/my%20bus%2".into());
+                let mut more = disk(&[("/var/my bus%2", Kind::File)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &["the user's socket /var/my bus%2 (connected)"],
+            lacks: &[],
+        },
+        Row {
+            sentence: "a transport other than unix names no socket",
+            change: |f| {
+                f.launch_env.dbus_session_bus_address =
+                    Some("unixexec:path=/var/bus;tcp:host=localhost,port=1".into())
+            },
+            has: &[],
+            lacks: &["/var/bus"],
         },
         Row {
             sentence: "an abstract bus address names no socket",
@@ -517,6 +558,76 @@ fn each_rule() {
             lacks: &[],
         },
         Row {
+            sentence: "a PATH folder that is a link is also the link, which may be put back",
+            change: |f| set_real(f, "/h/bin", "/h/dotfiles/bin"),
+            has: &[
+                "a PATH folder the core runs programs from /h/bin (written)",
+                "a PATH folder the core runs programs from /h/bin, a link or under one \
+                 (replaced)",
+            ],
+            lacks: &["/h/.cargo/bin, a link"],
+        },
+        Row {
+            sentence: "nerdr's and git's folders reached through a link are the link too",
+            change: |f| {
+                set_real(f, "/h/.local/state/nerdr", "/data/state/nerdr");
+                set_real(f, "/r/.git/hooks", "/shared/hooks");
+            },
+            has: &[
+                "nerdr's state folder /h/.local/state/nerdr, a link or under one (replaced)",
+                "the git hooks folder /r/.git/hooks, a link or under one (replaced)",
+            ],
+            lacks: &["nerdr's config folder /h/.config/nerdr, a link"],
+        },
+        Row {
+            sentence: "the nearest folder of a file not made yet, through a link, is the link too",
+            change: |f| set_real(f, "/h/.config", "/h/dotfiles/config"),
+            has: &[
+                "the folder where the global git config /h/.config/git/config would be made \
+                    /h/.config, a link or under one (replaced)",
+            ],
+            lacks: &[],
+        },
+        Row {
+            sentence: "folders whose paths lead through no link are no links",
+            change: |_| {},
+            has: &[],
+            lacks: &[", a link or under one"],
+        },
+        Row {
+            sentence: "an absolute hooks folder git config names is a target, a relative one not",
+            change: |f| {
+                f.git.hooks_paths = vec!["/h/hooks\n".into(), ".husky\n".into()];
+                let mut more = disk(&[("/h/hooks", Kind::Dir), (".husky", Kind::Dir)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &["the hooks folder git config names /h/hooks (written)"],
+            lacks: &[".husky"],
+        },
+        Row {
+            sentence: "a hooks path that is no folder (/dev/null) is its folder, where one \
+                       could be put in its place",
+            change: |f| {
+                f.git.hooks_paths = vec!["/dev/null\n".into()];
+                let mut more = disk(&[("/dev", Kind::Dir), ("/dev/null", Kind::File)]);
+                f.disk.0.append(&mut more.0);
+            },
+            has: &[
+                "the folder where the hooks folder git config names /dev/null could be put \
+                    in its place /dev (written)",
+            ],
+            lacks: &["names /dev/null (written)"],
+        },
+        Row {
+            sentence: "a hooks folder not made yet is made in the nearest folder above it",
+            change: |f| f.git.hooks_paths = vec!["/h/.githooks/sub\n".into()],
+            has: &[
+                "the folder where the hooks folder git config names /h/.githooks/sub would \
+                    be made /h (written)",
+            ],
+            lacks: &[],
+        },
+        Row {
             sentence: "a path named as a file and as a folder is checked once, as the file",
             change: |f| f.git.attributes_file = Some("/h/bin".into()),
             has: &["the global git attributes /h/bin (opened for writing)"],
@@ -572,8 +683,17 @@ fn a_target_is_found_among_the_mounts_by_its_real_path() {
 fn the_decision_reads_only_what_it_asks_to_be_looked_at() {
     // The core records each path `looked_at` names, and for one that does
     // not exist the folders above it up to the nearest that does: a disk
-    // of only those must decide the same as the whole disk.
-    let whole = facts();
+    // of only those must decide the same as the whole disk. Hooks paths
+    // (one no folder) and a folder through a link are among them.
+    let mut whole = facts();
+    whole.git.hooks_paths = vec!["/dev/null\n".into(), "/h/hooks\n".into()];
+    let mut more = disk(&[
+        ("/dev", Kind::Dir),
+        ("/dev/null", Kind::File),
+        ("/h/hooks", Kind::Dir),
+    ]);
+    whole.disk.0.append(&mut more.0);
+    set_real(&mut whole, "/h/bin", "/h/dotfiles/bin");
     let mut f = whole.clone();
     let mut kept = Disk::default();
     for p in looked_at(&whole) {
@@ -594,7 +714,15 @@ fn the_decision_reads_only_what_it_asks_to_be_looked_at() {
         "the test must leave some out"
     );
     f.disk = kept;
-    assert_eq!(checked(&f), checked(&whole));
+    let got = checked(&whole);
+    for rule in [
+        "/dev/null could be put",
+        "names /h/hooks (written)",
+        "/h/bin, a link",
+    ] {
+        assert!(got.iter().any(|c| c.contains(rule)), "{rule}: {got:#?}");
+    }
+    assert_eq!(checked(&f), got);
 }
 
 #[test]

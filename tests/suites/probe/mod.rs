@@ -389,6 +389,8 @@ const EVERYTHING: &[&str] = &[
     "the agent's program",
 ];
 
+mod bus;
 mod catalogue;
+mod links;
 mod relaunch;
 mod slow_facts;
