@@ -1,0 +1,46 @@
+//! Request framing through the real proxy: a request whose body the proxy
+//! and the server behind it could frame differently is refused before any
+//! byte of it reaches the server.
+
+use super::*;
+
+/// Review (rev-proxy): `str::trim` took Unicode blanks off a
+/// `Transfer-Encoding` token, so `chunked` followed by U+00A0 (which
+/// httparse passes as obs-text) was chunked to the proxy and forwarded as
+/// it was: an unknown coding to the server, which then reads the chunks
+/// as requests of their own. An HTTP/1.0 request with a
+/// `Transfer-Encoding` is faulty framing by RFC 9112 (6.1) for the same
+/// reason.
+#[test]
+fn framing_a_server_reads_otherwise_is_refused_before_it_is_sent() {
+    let w = world();
+    let p = w.open.addr.port();
+    let smuggled = "GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+    let chunks = format!("{:x}\r\n{smuggled}\r\n0\r\n\r\n", smuggled.len());
+    let requests = [
+        format!(
+            "POST http://127.0.0.1:{p}/nbsp HTTP/1.1\r\nTransfer-Encoding: chunked\u{a0}\r\n\r\n{chunks}"
+        ),
+        format!(
+            "POST http://127.0.0.1:{p}/em-space HTTP/1.1\r\nTransfer-Encoding: \u{2003}chunked\r\n\r\n{chunks}"
+        ),
+        format!(
+            "POST http://127.0.0.1:{p}/old HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n{chunks}"
+        ),
+    ];
+    for req in &requests {
+        let (status, body) = send(&w, req);
+        assert_eq!(status, 400, "{req:?}: {body}");
+        assert!(body.contains("Transfer-Encoding"), "{req:?}: {body}");
+    }
+    assert!(
+        w.open.seen().is_empty(),
+        "a request reached the origin: {:?}",
+        w.open.seen()
+    );
+    // The same body with the framing written plainly is relayed whole.
+    let plain = format!(
+        "POST http://127.0.0.1:{p}/plain HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n{chunks}"
+    );
+    assert_eq!(send(&w, &plain), (200, "origin saw /plain".into()));
+}
