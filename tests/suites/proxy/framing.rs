@@ -1,6 +1,7 @@
-//! Request framing through the real proxy: a request whose body the proxy
-//! and the server behind it could frame differently is refused before any
-//! byte of it reaches the server.
+//! Request framing and the head's size limit through the real proxy: a
+//! request whose body the proxy and the server behind it could frame
+//! differently, or whose head is too long, is refused before any byte of
+//! it reaches the server.
 
 use super::*;
 
@@ -43,4 +44,30 @@ fn framing_a_server_reads_otherwise_is_refused_before_it_is_sent() {
         "POST http://127.0.0.1:{p}/plain HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n{chunks}"
     );
     assert_eq!(send(&w, &plain), (200, "origin saw /plain".into()));
+}
+
+/// Review (rev-proxy): a head whose whole lines fill the 64 KiB room to
+/// the byte, with no blank line yet, was refused as "connection closed
+/// inside a head" (the read with no room left came back empty, as at the
+/// client's end of stream); it is refused as too long.
+#[test]
+fn a_head_that_fills_its_room_to_the_byte_is_refused_as_too_long() {
+    let w = world();
+    let p = w.open.addr.port();
+    let room = 64 * 1024 + 2;
+    let mut head = format!("GET http://127.0.0.1:{p}/ HTTP/1.1\r\n");
+    let pad = (room - head.len()) % 4;
+    if pad != 0 {
+        head.push_str(&format!("b:{}\r\n", "x".repeat(pad)));
+    }
+    while head.len() < room {
+        head.push_str("a:\r\n");
+    }
+    assert_eq!(head.len(), room);
+    let (status, body) = send(&w, &format!("{head}\r\n"));
+    assert_eq!(
+        (status, body.as_str()),
+        (400, "nerdr proxy: bad request: head longer than 64 KiB\n")
+    );
+    assert!(w.open.seen().is_empty(), "{:?}", w.open.seen());
 }
