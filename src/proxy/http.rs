@@ -316,9 +316,12 @@ pub fn split_authority(a: &str, default_port: Option<u16>) -> Result<(String, u1
         }
     };
     let port = match (port, default_port) {
-        (Some(p), _) => p
-            .parse::<u16>()
-            .map_err(|_| BadRequest(format!("bad port in {a:?}")))?,
+        // Digits only: `u16::from_str` also takes a leading `+`, and the
+        // authority goes upstream as the Host header as it was written.
+        (Some(p), _) => Some(p)
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse::<u16>().ok())
+            .ok_or_else(|| BadRequest(format!("bad port in {a:?}")))?,
         (None, Some(d)) => d,
         (None, None) => return bad(format!("CONNECT needs host:port, got {a:?}")),
     };

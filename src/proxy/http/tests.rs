@@ -23,6 +23,10 @@ fn targets_are_read_from_connect_and_absolute_urls() {
         ("GET /relative HTTP/1.1", Err("absolute http:// URL")),
         ("GET https://example.com/ HTTP/1.1", Err("through CONNECT")),
         ("GET http://example.com:99999/ HTTP/1.1", Err("bad port")),
+        ("CONNECT example.com:+443 HTTP/1.1", Err("bad port")),
+        ("GET http://example.com:+80/ HTTP/1.1", Err("bad port")),
+        ("GET http://example.com:/ HTTP/1.1", Err("bad port")),
+        ("CONNECT example.com:0443 HTTP/1.1", Ok(Target::Tunnel { host: "example.com".into(), port: 443 })),
     ];
     for (line, want) in table {
         let got = req(&format!("{line}\r\nHost: x\r\n")).target();

@@ -71,3 +71,25 @@ fn a_head_that_fills_its_room_to_the_byte_is_refused_as_too_long() {
     );
     assert!(w.open.seen().is_empty(), "{:?}", w.open.seen());
 }
+
+/// Review (rev-proxy): a port written with a sign (`+443`) was read as
+/// the number and the authority sent upstream as written; a port is
+/// digits only, as the policy's own entries are.
+#[test]
+fn a_port_with_a_sign_is_refused() {
+    let w = world();
+    let p = w.open.addr.port();
+    for req in [
+        connect_req(&format!("127.0.0.1:+{p}")),
+        get_req(&format!("http://127.0.0.1:+{p}/signed")),
+    ] {
+        let (status, body) = send(&w, &req);
+        assert_eq!(status, 400, "{req:?}: {body}");
+        assert!(body.contains("bad port"), "{req:?}: {body}");
+    }
+    assert!(w.open.seen().is_empty(), "{:?}", w.open.seen());
+    assert_eq!(
+        send(&w, &get_req(&format!("http://127.0.0.1:{p}/plain"))),
+        (200, "origin saw /plain".into())
+    );
+}
