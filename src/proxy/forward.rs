@@ -202,6 +202,14 @@ async fn read_head<R: AsyncBufRead + Unpin>(r: &mut R) -> io::Result<Option<Vec<
     let mut head = Vec::new();
     loop {
         let start = head.len();
+        // Lines that fill the room exactly leave none to read: without
+        // this the empty read would be taken for the client's end.
+        if start >= MAX_HEAD + 2 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "head longer than 64 KiB",
+            ));
+        }
         let n = (&mut *r)
             .take((MAX_HEAD + 2 - start) as u64)
             .read_until(b'\n', &mut head)
@@ -282,6 +290,12 @@ where
     let mut trailers = Vec::new();
     loop {
         let start = trailers.len();
+        if start >= MAX_HEAD + 2 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "trailers longer than 64 KiB",
+            ));
+        }
         let n = (&mut *src)
             .take((MAX_HEAD + 2 - start) as u64)
             .read_until(b'\n', &mut trailers)
@@ -421,6 +435,13 @@ mod tests {
             io::ErrorKind::InvalidData,
             "trailers longer than a head"
         );
+        let full = filled("", MAX_HEAD + 2);
+        let e = relay(format!("0\r\n{full}\r\n").as_bytes(), Body::Chunked).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (io::ErrorKind::InvalidData, "trailers longer than 64 KiB"),
+            "trailer lines that fill the room to the byte"
+        );
     }
 
     #[test]
@@ -463,5 +484,26 @@ mod tests {
             read(huge.as_bytes()).unwrap_err().kind(),
             io::ErrorKind::InvalidData
         );
+        // Whole lines that fill the room to the byte, the blank line after.
+        let full = filled("GET / HTTP/1.1\r\n", MAX_HEAD + 2);
+        let e = read(format!("{full}\r\n").as_bytes()).unwrap_err();
+        assert_eq!(
+            (e.kind(), e.to_string().as_str()),
+            (io::ErrorKind::InvalidData, "head longer than 64 KiB")
+        );
+    }
+
+    /// `first`, then short header lines up to exactly `len` bytes.
+    fn filled(first: &str, len: usize) -> String {
+        let mut s = first.to_string();
+        let pad = (len - s.len()) % 4;
+        if pad != 0 {
+            s.push_str(&format!("b:{}\r\n", "x".repeat(pad)));
+        }
+        while s.len() < len {
+            s.push_str("a:\r\n");
+        }
+        assert_eq!(s.len(), len);
+        s
     }
 }

@@ -187,7 +187,10 @@ impl Request {
         self.headers
             .iter()
             .filter(|(n, _)| n.eq_ignore_ascii_case(name))
-            .any(|(_, v)| v.split(',').any(|t| t.trim().eq_ignore_ascii_case(token)))
+            .any(|(_, v)| {
+                v.split(',')
+                    .any(|t| ows_trim(t).eq_ignore_ascii_case(token))
+            })
     }
 
     /// Whether the client expects the connection to stay open afterwards.
@@ -231,8 +234,18 @@ impl Request {
     }
 
     /// How the request body ends; both framings at once is refused, as
-    /// servers disagree on which wins (request smuggling).
+    /// servers disagree on which wins (request smuggling). So is
+    /// `Transfer-Encoding` in an HTTP/1.0 request: RFC 9112 (6.1) has a
+    /// server treat that framing as faulty, so one behind the proxy may
+    /// read the chunks as the next request.
     pub fn body(&self) -> Result<Body, BadRequest> {
+        let te = self
+            .headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case("transfer-encoding"));
+        if te && self.version == "HTTP/1.0" {
+            return bad("Transfer-Encoding in an HTTP/1.0 request");
+        }
         framing(&self.headers, Body::None)
     }
 
@@ -303,13 +316,25 @@ pub fn split_authority(a: &str, default_port: Option<u16>) -> Result<(String, u1
         }
     };
     let port = match (port, default_port) {
-        (Some(p), _) => p
-            .parse::<u16>()
-            .map_err(|_| BadRequest(format!("bad port in {a:?}")))?,
+        // Digits only: `u16::from_str` also takes a leading `+`, and the
+        // authority goes upstream as the Host header as it was written.
+        (Some(p), _) => Some(p)
+            .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .and_then(|p| p.parse::<u16>().ok())
+            .ok_or_else(|| BadRequest(format!("bad port in {a:?}")))?,
         (None, Some(d)) => d,
         (None, None) => return bad(format!("CONNECT needs host:port, got {a:?}")),
     };
     Ok((host.to_string(), port))
+}
+
+/// A list element without the optional white space (space, tab) around
+/// it, and nothing more: `str::trim` also takes Unicode blanks such as
+/// U+00A0 (httparse lets them through as bytes of obs-text), which would
+/// make `chunked\u{a0}` chunked to the proxy and an unknown coding to
+/// the server behind it.
+fn ows_trim(t: &str) -> &str {
+    t.trim_matches([' ', '\t'])
 }
 
 fn framing(headers: &[(String, String)], default: Body) -> Result<Body, BadRequest> {
@@ -331,7 +356,7 @@ fn framing(headers: &[(String, String)], default: Body) -> Result<Body, BadReque
         let chunked_last = last
             .rsplit(',')
             .next()
-            .is_some_and(|t| t.trim().eq_ignore_ascii_case("chunked"));
+            .is_some_and(|t| ows_trim(t).eq_ignore_ascii_case("chunked"));
         return if chunked_last {
             Ok(Body::Chunked)
         } else {

@@ -97,5 +97,6 @@ fn assert_blocked(got: &(u16, String), host: &str, rule: &str) {
 }
 
 mod audit;
+mod framing;
 mod policy;
 mod socks;
