@@ -75,6 +75,10 @@ pub struct Core {
     /// an older list over a newer one. Held only around the file write,
     /// never with the state.
     saved_generation: std::sync::Mutex<u64>,
+    /// What the service manager shows: set after the state lock drops, and
+    /// sent by a thread of its own (a manager that stops reading its
+    /// socket blocks that thread, not the core).
+    status_line: notify::StatusLine,
 }
 
 /// All the core knows, in one place, behind one lock (docs/ARCHITECTURE.md,
@@ -115,9 +119,8 @@ impl Core {
     /// show it to the windows. The list is taken under the lock and written
     /// after it: a newer list is never overwritten by an older one.
     fn changed(&self) {
-        let (generation, saved) = {
+        let (generation, saved, status) = {
             let mut state = self.state.lock().unwrap();
-            notify::status(&state.status_text());
             let folders: std::collections::BTreeSet<PathBuf> = state
                 .windows
                 .by_id
@@ -128,8 +131,13 @@ impl Core {
                 self.send_tabs(&state, &f);
             }
             state.generation += 1;
-            (state.generation, persist::snapshot(&state))
+            (
+                state.generation,
+                persist::snapshot(&state),
+                state.status_text(),
+            )
         };
+        self.status_line.set(status);
         let mut written = self.saved_generation.lock().unwrap();
         if *written < generation {
             persist::save(&self.paths.state_dir.join("tabs.json"), &saved);

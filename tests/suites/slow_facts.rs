@@ -79,3 +79,100 @@ fn a_launch_waiting_on_a_slow_folder_does_not_stall_other_tabs() {
         launched.elapsed()
     );
 }
+
+/// The service manager's notify socket is one more place the core writes
+/// to, and a manager that stops reading it (busy, stopped) makes each send
+/// block: the core's status line must wait for it alone, never with the
+/// state held or on the workers that answer requests.
+#[test]
+fn a_service_manager_that_stops_reading_does_not_stall_the_core() {
+    use std::os::unix::net::UnixDatagram;
+
+    let mut l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    let manager_path = l.path("notify.sock");
+    let manager = UnixDatagram::bind(&manager_path).unwrap();
+    manager.set_nonblocking(true).unwrap();
+    let child = l
+        .cmd(&["core"])
+        .env("NOTIFY_SOCKET", &manager_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    l.core = Some(child);
+    let sock = l.client_socket();
+    wait_until("the core", Duration::from_secs(10), || {
+        std::os::unix::net::UnixStream::connect(&sock).is_ok()
+    });
+    let a = l.ok(&["agent", "sh"]);
+    let drain = || {
+        let mut buf = [0u8; 4096];
+        let mut got = Vec::new();
+        while let Ok(n) = manager.recv(&mut buf) {
+            got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        got
+    };
+    // The manager heard from the core: the test's socket is the one it uses.
+    wait_until("the core's READY", Duration::from_secs(5), || {
+        drain().iter().any(|m| m.contains("READY=1"))
+    });
+
+    // The manager stops reading: its queue fills, and every later send to
+    // it blocks until it reads again.
+    let filler = UnixDatagram::unbound().unwrap();
+    filler.set_nonblocking(true).unwrap();
+    while filler.send_to(b"STATUS=busy", &manager_path).is_ok() {}
+
+    // A launch changes the tab list, so the core tells the manager.
+    let mut launch = l
+        .cmd(&["agent", "sh"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut answered = Vec::new();
+    for (what, args) in [
+        ("nerdr tabs", vec!["tabs", "--all"]),
+        ("nerdr read", vec!["read", &a]),
+        ("nerdr send", vec!["send", &a, "echo still-here"]),
+    ] {
+        let t = Instant::now();
+        let mut c = l
+            .cmd(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let done = crate::support::poll(Duration::from_secs(3), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !done {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+        answered.push((what, t.elapsed()));
+    }
+    let launched = crate::support::poll(Duration::from_secs(5), || {
+        matches!(launch.try_wait(), Ok(Some(_)))
+    });
+    if !launched {
+        let _ = launch.kill();
+    }
+    let _ = launch.wait();
+    // The manager reads again, so the core can stop cleanly.
+    drain();
+    for (what, took) in &answered {
+        assert!(
+            *took < Duration::from_secs(1),
+            "{what} took {took:?} while the service manager did not read its socket"
+        );
+    }
+    assert!(
+        launched,
+        "the launch did not finish while the service manager did not read its socket"
+    );
+    drain();
+}
