@@ -138,11 +138,17 @@ impl Core {
             )
         };
         self.status_line.set(status);
-        let mut written = self.saved_generation.lock().unwrap();
-        if *written < generation {
-            persist::save(&self.paths.state_dir.join("tabs.json"), &saved);
-            *written = generation;
-        }
+        // Written before the request that changed the list is answered (a
+        // core restarted right after still finds the tab), but where a
+        // state dir on a slow disk costs no async worker: the writers wait
+        // for the disk and each other, the other requests do not.
+        off_the_workers(|| {
+            let mut written = self.saved_generation.lock().unwrap();
+            if *written < generation {
+                persist::save(&self.paths.state_dir.join("tabs.json"), &saved);
+                *written = generation;
+            }
+        });
     }
 
     fn on_event(&self, ev: HostEvent) {
@@ -182,6 +188,18 @@ impl Core {
                 self.changed();
             }
         }
+    }
+}
+
+/// Run `f`, which blocks, without taking an async worker out of service:
+/// on one, the runtime moves the worker's other tasks to a fresh thread
+/// first. Elsewhere (a blocking thread, no runtime) `f` just runs.
+fn off_the_workers<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 

@@ -176,3 +176,93 @@ fn a_service_manager_that_stops_reading_does_not_stall_the_core() {
     );
     drain();
 }
+
+/// The tab list (`tabs.json`) is written on every change, before the
+/// request that changed it is answered. A state dir on a disk that stops
+/// answering (here: the file it writes first is a FIFO no one reads, so
+/// opening it waits) delays those requests only: the core's async workers
+/// keep answering the others.
+#[test]
+fn a_tab_list_write_that_hangs_does_not_stall_the_core() {
+    let mut l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    l.start_core();
+    let a = l.ok(&["agent", "sh"]);
+    let tmp = l.path("state/nerdr/tabs.json.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    nix::unistd::mkfifo(&tmp, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+
+    // Two launches: each changes the list (as does each program's start),
+    // so the writes queue on the FIFO.
+    let mut launches: Vec<_> = (0..2)
+        .map(|_| {
+            l.cmd(&["agent", "sh"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut answered = Vec::new();
+    for (what, args) in [
+        ("nerdr tabs", vec!["tabs", "--all"]),
+        ("nerdr read", vec!["read", &a]),
+        ("nerdr send", vec!["send", &a, "echo still-here"]),
+    ] {
+        let t = Instant::now();
+        let mut c = l
+            .cmd(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let done = crate::support::poll(Duration::from_secs(3), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !done {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+        answered.push((what, t.elapsed()));
+    }
+    // The disk answers again: the waiting write goes through.
+    let reader = {
+        let tmp = tmp.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::open(&tmp).unwrap();
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut buf).unwrap();
+            buf
+        })
+    };
+    let written = reader.join().unwrap();
+    for c in &mut launches {
+        let finished = crate::support::poll(Duration::from_secs(10), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !finished {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+    }
+    for (what, took) in &answered {
+        assert!(
+            *took < Duration::from_secs(1),
+            "{what} took {took:?} while the tab list's write hung"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&written).contains(&a),
+        "the write that hung was not the tab list's: the test proves nothing"
+    );
+    // Once the disk answers, the list on disk has every tab.
+    wait_until(
+        "tabs.json to list all three tabs",
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(l.path("state/nerdr/tabs.json"))
+                .is_ok_and(|s| s.matches("\"id\"").count() == 3)
+        },
+    );
+}
