@@ -266,3 +266,92 @@ fn a_tab_list_write_that_hangs_does_not_stall_the_core() {
         },
     );
 }
+
+/// A request on the hook socket that names no tab is refused, and the
+/// refusal goes to the audit trail. A program can send many of those; an
+/// audit file on a disk that stops answering (here: a FIFO no one reads,
+/// so opening it waits) must delay those refusals only, never the core's
+/// async workers and with them everyone else's requests.
+#[test]
+fn refusals_whose_audit_entry_hangs_do_not_stall_the_core() {
+    let mut l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    l.start_core();
+    let a = l.ok(&["agent", "sh"]);
+    let audit = l.path("state/nerdr/audit.jsonl");
+    let _ = std::fs::remove_file(&audit);
+    nix::unistd::mkfifo(&audit, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+
+    let mut strangers: Vec<_> = (0..3)
+        .map(|_| {
+            l.cmd(&["tabs"])
+                .env("NERDR_TAB", "0".repeat(64))
+                .env("NERDR_SOCKET", l.hook_socket())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut answered = Vec::new();
+    for (what, args) in [
+        ("nerdr tabs", vec!["tabs", "--all"]),
+        ("nerdr read", vec!["read", &a]),
+        ("nerdr send", vec!["send", &a, "echo still-here"]),
+    ] {
+        let t = Instant::now();
+        let mut c = l
+            .cmd(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let done = crate::support::poll(Duration::from_secs(3), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !done {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+        answered.push((what, t.elapsed()));
+    }
+    // The disk answers again: a reader lets the waiting writers through.
+    let mut read = Vec::new();
+    {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(&audit)
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(3);
+        let mut buf = [0u8; 4096];
+        while Instant::now() < until {
+            if let Ok(n) = f.read(&mut buf) {
+                read.extend_from_slice(&buf[..n]);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    for c in &mut strangers {
+        let finished = crate::support::poll(Duration::from_secs(5), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !finished {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+    }
+    for (what, took) in &answered {
+        assert!(
+            *took < Duration::from_secs(1),
+            "{what} took {took:?} while the audit file's writes hung"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&read).contains("NERDR_TAB names no open tab"),
+        "the write that hung was not the refusals' audit entry: the test proves nothing"
+    );
+}
