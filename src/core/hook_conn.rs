@@ -148,6 +148,10 @@ async fn authenticate(
         )
     };
     let unknown = |why: &'static str| async move {
+        // As every refusal: a loop of them is journaled once a second.
+        if !core.first_this_second("-", "identify", why) {
+            return denied();
+        }
         let event = crate::audit::Event::new(
             crate::audit::Kind::HookRefused,
             format!("refused a request on the hook socket: {why}"),
@@ -193,6 +197,9 @@ async fn authenticate(
             program: false,
         }),
         Identity::Refused(why) => {
+            if !core.first_this_second(&id, "identify", &why) {
+                return Err(ApiError::new(ErrorCode::Denied, why));
+            }
             tracing::warn!(tab = %id, reason = %why, "hook request refused");
             let event = crate::audit::Event::new(
                 crate::audit::Kind::HookRefused,
