@@ -253,6 +253,22 @@ impl Core {
         Ok(target_kind(caller, t))
     }
 
+    /// Whether this refusal (who, what, why) is the first of its kind this
+    /// second: a refusal loop is journaled once a second, not once a
+    /// request.
+    pub(super) fn first_this_second(&self, tab: &str, op: &'static str, why: &str) -> bool {
+        let key = (tab.to_string(), op, why.to_string());
+        let now = std::time::Instant::now();
+        let mut state = self.state.lock().unwrap();
+        let seen = &mut state.refusals;
+        seen.retain(|_, at| now.duration_since(*at) < std::time::Duration::from_secs(1));
+        let fresh = !seen.contains_key(&key);
+        if fresh {
+            seen.insert(key, now);
+        }
+        fresh
+    }
+
     /// The error a refused caller gets, and its journal entry.
     pub(super) fn refuse(
         &self,
@@ -264,20 +280,7 @@ impl Core {
         let on = tab.map(|t| format!(" on tab {t}")).unwrap_or_default();
         let message = format!("refused `nerdr {}`{on}: {why}", privilege::name(op));
         let tab = caller.tab().unwrap_or("-");
-        // A refusal loop is journaled once a second, not once a request.
-        let key = (tab.to_string(), privilege::name(op), why.to_string());
-        let now = std::time::Instant::now();
-        let fresh = {
-            let mut state = self.state.lock().unwrap();
-            let seen = &mut state.refusals;
-            seen.retain(|_, at| now.duration_since(*at) < std::time::Duration::from_secs(1));
-            let fresh = !seen.contains_key(&key);
-            if fresh {
-                seen.insert(key, now);
-            }
-            fresh
-        };
-        if !fresh {
+        if !self.first_this_second(tab, privilege::name(op), why) {
             return ApiError::new(ErrorCode::Denied, message);
         }
         let event = crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())

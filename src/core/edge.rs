@@ -1,5 +1,6 @@
 //! Where the core gathers facts from the world (the filesystem, git,
-//! `/proc`): off the async worker threads, never under the state lock
+//! `/proc`) and writes its audit entries: off the async worker threads,
+//! never under the state lock
 //! (docs/ARCHITECTURE.md, "Where decisions and effects live"). A fact that takes long
 //! (a folder on a hung mount) delays the request that needs it, and
 //! nothing else.
@@ -23,6 +24,17 @@ where
     tokio::task::spawn_blocking(f)
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+/// Write an audit entry (the journal, the core's log, the audit file) as
+/// [`gather`] gathers: an audit file on a disk that stops answering delays
+/// the request that is refused, not everyone else's.
+pub async fn audit(paths: &crate::paths::Paths, event: crate::audit::Event) {
+    let paths = paths.clone();
+    gather("writing an audit entry", move || {
+        crate::audit::record(&paths, &event)
+    })
+    .await
 }
 
 /// [`gather`] a fact about `path`.

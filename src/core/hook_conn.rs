@@ -147,28 +147,33 @@ async fn authenticate(
             "the hook socket serves programs nerdr started: NERDR_TAB is missing or names no open tab",
         )
     };
-    let unknown = |why: &str| {
-        crate::audit::record(
-            &core.paths,
-            &crate::audit::Event::new(
-                crate::audit::Kind::HookRefused,
-                format!("refused a request on the hook socket: {why}"),
-            )
-            .field("NERDR_TAB", "-")
-            .field("NERDR_OPERATION", "identify")
-            .field("NERDR_REASON", why),
-        );
+    let unknown = |why: &'static str| async move {
+        // As every refusal: a loop of them is journaled once a second.
+        if !core.first_this_second("-", "identify", why) {
+            return denied();
+        }
+        let event = crate::audit::Event::new(
+            crate::audit::Kind::HookRefused,
+            format!("refused a request on the hook socket: {why}"),
+        )
+        .field("NERDR_TAB", "-")
+        .field("NERDR_OPERATION", "identify")
+        .field("NERDR_REASON", why);
+        super::edge::audit(&core.paths, event).await;
         denied()
     };
-    let secret = secret.ok_or_else(|| unknown("no NERDR_TAB"))?;
+    let Some(secret) = secret else {
+        return Err(unknown("no NERDR_TAB").await);
+    };
     let known = core
         .state
         .lock()
         .unwrap()
         .tab_by_secret(secret)
         .map(|t| (t.id.clone(), t.sandboxed, t.pid, t.start_time));
-    let (id, sandboxed, pid, start_recorded) =
-        known.ok_or_else(|| unknown("NERDR_TAB names no open tab"))?;
+    let Some((id, sandboxed, pid, start_recorded)) = known else {
+        return Err(unknown("NERDR_TAB names no open tab").await);
+    };
     let facts = super::edge::gather("reading a tab's program in /proc", move || TabFacts {
         sandboxed,
         pid,
@@ -192,17 +197,18 @@ async fn authenticate(
             program: false,
         }),
         Identity::Refused(why) => {
+            if !core.first_this_second(&id, "identify", &why) {
+                return Err(ApiError::new(ErrorCode::Denied, why));
+            }
             tracing::warn!(tab = %id, reason = %why, "hook request refused");
-            crate::audit::record(
-                &core.paths,
-                &crate::audit::Event::new(
-                    crate::audit::Kind::HookRefused,
-                    format!("refused a request on the hook socket: {why}"),
-                )
-                .field("NERDR_TAB", &id)
-                .field("NERDR_OPERATION", "identify")
-                .field("NERDR_REASON", &why),
-            );
+            let event = crate::audit::Event::new(
+                crate::audit::Kind::HookRefused,
+                format!("refused a request on the hook socket: {why}"),
+            )
+            .field("NERDR_TAB", &id)
+            .field("NERDR_OPERATION", "identify")
+            .field("NERDR_REASON", &why);
+            super::edge::audit(&core.paths, event).await;
             Err(ApiError::new(ErrorCode::Denied, why))
         }
     }

@@ -75,6 +75,10 @@ pub struct Core {
     /// an older list over a newer one. Held only around the file write,
     /// never with the state.
     saved_generation: std::sync::Mutex<u64>,
+    /// What the service manager shows: set after the state lock drops, and
+    /// sent by a thread of its own (a manager that stops reading its
+    /// socket blocks that thread, not the core).
+    status_line: notify::StatusLine,
 }
 
 /// All the core knows, in one place, behind one lock (docs/ARCHITECTURE.md,
@@ -115,9 +119,8 @@ impl Core {
     /// show it to the windows. The list is taken under the lock and written
     /// after it: a newer list is never overwritten by an older one.
     fn changed(&self) {
-        let (generation, saved) = {
+        let (generation, saved, status) = {
             let mut state = self.state.lock().unwrap();
-            notify::status(&state.status_text());
             let folders: std::collections::BTreeSet<PathBuf> = state
                 .windows
                 .by_id
@@ -128,13 +131,24 @@ impl Core {
                 self.send_tabs(&state, &f);
             }
             state.generation += 1;
-            (state.generation, persist::snapshot(&state))
+            (
+                state.generation,
+                persist::snapshot(&state),
+                state.status_text(),
+            )
         };
-        let mut written = self.saved_generation.lock().unwrap();
-        if *written < generation {
-            persist::save(&self.paths.state_dir.join("tabs.json"), &saved);
-            *written = generation;
-        }
+        self.status_line.set(status);
+        // Written before the request that changed the list is answered (a
+        // core restarted right after still finds the tab), but where a
+        // state dir on a slow disk costs no async worker: the writers wait
+        // for the disk and each other, the other requests do not.
+        off_the_workers(|| {
+            let mut written = self.saved_generation.lock().unwrap();
+            if *written < generation {
+                persist::save(&self.paths.state_dir.join("tabs.json"), &saved);
+                *written = generation;
+            }
+        });
     }
 
     fn on_event(&self, ev: HostEvent) {
@@ -174,6 +188,18 @@ impl Core {
                 self.changed();
             }
         }
+    }
+}
+
+/// Run `f`, which blocks, without taking an async worker out of service:
+/// on one, the runtime moves the worker's other tasks to a fresh thread
+/// first. Elsewhere (a blocking thread, no runtime) `f` just runs.
+fn off_the_workers<T>(f: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(f)
+        }
+        _ => f(),
     }
 }
 

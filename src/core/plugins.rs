@@ -145,13 +145,12 @@ impl Core {
             };
             if let Some(why) = why {
                 let message = format!("plugin `{name}` did not run: {why}");
-                crate::audit::record(
-                    &self.paths,
-                    &crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
+                let event =
+                    crate::audit::Event::new(crate::audit::Kind::HookRefused, message.clone())
                         .field("NERDR_TAB", &from)
                         .field("NERDR_OPERATION", "plugin")
-                        .field("NERDR_REASON", &why),
-                );
+                        .field("NERDR_REASON", &why);
+                super::edge::audit(&self.paths, event).await;
                 return Err(ApiError::new(ErrorCode::Denied, message));
             }
         }

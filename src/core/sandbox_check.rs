@@ -162,13 +162,11 @@ impl Core {
         let (message, notice) = match verdict {
             Verdict::Start => {
                 tracing::info!(tab = %id, agent = %name, ms = took.as_millis() as u64, "sandbox check passed");
-                crate::audit::record(
-                    &self.paths,
-                    &event(
-                        Kind::ProbePassed,
-                        format!("the sandbox check of `{name}` in tab {id} passed"),
-                    ),
+                let passed = event(
+                    Kind::ProbePassed,
+                    format!("the sandbox check of `{name}` in tab {id} passed"),
                 );
+                super::edge::audit(&self.paths, passed).await;
                 // Closed while it was being checked: nothing may start now.
                 if !self.state.lock().unwrap().tabs.contains_key(id) {
                     return Err(ApiError::new(
@@ -191,7 +189,7 @@ impl Core {
                 for r in reached {
                     e = e.field("NERDR_REACHED", r.as_str());
                 }
-                crate::audit::record(&self.paths, &e);
+                super::edge::audit(&self.paths, e).await;
                 let list: String = reached.iter().map(|r| format!("\n  - {r}")).collect();
                 (
                     format!(
@@ -201,14 +199,12 @@ impl Core {
                 )
             }
             Verdict::CouldNotCheck { why } => {
-                crate::audit::record(
-                    &self.paths,
-                    &event(
-                        Kind::ProbeUnchecked,
-                        format!("did not start `{name}` in tab {id}: the sandbox check could not be made: {why}"),
-                    )
-                    .field("NERDR_REASON", why.as_str()),
-                );
+                let unchecked = event(
+                    Kind::ProbeUnchecked,
+                    format!("did not start `{name}` in tab {id}: the sandbox check could not be made: {why}"),
+                )
+                .field("NERDR_REASON", why.as_str());
+                super::edge::audit(&self.paths, unchecked).await;
                 (
                     format!("the sandbox check of `{name}` could not be made: {why}"),
                     "fix the wrapper",

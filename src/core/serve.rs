@@ -62,6 +62,7 @@ pub async fn serve(
         detector: Arc::new(crate::agents::Detector::new(&paths.state_dir)),
         wake: Wake::default(),
         saved_generation: Default::default(),
+        status_line: notify::StatusLine::start().context("cannot start the status thread")?,
     });
     core.changed();
 
@@ -83,7 +84,9 @@ pub async fn serve(
     );
     spawn_tasks(&core, client, hook);
 
-    notify::ready(&core.state.lock().unwrap().status_text());
+    // Bound first: a guard in the argument would live through the send.
+    let status = core.state.lock().unwrap().status_text();
+    notify::ready(&status);
 
     let lost = async move {
         match holder_lost {

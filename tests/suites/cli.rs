@@ -388,3 +388,45 @@ fn a_tab_secret_read_from_proc_does_not_make_a_stranger_that_tab() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
 }
+
+/// SECURITY.md: every refusal is a journal entry, "the same one at most
+/// once a second". A program that sends requests naming no open tab as
+/// fast as it can gets each one refused, but leaves one audit entry a
+/// second, not one a request (each is a journal entry and two file
+/// appends on the user's disk).
+#[test]
+fn refusals_of_a_tab_that_does_not_exist_are_journaled_once_a_second() {
+    use std::io::{BufRead, Write};
+    let l = Local::started();
+    let mut s = std::os::unix::net::UnixStream::connect(l.hook_socket()).unwrap();
+    let bogus = "0".repeat(64);
+    let mut lines = String::new();
+    for i in 0..50 {
+        lines.push_str(&format!(
+            r#"{{"id":"r{i}","tab":"{bogus}","method":"status"}}"#
+        ));
+        lines.push('\n');
+    }
+    let started = std::time::Instant::now();
+    s.write_all(lines.as_bytes()).unwrap();
+    let mut replies = std::io::BufReader::new(s.try_clone().unwrap());
+    for _ in 0..50 {
+        let mut reply = String::new();
+        replies.read_line(&mut reply).unwrap();
+        assert!(reply.contains("names no open tab"), "{reply}");
+    }
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_millis(900),
+        "the requests took {took:?}: the test needs them within one second"
+    );
+    let audit = std::fs::read_to_string(l.path("state/nerdr/audit.jsonl")).unwrap_or_default();
+    let entries = audit
+        .lines()
+        .filter(|l| l.contains("NERDR_TAB names no open tab"))
+        .count();
+    assert_eq!(
+        entries, 1,
+        "50 refusals within a second left {entries} audit entries"
+    );
+}

@@ -70,3 +70,279 @@ fn a_launch_waiting_on_a_slow_folder_does_not_stall_other_tabs() {
         launched.elapsed()
     );
 }
+
+/// The service manager's notify socket is one more place the core writes
+/// to, and a manager that stops reading it (busy, stopped) makes each send
+/// block: the core's status line must wait for it alone, never with the
+/// state held or on the workers that answer requests.
+#[test]
+fn a_service_manager_that_stops_reading_does_not_stall_the_core() {
+    use std::os::unix::net::UnixDatagram;
+
+    let mut l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    let manager_path = l.path("notify.sock");
+    let manager = UnixDatagram::bind(&manager_path).unwrap();
+    manager.set_nonblocking(true).unwrap();
+    let child = l
+        .cmd(&["core"])
+        .env("NOTIFY_SOCKET", &manager_path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    l.core = Some(child);
+    let sock = l.client_socket();
+    wait_until("the core", Duration::from_secs(10), || {
+        std::os::unix::net::UnixStream::connect(&sock).is_ok()
+    });
+    let a = l.ok(&["agent", "sh"]);
+    let drain = || {
+        let mut buf = [0u8; 4096];
+        let mut got = Vec::new();
+        while let Ok(n) = manager.recv(&mut buf) {
+            got.push(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+        got
+    };
+    // The manager heard from the core: the test's socket is the one it uses.
+    wait_until("the core's READY", Duration::from_secs(5), || {
+        drain().iter().any(|m| m.contains("READY=1"))
+    });
+
+    // The manager stops reading: its queue fills, and every later send to
+    // it blocks until it reads again.
+    let filler = UnixDatagram::unbound().unwrap();
+    filler.set_nonblocking(true).unwrap();
+    while filler.send_to(b"STATUS=busy", &manager_path).is_ok() {}
+
+    // A launch changes the tab list, so the core tells the manager.
+    let mut launch = l
+        .cmd(&["agent", "sh"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let mut answered = Vec::new();
+    for (what, args) in [
+        ("nerdr tabs", vec!["tabs", "--all"]),
+        ("nerdr read", vec!["read", &a]),
+        ("nerdr send", vec!["send", &a, "echo still-here"]),
+    ] {
+        let t = Instant::now();
+        let mut c = l
+            .cmd(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let done = crate::support::poll(Duration::from_secs(3), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !done {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+        answered.push((what, t.elapsed()));
+    }
+    let launched = crate::support::poll(Duration::from_secs(5), || {
+        matches!(launch.try_wait(), Ok(Some(_)))
+    });
+    if !launched {
+        let _ = launch.kill();
+    }
+    let _ = launch.wait();
+    // The manager reads again, so the core can stop cleanly.
+    drain();
+    for (what, took) in &answered {
+        assert!(
+            *took < Duration::from_secs(1),
+            "{what} took {took:?} while the service manager did not read its socket"
+        );
+    }
+    assert!(
+        launched,
+        "the launch did not finish while the service manager did not read its socket"
+    );
+    drain();
+}
+
+/// The tab list (`tabs.json`) is written on every change, before the
+/// request that changed it is answered. A state dir on a disk that stops
+/// answering (here: the file it writes first is a FIFO no one reads, so
+/// opening it waits) delays those requests only: the core's async workers
+/// keep answering the others.
+#[test]
+fn a_tab_list_write_that_hangs_does_not_stall_the_core() {
+    let mut l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    l.start_core();
+    let a = l.ok(&["agent", "sh"]);
+    let tmp = l.path("state/nerdr/tabs.json.tmp");
+    let _ = std::fs::remove_file(&tmp);
+    nix::unistd::mkfifo(&tmp, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+
+    // Two launches: each changes the list (as does each program's start),
+    // so the writes queue on the FIFO.
+    let mut launches: Vec<_> = (0..2)
+        .map(|_| {
+            l.cmd(&["agent", "sh"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut answered = Vec::new();
+    for (what, args) in [
+        ("nerdr tabs", vec!["tabs", "--all"]),
+        ("nerdr read", vec!["read", &a]),
+        ("nerdr send", vec!["send", &a, "echo still-here"]),
+    ] {
+        let t = Instant::now();
+        let mut c = l
+            .cmd(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let done = crate::support::poll(Duration::from_secs(3), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !done {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+        answered.push((what, t.elapsed()));
+    }
+    // The disk answers again: the waiting write goes through.
+    let reader = {
+        let tmp = tmp.clone();
+        std::thread::spawn(move || {
+            let mut f = std::fs::File::open(&tmp).unwrap();
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(&mut f, &mut buf).unwrap();
+            buf
+        })
+    };
+    let written = reader.join().unwrap();
+    for c in &mut launches {
+        let finished = crate::support::poll(Duration::from_secs(10), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !finished {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+    }
+    for (what, took) in &answered {
+        assert!(
+            *took < Duration::from_secs(1),
+            "{what} took {took:?} while the tab list's write hung"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&written).contains(&a),
+        "the write that hung was not the tab list's: the test proves nothing"
+    );
+    // Once the disk answers, the list on disk has every tab.
+    wait_until(
+        "tabs.json to list all three tabs",
+        Duration::from_secs(10),
+        || {
+            std::fs::read_to_string(l.path("state/nerdr/tabs.json"))
+                .is_ok_and(|s| s.matches("\"id\"").count() == 3)
+        },
+    );
+}
+
+/// A request on the hook socket that names no tab is refused, and the
+/// refusal goes to the audit trail. A program can send many of those; an
+/// audit file on a disk that stops answering (here: a FIFO no one reads,
+/// so opening it waits) must delay those refusals only, never the core's
+/// async workers and with them everyone else's requests.
+#[test]
+fn refusals_whose_audit_entry_hangs_do_not_stall_the_core() {
+    let mut l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    l.start_core();
+    let a = l.ok(&["agent", "sh"]);
+    let audit = l.path("state/nerdr/audit.jsonl");
+    let _ = std::fs::remove_file(&audit);
+    nix::unistd::mkfifo(&audit, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+
+    let mut strangers: Vec<_> = (0..3)
+        .map(|_| {
+            l.cmd(&["tabs"])
+                .env("NERDR_TAB", "0".repeat(64))
+                .env("NERDR_SOCKET", l.hook_socket())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut answered = Vec::new();
+    for (what, args) in [
+        ("nerdr tabs", vec!["tabs", "--all"]),
+        ("nerdr read", vec!["read", &a]),
+        ("nerdr send", vec!["send", &a, "echo still-here"]),
+    ] {
+        let t = Instant::now();
+        let mut c = l
+            .cmd(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let done = crate::support::poll(Duration::from_secs(3), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !done {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+        answered.push((what, t.elapsed()));
+    }
+    // The disk answers again: a reader lets the waiting writers through.
+    let mut read = Vec::new();
+    {
+        use std::io::Read;
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+            .open(&audit)
+            .unwrap();
+        let until = Instant::now() + Duration::from_secs(3);
+        let mut buf = [0u8; 4096];
+        while Instant::now() < until {
+            if let Ok(n) = f.read(&mut buf) {
+                read.extend_from_slice(&buf[..n]);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    for c in &mut strangers {
+        let finished = crate::support::poll(Duration::from_secs(5), || {
+            matches!(c.try_wait(), Ok(Some(_)))
+        });
+        if !finished {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
+    }
+    for (what, took) in &answered {
+        assert!(
+            *took < Duration::from_secs(1),
+            "{what} took {took:?} while the audit file's writes hung"
+        );
+    }
+    assert!(
+        String::from_utf8_lossy(&read).contains("NERDR_TAB names no open tab"),
+        "the write that hung was not the refusals' audit entry: the test proves nothing"
+    );
+}
