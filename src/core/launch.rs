@@ -142,22 +142,32 @@ impl Core {
                 ));
             }
         };
-        {
+        // Running, or closed while it started (the close decided about
+        // the worktree): kept either way.
+        fresh.keep();
+        let recorded = {
             let mut state = self.state.lock().unwrap();
-            // Running, or closed while it started (the close ended the
-            // program and decided about the worktree): kept either way.
-            fresh.keep();
-            let Some(t) = state.tabs.get_mut(&id) else {
-                return Err(ApiError::new(
-                    ErrorCode::LaunchFailed,
-                    format!("tab {id} was closed while `{name}` was starting"),
-                ));
-            };
-            let started = Event::Started {
-                pid: spawned.pid,
-                start_time: spawned.start_time,
-            };
-            lifecycle::apply(t, started);
+            let t = state.tabs.get_mut(&id);
+            let found = t.is_some();
+            if let Some(t) = t {
+                let started = Event::Started {
+                    pid: spawned.pid,
+                    start_time: spawned.start_time,
+                };
+                lifecycle::apply(t, started);
+            }
+            found
+        };
+        if !recorded {
+            // A close that came before the spawn (during the sandbox check
+            // or the feature detection) had no program to stop: this one
+            // must not run on with no tab to reach it.
+            let _ = self.host.stop(&id).await;
+            self.host.forget(&id);
+            return Err(ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!("tab {id} was closed while `{name}` was starting"),
+            ));
         }
         tracing::info!(
             tab = %id,

@@ -137,13 +137,13 @@ impl Core {
             .iter()
             .find(|p| p.role == AGENT_PROGRAM)
             .and_then(|p| p.resolved.clone());
-        self.carry_out(launch, id, &verdict, took, agent)
+        self.carry_out(launch, id, &verdict, took, agent).await
     }
 
     /// The verdict's audit entry and log line; a refused tab is left
     /// `refused` with the reason on its screen. `agent`: the program the
     /// check proved, passed on for a start.
-    fn carry_out(
+    async fn carry_out(
         &self,
         launch: &Launch<'_>,
         id: &str,

@@ -3,6 +3,7 @@
 //! core is told that one folder is slow (`NERDR_TEST_SLOW_PATH`, see
 //! `src/core/edge.rs`): every fact it gathers about that folder takes 10 s.
 
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::support::local::Local;
@@ -84,18 +85,7 @@ fn a_service_manager_that_stops_reading_does_not_stall_the_core() {
     let manager_path = l.path("notify.sock");
     let manager = UnixDatagram::bind(&manager_path).unwrap();
     manager.set_nonblocking(true).unwrap();
-    let child = l
-        .cmd(&["core"])
-        .env("NOTIFY_SOCKET", &manager_path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    l.core = Some(child);
-    let sock = l.client_socket();
-    wait_until("the core", Duration::from_secs(10), || {
-        std::os::unix::net::UnixStream::connect(&sock).is_ok()
-    });
+    l.start_core_with(&[("NOTIFY_SOCKET", manager_path.to_str().unwrap())]);
     let a = l.ok(&["agent", "sh"]);
     let drain = || {
         let mut buf = [0u8; 4096];
