@@ -426,7 +426,7 @@ impl Window {
             }
             Cmd::Quit => {
                 self.mode = Mode::Confirm {
-                    question: format!("quit: stop all {n} tabs of this session? y/n"),
+                    question: overlay::quit_question(n),
                     yes: overlay::Effect::Quit,
                 }
             }
