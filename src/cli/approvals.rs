@@ -23,8 +23,9 @@ pub struct Args {
 
 #[derive(Debug, Subcommand)]
 pub enum Action {
-    /// Say yes: a setup runs now, and whenever the same content comes again;
-    /// a network question opens the host for this request only
+    /// Say yes: a setup runs now, in a tab of its own whose id is printed
+    /// (`nerdr read TAB` shows how it went), and whenever the same content
+    /// comes again; a network question opens the host for this request only
     Approve {
         /// The id `nerdr approvals` lists first on the question's line
         id: String,
@@ -80,6 +81,21 @@ fn json_text(pending: &[Approval]) -> serde_json::Result<String> {
 mod tests {
     use super::*;
     use crate::protocol::api::decode;
+
+    /// `approve` prints a bare tab id; its help must say what that id is.
+    #[test]
+    fn approve_help_says_what_it_prints() {
+        use clap::CommandFactory;
+        let mut cli = super::super::Cli::command();
+        let help = cli
+            .find_subcommand_mut("approvals")
+            .and_then(|a| a.find_subcommand_mut("approve"))
+            .expect("approvals approve is a command")
+            .render_help()
+            .to_string();
+        assert!(help.contains("whose id is printed"), "{help}");
+        assert!(help.contains("nerdr read TAB"), "{help}");
+    }
 
     /// `--json` printed the wire's `pending` as it came; read into
     /// approvals and printed again, it must be the same text.

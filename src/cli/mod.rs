@@ -61,7 +61,7 @@ pub enum Command {
     Pane(pane::Args),
     /// Open a terminal (your shell) in a tab's folder, in a tab of its own
     Terminal(terminal::Args),
-    /// Start a tab's agent again, resuming its conversation
+    /// Start a tab's agent again, resuming its conversation (a running one is stopped first)
     Restart(restart::Args),
     /// Run a program in nerdr's own sandbox (bubblewrap)
     Sandbox(sandbox::Args),

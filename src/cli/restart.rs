@@ -22,3 +22,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Restarting a running tab stops its program without asking: the
+    /// one-line help in `nerdr --help` must say so.
+    #[test]
+    fn help_says_a_running_agent_is_stopped_first() {
+        let cli = super::super::Cli::command();
+        let restart = cli
+            .find_subcommand("restart")
+            .expect("restart is a command");
+        let about = restart
+            .get_about()
+            .map(|a| a.to_string())
+            .unwrap_or_default();
+        assert!(about.contains("a running one is stopped first"), "{about}");
+    }
+}

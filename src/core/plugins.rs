@@ -35,6 +35,32 @@ pub fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
+/// What the plugin's path holds, as gathered from the disk.
+#[derive(Clone, Copy)]
+pub struct PluginFile {
+    pub is_file: bool,
+    pub mode: u32,
+}
+
+/// Why the file at `path` cannot be run as a plugin (and what to do), or
+/// `None` when it can. A file that is there but not executable says so:
+/// "put one there" would mislead someone who just did.
+pub fn not_runnable(found: Option<PluginFile>, path: &Path) -> Option<String> {
+    let path = path.display();
+    match found {
+        None => Some(format!(
+            "{path} does not exist (put an executable file there to allow it)"
+        )),
+        Some(f) if !f.is_file => Some(format!(
+            "{path} is not a regular file (put an executable file there to allow it)"
+        )),
+        Some(f) if f.mode & 0o111 == 0 => Some(format!(
+            "{path} is not executable (`chmod +x {path}` to allow it)"
+        )),
+        Some(_) => None,
+    }
+}
+
 impl Core {
     /// Plugin `name`'s file, if it is an executable one (looked at off the
     /// async workers).
@@ -50,24 +76,24 @@ impl Core {
             ));
         }
         let path = dir.join(name);
-        let runnable = {
+        let found = {
             let path = path.clone();
             tokio::task::spawn_blocking(move || {
-                std::fs::metadata(&path).is_ok_and(|m| {
+                std::fs::metadata(&path).ok().map(|m| {
                     use std::os::unix::fs::PermissionsExt;
-                    m.is_file() && m.permissions().mode() & 0o111 != 0
+                    PluginFile {
+                        is_file: m.is_file(),
+                        mode: m.permissions().mode(),
+                    }
                 })
             })
             .await
-            .unwrap_or(false)
+            .unwrap_or(None)
         };
-        if !runnable {
+        if let Some(why) = not_runnable(found, &path) {
             return Err(ApiError::new(
                 ErrorCode::NotFound,
-                format!(
-                    "no plugin `{name}`: {} is not an executable file (put one there to allow it)",
-                    path.display()
-                ),
+                format!("no plugin `{name}`: {why}"),
             ));
         }
         Ok(path)
@@ -226,7 +252,46 @@ async fn read_capped(mut r: impl tokio::io::AsyncRead + Unpin) -> std::io::Resul
 
 #[cfg(test)]
 mod tests {
-    use super::valid_name;
+    use super::{not_runnable, valid_name, PluginFile};
+    use std::path::Path;
+
+    #[test]
+    fn an_unrunnable_plugin_says_what_to_do() {
+        let p = Path::new("/c/plugins/x");
+        let file = |mode| {
+            Some(PluginFile {
+                is_file: true,
+                mode,
+            })
+        };
+        let dir = Some(PluginFile {
+            is_file: false,
+            mode: 0o755,
+        });
+        for (found, want) in [
+            (
+                None,
+                Some("/c/plugins/x does not exist (put an executable file there"),
+            ),
+            (dir, Some("/c/plugins/x is not a regular file")),
+            (
+                file(0o644),
+                Some("not executable (`chmod +x /c/plugins/x` to allow it)"),
+            ),
+            (file(0o700), None),
+            (file(0o755), None),
+            (file(0o001), None),
+        ] {
+            let got = not_runnable(found, p);
+            match want {
+                None => assert_eq!(got, None),
+                Some(w) => assert!(
+                    got.as_deref().is_some_and(|g| g.contains(w)),
+                    "{got:?} lacks {w}"
+                ),
+            }
+        }
+    }
 
     #[test]
     fn plugin_names_are_plain_file_names() {

@@ -27,10 +27,13 @@ pub fn place(command_words: &[String], program: &str, probe: &[String]) -> Place
                 .collect(),
         ),
         None => Placement::Unplaceable(format!(
-            "no word of the command {command_words:?} names the agent's program `{program}`, \
-             so the sandbox check has nowhere to run; configure a wrapper that can run both \
-             the agent and the check inside the same sandbox (the agent's program as the \
-             last word that names it)"
+            "no word of the command {command_words:?} is named `{program}`, so the sandbox \
+             check has nowhere to run (it runs in place of the last word naming the agent: \
+             a built-in agent's program, or a custom agent's [agents.NAME] section name); \
+             end the command with that word (for a custom agent, name its section after the \
+             program the wrapper runs last, as [agents.bash] for `nerdr sandbox -- bash`), or \
+             configure a wrapper that can run both the agent and the check inside the same \
+             sandbox"
         )),
     }
 }
@@ -250,6 +253,9 @@ mod tests {
                 "mybot",
                 Some(&["sandbox", "--", "/n/nerdr", "probe"]),
             ),
+            // A custom agent whose section is not named after the program
+            // its wrapper runs: the message must say the section name counts.
+            (&["nerdr", "sandbox", "--", "bash", "--norc"], "box", None),
             // Only the file name counts, whole.
             (&["bwrap", "--", "claude-wrapper"], "claude", None),
             (&["sh", "-c", "exec claude"], "claude", None),
@@ -260,7 +266,9 @@ mod tests {
             match want {
                 Some(w) => assert_eq!(got, Placement::Argv(words(w)), "{command:?}"),
                 None => assert!(
-                    matches!(&got, Placement::Unplaceable(why) if why.contains("wrapper that can run both")),
+                    matches!(&got, Placement::Unplaceable(why) if why.contains("wrapper that can run both")
+                        && why.contains(&format!("is named `{program}`"))
+                        && why.contains("[agents.NAME] section name")),
                     "{command:?}: {got:?}"
                 ),
             }

@@ -181,7 +181,7 @@ fn ctrl_c_and_the_prefix_reach_the_program_and_quit_stops_it() {
     t.keys(&["C-c"]);
     // Quit asks, then stops the session's programs.
     t.keys(&["C-b", "q"]);
-    t.wait_text("quit: stop all 1 tabs");
+    t.wait_text("quit: stop this session's only tab? y/n");
     t.keys(&["y"]);
     t.wait_text("[quit: stopped 1 tab]");
     assert!(!pid_alive(pid), "the agent survived quit");

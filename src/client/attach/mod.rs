@@ -426,7 +426,7 @@ impl Window {
             }
             Cmd::Quit => {
                 self.mode = Mode::Confirm {
-                    question: format!("quit: stop all {n} tabs of this session? y/n"),
+                    question: overlay::quit_question(n),
                     yes: overlay::Effect::Quit,
                 }
             }
@@ -453,12 +453,7 @@ impl Window {
         let (rows, cols) = self.view.term;
         let bytes = match &self.mode {
             Mode::Normal => {
-                let help = format!("{} ? help", self.prefix_name);
-                let note = match (self.note.is_empty(), self.approvals) {
-                    (false, _) => self.note.clone(),
-                    (true, 0) => help,
-                    (true, n) => format!("{n} waiting for your approval: {} F3", self.prefix_name),
-                };
+                let note = view::status_note(&self.note, self.approvals, &self.prefix_name);
                 let status = view::status_line(&self.tabs, self.view.tab.as_deref(), &note);
                 if self.view.tab.is_none() {
                     overlay::draw(

@@ -7,6 +7,16 @@ use super::keys::BINDINGS;
 use super::scroll::{self, Scroll};
 use super::view::fit;
 
+/// The yes/no question `C-b q` asks before stopping the session's `n`
+/// tabs ("stop all 1 tabs" read as a slip).
+pub fn quit_question(n: usize) -> String {
+    match n {
+        0 => "quit: end this session (it has no tabs)? y/n".into(),
+        1 => "quit: stop this session's only tab? y/n".into(),
+        n => format!("quit: stop all {n} tabs of this session? y/n"),
+    }
+}
+
 #[derive(Debug)]
 pub enum Mode {
     Normal,
@@ -259,6 +269,18 @@ pub fn draw(lines: &[String], status: &str, rows: u16, cols: u16) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_quit_question_counts_in_words() {
+        for (n, want) in [
+            (0, "quit: end this session (it has no tabs)? y/n"),
+            (1, "quit: stop this session's only tab? y/n"),
+            (2, "quit: stop all 2 tabs of this session? y/n"),
+            (12, "quit: stop all 12 tabs of this session? y/n"),
+        ] {
+            assert_eq!(quit_question(n), want);
+        }
+    }
 
     fn picker() -> Mode {
         Mode::Picker {

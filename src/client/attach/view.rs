@@ -84,6 +84,19 @@ pub fn fit(s: &str, width: usize) -> String {
 
 /// The status line: each tab with its number, agent, sandbox mark and state,
 /// the shown one marked with `*`.
+/// What the status line says after the tabs: what waits for an answer
+/// first (a tab's warning, often longer than the window is wide, must not
+/// hide it), then the warning; the help hint when neither.
+pub fn status_note(note: &str, approvals: usize, prefix_name: &str) -> String {
+    let waiting = format!("{approvals} waiting for your approval: {prefix_name} F3");
+    match (note.is_empty(), approvals) {
+        (true, 0) => format!("{prefix_name} ? help"),
+        (true, _) => waiting,
+        (false, 0) => note.to_string(),
+        (false, _) => format!("{waiting} | {note}"),
+    }
+}
+
 pub fn status_line(tabs: &[TabInfo], showing: Option<&str>, note: &str) -> String {
     let mut parts = Vec::new();
     for (i, t) in tabs.iter().enumerate() {
@@ -118,6 +131,22 @@ pub fn status_line(tabs: &[TabInfo], showing: Option<&str>, note: &str) -> Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_waits_comes_before_a_tabs_warning() {
+        for (note, n, want) in [
+            ("", 0, "C-b ? help"),
+            ("", 2, "2 waiting for your approval: C-b F3"),
+            ("tab ab: setup not run", 0, "tab ab: setup not run"),
+            (
+                "tab ab: setup not run",
+                1,
+                "1 waiting for your approval: C-b F3 | tab ab: setup not run",
+            ),
+        ] {
+            assert_eq!(status_note(note, n, "C-b"), want, "{note:?} {n}");
+        }
+    }
 
     fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         TabInfo {
