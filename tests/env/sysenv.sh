@@ -48,11 +48,17 @@ die() {
 
 [[ $(id -u) == 0 ]] || die "must run as root (got uid $(id -u))"
 
-# Re-exec in a private mount namespace unless we already are in one that our
-# parent does not share (i.e. we were started as `unshare -m ... bash sysenv.sh`).
-if [[ $(readlink /proc/self/ns/mnt) == "$(readlink /proc/$PPID/ns/mnt 2>/dev/null)" ]]; then
-    exec unshare -m --propagation private bash "$SELF" "$@"
+# Re-exec in a private mount namespace unless we are in one already: started
+# as `unshare -m ... bash sysenv.sh` (our namespace is not our parent's), or
+# re-executed here. A parent whose namespace cannot be read (PID 1 of a
+# container, after `setsid`) proves nothing: we unshare then too, or the
+# tmpfs below would cover /tmp for every process of the caller's namespace.
+parent_ns=$(readlink /proc/$PPID/ns/mnt 2>/dev/null)
+if [[ ${NERDR_SYSENV_UNSHARED:-} != "$$" &&
+      ( -z $parent_ns || $(readlink /proc/self/ns/mnt) == "$parent_ns" ) ]]; then
+    NERDR_SYSENV_UNSHARED=$$ exec unshare -m --propagation private bash "$SELF" "$@"
 fi
+unset NERDR_SYSENV_UNSHARED
 # Belt and braces: nothing we mount may propagate anywhere.
 mount --make-rprivate / || die "mount --make-rprivate / failed"
 
