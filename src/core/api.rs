@@ -13,12 +13,12 @@ use super::privilege::{self, CallerKind, Operation, Target, Verdict};
 use super::question::{Approval, Asked};
 use super::Core;
 use crate::protocol::api::{
-    encode, AskNetwork, CloseTab, CoreStatus, Decide, GetStatus, ListAgents, ListApprovals,
-    ListTabs, OpenTerminal, QuitSession, ReadScreen, ReportAgent, ReportEvent, Request, Resize,
-    RestartTab, RunPlugin, SendText, StartAgent, TabInfo, TabKind,
+    encode, AskNetwork, CloseTab, Decide, GetStatus, ListAgents, ListApprovals, ListTabs,
+    OpenTerminal, QuitSession, ReadScreen, ReportAgent, ReportEvent, Request, Resize, RestartTab,
+    RunPlugin, SendText, StartAgent, TabKind,
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
-use crate::protocol::replies::{AgentNames, Done, ScreenText, Sent, SessionQuit};
+use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
 
 impl Core {
     /// Every request passes the privilege matrix first: refused ones are
@@ -435,73 +435,6 @@ impl Core {
         }
     }
 
-    /// The agents that can be started: the built-in ones, then the
-    /// configured ones by other names.
-    async fn agent_names(&self) -> Result<AgentNames, ApiError> {
-        let file = self.paths.config_file();
-        let config = super::edge::gather("reading the config", move || crate::config::load(&file))
-            .await
-            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
-        let mut names: Vec<String> = crate::config::builtin_names()
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        names.extend(
-            config
-                .agents
-                .keys()
-                .filter(|k| !names.contains(k))
-                .cloned()
-                .collect::<Vec<_>>(),
-        );
-        Ok(AgentNames { agents: names })
-    }
-
-    fn status(&self) -> CoreStatus {
-        let state = self.state.lock().unwrap();
-        CoreStatus {
-            pid: std::process::id(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            sessions: state.sessions.len(),
-            running: state
-                .tabs
-                .values()
-                .filter(|t| t.pid.is_some() && t.exit_code.is_none())
-                .count(),
-            tabs: state.tabs.len(),
-            activated: self.activated,
-            mode: self.host.mode(),
-        }
-    }
-
-    fn tabs(
-        &self,
-        caller: &Caller,
-        folder: Option<&Path>,
-        all: bool,
-    ) -> Result<Vec<TabInfo>, ApiError> {
-        let state = self.state.lock().unwrap();
-        let rows = match (all, folder) {
-            (true, _) => state.all_tabs(),
-            (false, Some(f)) => state.session_tabs(f),
-            (false, None) => {
-                return Err(ApiError::new(
-                    ErrorCode::BadRequest,
-                    "tabs needs a folder or `all`",
-                ))
-            }
-        };
-        let seen = |t: &super::state::Tab| {
-            privilege::decide(caller.kind(), Operation::See, target_kind(caller, t))
-                == Verdict::Allow
-        };
-        Ok(rows
-            .into_iter()
-            .filter(|t| seen(t))
-            .map(|t| t.info())
-            .collect())
-    }
-
     pub(super) fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
         if !self.state.lock().unwrap().tabs.contains_key(tab) {
             return Err(no_tab(tab));
@@ -513,59 +446,6 @@ impl Core {
                 format!("tab {tab} has no running program to type into ({e})"),
             )
         })
-    }
-
-    fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<Done, ApiError> {
-        if crate::protocol::clamp_size(rows, cols) != (rows, cols) {
-            return Err(ApiError::new(
-                ErrorCode::BadRequest,
-                format!(
-                    "terminal size {cols}x{rows} is out of range (2 to {} columns, 2 to {} rows)",
-                    crate::protocol::MAX_COLS,
-                    crate::protocol::MAX_ROWS
-                ),
-            ));
-        }
-        let mut state = self.state.lock().unwrap();
-        let t = state.tabs.get_mut(tab).ok_or_else(|| no_tab(tab))?;
-        crate::screen::resize_screen(&mut t.screen, rows, cols);
-        drop(state);
-        // An exited program has no terminal left to resize; its screen does.
-        let _ = self.host.resize(tab, rows, cols);
-        Ok(Done {})
-    }
-
-    /// Close every tab of the session at once and forget the session.
-    pub async fn quit_session(&self, folder: &Path) -> usize {
-        let ids: Vec<String> = self
-            .state
-            .lock()
-            .unwrap()
-            .sessions
-            .get(folder)
-            .cloned()
-            .unwrap_or_default();
-        let stops: Vec<_> = ids.iter().map(|id| self.host.stop(id)).collect();
-        for s in stops {
-            let _ = s.await;
-        }
-        for id in &ids {
-            self.host.forget(id);
-        }
-        let mut state = self.state.lock().unwrap();
-        for id in &ids {
-            state.remove(id);
-        }
-        drop(state);
-        for id in &ids {
-            self.forget_questions_of(id);
-        }
-        let mut state = self.state.lock().unwrap();
-        state.sessions.remove(folder);
-        drop(state);
-        tracing::info!(folder = %folder.display(), tabs = ids.len(), "quit session");
-        self.changed();
-        ids.len()
     }
 }
 
@@ -599,7 +479,7 @@ fn op_of(req: &Request) -> Operation {
 }
 
 /// What tab `t` is to `caller`.
-fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
+pub(super) fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
     match (t.kind, t.sandboxed) {
         _ if caller.tab() == Some(t.id.as_str()) => Target::Own,
         (TabKind::Terminal, _) => Target::Terminal,

@@ -36,6 +36,7 @@ mod reports;
 mod sandbox_check;
 mod sandbox_facts;
 mod serve;
+mod sessions;
 mod setup;
 pub mod state;
 mod turns;
