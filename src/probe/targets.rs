@@ -492,3 +492,7 @@ fn unescape_bus(value: &str) -> Vec<u8> {
 #[cfg(test)]
 #[path = "targets_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "targets_rules_tests.rs"]
+mod rules_tests;
