@@ -124,13 +124,7 @@ fn a_service_manager_that_stops_reading_does_not_stall_the_core() {
 /// keep answering the others.
 #[test]
 fn a_tab_list_write_that_hangs_does_not_stall_the_core() {
-    let mut l = Local::empty();
-    l.write_config(SHELL_AGENT);
-    l.start_core();
-    let a = l.ok(&["agent", "sh"]);
-    let tmp = l.path("state/nerdr/tabs.json.tmp");
-    let _ = std::fs::remove_file(&tmp);
-    nix::unistd::mkfifo(&tmp, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let (l, a, tmp) = a_tab_and_a_fifo_at("state/nerdr/tabs.json.tmp");
 
     // Two launches: each changes the list (as does each program's start),
     // so the writes queue on the FIFO.
@@ -188,13 +182,7 @@ fn a_tab_list_write_that_hangs_does_not_stall_the_core() {
 /// async workers and with them everyone else's requests.
 #[test]
 fn refusals_whose_audit_entry_hangs_do_not_stall_the_core() {
-    let mut l = Local::empty();
-    l.write_config(SHELL_AGENT);
-    l.start_core();
-    let a = l.ok(&["agent", "sh"]);
-    let audit = l.path("state/nerdr/audit.jsonl");
-    let _ = std::fs::remove_file(&audit);
-    nix::unistd::mkfifo(&audit, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    let (l, a, audit) = a_tab_and_a_fifo_at("state/nerdr/audit.jsonl");
 
     let mut strangers: Vec<_> = (0..3)
         .map(|_| {
@@ -282,4 +270,17 @@ fn all_quick(answered: &[(&str, Duration)], while_: &str) {
             "{what} took {took:?} while {while_}"
         );
     }
+}
+
+/// A core with one shell tab, and a FIFO no one reads where the core's
+/// state file `rel` goes: opening it to write waits, as on a hung disk.
+fn a_tab_and_a_fifo_at(rel: &str) -> (Local, String, std::path::PathBuf) {
+    let mut l = Local::empty();
+    l.write_config(SHELL_AGENT);
+    l.start_core();
+    let tab = l.ok(&["agent", "sh"]);
+    let fifo = l.path(rel);
+    let _ = std::fs::remove_file(&fifo);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    (l, tab, fifo)
 }
