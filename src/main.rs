@@ -12,6 +12,7 @@ mod cli;
 mod client;
 mod config;
 mod core;
+mod detect;
 mod executable;
 mod git;
 mod holder;

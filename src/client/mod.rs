@@ -117,7 +117,10 @@ async fn via_client(paths: &Paths, req: Request) -> anyhow::Result<Reply> {
             CoreMsg::Reply { outcome, .. } => return Ok(outcome.into()),
             CoreMsg::Closing { message } => bail!("the core closed the connection: {message}"),
             // Only attached windows get these.
-            CoreMsg::Tabs { .. } | CoreMsg::Redraw { .. } | CoreMsg::History { .. } => {}
+            CoreMsg::Tabs { .. }
+            | CoreMsg::Redraw { .. }
+            | CoreMsg::History { .. }
+            | CoreMsg::Attention { .. } => {}
         }
     }
 }

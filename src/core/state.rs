@@ -162,6 +162,9 @@ impl Tab {
             pid: self.pid,
             exit_code: self.exit_code,
             warning: self.warning.clone(),
+            agent_state: None,
+            agent_state_since: None,
+            bells: 0,
         }
     }
 

@@ -276,6 +276,50 @@ impl TabState {
     }
 }
 
+/// What an agent in a running tab is doing, as nerdr tells it from its
+/// screen, the escape sequences it writes and its hooks' reports
+/// (`crate::detect`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    /// Busy on a turn.
+    Working,
+    /// Waits for the person: a permission prompt, a question, a sign-in or
+    /// trust dialog, a choice.
+    Blocked,
+    /// Waits for the next prompt.
+    Idle,
+    /// Finished a turn nobody has looked at since; `idle` once a window
+    /// shows the tab.
+    Done,
+    /// No rules and no reports: nerdr cannot tell.
+    Unknown,
+}
+
+impl AgentState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AgentState::Working => "working",
+            AgentState::Blocked => "blocked",
+            AgentState::Idle => "idle",
+            AgentState::Done => "done",
+            AgentState::Unknown => "unknown",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            AgentState::Working,
+            AgentState::Blocked,
+            AgentState::Idle,
+            AgentState::Done,
+            AgentState::Unknown,
+        ]
+        .into_iter()
+        .find(|a| a.as_str() == s)
+    }
+}
+
 /// What a tab runs: an agent, or a terminal opened in an agent's tab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -327,6 +371,17 @@ pub struct TabInfo {
     /// seems to block nerdr's integration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// What the agent is doing; `None` for a terminal and for a tab whose
+    /// program is not running.
+    #[serde(default)]
+    pub agent_state: Option<AgentState>,
+    /// When `agent_state` last changed (RFC 3339, UTC).
+    #[serde(default)]
+    pub agent_state_since: Option<String>,
+    /// Bells the tab's program rang so far (a window marks a background
+    /// tab whose count went up).
+    #[serde(default)]
+    pub bells: u64,
 }
 
 /// The core's reply to [`Request::Status`].

@@ -87,6 +87,15 @@ pub enum CoreMsg {
     Redraw { tab: String, rows: u16, cols: u16 },
     /// A tab's history as text lines, oldest first, screen included.
     History { tab: String, lines: Vec<String> },
+    /// A tab of the attached session became `blocked` or `done` while no
+    /// window showed it: the window passes it on to the person's terminal
+    /// as an OSC 9 / OSC 777 notification.
+    Attention {
+        tab: String,
+        state: super::api::AgentState,
+        /// One line for the person: `claude in tab ab12 needs you`.
+        text: String,
+    },
 }
 
 /// `{"result": ...}` or `{"error": {...}}`, as on the hook socket.

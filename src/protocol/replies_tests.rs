@@ -249,6 +249,9 @@ fn tab_rows_keep_their_fields() {
         pid: Some(42),
         exit_code: None,
         warning: None,
+        agent_state: Some(AgentState::Blocked),
+        agent_state_since: Some("2026-12-01T18:41:38.123Z".into()),
+        bells: 2,
     };
     let refused = TabInfo {
         kind: TabKind::Terminal,
@@ -257,6 +260,9 @@ fn tab_rows_keep_their_fields() {
         reason: Some("the sandbox check failed".into()),
         warning: Some("hooks blocked".into()),
         pid: None,
+        agent_state: None,
+        agent_state_since: None,
+        bells: 0,
         ..row.clone()
     };
     same_wire::<ListTabs>(
@@ -265,12 +271,14 @@ fn tab_rows_keep_their_fields() {
             {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": "s1", "resumable": false, "state": "running", "pid": 42,
-             "exit_code": null},
+             "exit_code": null, "agent_state": "blocked",
+             "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 2},
             {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "terminal", "parent": "cd34",
              "worktree": "/w/.nerdr/ab12", "session_id": "s1", "resumable": false,
              "state": "refused", "reason": "the sandbox check failed", "pid": null,
-             "exit_code": null, "warning": "hooks blocked"},
+             "exit_code": null, "warning": "hooks blocked", "agent_state": null,
+             "agent_state_since": null, "bells": 0},
         ]),
     );
 }

@@ -245,6 +245,8 @@ impl Window {
             CoreMsg::Closing { message } => {
                 self.done = Some(format!("[the core closed the window: {message}]"))
             }
+            // SKELETON (issue 15): the window passes it on as OSC 9 / 777.
+            CoreMsg::Attention { .. } => {}
         }
         Ok(())
     }

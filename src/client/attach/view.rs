@@ -165,6 +165,9 @@ mod tests {
             pid: None,
             exit_code: (state == TabState::Exited).then_some(1),
             warning: None,
+            agent_state: None,
+            agent_state_since: None,
+            bells: 0,
         }
     }
 
