@@ -131,6 +131,38 @@ impl Core {
     }
 }
 
+/// Completes once the peer has closed its end of the connection (a `nerdr
+/// wait` killed, or gone at its own timeout): the wait it asked for ends
+/// with it instead of lingering until the tab changes. A peer that sends
+/// more meanwhile keeps its wait (its bytes stay unread, for the
+/// connection's loop).
+pub async fn hung_up(read: &tokio::net::unix::OwnedReadHalf) {
+    use nix::sys::socket::{recv, MsgFlags};
+    use std::os::fd::AsRawFd;
+    let stream: &tokio::net::UnixStream = read.as_ref();
+    loop {
+        if stream.readable().await.is_err() {
+            return;
+        }
+        let mut byte = [0u8; 1];
+        // `try_io` clears the readiness on `WouldBlock`, so this does not spin.
+        let peeked = stream.try_io(tokio::io::Interest::READABLE, || {
+            recv(
+                stream.as_raw_fd(),
+                &mut byte,
+                MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT,
+            )
+            .map_err(std::io::Error::from)
+        });
+        match peeked {
+            Ok(0) => return,
+            Ok(_) => return std::future::pending().await,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(_) => return,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
