@@ -106,6 +106,15 @@ pub fn rules_in_words(rules: &RuleSet) -> String {
     }
 }
 
+/// The line a person's terminal shows for a tab that needs them.
+pub fn attention_text(agent: &str, tab: &str, to: AgentState) -> String {
+    match to {
+        AgentState::Blocked => format!("{agent} in tab {tab} needs you"),
+        AgentState::Done => format!("{agent} in tab {tab} is done"),
+        other => format!("{agent} in tab {tab} is {}", other.as_str()),
+    }
+}
+
 impl Core {
     /// The rules for a launch's agent, read off the async workers and the
     /// state lock.
@@ -211,9 +220,64 @@ impl Core {
             .by_id
             .values()
             .any(|w| w.showing.as_deref() == Some(tab));
-        let _ = shown;
+        if !shown
+            && t.state == TabState::Running
+            && matches!(change.to, AgentState::Blocked | AgentState::Done)
+        {
+            self.tell_the_person(state, tab, &change);
+        }
         self.send_tabs(state, &folder);
         self.states.send_modify(|n| *n += 1);
+    }
+
+    /// Tab `tab` became blocked or done and no window shows it: the
+    /// person's notifications (`crate::alerts`, in a task of its own), and
+    /// an attention message to the windows on the tab's session when the
+    /// config asks for terminal notifications.
+    fn tell_the_person(&self, state: &State, tab: &str, change: &Change) {
+        let Some(t) = state.tabs.get(tab) else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let event = crate::alerts::Event {
+            tab: tab.to_string(),
+            agent: t.agent.clone(),
+            folder: t
+                .worktree
+                .as_ref()
+                .map_or(t.folder.clone(), |w| w.path.clone()),
+            from: change.from,
+            to: change.to,
+        };
+        // The windows of the session as they are now: sending to them later
+        // is a message, not a look at the state.
+        let windows: Vec<_> = state
+            .windows
+            .by_id
+            .values()
+            .filter(|w| w.folder == t.folder)
+            .map(|w| w.out.clone())
+            .collect();
+        let text = attention_text(&t.agent, tab, change.to);
+        let paths = self.paths.clone();
+        rt.spawn(async move {
+            let to = event.to;
+            let tab = event.tab.clone();
+            if crate::alerts::deliver(paths, event).await.terminal {
+                let msg = crate::protocol::frame::Frame::control(
+                    &crate::protocol::handshake::CoreMsg::Attention {
+                        tab,
+                        state: to,
+                        text,
+                    },
+                );
+                for w in windows {
+                    w.send(msg.clone());
+                }
+            }
+        });
     }
 
     /// `nerdr explain TAB`.
@@ -242,5 +306,22 @@ impl Core {
                 .unwrap_or_default(),
             warning: d.and_then(|d| d.warning.clone()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attention_lines() {
+        assert_eq!(
+            attention_text("claude", "ab12", AgentState::Blocked),
+            "claude in tab ab12 needs you"
+        );
+        assert_eq!(
+            attention_text("codex", "cd34", AgentState::Done),
+            "codex in tab cd34 is done"
+        );
     }
 }
