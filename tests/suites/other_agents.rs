@@ -105,8 +105,8 @@ fn chat_completions_answer_slowly_or_at_once_streamed_or_not() {
 }
 
 /// The server for `tests/capture/others.sh`: writes its URL to
-/// `$NERDR_CAPTURE_DIR/model.url`, answers `GO-SLOW` slowly and `RUN-TOOL`
-/// with a shell call, appends its log to `model.log`, and stops when
+/// `$NERDR_CAPTURE_DIR/model.url`, answers `GO-SLOW` slowly, `RUN-TOOL`
+/// and `RUN-WRITE` with a shell call (an `echo`; a file write), appends its log to `model.log`, and stops when
 /// `model.url` is removed.
 #[test]
 #[ignore = "run by tests/capture/others.sh"]
@@ -118,10 +118,18 @@ fn serve_the_fake_model_for_captures() {
     let slow: Vec<String> = (1..=60).map(|i| format!("word{i}")).collect();
     model.when_user_says("GO-SLOW", Turn::Slow(slow.join(" ")));
     model.when_user_says("RUN-TOOL", Turn::run("echo nerdr-tool-ran"));
+    // Some agents run a read-only `echo` without asking; a write asks.
+    model.when_user_says(
+        "RUN-WRITE",
+        Turn::run("touch nerdr-tool-ran.txt && echo nerdr-tool-ran"),
+    );
     let url = dir.join("model.url");
     std::fs::write(&url, model.url()).unwrap();
     while url.exists() {
         std::fs::write(dir.join("model.log"), model.dump()).unwrap();
+        let last = model.log().into_iter().last();
+        let body = last.map(|r| r.body).unwrap_or_default();
+        std::fs::write(dir.join("model.last"), body).unwrap();
         std::thread::sleep(Duration::from_millis(500));
     }
 }

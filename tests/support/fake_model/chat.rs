@@ -51,12 +51,25 @@ fn text_of(content: &Value) -> String {
 pub fn asked(req: &Value) -> Asked {
     let msgs = req["messages"].as_array().cloned().unwrap_or_default();
     let after_tool = msgs.last().is_some_and(|m| m["role"] == "tool");
-    let user_text = msgs
+    // The user's turn may come as several user messages (kimi adds its own
+    // reminders after the person's text): all of them since the model last
+    // spoke count.
+    let turn: Vec<String> = msgs
         .iter()
         .rev()
-        .find(|m| m["role"] == "user")
+        .take_while(|m| m["role"] != "assistant" && m["role"] != "tool")
+        .filter(|m| m["role"] == "user")
         .map(|m| text_of(&m["content"]))
-        .unwrap_or_default();
+        .collect();
+    let user_text = if turn.is_empty() {
+        msgs.iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .map(|m| text_of(&m["content"]))
+            .unwrap_or_default()
+    } else {
+        turn.into_iter().rev().collect::<Vec<_>>().join("\n")
+    };
     Asked {
         after_tool,
         user_text,
@@ -186,6 +199,11 @@ mod tests {
             (
                 json!({"messages": [{"role": "user", "content": "GO-SLOW"}], "tools": tools}),
                 (false, "GO-SLOW", true),
+            ),
+            (
+                json!({"messages": [{"role": "user", "content": "RUN-IT"},
+                                    {"role": "user", "content": "<system-reminder>x</system-reminder>"}]}),
+                (false, "RUN-IT\n<system-reminder>x</system-reminder>", false),
             ),
             (
                 json!({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
