@@ -3,7 +3,7 @@
 //! (opencode, qwen, kilo, pi, grok, ...): a request reduced to [`Asked`],
 //! an [`Answer`] turned into `chat.completion.chunk` events ending in
 //! `data: [DONE]`. Each agent names its shell tool differently (`bash`,
-//! `run_shell_command`, `execute_command`, ...); the call fills the
+//! `run_shell_command`, cline's `run_commands`, ...); the call fills the
 //! parameters that tool declares, so the agent's own validation accepts it.
 
 use serde_json::{json, Value};
@@ -17,6 +17,7 @@ const SHELLS: &[&str] = &[
     "bash",
     "Bash",
     "run_shell_command",
+    "run_commands",
     "shell",
     "execute_command",
     "exec_command",
@@ -86,12 +87,16 @@ fn arguments(params: &Value, command: &str) -> Value {
         .as_object()
         .cloned()
         .unwrap_or_default();
-    let field = ["command", "cmd"]
+    let field = ["command", "cmd", "commands"]
         .into_iter()
         .find(|k| props.contains_key(*k))
         .unwrap_or("command");
     let mut args = serde_json::Map::new();
-    if props.get(field).is_some_and(|p| p["type"] == "array") {
+    let array = props.get(field).is_some_and(|p| p["type"] == "array");
+    if field == "commands" && array {
+        // cline's run_commands: a list of whole command lines.
+        args.insert(field.into(), json!([command]));
+    } else if array {
         args.insert(field.into(), json!(["bash", "-lc", command]));
     } else {
         args.insert(field.into(), json!(command));
@@ -234,6 +239,11 @@ mod tests {
             (
                 json!({"properties": {"cmd": {"type": "string"}}}),
                 json!({"cmd": "ls"}),
+            ),
+            (
+                json!({"properties": {"commands": {"type": "array", "items": {"type": "string"}}},
+                       "required": ["commands"]}),
+                json!({"commands": ["ls"]}),
             ),
             (
                 json!({"properties": {"command": {"type": "array"}}}),
