@@ -105,8 +105,9 @@ fn chat_completions_answer_slowly_or_at_once_streamed_or_not() {
 }
 
 /// The server for `tests/capture/others.sh`: writes its URL to
-/// `$NERDR_CAPTURE_DIR/model.url`, answers `GO-SLOW` slowly, `RUN-TOOL`
-/// and `RUN-WRITE` with a shell call (an `echo`; a file write), appends its log to `model.log`, and stops when
+/// `$NERDR_CAPTURE_DIR/model.url`, answers `GO-SLOW` slowly, `RUN-TOOL`,
+/// `RUN-WRITE` and `RUN-DANGER` with a shell call (an `echo`; a file
+/// write; an `rm -rf`), appends its log to `model.log`, and stops when
 /// `model.url` is removed.
 #[test]
 #[ignore = "run by tests/capture/others.sh"]
@@ -122,6 +123,11 @@ fn serve_the_fake_model_for_captures() {
     model.when_user_says(
         "RUN-WRITE",
         Turn::run("touch nerdr-tool-ran.txt && echo nerdr-tool-ran"),
+    );
+    // hermes asks only before a command it calls dangerous.
+    model.when_user_says(
+        "RUN-DANGER",
+        Turn::run("rm -rf nerdr-scratch && echo nerdr-tool-ran"),
     );
     let url = dir.join("model.url");
     std::fs::write(&url, model.url()).unwrap();
