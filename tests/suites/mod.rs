@@ -1,5 +1,6 @@
 mod activation;
 mod agent_clis;
+mod agent_states;
 mod agent_turns;
 mod attach;
 mod cli;
@@ -22,6 +23,7 @@ mod sandbox;
 mod scopes;
 mod service;
 mod slow_facts;
+mod state_mechanics;
 mod upgrade;
 mod worktree_removal;
 mod worktrees;

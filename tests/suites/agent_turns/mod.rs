@@ -50,7 +50,7 @@ const EXIT: Duration = Duration::from_secs(60);
 const IDLE: &str = "? for shortcuts";
 
 /// The CLIs' folder, or `None` after a loud skip.
-fn clis() -> Option<PathBuf> {
+pub fn clis() -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("NERDR_AGENT_CLIS").map(PathBuf::from) else {
         skip(
             "NERDR_AGENT_CLIS is not set; install the CLIs as .ci/run does \
