@@ -24,13 +24,16 @@ fn a_sandboxed_agents_reports_count_only_for_its_own_tab() {
     s.ok(&[
         "send",
         &boxed,
-        "\"$NERDR_BIN\" hook UserPromptSubmit; echo hook-rc=$?",
+        "\"$NERDR_BIN\" hook UserPromptSubmit; echo hook\"-rc=$?\"",
     ]);
     s.screen_shows(&boxed, "hook-rc=0");
     let moved = crate::support::poll(std::time::Duration::from_secs(10), || {
         state(&boxed) == "working"
     });
-    assert!(moved, "the sandboxed agent's report did not reach its own tab");
+    assert!(
+        moved,
+        "the sandboxed agent's report did not reach its own tab"
+    );
     assert_eq!(state(&plain), "unknown", "another tab moved");
 
     // What it may not read, it may not wait on or explain either: such a
@@ -39,9 +42,9 @@ fn a_sandboxed_agents_reports_count_only_for_its_own_tab() {
         "send",
         &boxed,
         &format!(
-            "\"$NERDR_BIN\" wait {plain} --until exited --timeout 2; echo wait-rc=$?; \
-             \"$NERDR_BIN\" explain {plain}; echo explain-rc=$?; \
-             \"$NERDR_BIN\" wait {boxed} --until working --timeout 2; echo own-rc=$?"
+            "\"$NERDR_BIN\" wait {plain} --until exited --timeout 2; echo wait\"-rc=$?\"; \
+             \"$NERDR_BIN\" explain {plain}; echo explain\"-rc=$?\"; \
+             \"$NERDR_BIN\" wait {boxed} --until working --timeout 2; echo own\"-rc=$?\""
         ),
     ]);
     s.screen_shows(&boxed, "own-rc=");
