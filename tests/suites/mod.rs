@@ -1,5 +1,6 @@
 mod activation;
 mod agent_clis;
+mod agent_states;
 mod agent_turns;
 mod attach;
 mod cli;
@@ -11,6 +12,7 @@ mod holder;
 mod idle;
 mod integration;
 mod module_graph;
+mod other_agents;
 mod privilege;
 mod probe;
 mod probe_alone;
