@@ -101,9 +101,12 @@ enum Answer {
     Never,
 }
 
+/// App name, summary, body, urgency.
+type Call = (String, String, String, u8);
+
 #[derive(Clone)]
 struct FakeDaemon {
-    calls: Arc<Mutex<Vec<(String, String, String, u8)>>>,
+    calls: Arc<Mutex<Vec<Call>>>,
     answer: Answer,
 }
 

@@ -11,6 +11,7 @@ mod holder;
 mod idle;
 mod integration;
 mod module_graph;
+mod notifications;
 mod privilege;
 mod probe;
 mod probe_alone;
