@@ -7,9 +7,6 @@
 // use it and its re-exports.
 #[allow(dead_code, unused_imports)]
 mod agents;
-// The core calls `alerts::deliver` once its agent states land (issue 15);
-// until then only its tests do.
-#[allow(dead_code)]
 mod alerts;
 mod audit;
 mod cli;
