@@ -112,3 +112,43 @@ async fn load(paths: &Paths, agent: &str) -> NotifyConfig {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::NotifyWhen;
+
+    fn paths(dir: &std::path::Path) -> Paths {
+        Paths {
+            config_home: dir.to_owned(),
+            config_dir: dir.join("nerdr"),
+            state_dir: dir.join("state"),
+            data_dir: dir.join("data"),
+            run_dir: dir.join("run"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_agents_settings_are_read_from_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path());
+        std::fs::create_dir_all(&paths.config_dir).unwrap();
+        std::fs::write(
+            paths.config_file(),
+            "[notify]\ndone = \"off\"\n[agents.codex.notify]\ndone = \"on\"\n",
+        )
+        .unwrap();
+        assert_eq!(load(&paths, "claude").await.done.value, NotifyWhen::Off);
+        assert_eq!(load(&paths, "codex").await.done.value, NotifyWhen::On);
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_broken_config_means_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path());
+        assert_eq!(load(&paths, "claude").await, NotifyConfig::default());
+        std::fs::create_dir_all(&paths.config_dir).unwrap();
+        std::fs::write(paths.config_file(), "[notify]\ndone = \"off\"\nbogus = 1\n").unwrap();
+        assert_eq!(load(&paths, "claude").await, NotifyConfig::default());
+    }
+}
