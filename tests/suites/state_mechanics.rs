@@ -353,3 +353,23 @@ fn a_wait_ends_with_the_caller_that_went_away() {
     );
     assert_eq!(row(&l, &tab)["agent_state"], "idle");
 }
+
+/// A core that restarts reads the states again from the screens the holder
+/// kept (states are not saved).
+#[test]
+fn a_restarted_core_reads_the_states_again() {
+    let mut l = with_rules("mine", RULES);
+    let tab = l.ok(&["agent", "sh"]);
+    wait_state(&l, &tab, "idle".into());
+    l.ok(&["send", &tab, ASK]);
+    wait_state(&l, &tab, "blocked".into());
+    l.stop_core();
+    l.start_core();
+    wait_state(&l, &tab, "blocked".into());
+    let json: serde_json::Value =
+        serde_json::from_str(&l.ok(&["explain", &tab, "--json"])).unwrap();
+    assert!(
+        json["cause"].as_str().unwrap().contains("asks to proceed"),
+        "{json}"
+    );
+}
