@@ -7,96 +7,18 @@
 //! tells the person (`crate::alerts`) when a tab no window shows becomes
 //! blocked or done. States are not saved: a change writes no `tabs.json`.
 //!
-//! The rules are loaded at launch, at the edge (`load_rules`): a user's
-//! `$XDG_CONFIG_HOME/nerdr/detect/NAME.toml` replaces the built-in file;
-//! one that cannot be used leaves the built-in rules in force and a
-//! warning on the tab naming its file, line and key.
+//! The rules are loaded at launch, at the edge (`detection::load_rules`,
+//! through [`Core::rules_for`]).
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use super::clock::rfc3339_millis;
+use super::detection::{load_rules, LoadedRules};
 use super::not_found::no_tab;
-use super::state::{State, Tab};
+use super::state::State;
 use super::Core;
-use crate::detect::{Change, RuleSet, ScreenView, Tracker};
+use crate::detect::{Change, RuleSet, ScreenView};
 use crate::protocol::api::{AgentState, ApiError, TabState};
 use crate::protocol::replies::Explained;
-
-/// A tab's detection: its tracker and the rules it was given.
-#[derive(Debug)]
-pub struct Detection {
-    pub tracker: Tracker,
-    pub rules: Option<Arc<RuleSet>>,
-    /// Why a user's rules file is not in force (its error, naming the
-    /// file, line and key).
-    pub warning: Option<String>,
-}
-
-/// The rules a launch found for its agent, at the edge.
-#[derive(Debug, Clone)]
-pub struct LoadedRules {
-    pub rules: Option<Arc<RuleSet>>,
-    pub warning: Option<String>,
-}
-
-/// The rules for `name`: the user's file in `dir` if there is one, else the
-/// built-in; a user file that cannot be used leaves the built-in in force,
-/// with its error as a warning. Reads the disk.
-pub fn load_rules(name: &str, dir: &Path) -> LoadedRules {
-    match crate::detect::load(name, dir) {
-        Ok(rules) => LoadedRules {
-            rules,
-            warning: None,
-        },
-        Err(e) => {
-            let builtin = crate::detect::builtin(name);
-            let instead = if builtin.is_some() {
-                format!("nerdr's built-in `{name}` rules are in force until it is fixed")
-            } else {
-                "no screen rules are in force until it is fixed".to_string()
-            };
-            LoadedRules {
-                rules: builtin,
-                warning: Some(format!("screen rules not used: {}; {instead}", e.message)),
-            }
-        }
-    }
-}
-
-impl Detection {
-    pub fn new(loaded: LoadedRules) -> Self {
-        Detection {
-            tracker: Tracker::new(loaded.rules.clone(), Instant::now(), SystemTime::now()),
-            rules: loaded.rules,
-            warning: loaded.warning,
-        }
-    }
-}
-
-impl Tab {
-    /// What the agent is doing: `None` for a terminal and for a tab whose
-    /// program is not running.
-    pub fn agent_state(&self) -> Option<AgentState> {
-        self.detection
-            .as_ref()
-            .filter(|_| self.state == TabState::Running)
-            .map(|d| d.tracker.state())
-    }
-
-    /// When the agent state last changed, as RFC 3339.
-    pub fn agent_state_since(&self) -> Option<String> {
-        self.agent_state()?;
-        self.detection
-            .as_ref()
-            .map(|d| rfc3339_millis(d.tracker.since()))
-    }
-
-    pub fn bells(&self) -> u64 {
-        self.detection.as_ref().map_or(0, |d| d.tracker.bells())
-    }
-}
 
 /// The rules in force, in words: `claude (built-in)`, `my (FILE)`.
 pub fn rules_in_words(rules: &RuleSet) -> String {
@@ -189,6 +111,22 @@ impl Core {
         };
         if let Some(c) = d.tracker.shown(Instant::now(), SystemTime::now()) {
             self.state_changed(state, tab, c);
+        }
+    }
+
+    /// No window shows tab `tab` any more, unless one still does (under
+    /// the state lock): a turn that ends now is `done`.
+    pub(super) fn detect_unless_shown(&self, state: &mut State, tab: &str) {
+        let shown = state
+            .windows
+            .by_id
+            .values()
+            .any(|w| w.showing.as_deref() == Some(tab));
+        if shown {
+            return;
+        }
+        if let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) {
+            d.tracker.hidden();
         }
     }
 
@@ -292,8 +230,8 @@ impl Core {
             agent: t.agent.clone(),
             state: t.state.as_str().to_string(),
             agent_state: t.agent_state().map(|a| a.as_str().to_string()),
-            agent_state_since: t.agent_state_since(),
-            rules: d.and_then(|d| d.rules.as_deref()).map(rules_in_words),
+            agent_state_since: d.and_then(|d| d.since_while(running)),
+            rules: d.and_then(|d| d.tracker.rules()).map(|r| rules_in_words(r)),
             cause: match (&cause, d, running) {
                 (_, None, _) => "a terminal: nerdr tells no state for it".into(),
                 (_, _, false) => format!("the program is {}", t.state.as_str()),

@@ -306,19 +306,70 @@ fn reports_count_for_their_own_tab_and_out_of_order_ones_are_dropped() {
         s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"NERDR_SOCKET\"]); \
         s.sendall((json.dumps({\"id\":1,\"tab\":os.environ[\"NERDR_TAB\"],\"method\":\"report\",\
         \"params\":{\"event\":sys.argv[1],\"seq\":int(sys.argv[2])}})+\"\\n\").encode()); \
-        print(\"REPORTED\", sys.argv[1], s.makefile().readline().strip()[:20])' \"$@\"; }";
+        print(\"REPORTED\", sys.argv[1], sys.argv[2], s.makefile().readline().strip()[:20])' \"$@\"; }";
     l.ok(&["send", &a, script]);
     l.ok(&["send", &a, "report UserPromptSubmit 2000"]);
-    l.wait_screen(&a, "REPORTED UserPromptSubmit");
+    l.wait_screen(&a, "REPORTED UserPromptSubmit 2000");
     wait_state(&l, &a, "working".into());
     l.ok(&["send", &a, "report Stop 3000"]);
-    l.wait_screen(&a, "REPORTED Stop");
+    l.wait_screen(&a, "REPORTED Stop 3000");
     wait_state(&l, &a, "done".into());
     // Older than the Stop taken: dropped, the tab stays done.
-    l.ok(&["send", &a, "clear; report UserPromptSubmit 2500"]);
-    l.wait_screen(&a, "REPORTED UserPromptSubmit");
+    l.ok(&["send", &a, "report UserPromptSubmit 2500"]);
+    l.wait_screen(&a, "REPORTED UserPromptSubmit 2500");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(row(&l, &a)["agent_state"], "done");
     // The other tab heard nothing.
     assert_eq!(row(&l, &b)["agent_state"], "unknown");
+}
+
+/// A `nerdr wait` killed while it waits takes its wait with it: the core
+/// closes the connection at once rather than holding it until the tab
+/// changes.
+#[test]
+fn a_wait_ends_with_the_caller_that_went_away() {
+    let l = with_rules("mine", RULES);
+    let tab = l.ok(&["agent", "sh"]);
+    wait_state(&l, &tab, "idle".into());
+    let fds = |pid: u32| std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
+    let core = l.core_pid();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = fds(core);
+    let mut waiter = l
+        .cmd(&["wait", &tab, "--until", "blocked"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let held = poll(Duration::from_secs(10), || fds(core) > before);
+    assert!(held, "the wait never reached the core");
+    waiter.kill().unwrap();
+    waiter.wait().unwrap();
+    let let_go = poll(Duration::from_secs(5), || fds(core) == before);
+    assert!(
+        let_go,
+        "the core still holds the dead waiter's connection ({} fds, {before} before)",
+        fds(core)
+    );
+    assert_eq!(row(&l, &tab)["agent_state"], "idle");
+}
+
+/// A core that restarts reads the states again from the screens the holder
+/// kept (states are not saved).
+#[test]
+fn a_restarted_core_reads_the_states_again() {
+    let mut l = with_rules("mine", RULES);
+    let tab = l.ok(&["agent", "sh"]);
+    wait_state(&l, &tab, "idle".into());
+    l.ok(&["send", &tab, ASK]);
+    wait_state(&l, &tab, "blocked".into());
+    l.stop_core();
+    l.start_core();
+    wait_state(&l, &tab, "blocked".into());
+    let json: serde_json::Value =
+        serde_json::from_str(&l.ok(&["explain", &tab, "--json"])).unwrap();
+    assert!(
+        json["cause"].as_str().unwrap().contains("asks to proceed"),
+        "{json}"
+    );
 }
