@@ -435,11 +435,6 @@ impl Tracker {
         self.t.shown = false;
     }
 
-    /// Whether a window shows the tab.
-    pub fn is_shown(&self) -> bool {
-        self.t.shown
-    }
-
     pub fn state(&self) -> AgentState {
         self.t.state
     }

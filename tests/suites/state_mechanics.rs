@@ -331,7 +331,11 @@ fn a_wait_ends_with_the_caller_that_went_away() {
     let l = with_rules("mine", RULES);
     let tab = l.ok(&["agent", "sh"]);
     wait_state(&l, &tab, "idle".into());
-    let fds = |pid: u32| std::fs::read_dir(format!("/proc/{pid}/fd")).unwrap().count();
+    let fds = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .count()
+    };
     let core = l.core_pid();
     std::thread::sleep(Duration::from_millis(300));
     let before = fds(core);
