@@ -21,7 +21,11 @@
 //!   screen contradicts is dropped. A report counts at once only when no
 //!   rule matches the screen (or there are no rules).
 //! - OSC 7501 counts at once: it comes in the output, in order with the
-//!   screen it describes.
+//!   screen it describes. Once an agent speaks it, it tells its own
+//!   working and idle (codex's title spins while it starts, after it said
+//!   idle): screen rules then add only its dialogs, and when a dialog is
+//!   gone the state is what the agent last said. Its `idle` is never a
+//!   turn's end (codex says `done` for that).
 //! - A screen that looks idle counts only after the output has been quiet
 //!   for the rules' `quiet_ms` (codex hides its Working line while an
 //!   answer streams).
