@@ -63,7 +63,11 @@ pub async fn deliver(paths: Paths, event: Event) -> Delivered {
     for action in actions {
         match action {
             Action::Desktop { summary, body } => {
-                tokio::spawn(desktop::send_to_session_bus(summary, body));
+                tokio::spawn(desktop::send_to_session_bus(
+                    event.tab.clone(),
+                    summary,
+                    body,
+                ));
             }
             Action::Terminal { .. } => delivered.terminal = true,
             Action::Command { argv, env, key } => command::spawn(argv, env, key),
