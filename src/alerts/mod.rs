@@ -6,7 +6,8 @@
 //! core whether its windows should pass on a terminal notification (OSC 9
 //! / 777; the window writes those, on `CoreMsg::Attention`).
 //!
-//! One tab tells of one state at most once in ten seconds (`throttle`).
+//! One tab tells of one state at most once in ten seconds (`throttle`),
+//! and its desktop notification replaces its previous one (`desktop`).
 //!
 //! Nothing here can hold the core up: the config is read on the blocking
 //! pool, and the desktop notification and the command run as tasks of
