@@ -68,9 +68,7 @@ fn an_idle_core_with_quiet_agent_tabs_does_not_wake_up() {
         l.wait_screen(tab, "\nready");
     }
     let settled = crate::support::poll(Duration::from_secs(20), || {
-        l.tabs_json(&[])
-            .iter()
-            .all(|t| t["agent_state"] == "idle")
+        l.tabs_json(&[]).iter().all(|t| t["agent_state"] == "idle")
     });
     assert!(settled, "tabs never idle: {:?}", l.tabs_json(&[]));
     std::thread::sleep(Duration::from_secs(1));
@@ -78,5 +76,8 @@ fn an_idle_core_with_quiet_agent_tabs_does_not_wake_up() {
     let before = wakeups(pid);
     std::thread::sleep(Duration::from_secs(3));
     let woke = wakeups(pid) - before;
-    assert!(woke <= 2, "the idle core with quiet agent tabs woke {woke} times in 3 s");
+    assert!(
+        woke <= 2,
+        "the idle core with quiet agent tabs woke {woke} times in 3 s"
+    );
 }

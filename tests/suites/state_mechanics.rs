@@ -148,7 +148,9 @@ fn wait_returns_when_the_state_is_reached_and_not_before() {
     assert_eq!(out.status.code(), Some(124), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains(&format!("nerdr wait: tab {tab} is still blocked after 0.5s")),
+        err.contains(&format!(
+            "nerdr wait: tab {tab} is still blocked after 0.5s"
+        )),
         "{err}"
     );
 
@@ -185,7 +187,10 @@ fn explain_names_the_rule_its_file_and_the_lines() {
     wait_state(&l, &tab, "blocked".into());
     let file = l.path("config/nerdr/detect/mine.toml");
     let text = l.ok(&["explain", &tab]);
-    assert!(text.contains(&format!("tab {tab} (sh): blocked since ")), "{text}");
+    assert!(
+        text.contains(&format!("tab {tab} (sh): blocked since ")),
+        "{text}"
+    );
     assert!(text.contains("asks to proceed"), "{text}");
     assert!(text.contains(&file.display().to_string()), "{text}");
     assert!(text.contains("| PROCEED?"), "{text}");
@@ -219,7 +224,11 @@ fn a_user_file_replaces_the_built_in_rules() {
     l.write_config(&AGENT.replace("detect = \"mine\"", "detect = \"claude\""));
     let dir = l.path("config/nerdr/detect");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("claude.toml"), RULES.replace("\"mine\"", "\"claude\"")).unwrap();
+    std::fs::write(
+        dir.join("claude.toml"),
+        RULES.replace("\"mine\"", "\"claude\""),
+    )
+    .unwrap();
     l.start_core();
     let tab = l.ok(&["agent", "sh"]);
     wait_state(&l, &tab, "idle".into());
@@ -260,7 +269,10 @@ fn a_malformed_user_file_leaves_the_built_in_rules_and_says_where() {
         .unwrap();
     let warning = row(&l, &tab)["warning"].as_str().unwrap_or("").to_string();
     assert!(warning.contains(&file), "{warning}");
-    assert!(warning.contains(&line.to_string()), "line {line}: {warning}");
+    assert!(
+        warning.contains(&line.to_string()),
+        "line {line}: {warning}"
+    );
     assert!(warning.contains("state"), "{warning}");
     let json: serde_json::Value =
         serde_json::from_str(&l.ok(&["explain", &tab, "--json"])).unwrap();
@@ -294,17 +306,17 @@ fn reports_count_for_their_own_tab_and_out_of_order_ones_are_dropped() {
         s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"NERDR_SOCKET\"]); \
         s.sendall((json.dumps({\"id\":1,\"tab\":os.environ[\"NERDR_TAB\"],\"method\":\"report\",\
         \"params\":{\"event\":sys.argv[1],\"seq\":int(sys.argv[2])}})+\"\\n\").encode()); \
-        print(\"REPORTED\", sys.argv[1], s.makefile().readline().strip()[:20])' \"$@\"; }";
+        print(\"REPORTED\", sys.argv[1], sys.argv[2], s.makefile().readline().strip()[:20])' \"$@\"; }";
     l.ok(&["send", &a, script]);
     l.ok(&["send", &a, "report UserPromptSubmit 2000"]);
-    l.wait_screen(&a, "REPORTED UserPromptSubmit");
+    l.wait_screen(&a, "REPORTED UserPromptSubmit 2000");
     wait_state(&l, &a, "working".into());
     l.ok(&["send", &a, "report Stop 3000"]);
-    l.wait_screen(&a, "REPORTED Stop");
+    l.wait_screen(&a, "REPORTED Stop 3000");
     wait_state(&l, &a, "done".into());
     // Older than the Stop taken: dropped, the tab stays done.
-    l.ok(&["send", &a, "clear; report UserPromptSubmit 2500"]);
-    l.wait_screen(&a, "REPORTED UserPromptSubmit");
+    l.ok(&["send", &a, "report UserPromptSubmit 2500"]);
+    l.wait_screen(&a, "REPORTED UserPromptSubmit 2500");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(row(&l, &a)["agent_state"], "done");
     // The other tab heard nothing.
