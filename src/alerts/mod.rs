@@ -3,8 +3,8 @@
 //! calls [`deliver`]. What to send is decided by the pure [`plan`] from the
 //! `[notify]` config; this module then sends it: a desktop notification
 //! over D-Bus (`desktop`), the user's command (`command`), and it tells the
-//! core whether its windows should pass on a terminal notification (OSC 9
-//! / 777; the window writes those, on `CoreMsg::Attention`).
+//! core whether its windows should pass on a terminal notification (the
+//! window writes OSC 9, 777 or 99, on `CoreMsg::Attention`).
 //!
 //! One tab tells of one state at most once in ten seconds (`throttle`),
 //! and its desktop notification replaces its previous one (`desktop`).
