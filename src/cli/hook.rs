@@ -22,7 +22,7 @@ use crate::protocol::api::ReportEvent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The event: SessionStart, UserPromptSubmit, Stop (others are passed on as given)
+    /// The event: SessionStart, UserPromptSubmit, Stop, Notification, PostToolUse (others are passed on as given)
     pub event: Option<String>,
     /// The payload as an argument (codex's notify); without it, stdin is read
     /// unless it is a terminal. Only the last word counts.
