@@ -29,10 +29,13 @@ impl Bus {
         {
             let why = "dbus-daemon is not installed (apt-get install dbus)";
             assert!(
-                std::env::var_os("NERDR_MUST_TEST").is_none(),
+                std::env::var("NERDR_MUST_TEST").as_deref() != Ok("1"),
                 "NERDR_MUST_TEST=1 but {why}"
             );
-            eprintln!("SKIPPED: alerts::desktop: {why}");
+            // Straight to fd 2: eprintln! is captured, and hidden for a test
+            // that passes.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr(), "SKIPPED: alerts::desktop: {why}");
             return None;
         }
         let dir = tempfile::tempdir().unwrap();

@@ -1,14 +1,10 @@
 //! `[notify]` and `[agents.NAME.notify]`: whom nerdr tells when a tab
 //! becomes `blocked` or `done`, as plain data (README.md, "Notifications").
-//! Owns the keys, their checks and how an agent's section overrides the
-//! global one key by key; what is then sent is `crate::alerts`.
+//! Owns what the keys hold and how an agent's section overrides the
+//! global one key by key; their checks are in `schema.rs`, with every
+//! other section's, and what is then sent is `crate::alerts`.
 
 use super::error::dotted;
-use super::schema::Source;
-use super::tree::{Entry, Node};
-use super::{ConfigError, Expected};
-
-pub(super) const NOTIFY_KEYS: &[&str] = &["blocked", "done", "desktop", "terminal"];
 
 /// What one state's key says.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,54 +92,5 @@ impl NotifyConfig {
 impl Default for NotifyConfig {
     fn default() -> Self {
         NotifyConfig::resolve(&NotifySettings::default(), None)
-    }
-}
-
-/// Check a `[notify]`-shaped table; `key` is its dotted name (`notify`,
-/// `agents.claude.notify`).
-pub(super) fn settings(
-    src: &Source,
-    entry: &Entry,
-    key: &str,
-) -> Result<NotifySettings, ConfigError> {
-    let mut settings = NotifySettings::default();
-    for field in src.table(entry, key, Expected::Table)? {
-        let field_key = format!("{key}.{}", dotted(&[&field.key]));
-        match field.key.as_str() {
-            "blocked" => settings.blocked = Some(when(src, field, &field_key)?),
-            "done" => settings.done = Some(when(src, field, &field_key)?),
-            "desktop" => settings.desktop = Some(src.boolean(field, &field_key)?),
-            "terminal" => settings.terminal = Some(src.boolean(field, &field_key)?),
-            _ => return Err(src.unknown(field, format!("[{key}]"), NOTIFY_KEYS)),
-        }
-    }
-    Ok(settings)
-}
-
-fn when(src: &Source, field: &Entry, key: &str) -> Result<NotifyWhen, ConfigError> {
-    match &field.value {
-        Node::String(s) if s == "on" => Ok(NotifyWhen::On),
-        Node::String(s) if s == "off" => Ok(NotifyWhen::Off),
-        Node::String(s) => {
-            let problem = format!("is {s:?}, which is neither \"on\" nor \"off\"");
-            let fix = format!(
-                "write \"on\", \"off\", or a command as an array of words, e.g. {} = [\"notify-send\", \"nerdr\"]",
-                field.key
-            );
-            Err(src.invalid(field, key, problem, &fix))
-        }
-        Node::Array(_) => {
-            let command = src.strings(field, key)?;
-            if command.first().is_none_or(String::is_empty) {
-                let problem = "must start with the program to run".to_owned();
-                let fix = format!(
-                    "e.g. {} = [\"paplay\", \"/usr/share/sounds/freedesktop/stereo/complete.oga\"]",
-                    field.key
-                );
-                return Err(src.invalid(field, key, problem, &fix));
-            }
-            Ok(NotifyWhen::Command(command))
-        }
-        other => Err(src.wrong_type(field, key, Expected::NotifyWhen, other.describe())),
     }
 }

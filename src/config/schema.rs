@@ -8,11 +8,11 @@ use std::path::Path;
 
 use super::builtin;
 use super::error::{dotted, is_agent_name};
-use super::notify;
 use super::tree::{Entry, Node};
 use super::{builtin_names, ConfigError, Expected, Location};
 use super::{
-    AgentConfig, ClientConfig, Config, PluginsConfig, ReviewConfig, SandboxConfig, TabsConfig,
+    AgentConfig, ClientConfig, Config, NotifySettings, NotifyWhen, PluginsConfig, ReviewConfig,
+    SandboxConfig, TabsConfig,
 };
 
 const TOP_KEYS: &[&str] = &[
@@ -36,6 +36,7 @@ const AGENT_KEYS: &[&str] = &[
 const CLIENT_KEYS: &[&str] = &["prefix"];
 const TABS_KEYS: &[&str] = &["worktree"];
 const REVIEW_KEYS: &[&str] = &["agent", "args"];
+const NOTIFY_KEYS: &[&str] = &["blocked", "done", "desktop", "terminal"];
 
 /// Environment prefixes nerdr owns (docs/ARCHITECTURE.md, "What the agent
 /// sees").
@@ -52,7 +53,7 @@ impl Source<'_> {
         Location::of(self.path, self.text, entry.span.start)
     }
 
-    pub(super) fn unknown(
+    fn unknown(
         &self,
         entry: &Entry,
         section: String,
@@ -66,7 +67,7 @@ impl Source<'_> {
         }
     }
 
-    pub(super) fn wrong_type(
+    fn wrong_type(
         &self,
         entry: &Entry,
         key: &str,
@@ -81,13 +82,7 @@ impl Source<'_> {
         }
     }
 
-    pub(super) fn invalid(
-        &self,
-        entry: &Entry,
-        key: &str,
-        problem: String,
-        fix: &str,
-    ) -> ConfigError {
+    fn invalid(&self, entry: &Entry, key: &str, problem: String, fix: &str) -> ConfigError {
         ConfigError::InvalidValue {
             at: self.at(entry),
             key: key.to_owned(),
@@ -96,7 +91,7 @@ impl Source<'_> {
         }
     }
 
-    pub(super) fn table<'n>(
+    fn table<'n>(
         &self,
         entry: &'n Entry,
         key: &str,
@@ -129,7 +124,7 @@ impl Source<'_> {
         Ok(s)
     }
 
-    pub(super) fn strings(&self, entry: &Entry, key: &str) -> Result<Vec<String>, ConfigError> {
+    fn strings(&self, entry: &Entry, key: &str) -> Result<Vec<String>, ConfigError> {
         let Node::Array(items) = &entry.value else {
             return Err(self.wrong_type(entry, key, Expected::Strings, entry.value.describe()));
         };
@@ -145,7 +140,7 @@ impl Source<'_> {
         Ok(out)
     }
 
-    pub(super) fn boolean(&self, entry: &Entry, key: &str) -> Result<bool, ConfigError> {
+    fn boolean(&self, entry: &Entry, key: &str) -> Result<bool, ConfigError> {
         match entry.value {
             Node::Boolean(b) => Ok(b),
             ref other => Err(self.wrong_type(entry, key, Expected::Boolean, other.describe())),
@@ -188,7 +183,7 @@ pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
             "plugins" => config.plugins = plugins(src, entry)?,
             "sandbox" => config.sandbox = sandbox(src, entry)?,
             "review" => review = Some(self::review(src, entry)?),
-            "notify" => config.notify = notify::settings(src, entry, "notify")?,
+            "notify" => config.notify = notify(src, entry, "notify")?,
             _ => return Err(src.unknown(entry, "the top-level table".into(), TOP_KEYS)),
         }
     }
@@ -259,7 +254,7 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
                 }
                 agent.config_model = Some(src.nonempty_string(field, &key)?);
             }
-            "notify" => agent.notify = notify::settings(src, field, &key)?,
+            "notify" => agent.notify = notify(src, field, &key)?,
             _ => return Err(src.unknown(field, format!("[agents.{name}]"), AGENT_KEYS)),
         }
     }
@@ -396,4 +391,49 @@ fn review<'e>(src: &Source, entry: &'e Entry) -> Result<(ReviewConfig, &'e Entry
         return Err(src.invalid(entry, "review.agent", "is missing".into(), fix));
     };
     Ok((ReviewConfig { agent, args }, agent_entry))
+}
+
+/// Check a `[notify]`-shaped table; `key` is its dotted name (`notify`,
+/// `agents.claude.notify`).
+fn notify(src: &Source, entry: &Entry, key: &str) -> Result<NotifySettings, ConfigError> {
+    let mut settings = NotifySettings::default();
+    for field in src.table(entry, key, Expected::Table)? {
+        let field_key = format!("{key}.{}", dotted(&[&field.key]));
+        match field.key.as_str() {
+            "blocked" => settings.blocked = Some(notify_when(src, field, &field_key)?),
+            "done" => settings.done = Some(notify_when(src, field, &field_key)?),
+            "desktop" => settings.desktop = Some(src.boolean(field, &field_key)?),
+            "terminal" => settings.terminal = Some(src.boolean(field, &field_key)?),
+            _ => return Err(src.unknown(field, format!("[{key}]"), NOTIFY_KEYS)),
+        }
+    }
+    Ok(settings)
+}
+
+fn notify_when(src: &Source, field: &Entry, key: &str) -> Result<NotifyWhen, ConfigError> {
+    match &field.value {
+        Node::String(s) if s == "on" => Ok(NotifyWhen::On),
+        Node::String(s) if s == "off" => Ok(NotifyWhen::Off),
+        Node::String(s) => {
+            let problem = format!("is {s:?}, which is neither \"on\" nor \"off\"");
+            let fix = format!(
+                "write \"on\", \"off\", or a command as an array of words, e.g. {} = [\"notify-send\", \"nerdr\"]",
+                field.key
+            );
+            Err(src.invalid(field, key, problem, &fix))
+        }
+        Node::Array(_) => {
+            let command = src.strings(field, key)?;
+            if command.first().is_none_or(String::is_empty) {
+                let problem = "must start with the program to run".to_owned();
+                let fix = format!(
+                    "e.g. {} = [\"paplay\", \"/usr/share/sounds/freedesktop/stereo/complete.oga\"]",
+                    field.key
+                );
+                return Err(src.invalid(field, key, problem, &fix));
+            }
+            Ok(NotifyWhen::Command(command))
+        }
+        other => Err(src.wrong_type(field, key, Expected::NotifyWhen, other.describe())),
+    }
 }

@@ -41,7 +41,8 @@ fn a_blocked_claude_no_window_shows_is_told_to_the_desktop_and_the_notify_comman
     let config = t.home_file(".config/nerdr/config.toml");
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(
-        "\n[notify]\nblocked = [\"sh\", \"-c\", \"env > \\\"$HOME/notified-$NERDR_NOTIFY_STATE\\\"\"]\n",
+        "\n[notify]\nblocked = [\"sh\", \"-c\", \"echo $$ > \\\"$HOME/pid\\\"; \
+         env > \\\"$HOME/notified-$NERDR_NOTIFY_STATE\\\"; exec sleep 30\"]\n",
     );
     t.env.write_user_file(".config/nerdr/config.toml", text);
     let fake = FakeNotifications::start(&t.env);
@@ -95,6 +96,34 @@ fn a_blocked_claude_no_window_shows_is_told_to_the_desktop_and_the_notify_comman
     assert!(
         leaked.is_empty(),
         "the core's own variables leaked: {leaked:?}"
+    );
+    // No descriptor of the core's (its sockets, the holder's connection,
+    // its log) reaches the command: only stdin, stdout and stderr, read
+    // from outside once the command is `sleep` (the shell's own
+    // redirections leave nothing behind an exec).
+    let pid = std::fs::read_to_string(t.home_file("pid")).unwrap();
+    let pid = pid.trim();
+    wait_until("the notify command to become `sleep`", TURN, || {
+        std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim() == "sleep")
+    });
+    let mut fds: Vec<String> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let target = std::fs::read_link(e.path()).unwrap_or_default();
+            format!(
+                "{} -> {}",
+                e.file_name().to_string_lossy(),
+                target.display()
+            )
+        })
+        .collect();
+    fds.sort();
+    let numbers: Vec<&str> = fds.iter().map(|f| f.split(' ').next().unwrap()).collect();
+    assert_eq!(
+        numbers,
+        ["0", "1", "2"],
+        "the notify command's descriptors: {fds:#?}"
     );
     // What the command should have: the user's session (notify-send and
     // paplay need it).

@@ -7,8 +7,11 @@
 //!   prompt: the desktop notification names the tab, the notify command
 //!   gets the `NERDR_NOTIFY_*` facts and none of the core's own variables;
 //!   approved, its turn's end is told too.
+//! - `per_agent`: an agent whose `[agents.NAME.notify]` says "off" is not
+//!   told, another is (bash agents read by a rules file of the test's).
 //! - `fake_daemon`: the fake itself answers a `Notify` sent with systemd's
 //!   `busctl` (so a failure of the other tests is nerdr's, not the fake's).
 
 mod claude;
 mod fake_daemon;
+mod per_agent;
