@@ -2,6 +2,7 @@ mod activation;
 mod agent_clis;
 mod agent_turns;
 mod attach;
+mod attention;
 mod cli;
 mod fake_model;
 mod feature_detection;
