@@ -106,7 +106,10 @@ fn clis() -> Option<PathBuf> {
         return None;
     };
     if !dir.join("claude").is_file() {
-        skip(&format!("NERDR_AGENT_CLIS={} holds no claude", dir.display()));
+        skip(&format!(
+            "NERDR_AGENT_CLIS={} holds no claude",
+            dir.display()
+        ));
         return None;
     }
     Some(dir)

@@ -183,6 +183,8 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
                 lines.push(format!("  {k:<14} {what}"));
             }
             lines.push(String::new());
+            lines.extend(status::LEGEND.iter().map(|l| l.to_string()));
+            lines.push(String::new());
             lines.push("Any key closes this help.".into());
             draw(&lines, " help", rows, cols)
         }
@@ -290,6 +292,23 @@ mod tests {
         ] {
             assert_eq!(quit_question(n), want);
         }
+    }
+
+    #[test]
+    fn the_help_names_the_jump_key_and_the_marks_on_80_by_24() {
+        let bytes = render(&Mode::Help, "C-b", 24, 80);
+        let mut p = vt100::Parser::new(24, 80, 0);
+        p.process(&bytes);
+        let text = p.screen().contents();
+        for want in [
+            "a or Alt-n",
+            "next tab that needs you",
+            "! blocked",
+            "^ rang its bell",
+        ] {
+            assert!(text.contains(want), "{want:?} missing:\n{text}");
+        }
+        assert!(text.contains("Any key closes this help."), "{text}");
     }
 
     fn picker() -> Mode {

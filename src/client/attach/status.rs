@@ -26,6 +26,14 @@ use super::marks::{Marks, TabMarks};
 use crate::protocol::api::{AgentState, TabInfo, TabState};
 use crate::protocol::printable;
 
+/// The marks, as the help overlay explains them (each line fits 80
+/// columns).
+pub const LEGEND: &[&str] = &[
+    "Status line: ~ working   ! blocked: waits for you   + done   . idle",
+    "             * shown here   # blocked or done while you looked elsewhere",
+    "             ^ rang its bell while you looked elsewhere",
+];
+
 /// How a span looks. The bar is the status line's own reverse video.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Look {
