@@ -251,6 +251,17 @@ mod tests {
             Some("a"),
         );
         assert_eq!(marks_of(&m, "c"), (true, true));
+        // One the window shows as it appears (it started it) is not news.
+        m.update(
+            &[
+                tab("a", None, 0),
+                tab("b", None, 5),
+                tab("c", Some(Blocked), 1),
+                tab("d", Some(Done), 1),
+            ],
+            Some("d"),
+        );
+        assert_eq!(marks_of(&m, "d"), (false, false));
         // A tab that goes away takes its marks with it.
         m.update(&[tab("a", None, 0)], Some("a"));
         assert_eq!(marks_of(&m, "c"), (false, false));
