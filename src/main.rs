@@ -7,6 +7,7 @@
 // use it and its re-exports.
 #[allow(dead_code, unused_imports)]
 mod agents;
+mod alerts;
 mod audit;
 mod cli;
 mod client;

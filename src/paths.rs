@@ -97,6 +97,10 @@ impl Paths {
     pub fn config_file(&self) -> PathBuf {
         self.config_dir.join("config.toml")
     }
+    /// Where a user's screen rules (`NAME.toml`) replace the built-in ones.
+    pub fn detect_dir(&self) -> PathBuf {
+        self.config_dir.join("detect")
+    }
     pub fn hook_socket(&self) -> PathBuf {
         self.state_dir.join("nerdr.sock")
     }

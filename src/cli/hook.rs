@@ -42,6 +42,9 @@ const CORE_WAIT: Duration = Duration::from_secs(5);
 const MAX_PAYLOAD: u64 = 1 << 20;
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    // Taken first: hooks of one agent run concurrently, and the core keeps
+    // the newest by when each started, not by when each arrived.
+    let seq = crate::core::clock::monotonic_ns();
     // Read the payload even outside nerdr: an agent writing to a pipe whose
     // reader is gone would get EPIPE.
     let payload = match args.payload.last() {
@@ -55,7 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         say("nerdr hook: no EVENT given; the hook should run `nerdr hook EVENT`");
         return Ok(ExitCode::SUCCESS);
     };
-    if let Err(e) = send(report(&event, payload.as_deref())) {
+    if let Err(e) = send(report(&event, payload.as_deref(), seq)) {
         say(&format!("nerdr hook {event}: {e:#}"));
     }
     Ok(ExitCode::SUCCESS)
@@ -68,8 +71,9 @@ fn say(line: &str) {
 }
 
 /// The request for `event` with the agent's payload (JSON if it parses,
-/// else the text as a string), and the session id found in it.
-pub fn report(event: &str, payload: Option<&str>) -> ReportEvent {
+/// else the text as a string), the session id found in it, and `seq`, when
+/// the hook started (CLOCK_MONOTONIC nanoseconds).
+pub fn report(event: &str, payload: Option<&str>, seq: u64) -> ReportEvent {
     let data = match payload.map(str::trim) {
         None | Some("") => Value::Null,
         Some(t) => serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.to_string())),
@@ -78,6 +82,7 @@ pub fn report(event: &str, payload: Option<&str>) -> ReportEvent {
         event: event.to_string(),
         session_id: session_id(&data),
         data,
+        seq: Some(seq),
     }
 }
 
@@ -137,7 +142,7 @@ mod tests {
     use super::*;
 
     fn sid(payload: Option<&str>) -> Option<String> {
-        report("Stop", payload).session_id
+        report("Stop", payload, 1).session_id
     }
 
     #[test]
@@ -166,7 +171,7 @@ mod tests {
 
     #[test]
     fn the_payload_travels_as_json_or_as_text() {
-        let data = |p| report("E", p).data;
+        let data = |p| report("E", p, 1).data;
         assert_eq!(data(Some(" {\"a\": 1}\n")), serde_json::json!({"a": 1}));
         assert_eq!(data(Some("plain")), Value::String("plain".into()));
         assert_eq!(data(Some("  \n")), Value::Null);

@@ -7,6 +7,7 @@ mod approvals;
 mod close;
 mod core_cmd;
 mod doctor;
+mod explain;
 mod git;
 mod hook;
 mod integration;
@@ -24,6 +25,7 @@ mod send;
 mod service_cmd;
 mod tabs;
 mod terminal;
+mod wait;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -57,6 +59,10 @@ pub enum Command {
     Read(read::Args),
     /// Type text into a tab, then Enter
     Send(send::Args),
+    /// Wait until a tab's agent is working, blocked, idle or done, or its program exited
+    Wait(wait::Args),
+    /// Why nerdr thinks a tab's agent is in its state (the rule or report, the lines)
+    Explain(explain::Args),
     /// Reports from agents about themselves (e.g. how to resume them)
     Pane(pane::Args),
     /// Open a terminal (your shell) in a tab's folder, in a tab of its own
@@ -144,6 +150,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Tabs(a) => tabs::run(a),
         Command::Read(a) => read::run(a),
         Command::Send(a) => send::run(a),
+        Command::Wait(a) => wait::run(a),
+        Command::Explain(a) => explain::run(a),
         Command::Close(a) => close::run(a),
         Command::Terminal(a) => terminal::run(a),
         Command::Pane(a) => pane::run(a),

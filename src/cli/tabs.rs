@@ -1,10 +1,14 @@
-//! `nerdr tabs [--json] [--all]`: the tabs of this folder's session.
+//! `nerdr tabs [--json] [--all]`: the tabs of this folder's session. A
+//! running agent's STATE is what it is doing (working, BLOCKED, idle,
+//! done); `blocked` is in capitals so it stands out without colour, and on
+//! a terminal each state has its colour too.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use super::FolderArg;
 use crate::client;
-use crate::protocol::api::{ListTabs, TabInfo};
+use crate::protocol::api::{AgentState, ListTabs, TabInfo, TabState};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,7 +17,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, folder, agent, command, sandboxed, state, reason (why a tab is refused), pid, exit_code
+    /// One JSON array: id, folder, agent, command, sandboxed, state, reason (why a tab is refused), pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells
     #[arg(long)]
     pub json: bool,
 }
@@ -32,7 +36,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", json_text(&tabs)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", table(&tabs, args.all));
+    print!(
+        "{}",
+        table(&tabs, args.all, std::io::stdout().is_terminal())
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -44,7 +51,7 @@ fn json_text(tabs: &[TabInfo]) -> serde_json::Result<String> {
 
 /// The rows as a table whose columns are as wide as their widest cell
 /// (`exited, resumable` is wider than any fixed width a state would get).
-fn table(tabs: &[TabInfo], with_folder: bool) -> String {
+fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
     if tabs.is_empty() {
         return "no tabs\n".into();
     }
@@ -57,12 +64,10 @@ fn table(tabs: &[TabInfo], with_folder: bool) -> String {
     ]
     .map(String::from);
     let mut rows = vec![header];
+    let mut colours = vec![None];
     for t in tabs {
-        let state = match (t.state.as_str(), t.exit_code, t.resumable) {
-            (s, _, true) => format!("{s}, resumable"),
-            (s, Some(c), _) => format!("{s}({c})"),
-            (s, None, _) => s.to_string(),
-        };
+        let (state, c) = state_cell(t);
+        colours.push(c);
         let agent = if t.sandboxed {
             format!("{} [sb]", t.agent)
         } else {
@@ -84,18 +89,44 @@ fn table(tabs: &[TabInfo], with_folder: bool) -> String {
         }
     }
     let mut out = String::new();
-    for [id, agent, state, pid, folder] in &rows {
+    for ([id, agent, state, pid, folder], c) in rows.iter().zip(colours) {
+        // Padded first: the colour's escapes take no room on screen.
+        let state = format!("{state:<w$}", w = width[2]);
+        let state = match c.filter(|_| colour) {
+            Some(c) => format!("\x1b[{c}m{state}\x1b[0m"),
+            None => state,
+        };
         let line = format!(
-            "{id:<w0$} {agent:<w1$} {state:<w2$} {pid:>w3$}  {folder}",
+            "{id:<w0$} {agent:<w1$} {state} {pid:>w3$}  {folder}",
             w0 = width[0],
             w1 = width[1],
-            w2 = width[2],
             w3 = width[3],
         );
         out.push_str(line.trim_end());
         out.push('\n');
     }
     out
+}
+
+/// A tab's STATE cell and its colour (an SGR parameter): the agent's state
+/// while its program runs (`running` when nerdr cannot tell), else the
+/// program's.
+fn state_cell(t: &TabInfo) -> (String, Option<&'static str>) {
+    let agent = t.agent_state.filter(|_| t.state == TabState::Running);
+    match agent {
+        Some(AgentState::Blocked) => ("BLOCKED".into(), Some("1;31")),
+        Some(AgentState::Working) => ("working".into(), Some("33")),
+        Some(AgentState::Done) => ("done".into(), Some("1;32")),
+        Some(AgentState::Idle) => ("idle".into(), None),
+        Some(AgentState::Unknown) | None => {
+            let cell = match (t.state.as_str(), t.exit_code, t.resumable) {
+                (s, _, true) => format!("{s}, resumable"),
+                (s, Some(c), _) => format!("{s}({c})"),
+                (s, None, _) => s.to_string(),
+            };
+            (cell, None)
+        }
+    }
 }
 
 #[cfg(test)]
@@ -119,7 +150,7 @@ mod tests {
         ]);
         let rows = decode::<ListTabs>(wire).unwrap();
         for with_folder in [false, true] {
-            let text = table(&rows, with_folder);
+            let text = table(&rows, with_folder, false);
             let lines: Vec<&str> = text.lines().collect();
             assert_eq!(lines.len(), 3, "{text}");
             for word in ["PID", "15229", "15225"] {
@@ -147,15 +178,72 @@ mod tests {
             {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": null, "resumable": true, "state": "exited", "pid": null,
-             "exit_code": 0},
+             "exit_code": 0, "agent_state": null, "agent_state_since": null, "bells": 0},
             {"id": "cd34", "folder": "/w", "agent": "sh", "command": ["sh"],
              "sandboxed": false, "kind": "terminal", "parent": "ab12", "worktree": null,
              "session_id": null, "resumable": false, "state": "refused",
              "reason": "no such program", "pid": null, "exit_code": null,
-             "warning": "hooks blocked"},
+             "warning": "hooks blocked", "agent_state": null, "agent_state_since": null,
+             "bells": 0},
+            {"id": "ef56", "folder": "/w", "agent": "codex", "command": ["codex"],
+             "sandboxed": false, "kind": "agent", "parent": null, "worktree": null,
+             "session_id": null, "resumable": false, "state": "running", "pid": 7,
+             "exit_code": null, "agent_state": "blocked",
+             "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 3},
         ]);
         let before = serde_json::to_string_pretty(&wire).unwrap();
         let rows = decode::<ListTabs>(wire).unwrap();
         assert_eq!(json_text(&rows).unwrap(), before);
+    }
+
+    /// Each agent state has its cell; blocked stands out without colour;
+    /// a program that is not running shows the program's state.
+    #[test]
+    fn state_cells() {
+        let row = |state: &str, agent: Option<&str>| {
+            let wire = serde_json::json!([{
+                "id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude"],
+                "sandboxed": false, "kind": "agent", "parent": null, "worktree": null,
+                "session_id": null, "resumable": false, "state": state, "pid": 1,
+                "exit_code": if state == "exited" { Some(0) } else { None },
+                "agent_state": agent, "agent_state_since": null, "bells": 0,
+            }]);
+            decode::<ListTabs>(wire).unwrap().remove(0)
+        };
+        #[rustfmt::skip]
+        let rows = [
+            ("running", Some("blocked"), "BLOCKED", Some("1;31")),
+            ("running", Some("working"), "working", Some("33")),
+            ("running", Some("done"), "done", Some("1;32")),
+            ("running", Some("idle"), "idle", None),
+            ("running", Some("unknown"), "running", None),
+            ("running", None, "running", None),
+            ("exited", None, "exited(0)", None),
+            // A stale agent state never shows over the program's end.
+            ("exited", Some("blocked"), "exited(0)", None),
+            ("starting", None, "starting", None),
+        ];
+        for (state, agent, cell, colour) in rows {
+            let (got, c) = state_cell(&row(state, agent));
+            assert_eq!((got.as_str(), c), (cell, colour), "{state} {agent:?}");
+        }
+        let t = [
+            row("running", Some("blocked")),
+            row("running", Some("idle")),
+        ];
+        let plain = table(&t, false, false);
+        assert!(
+            plain.contains("BLOCKED") && !plain.contains('\x1b'),
+            "{plain}"
+        );
+        let coloured = table(&t, false, true);
+        assert!(coloured.contains("\x1b[1;31mBLOCKED"), "{coloured:?}");
+        // The colour's escapes take no room: PID lines up on both rows.
+        let pid_at: Vec<usize> = table(&t, false, false)
+            .lines()
+            .map(|l| l.rfind('1').unwrap_or(0))
+            .skip(1)
+            .collect();
+        assert_eq!(pid_at[0], pid_at[1], "{plain}");
     }
 }

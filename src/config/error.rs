@@ -54,6 +54,7 @@ pub enum Expected {
     Seconds,
     StringTable,
     Table,
+    NotifyWhen,
 }
 
 impl Expected {
@@ -65,6 +66,7 @@ impl Expected {
             Expected::Seconds => "a whole number of seconds (1 to 86400)",
             Expected::StringTable => "a table of strings",
             Expected::Table => "a table",
+            Expected::NotifyWhen => "\"on\", \"off\" or a command (an array of strings)",
         }
     }
 
@@ -78,6 +80,7 @@ impl Expected {
             Expected::Seconds => format!("{leaf} = 120"),
             Expected::StringTable => format!("{leaf} = {{ NAME = \"value\" }}"),
             Expected::Table => format!("[{key}]"),
+            Expected::NotifyWhen => format!("{leaf} = \"on\""),
         }
     }
 }

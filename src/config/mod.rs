@@ -8,6 +8,7 @@
 
 mod builtin;
 mod error;
+mod notify;
 mod schema;
 mod tree;
 
@@ -20,6 +21,7 @@ use std::path::{Path, PathBuf};
 
 pub use builtin::{builtin_names, builtin_program};
 pub use error::{ConfigError, Expected, Location};
+pub use notify::{NotifyConfig, NotifySettings, NotifyWhen};
 
 /// The whole config. `Config::default()` is what a missing file means.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -32,6 +34,9 @@ pub struct Config {
     pub tabs: TabsConfig,
     pub plugins: PluginsConfig,
     pub sandbox: SandboxConfig,
+    /// `[notify]`; an agent's own `[agents.NAME.notify]` overrides it key
+    /// by key ([`Config::notify_for`]).
+    pub notify: NotifySettings,
     /// The file this came from, for messages; `None` when built in code.
     pub source: Option<PathBuf>,
 }
@@ -96,6 +101,8 @@ pub struct AgentConfig {
     pub detect: Option<String>,
     /// opencode only: merged into `OPENCODE_CONFIG_CONTENT`.
     pub config_model: Option<String>,
+    /// `[agents.NAME.notify]`: overrides `[notify]` for this agent's tabs.
+    pub notify: NotifySettings,
 }
 
 /// `[client]`.
@@ -168,6 +175,13 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
 }
 
 impl Config {
+    /// What `[notify]` says for the tabs of agent `name`, its own section's
+    /// keys first.
+    pub fn notify_for(&self, name: &str) -> NotifyConfig {
+        let own = self.agents.get(name).map(|a| (name, &a.notify));
+        NotifyConfig::resolve(&self.notify, own)
+    }
+
     /// The agent called `name`: a built-in (with any `[agents.NAME]`
     /// overrides) or a custom agent from the config.
     pub fn resolve_agent(&self, name: &str) -> Result<ResolvedAgent, ConfigError> {

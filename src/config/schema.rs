@@ -8,13 +8,16 @@ use std::path::Path;
 
 use super::builtin;
 use super::error::{dotted, is_agent_name};
+use super::notify;
 use super::tree::{Entry, Node};
 use super::{builtin_names, ConfigError, Expected, Location};
 use super::{
     AgentConfig, ClientConfig, Config, PluginsConfig, ReviewConfig, SandboxConfig, TabsConfig,
 };
 
-const TOP_KEYS: &[&str] = &["agents", "client", "plugins", "review", "sandbox", "tabs"];
+const TOP_KEYS: &[&str] = &[
+    "agents", "client", "notify", "plugins", "review", "sandbox", "tabs",
+];
 const SANDBOX_KEYS: &[&str] = &["ask_timeout_secs"];
 /// The longest a network question may hold a connection (the proxy's own
 /// bound is a little longer).
@@ -28,6 +31,7 @@ const AGENT_KEYS: &[&str] = &[
     "resume_args",
     "detect",
     "config_model",
+    "notify",
 ];
 const CLIENT_KEYS: &[&str] = &["prefix"];
 const TABS_KEYS: &[&str] = &["worktree"];
@@ -48,7 +52,7 @@ impl Source<'_> {
         Location::of(self.path, self.text, entry.span.start)
     }
 
-    fn unknown(
+    pub(super) fn unknown(
         &self,
         entry: &Entry,
         section: String,
@@ -62,7 +66,7 @@ impl Source<'_> {
         }
     }
 
-    fn wrong_type(
+    pub(super) fn wrong_type(
         &self,
         entry: &Entry,
         key: &str,
@@ -77,7 +81,13 @@ impl Source<'_> {
         }
     }
 
-    fn invalid(&self, entry: &Entry, key: &str, problem: String, fix: &str) -> ConfigError {
+    pub(super) fn invalid(
+        &self,
+        entry: &Entry,
+        key: &str,
+        problem: String,
+        fix: &str,
+    ) -> ConfigError {
         ConfigError::InvalidValue {
             at: self.at(entry),
             key: key.to_owned(),
@@ -86,7 +96,7 @@ impl Source<'_> {
         }
     }
 
-    fn table<'n>(
+    pub(super) fn table<'n>(
         &self,
         entry: &'n Entry,
         key: &str,
@@ -119,7 +129,7 @@ impl Source<'_> {
         Ok(s)
     }
 
-    fn strings(&self, entry: &Entry, key: &str) -> Result<Vec<String>, ConfigError> {
+    pub(super) fn strings(&self, entry: &Entry, key: &str) -> Result<Vec<String>, ConfigError> {
         let Node::Array(items) = &entry.value else {
             return Err(self.wrong_type(entry, key, Expected::Strings, entry.value.describe()));
         };
@@ -135,7 +145,7 @@ impl Source<'_> {
         Ok(out)
     }
 
-    fn boolean(&self, entry: &Entry, key: &str) -> Result<bool, ConfigError> {
+    pub(super) fn boolean(&self, entry: &Entry, key: &str) -> Result<bool, ConfigError> {
         match entry.value {
             Node::Boolean(b) => Ok(b),
             ref other => Err(self.wrong_type(entry, key, Expected::Boolean, other.describe())),
@@ -178,6 +188,7 @@ pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
             "plugins" => config.plugins = plugins(src, entry)?,
             "sandbox" => config.sandbox = sandbox(src, entry)?,
             "review" => review = Some(self::review(src, entry)?),
+            "notify" => config.notify = notify::settings(src, entry, "notify")?,
             _ => return Err(src.unknown(entry, "the top-level table".into(), TOP_KEYS)),
         }
     }
@@ -248,6 +259,7 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
                 }
                 agent.config_model = Some(src.nonempty_string(field, &key)?);
             }
+            "notify" => agent.notify = notify::settings(src, field, &key)?,
             _ => return Err(src.unknown(field, format!("[agents.{name}]"), AGENT_KEYS)),
         }
     }

@@ -98,6 +98,7 @@ impl Core {
                         reported: None,
                         probe: command.probe,
                         deferred: command.deferred,
+                        detect: Some(agent.detect.clone()),
                     },
                     &mut fresh,
                 )
@@ -198,6 +199,7 @@ impl Core {
                 reported: old.reported,
                 probe: command.probe,
                 deferred: command.deferred,
+                detect: Some(agent.detect.clone()),
             },
             &mut FreshWorktree::none(),
         )

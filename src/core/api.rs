@@ -6,6 +6,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::caller::Caller;
 use super::not_found::no_tab;
@@ -13,9 +14,9 @@ use super::privilege::{self, CallerKind, Operation, Target, Verdict};
 use super::question::{Approval, Asked};
 use super::Core;
 use crate::protocol::api::{
-    encode, AskNetwork, CloseTab, Decide, GetStatus, ListAgents, ListApprovals, ListTabs,
-    OpenTerminal, QuitSession, ReadScreen, ReportAgent, ReportEvent, Request, Resize, RestartTab,
-    RunPlugin, SendText, StartAgent, TabKind,
+    encode, AskNetwork, CloseTab, Decide, ExplainTab, GetStatus, ListAgents, ListApprovals,
+    ListTabs, OpenTerminal, QuitSession, ReadScreen, ReportAgent, ReportEvent, Request, Resize,
+    RestartTab, RunPlugin, SendText, StartAgent, TabKind, WaitFor,
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
@@ -426,8 +427,20 @@ impl Core {
             }
             Request::Agents => encode::<ListAgents>(self.agent_names().await),
             Request::Report(ReportEvent {
-                event, session_id, ..
-            }) => encode::<ReportEvent>(self.report(caller, &event, session_id)),
+                event,
+                session_id,
+                seq,
+                ..
+            }) => encode::<ReportEvent>(self.report(caller, &event, session_id, seq)),
+            Request::Wait(WaitFor {
+                tab,
+                until,
+                timeout_ms,
+            }) => encode::<WaitFor>(
+                self.wait_for(&tab, until, timeout_ms.map(Duration::from_millis))
+                    .await,
+            ),
+            Request::Explain(ExplainTab { tab }) => encode::<ExplainTab>(self.explain(&tab)),
             Request::ReportAgent(ReportAgent { tab, argv }) => {
                 encode::<ReportAgent>(self.report_agent(caller, &tab, argv))
             }
@@ -462,7 +475,9 @@ fn op_of(req: &Request) -> Operation {
     match req {
         Request::Agent(_) => Operation::StartAgent,
         Request::Tabs(_) => Operation::Query,
-        Request::Read(_) => Operation::Read,
+        // Waiting on a tab's state and asking why it is in it tell what
+        // reading its screen tells: the same reach.
+        Request::Read(_) | Request::Wait(_) | Request::Explain(_) => Operation::Read,
         Request::Send(_) => Operation::Send,
         Request::Resize(_) => Operation::Resize,
         Request::Terminal(_) => Operation::OpenTerminal,
@@ -492,6 +507,8 @@ pub(super) fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
 fn request_tab(req: &Request) -> Option<&str> {
     match req {
         Request::Read(ReadScreen { tab, .. })
+        | Request::Wait(WaitFor { tab, .. })
+        | Request::Explain(ExplainTab { tab })
         | Request::Send(SendText { tab, .. })
         | Request::Resize(Resize { tab, .. })
         | Request::Terminal(OpenTerminal { tab, .. })

@@ -433,6 +433,7 @@ impl Core {
                 reported: None,
                 probe: None,
                 deferred: None,
+                detect: None,
             },
             &mut FreshWorktree::none(),
         )

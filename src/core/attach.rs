@@ -167,6 +167,7 @@ impl Core {
             .send(data_frame(tab, &t.screen.screen().state_formatted()));
         win.showing = Some(tab.to_string());
         win.lagging = false;
+        self.detect_shown(state, tab);
     }
 
     /// Live output of `tab` to the windows showing it. A window whose queue

@@ -101,7 +101,14 @@ async fn serve_frames(
         };
         match msg {
             ClientMsg::Request { id, request } => {
-                let reply = core.handle(&Caller::User, request).await;
+                let reply = if matches!(request, crate::protocol::api::Request::Wait(_)) {
+                    tokio::select! {
+                        reply = core.handle(&Caller::User, request) => reply,
+                        () = super::waiting::hung_up(read) => return Ok(()),
+                    }
+                } else {
+                    core.handle(&Caller::User, request).await
+                };
                 let msg = CoreMsg::Reply {
                     id,
                     outcome: reply.into(),

@@ -120,6 +120,18 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
             Err(bad) => bad,
             Ok(req) => {
                 let outcome = match authenticate(&core, req.tab.as_deref(), &peer).await {
+                    // A wait ends with a caller that hung up (see
+                    // `waiting::hung_up`); a caller with more lines
+                    // already sent keeps it.
+                    Ok(caller)
+                        if matches!(req.request, crate::protocol::api::Request::Wait(_))
+                            && read.buffer().is_empty() =>
+                    {
+                        tokio::select! {
+                            reply = core.handle(&caller, req.request) => reply.into(),
+                            () = super::waiting::hung_up(read.get_ref()) => return Ok(()),
+                        }
+                    }
                     Ok(caller) => core.handle(&caller, req.request).await.into(),
                     Err(e) => Outcome::Error(e),
                 };

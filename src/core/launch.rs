@@ -73,6 +73,7 @@ impl Core {
                 reported: None,
                 probe: None,
                 deferred: None,
+                detect: None,
             },
             &mut FreshWorktree::none(),
         )
@@ -99,7 +100,11 @@ impl Core {
             .windows
             .session_size(&plan.folder);
         let id = plan.id.clone();
-        let (env, scope, mut meta) = self.record(&plan, rows, cols);
+        let rules = match &plan.detect {
+            Some(name) => Some(self.rules_for(name).await),
+            None => None,
+        };
+        let (env, scope, mut meta) = self.record(&plan, rows, cols, rules);
         let mut argv = plan.argv.clone();
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
@@ -191,6 +196,7 @@ impl Core {
         plan: &Plan,
         rows: u16,
         cols: u16,
+        rules: Option<super::agent_states::LoadedRules>,
     ) -> (Vec<(String, String)>, Option<String>, serde_json::Value) {
         let secret = random_hex(32);
         let env = program_env(
@@ -213,7 +219,14 @@ impl Core {
             (Some(p), Some(n)) => crate::systemd::names::term_scope(p, n).ok(),
             _ => crate::systemd::names::agent_scope(&plan.id).ok(),
         };
-        let tab = starting_tab(plan, secret, term_number, rows, cols);
+        let mut tab = starting_tab(plan, secret, term_number, rows, cols);
+        if let Some(rules) = rules {
+            if let Some(w) = &rules.warning {
+                tracing::warn!(tab = %plan.id, agent = %plan.name, "{w}");
+            }
+            tab.warning = rules.warning.clone();
+            tab.detection = Some(super::agent_states::Detection::new(rules));
+        }
         let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
         state.insert(tab);
         (env, scope, meta)
@@ -313,6 +326,7 @@ fn starting_tab(
         exit_code: Life::STARTING.exit_code,
         screen: vt100::Parser::new(rows, cols, SCROLLBACK),
         log: Default::default(),
+        detection: None,
     }
 }
 

@@ -38,6 +38,8 @@ pub(super) struct Plan {
     /// For a sandboxed agent: its command line to complete once the check
     /// passed.
     pub(super) deferred: Option<Deferred>,
+    /// An agent's screen rules by name (`detect`); `None` for a terminal.
+    pub(super) detect: Option<String>,
 }
 
 /// A sandboxed agent's command line, built without its optional flags

@@ -4,12 +4,14 @@
 
 pub mod activation;
 mod agent;
+mod agent_states;
 mod answers;
 mod api;
 mod approvals;
 mod attach;
 mod caller;
 mod client_conn;
+pub mod clock;
 mod close;
 mod edge;
 pub mod env;
@@ -40,6 +42,7 @@ mod sessions;
 mod setup;
 pub mod state;
 mod turns;
+mod waiting;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -70,8 +73,12 @@ pub struct Core {
     /// What installed agents support, from their `--help`.
     detector: Arc<crate::agents::Detector>,
     /// Wakes the tasks that run only while there is something to do: a
-    /// window to catch up, a turn to watch (idle, nothing polls).
+    /// window to catch up, a turn to watch, a tab's state to look at again
+    /// (idle, nothing polls).
     wake: Wake,
+    /// Bumped by every change of an agent state or of the tab list: what
+    /// `nerdr wait` waits on (`waiting`).
+    states: tokio::sync::watch::Sender<u64>,
     /// The newest `tabs.json` written, so that a slower writer never puts
     /// an older list over a newer one. Held only around the file write,
     /// never with the state.
@@ -104,6 +111,9 @@ pub struct State {
     /// started from inside tabs build on it (docs/ARCHITECTURE.md, "What
     /// the agent sees").
     pub last_client_env: Option<Vec<(String, String)>>,
+    /// When the agent-state timer wakes next (`None`: it sleeps until
+    /// told; see `agent_states`).
+    pub detect_next: Option<Instant>,
     /// Bumped by every change `tabs.json` records.
     generation: u64,
 }
@@ -113,6 +123,7 @@ pub struct State {
 struct Wake {
     catch_up: tokio::sync::Notify,
     turns: tokio::sync::Notify,
+    states: tokio::sync::Notify,
 }
 
 impl Core {
@@ -132,6 +143,8 @@ impl Core {
                 self.send_tabs(&state, &f);
             }
             state.generation += 1;
+            // A tab that started, exited or went: `nerdr wait` looks again.
+            self.states.send_modify(|n| *n += 1);
             (
                 state.generation,
                 persist::snapshot(&state),
@@ -164,6 +177,7 @@ impl Core {
                         state.turns.output(&tab, Instant::now());
                     }
                 }
+                self.detect_output(state, &tab, &bytes);
                 // Under the state lock: a window switching to this tab gets
                 // each byte either in its redraw or here, never both.
                 self.forward_output(state, &tab, &bytes);
@@ -261,6 +275,23 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
         approvals,
         ..State::default()
     };
+    // Which rules each agent's tab is read by: the config as it is now
+    // (read once, before the core serves anyone).
+    let config = crate::config::load(&paths.config_file()).ok();
+    let detection = |agent: &str, screen: &[u8]| {
+        let name = config
+            .as_ref()
+            .and_then(|c| c.resolve_agent(agent).ok())
+            .map_or_else(|| agent.to_string(), |a| a.detect);
+        let mut d =
+            agent_states::Detection::new(agent_states::load_rules(&name, &paths.detect_dir()));
+        // The screen the holder kept: read as output, so the timer looks
+        // at it once.
+        let _ = d
+            .tracker
+            .output(screen, Instant::now(), std::time::SystemTime::now());
+        d
+    };
     let mut found: std::collections::BTreeMap<String, Found> =
         found.into_iter().map(|f| (f.held.tab.clone(), f)).collect();
     let mut restore = |saved: Saved, f: Option<Found>| {
@@ -269,6 +300,9 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 let meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
+                if t.kind == crate::protocol::api::TabKind::Agent {
+                    t.detection = Some(detection(&t.agent, &f.screen));
+                }
                 let found = lifecycle::Event::Found {
                     pid: f.held.pid,
                     start_time: f.held.start_time,

@@ -25,6 +25,7 @@ impl Core {
         caller: &Caller,
         event: &str,
         session_id: Option<String>,
+        seq: Option<u64>,
     ) -> Result<Done, ApiError> {
         let Caller::Tab { id: tab, .. } = caller else {
             return Err(ApiError::new(
@@ -45,6 +46,11 @@ impl Core {
         }
         t.last_event = Some(event.to_string());
         state.turns.reported(tab);
+        // Only the caller's own tab: a report names no other. An older
+        // hook sends no sequence number; the time it arrived stands in
+        // (the same clock the hooks stamp with).
+        let seq = seq.unwrap_or_else(super::clock::monotonic_ns);
+        self.detect_report(&mut state, tab, event, seq);
         drop(state);
         self.changed();
         Ok(Done {})

@@ -61,6 +61,7 @@ pub async fn serve(
         key,
         detector: Arc::new(crate::agents::Detector::new(&paths.state_dir)),
         wake: Wake::default(),
+        states: tokio::sync::watch::Sender::new(0),
         saved_generation: Default::default(),
         status_line: notify::StatusLine::start().context("cannot start the status thread")?,
     });
@@ -119,6 +120,7 @@ fn spawn_tasks(core: &Arc<Core>, client: UnixListener, hook: UnixListener) {
     tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
     tokio::spawn(catch_up_windows(core.clone()));
     tokio::spawn(watch_turns(core.clone()));
+    tokio::spawn(watch_states(core.clone()));
     if let Some(every) = notify::watchdog_interval() {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);
@@ -172,6 +174,24 @@ async fn watch_turns(core: Arc<Core>) {
             tick.tick().await;
             if !core.warn_silent_turns() {
                 break;
+            }
+        }
+    }
+}
+
+/// Agent states are looked at again when a tracker asks (a quiet period
+/// to end, a screen that changed to read): the task sleeps until the
+/// earliest such deadline, and without one until output or a report
+/// brings one. An idle core does not wake for it.
+async fn watch_states(core: Arc<Core>) {
+    loop {
+        match core.evaluate_due() {
+            None => core.wake.states.notified().await,
+            Some(at) => {
+                tokio::select! {
+                    () = tokio::time::sleep_until(at.into()) => {}
+                    () = core.wake.states.notified() => {}
+                }
             }
         }
     }

@@ -43,6 +43,8 @@ pub struct Tab {
     pub exit_code: Option<i32>,
     pub screen: vt100::Parser,
     pub log: super::outlog::OutLog,
+    /// What the agent is doing (`agent_states`); `None` for a terminal.
+    pub detection: Option<super::agent_states::Detection>,
 }
 
 /// A tab's own git worktree.
@@ -140,6 +142,7 @@ impl Tab {
             exit_code: s.exit_code,
             screen: vt100::Parser::new(rows, cols, SCROLLBACK),
             log: Default::default(),
+            detection: None,
         }
     }
 
@@ -162,9 +165,9 @@ impl Tab {
             pid: self.pid,
             exit_code: self.exit_code,
             warning: self.warning.clone(),
-            agent_state: None,
-            agent_state_since: None,
-            bells: 0,
+            agent_state: self.agent_state(),
+            agent_state_since: self.agent_state_since(),
+            bells: self.bells(),
         }
     }
 

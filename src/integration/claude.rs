@@ -18,6 +18,11 @@ pub const TARGET: Target = Target {
         ("SessionStart", "SessionStart"),
         ("UserPromptSubmit", "UserPromptSubmit"),
         ("Stop", "Stop"),
+        // What agent states need beyond a turn's start and end: a
+        // permission or question waiting (late, at times: the screen wins
+        // over it), and a tool that ran (so a permission was answered).
+        ("Notification", "Notification"),
+        ("PostToolUse", "PostToolUse"),
     ],
     group: Some("hooks"),
     command_key: "command",

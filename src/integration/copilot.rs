@@ -18,6 +18,8 @@ pub const TARGET: Target = Target {
         ("sessionStart", "SessionStart"),
         ("userPromptSubmitted", "UserPromptSubmit"),
         ("agentStop", "Stop"),
+        // A tool ran: the agent works on (a permission was answered).
+        ("postToolUse", "PostToolUse"),
     ],
     group: None,
     command_key: "bash",

@@ -35,11 +35,13 @@ struct Case {
 }
 
 fn claude_cases() -> Vec<Case> {
-    let all3 = |ind: &str, u: &str| {
+    let all5 = |ind: &str, u: &str| {
         [
             cm(ind, u, "SessionStart"),
             cm(ind, u, "UserPromptSubmit"),
             cm(ind, u, "Stop"),
+            cm(ind, u, "Notification"),
+            cm(ind, u, "PostToolUse"),
         ]
         .join(&format!(",\n{ind}"))
     };
@@ -47,13 +49,13 @@ fn claude_cases() -> Vec<Case> {
         Case {
             name: "no file",
             before: None,
-            after: format!("{{\n  \"hooks\": {{\n    {}\n  }}\n}}\n", all3("    ", "  ")),
+            after: format!("{{\n  \"hooks\": {{\n    {}\n  }}\n}}\n", all5("    ", "  ")),
             removed: Some("{}\n"),
         },
         Case {
             name: "an empty object",
             before: Some("{}\n"),
-            after: format!("{{\n  \"hooks\": {{\n    {}\n  }}\n}}\n", all3("    ", "  ")),
+            after: format!("{{\n  \"hooks\": {{\n    {}\n  }}\n}}\n", all5("    ", "  ")),
             removed: None,
         },
         Case {
@@ -62,7 +64,7 @@ fn claude_cases() -> Vec<Case> {
             // The comment written after `env` stays with it.
             after: format!(
                 "{{\n    // mine\n    \"model\": \"opus\",\n    \"env\": {{\"A\": \"1\"}}, /* x */\n    \"hooks\": {{\n        {}\n    }}\n}}",
-                all3("        ", "    ")
+                all5("        ", "    ")
             ),
             removed: None,
         },
@@ -71,7 +73,7 @@ fn claude_cases() -> Vec<Case> {
             before: Some("{\n\t\"model\": \"opus\"\n}\n"),
             after: format!(
                 "{{\n\t\"model\": \"opus\",\n\t\"hooks\": {{\n\t\t{}\n\t}}\n}}\n",
-                all3("\t\t", "\t")
+                all5("\t\t", "\t")
             ),
             removed: None,
         },
@@ -81,10 +83,12 @@ fn claude_cases() -> Vec<Case> {
                 "{\n  \"hooks\": {\n    \"Stop\": [\n      {\"matcher\": \"\", \"hooks\": [{\"type\": \"command\", \"command\": \"notify-send done\"}]}\n    ],\n    \"PreToolUse\": []\n  }\n}\n",
             ),
             after: format!(
-                "{{\n  \"hooks\": {{\n    \"Stop\": [\n      {{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"notify-send done\"}}]}},\n      {}\n    ],\n    \"PreToolUse\": [],\n    {},\n    {}\n  }}\n}}\n",
+                "{{\n  \"hooks\": {{\n    \"Stop\": [\n      {{\"matcher\": \"\", \"hooks\": [{{\"type\": \"command\", \"command\": \"notify-send done\"}}]}},\n      {}\n    ],\n    \"PreToolUse\": [],\n    {},\n    {},\n    {},\n    {}\n  }}\n}}\n",
                 ce("      ", "  ", "Stop"),
                 cm("    ", "  ", "SessionStart"),
                 cm("    ", "  ", "UserPromptSubmit"),
+                cm("    ", "  ", "Notification"),
+                cm("    ", "  ", "PostToolUse"),
             ),
             removed: None,
         },
@@ -93,22 +97,27 @@ fn claude_cases() -> Vec<Case> {
             before: Some("{ \"hooks\" :{\n \"SessionStart\":[ ], \"UserPromptSubmit\": [], \"Stop\": [\n ]}}"),
             // Entries are objects, so each goes on lines of its own.
             after: format!(
-                "{{ \"hooks\" :{{\n \"SessionStart\":[\n      {}\n     ], \"UserPromptSubmit\": [\n      {}\n    ], \"Stop\": [\n      {}\n ]}}}}",
+                "{{ \"hooks\" :{{\n \"SessionStart\":[\n      {}\n     ], \"UserPromptSubmit\": [\n      {}\n    ], \"Stop\": [\n      {}\n ],\n    {},\n    {}}}}}",
                 ce("      ", "  ", "SessionStart"),
                 ce("      ", "  ", "UserPromptSubmit"),
                 ce("      ", "  ", "Stop"),
+                cm("    ", "  ", "Notification"),
+                cm("    ", "  ", "PostToolUse"),
             ),
-            // `[ ]` and `[\n ]` come back as `[]`.
-            removed: Some("{ \"hooks\" :{\n \"SessionStart\":[], \"UserPromptSubmit\": [], \"Stop\": []}}"),
+            // `[ ]` and `[\n ]` come back as `[]`; the members install
+            // appended leave their line break.
+            removed: Some("{ \"hooks\" :{\n \"SessionStart\":[], \"UserPromptSubmit\": [], \"Stop\": []\n}}"),
         },
         Case {
             name: "an inline array in a laid-out file",
             before: Some("{\n  \"hooks\": {\n    \"Stop\": [ {\"hooks\": []} ],\n    \"SessionStart\": [],\n    \"UserPromptSubmit\": [\n    ]\n  }\n}\n"),
             after: format!(
-                "{{\n  \"hooks\": {{\n    \"Stop\": [ {{\"hooks\": []}},\n      {} ],\n    \"SessionStart\": [\n      {}\n    ],\n    \"UserPromptSubmit\": [\n      {}\n    ]\n  }}\n}}\n",
+                "{{\n  \"hooks\": {{\n    \"Stop\": [ {{\"hooks\": []}},\n      {} ],\n    \"SessionStart\": [\n      {}\n    ],\n    \"UserPromptSubmit\": [\n      {}\n    ],\n    {},\n    {}\n  }}\n}}\n",
                 ce("      ", "  ", "Stop"),
                 ce("      ", "  ", "SessionStart"),
                 ce("      ", "  ", "UserPromptSubmit"),
+                cm("    ", "  ", "Notification"),
+                cm("    ", "  ", "PostToolUse"),
             ),
             // The empty arrays' insides go with nerdr's entries; the line
             // break before Stop's entry stays.
@@ -119,7 +128,7 @@ fn claude_cases() -> Vec<Case> {
             before: Some("{\n\n  \"model\": \"opus\"\n}\n"),
             after: format!(
                 "{{\n\n  \"model\": \"opus\",\n  \"hooks\": {{\n    {}\n  }}\n}}\n",
-                all3("    ", "  ")
+                all5("    ", "  ")
             ),
             removed: None,
         },
@@ -127,10 +136,12 @@ fn claude_cases() -> Vec<Case> {
             name: "blank lines in the hooks object and an event array stay",
             before: Some("{\n  \"hooks\": {\n\n    \"Stop\": [\n\n      {\"hooks\": []}\n\n    ]\n  }\n}\n"),
             after: format!(
-                "{{\n  \"hooks\": {{\n\n    \"Stop\": [\n\n      {{\"hooks\": []}},\n      {}\n    ],\n    {},\n    {}\n  }}\n}}\n",
+                "{{\n  \"hooks\": {{\n\n    \"Stop\": [\n\n      {{\"hooks\": []}},\n      {}\n    ],\n    {},\n    {},\n    {},\n    {}\n  }}\n}}\n",
                 ce("      ", "  ", "Stop"),
                 cm("    ", "  ", "SessionStart"),
                 cm("    ", "  ", "UserPromptSubmit"),
+                cm("    ", "  ", "Notification"),
+                cm("    ", "  ", "PostToolUse"),
             ),
             // The blank line before `]` went into the insertions, and removing
             // nerdr's entry takes it along.
@@ -141,7 +152,7 @@ fn claude_cases() -> Vec<Case> {
             before: Some(r#"{"model": "opus"}"#),
             after: format!(
                 "{{\n  \"model\": \"opus\",\n  \"hooks\": {{\n    {}\n  }}\n}}",
-                all3("    ", "  ")
+                all5("    ", "  ")
             ),
             removed: Some("{\n  \"model\": \"opus\"\n}"),
         },
@@ -321,10 +332,11 @@ fn copilot_gets_a_file_of_its_own() {
         )
     };
     let fresh = format!(
-        "{{\n  \"version\": 1,\n  \"hooks\": {{\n    {},\n    {},\n    {}\n  }}\n}}\n",
+        "{{\n  \"version\": 1,\n  \"hooks\": {{\n    {},\n    {},\n    {},\n    {}\n  }}\n}}\n",
         entry("    ", "sessionStart", "SessionStart"),
         entry("    ", "userPromptSubmitted", "UserPromptSubmit"),
         entry("    ", "agentStop", "Stop"),
+        entry("    ", "postToolUse", "PostToolUse"),
     );
     let cases = [
         Case {
@@ -337,9 +349,10 @@ fn copilot_gets_a_file_of_its_own() {
             name: "a file the user wrote there",
             before: Some("{\"version\": 1, \"hooks\": {\"agentStop\": [{\"bash\": \"mine\"}]}}"),
             after: format!(
-                "{{\"version\": 1, \"hooks\": {{\n    \"agentStop\": [{{\"bash\": \"mine\"}},\n      {{\n        \"type\": \"command\",\n        \"bash\": {HOOK}Stop\"\n      }}],\n    {},\n    {}\n  }}}}",
+                "{{\"version\": 1, \"hooks\": {{\n    \"agentStop\": [{{\"bash\": \"mine\"}},\n      {{\n        \"type\": \"command\",\n        \"bash\": {HOOK}Stop\"\n      }}],\n    {},\n    {},\n    {}\n  }}}}",
                 entry("    ", "sessionStart", "SessionStart"),
                 entry("    ", "userPromptSubmitted", "UserPromptSubmit"),
+                entry("    ", "postToolUse", "PostToolUse"),
             ),
             removed: Some("{\"version\": 1, \"hooks\": {\n    \"agentStop\": [{\"bash\": \"mine\"}\n]\n  }}"),
         },
@@ -439,4 +452,41 @@ fn codex_never_replaces_someone_elses_notify() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("not valid TOML at line 1, column 9"), "{err}");
+}
+
+/// An install made by an older nerdr (fewer events) gets only the events it
+/// lacks, as a layer of its own; a third install adds nothing; uninstall
+/// takes both layers off.
+#[test]
+fn an_older_install_gets_the_new_events_once() {
+    let older = format!(
+        "{{\n  \"hooks\": {{\n    {},\n    {},\n    {}\n  }}\n}}\n",
+        cm("    ", "  ", "SessionStart"),
+        cm("    ", "  ", "UserPromptSubmit"),
+        cm("    ", "  ", "Stop"),
+    );
+    let Planned::Plan(p) = claude::TARGET.plan_install(Some(&older)).unwrap() else {
+        panic!("nothing planned over an older install")
+    };
+    assert_eq!(p.events, ["Notification", "PostToolUse"]);
+    let after = apply(&older, &p.inserts);
+    assert_eq!(
+        after,
+        format!(
+            "{{\n  \"hooks\": {{\n    {},\n    {},\n    {},\n    {},\n    {}\n  }}\n}}\n",
+            cm("    ", "  ", "SessionStart"),
+            cm("    ", "  ", "UserPromptSubmit"),
+            cm("    ", "  ", "Stop"),
+            cm("    ", "  ", "Notification"),
+            cm("    ", "  ", "PostToolUse"),
+        )
+    );
+    assert_eq!(
+        claude::TARGET.plan_install(Some(&after)).unwrap(),
+        Planned::Already
+    );
+    assert_eq!(
+        unapply(&after, &shifted(&p.inserts)).as_deref(),
+        Some(older.as_str())
+    );
 }

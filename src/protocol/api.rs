@@ -27,8 +27,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::replies::{
-    AgentNames, ApprovalsList, Closed, Decided, Done, NetworkAnswer, PluginRan, ReportTaken,
-    ScreenText, Sent, SessionQuit, Started,
+    AgentNames, ApprovalsList, Closed, Decided, Done, Explained, NetworkAnswer, PluginRan,
+    ReportTaken, ScreenText, Sent, SessionQuit, Started, Waited,
 };
 
 /// A command for the core. Serialized as `{"method": ..., "params": {...}}`.
@@ -55,6 +55,8 @@ pub enum Request {
     Plugin(RunPlugin),
     Report(ReportEvent),
     ReportAgent(ReportAgent),
+    Wait(WaitFor),
+    Explain(ExplainTab),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -117,6 +119,8 @@ methods! {
     Plugin(RunPlugin) => PluginRan, "plugin";
     Report(ReportEvent) => Done, "report";
     ReportAgent(ReportAgent) => ReportTaken, "report_agent";
+    Wait(WaitFor) => Waited, "wait";
+    Explain(ExplainTab) => Explained, "explain";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.
@@ -241,6 +245,12 @@ pub struct ReportEvent {
     pub session_id: Option<String>,
     #[serde(default)]
     pub data: serde_json::Value,
+    /// When the hook started, in CLOCK_MONOTONIC nanoseconds: a report
+    /// older than one already taken is dropped (hooks run concurrently and
+    /// can arrive out of order). Older hooks send none; the core then uses
+    /// the time the report arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// An agent telling how to resume it (`nerdr pane report-agent TAB --
@@ -249,6 +259,46 @@ pub struct ReportEvent {
 pub struct ReportAgent {
     pub tab: String,
     pub argv: Vec<String>,
+}
+
+/// Answer once tab `tab` reaches `until` (at once if it is there), or
+/// once `timeout_ms` has passed, whichever comes first. Nothing polls: the
+/// core answers when the tab's state changes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitFor {
+    pub tab: String,
+    pub until: Until,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// What `nerdr wait` waits for: an agent state, or the program's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Until {
+    Working,
+    Blocked,
+    Idle,
+    Done,
+    Exited,
+}
+
+impl Until {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Until::Working => "working",
+            Until::Blocked => "blocked",
+            Until::Idle => "idle",
+            Until::Done => "done",
+            Until::Exited => "exited",
+        }
+    }
+}
+
+/// What set tab `tab`'s agent state, for people writing rules.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExplainTab {
+    pub tab: String,
 }
 
 fn yes() -> bool {

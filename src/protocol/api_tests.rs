@@ -177,16 +177,31 @@ fn report_requests_keep_their_wire() {
             event: "Stop".into(),
             session_id: Some("s1".into()),
             data: serde_json::json!({"a": 1}),
+            seq: Some(42),
         },
-        r#"{"method":"report","params":{"event":"Stop","session_id":"s1","data":{"a":1}}}"#,
+        r#"{"method":"report","params":{"event":"Stop","session_id":"s1","data":{"a":1},"seq":42}}"#,
     );
     same_wire(
         ReportEvent {
             event: "Stop".into(),
             session_id: None,
             data: serde_json::Value::Null,
+            seq: None,
         },
+        // An older hook's report: no sequence number.
         r#"{"method":"report","params":{"event":"Stop","session_id":null,"data":null}}"#,
+    );
+    same_wire(
+        WaitFor {
+            tab: "ab12".into(),
+            until: Until::Blocked,
+            timeout_ms: Some(30_000),
+        },
+        r#"{"method":"wait","params":{"tab":"ab12","until":"blocked","timeout_ms":30000}}"#,
+    );
+    same_wire(
+        ExplainTab { tab: "ab12".into() },
+        r#"{"method":"explain","params":{"tab":"ab12"}}"#,
     );
     same_wire(
         ReportAgent {

@@ -159,3 +159,41 @@ pub struct ReportTaken {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ignored: Option<String>,
 }
+
+/// The end of a `wait`: whether the state was reached, and the state the
+/// tab was in then (an agent state, or the program's: `starting`,
+/// `exited`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waited {
+    pub reached: bool,
+    pub state: String,
+    /// Why the state can no longer be reached (the program exited, the tab
+    /// is a terminal); `None` when the wait ran out of time or reached it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub never: Option<String>,
+}
+
+/// Why a tab's agent is in its state (`nerdr explain`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Explained {
+    pub tab: String,
+    pub agent: String,
+    /// The program's state: `running`, `exited`, ... (`api::TabState`'s
+    /// words; `replies` names nothing of `api`).
+    pub state: String,
+    /// `api::AgentState`'s word; `None` for a terminal and for a tab whose
+    /// program is not running.
+    pub agent_state: Option<String>,
+    /// When `agent_state` last changed (RFC 3339, UTC).
+    pub agent_state_since: Option<String>,
+    /// The rules in force: `NAME (built-in)`, `NAME (FILE)`, or `None`.
+    pub rules: Option<String>,
+    /// What set the state: a rule and its file, a report, an escape
+    /// sequence, a quiet period.
+    pub cause: String,
+    /// The screen lines (or title) the rule matched.
+    pub lines: Vec<String>,
+    /// Something wrong with the rules (a user file that could not be used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+}

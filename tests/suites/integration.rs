@@ -114,7 +114,13 @@ fn claude_install_then_uninstall_leaves_the_file_byte_identical() {
     let said = h.ok(&["integration", "install", "claude"]);
     assert!(said.contains(&file.display().to_string()), "{said}");
     let installed = read(&file);
-    for ev in ["SessionStart", "UserPromptSubmit", "Stop"] {
+    for ev in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "Notification",
+        "PostToolUse",
+    ] {
         assert!(
             installed.contains(&format!("\"\\\"${{NERDR_BIN:-nerdr}}\\\" hook {ev}\"")),
             "no {ev} hook in:\n{installed}"
@@ -418,7 +424,13 @@ fn installed_hooks_report_the_session_and_turns_to_the_tab() {
     // claude: settings.json, payload on stdin.
     let settings: serde_json::Value =
         serde_json::from_str(&read(&h.home(".claude/settings.json"))).unwrap();
-    for ev in ["SessionStart", "UserPromptSubmit", "Stop"] {
+    for ev in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "Stop",
+        "Notification",
+        "PostToolUse",
+    ] {
         let cmd = settings["hooks"][ev][0]["hooks"][0]["command"]
             .as_str()
             .unwrap();
@@ -438,6 +450,11 @@ fn installed_hooks_report_the_session_and_turns_to_the_tab() {
         assert_eq!(req["params"]["event"], ev);
         assert_eq!(req["params"]["session_id"], "c-1");
         assert_eq!(req["params"]["data"]["transcript_path"], "/t.jsonl");
+        // Stamped with the monotonic time the hook started.
+        assert!(
+            req["params"]["seq"].as_u64().is_some_and(|s| s > 0),
+            "{req}"
+        );
     }
 
     // codex: the notify argv, the JSON as one more argument.
@@ -464,6 +481,7 @@ fn installed_hooks_report_the_session_and_turns_to_the_tab() {
         ("sessionStart", "SessionStart"),
         ("userPromptSubmitted", "UserPromptSubmit"),
         ("agentStop", "Stop"),
+        ("postToolUse", "PostToolUse"),
     ] {
         let cmd = hooks["hooks"][ev][0]["bash"].as_str().unwrap();
         let out = run_as_agent(

@@ -22,6 +22,7 @@ mod sandbox;
 mod scopes;
 mod service;
 mod slow_facts;
+mod state_mechanics;
 mod upgrade;
 mod worktree_removal;
 mod worktrees;

@@ -3,6 +3,7 @@
 //! `errors.rs`; parsing that succeeds, resolution and loading are here.
 
 mod errors;
+mod notify;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,7 +12,7 @@ use super::*;
 
 const PATH: &str = "/cfg/config.toml";
 const BUILTINS: &str = "claude, opencode, copilot, codex, cursor, gemini, agy, grok";
-const AGENT_KEYS: &str = "command, args, env, sandboxed, resume_args, detect, config_model";
+const AGENT_KEYS: &str = "command, args, env, sandboxed, resume_args, detect, config_model, notify";
 
 fn parse_ok(text: &str) -> Config {
     parse(text, Path::new(PATH)).unwrap_or_else(|e| panic!("{text:?} should parse, got: {e}"))

@@ -1,0 +1,92 @@
+//! The desktop notification: `org.freedesktop.Notifications.Notify` on the
+//! session bus, through zbus on tokio (the Desktop Notifications
+//! Specification; GNOME, KDE, dunst, mako, swaync and xfce4-notifyd all
+//! own that name). A machine without a notification daemon (a server, an
+//! SSH login, a bus where nobody owns the name) is normal, so every failure
+//! here is a debug log line, and the whole exchange is bounded by [`LIMIT`]:
+//! a daemon that never answers costs one task a few seconds, nothing more.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use zbus::zvariant::Value;
+
+/// How long connecting and the call together may take.
+pub const LIMIT: Duration = Duration::from_secs(5);
+
+const NAME: &str = "org.freedesktop.Notifications";
+const PATH: &str = "/org/freedesktop/Notifications";
+/// The spec's "normal" urgency: "critical" would stay on screen until
+/// dismissed, which for a tab that the person may answer from elsewhere is
+/// too much.
+const URGENCY_NORMAL: u8 = 1;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Failed {
+    #[error("no session bus address: {0}")]
+    NoAddress(String),
+    #[error("{0}")]
+    Bus(#[from] zbus::Error),
+    #[error("no answer within {} ms", .0.as_millis())]
+    TimedOut(Duration),
+}
+
+/// Send one notification on the bus of this process's session
+/// (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`), logging the
+/// outcome.
+pub async fn send_to_session_bus(summary: String, body: String) {
+    let sent = match crate::systemd::names::bus_address(
+        std::env::var_os("DBUS_SESSION_BUS_ADDRESS").as_deref(),
+        std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
+    ) {
+        Ok(address) => send(&address, &summary, &body, LIMIT).await,
+        Err(e) => Err(Failed::NoAddress(e.to_string())),
+    };
+    match sent {
+        Ok(id) => tracing::debug!(id, summary = %summary, "desktop notification sent"),
+        Err(error) => {
+            tracing::debug!(error = %error, summary = %summary, "no desktop notification")
+        }
+    }
+}
+
+/// Send one notification to the daemon on the bus at `address`; its id on
+/// success. Gives up after `limit`.
+pub async fn send(
+    address: &str,
+    summary: &str,
+    body: &str,
+    limit: Duration,
+) -> Result<u32, Failed> {
+    let exchange = async {
+        // The one bound is the time-out around all of this.
+        let conn = zbus::connection::Builder::address(address)?.build().await?;
+        let hints = HashMap::from([("urgency", Value::U8(URGENCY_NORMAL))]);
+        let reply = conn
+            .call_method(
+                Some(NAME),
+                PATH,
+                Some(NAME),
+                "Notify",
+                &(
+                    "nerdr",
+                    0u32, // replaces_id: a new notification
+                    "",   // app_icon
+                    summary,
+                    body,
+                    Vec::<&str>::new(), // actions
+                    hints,
+                    -1i32, // expire_timeout: the daemon's default
+                ),
+            )
+            .await?;
+        Ok::<u32, Failed>(reply.body().deserialize::<u32>()?)
+    };
+    tokio::time::timeout(limit, exchange)
+        .await
+        .map_err(|_| Failed::TimedOut(limit))?
+}
+
+#[cfg(test)]
+#[path = "desktop_tests.rs"]
+mod tests;

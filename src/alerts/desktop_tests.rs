@@ -1,0 +1,231 @@
+//! The desktop notification against a real D-Bus daemon of the test's own
+//! (`dbus-daemon` with a private config and socket) and a fake
+//! notification service on it, recording each call.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use zbus::zvariant::OwnedValue;
+
+use super::*;
+
+/// A private bus: `dbus-daemon` on a socket in a temp folder; killed (by
+/// its PID) on drop.
+struct Bus {
+    daemon: Child,
+    address: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Bus {
+    fn start() -> Option<Bus> {
+        if Command::new("dbus-daemon")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            let why = "dbus-daemon is not installed (apt-get install dbus)";
+            assert!(
+                std::env::var_os("NERDR_MUST_TEST").is_none(),
+                "NERDR_MUST_TEST=1 but {why}"
+            );
+            eprintln!("SKIPPED: alerts::desktop: {why}");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("bus");
+        let config = dir.path().join("bus.conf");
+        std::fs::write(
+            &config,
+            format!(
+                r#"<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path={}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>"#,
+                socket.display()
+            ),
+        )
+        .unwrap();
+        let daemon = Command::new("dbus-daemon")
+            .arg(format!("--config-file={}", config.display()))
+            .arg("--nofork")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let bus = Bus {
+            daemon,
+            address: format!("unix:path={}", socket.display()),
+            _dir: dir,
+        };
+        wait_for(&socket);
+        Some(bus)
+    }
+}
+
+impl Drop for Bus {
+    fn drop(&mut self) {
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
+    }
+}
+
+fn wait_for(socket: &Path) {
+    let start = Instant::now();
+    while !socket.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "dbus-daemon made no socket at {}",
+            socket.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// What a fake daemon does with a call.
+#[derive(Clone, Copy)]
+enum Answer {
+    Id(u32),
+    Error,
+    Never,
+}
+
+#[derive(Clone)]
+struct FakeDaemon {
+    calls: Arc<Mutex<Vec<(String, String, String, u8)>>>,
+    answer: Answer,
+}
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl FakeDaemon {
+    #[allow(clippy::too_many_arguments)]
+    async fn notify(
+        &self,
+        app_name: String,
+        _replaces_id: u32,
+        _app_icon: String,
+        summary: String,
+        body: String,
+        _actions: Vec<String>,
+        hints: HashMap<String, OwnedValue>,
+        _expire_timeout: i32,
+    ) -> zbus::fdo::Result<u32> {
+        let urgency = hints
+            .get("urgency")
+            .and_then(|v| u8::try_from(v).ok())
+            .unwrap_or(u8::MAX);
+        self.calls
+            .lock()
+            .unwrap()
+            .push((app_name, summary, body, urgency));
+        match self.answer {
+            Answer::Id(id) => Ok(id),
+            Answer::Error => Err(zbus::fdo::Error::Failed("the daemon is unwell".into())),
+            Answer::Never => std::future::pending().await,
+        }
+    }
+}
+
+async fn serve(bus: &Bus, answer: Answer) -> (zbus::Connection, FakeDaemon) {
+    let fake = FakeDaemon {
+        calls: Arc::default(),
+        answer,
+    };
+    let conn = zbus::connection::Builder::address(bus.address.as_str())
+        .unwrap()
+        .serve_at(PATH, fake.clone())
+        .unwrap()
+        .name(NAME)
+        .unwrap()
+        .build()
+        .await
+        .unwrap();
+    (conn, fake)
+}
+
+#[tokio::test]
+async fn the_daemon_gets_the_summary_and_body() {
+    let Some(bus) = Bus::start() else { return };
+    let (_conn, fake) = serve(&bus, Answer::Id(42)).await;
+    let id = send(&bus.address, "claude needs you", "tab ab12 in /p", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(id, 42);
+    assert_eq!(
+        *fake.calls.lock().unwrap(),
+        vec![(
+            "nerdr".to_owned(),
+            "claude needs you".to_owned(),
+            "tab ab12 in /p".to_owned(),
+            URGENCY_NORMAL
+        )]
+    );
+}
+
+#[tokio::test]
+async fn no_daemon_on_the_bus_is_a_quick_error() {
+    let Some(bus) = Bus::start() else { return };
+    let start = Instant::now();
+    let err = send(&bus.address, "s", "b", LIMIT).await.unwrap_err();
+    assert!(
+        err.to_string().contains("ServiceUnknown") || err.to_string().contains(NAME),
+        "{err}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn no_bus_at_all_is_a_quick_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let address = format!("unix:path={}", dir.path().join("no-bus").display());
+    let start = Instant::now();
+    assert!(matches!(
+        send(&address, "s", "b", LIMIT).await,
+        Err(Failed::Bus(_))
+    ));
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn an_error_reply_is_an_error() {
+    let Some(bus) = Bus::start() else { return };
+    let (_conn, fake) = serve(&bus, Answer::Error).await;
+    let err = send(&bus.address, "s", "b", LIMIT).await.unwrap_err();
+    assert!(err.to_string().contains("the daemon is unwell"), "{err}");
+    assert_eq!(fake.calls.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_daemon_that_never_answers_is_given_up_on() {
+    let Some(bus) = Bus::start() else { return };
+    let (_conn, fake) = serve(&bus, Answer::Never).await;
+    let limit = Duration::from_millis(500);
+    let start = Instant::now();
+    let err = send(&bus.address, "s", "b", limit).await.unwrap_err();
+    assert!(matches!(err, Failed::TimedOut(_)), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!(fake.calls.lock().unwrap().len(), 1);
+}

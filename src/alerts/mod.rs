@@ -1,0 +1,87 @@
+//! Telling the person that a tab needs them (README.md, "Notifications"):
+//! when a tab becomes `blocked` or `done` and no window shows it, the core
+//! calls [`deliver`]. What to send is decided by the pure [`plan`] from the
+//! `[notify]` config; this module then sends it: a desktop notification
+//! over D-Bus (`desktop`), the user's command (`command`), and it tells the
+//! core whether its windows should pass on a terminal notification (OSC 9
+//! / 777; the window writes those, on `CoreMsg::Attention`).
+//!
+//! Nothing here can hold the core up: the config is read on the blocking
+//! pool, and the desktop notification and the command run as tasks of
+//! their own with bounded time, so [`deliver`] returns once they are
+//! started. A missing notification daemon, or a failing command, is a log
+//! line, never an error for the caller.
+
+mod command;
+mod desktop;
+mod plan;
+
+use std::path::PathBuf;
+
+use crate::config::NotifyConfig;
+use crate::paths::Paths;
+use crate::protocol::api::AgentState;
+
+pub use plan::{plan, Action};
+
+/// A tab's agent changed state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// The tab's id (as `nerdr tabs` shows it).
+    pub tab: String,
+    /// The agent's name (its `[agents.NAME]` section, or the built-in).
+    pub agent: String,
+    /// The tab's folder (its worktree, if it has one).
+    pub folder: PathBuf,
+    pub from: AgentState,
+    pub to: AgentState,
+}
+
+/// What [`deliver`] leaves to the core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Delivered {
+    /// Send `CoreMsg::Attention` to the session's windows, which pass it
+    /// on to the person's terminal.
+    pub terminal: bool,
+}
+
+/// Tell the person about `event` as the config says. Returns once the
+/// desktop notification and any command are started (they finish, or are
+/// given up on, in the background).
+pub async fn deliver(paths: Paths, event: Event) -> Delivered {
+    let config = load(&paths, &event.agent).await;
+    let mut delivered = Delivered::default();
+    for action in plan(&config, &event) {
+        match action {
+            Action::Desktop { summary, body } => {
+                tokio::spawn(desktop::send_to_session_bus(summary, body));
+            }
+            Action::Terminal { .. } => delivered.terminal = true,
+            Action::Command { argv, env, key } => command::spawn(argv, env, key),
+        }
+    }
+    delivered
+}
+
+/// The agent's `[notify]` settings, read off the async workers. A config
+/// that cannot be read or parsed means the defaults (everything on): a
+/// mistake in the file should not silence "claude needs you".
+async fn load(paths: &Paths, agent: &str) -> NotifyConfig {
+    let file = paths.config_file();
+    let agent = agent.to_owned();
+    let read = tokio::task::spawn_blocking(move || {
+        crate::config::load(&file).map(|c| c.notify_for(&agent))
+    })
+    .await;
+    match read {
+        Ok(Ok(config)) => config,
+        Ok(Err(error)) => {
+            tracing::warn!(error = %error, "cannot read [notify]; notifying with the defaults");
+            NotifyConfig::default()
+        }
+        Err(error) => {
+            tracing::warn!(error = %error, "reading [notify] failed; notifying with the defaults");
+            NotifyConfig::default()
+        }
+    }
+}

@@ -1,0 +1,93 @@
+//! `nerdr explain TAB [--json]`: why nerdr thinks the tab's agent is in its
+//! state: since when, the rules in force, what set it (a rule and its
+//! file, a report, an escape sequence, a quiet period) and the lines the
+//! rule matched. For people writing screen rules.
+
+use std::process::ExitCode;
+
+use crate::client;
+use crate::protocol::api::ExplainTab;
+use crate::protocol::replies::Explained;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The tab id (from `nerdr agent` or `nerdr tabs`)
+    pub tab: String,
+    /// One JSON object: tab, agent, state, agent_state, agent_state_since, rules, cause, lines, warning
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let e = client::call(ExplainTab { tab: args.tab })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&e)?);
+    } else {
+        print!("{}", text(&e));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn text(e: &Explained) -> String {
+    let mut out = match (&e.agent_state, &e.agent_state_since) {
+        (Some(s), Some(since)) => format!("tab {} ({}): {s} since {since}\n", e.tab, e.agent),
+        (Some(s), None) => format!("tab {} ({}): {s}\n", e.tab, e.agent),
+        (None, _) => format!("tab {} ({}): {}\n", e.tab, e.agent, e.state),
+    };
+    let rules = e.rules.as_deref().unwrap_or("none");
+    out.push_str(&format!("rules: {rules}\n"));
+    if !e.cause.is_empty() {
+        out.push_str(&format!("cause: {}\n", e.cause));
+    }
+    if !e.lines.is_empty() {
+        out.push_str("matched:\n");
+        for l in &e.lines {
+            out.push_str(&format!("  | {l}\n"));
+        }
+    }
+    if let Some(w) = &e.warning {
+        out.push_str(&format!("warning: {w}\n"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_text_names_the_rule_and_its_lines() {
+        let e = Explained {
+            tab: "ab12".into(),
+            agent: "claude".into(),
+            state: "running".into(),
+            agent_state: Some("blocked".into()),
+            agent_state_since: Some("2026-12-01T18:41:38.123Z".into()),
+            rules: Some("claude (built-in)".into()),
+            cause: "rule \"permission prompt\" (built-in claude.toml)".into(),
+            lines: vec!["Do you want to proceed?".into(), "❯ 1. Yes".into()],
+            warning: None,
+        };
+        assert_eq!(
+            text(&e),
+            "tab ab12 (claude): blocked since 2026-12-01T18:41:38.123Z\n\
+             rules: claude (built-in)\n\
+             cause: rule \"permission prompt\" (built-in claude.toml)\n\
+             matched:\n  | Do you want to proceed?\n  | ❯ 1. Yes\n"
+        );
+        let exited = Explained {
+            state: "exited".into(),
+            agent_state: None,
+            agent_state_since: None,
+            cause: "the program is exited".into(),
+            lines: vec![],
+            warning: Some("screen rules not used: x".into()),
+            ..e
+        };
+        assert_eq!(
+            text(&exited),
+            "tab ab12 (claude): exited\nrules: claude (built-in)\ncause: the program is exited\n\
+             warning: screen rules not used: x\n"
+        );
+    }
+}

@@ -1,0 +1,327 @@
+//! Agent states in the core (docs/ARCHITECTURE.md, "Agent states"): each
+//! agent tab's `detect::Tracker`, fed under the state lock by the tab's
+//! output, its hooks' reports and the windows that show it, and looked at
+//! again by one timer task that sleeps until the earliest deadline a
+//! tracker asks for, and not at all while none asks (an idle core never
+//! wakes). A change updates the session's windows, wakes `nerdr wait`, and
+//! tells the person (`crate::alerts`) when a tab no window shows becomes
+//! blocked or done. States are not saved: a change writes no `tabs.json`.
+//!
+//! The rules are loaded at launch, at the edge (`load_rules`): a user's
+//! `$XDG_CONFIG_HOME/nerdr/detect/NAME.toml` replaces the built-in file;
+//! one that cannot be used leaves the built-in rules in force and a
+//! warning on the tab naming its file, line and key.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use super::clock::rfc3339_millis;
+use super::not_found::no_tab;
+use super::state::{State, Tab};
+use super::Core;
+use crate::detect::{Change, RuleSet, ScreenView, Tracker};
+use crate::protocol::api::{AgentState, ApiError, TabState};
+use crate::protocol::replies::Explained;
+
+/// A tab's detection: its tracker and the rules it was given.
+#[derive(Debug)]
+pub struct Detection {
+    pub tracker: Tracker,
+    pub rules: Option<Arc<RuleSet>>,
+    /// Why a user's rules file is not in force (its error, naming the
+    /// file, line and key).
+    pub warning: Option<String>,
+}
+
+/// The rules a launch found for its agent, at the edge.
+#[derive(Debug, Clone)]
+pub struct LoadedRules {
+    pub rules: Option<Arc<RuleSet>>,
+    pub warning: Option<String>,
+}
+
+/// The rules for `name`: the user's file in `dir` if there is one, else the
+/// built-in; a user file that cannot be used leaves the built-in in force,
+/// with its error as a warning. Reads the disk.
+pub fn load_rules(name: &str, dir: &Path) -> LoadedRules {
+    match crate::detect::load(name, dir) {
+        Ok(rules) => LoadedRules {
+            rules,
+            warning: None,
+        },
+        Err(e) => {
+            let builtin = crate::detect::builtin(name);
+            let instead = if builtin.is_some() {
+                format!("nerdr's built-in `{name}` rules are in force until it is fixed")
+            } else {
+                "no screen rules are in force until it is fixed".to_string()
+            };
+            LoadedRules {
+                rules: builtin,
+                warning: Some(format!("screen rules not used: {}; {instead}", e.message)),
+            }
+        }
+    }
+}
+
+impl Detection {
+    pub fn new(loaded: LoadedRules) -> Self {
+        Detection {
+            tracker: Tracker::new(loaded.rules.clone(), Instant::now(), SystemTime::now()),
+            rules: loaded.rules,
+            warning: loaded.warning,
+        }
+    }
+}
+
+impl Tab {
+    /// What the agent is doing: `None` for a terminal and for a tab whose
+    /// program is not running.
+    pub fn agent_state(&self) -> Option<AgentState> {
+        self.detection
+            .as_ref()
+            .filter(|_| self.state == TabState::Running)
+            .map(|d| d.tracker.state())
+    }
+
+    /// When the agent state last changed, as RFC 3339.
+    pub fn agent_state_since(&self) -> Option<String> {
+        self.agent_state()?;
+        self.detection
+            .as_ref()
+            .map(|d| rfc3339_millis(d.tracker.since()))
+    }
+
+    pub fn bells(&self) -> u64 {
+        self.detection.as_ref().map_or(0, |d| d.tracker.bells())
+    }
+}
+
+/// The rules in force, in words: `claude (built-in)`, `my (FILE)`.
+pub fn rules_in_words(rules: &RuleSet) -> String {
+    match &rules.file {
+        Some(f) => format!("{} ({})", rules.name, f.display()),
+        None => format!("{} (built-in)", rules.name),
+    }
+}
+
+/// The line a person's terminal shows for a tab that needs them.
+pub fn attention_text(agent: &str, tab: &str, to: AgentState) -> String {
+    match to {
+        AgentState::Blocked => format!("{agent} in tab {tab} needs you"),
+        AgentState::Done => format!("{agent} in tab {tab} is done"),
+        other => format!("{agent} in tab {tab} is {}", other.as_str()),
+    }
+}
+
+impl Core {
+    /// The rules for a launch's agent, read off the async workers and the
+    /// state lock.
+    pub(super) async fn rules_for(&self, detect: &str) -> LoadedRules {
+        let (name, dir) = (detect.to_string(), self.paths.detect_dir());
+        super::edge::gather("reading an agent's screen rules", move || {
+            load_rules(&name, &dir)
+        })
+        .await
+    }
+
+    /// A chunk of tab `tab`'s output (under the state lock): the tracker
+    /// scans it, and the timer is woken when the tab now wants a look
+    /// sooner than it was going to wake.
+    pub(super) fn detect_output(&self, state: &mut State, tab: &str, bytes: &[u8]) {
+        let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) else {
+            return;
+        };
+        let change = d.tracker.output(bytes, Instant::now(), SystemTime::now());
+        let due = d.tracker.deadline();
+        if let Some(change) = change {
+            self.state_changed(state, tab, change);
+        }
+        self.schedule(state, due);
+    }
+
+    /// Make the timer wake by `due` if it would wake later (or never).
+    fn schedule(&self, state: &mut State, due: Option<Instant>) {
+        if let Some(due) = due {
+            if state.detect_next.is_none_or(|next| due < next) {
+                state.detect_next = Some(due);
+                self.wake.states.notify_one();
+            }
+        }
+    }
+
+    /// Look at the tabs whose deadline passed; the earliest deadline left
+    /// (`None`: nothing to look at until something changes).
+    pub(super) fn evaluate_due(&self) -> Option<Instant> {
+        let mut state = self.state.lock().unwrap();
+        let state = &mut *state;
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        let mut changes = Vec::new();
+        for (id, t) in state.tabs.iter_mut() {
+            let Some(d) = t.detection.as_mut() else {
+                continue;
+            };
+            if d.tracker.deadline().is_some_and(|at| at <= now) {
+                let view = ScreenView::of(t.screen.screen());
+                if let Some(c) = d.tracker.evaluate(&view, now, wall) {
+                    changes.push((id.clone(), c));
+                }
+            }
+        }
+        for (id, c) in changes {
+            self.state_changed(state, &id, c);
+        }
+        let next = state
+            .tabs
+            .values()
+            .filter_map(|t| t.detection.as_ref()?.tracker.deadline())
+            .min();
+        state.detect_next = next;
+        next
+    }
+
+    /// A window shows tab `tab` now (under the state lock): `done` was
+    /// seen.
+    pub(super) fn detect_shown(&self, state: &mut State, tab: &str) {
+        let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) else {
+            return;
+        };
+        if let Some(c) = d.tracker.shown(Instant::now(), SystemTime::now()) {
+            self.state_changed(state, tab, c);
+        }
+    }
+
+    /// A report from tab `tab`'s own hooks, with its sequence number.
+    pub(super) fn detect_report(&self, state: &mut State, tab: &str, event: &str, seq: u64) {
+        let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) else {
+            return;
+        };
+        let change = d
+            .tracker
+            .report(event, seq, Instant::now(), SystemTime::now());
+        let due = d.tracker.deadline();
+        if let Some(c) = change {
+            self.state_changed(state, tab, c);
+        }
+        self.schedule(state, due);
+    }
+
+    /// Carry out a change of tab `tab`'s state (under the state lock: each
+    /// effect is a message, not I/O).
+    fn state_changed(&self, state: &mut State, tab: &str, change: Change) {
+        let Some(t) = state.tabs.get(tab) else {
+            return;
+        };
+        tracing::debug!(tab = %tab, agent = %t.agent, from = change.from.as_str(), to = change.to.as_str(), "agent state");
+        let folder = t.folder.clone();
+        let shown = state
+            .windows
+            .by_id
+            .values()
+            .any(|w| w.showing.as_deref() == Some(tab));
+        if !shown
+            && t.state == TabState::Running
+            && matches!(change.to, AgentState::Blocked | AgentState::Done)
+        {
+            self.tell_the_person(state, tab, &change);
+        }
+        self.send_tabs(state, &folder);
+        self.states.send_modify(|n| *n += 1);
+    }
+
+    /// Tab `tab` became blocked or done and no window shows it: the
+    /// person's notifications (`crate::alerts`, in a task of its own), and
+    /// an attention message to the windows on the tab's session when the
+    /// config asks for terminal notifications.
+    fn tell_the_person(&self, state: &State, tab: &str, change: &Change) {
+        let Some(t) = state.tabs.get(tab) else {
+            return;
+        };
+        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let event = crate::alerts::Event {
+            tab: tab.to_string(),
+            agent: t.agent.clone(),
+            folder: t
+                .worktree
+                .as_ref()
+                .map_or(t.folder.clone(), |w| w.path.clone()),
+            from: change.from,
+            to: change.to,
+        };
+        // The windows of the session as they are now: sending to them later
+        // is a message, not a look at the state.
+        let windows: Vec<_> = state
+            .windows
+            .by_id
+            .values()
+            .filter(|w| w.folder == t.folder)
+            .map(|w| w.out.clone())
+            .collect();
+        let text = attention_text(&t.agent, tab, change.to);
+        let paths = self.paths.clone();
+        rt.spawn(async move {
+            let to = event.to;
+            let tab = event.tab.clone();
+            if crate::alerts::deliver(paths, event).await.terminal {
+                let msg = crate::protocol::frame::Frame::control(
+                    &crate::protocol::handshake::CoreMsg::Attention {
+                        tab,
+                        state: to,
+                        text,
+                    },
+                );
+                for w in windows {
+                    w.send(msg.clone());
+                }
+            }
+        });
+    }
+
+    /// `nerdr explain TAB`.
+    pub(super) fn explain(&self, tab: &str) -> Result<Explained, ApiError> {
+        let state = self.state.lock().unwrap();
+        let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+        let d = t.detection.as_ref();
+        let cause = d.map(|d| d.tracker.cause());
+        let running = t.state == TabState::Running;
+        Ok(Explained {
+            tab: t.id.clone(),
+            agent: t.agent.clone(),
+            state: t.state.as_str().to_string(),
+            agent_state: t.agent_state().map(|a| a.as_str().to_string()),
+            agent_state_since: t.agent_state_since(),
+            rules: d.and_then(|d| d.rules.as_deref()).map(rules_in_words),
+            cause: match (&cause, d, running) {
+                (_, None, _) => "a terminal: nerdr tells no state for it".into(),
+                (_, _, false) => format!("the program is {}", t.state.as_str()),
+                (Some(c), _, true) => c.what.clone(),
+                (None, _, true) => String::new(),
+            },
+            lines: cause
+                .filter(|_| running)
+                .map(|c| c.lines)
+                .unwrap_or_default(),
+            warning: d.and_then(|d| d.warning.clone()),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attention_lines() {
+        assert_eq!(
+            attention_text("claude", "ab12", AgentState::Blocked),
+            "claude in tab ab12 needs you"
+        );
+        assert_eq!(
+            attention_text("codex", "cd34", AgentState::Done),
+            "codex in tab cd34 is done"
+        );
+    }
+}

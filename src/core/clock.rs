@@ -1,0 +1,94 @@
+//! The two clocks agent states are told by, as numbers and text: the
+//! monotonic clock a hook stamps its report with (so the core can drop a
+//! report that arrives after a newer one) and the wall clock's RFC 3339
+//! form in `nerdr tabs --json`.
+//!
+//! The RFC 3339 text is the few lines of the civil-from-days algorithm
+//! (Howard Hinnant's) rather than a date crate: nerdr formats one kind of
+//! timestamp, UTC with milliseconds, and never parses one.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// CLOCK_MONOTONIC in nanoseconds: the same clock for every process of the
+/// machine (a hook in a tab and the core), which no one can set.
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC always
+    // exists, so the call cannot fail on a supported kernel.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    debug_assert_eq!(rc, 0);
+    (ts.tv_sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(ts.tv_nsec as u64)
+}
+
+/// `t` as RFC 3339 in UTC with milliseconds: `2026-12-01T18:41:38.123Z`.
+/// A time before 1970 (a clock set wrong) shows as the epoch.
+pub fn rfc3339_millis(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs();
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    let (y, m, day) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Year, month, day of the `days`-th day after 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc_with_millis() {
+        let at = |secs: u64, millis: u64| {
+            UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_millis(millis)
+        };
+        // (seconds since the epoch, millis, text); each checked with
+        // `date -u -d @SECS`.
+        let rows = [
+            (0, 0, "1970-01-01T00:00:00.000Z"),
+            (951_782_400, 5, "2000-02-29T00:00:00.005Z"),
+            (951_868_799, 999, "2000-02-29T23:59:59.999Z"),
+            (1_709_251_199, 0, "2024-02-29T23:59:59.000Z"),
+            (1_796_150_498, 123, "2026-12-01T18:41:38.123Z"),
+            (4_107_542_400, 0, "2100-03-01T00:00:00.000Z"),
+        ];
+        for (secs, millis, want) in rows {
+            assert_eq!(rfc3339_millis(at(secs, millis)), want, "{secs}");
+        }
+        assert_eq!(
+            rfc3339_millis(UNIX_EPOCH - Duration::from_secs(5)),
+            "1970-01-01T00:00:00.000Z"
+        );
+    }
+
+    #[test]
+    fn the_monotonic_clock_goes_forward() {
+        let a = monotonic_ns();
+        std::thread::sleep(Duration::from_millis(2));
+        let b = monotonic_ns();
+        assert!(b > a && b - a >= 2_000_000, "{a} {b}");
+    }
+}

@@ -1,0 +1,51 @@
+//! What a hook report says about the agent's state. The integrations pass
+//! claude's hook event names (copilot's are mapped to them) and codex's
+//! `notify` types; events that say nothing about the state (`SessionEnd`,
+//! a subagent's `SubagentStop`, ...) are ignored.
+
+/// What a signal says about the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Evidence {
+    Working,
+    Blocked,
+    /// Waiting for a prompt.
+    Idle,
+    /// A turn ended.
+    TurnEnded,
+}
+
+pub fn meaning(event: &str) -> Option<Evidence> {
+    match event {
+        "UserPromptSubmit" | "PreToolUse" | "PostToolUse" => Some(Evidence::Working),
+        "Stop" | "agent-turn-complete" => Some(Evidence::TurnEnded),
+        "Notification" | "PermissionRequest" => Some(Evidence::Blocked),
+        "SessionStart" => Some(Evidence::Idle),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_event_means_what_it_says() {
+        let cases: &[(&str, Option<Evidence>)] = &[
+            ("UserPromptSubmit", Some(Evidence::Working)),
+            ("PreToolUse", Some(Evidence::Working)),
+            ("PostToolUse", Some(Evidence::Working)),
+            ("Stop", Some(Evidence::TurnEnded)),
+            ("agent-turn-complete", Some(Evidence::TurnEnded)),
+            ("Notification", Some(Evidence::Blocked)),
+            ("PermissionRequest", Some(Evidence::Blocked)),
+            ("SessionStart", Some(Evidence::Idle)),
+            ("SubagentStop", None),
+            ("SessionEnd", None),
+            ("stop", None),
+            ("", None),
+        ];
+        for (event, want) in cases {
+            assert_eq!(meaning(event), *want, "{event}");
+        }
+    }
+}

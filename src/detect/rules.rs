@@ -1,0 +1,604 @@
+//! One agent's screen rules: the TOML format (one file per agent, built in
+//! or the user's `$XDG_CONFIG_HOME/nerdr/detect/NAME.toml`) parsed and
+//! checked into a [`RuleSet`]. Parsing is pure over the name, the path to
+//! name in messages and the text; reading the file is `super::load`'s.
+//!
+//! The file is walked through `toml_edit`'s spanned document rather than
+//! serde, so every error can name the line and the key it is about, an
+//! unknown key (a typo) is an error, and regexes are compiled once, here.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use toml_edit::{ImDocument, Item, Table, Value};
+
+use super::RulesError;
+
+/// How long output must be quiet before a screen that looks idle counts,
+/// when the file does not say (`quiet_ms`).
+pub const DEFAULT_QUIET: Duration = Duration::from_millis(1500);
+const MAX_QUIET_MS: i64 = 600_000;
+
+/// The state a matching rule yields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleState {
+    Working,
+    Blocked,
+    Idle,
+    Done,
+    /// Leave the state as it is (the screen cannot tell, e.g. a transcript
+    /// viewer is open).
+    Unchanged,
+}
+
+impl RuleState {
+    const NAMES: [(&'static str, RuleState); 5] = [
+        ("working", RuleState::Working),
+        ("blocked", RuleState::Blocked),
+        ("idle", RuleState::Idle),
+        ("done", RuleState::Done),
+        ("unchanged", RuleState::Unchanged),
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, s)| *s == self).unwrap().0
+    }
+}
+
+/// The part of the screen a rule looks at. Every region is a list of
+/// non-empty rows (blank rows never match anything).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Region {
+    /// The last N non-empty rows.
+    LastLines(usize),
+    /// The rows below the last horizontal rule (a row of ─ ━ - ═ only);
+    /// nothing when the screen has no rule.
+    AfterRule,
+    Screen,
+    Title,
+}
+
+/// What a rule looks for in its region: any of some substrings, or a
+/// regex (multi-line: `^` and `$` match at each row).
+#[derive(Debug, Clone)]
+pub enum Matcher {
+    Contains(Vec<String>),
+    Regex(regex::Regex),
+}
+
+impl PartialEq for Matcher {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Matcher::Contains(a), Matcher::Contains(b)) => a == b,
+            (Matcher::Regex(a), Matcher::Regex(b)) => a.as_str() == b.as_str(),
+            _ => false,
+        }
+    }
+}
+
+impl Matcher {
+    /// The byte range of the first match in `text`.
+    pub fn find(&self, text: &str) -> Option<Range<usize>> {
+        match self {
+            Matcher::Contains(needles) => needles
+                .iter()
+                .find_map(|n| text.find(n.as_str()).map(|at| at..at + n.len())),
+            Matcher::Regex(re) => re.find(text).map(|m| m.range()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    pub name: String,
+    pub state: RuleState,
+    pub priority: i64,
+    pub region: Region,
+    pub matcher: Matcher,
+    /// The rule does not match when its region matches this.
+    pub unless: Option<Matcher>,
+    /// Whether a captured screen shows this rule matching.
+    pub verified: bool,
+    /// The line of its `[[rule]]` header, for messages.
+    pub line: usize,
+}
+
+/// One agent's rules, loaded and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleSet {
+    /// The name `detect = "NAME"` selects (or the built-in agent's name).
+    pub name: String,
+    /// Where the rules came from: `None` for the built-in file.
+    pub file: Option<PathBuf>,
+    agent: Option<String>,
+    quiet: Duration,
+    verified_with: Vec<String>,
+    /// Highest priority first; equal priorities in file order.
+    rules: Vec<Rule>,
+}
+
+impl RuleSet {
+    /// The rules in the order they are tried.
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// How long output must be quiet before an idle-looking screen counts.
+    pub fn quiet(&self) -> Duration {
+        self.quiet
+    }
+
+    /// The screens the file says it was checked against.
+    pub fn verified_with(&self) -> &[String] {
+        &self.verified_with
+    }
+
+    /// The file's `agent` key (informational).
+    pub fn agent(&self) -> Option<&str> {
+        self.agent.as_deref()
+    }
+
+    /// Where the rules came from, for messages: the user's file, or
+    /// `built-in NAME.toml`.
+    pub fn source(&self) -> String {
+        match &self.file {
+            Some(p) => p.display().to_string(),
+            None => format!("built-in {}.toml", self.name),
+        }
+    }
+}
+
+const TOP_KEYS: &[&str] = &["agent", "quiet_ms", "verified_with", "rule"];
+const RULE_KEYS: &[&str] = &[
+    "name",
+    "state",
+    "priority",
+    "region",
+    "lines",
+    "contains",
+    "regex",
+    "not_contains",
+    "not_regex",
+    "verified",
+];
+const REGIONS: &str = "last_lines, after_rule, screen, title";
+
+/// Parse one rules file. `file` is where it was read from (`None`: built
+/// in); `shown` is how messages name it.
+pub fn parse(
+    name: &str,
+    file: Option<PathBuf>,
+    shown: &str,
+    text: &str,
+) -> Result<RuleSet, RulesError> {
+    let at = |span: Option<Range<usize>>| Ctx {
+        shown,
+        line: span.map_or(1, |s| line_of(text, s.start)),
+    };
+    let doc = ImDocument::parse(text).map_err(|e| {
+        at(e.span()).err(format!(
+            "not valid TOML: {}; fix the file or remove it to use the built-in rules",
+            e.message().trim_end()
+        ))
+    })?;
+    let root = doc.as_table();
+    for (key, item) in root.iter() {
+        if !TOP_KEYS.contains(&key) {
+            return Err(at(key_span(root, key, item)).err(format!(
+                "unknown key `{key}` (the keys are {}; rules go in [[rule]] tables)",
+                TOP_KEYS.join(", ")
+            )));
+        }
+    }
+    let top = Fields {
+        table: root,
+        text,
+        shown,
+        rule: None,
+    };
+    let agent = top.string("agent")?;
+    let quiet = match top.integer("quiet_ms")? {
+        None => DEFAULT_QUIET,
+        Some((ms, _)) if (1..=MAX_QUIET_MS).contains(&ms) => Duration::from_millis(ms as u64),
+        Some((ms, span)) => {
+            return Err(top.key_err(
+                "quiet_ms",
+                span,
+                format!("{ms} is out of range: give milliseconds from 1 to {MAX_QUIET_MS}"),
+            ))
+        }
+    };
+    let verified_with = top
+        .strings("verified_with", true)?
+        .map_or(Vec::new(), |v| v.0);
+
+    let tables =
+        match root.get("rule") {
+            None => return Err(at(Some(0..0)).err(
+                "no rules: add at least one [[rule]] table (see `nerdr explain` and the README's \
+                 \"Agent states\")"
+                    .into(),
+            )),
+            Some(Item::ArrayOfTables(a)) => a,
+            Some(item) => {
+                return Err(at(key_span(root, "rule", item)).err(
+                    "key `rule`: write each rule as a [[rule]] table (an array of tables)".into(),
+                ))
+            }
+        };
+    let mut rules = Vec::new();
+    for (index, table) in tables.iter().enumerate() {
+        let rule = parse_rule(table, text, shown, index)?;
+        if let Some(prev) = rules.iter().find(|r: &&Rule| r.name == rule.name) {
+            return Err(Ctx {
+                shown,
+                line: rule.line,
+            }
+            .err(format!(
+                "rule \"{}\": key `name`: the name is already used by the rule on line {}; \
+                 give each rule its own name",
+                rule.name, prev.line
+            )));
+        }
+        rules.push(rule);
+    }
+    // Stable: equal priorities keep their order in the file.
+    rules.sort_by_key(|r| std::cmp::Reverse(r.priority));
+    Ok(RuleSet {
+        name: name.to_owned(),
+        file,
+        agent,
+        quiet,
+        verified_with,
+        rules,
+    })
+}
+
+fn parse_rule(table: &Table, text: &str, shown: &str, index: usize) -> Result<Rule, RulesError> {
+    let header_line = table.span().map_or(1, |s| line_of(text, s.start));
+    let mut f = Fields {
+        table,
+        text,
+        shown,
+        rule: None,
+    };
+    let here = |f: &Fields, msg: String| {
+        Ctx {
+            shown,
+            line: header_line,
+        }
+        .err(format!("{}{msg}", f.rule_prefix()))
+    };
+    let name = match f.string("name")? {
+        Some(n) if !n.trim().is_empty() => n,
+        Some(_) => return Err(f.key_err("name", f.span("name"), "the name is empty".into())),
+        None => {
+            return Err(here(
+                &f,
+                format!(
+                    "rule #{}: key `name` is missing: give the rule a unique name",
+                    index + 1
+                ),
+            ))
+        }
+    };
+    f.rule = Some(name.clone());
+    for (key, item) in table.iter() {
+        if !RULE_KEYS.contains(&key) {
+            return Err(f.key_err(
+                key,
+                key_span(table, key, item),
+                format!("unknown key (a rule's keys are {})", RULE_KEYS.join(", ")),
+            ));
+        }
+    }
+    let state = match f.string("state")? {
+        None => {
+            return Err(here(
+                &f,
+                "key `state` is missing: say working, blocked, idle, done or unchanged".into(),
+            ))
+        }
+        Some(s) => match RuleState::NAMES.iter().find(|(n, _)| *n == s) {
+            Some((_, st)) => *st,
+            None => {
+                return Err(f.key_err(
+                    "state",
+                    f.span("state"),
+                    format!("\"{s}\" is not one of working, blocked, idle, done, unchanged"),
+                ))
+            }
+        },
+    };
+    let priority = f.integer("priority")?.map_or(0, |(p, _)| p);
+    let lines = f.integer("lines")?;
+    let region = match f.string("region")?.as_deref() {
+        None => {
+            return Err(here(
+                &f,
+                format!("key `region` is missing: say one of {REGIONS}"),
+            ))
+        }
+        Some("last_lines") => {
+            match lines {
+                Some((n, _)) if n >= 1 => Region::LastLines(n as usize),
+                Some((n, span)) => {
+                    return Err(f.key_err(
+                        "lines",
+                        span,
+                        format!("{n} is not a number of lines: give 1 or more"),
+                    ))
+                }
+                None => return Err(f.key_err(
+                    "region",
+                    f.span("region"),
+                    "\"last_lines\" needs `lines = N` (how many non-empty rows from the bottom)"
+                        .into(),
+                )),
+            }
+        }
+        Some(other) => {
+            let region = match other {
+                "after_rule" => Region::AfterRule,
+                "screen" => Region::Screen,
+                "title" => Region::Title,
+                _ => {
+                    return Err(f.key_err(
+                        "region",
+                        f.span("region"),
+                        format!("\"{other}\" is not one of {REGIONS}"),
+                    ))
+                }
+            };
+            if let Some((_, span)) = lines {
+                return Err(f.key_err(
+                    "lines",
+                    span,
+                    format!("only region = \"last_lines\" takes `lines` (this rule's region is \"{other}\"); remove it"),
+                ));
+            }
+            region
+        }
+    };
+    let matcher = match f.matcher("contains", "regex")? {
+        Some(m) => m,
+        None => {
+            return Err(here(
+                &f,
+                "has nothing to match: give `contains` (a string or an array of strings) or \
+                 `regex`"
+                    .into(),
+            ))
+        }
+    };
+    let unless = f.matcher("not_contains", "not_regex")?;
+    let verified = match table.get("verified") {
+        None => false,
+        Some(item) => match item.as_bool() {
+            Some(b) => b,
+            None => {
+                return Err(f.key_err(
+                    "verified",
+                    f.span("verified"),
+                    format!("expected true or false, found {}", kind(item)),
+                ))
+            }
+        },
+    };
+    Ok(Rule {
+        name,
+        state,
+        priority,
+        region,
+        matcher,
+        unless,
+        verified,
+        line: header_line,
+    })
+}
+
+/// A value and where it is in the file.
+type Spanned<T> = (T, Option<Range<usize>>);
+
+/// Where an error is: the file as shown and a line.
+struct Ctx<'a> {
+    shown: &'a str,
+    line: usize,
+}
+
+impl Ctx<'_> {
+    fn err(&self, message: String) -> RulesError {
+        RulesError {
+            message: format!("{}:{}: {message}", self.shown, self.line),
+        }
+    }
+}
+
+/// Typed reads of one table's keys, with errors naming the key.
+struct Fields<'a> {
+    table: &'a Table,
+    text: &'a str,
+    shown: &'a str,
+    /// The rule's name, once known (messages start with it).
+    rule: Option<String>,
+}
+
+impl Fields<'_> {
+    fn rule_prefix(&self) -> String {
+        self.rule
+            .as_ref()
+            .map_or(String::new(), |n| format!("rule \"{n}\": "))
+    }
+
+    fn span(&self, key: &str) -> Option<Range<usize>> {
+        self.table
+            .get(key)
+            .and_then(|item| key_span(self.table, key, item))
+    }
+
+    fn key_err(&self, key: &str, span: Option<Range<usize>>, what: String) -> RulesError {
+        let line = span
+            .or_else(|| self.table.span())
+            .map_or(1, |s| line_of(self.text, s.start));
+        Ctx {
+            shown: self.shown,
+            line,
+        }
+        .err(format!("{}key `{key}`: {what}", self.rule_prefix()))
+    }
+
+    fn value(&self, key: &str) -> Result<Option<&Value>, RulesError> {
+        match self.table.get(key) {
+            None => Ok(None),
+            Some(Item::Value(v)) => Ok(Some(v)),
+            Some(item) => Err(self.key_err(
+                key,
+                self.span(key),
+                format!("expected a value, found {}", kind(item)),
+            )),
+        }
+    }
+
+    fn string(&self, key: &str) -> Result<Option<String>, RulesError> {
+        match self.value(key)? {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.value().clone())),
+            Some(v) => Err(self.key_err(
+                key,
+                v.span(),
+                format!("expected a string, found {}", value_kind(v)),
+            )),
+        }
+    }
+
+    fn integer(&self, key: &str) -> Result<Option<Spanned<i64>>, RulesError> {
+        match self.value(key)? {
+            None => Ok(None),
+            Some(v @ Value::Integer(i)) => Ok(Some((*i.value(), v.span()))),
+            Some(v) => Err(self.key_err(
+                key,
+                v.span(),
+                format!("expected an integer, found {}", value_kind(v)),
+            )),
+        }
+    }
+
+    /// A string or an array of strings; none of them empty, nor the array
+    /// unless `may_be_empty`.
+    fn strings(
+        &self,
+        key: &str,
+        may_be_empty: bool,
+    ) -> Result<Option<Spanned<Vec<String>>>, RulesError> {
+        let Some(v) = self.value(key)? else {
+            return Ok(None);
+        };
+        let expected = |found: &str| {
+            self.key_err(
+                key,
+                v.span(),
+                format!("expected a string or an array of strings, found {found}"),
+            )
+        };
+        let list = match v {
+            Value::String(s) => vec![s.value().clone()],
+            Value::Array(a) => {
+                let mut out = Vec::new();
+                for e in a.iter() {
+                    match e {
+                        Value::String(s) => out.push(s.value().clone()),
+                        other => {
+                            return Err(expected(&format!(
+                                "an array holding {}",
+                                value_kind(other)
+                            )))
+                        }
+                    }
+                }
+                if out.is_empty() && !may_be_empty {
+                    return Err(self.key_err(key, v.span(), "the array is empty".into()));
+                }
+                out
+            }
+            other => return Err(expected(value_kind(other))),
+        };
+        if list.iter().any(|s| s.is_empty()) {
+            return Err(self.key_err(
+                key,
+                v.span(),
+                "an empty string matches every screen; remove it".into(),
+            ));
+        }
+        Ok(Some((list, v.span())))
+    }
+
+    /// Exactly one of `contains_key` (strings) and `regex_key`, or neither.
+    fn matcher(&self, contains_key: &str, regex_key: &str) -> Result<Option<Matcher>, RulesError> {
+        let contains = self.strings(contains_key, false)?;
+        let regex = self.string(regex_key)?;
+        match (contains, regex) {
+            (Some(_), Some(_)) => Err(self.key_err(
+                regex_key,
+                self.span(regex_key),
+                format!("give either `{contains_key}` or `{regex_key}`, not both"),
+            )),
+            (Some((list, _)), None) => Ok(Some(Matcher::Contains(list))),
+            (None, Some(re)) => regex::RegexBuilder::new(&re)
+                .multi_line(true)
+                .build()
+                .map(|r| Some(Matcher::Regex(r)))
+                .map_err(|e| {
+                    self.key_err(
+                        regex_key,
+                        self.span(regex_key),
+                        format!("not a valid regular expression: {e}"),
+                    )
+                }),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+/// The span of a key in its table (the key's own, else its value's).
+fn key_span(table: &Table, key: &str, item: &Item) -> Option<Range<usize>> {
+    table
+        .key(key)
+        .and_then(|k| k.span())
+        .or_else(|| item.span())
+}
+
+/// 1-based line of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    let end = offset.min(text.len());
+    text.as_bytes()[..end]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+fn kind(item: &Item) -> &'static str {
+    match item {
+        Item::None => "nothing",
+        Item::Value(v) => value_kind(v),
+        Item::Table(_) => "a table",
+        Item::ArrayOfTables(_) => "an array of tables",
+    }
+}
+
+fn value_kind(v: &Value) -> &'static str {
+    match v {
+        Value::String(_) => "a string",
+        Value::Integer(_) => "an integer",
+        Value::Float(_) => "a float",
+        Value::Boolean(_) => "a boolean",
+        Value::Datetime(_) => "a date",
+        Value::Array(_) => "an array",
+        Value::InlineTable(_) => "an inline table",
+    }
+}
+
+#[cfg(test)]
+#[path = "rules_tests.rs"]
+mod tests;
