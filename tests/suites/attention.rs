@@ -138,7 +138,9 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
     l.write_config(SH);
     let model = FakeModel::start();
     model.when_user_says("SLOW-ANSWER", Turn::Slow(SLOW.into()));
-    model.when_user_says("RUN-ECHO", Turn::run("echo attention-ran"));
+    // A command that writes: claude runs read-only ones (`echo`) without
+    // asking.
+    model.when_user_says("RUN-TOUCH", Turn::run("touch attention-ran.txt"));
     // Trusting the whole root covers the work folder. The `Bash` tool is
     // not pre-allowed: running the command brings the permission prompt.
     let home = agent_home::claude(&model.url(), l.root.path());
@@ -173,8 +175,23 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
         l.wait_screen_within(&claude, prompt, CLAUDE);
         l.ok(&["send", &claude, ""]);
     };
+    // On failure: the window's status line, claude's own screen, what
+    // nerdr says set its state, and what the model was asked.
     let wait_entry = |what: &str, entry: &str| {
-        let s = t.wait(what, |s: &[String]| has_entry(s, entry));
+        let mut s = Vec::new();
+        let ok = crate::support::poll(CLAUDE, || {
+            s = t.screen();
+            has_entry(&s, entry)
+        });
+        assert!(
+            ok,
+            "timed out waiting for {what} ({entry}); status line:\n{}\nclaude's screen:\n{}\n\
+             nerdr explain:\n{}\nthe fake model's log:\n{}",
+            status(&s),
+            l.ok(&["read", &claude]),
+            String::from_utf8_lossy(&l.run(&["explain", &claude]).stdout),
+            model.dump()
+        );
         assert!(has_entry(&s, "2:sh*"), "{}", status(&s));
         s
     };
@@ -201,7 +218,7 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
         notices()
     );
 
-    say("Please RUN-ECHO");
+    say("Please RUN-TOUCH");
     let s = wait_entry("claude blocked and marked", "1:claude!#");
     let styled = t.screen_styled();
     let last = styled.lines().last().unwrap_or("");
@@ -213,6 +230,11 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
     );
     let more = crate::support::poll(CLAUDE, || notices().len() > before);
     assert!(more, "no notification for the blocked tab: {:?}", notices());
+    let last = notices().pop().unwrap_or_default();
+    assert!(
+        last.contains(&claude) && last.contains("needs you"),
+        "{last:?}"
+    );
 
     // The jump key goes to it: its permission prompt on screen.
     t.keys(&["C-b", "a"]);
@@ -226,6 +248,10 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
             && (has_entry(s, "1:claude.*") || has_entry(s, "1:claude+*"))
     });
     assert!(!status(&s).contains('#'), "{}", status(&s));
+    assert!(
+        l.work().join("attention-ran.txt").exists(),
+        "the approved command did not run"
+    );
     t.wait("claude idle once shown", |s: &[String]| {
         has_entry(s, "1:claude.*")
     });
