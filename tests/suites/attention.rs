@@ -68,6 +68,11 @@ fn a_bell_in_a_background_tab_is_marked_and_the_jump_key_goes_there() {
     // Nothing needs the person yet: the jump key says so.
     t.keys(&["C-b", "a"]);
     t.wait_text("no other tab needs you");
+    // It answers that key only: the next one (redraw) takes it away.
+    t.keys(&["C-b", "r"]);
+    t.wait("the note gone", |s: &[String]| {
+        !status(s).contains("no other tab needs you")
+    });
 
     l.ok(&["send", &second, "printf 'ring\\a'"]);
     let s = t.wait("tab 2's bell mark", |s: &[String]| has_entry(s, "2:sh^"));

@@ -61,6 +61,8 @@ struct Window {
     marks: marks::Marks,
     /// The person's terminal, for its notifications.
     terminal: notice::Terminal,
+    /// The note answers the last key only, and goes with the next one.
+    note_for_a_key: bool,
 }
 
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
@@ -158,6 +160,7 @@ async fn attached(
         warned: Default::default(),
         marks: Default::default(),
         terminal: notice::Terminal::from_env(|k| std::env::var(k).ok()),
+        note_for_a_key: false,
     };
     let env = crate::client::own_env();
     w.send(ClientMsg::Attach {
@@ -360,6 +363,9 @@ impl Window {
     }
 
     fn on_keys(&mut self, bytes: &[u8]) {
+        if std::mem::take(&mut self.note_for_a_key) {
+            self.note.clear();
+        }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => {
                 for action in self.keys.feed(bytes) {
@@ -464,7 +470,10 @@ impl Window {
             Cmd::Redraw => self.view.invalidate(),
             Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
                 Some(i) => self.select_index(i),
-                None => self.note = "no other tab needs you".into(),
+                None => {
+                    self.note = "no other tab needs you".into();
+                    self.note_for_a_key = true;
+                }
             },
             _ => {}
         }
