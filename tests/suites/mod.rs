@@ -1,5 +1,6 @@
 mod activation;
 mod agent_clis;
+mod agent_states;
 mod agent_turns;
 mod attach;
 mod attention;
@@ -12,6 +13,8 @@ mod holder;
 mod idle;
 mod integration;
 mod module_graph;
+mod notifications;
+mod other_agents;
 mod privilege;
 mod probe;
 mod probe_alone;

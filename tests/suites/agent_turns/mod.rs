@@ -50,7 +50,7 @@ const EXIT: Duration = Duration::from_secs(60);
 const IDLE: &str = "? for shortcuts";
 
 /// The CLIs' folder, or `None` after a loud skip.
-fn clis() -> Option<PathBuf> {
+pub fn clis() -> Option<PathBuf> {
     let Some(dir) = std::env::var_os("NERDR_AGENT_CLIS").map(PathBuf::from) else {
         skip(
             "NERDR_AGENT_CLIS is not set; install the CLIs as .ci/run does \
@@ -122,12 +122,19 @@ impl Turns {
     /// `nerdr ARGS` as the user in the repository, with the CLI's
     /// variables (they reach the agent from the command that starts it).
     pub fn nerdr(&self, args: &[&str]) -> Output {
-        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        let mut cmd = self.user_cmd(&[&["nerdr"], args].concat());
+        crate::support::sysenv::output_of(&mut cmd)
+    }
+
+    /// `argv` as the user in the repository, with nerdr and the CLIs on
+    /// `PATH` and the CLI's variables.
+    pub fn user_cmd(&self, argv: &[&str]) -> std::process::Command {
+        let mut cmd = self.env.user_cmd(argv);
         cmd.current_dir(self.proj())
             .env("PATH", &self.path)
             .env("TERM", "xterm-256color")
             .envs(self.agent_env.iter().map(|(k, v)| (k, v)));
-        crate::support::sysenv::output_of(&mut cmd)
+        cmd
     }
 
     /// Like [`Self::nerdr`], requiring success; trimmed stdout.

@@ -1,0 +1,38 @@
+//! The real claude under `nerdr sandbox`: its states as nerdr tells them.
+
+use super::{blocked_at_a_dialog, claude_home, states_of_a_turn, ClaudeDialogs};
+use crate::suites::agent_turns::Turns;
+
+#[test]
+fn claude_is_idle_working_done_blocked_at_its_permission_prompt_and_idle_once_shown() {
+    let Some(t) = Turns::setup("claude", |url, home| {
+        claude_home(
+            url,
+            home,
+            ClaudeDialogs {
+                bash_allowed: false,
+                ..ClaudeDialogs::none()
+            },
+        )
+    }) else {
+        return;
+    };
+    states_of_a_turn(&t, "Do you want to proceed?");
+}
+
+#[test]
+fn claude_at_its_folder_trust_dialog_is_blocked() {
+    let Some(t) = Turns::setup("claude", |url, home| {
+        claude_home(
+            url,
+            home,
+            ClaudeDialogs {
+                trusted: false,
+                ..ClaudeDialogs::none()
+            },
+        )
+    }) else {
+        return;
+    };
+    blocked_at_a_dialog(&t, "Yes, I trust this folder");
+}

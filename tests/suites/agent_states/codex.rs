@@ -1,0 +1,27 @@
+//! The real codex under `nerdr sandbox` (nerdr gives it `--no-daemon`):
+//! its states as nerdr tells them.
+
+use super::{blocked_at_a_dialog, codex_home, states_of_a_turn, CodexDialogs};
+use crate::suites::agent_turns::Turns;
+
+fn setup(dialogs: CodexDialogs) -> Option<Turns> {
+    Turns::setup("codex", |url, home| {
+        codex_home(url, home, &home.join("proj"), dialogs)
+    })
+}
+
+#[test]
+fn codex_is_idle_working_done_blocked_at_its_approval_prompt_and_idle_once_shown() {
+    let Some(t) = setup(CodexDialogs { signed_in: true }) else {
+        return;
+    };
+    states_of_a_turn(&t, "Would you like to run the following command?");
+}
+
+#[test]
+fn codex_at_its_sign_in_choice_is_blocked() {
+    let Some(t) = setup(CodexDialogs { signed_in: false }) else {
+        return;
+    };
+    blocked_at_a_dialog(&t, "Sign in with ChatGPT");
+}
