@@ -55,10 +55,18 @@ impl Core {
         let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) else {
             return;
         };
+        let bells = d.tracker.bells();
         let change = d.tracker.output(bytes, Instant::now(), SystemTime::now());
+        let rang = d.tracker.bells() > bells;
         let due = d.tracker.deadline();
         if let Some(change) = change {
             self.state_changed(state, tab, change);
+        } else if rang {
+            // Windows showing another tab mark this one's bell
+            // (`client::attach::marks`): they need the new count now.
+            if let Some(folder) = state.tabs.get(tab).map(|t| t.folder.clone()) {
+                self.send_tabs(state, &folder);
+            }
         }
         self.schedule(state, due);
     }

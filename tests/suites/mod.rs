@@ -3,6 +3,7 @@ mod agent_clis;
 mod agent_states;
 mod agent_turns;
 mod attach;
+mod attention;
 mod cli;
 mod fake_model;
 mod feature_detection;

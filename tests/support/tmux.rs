@@ -1,8 +1,13 @@
 //! A person at a terminal: a private tmux server runs the window, `send-keys`
 //! types, `capture-pane` reads. Always polling for the expected screen.
+//! [`Tmux::attach_outer`] plays the terminal outside tmux, to see what
+//! tmux passes through to it (escape sequences `capture-pane` never shows).
 
+use std::io::Read;
+use std::os::fd::OwnedFd;
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::local::Local;
@@ -141,6 +146,98 @@ impl Tmux {
                 l.work().display()
             ),
         ]);
+    }
+}
+
+/// The person's own terminal, outside tmux: a tmux client attached on a
+/// pseudo-terminal whose every output byte is kept.
+pub struct Outer {
+    client: Child,
+    seen: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Tmux {
+    /// Attach a client at `cols` x `rows` (the session's size, so nothing
+    /// resizes) on a new pseudo-terminal, with `allow-passthrough on` so a
+    /// program in the pane can reach it through `ESC P tmux; ... ESC \`.
+    pub fn attach_outer(&self, cols: u16, rows: u16) -> Outer {
+        self.run(&["set-option", "-wg", "allow-passthrough", "on"]);
+        let size = nix::pty::Winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        let pty = nix::pty::openpty(Some(&size), None).expect("openpty");
+        let slave: OwnedFd = pty.slave;
+        let mut cmd = self.cmd(&["attach-session", "-t", "0"]);
+        cmd.stdin(Stdio::from(slave.try_clone().unwrap()))
+            .stdout(Stdio::from(slave.try_clone().unwrap()))
+            .stderr(Stdio::from(slave));
+        // SAFETY: only async-signal-safe calls between fork and exec: a new
+        // session whose controlling terminal is the pseudo-terminal, as a
+        // terminal emulator starts its shell.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let client = cmd.spawn().expect("tmux attach-session");
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let mut master = std::fs::File::from(pty.master);
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            // Ends with EIO once the client is gone.
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        Outer { client, seen }
+    }
+}
+
+impl Outer {
+    /// Everything the outer terminal was sent so far.
+    pub fn seen(&self) -> Vec<u8> {
+        self.seen.lock().unwrap().clone()
+    }
+
+    /// Wait until the outer terminal was sent `needle`; fails showing what
+    /// it was sent (escaped) after `timeout`.
+    pub fn wait_for(&self, what: &str, needle: &[u8], timeout: Duration) -> Vec<u8> {
+        let found = super::poll(timeout, || {
+            self.seen
+                .lock()
+                .unwrap()
+                .windows(needle.len())
+                .any(|w| w == needle)
+        });
+        let seen = self.seen();
+        assert!(
+            found,
+            "the outer terminal was never sent {what} ({:?}); it was sent:\n{}",
+            String::from_utf8_lossy(needle),
+            String::from_utf8_lossy(&seen).escape_debug()
+        );
+        seen
+    }
+}
+
+impl Drop for Outer {
+    fn drop(&mut self) {
+        // Ours, by its PID.
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(self.client.id() as i32),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let _ = self.client.wait();
     }
 }
 

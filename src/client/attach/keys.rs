@@ -17,6 +17,8 @@ pub enum Cmd {
     Approvals,
     Scroll,
     Redraw,
+    /// The next tab that needs the person (see `super::marks::next_needing`).
+    Attention,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +37,10 @@ pub const BINDINGS: &[(&str, &str)] = &[
     (
         "[ or PageUp",
         "scroll mode: PageUp/PageDown, / to search, q to leave",
+    ),
+    (
+        "a or Alt-n",
+        "next tab that needs you: blocked, then done, then a bell",
     ),
     ("F3", "approval queue"),
     ("r", "redraw the window"),
@@ -126,6 +132,7 @@ fn command(b: u8) -> Option<Cmd> {
         b'?' => Cmd::Help,
         b'[' => Cmd::Scroll,
         b'r' => Cmd::Redraw,
+        b'a' => Cmd::Attention,
         _ => return None,
     })
 }
@@ -136,6 +143,8 @@ fn special(seq: &[u8]) -> (Option<Cmd>, usize) {
         (b"\x1b[5~", Cmd::Scroll),
         (b"\x1bOR", Cmd::Approvals),
         (b"\x1b[13~", Cmd::Approvals),
+        // Alt-n: tmux's "next window with an alert" (`next-window -a`).
+        (b"\x1bn", Cmd::Attention),
     ];
     for (k, c) in KNOWN {
         if seq.starts_with(k) {
@@ -182,6 +191,8 @@ mod tests {
             (b"\x02\x1b[5~", &[Cmd(super::Cmd::Scroll)]),
             (b"\x02\x1bOR", &[Cmd(super::Cmd::Approvals)]),
             (b"\x02\x1b[13~", &[Cmd(super::Cmd::Approvals)]),
+            (b"\x02a", &[Cmd(super::Cmd::Attention)]),
+            (b"\x02\x1bn", &[Cmd(super::Cmd::Attention)]),
             (b"\x02\x1b[A", &[]),
             (b"\x02z", &[]),
             (

@@ -1,10 +1,16 @@
 //! `nerdr` with no command: attach to the folder's session. One pane at a
 //! time plus a status line; keys go to the program except after the prefix.
 //! Detaching (prefix d, or the terminal closing) leaves every agent running.
+//! Tabs that need the person are marked in the status line, the prefix and
+//! `a` goes to the next one, and the core's attention messages become
+//! desktop notifications through the person's terminal.
 
 mod keys;
+mod marks;
+mod notice;
 mod overlay;
 mod scroll;
+mod status;
 mod term;
 mod view;
 
@@ -51,6 +57,12 @@ struct Window {
     approvals: usize,
     /// Tabs whose warning was shown.
     warned: std::collections::HashSet<String>,
+    /// Which background tabs need the person.
+    marks: marks::Marks,
+    /// The person's terminal, for its notifications.
+    terminal: notice::Terminal,
+    /// The note answers the last key only, and goes with the next one.
+    note_for_a_key: bool,
 }
 
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
@@ -146,6 +158,9 @@ async fn attached(
         offered_picker: false,
         approvals: 0,
         warned: Default::default(),
+        marks: Default::default(),
+        terminal: notice::Terminal::from_env(|k| std::env::var(k).ok()),
+        note_for_a_key: false,
     };
     let env = crate::client::own_env();
     w.send(ClientMsg::Attach {
@@ -236,7 +251,10 @@ impl Window {
                 self.approvals = approvals;
                 self.on_tabs(tabs)
             }
-            CoreMsg::Redraw { tab, rows, cols } => self.view.redraw(&tab, rows, cols),
+            CoreMsg::Redraw { tab, rows, cols } => {
+                self.marks.shown(&tab);
+                self.view.redraw(&tab, rows, cols)
+            }
             CoreMsg::History { lines, .. } => {
                 let rows = self.view.term.0.saturating_sub(1) as usize;
                 self.mode = Mode::Scroll(scroll::Scroll::new(lines, rows));
@@ -245,8 +263,7 @@ impl Window {
             CoreMsg::Closing { message } => {
                 self.done = Some(format!("[the core closed the window: {message}]"))
             }
-            // SKELETON (issue 15): the window passes it on as OSC 9 / 777.
-            CoreMsg::Attention { .. } => {}
+            CoreMsg::Attention { text, .. } => View::write(&self.terminal.notification(&text)),
         }
         Ok(())
     }
@@ -262,6 +279,7 @@ impl Window {
             }
         }
         self.tabs = tabs;
+        self.marks.update(&self.tabs, self.view.tab.as_deref());
         let shown = self.showing();
         if shown.is_none() && !self.tabs.is_empty() {
             // The shown tab is gone (or none was shown): show a neighbour.
@@ -345,6 +363,9 @@ impl Window {
     }
 
     fn on_keys(&mut self, bytes: &[u8]) {
+        if std::mem::take(&mut self.note_for_a_key) {
+            self.note.clear();
+        }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => {
                 for action in self.keys.feed(bytes) {
@@ -447,6 +468,13 @@ impl Window {
                 }
             }
             Cmd::Redraw => self.view.invalidate(),
+            Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
+                Some(i) => self.select_index(i),
+                None => {
+                    self.note = "no other tab needs you".into();
+                    self.note_for_a_key = true;
+                }
+            },
             _ => {}
         }
     }
@@ -455,10 +483,18 @@ impl Window {
         let (rows, cols) = self.view.term;
         let bytes = match &self.mode {
             Mode::Normal => {
-                let note = view::status_note(&self.note, self.approvals, &self.prefix_name);
-                let status = view::status_line(&self.tabs, self.view.tab.as_deref(), &note);
+                let note = status::status_note(&self.note, self.approvals, &self.prefix_name);
+                let width = cols as usize;
+                let line = status::status_line(
+                    &self.tabs,
+                    self.view.tab.as_deref(),
+                    &self.marks,
+                    &note,
+                    width,
+                );
+                let status = status::render(&line, width);
                 if self.view.tab.is_none() {
-                    overlay::draw(
+                    overlay::page(
                         &[
                             "No tabs here yet.".into(),
                             String::new(),

@@ -5,7 +5,7 @@
 
 use super::keys::BINDINGS;
 use super::scroll::{self, Scroll};
-use super::view::fit;
+use super::status::{self, Look, Span};
 
 /// The yes/no question `C-b q` asks before stopping the session's `n`
 /// tabs ("stop all 1 tabs" read as a slip).
@@ -183,6 +183,8 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
                 lines.push(format!("  {k:<14} {what}"));
             }
             lines.push(String::new());
+            lines.extend(status::LEGEND.iter().map(|l| l.to_string()));
+            lines.push(String::new());
             lines.push("Any key closes this help.".into());
             draw(&lines, " help", rows, cols)
         }
@@ -252,6 +254,15 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
 
 /// A whole-window text page with a status line.
 pub fn draw(lines: &[String], status: &str, rows: u16, cols: u16) -> Vec<u8> {
+    let bar = [Span {
+        text: crate::protocol::printable(status),
+        look: Look::Bar,
+    }];
+    page(lines, &status::render(&bar, cols as usize), rows, cols)
+}
+
+/// A whole-window text page above `status`, the status line's bytes.
+pub fn page(lines: &[String], status: &[u8], rows: u16, cols: u16) -> Vec<u8> {
     let mut out = b"\x1b[0m\x1b[H\x1b[2J\x1b[?25l".to_vec();
     for (i, l) in lines
         .iter()
@@ -260,9 +271,10 @@ pub fn draw(lines: &[String], status: &str, rows: u16, cols: u16) -> Vec<u8> {
     {
         out.extend(format!("\x1b[{};1H", i + 1).as_bytes());
         let l = crate::protocol::printable(l);
-        out.extend(l.chars().take(cols as usize).collect::<String>().as_bytes());
+        out.extend(status::fit(&l, cols as usize).trim_end().as_bytes());
     }
-    out.extend(format!("\x1b[{rows};1H\x1b[7m{}\x1b[0m", fit(status, cols as usize)).as_bytes());
+    out.extend(format!("\x1b[{rows};1H").as_bytes());
+    out.extend_from_slice(status);
     out
 }
 
@@ -280,6 +292,23 @@ mod tests {
         ] {
             assert_eq!(quit_question(n), want);
         }
+    }
+
+    #[test]
+    fn the_help_names_the_jump_key_and_the_marks_on_80_by_24() {
+        let bytes = render(&Mode::Help, "C-b", 24, 80);
+        let mut p = vt100::Parser::new(24, 80, 0);
+        p.process(&bytes);
+        let text = p.screen().contents();
+        for want in [
+            "a or Alt-n",
+            "next tab that needs you",
+            "! blocked",
+            "^ rang its bell",
+        ] {
+            assert!(text.contains(want), "{want:?} missing:\n{text}");
+        }
+        assert!(text.contains("Any key closes this help."), "{text}");
     }
 
     fn picker() -> Mode {
