@@ -17,6 +17,9 @@
 #   others.sh fixture AGENT NAME EXPECT RULE SOURCE  # raw/AGENT/NAME.txt ->
 #                                  tests/fixtures/screens/AGENT/EXPECT-NAME.screen
 #   others.sh model-stop
+#
+# cline starts a hub daemon (`cline --cline-hub-daemon --cwd WORK ...`)
+# that outlives its terminal and `stop`: end it by its PID afterwards.
 set -euo pipefail
 
 DIR=${NERDR_CAPTURE_DIR:-/tmp/nerdr-capture-others}
