@@ -14,8 +14,12 @@
 #   others.sh type AGENT TEXT      # literal text (no Enter)
 #   others.sh snap AGENT NAME      # capture-pane -p + title into raw/AGENT/NAME.txt
 #   others.sh stop AGENT           # kill AGENT's tmux server
-#   others.sh fixture AGENT NAME EXPECT RULE SOURCE  # raw/AGENT/NAME.txt -> fixture file
+#   others.sh fixture AGENT NAME EXPECT RULE SOURCE  # raw/AGENT/NAME.txt ->
+#                                  tests/fixtures/screens/AGENT/EXPECT-NAME.screen
 #   others.sh model-stop
+#
+# cline starts a hub daemon (`cline --cline-hub-daemon --cwd WORK ...`)
+# that outlives its terminal and `stop`: end it by its PID afterwards.
 set -euo pipefail
 
 DIR=${NERDR_CAPTURE_DIR:-/tmp/nerdr-capture-others}
@@ -66,11 +70,15 @@ fixture)
     out=$REPO/tests/fixtures/screens/$a/$expect-$n.screen
     mkdir -p "$(dirname "$out")"
     raw=$DIR/raw/$a/$n.txt
+    # tmux's pane title is the host name until the program sets one: then
+    # the agent set none. Titles padded to a width (gemini) are trimmed.
+    title=$(head -1 "$raw" | sed -e 's/^title: //' -e 's/[[:space:]]*$//')
+    [ "$title" = "$(hostname)" ] && title=
     {
         echo "agent: $a"
         echo "expect: $expect"
         [ -n "$rule" ] && echo "rule: $rule"
-        head -1 "$raw"
+        if [ -n "$title" ]; then echo "title: $title"; else echo "title:"; fi
         echo "source: $source"
         echo ---
         # the rows, without the blank rows at the bottom

@@ -1,6 +1,7 @@
 //! The agents besides claude and codex: the fake model's Chat Completions
 //! endpoint over real HTTP (what opencode, qwen, pi, grok, kilo, ... speak
-//! to a custom OpenAI-compatible base URL), and the server behind the
+//! to a custom OpenAI-compatible base URL) and its Gemini API (the Gemini
+//! CLI with `GOOGLE_GEMINI_BASE_URL`), and the server behind the
 //! screen captures of `tests/capture/others.sh` (an `#[ignore]`d test run
 //! by that script, not by the suite).
 
@@ -102,6 +103,78 @@ fn chat_completions_answer_slowly_or_at_once_streamed_or_not() {
     let whole: Value = serde_json::from_str(&post(&model, &plain)).unwrap();
     assert_eq!(whole["choices"][0]["message"]["content"], DEFAULT_TEXT);
     assert_eq!(whole["object"], "chat.completion");
+}
+
+fn post_to(model: &FakeModel, path: &str, body: &Value) -> String {
+    let out = Command::new("curl")
+        .args(["-sS", "--noproxy", "*", "-m", "30", "-H"])
+        .arg("content-type: application/json")
+        .arg("--data-binary")
+        .arg(body.to_string())
+        .arg(format!("{}{path}", model.url()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "curl: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn the_gemini_api_streams_a_shell_call_then_the_closing_text() {
+    let model = FakeModel::start();
+    model.when_user_says("DO-IT", Turn::run("echo hi"));
+    let tools = json!([{"functionDeclarations": [{"name": "run_shell_command",
+        "parametersJsonSchema": {"type": "object",
+            "properties": {"command": {"type": "string"}}, "required": ["command"]}}]}]);
+    let path = "/v1beta/models/fake-model:streamGenerateContent?alt=sse";
+    let ask = json!({"contents": [{"role": "user", "parts": [{"text": "please DO-IT"}]}],
+                     "tools": tools});
+    let stream = post_to(&model, path, &ask);
+    let chunks: Vec<Value> = stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str(d).unwrap())
+        .collect();
+    let call = &chunks[0]["candidates"][0]["content"]["parts"][0]["functionCall"];
+    assert_eq!(call["name"], "run_shell_command", "{stream}");
+    assert_eq!(call["args"]["command"], "echo hi");
+
+    let after = json!({"contents": [
+        {"role": "user", "parts": [{"text": "please DO-IT"}]},
+        {"role": "model", "parts": [{"functionCall": call}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "run_shell_command",
+                                                          "response": {"output": "hi"}}}]}],
+        "tools": tools});
+    let stream = post_to(&model, path, &after);
+    let text: String = stream
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| serde_json::from_str::<Value>(d).unwrap())
+        .filter_map(|c| {
+            c["candidates"][0]["content"]["parts"][0]["text"]
+                .as_str()
+                .map(str::to_string)
+        })
+        .collect();
+    assert_eq!(text, AFTER_TOOL_TEXT);
+
+    // A side question with a schema (the CLI's next-speaker check) gets
+    // JSON matching it, not the turn.
+    let side = json!({"contents": [{"role": "user", "parts": [{"text": "DO-IT"}]}],
+        "generationConfig": {"responseJsonSchema": {"type": "object",
+            "properties": {"next_speaker": {"type": "string", "enum": ["user", "model"]}}}}});
+    let whole: Value = serde_json::from_str(&post_to(
+        &model,
+        "/v1beta/models/fake-model:generateContent",
+        &side,
+    ))
+    .unwrap();
+    let said = whole["candidates"][0]["content"]["parts"][0]["text"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        serde_json::from_str::<Value>(said).unwrap(),
+        json!({"next_speaker": "user"})
+    );
 }
 
 /// The server for `tests/capture/others.sh`: writes its URL to

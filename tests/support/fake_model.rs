@@ -2,7 +2,8 @@
 //! ephemeral port) serving the Anthropic Messages API (`POST /v1/messages`,
 //! streamed or not, plus the `HEAD /`/`GET /` probes) for claude and the
 //! OpenAI Responses API (`POST /v1/responses`) for codex, so both do whole
-//! turns offline.
+//! turns offline. `chat.rs` (OpenAI Chat Completions) and `gemini.rs` (the
+//! Gemini API) serve the other agents the same way.
 //!
 //! ```ignore
 //! let model = FakeModel::start();
@@ -24,6 +25,7 @@
 
 mod anthropic;
 mod chat;
+mod gemini;
 mod http;
 mod openai;
 pub mod script;
@@ -299,6 +301,21 @@ fn respond(req: &http::Request, w: &mut TcpStream, shared: &Shared) -> std::io::
                 let msg = chat::message(&body, &answer, n).to_string();
                 http::reply(w, "200 OK", "application/json", msg.as_bytes())
             }
+        }
+        ("POST", p) if gemini::route(p).is_some() => {
+            let asked = gemini::asked(&body);
+            shared.answered.fetch_add(1, Ordering::SeqCst);
+            let answer = decide(&asked, &shared.rules.lock().unwrap());
+            record(shared, at, asked, &answer);
+            if gemini::route(p).is_some_and(|(streamed, _)| streamed) {
+                stream(w, &gemini::events(&body, &answer))
+            } else {
+                let msg = gemini::message(&body, &answer).to_string();
+                http::reply(w, "200 OK", "application/json", msg.as_bytes())
+            }
+        }
+        ("POST", p) if p.starts_with("/v1beta/models/") && p.ends_with(":countTokens") => {
+            http::reply(w, "200 OK", "application/json", br#"{"totalTokens": 10}"#)
         }
         ("GET", "/v1/models") => http::reply(
             w,

@@ -82,7 +82,7 @@ pub fn asked(req: &Value) -> Asked {
 /// The call's arguments: the command in the field the tool declares for
 /// it, and every other required field an example of its schema (opencode's
 /// `bash` requires a `description`).
-fn arguments(params: &Value, command: &str) -> Value {
+pub(super) fn arguments(params: &Value, command: &str) -> Value {
     let props = params["properties"]
         .as_object()
         .cloned()
