@@ -167,6 +167,16 @@ fn every_captured_screen_gives_its_state() {
             Some(h) => (state_name(h.state), Some(h.rule.as_str())),
             None => ("none", None),
         };
+        // The whole table, for rule writers: `-- --nocapture` shows it.
+        println!(
+            "{:<60} {:<9} {}",
+            c.path
+                .strip_prefix(corpus_dir())
+                .unwrap_or(&c.path)
+                .display(),
+            got,
+            got_rule.unwrap_or("-")
+        );
         let rule_ok = c.rule.is_none() || c.rule.as_deref() == got_rule;
         if got != c.expect || !rule_ok {
             wrong.push(format!(

@@ -98,12 +98,24 @@ struct State {
 }
 
 impl State {
-    fn set(&mut self, evidence: Evidence, what: String, lines: Vec<String>, wall: SystemTime) {
+    /// Move to what `evidence` leads to; `what` (said only on a change,
+    /// so output with an OSC in it allocates nothing otherwise) is the
+    /// cause.
+    fn set(
+        &mut self,
+        evidence: Evidence,
+        what: impl FnOnce() -> String,
+        lines: Vec<String>,
+        wall: SystemTime,
+    ) {
         let to = next_state(self.state, evidence, self.shown);
         if to != self.state {
             self.state = to;
             self.since = wall;
-            self.cause = Cause { what, lines };
+            self.cause = Cause {
+                what: what(),
+                lines,
+            };
         }
     }
 
@@ -121,7 +133,7 @@ impl State {
             OscState::Done => Evidence::TurnEnded,
             OscState::Idle => Evidence::Idle,
         };
-        self.set(evidence, format!("osc 7501 {payload}"), Vec::new(), wall);
+        self.set(evidence, || format!("osc 7501 {payload}"), Vec::new(), wall);
     }
 }
 
@@ -235,7 +247,7 @@ impl Tracker {
             .is_some_and(|h| h.state != RuleState::Unchanged);
         let apply_pending = |t: &mut State, p: Option<(Evidence, String)>| {
             if let Some((ev, what)) = p {
-                t.set(ev, what, Vec::new(), wall);
+                t.set(ev, || what, Vec::new(), wall);
             }
         };
         match hit {
@@ -252,12 +264,12 @@ impl Tracker {
                 };
                 let idle_like = matches!(evidence, Evidence::Idle | Evidence::TurnEnded);
                 if !idle_like || quiet {
-                    t.set(evidence, what, h.lines, wall);
+                    t.set(evidence, || what, h.lines, wall);
                 } else if let Some((ev @ (Evidence::Idle | Evidence::TurnEnded), report)) = pending
                 {
                     // The screen looks idle and a report says so too: no
                     // need to wait for the quiet period.
-                    t.set(ev, format!("{report}, and {what}"), h.lines, wall);
+                    t.set(ev, || format!("{report}, and {what}"), h.lines, wall);
                 } else {
                     t.quiet_recheck = true;
                 }
@@ -266,14 +278,14 @@ impl Tracker {
             None if t.told => {}
             None if quiet => t.set(
                 Evidence::Idle,
-                format!("no rule matched and output quiet for {}", secs(quiet_for)),
+                || format!("no rule matched and output quiet for {}", secs(quiet_for)),
                 Vec::new(),
                 wall,
             ),
             None => {
                 t.set(
                     Evidence::Working,
-                    "output flowing and no rule matched".into(),
+                    || "output flowing and no rule matched".into(),
                     Vec::new(),
                     wall,
                 );
@@ -302,10 +314,10 @@ impl Tracker {
         t.last_seq = Some(seq);
         let evidence = reports::meaning(event)?;
         t.told = true;
-        let what = format!("report {event} (seq {seq})");
+        let what = || format!("report {event} (seq {seq})");
         if t.rules.is_some() {
             if t.dirty_since.is_some() {
-                t.pending = Some((evidence, what));
+                t.pending = Some((evidence, what()));
                 return None;
             }
             if t.screen_matched {

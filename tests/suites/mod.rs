@@ -12,6 +12,7 @@ mod holder;
 mod idle;
 mod integration;
 mod module_graph;
+mod other_agents;
 mod privilege;
 mod probe;
 mod probe_alone;

@@ -23,6 +23,7 @@
 //! it. The server stops when the value is dropped.
 
 mod anthropic;
+mod chat;
 mod http;
 mod openai;
 pub mod script;
@@ -287,6 +288,24 @@ fn respond(req: &http::Request, w: &mut TcpStream, shared: &Shared) -> std::io::
             record(shared, at, asked, &answer);
             stream(w, &openai::events(&body, &answer, n))
         }
+        ("POST", "/v1/chat/completions") => {
+            let asked = chat::asked(&body);
+            let n = shared.answered.fetch_add(1, Ordering::SeqCst);
+            let answer = decide(&asked, &shared.rules.lock().unwrap());
+            record(shared, at, asked, &answer);
+            if body["stream"] == true {
+                stream_chat(w, &chat::events(&body, &answer, n))
+            } else {
+                let msg = chat::message(&body, &answer, n).to_string();
+                http::reply(w, "200 OK", "application/json", msg.as_bytes())
+            }
+        }
+        ("GET", "/v1/models") => http::reply(
+            w,
+            "200 OK",
+            "application/json",
+            chat::models().to_string().as_bytes(),
+        ),
         _ => {
             let err = json!({"type": "error", "error": {"type": "not_found_error",
                              "message": format!("the fake model does not serve {} {path}", req.method)}});
@@ -307,12 +326,24 @@ fn record(shared: &Shared, at: usize, asked: Asked, answer: &Answer) {
 }
 
 fn stream(w: &mut TcpStream, events: &[Event]) -> std::io::Result<()> {
+    stream_then(w, events, "")
+}
+
+/// Chat Completions streams end with `data: [DONE]`.
+fn stream_chat(w: &mut TcpStream, events: &[Event]) -> std::io::Result<()> {
+    stream_then(w, events, "data: [DONE]\n\n")
+}
+
+fn stream_then(w: &mut TcpStream, events: &[Event], tail: &str) -> std::io::Result<()> {
     let mut s = http::Stream::start(w, "text/event-stream")?;
     for e in events {
         if !e.pause.is_zero() {
             std::thread::sleep(e.pause);
         }
         s.send(e.wire().as_bytes())?;
+    }
+    if !tail.is_empty() {
+        s.send(tail.as_bytes())?;
     }
     s.finish()?;
     w.flush()
