@@ -61,6 +61,19 @@ pub async fn send(
     let exchange = async {
         // The one bound is the time-out around all of this.
         let conn = zbus::connection::Builder::address(address)?.build().await?;
+        let capabilities: Vec<String> = conn
+            .call_method(Some(NAME), PATH, Some(NAME), "GetCapabilities", &())
+            .await?
+            .body()
+            .deserialize()?;
+        // A daemon that reads markup would take a `&` or `<` in a folder's
+        // name for the start of a tag (and some drop a body that does not
+        // parse).
+        let body = if capabilities.iter().any(|c| c == "body-markup") {
+            escape_markup(body)
+        } else {
+            body.to_owned()
+        };
         let hints = HashMap::from([("urgency", Value::U8(URGENCY_NORMAL))]);
         let reply = conn
             .call_method(
@@ -73,7 +86,7 @@ pub async fn send(
                     0u32, // replaces_id: a new notification
                     "",   // app_icon
                     summary,
-                    body,
+                    body.as_str(),
                     Vec::<&str>::new(), // actions
                     hints,
                     -1i32, // expire_timeout: the daemon's default
@@ -85,6 +98,20 @@ pub async fn send(
     tokio::time::timeout(limit, exchange)
         .await
         .map_err(|_| Failed::TimedOut(limit))?
+}
+
+/// `text` as the spec's markup subset shows it literally.
+fn escape_markup(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

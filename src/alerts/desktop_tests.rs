@@ -101,10 +101,14 @@ enum Answer {
     Never,
 }
 
+/// App name, summary, body, urgency.
+type Call = (String, String, String, u8);
+
 #[derive(Clone)]
 struct FakeDaemon {
-    calls: Arc<Mutex<Vec<(String, String, String, u8)>>>,
+    calls: Arc<Mutex<Vec<Call>>>,
     answer: Answer,
+    markup: bool,
 }
 
 #[zbus::interface(name = "org.freedesktop.Notifications")]
@@ -135,12 +139,25 @@ impl FakeDaemon {
             Answer::Never => std::future::pending().await,
         }
     }
+
+    fn get_capabilities(&self) -> Vec<String> {
+        let mut caps = vec!["body".to_owned()];
+        if self.markup {
+            caps.push("body-markup".to_owned());
+        }
+        caps
+    }
 }
 
 async fn serve(bus: &Bus, answer: Answer) -> (zbus::Connection, FakeDaemon) {
+    serve_with(bus, answer, false).await
+}
+
+async fn serve_with(bus: &Bus, answer: Answer, markup: bool) -> (zbus::Connection, FakeDaemon) {
     let fake = FakeDaemon {
         calls: Arc::default(),
         answer,
+        markup,
     };
     let conn = zbus::connection::Builder::address(bus.address.as_str())
         .unwrap()
@@ -228,4 +245,22 @@ async fn a_daemon_that_never_answers_is_given_up_on() {
         start.elapsed()
     );
     assert_eq!(fake.calls.lock().unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn a_daemon_that_reads_markup_gets_the_body_escaped() {
+    let body = "tab ab12 in /home/u/R&D/<x>";
+    for (markup, want) in [
+        (true, "tab ab12 in /home/u/R&amp;D/&lt;x&gt;"),
+        (false, body),
+    ] {
+        let Some(bus) = Bus::start() else { return };
+        let (_conn, fake) = serve_with(&bus, Answer::Id(1), markup).await;
+        send(&bus.address, "claude is done", body, LIMIT)
+            .await
+            .unwrap();
+        let calls = fake.calls.lock().unwrap().clone();
+        assert_eq!(calls.len(), 1, "markup: {markup}");
+        assert_eq!(calls[0].2, want, "markup: {markup}");
+    }
 }

@@ -6,6 +6,8 @@
 //! core whether its windows should pass on a terminal notification (OSC 9
 //! / 777; the window writes those, on `CoreMsg::Attention`).
 //!
+//! One tab tells of one state at most once in ten seconds (`throttle`).
+//!
 //! Nothing here can hold the core up: the config is read on the blocking
 //! pool, and the desktop notification and the command run as tasks of
 //! their own with bounded time, so [`deliver`] returns once they are
@@ -15,8 +17,11 @@
 mod command;
 mod desktop;
 mod plan;
+mod throttle;
 
 use std::path::PathBuf;
+use std::sync::{LazyLock, Mutex};
+use std::time::Instant;
 
 use crate::config::NotifyConfig;
 use crate::paths::Paths;
@@ -51,7 +56,11 @@ pub struct Delivered {
 pub async fn deliver(paths: Paths, event: Event) -> Delivered {
     let config = load(&paths, &event.agent).await;
     let mut delivered = Delivered::default();
-    for action in plan(&config, &event) {
+    let actions = plan(&config, &event);
+    if actions.is_empty() || !admit(&event) {
+        return delivered;
+    }
+    for action in actions {
         match action {
             Action::Desktop { summary, body } => {
                 tokio::spawn(desktop::send_to_session_bus(summary, body));
@@ -61,6 +70,24 @@ pub async fn deliver(paths: Paths, event: Event) -> Delivered {
         }
     }
     delivered
+}
+
+/// [`throttle`] across every session of this core.
+fn admit(event: &Event) -> bool {
+    static RECENT: LazyLock<Mutex<throttle::Recent>> = LazyLock::new(Mutex::default);
+    let admitted = RECENT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .admit(&event.tab, event.to, Instant::now());
+    if !admitted {
+        tracing::debug!(
+            tab = %event.tab,
+            state = event.to.as_str(),
+            "not told again within {} s",
+            throttle::QUIET.as_secs()
+        );
+    }
+    admitted
 }
 
 /// The agent's `[notify]` settings, read off the async workers. A config
@@ -83,5 +110,45 @@ async fn load(paths: &Paths, agent: &str) -> NotifyConfig {
             tracing::warn!(error = %error, "reading [notify] failed; notifying with the defaults");
             NotifyConfig::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::NotifyWhen;
+
+    fn paths(dir: &std::path::Path) -> Paths {
+        Paths {
+            config_home: dir.to_owned(),
+            config_dir: dir.join("nerdr"),
+            state_dir: dir.join("state"),
+            data_dir: dir.join("data"),
+            run_dir: dir.join("run"),
+        }
+    }
+
+    #[tokio::test]
+    async fn the_agents_settings_are_read_from_the_config_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path());
+        std::fs::create_dir_all(&paths.config_dir).unwrap();
+        std::fs::write(
+            paths.config_file(),
+            "[notify]\ndone = \"off\"\n[agents.codex.notify]\ndone = \"on\"\n",
+        )
+        .unwrap();
+        assert_eq!(load(&paths, "claude").await.done.value, NotifyWhen::Off);
+        assert_eq!(load(&paths, "codex").await.done.value, NotifyWhen::On);
+    }
+
+    #[tokio::test]
+    async fn a_missing_or_broken_config_means_the_defaults() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = paths(dir.path());
+        assert_eq!(load(&paths, "claude").await, NotifyConfig::default());
+        std::fs::create_dir_all(&paths.config_dir).unwrap();
+        std::fs::write(paths.config_file(), "[notify]\ndone = \"off\"\nbogus = 1\n").unwrap();
+        assert_eq!(load(&paths, "claude").await, NotifyConfig::default());
     }
 }

@@ -24,11 +24,10 @@ use crate::detect::{Change, RuleSet, ScreenView, Tracker};
 use crate::protocol::api::{AgentState, ApiError, TabState};
 use crate::protocol::replies::Explained;
 
-/// A tab's detection: its tracker and the rules it was given.
+/// A tab's detection: its tracker (with the rules it was given).
 #[derive(Debug)]
 pub struct Detection {
     pub tracker: Tracker,
-    pub rules: Option<Arc<RuleSet>>,
     /// Why a user's rules file is not in force (its error, naming the
     /// file, line and key).
     pub warning: Option<String>,
@@ -68,8 +67,7 @@ pub fn load_rules(name: &str, dir: &Path) -> LoadedRules {
 impl Detection {
     pub fn new(loaded: LoadedRules) -> Self {
         Detection {
-            tracker: Tracker::new(loaded.rules.clone(), Instant::now(), SystemTime::now()),
-            rules: loaded.rules,
+            tracker: Tracker::new(loaded.rules, Instant::now(), SystemTime::now()),
             warning: loaded.warning,
         }
     }
@@ -192,6 +190,22 @@ impl Core {
         }
     }
 
+    /// No window shows tab `tab` any more, unless one still does (under
+    /// the state lock): a turn that ends now is `done`.
+    pub(super) fn detect_unless_shown(&self, state: &mut State, tab: &str) {
+        let shown = state
+            .windows
+            .by_id
+            .values()
+            .any(|w| w.showing.as_deref() == Some(tab));
+        if shown {
+            return;
+        }
+        if let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) {
+            d.tracker.hidden();
+        }
+    }
+
     /// A report from tab `tab`'s own hooks, with its sequence number.
     pub(super) fn detect_report(&self, state: &mut State, tab: &str, event: &str, seq: u64) {
         let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) else {
@@ -293,7 +307,7 @@ impl Core {
             state: t.state.as_str().to_string(),
             agent_state: t.agent_state().map(|a| a.as_str().to_string()),
             agent_state_since: t.agent_state_since(),
-            rules: d.and_then(|d| d.rules.as_deref()).map(rules_in_words),
+            rules: d.and_then(|d| d.tracker.rules()).map(|r| rules_in_words(r)),
             cause: match (&cause, d, running) {
                 (_, None, _) => "a terminal: nerdr tells no state for it".into(),
                 (_, _, false) => format!("the program is {}", t.state.as_str()),

@@ -103,6 +103,9 @@ impl Core {
     pub fn detach(&self, id: u64) {
         let mut state = self.state.lock().unwrap();
         if let Some(w) = state.windows.by_id.remove(&id) {
+            if let Some(tab) = &w.showing {
+                self.detect_unless_shown(&mut state, tab);
+            }
             self.fit_session(&mut state, &w.folder);
         }
     }
@@ -165,8 +168,11 @@ impl Core {
         }));
         win.out
             .send(data_frame(tab, &t.screen.screen().state_formatted()));
-        win.showing = Some(tab.to_string());
+        let before = win.showing.replace(tab.to_string());
         win.lagging = false;
+        if let Some(before) = before.filter(|b| b != tab) {
+            self.detect_unless_shown(state, &before);
+        }
         self.detect_shown(state, tab);
     }
 

@@ -299,3 +299,45 @@ fn the_status_keeps_its_figures() {
                "activated": true, "mode": "holder, each program in its own systemd scope"}),
     );
 }
+
+#[test]
+fn a_wait_says_whether_it_got_there_and_what_it_saw() {
+    same_wire::<WaitFor>(
+        Waited {
+            reached: true,
+            state: "blocked".into(),
+            never: None,
+        },
+        json!({"reached": true, "state": "blocked"}),
+    );
+    same_wire::<WaitFor>(
+        Waited {
+            reached: false,
+            state: "exited".into(),
+            never: Some("the agent's program exited".into()),
+        },
+        json!({"reached": false, "state": "exited", "never": "the agent's program exited"}),
+    );
+}
+
+#[test]
+fn an_explanation_keeps_its_fields() {
+    same_wire::<ExplainTab>(
+        Explained {
+            tab: "ab12".into(),
+            agent: "claude".into(),
+            state: "running".into(),
+            agent_state: Some("blocked".into()),
+            agent_state_since: Some("2026-12-01T18:41:38.123Z".into()),
+            rules: Some("claude (built-in)".into()),
+            cause: "rule \"permission prompt\" (built-in claude.toml)".into(),
+            lines: vec!["Do you want to proceed?".into()],
+            warning: None,
+        },
+        json!({"tab": "ab12", "agent": "claude", "state": "running",
+               "agent_state": "blocked", "agent_state_since": "2026-12-01T18:41:38.123Z",
+               "rules": "claude (built-in)",
+               "cause": "rule \"permission prompt\" (built-in claude.toml)",
+               "lines": ["Do you want to proceed?"]}),
+    );
+}

@@ -12,6 +12,7 @@ mod holder;
 mod idle;
 mod integration;
 mod module_graph;
+mod notifications;
 mod other_agents;
 mod privilege;
 mod probe;

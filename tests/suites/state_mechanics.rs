@@ -306,17 +306,17 @@ fn reports_count_for_their_own_tab_and_out_of_order_ones_are_dropped() {
         s=socket.socket(socket.AF_UNIX); s.connect(os.environ[\"NERDR_SOCKET\"]); \
         s.sendall((json.dumps({\"id\":1,\"tab\":os.environ[\"NERDR_TAB\"],\"method\":\"report\",\
         \"params\":{\"event\":sys.argv[1],\"seq\":int(sys.argv[2])}})+\"\\n\").encode()); \
-        print(\"REPORTED\", sys.argv[1], s.makefile().readline().strip()[:20])' \"$@\"; }";
+        print(\"REPORTED\", sys.argv[1], sys.argv[2], s.makefile().readline().strip()[:20])' \"$@\"; }";
     l.ok(&["send", &a, script]);
     l.ok(&["send", &a, "report UserPromptSubmit 2000"]);
-    l.wait_screen(&a, "REPORTED UserPromptSubmit");
+    l.wait_screen(&a, "REPORTED UserPromptSubmit 2000");
     wait_state(&l, &a, "working".into());
     l.ok(&["send", &a, "report Stop 3000"]);
-    l.wait_screen(&a, "REPORTED Stop");
+    l.wait_screen(&a, "REPORTED Stop 3000");
     wait_state(&l, &a, "done".into());
     // Older than the Stop taken: dropped, the tab stays done.
-    l.ok(&["send", &a, "clear; report UserPromptSubmit 2500"]);
-    l.wait_screen(&a, "REPORTED UserPromptSubmit");
+    l.ok(&["send", &a, "report UserPromptSubmit 2500"]);
+    l.wait_screen(&a, "REPORTED UserPromptSubmit 2500");
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(row(&l, &a)["agent_state"], "done");
     // The other tab heard nothing.

@@ -2,6 +2,7 @@
 
 pub mod agent_home;
 pub mod fake_model;
+pub mod fake_notifications;
 pub mod git;
 pub mod local;
 pub mod netfix;
