@@ -7,94 +7,18 @@
 //! tells the person (`crate::alerts`) when a tab no window shows becomes
 //! blocked or done. States are not saved: a change writes no `tabs.json`.
 //!
-//! The rules are loaded at launch, at the edge (`load_rules`): a user's
-//! `$XDG_CONFIG_HOME/nerdr/detect/NAME.toml` replaces the built-in file;
-//! one that cannot be used leaves the built-in rules in force and a
-//! warning on the tab naming its file, line and key.
+//! The rules are loaded at launch, at the edge (`detection::load_rules`,
+//! through [`Core::rules_for`]).
 
-use std::path::Path;
-use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
-use super::clock::rfc3339_millis;
+use super::detection::{load_rules, LoadedRules};
 use super::not_found::no_tab;
-use super::state::{State, Tab};
+use super::state::State;
 use super::Core;
-use crate::detect::{Change, RuleSet, ScreenView, Tracker};
+use crate::detect::{Change, RuleSet, ScreenView};
 use crate::protocol::api::{AgentState, ApiError, TabState};
 use crate::protocol::replies::Explained;
-
-/// A tab's detection: its tracker (with the rules it was given).
-#[derive(Debug)]
-pub struct Detection {
-    pub tracker: Tracker,
-    /// Why a user's rules file is not in force (its error, naming the
-    /// file, line and key).
-    pub warning: Option<String>,
-}
-
-/// The rules a launch found for its agent, at the edge.
-#[derive(Debug, Clone)]
-pub struct LoadedRules {
-    pub rules: Option<Arc<RuleSet>>,
-    pub warning: Option<String>,
-}
-
-/// The rules for `name`: the user's file in `dir` if there is one, else the
-/// built-in; a user file that cannot be used leaves the built-in in force,
-/// with its error as a warning. Reads the disk.
-pub fn load_rules(name: &str, dir: &Path) -> LoadedRules {
-    match crate::detect::load(name, dir) {
-        Ok(rules) => LoadedRules {
-            rules,
-            warning: None,
-        },
-        Err(e) => {
-            let builtin = crate::detect::builtin(name);
-            let instead = if builtin.is_some() {
-                format!("nerdr's built-in `{name}` rules are in force until it is fixed")
-            } else {
-                "no screen rules are in force until it is fixed".to_string()
-            };
-            LoadedRules {
-                rules: builtin,
-                warning: Some(format!("screen rules not used: {}; {instead}", e.message)),
-            }
-        }
-    }
-}
-
-impl Detection {
-    pub fn new(loaded: LoadedRules) -> Self {
-        Detection {
-            tracker: Tracker::new(loaded.rules, Instant::now(), SystemTime::now()),
-            warning: loaded.warning,
-        }
-    }
-}
-
-impl Tab {
-    /// What the agent is doing: `None` for a terminal and for a tab whose
-    /// program is not running.
-    pub fn agent_state(&self) -> Option<AgentState> {
-        self.detection
-            .as_ref()
-            .filter(|_| self.state == TabState::Running)
-            .map(|d| d.tracker.state())
-    }
-
-    /// When the agent state last changed, as RFC 3339.
-    pub fn agent_state_since(&self) -> Option<String> {
-        self.agent_state()?;
-        self.detection
-            .as_ref()
-            .map(|d| rfc3339_millis(d.tracker.since()))
-    }
-
-    pub fn bells(&self) -> u64 {
-        self.detection.as_ref().map_or(0, |d| d.tracker.bells())
-    }
-}
 
 /// The rules in force, in words: `claude (built-in)`, `my (FILE)`.
 pub fn rules_in_words(rules: &RuleSet) -> String {
@@ -306,7 +230,7 @@ impl Core {
             agent: t.agent.clone(),
             state: t.state.as_str().to_string(),
             agent_state: t.agent_state().map(|a| a.as_str().to_string()),
-            agent_state_since: t.agent_state_since(),
+            agent_state_since: d.and_then(|d| d.since_while(running)),
             rules: d.and_then(|d| d.tracker.rules()).map(|r| rules_in_words(r)),
             cause: match (&cause, d, running) {
                 (_, None, _) => "a terminal: nerdr tells no state for it".into(),

@@ -196,7 +196,7 @@ impl Core {
         plan: &Plan,
         rows: u16,
         cols: u16,
-        rules: Option<super::agent_states::LoadedRules>,
+        rules: Option<super::detection::LoadedRules>,
     ) -> (Vec<(String, String)>, Option<String>, serde_json::Value) {
         let secret = random_hex(32);
         let env = program_env(
@@ -225,7 +225,7 @@ impl Core {
                 tracing::warn!(tab = %plan.id, agent = %plan.name, "{w}");
             }
             tab.warning = rules.warning.clone();
-            tab.detection = Some(super::agent_states::Detection::new(rules));
+            tab.detection = Some(super::detection::Detection::new(rules));
         }
         let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
         state.insert(tab);

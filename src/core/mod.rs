@@ -13,6 +13,7 @@ mod caller;
 mod client_conn;
 pub mod clock;
 mod close;
+mod detection;
 mod edge;
 pub mod env;
 mod fresh_worktree;
@@ -283,8 +284,7 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
             .as_ref()
             .and_then(|c| c.resolve_agent(agent).ok())
             .map_or_else(|| agent.to_string(), |a| a.detect);
-        let mut d =
-            agent_states::Detection::new(agent_states::load_rules(&name, &paths.detect_dir()));
+        let mut d = detection::Detection::new(detection::load_rules(&name, &paths.detect_dir()));
         // The screen the holder kept: read as output, so the timer looks
         // at it once.
         let _ = d

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use super::State;
-use crate::protocol::api::{TabInfo, TabKind, TabState};
+use crate::protocol::api::{AgentState, TabInfo, TabKind, TabState};
 use crate::screen::{screen_text, SCROLLBACK};
 
 pub const DEFAULT_ROWS: u16 = 24;
@@ -44,7 +44,7 @@ pub struct Tab {
     pub screen: vt100::Parser,
     pub log: super::outlog::OutLog,
     /// What the agent is doing (`agent_states`); `None` for a terminal.
-    pub detection: Option<super::agent_states::Detection>,
+    pub detection: Option<super::detection::Detection>,
 }
 
 /// A tab's own git worktree.
@@ -166,9 +166,20 @@ impl Tab {
             exit_code: self.exit_code,
             warning: self.warning.clone(),
             agent_state: self.agent_state(),
-            agent_state_since: self.agent_state_since(),
-            bells: self.bells(),
+            agent_state_since: self
+                .detection
+                .as_ref()
+                .and_then(|d| d.since_while(self.state == TabState::Running)),
+            bells: self.detection.as_ref().map_or(0, |d| d.tracker.bells()),
         }
+    }
+
+    /// What the agent is doing: `None` for a terminal and for a tab whose
+    /// program is not running.
+    pub fn agent_state(&self) -> Option<AgentState> {
+        self.detection
+            .as_ref()
+            .and_then(|d| d.state_while(self.state == TabState::Running))
     }
 
     /// The visible screen as text: trailing blanks of each row and trailing

@@ -9,10 +9,6 @@
 //! [`load`], which reads the user's file; the core feeds it (see
 //! docs/ARCHITECTURE.md, "Agent states").
 
-// The core wires the tracker in on its own branch; until then most of this
-// module is used by its tests only.
-#![allow(dead_code)]
-
 mod builtin;
 mod eval;
 mod region;
@@ -25,13 +21,8 @@ mod tracker;
 mod corpus_tests;
 
 pub use crate::protocol::api::AgentState;
-#[allow(unused_imports)] // the core's branch uses these
 pub use builtin::{builtin, load};
-#[allow(unused_imports)]
-pub use eval::{evaluate, Hit};
-#[allow(unused_imports)]
-pub use rules::{RuleSet, RuleState};
-#[allow(unused_imports)]
+pub use rules::RuleSet;
 pub use tracker::Tracker;
 
 /// A screen as the rules see it: the visible rows (trailing blanks cut)

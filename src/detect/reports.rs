@@ -6,12 +6,21 @@
 /// What a signal says about the agent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Evidence {
+    /// Busy on a turn, by a positive sign: a rule, OSC 7501, a report.
     Working,
+    /// Output flows and nothing says more: busy, but no sign that a turn
+    /// runs (it may be the program drawing its first screen).
+    Flowing,
     Blocked,
-    /// Waiting for a prompt.
+    /// Waiting for a prompt (a screen that shows one, or a finished
+    /// turn's line above it).
     Idle,
-    /// A turn ended.
+    /// A turn ended, said outright (a Stop report, OSC 7501 `done`).
     TurnEnded,
+    /// Waiting for a prompt, said outright, and not a turn's end (OSC 7501
+    /// `idle`: codex says `working` then `idle` as it starts, and `done`
+    /// when a turn ends; `SessionStart`).
+    Ready,
 }
 
 pub fn meaning(event: &str) -> Option<Evidence> {
@@ -19,7 +28,7 @@ pub fn meaning(event: &str) -> Option<Evidence> {
         "UserPromptSubmit" | "PreToolUse" | "PostToolUse" => Some(Evidence::Working),
         "Stop" | "agent-turn-complete" => Some(Evidence::TurnEnded),
         "Notification" | "PermissionRequest" => Some(Evidence::Blocked),
-        "SessionStart" => Some(Evidence::Idle),
+        "SessionStart" => Some(Evidence::Ready),
         _ => None,
     }
 }
@@ -38,7 +47,7 @@ mod tests {
             ("agent-turn-complete", Some(Evidence::TurnEnded)),
             ("Notification", Some(Evidence::Blocked)),
             ("PermissionRequest", Some(Evidence::Blocked)),
-            ("SessionStart", Some(Evidence::Idle)),
+            ("SessionStart", Some(Evidence::Ready)),
             ("SubagentStop", None),
             ("SessionEnd", None),
             ("stop", None),

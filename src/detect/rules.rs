@@ -41,6 +41,7 @@ impl RuleState {
         ("unchanged", RuleState::Unchanged),
     ];
 
+    #[cfg(test)]
     pub fn as_str(self) -> &'static str {
         Self::NAMES.iter().find(|(_, s)| *s == self).unwrap().0
     }
@@ -111,9 +112,7 @@ pub struct RuleSet {
     pub name: String,
     /// Where the rules came from: `None` for the built-in file.
     pub file: Option<PathBuf>,
-    agent: Option<String>,
     quiet: Duration,
-    verified_with: Vec<String>,
     /// Highest priority first; equal priorities in file order.
     rules: Vec<Rule>,
 }
@@ -127,16 +126,6 @@ impl RuleSet {
     /// How long output must be quiet before an idle-looking screen counts.
     pub fn quiet(&self) -> Duration {
         self.quiet
-    }
-
-    /// The screens the file says it was checked against.
-    pub fn verified_with(&self) -> &[String] {
-        &self.verified_with
-    }
-
-    /// The file's `agent` key (informational).
-    pub fn agent(&self) -> Option<&str> {
-        self.agent.as_deref()
     }
 
     /// Where the rules came from, for messages: the user's file, or
@@ -197,7 +186,8 @@ pub fn parse(
         shown,
         rule: None,
     };
-    let agent = top.string("agent")?;
+    // Informational keys: checked, not kept.
+    top.string("agent")?;
     let quiet = match top.integer("quiet_ms")? {
         None => DEFAULT_QUIET,
         Some((ms, _)) if (1..=MAX_QUIET_MS).contains(&ms) => Duration::from_millis(ms as u64),
@@ -209,9 +199,7 @@ pub fn parse(
             ))
         }
     };
-    let verified_with = top
-        .strings("verified_with", true)?
-        .map_or(Vec::new(), |v| v.0);
+    top.strings("verified_with", true)?;
 
     let tables =
         match root.get("rule") {
@@ -248,9 +236,7 @@ pub fn parse(
     Ok(RuleSet {
         name: name.to_owned(),
         file,
-        agent,
         quiet,
-        verified_with,
         rules,
     })
 }

@@ -41,9 +41,7 @@ not_regex = '^u'
     .unwrap();
     assert_eq!(r.name, "claude");
     assert_eq!(r.file, None);
-    assert_eq!(r.agent(), Some("claude"));
     assert_eq!(r.quiet(), Duration::from_millis(900));
-    assert_eq!(r.verified_with(), ["a", "b"]);
     let names: Vec<&str> = r.rules().iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         names,
@@ -74,10 +72,7 @@ not_regex = '^u'
     assert_eq!(r.rules()[2].state, RuleState::Unchanged);
     // Defaults.
     let d = parse_t(RULE).unwrap();
-    assert_eq!(
-        (d.quiet(), d.agent(), d.verified_with().len()),
-        (DEFAULT_QUIET, None, 0)
-    );
+    assert_eq!(d.quiet(), DEFAULT_QUIET);
     assert_eq!(d.source(), "built-in claude.toml");
 }
 

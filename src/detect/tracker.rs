@@ -9,7 +9,10 @@
 //! - Each signal is evidence for a state ([`Evidence`]); [`next_state`]
 //!   turns evidence into the new state: a turn that ends (working → idle)
 //!   while no window shows the tab is `done`, and `done` stays until a
-//!   window shows it (then `idle`) or new work starts.
+//!   window shows it (then `idle`) or new work starts. A turn is known
+//!   only from a positive sign (a rule, OSC 7501 or a report saying
+//!   working, or a report or OSC saying it ended): a program drawing its
+//!   first screen looks busy, and must not end up `done`.
 //! - A positive screen match is the newest evidence there is: it wins
 //!   over reports, which can be late (claude's Notification hook arrives
 //!   up to a minute after the fact) or missing (no hook fires on a
@@ -18,7 +21,11 @@
 //!   screen contradicts is dropped. A report counts at once only when no
 //!   rule matches the screen (or there are no rules).
 //! - OSC 7501 counts at once: it comes in the output, in order with the
-//!   screen it describes.
+//!   screen it describes. Once an agent speaks it, it tells its own
+//!   working and idle (codex's title spins while it starts, after it said
+//!   idle): screen rules then add only its dialogs, and when a dialog is
+//!   gone the state is what the agent last said. Its `idle` is never a
+//!   turn's end (codex says `done` for that).
 //! - A screen that looks idle counts only after the output has been quiet
 //!   for the rules' `quiet_ms` (codex hides its Working line while an
 //!   answer streams).
@@ -45,22 +52,31 @@ pub const EVAL_INTERVAL: Duration = Duration::from_millis(100);
 /// that comes in several writes is seen whole.
 pub const SETTLE: Duration = Duration::from_millis(20);
 
-/// The state evidence leads to, from the current state and whether a
-/// window shows the tab.
-pub fn next_state(current: AgentState, evidence: Evidence, shown: bool) -> AgentState {
+/// The state evidence leads to, from the current state, whether a window
+/// shows the tab, and whether a turn is known to run (positive working
+/// evidence came since the tab was last idle).
+pub fn next_state(current: AgentState, evidence: Evidence, shown: bool, turn: bool) -> AgentState {
     use AgentState::*;
     match evidence {
-        Evidence::Working => Working,
+        Evidence::Working | Evidence::Flowing => Working,
         Evidence::Blocked => Blocked,
-        // A turn ended: unseen, it is done.
+        // Said outright: a turn ended; unseen, it is done.
         Evidence::TurnEnded => match current {
             Working | Blocked | Done if !shown => Done,
             _ => Idle,
         },
-        // Waiting for a prompt: after work, unseen, that is a turn ended;
-        // after a dialog it is not.
+        // Waiting for a prompt: done if a turn ran, unseen, before it.
+        // Without one (a first screen drawn, a dialog at start-up
+        // answered) it is just idle.
         Evidence::Idle => match current {
-            Working | Done if !shown => Done,
+            Done if !shown => Done,
+            Working | Blocked if !shown && turn => Done,
+            _ => Idle,
+        },
+        // The agent says it waits, and would have said `done` had a turn
+        // ended.
+        Evidence::Ready => match current {
+            Done if !shown => Done,
             _ => Idle,
         },
     }
@@ -81,6 +97,9 @@ struct State {
     cause: Cause,
     bells: u64,
     shown: bool,
+    /// A turn is known to run: positive working evidence came since the
+    /// state was last idle or done.
+    turn: bool,
     last_seq: Option<u64>,
     /// An OSC 7501 or a report was seen: the agent tells its turns, so
     /// output activity alone no longer moves the state.
@@ -93,6 +112,11 @@ struct State {
     quiet_recheck: bool,
     /// The last look matched a rule, and the screen has not changed since.
     screen_matched: bool,
+    /// What the agent last said in OSC 7501 (and its words): once it
+    /// speaks it, it tells its own working and idle, and the screen adds
+    /// only its dialogs.
+    osc: Option<Evidence>,
+    osc_said: String,
     /// A report waiting for the screen to settle.
     pending: Option<(Evidence, String)>,
 }
@@ -108,7 +132,13 @@ impl State {
         lines: Vec<String>,
         wall: SystemTime,
     ) {
-        let to = next_state(self.state, evidence, self.shown);
+        let to = next_state(self.state, evidence, self.shown, self.turn);
+        if evidence == Evidence::Working {
+            self.turn = true;
+        }
+        if matches!(to, AgentState::Idle | AgentState::Done) {
+            self.turn = false;
+        }
         if to != self.state {
             self.state = to;
             self.since = wall;
@@ -116,6 +146,38 @@ impl State {
                 what: what(),
                 lines,
             };
+        }
+    }
+
+    /// A rule's verdict: the state it leads to, as [`State::set`], and
+    /// [`State::confirm`].
+    fn set_by_rule(
+        &mut self,
+        evidence: Evidence,
+        what: String,
+        lines: Vec<String>,
+        wall: SystemTime,
+    ) {
+        let from = self.state;
+        self.set(evidence, || what.clone(), lines.clone(), wall);
+        if self.state == from {
+            self.confirm(evidence, what, lines);
+        }
+    }
+
+    /// A rule that says the state the tab is in becomes its cause, so
+    /// `nerdr explain` shows the rule and lines that hold the state now
+    /// (not the OSC or report that set it first). A `done` keeps the
+    /// cause that made it done.
+    fn confirm(&mut self, evidence: Evidence, what: String, lines: Vec<String>) {
+        let says = match evidence {
+            Evidence::Working => Some(AgentState::Working),
+            Evidence::Blocked => Some(AgentState::Blocked),
+            Evidence::Idle => Some(AgentState::Idle),
+            _ => None,
+        };
+        if says == Some(self.state) && self.cause.what != what {
+            self.cause = Cause { what, lines };
         }
     }
 
@@ -127,12 +189,15 @@ impl State {
 
     fn osc(&mut self, state: OscState, payload: &str, wall: SystemTime) {
         self.told = true;
+        self.osc_said.clear();
+        self.osc_said.push_str(payload);
         let evidence = match state {
             OscState::Working => Evidence::Working,
             OscState::Blocked => Evidence::Blocked,
             OscState::Done => Evidence::TurnEnded,
-            OscState::Idle => Evidence::Idle,
+            OscState::Idle => Evidence::Ready,
         };
+        self.osc = Some(evidence);
         self.set(evidence, || format!("osc 7501 {payload}"), Vec::new(), wall);
     }
 }
@@ -165,6 +230,7 @@ impl Tracker {
                 },
                 bells: 0,
                 shown: false,
+                turn: false,
                 last_seq: None,
                 told: false,
                 last_output: None,
@@ -172,6 +238,8 @@ impl Tracker {
                 last_eval: None,
                 quiet_recheck: false,
                 screen_matched: false,
+                osc: None,
+                osc_said: String::new(),
                 pending: None,
             },
         }
@@ -258,14 +326,33 @@ impl Tracker {
                 let evidence = match h.state {
                     RuleState::Working => Evidence::Working,
                     RuleState::Blocked => Evidence::Blocked,
-                    RuleState::Idle => Evidence::Idle,
-                    RuleState::Done => Evidence::TurnEnded,
+                    // A finished turn's line is a screen waiting for a
+                    // prompt: it stays on screen long after the turn.
+                    RuleState::Idle | RuleState::Done => Evidence::Idle,
                     RuleState::Unchanged => unreachable!("handled above"),
                 };
-                let idle_like = matches!(evidence, Evidence::Idle | Evidence::TurnEnded);
-                if !idle_like || quiet {
-                    t.set(evidence, || what, h.lines, wall);
-                } else if let Some((ev @ (Evidence::Idle | Evidence::TurnEnded), report)) = pending
+                let idle_like = evidence == Evidence::Idle;
+                if let Some(said) = t.osc.filter(|_| evidence != Evidence::Blocked) {
+                    // The agent tells its working and idle itself (codex's
+                    // title spins while it starts, after it said idle).
+                    if t.state == AgentState::Blocked && said != Evidence::Blocked {
+                        // The dialog is gone: back to what it last said.
+                        let back = match said {
+                            Evidence::TurnEnded => Evidence::Ready,
+                            other => other,
+                        };
+                        let said = t.osc_said.clone();
+                        let why = || format!("osc 7501 {said}, and {what} (the dialog is gone)");
+                        t.set(back, why, h.lines, wall);
+                    } else {
+                        t.confirm(evidence, what, h.lines);
+                    }
+                } else if !idle_like || quiet {
+                    t.set_by_rule(evidence, what, h.lines, wall);
+                } else if let Some((
+                    ev @ (Evidence::Idle | Evidence::TurnEnded | Evidence::Ready),
+                    report,
+                )) = pending
                 {
                     // The screen looks idle and a report says so too: no
                     // need to wait for the quiet period.
@@ -284,7 +371,7 @@ impl Tracker {
             ),
             None => {
                 t.set(
-                    Evidence::Working,
+                    Evidence::Flowing,
                     || "output flowing and no rule matched".into(),
                     Vec::new(),
                     wall,
@@ -350,11 +437,6 @@ impl Tracker {
     /// No window shows the tab any more: a turn that ends now is `done`.
     pub fn hidden(&mut self) {
         self.t.shown = false;
-    }
-
-    /// Whether a window shows the tab.
-    pub fn is_shown(&self) -> bool {
-        self.t.shown
     }
 
     pub fn state(&self) -> AgentState {

@@ -1,3 +1,6 @@
+//! The tracker's scenario table: each row a sequence of signals and the
+//! state after each.
+
 use super::*;
 use crate::detect::rules::parse;
 use AgentState::*;
@@ -188,14 +191,13 @@ const SCENARIOS: &[Scenario] = &[
         ],
     ),
     (
-        "blocked then idle (an answered dialog) is idle, not done",
+        "blocked in a turn, then a done line (the turn ended unseen) is done",
         true,
-        &[(Look(0, BLOCKED), Blocked), (Look(2000, IDLE), Idle)],
-    ),
-    (
-        "blocked then a done line (the turn ended unseen) is done",
-        true,
-        &[(Look(0, BLOCKED), Blocked), (Look(2000, FINISHED), Done)],
+        &[
+            (Look(0, WORKING), Working),
+            (Look(10, BLOCKED), Blocked),
+            (Look(2000, FINISHED), Done),
+        ],
     ),
     (
         "no rule matches and nothing told: output flowing is working, quiet is idle",
@@ -205,7 +207,38 @@ const SCENARIOS: &[Scenario] = &[
             (Look(20, OTHER), Working),
             (Out(900, "x"), Working),
             (Look(920, OTHER), Working),
-            (Look(1900, OTHER), Done),
+            (Look(1900, OTHER), Idle),
+        ],
+    ),
+    (
+        "a program drawing its first screen is not a turn: its prompt is idle, not done",
+        true,
+        &[
+            (Out(0, "welcome"), Unknown),
+            (Look(20, OTHER), Working),
+            (Out(50, "prompt"), Working),
+            (Look(120, IDLE), Working),
+            (Look(1050, IDLE), Idle),
+        ],
+    ),
+    (
+        "a finished turn's line left from before (a resumed session) is not done",
+        true,
+        &[
+            (Out(0, "x"), Unknown),
+            (Look(20, OTHER), Working),
+            (Look(2000, FINISHED), Idle),
+        ],
+    ),
+    (
+        "a dialog at start-up answered is idle; one in a turn answered, unseen, is done",
+        true,
+        &[
+            (Look(0, BLOCKED), Blocked),
+            (Look(2000, IDLE), Idle),
+            (Look(3000, WORKING), Working),
+            (Look(3100, BLOCKED), Blocked),
+            (Look(5000, IDLE), Done),
         ],
     ),
     (
@@ -316,6 +349,38 @@ const SCENARIOS: &[Scenario] = &[
         ],
     ),
     (
+        "codex starting says working then idle: idle, not done",
+        true,
+        &[
+            (Out(0, "\x1b]7501;state=working:app=codex\x07"), Working),
+            (Look(20, OTHER), Working),
+            (Out(500, "\x1b]7501;state=idle:app=codex\x07"), Idle),
+            (Look(2000, IDLE), Idle),
+            (Out(3000, "\x1b]7501;state=working:app=codex\x07"), Working),
+            (Out(9000, "\x1b]7501;state=done:app=codex\x07"), Done),
+        ],
+    ),
+    (
+        "once the agent speaks OSC 7501, the screen adds only its dialogs",
+        true,
+        &[
+            (Out(0, "\x1b]7501;state=idle:app=codex\x07"), Idle),
+            // codex's title spins while it starts, after it said idle.
+            (Look(20, WORKING), Idle),
+            (Out(100, "\x1b]7501;state=working:app=codex\x07"), Working),
+            // Streaming: the screen looks idle.
+            (Look(5000, IDLE), Working),
+            (Look(5100, BLOCKED), Blocked),
+            // Answered, and codex has not spoken since: what it last said.
+            (Look(5200, WORKING), Working),
+            (Out(6000, "\x1b]7501;state=done:app=codex\x07"), Done),
+            (Look(8000, FINISHED), Done),
+            (Look(8100, BLOCKED), Blocked),
+            // A turn's end said before the dialog is not said again.
+            (Look(9000, IDLE), Idle),
+        ],
+    ),
+    (
         "OSC 7501 split across reads",
         false,
         &[
@@ -369,183 +434,6 @@ fn every_scenario_holds() {
     }
 }
 
-#[test]
-fn next_state_table() {
-    use Evidence as E;
-    // (evidence, current, shown, next)
-    let rows: &[(E, AgentState, bool, AgentState)] = &[
-        (E::Working, Working, false, Working),
-        (E::Working, Blocked, false, Working),
-        (E::Working, Idle, false, Working),
-        (E::Working, Done, false, Working),
-        (E::Working, Unknown, false, Working),
-        (E::Working, Done, true, Working),
-        (E::Blocked, Working, false, Blocked),
-        (E::Blocked, Idle, true, Blocked),
-        (E::Blocked, Done, false, Blocked),
-        (E::Blocked, Unknown, false, Blocked),
-        (E::Blocked, Blocked, true, Blocked),
-        (E::TurnEnded, Working, false, Done),
-        (E::TurnEnded, Working, true, Idle),
-        (E::TurnEnded, Blocked, false, Done),
-        (E::TurnEnded, Blocked, true, Idle),
-        (E::TurnEnded, Done, false, Done),
-        (E::TurnEnded, Done, true, Idle),
-        (E::TurnEnded, Idle, false, Idle),
-        (E::TurnEnded, Idle, true, Idle),
-        (E::TurnEnded, Unknown, false, Idle),
-        (E::TurnEnded, Unknown, true, Idle),
-        (E::Idle, Working, false, Done),
-        (E::Idle, Working, true, Idle),
-        (E::Idle, Blocked, false, Idle),
-        (E::Idle, Blocked, true, Idle),
-        (E::Idle, Done, false, Done),
-        (E::Idle, Done, true, Idle),
-        (E::Idle, Idle, false, Idle),
-        (E::Idle, Idle, true, Idle),
-        (E::Idle, Unknown, false, Idle),
-        (E::Idle, Unknown, true, Idle),
-    ];
-    for (e, current, shown, want) in rows {
-        assert_eq!(
-            next_state(*current, *e, *shown),
-            *want,
-            "{e:?} from {current:?}, shown {shown}"
-        );
-    }
-    // Every (evidence, current, shown) triple is a row, for the states a
-    // hidden tab can be in and the ones a shown tab can (a shown tab is
-    // never done: showing it makes it idle).
-    let all = [Working, Blocked, Idle, Done, Unknown];
-    for e in [E::Working, E::Blocked, E::TurnEnded, E::Idle] {
-        for current in all {
-            for shown in [false, true] {
-                let covered = rows
-                    .iter()
-                    .any(|(re, rc, rs, _)| *re == e && *rc == current && *rs == shown);
-                let needless = matches!(e, E::Working | E::Blocked);
-                assert!(
-                    covered || needless,
-                    "no row for {e:?} from {current:?}, shown {shown}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
-fn deadlines_run_only_while_something_is_pending() {
-    let c = Clock::new();
-    let ms = |m: u64| c.at(m).0;
-    let mut tr = Tracker::new(rules(), ms(0), c.at(0).1);
-    assert_eq!(tr.deadline(), None, "nothing seen: no timer");
-    step(&mut tr, &c, Out(1000, "x"));
-    assert_eq!(
-        tr.deadline(),
-        Some(ms(1000) + SETTLE),
-        "first output: look once it settles"
-    );
-    step(&mut tr, &c, Out(1010, "x"));
-    assert_eq!(
-        tr.deadline(),
-        Some(ms(1000) + SETTLE),
-        "more output does not push it back"
-    );
-    step(&mut tr, &c, Look(1020, WORKING));
-    assert_eq!(tr.deadline(), None, "working, nothing new: no timer");
-    step(&mut tr, &c, Out(1030, "x"));
-    assert_eq!(
-        tr.deadline(),
-        Some(ms(1020) + EVAL_INTERVAL),
-        "at most one look per interval"
-    );
-    step(&mut tr, &c, Look(1120, IDLE));
-    assert_eq!(
-        tr.deadline(),
-        Some(ms(1030 + 1000)),
-        "an idle screen: look again when quiet"
-    );
-    step(&mut tr, &c, Look(2030, IDLE));
-    assert_eq!(tr.state(), Done);
-    assert_eq!(tr.deadline(), None, "idle and quiet: no timer");
-    // The fallback's working also waits for quiet.
-    step(&mut tr, &c, Out(3000, "x"));
-    step(&mut tr, &c, Look(3020, OTHER));
-    assert_eq!(tr.state(), Working);
-    assert_eq!(tr.deadline(), Some(ms(4000)));
-    // No rules: never a timer.
-    let mut bare = Tracker::new(None, ms(0), c.at(0).1);
-    step(&mut bare, &c, Out(10, "x"));
-    assert_eq!(bare.deadline(), None);
-}
-
-#[test]
-fn the_cause_names_what_set_the_state() {
-    let c = Clock::new();
-    let (n, w) = c.at(0);
-    let mut tr = Tracker::new(rules(), n, w);
-    assert_eq!(tr.cause().what, "nothing seen yet");
-    assert_eq!(
-        Tracker::new(None, n, w).cause().what,
-        "no rules for this agent, and no report or OSC 7501 yet"
-    );
-    step(&mut tr, &c, Look(100, BLOCKED));
-    assert_eq!(
-        tr.cause(),
-        Cause {
-            what: "rule \"ask\" (built-in t.toml)".into(),
-            lines: vec!["Do you want to proceed?".into()]
-        }
-    );
-    assert_eq!(tr.since(), c.at(100).1);
-    step(&mut tr, &c, Look(200, BLOCKED));
-    assert_eq!(tr.since(), c.at(100).1, "no change, same since");
-    step(&mut tr, &c, Look(2000, OTHER));
-    assert_eq!(tr.cause().what, "no rule matched and output quiet for 1s");
-    step(&mut tr, &c, Report(2100, "Notification", 3));
-    assert_eq!(tr.cause().what, "report Notification (seq 3)");
-    step(
-        &mut tr,
-        &c,
-        Out(2200, "\x1b]7501;state=working:app=codex\x07"),
-    );
-    assert_eq!(tr.cause().what, "osc 7501 state=working:app=codex");
-    step(&mut tr, &c, Out(2300, "\x1b]7501;state=done\x07"));
-    step(&mut tr, &c, Show(2400));
-    assert_eq!(tr.cause().what, "shown in a window");
-    assert_eq!(tr.since(), c.at(2400).1);
-}
-
-#[test]
-fn bells_are_counted_but_not_an_osc_terminator() {
-    let c = Clock::new();
-    let (n, w) = c.at(0);
-    let mut tr = Tracker::new(None, n, w);
-    step(&mut tr, &c, Out(0, "ding\x07 \x1b]0;title\x07 \x07"));
-    step(&mut tr, &c, Out(1, "\x1b]2;t"));
-    step(&mut tr, &c, Out(2, "\x07\x07"));
-    assert_eq!(tr.bells(), 3);
-}
-
-#[test]
-fn several_osc_states_in_one_read_end_where_the_last_one_leaves() {
-    let c = Clock::new();
-    let (n, w) = c.at(0);
-    let mut tr = Tracker::new(None, n, w);
-    let got = step(
-        &mut tr,
-        &c,
-        Out(
-            0,
-            "\x1b]7501;state=working\x07 text \x1b]7501;state=done\x07",
-        ),
-    );
-    // working then done, unseen: a turn ended.
-    assert_eq!(
-        got,
-        Some(Change {
-            from: Unknown,
-            to: Done
-        })
-    );
-}
+// The next-state table, deadlines, causes and bells.
+#[path = "tracker_parts_tests.rs"]
+mod parts;

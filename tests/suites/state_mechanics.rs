@@ -322,3 +322,58 @@ fn reports_count_for_their_own_tab_and_out_of_order_ones_are_dropped() {
     // The other tab heard nothing.
     assert_eq!(row(&l, &b)["agent_state"], "unknown");
 }
+
+/// A `nerdr wait` killed while it waits takes its wait with it: the core
+/// closes the connection at once rather than holding it until the tab
+/// changes.
+#[test]
+fn a_wait_ends_with_the_caller_that_went_away() {
+    let l = with_rules("mine", RULES);
+    let tab = l.ok(&["agent", "sh"]);
+    wait_state(&l, &tab, "idle".into());
+    let fds = |pid: u32| {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .count()
+    };
+    let core = l.core_pid();
+    std::thread::sleep(Duration::from_millis(300));
+    let before = fds(core);
+    let mut waiter = l
+        .cmd(&["wait", &tab, "--until", "blocked"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let held = poll(Duration::from_secs(10), || fds(core) > before);
+    assert!(held, "the wait never reached the core");
+    waiter.kill().unwrap();
+    waiter.wait().unwrap();
+    let let_go = poll(Duration::from_secs(5), || fds(core) == before);
+    assert!(
+        let_go,
+        "the core still holds the dead waiter's connection ({} fds, {before} before)",
+        fds(core)
+    );
+    assert_eq!(row(&l, &tab)["agent_state"], "idle");
+}
+
+/// A core that restarts reads the states again from the screens the holder
+/// kept (states are not saved).
+#[test]
+fn a_restarted_core_reads_the_states_again() {
+    let mut l = with_rules("mine", RULES);
+    let tab = l.ok(&["agent", "sh"]);
+    wait_state(&l, &tab, "idle".into());
+    l.ok(&["send", &tab, ASK]);
+    wait_state(&l, &tab, "blocked".into());
+    l.stop_core();
+    l.start_core();
+    wait_state(&l, &tab, "blocked".into());
+    let json: serde_json::Value =
+        serde_json::from_str(&l.ok(&["explain", &tab, "--json"])).unwrap();
+    assert!(
+        json["cause"].as_str().unwrap().contains("asks to proceed"),
+        "{json}"
+    );
+}
