@@ -5,10 +5,13 @@ on against off. Prints figures and ratios; asserts nothing about time.
 
 (a) idle: `--tabs` agent tabs (20) whose program drew a claude-like idle
     prompt and sleeps, read with claude's rules (`detect = "claude"`).
-    After they settle, for `--idle-secs` (60): the clock ticks (utime +
-    stime from /proc/PID/stat) and context switches (voluntary and not,
-    summed over /proc/PID/task/*/status: each wake-up of a thread is one)
-    of the core and of the holder. An idle core should not wake at all: 0
+    Once they are quiet and `--settle-secs` (15) more have passed (tokio's
+    idle blocking threads end 10 s after their last task), for
+    `--idle-secs` (60): the clock ticks (utime + stime from
+    /proc/PID/stat) and context switches (voluntary and not, per thread
+    from /proc/PID/task/*/status: a thread that sleeps and wakes switches
+    at least once) of the core and of the holder, and any thread that
+    ended meanwhile. An idle core should not wake at all: 0
     ticks expected, apart from the service manager's watchdog (none here:
     this runs without systemd).
 (b) output: one tab prints `--mb` MB of claude-like lines (tool calls,
@@ -99,22 +102,25 @@ def ticks(pid):
 
 
 def switches(pid):
-    """Context switches of every thread of `pid`: (voluntary, involuntary)."""
-    vol = invol = 0
+    """Context switches of each thread of `pid`: {tid: voluntary + involuntary}."""
+    out = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
+        n = 0
         try:
             for line in (task / "status").read_text().splitlines():
-                if line.startswith("voluntary_ctxt_switches:"):
-                    vol += int(line.split()[1])
-                elif line.startswith("nonvoluntary_ctxt_switches:"):
-                    invol += int(line.split()[1])
+                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                    n += int(line.split()[1])
         except FileNotFoundError:  # a thread that just ended
-            pass
-    return vol, invol
+            continue
+        out[task.name] = n
+    return out
 
 
-def threads(pid):
-    return len(list(Path(f"/proc/{pid}/task").iterdir()))
+def switched(before, after):
+    """Switches between two snapshots: of threads in both, and all of those
+    that started since; and how many threads ended meanwhile."""
+    n = sum(c - before.get(tid, 0) for tid, c in after.items())
+    return n, len(set(before) - set(after))
 
 
 def kill_pid(pid, must_contain):
@@ -265,15 +271,19 @@ def idle(n, args):
          lambda: all("? for shortcuts" in n("read", t) for t in tabs), interval=0.5)
     pids = n.pids()
     settle(pids)
+    # tokio's blocking threads end 10 s after their last task: let those
+    # of the start-up go first, so their ends are not counted as idle work.
+    time.sleep(args.settle_secs)
     before = {r: (ticks(p), switches(p)) for r, p in pids.items()}
     time.sleep(args.idle_secs)
     after = {r: (ticks(p), switches(p)) for r, p in pids.items()}
     states = sorted({str(tab_state(n, t).get("agent_state")) for t in tabs})
     out = {"states": states, "tabs": tabs}
-    for role, pid in pids.items():
-        (t0, (v0, i0)), (t1, (v1, i1)) = before[role], after[role]
-        out[role] = {"ticks": t1 - t0, "voluntary": v1 - v0, "involuntary": i1 - i0,
-                     "threads": threads(pid)}
+    for role in pids:
+        (t0, s0), (t1, s1) = before[role], after[role]
+        count, ended = switched(s0, s1)
+        out[role] = {"ticks": t1 - t0, "switches": count, "ended": ended,
+                     "threads": len(s1)}
     for t in tabs:
         n("close", t)
     return out
@@ -322,6 +332,8 @@ def main():
                     help="the nerdr binary (default: target/release/nerdr)")
     ap.add_argument("--tabs", type=int, default=20, help="idle agent tabs in (a)")
     ap.add_argument("--idle-secs", type=float, default=60, help="how long (a) watches")
+    ap.add_argument("--settle-secs", type=float, default=15,
+                    help="how long (a) waits, once the tabs are quiet, before it watches")
     ap.add_argument("--mb", type=float, default=20, help="MB of output per run in (b)")
     ap.add_argument("--runs", type=int, default=3, help="runs of each kind in (b)")
     ap.add_argument("--only", choices=["idle", "output"], help="run only (a) or (b)")
@@ -341,12 +353,12 @@ def main():
                   f"{args.idle_secs:.0f} s:", flush=True)
             r = idle(n, args)
             print(f"  agent states seen: {', '.join(r['states'])}")
-            print(f"  {'':8} {'ticks':>6} {'wake-ups (voluntary)':>21} "
-                  f"{'involuntary':>12} {'threads':>8}")
+            print(f"  {'':8} {'ticks':>6} {'context switches':>17} "
+                  f"{'threads':>8} {'threads ended':>14}")
             for role in ("core", "holder"):
                 x = r[role]
-                print(f"  {role:8} {x['ticks']:6d} {x['voluntary']:21d} "
-                      f"{x['involuntary']:12d} {x['threads']:8d}")
+                print(f"  {role:8} {x['ticks']:6d} {x['switches']:17d} "
+                      f"{x['threads']:8d} {x['ended']:14d}")
             print(f"  (a tick is 1/{os.sysconf('SC_CLK_TCK')} s of CPU)")
         if args.only in (None, "output"):
             size = make_data(n.data, int(args.mb * MB))

@@ -7,6 +7,7 @@
 //! a daemon that never answers costs one task a few seconds, nothing more.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use zbus::zvariant::Value;
@@ -31,29 +32,53 @@ pub enum Failed {
     TimedOut(Duration),
 }
 
-/// Send one notification on the bus of this process's session
-/// (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`), logging the
-/// outcome.
-pub async fn send_to_session_bus(summary: String, body: String) {
+/// The daemon's id of each tab's latest notification, so the next one
+/// for that tab replaces it ("claude is done" takes the place of "claude
+/// needs you", which is no longer true). Forgotten wholesale past
+/// [`MAX_REMEMBERED`] tabs: the cost of that is one notification shown
+/// beside an old one instead of over it.
+static LATEST: Mutex<Option<HashMap<String, u32>>> = Mutex::new(None);
+const MAX_REMEMBERED: usize = 1024;
+
+/// Send one notification for `tab` on the bus of this process's session
+/// (`DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus`), in place of
+/// the tab's last one, logging the outcome.
+pub async fn send_to_session_bus(tab: String, summary: String, body: String) {
+    let replaces = latest(|m| m.get(&tab).copied()).unwrap_or(0);
     let sent = match crate::systemd::names::bus_address(
         std::env::var_os("DBUS_SESSION_BUS_ADDRESS").as_deref(),
         std::env::var_os("XDG_RUNTIME_DIR").as_deref(),
     ) {
-        Ok(address) => send(&address, &summary, &body, LIMIT).await,
+        Ok(address) => send(&address, replaces, &summary, &body, LIMIT).await,
         Err(e) => Err(Failed::NoAddress(e.to_string())),
     };
     match sent {
-        Ok(id) => tracing::debug!(id, summary = %summary, "desktop notification sent"),
+        Ok(id) => {
+            latest(|m| {
+                if m.len() >= MAX_REMEMBERED {
+                    m.clear();
+                }
+                m.insert(tab, id)
+            });
+            tracing::debug!(id, summary = %summary, "desktop notification sent")
+        }
         Err(error) => {
             tracing::debug!(error = %error, summary = %summary, "no desktop notification")
         }
     }
 }
 
-/// Send one notification to the daemon on the bus at `address`; its id on
-/// success. Gives up after `limit`.
+fn latest<T>(f: impl FnOnce(&mut HashMap<String, u32>) -> T) -> T {
+    let mut guard = LATEST.lock().unwrap_or_else(|p| p.into_inner());
+    f(guard.get_or_insert_with(HashMap::new))
+}
+
+/// Send one notification to the daemon on the bus at `address`, in place
+/// of its notification `replaces` (0: none); its id on success. Gives up
+/// after `limit`.
 pub async fn send(
     address: &str,
+    replaces: u32,
     summary: &str,
     body: &str,
     limit: Duration,
@@ -83,8 +108,8 @@ pub async fn send(
                 "Notify",
                 &(
                     "nerdr",
-                    0u32, // replaces_id: a new notification
-                    "",   // app_icon
+                    replaces,
+                    "", // app_icon
                     summary,
                     body.as_str(),
                     Vec::<&str>::new(), // actions

@@ -101,8 +101,8 @@ enum Answer {
     Never,
 }
 
-/// App name, summary, body, urgency.
-type Call = (String, String, String, u8);
+/// App name, summary, body, urgency, replaces_id.
+type Call = (String, String, String, u8, u32);
 
 #[derive(Clone)]
 struct FakeDaemon {
@@ -117,7 +117,7 @@ impl FakeDaemon {
     async fn notify(
         &self,
         app_name: String,
-        _replaces_id: u32,
+        replaces_id: u32,
         _app_icon: String,
         summary: String,
         body: String,
@@ -132,7 +132,7 @@ impl FakeDaemon {
         self.calls
             .lock()
             .unwrap()
-            .push((app_name, summary, body, urgency));
+            .push((app_name, summary, body, urgency, replaces_id));
         match self.answer {
             Answer::Id(id) => Ok(id),
             Answer::Error => Err(zbus::fdo::Error::Failed("the daemon is unwell".into())),
@@ -175,7 +175,7 @@ async fn serve_with(bus: &Bus, answer: Answer, markup: bool) -> (zbus::Connectio
 async fn the_daemon_gets_the_summary_and_body() {
     let Some(bus) = Bus::start() else { return };
     let (_conn, fake) = serve(&bus, Answer::Id(42)).await;
-    let id = send(&bus.address, "claude needs you", "tab ab12 in /p", LIMIT)
+    let id = send(&bus.address, 0, "claude needs you", "tab ab12 in /p", LIMIT)
         .await
         .unwrap();
     assert_eq!(id, 42);
@@ -185,7 +185,8 @@ async fn the_daemon_gets_the_summary_and_body() {
             "nerdr".to_owned(),
             "claude needs you".to_owned(),
             "tab ab12 in /p".to_owned(),
-            URGENCY_NORMAL
+            URGENCY_NORMAL,
+            0
         )]
     );
 }
@@ -194,7 +195,7 @@ async fn the_daemon_gets_the_summary_and_body() {
 async fn no_daemon_on_the_bus_is_a_quick_error() {
     let Some(bus) = Bus::start() else { return };
     let start = Instant::now();
-    let err = send(&bus.address, "s", "b", LIMIT).await.unwrap_err();
+    let err = send(&bus.address, 0, "s", "b", LIMIT).await.unwrap_err();
     assert!(
         err.to_string().contains("ServiceUnknown") || err.to_string().contains(NAME),
         "{err}"
@@ -212,7 +213,7 @@ async fn no_bus_at_all_is_a_quick_error() {
     let address = format!("unix:path={}", dir.path().join("no-bus").display());
     let start = Instant::now();
     assert!(matches!(
-        send(&address, "s", "b", LIMIT).await,
+        send(&address, 0, "s", "b", LIMIT).await,
         Err(Failed::Bus(_))
     ));
     assert!(
@@ -226,7 +227,7 @@ async fn no_bus_at_all_is_a_quick_error() {
 async fn an_error_reply_is_an_error() {
     let Some(bus) = Bus::start() else { return };
     let (_conn, fake) = serve(&bus, Answer::Error).await;
-    let err = send(&bus.address, "s", "b", LIMIT).await.unwrap_err();
+    let err = send(&bus.address, 0, "s", "b", LIMIT).await.unwrap_err();
     assert!(err.to_string().contains("the daemon is unwell"), "{err}");
     assert_eq!(fake.calls.lock().unwrap().len(), 1);
 }
@@ -237,7 +238,7 @@ async fn a_daemon_that_never_answers_is_given_up_on() {
     let (_conn, fake) = serve(&bus, Answer::Never).await;
     let limit = Duration::from_millis(500);
     let start = Instant::now();
-    let err = send(&bus.address, "s", "b", limit).await.unwrap_err();
+    let err = send(&bus.address, 0, "s", "b", limit).await.unwrap_err();
     assert!(matches!(err, Failed::TimedOut(_)), "{err}");
     assert!(
         start.elapsed() < Duration::from_secs(3),
@@ -256,11 +257,21 @@ async fn a_daemon_that_reads_markup_gets_the_body_escaped() {
     ] {
         let Some(bus) = Bus::start() else { return };
         let (_conn, fake) = serve_with(&bus, Answer::Id(1), markup).await;
-        send(&bus.address, "claude is done", body, LIMIT)
+        send(&bus.address, 0, "claude is done", body, LIMIT)
             .await
             .unwrap();
         let calls = fake.calls.lock().unwrap().clone();
         assert_eq!(calls.len(), 1, "markup: {markup}");
         assert_eq!(calls[0].2, want, "markup: {markup}");
     }
+}
+
+#[tokio::test]
+async fn a_notification_can_replace_an_earlier_one() {
+    let Some(bus) = Bus::start() else { return };
+    let (_conn, fake) = serve(&bus, Answer::Id(7)).await;
+    send(&bus.address, 41, "claude is done", "b", LIMIT)
+        .await
+        .unwrap();
+    assert_eq!(fake.calls.lock().unwrap()[0].4, 41);
 }

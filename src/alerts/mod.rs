@@ -3,10 +3,11 @@
 //! calls [`deliver`]. What to send is decided by the pure [`plan`] from the
 //! `[notify]` config; this module then sends it: a desktop notification
 //! over D-Bus (`desktop`), the user's command (`command`), and it tells the
-//! core whether its windows should pass on a terminal notification (OSC 9
-//! / 777; the window writes those, on `CoreMsg::Attention`).
+//! core whether its windows should pass on a terminal notification (the
+//! window writes OSC 9, 777 or 99, on `CoreMsg::Attention`).
 //!
-//! One tab tells of one state at most once in ten seconds (`throttle`).
+//! One tab tells of one state at most once in ten seconds (`throttle`),
+//! and its desktop notification replaces its previous one (`desktop`).
 //!
 //! Nothing here can hold the core up: the config is read on the blocking
 //! pool, and the desktop notification and the command run as tasks of
@@ -63,7 +64,11 @@ pub async fn deliver(paths: Paths, event: Event) -> Delivered {
     for action in actions {
         match action {
             Action::Desktop { summary, body } => {
-                tokio::spawn(desktop::send_to_session_bus(summary, body));
+                tokio::spawn(desktop::send_to_session_bus(
+                    event.tab.clone(),
+                    summary,
+                    body,
+                ));
             }
             Action::Terminal { .. } => delivered.terminal = true,
             Action::Command { argv, env, key } => command::spawn(argv, env, key),

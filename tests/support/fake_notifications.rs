@@ -34,12 +34,15 @@ const RECORD_VAR: &str = "NERDR_FAKE_NOTIFICATIONS";
 /// The test's full name in this binary, for `--exact`.
 const TEST_NAME: &str = "support::fake_notifications::serve_fake_notifications";
 
-/// One `Notify` call as the daemon got it.
+/// One `Notify` call as the daemon got it, and the id it answered.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Notification {
     pub app_name: String,
+    /// The id of the notification this one replaces (0: none).
+    pub replaces_id: u32,
     pub summary: String,
     pub body: String,
+    pub id: u32,
 }
 
 /// The running service; killed (by its PID) on drop.
@@ -150,7 +153,7 @@ impl Daemon {
     fn notify(
         &self,
         app_name: String,
-        _replaces_id: u32,
+        replaces_id: u32,
         _app_icon: String,
         summary: String,
         body: String,
@@ -159,10 +162,19 @@ impl Daemon {
         _expire_timeout: i32,
     ) -> u32 {
         use std::io::Write;
+        // As a real daemon does: a replaced notification keeps its id.
+        let id = match replaces_id {
+            0 => self
+                .next_id
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+            id => id,
+        };
         let call = Notification {
             app_name,
+            replaces_id,
             summary,
             body,
+            id,
         };
         let mut line = serde_json::to_string(&call).unwrap();
         line.push('\n');
@@ -173,8 +185,7 @@ impl Daemon {
             .and_then(|mut f| f.write_all(line.as_bytes()))
             .expect("record the call");
         eprintln!("fake notifications: {call:?}");
-        self.next_id
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        id
     }
 
     fn get_server_information(&self) -> (String, String, String, String) {

@@ -1,7 +1,7 @@
 //! The real claude (against the fake model, under `nerdr sandbox`) stops
 //! at its permission prompt in a tab no window shows: the desktop hears of
 //! it, and so does the user's notify command; once approved, the turn's
-//! end is told too.
+//! end is told too, in place of the first notification.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -102,7 +102,13 @@ fn a_blocked_claude_no_window_shows_is_told_to_the_desktop_and_the_notify_comman
 
     // Approve (Enter: the first choice); the tool runs, the turn ends.
     t.ok(&["send", &tab, ""]);
-    fake.wait_for("`claude is done`", TURN, |n| n.summary == "claude is done");
+    let done = fake.wait_for("`claude is done`", TURN, |n| n.summary == "claude is done");
+    assert_eq!(
+        done.replaces_id,
+        blocked.id,
+        "`done` should take the place of the tab's `needs you`: {:#?}",
+        fake.calls()
+    );
     assert!(
         !t.home_file("notified-done").exists(),
         "`done` is \"on\" (no command): nothing should have run for it"

@@ -36,8 +36,10 @@ fn the_fake_daemon_records_a_notify_call_on_the_users_bus() {
         got,
         Notification {
             app_name: "someapp".into(),
+            replaces_id: 0,
             summary: "a summary".into(),
             body: "a body".into(),
+            id: 1,
         }
     );
 }
