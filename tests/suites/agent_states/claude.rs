@@ -1,4 +1,6 @@
-//! The real claude under `nerdr sandbox`: its states as nerdr tells them.
+//! The real claude under nerdr: its states as nerdr tells them, sandboxed
+//! (the screen is all nerdr has) and unsandboxed with its hooks reporting
+//! to nerdr (screen and reports combined).
 
 use super::{blocked_at_a_dialog, claude_home, states_of_a_turn, ClaudeDialogs};
 use crate::suites::agent_turns::Turns;
@@ -6,6 +8,23 @@ use crate::suites::agent_turns::Turns;
 #[test]
 fn claude_is_idle_working_done_blocked_at_its_permission_prompt_and_idle_once_shown() {
     let Some(t) = Turns::setup("claude", |url, home| {
+        claude_home(
+            url,
+            home,
+            ClaudeDialogs {
+                bash_allowed: false,
+                ..ClaudeDialogs::none()
+            },
+        )
+    }) else {
+        return;
+    };
+    states_of_a_turn(&t, "Do you want to proceed?");
+}
+
+#[test]
+fn claude_with_its_hooks_goes_through_the_same_states() {
+    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
         claude_home(
             url,
             home,

@@ -1,5 +1,6 @@
-//! The real codex under `nerdr sandbox` (nerdr gives it `--no-daemon`):
-//! its states as nerdr tells them.
+//! The real codex under nerdr (which gives it `--no-daemon`): its states
+//! as nerdr tells them, sandboxed and unsandboxed with its `notify`
+//! reporting turn ends to nerdr.
 
 use super::{blocked_at_a_dialog, codex_home, states_of_a_turn, CodexDialogs};
 use crate::suites::agent_turns::Turns;
@@ -13,6 +14,21 @@ fn setup(dialogs: CodexDialogs) -> Option<Turns> {
 #[test]
 fn codex_is_idle_working_done_blocked_at_its_approval_prompt_and_idle_once_shown() {
     let Some(t) = setup(CodexDialogs { signed_in: true }) else {
+        return;
+    };
+    states_of_a_turn(&t, "Would you like to run the following command?");
+}
+
+#[test]
+fn codex_with_its_notify_goes_through_the_same_states() {
+    let Some(t) = Turns::setup_with_hooks("codex", |url, home| {
+        codex_home(
+            url,
+            home,
+            &home.join("proj"),
+            CodexDialogs { signed_in: true },
+        )
+    }) else {
         return;
     };
     states_of_a_turn(&t, "Would you like to run the following command?");

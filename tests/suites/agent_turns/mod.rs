@@ -86,16 +86,38 @@ impl Turns {
     /// `None` after a loud skip. `home` says what the CLI's HOME needs, from
     /// the model's URL and the test user's HOME.
     pub fn setup(agent: &'static str, home: impl FnOnce(&str, &Path) -> AgentHome) -> Option<Self> {
+        Self::setup_as(agent, true, home)
+    }
+
+    /// Like [`Self::setup`], but the built-in agent runs unsandboxed, with
+    /// nerdr's integration (`nerdr integration install AGENT`: its hooks
+    /// report turns to nerdr) added to the HOME `home` prepared.
+    pub fn setup_with_hooks(
+        agent: &'static str,
+        home: impl FnOnce(&str, &Path) -> AgentHome,
+    ) -> Option<Self> {
+        let t = Self::setup_as(agent, false, home)?;
+        t.ok(&["integration", "install", agent]);
+        Some(t)
+    }
+
+    fn setup_as(
+        agent: &'static str,
+        sandboxed: bool,
+        home: impl FnOnce(&str, &Path) -> AgentHome,
+    ) -> Option<Self> {
         let clis = clis()?;
         let env = setup()?;
         env.run(&["nerdr", "service", "install"]);
-        env.write_user_file(
-            ".config/nerdr/config.toml",
-            format!(
-                "[agents.{agent}]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"{agent}\"]\n\
-                 sandboxed = true\n"
-            ),
-        );
+        if sandboxed {
+            env.write_user_file(
+                ".config/nerdr/config.toml",
+                format!(
+                    "[agents.{agent}]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"{agent}\"]\n\
+                     sandboxed = true\n"
+                ),
+            );
+        }
         let model = FakeModel::start();
         let prepared = home(&model.url(), env.home());
         for (rel, content) in &prepared.files {
