@@ -356,18 +356,6 @@ impl AgentState {
             AgentState::Unknown => "unknown",
         }
     }
-
-    pub fn parse(s: &str) -> Option<Self> {
-        [
-            AgentState::Working,
-            AgentState::Blocked,
-            AgentState::Idle,
-            AgentState::Done,
-            AgentState::Unknown,
-        ]
-        .into_iter()
-        .find(|a| a.as_str() == s)
-    }
 }
 
 /// What a tab runs: an agent, or a terminal opened in an agent's tab.
