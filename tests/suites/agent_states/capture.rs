@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::pane::{Pane, COLS, ROWS};
-use super::{claude_home, clis, codex_home, ClaudeDialogs, CodexDialogs, SLOW_ANSWER};
+use super::{claude_home, clis, codex_home, ClaudeDialogs, CodexDialogs, SLOW_ANSWER, SLOW_END};
 use crate::support::agent_home::AgentHome;
 use crate::support::fake_model::{FakeModel, Turn};
 
@@ -362,10 +362,6 @@ fn capture_claude_screens() {
     }
     eprintln!("claude: {} screens: {:?}", cam.written.len(), cam.written);
 }
-
-/// The last words of [`SLOW_ANSWER`]: once on screen, the answer is all
-/// there.
-const SLOW_END: &str = "end of the slow answer.";
 
 #[test]
 #[ignore = "writes tests/fixtures/screens; run by hand (see the module docs)"]
