@@ -12,7 +12,8 @@
 //! It overwrites the files it writes (the random parts, claude's spinner
 //! verbs and Tips, differ run to run) and leaves others alone. `expect:`
 //! is the state a person sees on that screen, set here by the scenario
-//! (never by a rule); `rule:` is left empty for the rules' author. Review
+//! (never by a rule); `rule:` is the rules' author's: empty in a new
+//! file, kept from the file a capture overwrites. Review
 //! the diff before committing: a new CLI version may show something the
 //! scenario's waits did not expect.
 
@@ -20,7 +21,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::pane::{Pane, COLS, ROWS};
-use super::{claude_home, clis, codex_home, ClaudeDialogs, CodexDialogs, SLOW_ANSWER};
+use super::{claude_home, clis, codex_home, ClaudeDialogs, CodexDialogs, SLOW_ANSWER, SLOW_END};
 use crate::support::agent_home::AgentHome;
 use crate::support::fake_model::{FakeModel, Turn};
 
@@ -39,6 +40,9 @@ struct Shot {
     agent: &'static str,
     expect: &'static str,
     slug: String,
+    /// The rule that must match, as the rules' author set it in an
+    /// earlier capture of the same name (empty at first).
+    rule: String,
     title: String,
     source: String,
     rows: Vec<String>,
@@ -47,8 +51,16 @@ struct Shot {
 impl Shot {
     fn text(&self) -> String {
         let mut out = format!(
-            "agent: {}\nexpect: {}\nrule:\ntitle: {}\nsource: {}\n---\n",
-            self.agent, self.expect, self.title, self.source
+            "agent: {}\nexpect: {}\nrule:{}\ntitle: {}\nsource: {}\n---\n",
+            self.agent,
+            self.expect,
+            if self.rule.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", self.rule)
+            },
+            self.title,
+            self.source
         );
         for r in &self.rows {
             out.push_str(r);
@@ -83,20 +95,36 @@ impl Camera {
     /// Write the pane's screen now as `<expect>-<slug>.screen`; `what`
     /// describes the scenario for the `source:` line.
     fn shoot(&mut self, pane: &Pane, expect: &'static str, slug: &str, what: &str) -> Vec<String> {
-        let shot = Shot {
+        let mut shot = Shot {
             agent: self.agent,
             expect,
             slug: slug.to_string(),
+            rule: String::new(),
             title: pane.title(),
             source: format!("{}, tmux {COLS}x{ROWS}, fake model, {what}", self.version),
             rows: pane.rows(),
         };
         let name = format!("{expect}-{}.screen", shot.slug);
-        std::fs::write(self.dir.join(&name), shot.text()).unwrap();
+        let path = self.dir.join(&name);
+        shot.rule = kept_rule(&path);
+        std::fs::write(&path, shot.text()).unwrap();
         eprintln!("wrote {}/{name}", self.agent);
         self.written.push(name);
         shot.rows
     }
+}
+
+/// The `rule:` header of the capture at `path`, if there is one: a new
+/// capture of the same screen keeps the rule its author named.
+fn kept_rule(path: &Path) -> String {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return String::new();
+    };
+    text.lines()
+        .take_while(|l| *l != "---")
+        .find_map(|l| l.strip_prefix("rule:"))
+        .map(|r| r.trim().to_string())
+        .unwrap_or_default()
 }
 
 fn temp() -> tempfile::TempDir {
@@ -362,10 +390,6 @@ fn capture_claude_screens() {
     }
     eprintln!("claude: {} screens: {:?}", cam.written.len(), cam.written);
 }
-
-/// The last words of [`SLOW_ANSWER`]: once on screen, the answer is all
-/// there.
-const SLOW_END: &str = "end of the slow answer.";
 
 #[test]
 #[ignore = "writes tests/fixtures/screens; run by hand (see the module docs)"]

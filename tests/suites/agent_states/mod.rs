@@ -45,6 +45,11 @@ pub const SLOW_ANSWER: &str = "This answer streams slowly, one word at a time, s
     few more, while the spinner turns and the clock runs, and nobody has to wait for \
     anything else to happen before the end of the slow answer.";
 
+/// The last word of [`SLOW_ANSWER`], the only one with a full stop: on
+/// screen, the answer is all there (a word: however the terminal's width
+/// wraps the answer).
+pub const SLOW_END: &str = "answer.";
+
 /// Which of claude's questions stay in the way.
 #[derive(Debug, Clone, Copy)]
 pub struct ClaudeDialogs {
@@ -188,7 +193,7 @@ pub fn states_of_a_turn(t: &Turns, question: &str) {
 
     // The turn ends and no window shows the tab: done.
     t.wait_screen(&tab, "the slow answer's end", TURN, |s| {
-        s.contains("slow answer.")
+        s.contains(SLOW_END)
     });
     wait_returns(t, &tab, "done", TURN, &mut f);
 
