@@ -142,7 +142,7 @@ fn sigterm_ends_the_sandbox_on_the_record() {
     let proj = env.home().join("proj");
     let driver = r#"
 import os, signal, subprocess, sys, time
-p = subprocess.Popen(["nerdr", "sandbox", "--", "sh", "-c", "echo ready; exec sleep 60"],
+p = subprocess.Popen(["nerdr", "sandbox", "--", "sh", "-c", "echo ready; exec sleep 6143"],
                      stdout=subprocess.PIPE)
 assert p.stdout.readline() == b"ready\n"
 t0 = time.time()
@@ -162,11 +162,12 @@ print("exit", code, "after %.1f s" % (time.time() - t0))
     assert_eq!(last["event"], "exit");
     assert_eq!(last["code"], 143);
     // Nothing left behind (the sandbox's processes die with bubblewrap).
+    // Its own duration: other tests run `sleep` as the same user at once.
     crate::support::wait_until(
         "the sandboxed sleep to end",
         std::time::Duration::from_secs(5),
         || {
-            env.output(&["pgrep", "-u", env.user(), "-x", "sleep"])
+            env.output(&["pgrep", "-u", env.user(), "-fx", "sleep 6143"])
                 .stdout
                 .is_empty()
         },
