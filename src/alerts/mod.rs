@@ -95,6 +95,12 @@ fn admit(event: &Event) -> bool {
     admitted
 }
 
+/// The warning for a config whose `[notify]` cannot be used: what is
+/// wrong (file, line, key) and what nerdr does meanwhile.
+fn unreadable(error: &dyn std::fmt::Display) -> String {
+    format!("cannot read [notify]: {error}; notifying with the defaults until it is fixed")
+}
+
 /// The agent's `[notify]` settings, read off the async workers. A config
 /// that cannot be read or parsed means the defaults (everything on): a
 /// mistake in the file should not silence "claude needs you".
@@ -108,7 +114,9 @@ async fn load(paths: &Paths, agent: &str) -> NotifyConfig {
     match read {
         Ok(Ok(config)) => config,
         Ok(Err(error)) => {
-            tracing::warn!(error = %error, "cannot read [notify]; notifying with the defaults");
+            // In the message itself: `journalctl -t nerdr`, where the
+            // README sends people, shows no fields.
+            tracing::warn!(error = %error, "{}", unreadable(&error));
             NotifyConfig::default()
         }
         Err(error) => {
@@ -155,5 +163,16 @@ mod tests {
         std::fs::create_dir_all(&paths.config_dir).unwrap();
         std::fs::write(paths.config_file(), "[notify]\ndone = \"off\"\nbogus = 1\n").unwrap();
         assert_eq!(load(&paths, "claude").await, NotifyConfig::default());
+    }
+
+    /// The warning carries the config error in its text (the journal's
+    /// default view shows no fields), and says what nerdr does meanwhile.
+    #[test]
+    fn the_warning_for_a_broken_config_says_what_is_wrong() {
+        let error =
+            "config.toml:9:1: `notify.done` is \"yes\", which is neither \"on\" nor \"off\"";
+        let text = unreadable(&error);
+        assert!(text.contains(error), "{text}");
+        assert!(text.contains("notifying with the defaults"), "{text}");
     }
 }

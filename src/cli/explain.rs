@@ -79,14 +79,14 @@ mod tests {
             state: "exited".into(),
             agent_state: None,
             agent_state_since: None,
-            cause: "the program is exited".into(),
+            cause: "the program exited".into(),
             lines: vec![],
             warning: Some("screen rules not used: x".into()),
             ..e
         };
         assert_eq!(
             text(&exited),
-            "tab ab12 (claude): exited\nrules: claude (built-in)\ncause: the program is exited\n\
+            "tab ab12 (claude): exited\nrules: claude (built-in)\ncause: the program exited\n\
              warning: screen rules not used: x\n"
         );
     }

@@ -9,6 +9,11 @@ use crate::client;
 use crate::protocol::api::RestartTab;
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "The agent gets this command's environment, as `nerdr agent` gives it its \
+        own: run it where the agent's variables (an API key, a base URL) are set. It \
+        reads the config and the screen rules afresh, and keeps the tab's number."
+)]
 pub struct Args {
     /// The tab id
     pub tab: String,

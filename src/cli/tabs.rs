@@ -17,7 +17,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, folder, agent, command, sandboxed, state, reason (why a tab is refused), pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells
+    /// One JSON array: id, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells
     #[arg(long)]
     pub json: bool,
 }
@@ -104,6 +104,16 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
         );
         out.push_str(line.trim_end());
         out.push('\n');
+    }
+    // What the rows have no room for: why a tab was refused, and each
+    // tab's warning (a rules file nerdr cannot use, say), in full.
+    for t in tabs {
+        if let Some(reason) = &t.reason {
+            out.push_str(&format!("{}: refused: {reason}\n", t.id));
+        }
+        if let Some(warning) = &t.warning {
+            out.push_str(&format!("{}: warning: {warning}\n", t.id));
+        }
     }
     out
 }
@@ -236,6 +246,19 @@ mod tests {
             plain.contains("BLOCKED") && !plain.contains('\x1b'),
             "{plain}"
         );
+        // A tab's warning and a refusal's reason follow the table, whole.
+        let mut warned = row("running", Some("idle"));
+        warned.warning = Some("screen rules not used: x.toml:6: fix it".into());
+        let mut refused = row("refused", None);
+        refused.reason = Some("the check reached the user bus".into());
+        let text = table(&[warned, refused], false, false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 5, "{text}");
+        assert_eq!(
+            lines[3],
+            "ab12: warning: screen rules not used: x.toml:6: fix it"
+        );
+        assert_eq!(lines[4], "ab12: refused: the check reached the user bus");
         let coloured = table(&t, false, true);
         assert!(coloured.contains("\x1b[1;31mBLOCKED"), "{coloured:?}");
         // The colour's escapes take no room: PID lines up on both rows.

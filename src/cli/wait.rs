@@ -16,6 +16,11 @@ use crate::client;
 use crate::protocol::api::{Until, WaitFor};
 
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Exit status: 0 the tab is in the state (at once if it already was), \
+        124 out of time (--timeout), 3 the state can no longer come (the program exited, \
+        the tab is a terminal, the sandbox check refused it), 1 any other error (no such tab), 2 a wrong command line."
+)]
 pub struct Args {
     /// The tab id (from `nerdr agent` or `nerdr tabs`)
     pub tab: String,
@@ -95,11 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let tab = &args.tab;
     match (waited.never, args.timeout) {
         (Some(why), _) => {
-            eprintln!(
-                "nerdr wait: tab {tab} will not become {}: {why} (it is {})",
-                until.as_str(),
-                waited.state
-            );
+            eprintln!("{}", never_text(tab, until.as_str(), &why, &waited.state));
             Ok(ExitCode::from(NEVER))
         }
         (None, t) => {
@@ -113,6 +114,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Why the state cannot come, with what the tab is unless the reason
+/// says it already ("the agent's program exited", not "... (it is exited)").
+fn never_text(tab: &str, until: &str, why: &str, state: &str) -> String {
+    let mut text = format!("nerdr wait: tab {tab} will not become {until}: {why}");
+    if !why.contains(state) {
+        text.push_str(&format!(" (it is {state})"));
+    }
+    text
+}
+
 /// `30s`, `0.5s`.
 fn humane(d: Duration) -> String {
     format!("{}s", d.as_secs_f64())
@@ -121,6 +132,18 @@ fn humane(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_state_that_cannot_come_is_said_once() {
+        assert_eq!(
+            never_text("ab12", "blocked", "the agent's program exited", "exited"),
+            "nerdr wait: tab ab12 will not become blocked: the agent's program exited"
+        );
+        assert_eq!(
+            never_text("ab12", "idle", "the tab is a terminal: it has no agent state (only `exited`)", "running"),
+            "nerdr wait: tab ab12 will not become idle: the tab is a terminal: it has no agent state (only `exited`) (it is running)"
+        );
+    }
 
     #[test]
     fn timeouts_are_seconds() {

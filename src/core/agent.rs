@@ -173,37 +173,43 @@ impl Core {
         self.host.forget(tab);
         {
             let mut state = self.state.lock().unwrap();
-            state.remove(tab);
+            // Its place too: the tab keeps its number in the windows.
+            state.remove_keeping_place(tab);
             // A restart (after fixing the sandbox, say) is watched afresh.
             state.turns.forget(tab);
         }
         tracing::info!(tab = %tab, agent = %old.agent, mode = ?mode, "restarting agent");
-        self.launch(
-            caller,
-            Plan {
-                id: old.id,
-                folder: old.folder,
-                cwd,
-                // The tab's own worktree, with its work: never removed by
-                // a restart that fails.
-                worktree: old.worktree,
-                name: old.agent,
-                command: command.display,
-                argv: command.argv,
-                caller_env,
-                agent_env: command.agent_env,
-                sandboxed: agent.sandboxed,
-                kind: TabKind::Agent,
-                parent: None,
-                session_id: command.session_id.or(old.session_id),
-                reported: old.reported,
-                probe: command.probe,
-                deferred: command.deferred,
-                detect: Some(agent.detect.clone()),
-            },
-            &mut FreshWorktree::none(),
-        )
-        .await
+        let folder = old.folder.clone();
+        let started = self
+            .launch(
+                caller,
+                Plan {
+                    id: old.id,
+                    folder: old.folder,
+                    cwd,
+                    // The tab's own worktree, with its work: never removed by
+                    // a restart that fails.
+                    worktree: old.worktree,
+                    name: old.agent,
+                    command: command.display,
+                    argv: command.argv,
+                    caller_env,
+                    agent_env: command.agent_env,
+                    sandboxed: agent.sandboxed,
+                    kind: TabKind::Agent,
+                    parent: None,
+                    session_id: command.session_id.or(old.session_id),
+                    reported: old.reported,
+                    probe: command.probe,
+                    deferred: command.deferred,
+                    detect: Some(agent.detect.clone()),
+                },
+                &mut FreshWorktree::none(),
+            )
+            .await;
+        // A launch that failed before it recorded the tab leaves its place.
+        self.state.lock().unwrap().forget_place(&folder, tab);
+        started
     }
 
     /// The error a refused launch answers with; a refusal of the privilege

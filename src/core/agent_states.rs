@@ -242,7 +242,13 @@ impl Core {
             rules: d.and_then(|d| d.tracker.rules()).map(|r| rules_in_words(r)),
             cause: match (&cause, d, running) {
                 (_, None, _) => "a terminal: nerdr tells no state for it".into(),
-                (_, _, false) => format!("the program is {}", t.state.as_str()),
+                (_, _, false) => match t.state {
+                    TabState::Exited => "the program exited".into(),
+                    TabState::Refused => {
+                        "the sandbox check refused the program: it never ran".into()
+                    }
+                    s => format!("the program is {}", s.as_str()),
+                },
                 (Some(c), _, true) => c.what.clone(),
                 (None, _, true) => String::new(),
             },

@@ -387,13 +387,11 @@ impl Core {
                         text: t.screen_text(lines),
                     })
             }),
-            Request::Send(SendText { tab, text, enter }) => {
-                let mut bytes = text.into_bytes();
-                if enter {
-                    bytes.push(b'\r');
-                }
-                encode::<SendText>(self.write_input(&tab, bytes).map(|()| Sent::Typed {}))
-            }
+            Request::Send(SendText { tab, text, enter }) => encode::<SendText>(
+                self.type_text(&tab, text.into_bytes(), enter)
+                    .await
+                    .map(|()| Sent::Typed {}),
+            ),
             Request::Resize(Resize { tab, rows, cols }) => {
                 encode::<Resize>(self.resize(&tab, rows, cols))
             }
@@ -448,6 +446,27 @@ impl Core {
         }
     }
 
+    /// Type `bytes` into a tab as a person would: text ending in Enter
+    /// gets its Enter a moment after the text. Text and Enter in one write
+    /// look like a paste to programs without bracketed paste that guess
+    /// (codex's paste-burst check makes such an Enter a new line, so the
+    /// prompt never goes).
+    pub(super) async fn type_text(
+        &self,
+        tab: &str,
+        text: Vec<u8>,
+        enter: bool,
+    ) -> Result<(), ApiError> {
+        if !enter {
+            return self.write_input(tab, text);
+        }
+        if !text.is_empty() {
+            self.write_input(tab, text)?;
+            tokio::time::sleep(ENTER_AFTER).await;
+        }
+        self.write_input(tab, b"\r".to_vec())
+    }
+
     pub(super) fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
         if !self.state.lock().unwrap().tabs.contains_key(tab) {
             return Err(no_tab(tab));
@@ -461,6 +480,11 @@ impl Core {
         })
     }
 }
+
+/// How long after typed text its Enter follows: codex takes an Enter
+/// within a few milliseconds of a burst of text for part of a paste (50 ms
+/// was enough in a trial with codex-cli 0.171).
+const ENTER_AFTER: Duration = Duration::from_millis(150);
 
 /// The longest message a sandboxed agent may leave for an unsandboxed one:
 /// all of it must fit where the person reads it before saying yes.

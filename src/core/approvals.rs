@@ -362,7 +362,12 @@ impl Core {
         for e in effects {
             match e {
                 Effect::Deliver { to, text } => {
-                    self.write_input(&to, text.into_bytes())?;
+                    // Queued with its Enter (a message is delivered whole).
+                    let (text, enter) = match text.strip_suffix('\r') {
+                        Some(t) => (t.to_string(), true),
+                        None => (text, false),
+                    };
+                    self.type_text(&to, text.into_bytes(), enter).await?;
                     return Ok(Decided {
                         ran: vec![],
                         delivered: Some(to),

@@ -192,12 +192,32 @@ impl Tab {
 /// The queries over the tabs of [`State`] (defined with the rest of what
 /// the core knows, in `core`).
 impl State {
+    /// Add a tab at the end of its session, or back at its place when
+    /// [`State::remove_keeping_place`] kept one for its id.
     pub fn insert(&mut self, tab: Tab) {
-        self.sessions
-            .entry(tab.folder.clone())
-            .or_default()
-            .push(tab.id.clone());
+        let ids = self.sessions.entry(tab.folder.clone()).or_default();
+        if !ids.contains(&tab.id) {
+            ids.push(tab.id.clone());
+        }
         self.tabs.insert(tab.id.clone(), tab);
+    }
+
+    /// Take a tab out that is about to start again under its id (`nerdr
+    /// restart`), keeping its place in its session, so it keeps its number
+    /// in the windows. The place is taken again by [`State::insert`], or
+    /// given up by [`State::remove`] or [`State::forget_place`].
+    pub fn remove_keeping_place(&mut self, id: &str) -> Option<Tab> {
+        self.tabs.remove(id)
+    }
+
+    /// Give up a place kept for a tab that did not come back.
+    pub fn forget_place(&mut self, folder: &Path, id: &str) {
+        if self.tabs.contains_key(id) {
+            return;
+        }
+        if let Some(ids) = self.sessions.get_mut(folder) {
+            ids.retain(|t| t != id);
+        }
     }
 
     pub fn remove(&mut self, id: &str) -> Option<Tab> {
@@ -276,6 +296,46 @@ pub fn status_text(states: impl Iterator<Item = TabState>, sessions: usize) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tab(id: &str) -> Tab {
+        let saved = serde_json::from_value(serde_json::json!({
+            "id": id, "folder": "/w", "agent": "sh", "command": ["sh"], "sandboxed": false,
+            "state": "running", "pid": null, "start_time": null, "exit_code": null,
+        }))
+        .unwrap();
+        Tab::from_saved(saved, 24, 80)
+    }
+
+    fn order(state: &State) -> Vec<&str> {
+        let tabs = state.session_tabs(Path::new("/w"));
+        tabs.iter().map(|t| t.id.as_str()).collect()
+    }
+
+    /// A restarted tab keeps its place (its number in the windows); a
+    /// closed one gives it up, and so does one that did not come back.
+    #[test]
+    fn a_tab_started_again_keeps_its_place() {
+        let mut state = State::default();
+        for id in ["a", "b", "c"] {
+            state.insert(tab(id));
+        }
+        let a = state.remove_keeping_place("a").unwrap();
+        assert_eq!(order(&state), ["b", "c"]);
+        state.insert(a);
+        assert_eq!(order(&state), ["a", "b", "c"]);
+
+        state.remove_keeping_place("b").unwrap();
+        state.forget_place(Path::new("/w"), "b");
+        state.insert(tab("b"));
+        assert_eq!(order(&state), ["a", "c", "b"]);
+
+        // A tab that is back keeps its place whoever asks to forget it.
+        state.forget_place(Path::new("/w"), "a");
+        assert_eq!(order(&state), ["a", "c", "b"]);
+        state.remove("c");
+        state.insert(tab("c"));
+        assert_eq!(order(&state), ["a", "b", "c"]);
+    }
 
     #[test]
     fn status_lines() {

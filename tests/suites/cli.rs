@@ -55,6 +55,34 @@ fn send_without_enter_then_enter() {
     l.wait_screen(&tab, "\npartial");
 }
 
+/// Text and its Enter reach the program in two reads, as a person types
+/// them: codex takes an Enter that arrives with a burst of text for part
+/// of a paste (a new line in its prompt, which then never goes).
+#[test]
+fn send_types_the_enter_after_the_text() {
+    let l = Local::started();
+    let script = l.path("chunks.py");
+    std::fs::write(
+        &script,
+        "import os, tty\ntty.setraw(0)\nos.write(1, b'ready\\r\\n')\nwhile True:\n    \
+         os.write(1, (repr(os.read(0, 4096)) + '\\r\\n').encode())\n",
+    )
+    .unwrap();
+    l.write_config(&format!(
+        "[agents.chunks]\ncommand = [\"python3\", {:?}]\n",
+        script.to_str().unwrap()
+    ));
+    let tab = l.ok(&["agent", "chunks"]);
+    l.wait_screen(&tab, "ready");
+    l.ok(&["send", &tab, "hello"]);
+    let screen = l.wait_screen(&tab, "b'\\r'");
+    assert!(screen.contains("b'hello'\n"), "{screen}");
+    assert!(!screen.contains("hello\\r"), "{screen}");
+    // Text without Enter is one write as ever, whatever it holds.
+    l.ok(&["send", "--no-enter", &tab, "x\r"]);
+    l.wait_screen(&tab, "b'x\\r'");
+}
+
 #[test]
 fn read_follows_full_screen_programs_and_lines_tails() {
     let l = Local::started();

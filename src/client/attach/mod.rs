@@ -94,7 +94,20 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
     if !farewell.is_empty() {
         println!("{farewell}");
     }
+    // Not a detach the person asked for: scripts around `nerdr` can tell.
+    if farewell.starts_with(LOST_CORE) {
+        return Ok(ExitCode::FAILURE);
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+const LOST_CORE: &str = "[lost the core";
+
+/// The window's last line when the core went away (restarted, upgraded,
+/// crashed): what to do, since the programs a holder keeps run on.
+fn lost_core(why: Option<&str>) -> String {
+    let why = why.map(|w| format!(": {w}")).unwrap_or_default();
+    format!("{LOST_CORE}{why}] run `nerdr` to attach again")
 }
 
 async fn attached(
@@ -180,8 +193,8 @@ async fn attached(
                         w.on_frame(frame)?;
                     }
                 }
-                Some(Err(e)) => return Ok(format!("[lost the core: {e}]")),
-                None => return Ok("[lost the core]".into()),
+                Some(Err(e)) => return Ok(lost_core(Some(&e.to_string()))),
+                None => return Ok(lost_core(None)),
             },
             k = keys_rx.recv() => match k {
                 Some(bytes) => w.on_keys(&bytes),
@@ -511,5 +524,21 @@ impl Window {
             other => overlay::render(other, &self.prefix_name, rows, cols),
         };
         View::write(&bytes);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_core_says_how_to_come_back() {
+        let text = lost_core(Some("connection closed"));
+        assert_eq!(
+            text,
+            "[lost the core: connection closed] run `nerdr` to attach again"
+        );
+        assert!(text.starts_with(LOST_CORE));
+        assert!(lost_core(None).starts_with("[lost the core] run `nerdr`"));
     }
 }
