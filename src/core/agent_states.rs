@@ -17,7 +17,7 @@ use super::not_found::no_tab;
 use super::state::State;
 use super::Core;
 use crate::detect::{Change, RuleSet, ScreenView};
-use crate::protocol::api::{AgentState, ApiError, TabState};
+use crate::protocol::api::{AgentState, ApiError, TabKind, TabState};
 use crate::protocol::replies::Explained;
 
 /// The rules in force, in words: `claude (built-in)`, `my (FILE)`.
@@ -52,7 +52,15 @@ impl Core {
     /// scans it, and the timer is woken when the tab now wants a look
     /// sooner than it was going to wake.
     pub(super) fn detect_output(&self, state: &mut State, tab: &str, bytes: &[u8]) {
-        let Some(d) = state.tabs.get_mut(tab).and_then(|t| t.detection.as_mut()) else {
+        let Some(t) = state.tabs.get_mut(tab) else {
+            return;
+        };
+        let Some(d) = t.detection.as_mut() else {
+            // A terminal: only its bells count.
+            if t.kind == TabKind::Terminal && t.terminal_bells.feed(bytes) {
+                let folder = t.folder.clone();
+                self.send_tabs(state, &folder);
+            }
             return;
         };
         let bells = d.tracker.bells();

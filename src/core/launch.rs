@@ -327,6 +327,7 @@ fn starting_tab(
         screen: vt100::Parser::new(rows, cols, SCROLLBACK),
         log: Default::default(),
         detection: None,
+        terminal_bells: Default::default(),
     }
 }
 

@@ -45,6 +45,8 @@ pub struct Tab {
     pub log: super::outlog::OutLog,
     /// What the agent is doing (`agent_states`); `None` for a terminal.
     pub detection: Option<super::detection::Detection>,
+    /// A terminal's bells (an agent's are its tracker's).
+    pub terminal_bells: crate::detect::Bells,
 }
 
 /// A tab's own git worktree.
@@ -143,6 +145,7 @@ impl Tab {
             screen: vt100::Parser::new(rows, cols, SCROLLBACK),
             log: Default::default(),
             detection: None,
+            terminal_bells: Default::default(),
         }
     }
 
@@ -170,7 +173,10 @@ impl Tab {
                 .detection
                 .as_ref()
                 .and_then(|d| d.since_while(self.state == TabState::Running)),
-            bells: self.detection.as_ref().map_or(0, |d| d.tracker.bells()),
+            bells: match &self.detection {
+                Some(d) => d.tracker.bells(),
+                None => self.terminal_bells.count(),
+            },
         }
     }
 

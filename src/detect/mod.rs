@@ -25,6 +25,32 @@ pub use builtin::{builtin, load};
 pub use rules::RuleSet;
 pub use tracker::Tracker;
 
+/// The bells a tab rings that nerdr tells no state of (a terminal), counted
+/// so a window can mark it; its OSC 7501 sequences mean nothing there.
+#[derive(Debug, Clone, Default)]
+pub struct Bells {
+    scanner: signals::Scanner,
+    count: u64,
+}
+
+impl Bells {
+    /// Scan a chunk of output; whether it rang.
+    pub fn feed(&mut self, bytes: &[u8]) -> bool {
+        let before = self.count;
+        let count = &mut self.count;
+        self.scanner.feed(bytes, |s| {
+            if s == signals::Signal::Bell {
+                *count += 1;
+            }
+        });
+        self.count > before
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+}
+
 /// A screen as the rules see it: the visible rows (trailing blanks cut)
 /// and the terminal title. Plain data, so the evaluator is testable on
 /// captured screens.

@@ -98,6 +98,20 @@ fn a_bell_in_a_background_tab_is_marked_and_the_jump_key_goes_there() {
     l.ok(&["send", &first, "printf 'first\\a'"]);
     let s = t.wait("tab 1's bell mark", |s: &[String]| has_entry(s, "1:sh^"));
     assert!(has_entry(&s, "2:sh*"), "{}", status(&s));
+
+    // A terminal tab's bell counts too, though nerdr tells no state of it.
+    let term = l.ok(&["terminal", &first]);
+    t.wait("the terminal's entry", |s: &[String]| {
+        status(s).contains("3:")
+    });
+    l.wait_screen(&term, "#"); // root's shell prompt
+    l.ok(&["send", &term, "printf 'term\\a'"]);
+    let s = t.wait("the terminal's bell mark", |s: &[String]| {
+        status(s)
+            .split_whitespace()
+            .any(|e| e.starts_with("3:") && e.ends_with('^'))
+    });
+    assert!(has_entry(&s, "2:sh*"), "{}", status(&s));
 }
 
 /// The CLIs' folder, or `None` after a loud skip.
