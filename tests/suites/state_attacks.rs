@@ -1,0 +1,116 @@
+//! Attacks on agent states from a program in a tab (issue 15's review):
+//! what it writes reaches the person's terminal through `nerdr explain`
+//! only escaped, and a flood of bells (each sends the
+//! session's tab list to its windows) does not grow the core's memory
+//! while a window does not read (a stopped or stalled terminal).
+
+use std::time::Duration;
+
+use crate::support::local::Local;
+use crate::support::poll;
+use crate::support::sysenv::skip;
+use crate::support::tmux::Tmux;
+
+const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+#[test]
+fn explain_shows_what_an_agent_wrote_escaped() {
+    let l = Local::started();
+    l.write_config(SH);
+    let tab = l.ok(&["agent", "sh"]);
+    // An OSC 7501 whose payload carries SO (shift to the line-drawing
+    // set), CR, BS and a C1 CSI (U+009B, a control to xterm) asking to
+    // clear the screen.
+    l.ok(&[
+        "send",
+        &tab,
+        r"printf '\033]7501;state=blocked:x=\016\r\010\302\2332J\a'; echo sent",
+    ]);
+    l.wait_screen(&tab, "sent");
+    let mut shown = String::new();
+    let blocked = poll(Duration::from_secs(10), || {
+        shown = l.ok(&["explain", &tab]);
+        shown.contains("blocked since")
+    });
+    assert!(blocked, "{shown:?}");
+    assert!(
+        !shown.chars().any(|c| c.is_control() && c != '\n'),
+        "a control character of the agent's reached the terminal: {shown:?}"
+    );
+    assert!(shown.contains(r"x=\u{e}\r\u{8}\u{9b}2J"), "{shown:?}");
+    // The JSON carries it escaped too (the core keeps the escape).
+    let json = l.ok(&["explain", &tab, "--json"]);
+    assert!(!json.contains('\u{9b}'), "{json:?}");
+}
+
+fn rss_kb(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap()
+}
+
+/// The window's process: the one `nerdr` (no arguments) of this root.
+fn window_pid(l: &Local) -> Option<u32> {
+    let root = l.root.path().display().to_string();
+    std::fs::read_dir("/proc").ok()?.find_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let words: Vec<&[u8]> = cmd.split(|b| *b == 0).filter(|w| !w.is_empty()).collect();
+        let is_window = words.len() == 1 && (words[0] == b"nerdr" || words[0].ends_with(b"/nerdr"));
+        let env = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        (is_window && String::from_utf8_lossy(&env).contains(&root)).then_some(pid)
+    })
+}
+
+fn signal(pid: u32, sig: nix::sys::signal::Signal) {
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), sig).unwrap();
+}
+
+#[test]
+fn a_bell_flood_does_not_grow_the_core_while_a_window_does_not_read() {
+    let tmux = std::process::Command::new("tmux").arg("-V").output();
+    if !tmux.is_ok_and(|o| o.status.success()) {
+        skip("tmux is not installed");
+        return;
+    }
+    let l = Local::started();
+    l.write_config(SH);
+    let _shown = l.ok(&["agent", "sh"]);
+    let flood = l.ok(&["agent", "sh"]);
+    // More tabs make each tab list longer.
+    for _ in 0..10 {
+        l.ok(&["agent", "sh"]);
+    }
+    let t = Tmux::start(&l, 200, 24, "nerdr");
+    t.wait("the window", |s: &[String]| {
+        s.last().is_some_and(|x| x.contains("1:sh*"))
+    });
+    let win = window_pid(&l).expect("the window's process");
+    let core = l.core_pid();
+    // The person's terminal stops reading (Ctrl-Z, a stalled ssh).
+    signal(win, nix::sys::signal::Signal::SIGSTOP);
+    let before = rss_kb(core);
+    l.ok(&[
+        "send",
+        &flood,
+        "for i in $(seq 1 200000); do printf '\\a'; done; echo flood-over",
+    ]);
+    l.wait_screen_within(&flood, "flood-over", Duration::from_secs(120));
+    // The core has taken every chunk by now; what it queued stays queued.
+    std::thread::sleep(Duration::from_secs(3));
+    let after = rss_kb(core);
+    eprintln!("core rss {before} kB -> {after} kB");
+    signal(win, nix::sys::signal::Signal::SIGCONT);
+    assert!(
+        after < before + 16 * 1024,
+        "the core grew from {before} kB to {after} kB queueing tab lists for a window that \
+         does not read"
+    );
+    // Once it reads again, it is owed the current list: the bell mark.
+    t.wait("tab 2's bell mark", |s: &[String]| {
+        s.last().is_some_and(|x| x.contains("2:sh^"))
+    });
+}
