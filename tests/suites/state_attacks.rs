@@ -96,7 +96,7 @@ fn a_bell_flood_does_not_grow_the_core_while_a_window_does_not_read() {
     l.ok(&[
         "send",
         &flood,
-        "for i in $(seq 1 200000); do printf '\\a'; done; echo flood-over",
+        "for i in $(seq 1 500000); do printf '\\a'; done; echo flood-ov\"\"er",
     ]);
     l.wait_screen_within(&flood, "flood-over", Duration::from_secs(120));
     // The core has taken every chunk by now; what it queued stays queued.
