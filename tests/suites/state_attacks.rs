@@ -1,8 +1,10 @@
 //! Attacks on agent states from a program in a tab (issue 15's review):
 //! what it writes reaches the person's terminal through `nerdr explain`
-//! only escaped, and a flood of bells (each sends the
-//! session's tab list to its windows) does not grow the core's memory
-//! while a window does not read (a stopped or stalled terminal).
+//! only escaped, a flood of bells (each sends the session's tab list to
+//! its windows) does not grow the core's memory while a window does not
+//! read (a stopped or stalled terminal), and a tab that flickers into
+//! `blocked` has the `[notify]` config read once per quiet time, not once
+//! per flicker.
 
 use std::time::Duration;
 
@@ -113,4 +115,27 @@ fn a_bell_flood_does_not_grow_the_core_while_a_window_does_not_read() {
     t.wait("tab 2's bell mark", |s: &[String]| {
         s.last().is_some_and(|x| x.contains("2:sh^"))
     });
+}
+
+#[test]
+fn a_flickering_tab_has_the_notify_config_read_once_per_quiet_time() {
+    let l = Local::started();
+    l.write_config(SH);
+    let tab = l.ok(&["agent", "sh"]);
+    // Broken after the launch: each read of `[notify]` is a warning in the
+    // core's log, which counts the reads.
+    l.write_config(&format!("{SH}[notify]\nbogus = 1\n"));
+    l.ok(&[
+        "send",
+        &tab,
+        "for i in $(seq 40); do printf '\\033]7501;state=blocked\\a'; sleep 0.02; \
+         printf '\\033]7501;state=working\\a'; sleep 0.02; done; echo flicker-ov\"\"er",
+    ]);
+    l.wait_screen(&tab, "flicker-over");
+    std::thread::sleep(Duration::from_secs(1));
+    let reads = l.core_log().matches("cannot read [notify]").count();
+    assert!(
+        (1..=2).contains(&reads),
+        "40 flickers into `blocked` within the 10 s quiet time read the config {reads} times"
+    );
 }
