@@ -4,7 +4,8 @@
 //! its windows) does not grow the core's memory while a window does not
 //! read (a stopped or stalled terminal), and a tab that flickers into
 //! `blocked` has the `[notify]` config read once per quiet time, not once
-//! per flicker.
+//! per flicker, and a flood of hook reports does not rewrite `tabs.json`
+//! (nor send the tab list to every window) once per report.
 
 use std::time::Duration;
 
@@ -138,4 +139,52 @@ fn a_flickering_tab_has_the_notify_config_read_once_per_quiet_time() {
         (1..=2).contains(&reads),
         "40 flickers into `blocked` within the 10 s quiet time read the config {reads} times"
     );
+}
+
+#[test]
+fn a_flood_of_hook_reports_does_not_rewrite_the_tab_list() {
+    let l = Local::started();
+    l.write_config(SH);
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "echo read\"\"y"]);
+    l.wait_screen(&tab, "ready");
+    let list = l.path("state/nerdr/tabs.json");
+    let written = || {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(&list)
+            .map(|m| (m.ino(), m.mtime_nsec()))
+            .ok()
+    };
+    let before = written();
+    assert!(before.is_some(), "no tabs.json");
+    // 300 reports on one connection, as fast as the core answers, with
+    // no session id: nothing in the tab list changes.
+    let flood = r#"python3 -c '
+import os, socket, json
+s = socket.socket(socket.AF_UNIX); s.connect(os.environ["NERDR_SOCKET"])
+f = s.makefile("rb")
+line = (json.dumps({"id": 1, "tab": os.environ["NERDR_TAB"], "method": "report",
+    "params": {"event": "PostToolUse", "data": None}}) + "\n").encode()
+for i in range(300):
+    s.sendall(line); assert b"error" not in f.readline()
+print("reports-" + "sent")
+'"#;
+    l.ok(&["send", &tab, flood]);
+    l.wait_screen(&tab, "reports-sent");
+    assert_eq!(
+        written(),
+        before,
+        "hook reports that change nothing in the tab list rewrote tabs.json"
+    );
+    // A report with a new session id is saved (resume needs it).
+    l.ok(&[
+        "send",
+        &tab,
+        r#""$NERDR_BIN" hook Stop '{"session_id":"s-1"}'; echo hook-d""one"#,
+    ]);
+    l.wait_screen(&tab, "hook-done");
+    let saved = crate::support::poll(Duration::from_secs(10), || {
+        std::fs::read_to_string(&list).is_ok_and(|t| t.contains("s-1"))
+    });
+    assert!(saved, "the new session id never reached tabs.json");
 }
