@@ -4,8 +4,10 @@
 //! its windows) does not grow the core's memory while a window does not
 //! read (a stopped or stalled terminal), and a tab that flickers into
 //! `blocked` has the `[notify]` config read once per quiet time, not once
-//! per flicker, and a flood of hook reports does not rewrite `tabs.json`
-//! (nor send the tab list to every window) once per report.
+//! per flicker, a flood of hook reports does not rewrite `tabs.json`
+//! (nor send the tab list to every window) once per report, and waits
+//! whose callers hung up after one byte more do not stay behind holding
+//! the core's descriptors.
 
 use std::time::Duration;
 
@@ -187,4 +189,58 @@ print("reports-" + "sent")
         std::fs::read_to_string(&list).is_ok_and(|t| t.contains("s-1"))
     });
     assert!(saved, "the new session id never reached tabs.json");
+}
+
+fn cpu_ticks(pid: u32) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let f: Vec<&str> = s[s.rfind(')').unwrap() + 2..].split_whitespace().collect();
+    f[11].parse::<u64>().unwrap() + f[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn waits_left_behind_by_a_program_that_hung_up_do_not_pile_up() {
+    let l = Local::started();
+    l.write_config(SH);
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "echo read\"\"y"]);
+    l.wait_screen(&tab, "ready");
+    let core = l.core_pid();
+    let fds = || {
+        std::fs::read_dir(format!("/proc/{core}/fd"))
+            .unwrap()
+            .count()
+    };
+    let before = fds();
+    // Each connection asks to wait for the tab's exit, sends one byte
+    // more (which kept the wait from watching for the hang-up) and
+    // closes; then one stays connected with its byte unread.
+    let script = format!(
+        r#"python3 -c '
+import os, socket, json, time
+line = (json.dumps({{"id": 1, "tab": os.environ["NERDR_TAB"], "method": "wait",
+    "params": {{"tab": "{tab}", "until": "exited"}}}}) + "\n").encode()
+for i in range(200):
+    s = socket.socket(socket.AF_UNIX); s.connect(os.environ["NERDR_SOCKET"])
+    s.sendall(line + b"{{"); s.close(); time.sleep(0.005)
+s = socket.socket(socket.AF_UNIX); s.connect(os.environ["NERDR_SOCKET"])
+s.sendall(line + b"{{")
+print("waits-" + "left"); time.sleep(4)
+print("kept-" + "wait-over")
+'"#
+    );
+    l.ok(&["send", &tab, &script]);
+    l.wait_screen(&tab, "waits-left");
+    std::thread::sleep(Duration::from_millis(500));
+    let ticks = cpu_ticks(core);
+    std::thread::sleep(Duration::from_secs(2));
+    let spent = cpu_ticks(core) - ticks;
+    let after = fds();
+    assert!(
+        after < before + 20,
+        "the core holds {after} descriptors, {before} before 200 waits whose callers hung up"
+    );
+    // The wait still connected, with its byte unread, costs nothing while
+    // it waits (no spinning on the unread byte).
+    assert!(spent < 20, "the core spent {spent} ticks on one quiet wait");
+    l.wait_screen(&tab, "kept-wait-over");
 }
