@@ -55,12 +55,17 @@ pub struct Delivered {
 /// desktop notification and any command are started (they finish, or are
 /// given up on, in the background).
 pub async fn deliver(paths: Paths, event: Event) -> Delivered {
-    let config = load(&paths, &event.agent).await;
     let mut delivered = Delivered::default();
-    let actions = plan(&config, &event);
-    if actions.is_empty() || !admit(&event) {
+    // The throttle before anything else: a program that flickers between a
+    // dialog and work (OSC 7501 or its screen, on every write) would
+    // otherwise have the config read and parsed, and a broken one logged,
+    // on every flicker. A state whose setting is off takes its place in
+    // the throttle for nothing, which is harmless.
+    if event.from == event.to || !admit(&event) {
         return delivered;
     }
+    let config = load(&paths, &event.agent).await;
+    let actions = plan(&config, &event);
     for action in actions {
         match action {
             Action::Desktop { summary, body } => {

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use crate::client;
 use crate::protocol::api::ExplainTab;
+use crate::protocol::printable;
 use crate::protocol::replies::Explained;
 
 #[derive(Debug, clap::Args)]
@@ -28,25 +29,33 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The reply in words. Every field is escaped ([`printable`]): the cause
+/// quotes what the agent wrote (its OSC 7501 payload) and the lines are its
+/// screen, and neither may move the person's cursor or reach their
+/// terminal as a control (CR, BS, SO, a C1 CSI).
 fn text(e: &Explained) -> String {
+    let p = |s: &str| printable(s);
+    let (tab, agent) = (p(&e.tab), p(&e.agent));
     let mut out = match (&e.agent_state, &e.agent_state_since) {
-        (Some(s), Some(since)) => format!("tab {} ({}): {s} since {since}\n", e.tab, e.agent),
-        (Some(s), None) => format!("tab {} ({}): {s}\n", e.tab, e.agent),
-        (None, _) => format!("tab {} ({}): {}\n", e.tab, e.agent, e.state),
+        (Some(s), Some(since)) => {
+            format!("tab {tab} ({agent}): {} since {}\n", p(s), p(since))
+        }
+        (Some(s), None) => format!("tab {tab} ({agent}): {}\n", p(s)),
+        (None, _) => format!("tab {tab} ({agent}): {}\n", p(&e.state)),
     };
     let rules = e.rules.as_deref().unwrap_or("none");
-    out.push_str(&format!("rules: {rules}\n"));
+    out.push_str(&format!("rules: {}\n", p(rules)));
     if !e.cause.is_empty() {
-        out.push_str(&format!("cause: {}\n", e.cause));
+        out.push_str(&format!("cause: {}\n", p(&e.cause)));
     }
     if !e.lines.is_empty() {
         out.push_str("matched:\n");
         for l in &e.lines {
-            out.push_str(&format!("  | {l}\n"));
+            out.push_str(&format!("  | {}\n", p(l)));
         }
     }
     if let Some(w) = &e.warning {
-        out.push_str(&format!("warning: {w}\n"));
+        out.push_str(&format!("warning: {}\n", p(w)));
     }
     out
 }
@@ -88,6 +97,24 @@ mod tests {
             text(&exited),
             "tab ab12 (claude): exited\nrules: claude (built-in)\ncause: the program exited\n\
              warning: screen rules not used: x\n"
+        );
+        // What the agent wrote reaches the person's terminal escaped.
+        let evil = Explained {
+            cause: "osc 7501 state=blocked:x=\u{e}\r\u{8}\u{9b}2J".into(),
+            lines: vec!["a\u{9b}2Jb\u{202e}c".into()],
+            warning: None,
+            ..exited.clone()
+        };
+        let shown = text(&evil);
+        assert!(
+            !shown
+                .chars()
+                .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+            "{shown:?}"
+        );
+        assert!(
+            shown.contains("cause: osc 7501 state=blocked:x=\\u{e}\\r"),
+            "{shown}"
         );
     }
 }

@@ -30,6 +30,9 @@ pub struct Window {
     pub out: Outbox,
     /// Live output was skipped; a redraw is owed.
     pub lagging: bool,
+    /// A tab list was skipped (the window's queue was past
+    /// [`WINDOW_BACKLOG`]); the current one is owed once it drains.
+    pub tabs_owed: bool,
 }
 
 #[derive(Default)]
@@ -90,10 +93,11 @@ impl Core {
                 showing: None,
                 out,
                 lagging: false,
+                tabs_owed: false,
             },
         );
         self.fit_session(&mut state, &folder);
-        self.send_tabs(&state, &folder);
+        self.send_tabs(&mut state, &folder);
         if let Some(tab) = first {
             self.show(&mut state, id, &tab);
         }
@@ -196,37 +200,73 @@ impl Core {
         }
     }
 
-    /// Redraw the windows that fell behind and have since caught up;
-    /// whether any still lags.
+    /// Redraw the windows that fell behind and have since caught up, and
+    /// send those owed a tab list the current one; whether any still lags.
     pub fn catch_up(&self) -> bool {
         let mut state = self.state.lock().unwrap();
+        let drained = |w: &Window| w.out.queued() < WINDOW_BACKLOG / 4;
         let due: Vec<(u64, String)> = state
             .windows
             .by_id
             .iter()
-            .filter(|(_, w)| w.lagging && w.out.queued() < WINDOW_BACKLOG / 4)
+            .filter(|(_, w)| w.lagging && drained(w))
             .filter_map(|(id, w)| Some((*id, w.showing.clone()?)))
             .collect();
         for (id, tab) in due {
             self.show(&mut state, id, &tab);
         }
-        state.windows.by_id.values().any(|w| w.lagging)
+        let owed: Vec<PathBuf> = state
+            .windows
+            .by_id
+            .values()
+            .filter(|w| w.tabs_owed && drained(w))
+            .map(|w| w.folder.clone())
+            .collect();
+        for folder in owed {
+            self.send_tabs(&mut state, &folder);
+        }
+        state
+            .windows
+            .by_id
+            .values()
+            .any(|w| w.lagging || w.tabs_owed)
     }
 
     /// Tell every window of `folder` its session's tabs.
-    pub fn send_tabs(&self, state: &State, folder: &Path) {
+    ///
+    /// A window whose queue is past [`WINDOW_BACKLOG`] (a stopped or
+    /// stalled terminal) is skipped and owed the list once it drains: tab
+    /// lists go out on every bell and state change of any tab of the
+    /// session, which a program in a tab controls, so queueing them for a
+    /// window that does not read would grow the core's memory without end.
+    pub fn send_tabs(&self, state: &mut State, folder: &Path) {
         let tabs: Vec<_> = state
             .session_tabs(folder)
             .iter()
             .map(|t| t.info())
             .collect();
         let approvals = state.approvals.pending.len();
-        for win in state.windows.by_id.values().filter(|w| w.folder == folder) {
+        let mut fell_behind = false;
+        for win in state
+            .windows
+            .by_id
+            .values_mut()
+            .filter(|w| w.folder == folder)
+        {
+            if win.out.queued() > WINDOW_BACKLOG {
+                fell_behind |= !win.tabs_owed;
+                win.tabs_owed = true;
+                continue;
+            }
+            win.tabs_owed = false;
             win.out.send(Frame::control(&CoreMsg::Tabs {
                 folder: folder.to_path_buf(),
                 tabs: tabs.clone(),
                 approvals,
             }));
+        }
+        if fell_behind {
+            self.wake.catch_up.notify_one();
         }
     }
 

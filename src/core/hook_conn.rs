@@ -121,12 +121,9 @@ pub async fn serve(core: Arc<Core>, stream: UnixStream) -> anyhow::Result<()> {
             Ok(req) => {
                 let outcome = match authenticate(&core, req.tab.as_deref(), &peer).await {
                     // A wait ends with a caller that hung up (see
-                    // `waiting::hung_up`); a caller with more lines
-                    // already sent keeps it.
-                    Ok(caller)
-                        if matches!(req.request, crate::protocol::api::Request::Wait(_))
-                            && read.buffer().is_empty() =>
-                    {
+                    // `waiting::hung_up`), even one that sent more lines
+                    // after it.
+                    Ok(caller) if matches!(req.request, crate::protocol::api::Request::Wait(_)) => {
                         tokio::select! {
                             reply = core.handle(&caller, req.request) => reply.into(),
                             () = super::waiting::hung_up(read.get_ref()) => return Ok(()),

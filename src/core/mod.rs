@@ -141,7 +141,7 @@ impl Core {
                 .map(|w| w.folder.clone())
                 .collect();
             for f in folders {
-                self.send_tabs(&state, &f);
+                self.send_tabs(&mut state, &f);
             }
             state.generation += 1;
             // A tab that started, exited or went: `nerdr wait` looks again.

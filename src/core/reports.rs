@@ -35,6 +35,7 @@ impl Core {
         };
         let mut state = self.state.lock().unwrap();
         let t = state.tabs.get_mut(tab).ok_or_else(|| no_tab(tab))?;
+        let mut new_session = false;
         if let Some(id) = session_id {
             if !valid_session_id(&id) {
                 return Err(ApiError::new(
@@ -42,6 +43,7 @@ impl Core {
                     format!("session id {id:?} is not a plain word (letters, digits, - _ . :)"),
                 ));
             }
+            new_session = t.session_id.as_deref() != Some(id.as_str());
             t.session_id = Some(id);
         }
         t.last_event = Some(event.to_string());
@@ -52,7 +54,14 @@ impl Core {
         let seq = seq.unwrap_or_else(super::clock::monotonic_ns);
         self.detect_report(&mut state, tab, event, seq);
         drop(state);
-        self.changed();
+        // The tab list (and `tabs.json`) changes only with a new session
+        // id; a state the report moved went to the windows already. Not
+        // on every report: an agent sends one per tool call, and a program
+        // that floods them would have the list written to disk and sent
+        // to every window each time.
+        if new_session {
+            self.changed();
+        }
         Ok(Done {})
     }
 

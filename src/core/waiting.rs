@@ -133,20 +133,28 @@ impl Core {
 
 /// Completes once the peer has closed its end of the connection (a `nerdr
 /// wait` killed, or gone at its own timeout): the wait it asked for ends
-/// with it instead of lingering until the tab changes. A peer that sends
-/// more meanwhile keeps its wait (its bytes stay unread, for the
-/// connection's loop).
+/// with it instead of lingering until the tab changes. A peer that sent
+/// more after its wait (bytes the connection's reader holds, or that wait
+/// in the socket) keeps its wait while it stays connected, and loses it
+/// when it hangs up: the kernel's hang-up (`EPOLLRDHUP`) is seen even with
+/// unread bytes before it, so a program cannot leave waits (and their
+/// descriptors) behind by closing after one more byte.
 pub async fn hung_up(read: &tokio::net::unix::OwnedReadHalf) {
     use nix::sys::socket::{recv, MsgFlags};
     use std::os::fd::AsRawFd;
+    use tokio::io::Interest;
     let stream: &tokio::net::UnixStream = read.as_ref();
     loop {
-        if stream.readable().await.is_err() {
+        let ready = match stream.ready(Interest::READABLE).await {
+            Ok(r) => r,
+            Err(_) => return,
+        };
+        if ready.is_read_closed() {
             return;
         }
         let mut byte = [0u8; 1];
         // `try_io` clears the readiness on `WouldBlock`, so this does not spin.
-        let peeked = stream.try_io(tokio::io::Interest::READABLE, || {
+        let peeked = stream.try_io(Interest::READABLE, || {
             recv(
                 stream.as_raw_fd(),
                 &mut byte,
@@ -156,7 +164,13 @@ pub async fn hung_up(read: &tokio::net::unix::OwnedReadHalf) {
         });
         match peeked {
             Ok(0) => return,
-            Ok(_) => return std::future::pending().await,
+            Ok(_) => {
+                // Bytes wait and the peer is still there: sleep until the
+                // next event on the socket (more bytes, or the hang-up).
+                let _ = stream.try_io(Interest::READABLE, || {
+                    Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+                });
+            }
             Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
             Err(_) => return,
         }

@@ -190,7 +190,13 @@ impl State {
     fn osc(&mut self, state: OscState, payload: &str, wall: SystemTime) {
         self.told = true;
         self.osc_said.clear();
-        self.osc_said.push_str(payload);
+        // The agent's own words, shown by `nerdr explain` (and in its
+        // JSON): a control character in them is kept as an escape.
+        if payload.chars().any(char::is_control) {
+            self.osc_said.push_str(&crate::protocol::printable(payload));
+        } else {
+            self.osc_said.push_str(payload);
+        }
         let evidence = match state {
             OscState::Working => Evidence::Working,
             OscState::Blocked => Evidence::Blocked,
@@ -198,7 +204,9 @@ impl State {
             OscState::Idle => Evidence::Ready,
         };
         self.osc = Some(evidence);
-        self.set(evidence, || format!("osc 7501 {payload}"), Vec::new(), wall);
+        let said = std::mem::take(&mut self.osc_said);
+        self.set(evidence, || format!("osc 7501 {said}"), Vec::new(), wall);
+        self.osc_said = said;
     }
 }
 

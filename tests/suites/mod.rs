@@ -25,6 +25,7 @@ mod sandbox;
 mod scopes;
 mod service;
 mod slow_facts;
+mod state_attacks;
 mod state_mechanics;
 mod upgrade;
 mod worktree_removal;
