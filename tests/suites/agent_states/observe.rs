@@ -136,19 +136,29 @@ pub fn explain(t: &Turns, tab: &str) -> Value {
 }
 
 /// `nerdr explain` of a tab a rule put in `state`: names the rule and
-/// shows matched lines holding `needle`; a finding otherwise.
+/// shows matched lines holding `needle`; a finding otherwise. The rule
+/// may come second: an OSC 7501 or a report can set the state first, and
+/// the screen agrees at its next look (within about 100 ms), when the
+/// rule becomes the cause (`report Stop, and rule "prompt"` names both).
 pub fn explained_by_a_rule(t: &Turns, tab: &str, state: &str, needle: &str, f: &mut Findings) {
-    let e = explain(t, tab);
-    let lines: Vec<&str> = e["lines"]
-        .as_array()
-        .map(|l| l.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if !(e["agent_state"] == state
-        && e["cause"]
-            .as_str()
-            .is_some_and(|c| c.starts_with("rule \""))
-        && lines.iter().any(|l| l.contains(needle)))
-    {
+    let by_the_rule = |e: &Value| {
+        let lines: Vec<&str> = e["lines"]
+            .as_array()
+            .map(|l| l.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        e["agent_state"] == state
+            && e["cause"]
+                .as_str()
+                .is_some_and(|c| c.starts_with("rule \"") || c.contains(", and rule \""))
+            && lines.iter().any(|l| l.contains(needle))
+    };
+    let mut e = explain(t, tab);
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !by_the_rule(&e) && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        e = explain(t, tab);
+    }
+    if !by_the_rule(&e) {
         f.add(format!(
             "{}: nerdr explain does not name a rule for {state} with a line holding {needle:?}:\n{e:#}\n{}",
             t.agent,
