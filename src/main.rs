@@ -16,6 +16,7 @@ mod core;
 mod detect;
 mod executable;
 mod git;
+mod handed_env;
 mod holder;
 mod host;
 mod integration;

@@ -29,21 +29,6 @@ pub const MAX_RUNNING: usize = 4;
 /// How much of a failing command's stderr is kept for the log line.
 const STDERR_KEPT: usize = 4096;
 
-/// Names the core was handed by its service manager or that nerdr owns.
-const NOT_PASSED: &[&str] = &[
-    "LISTEN_PID",
-    "LISTEN_FDS",
-    "LISTEN_FDNAMES",
-    "NOTIFY_SOCKET",
-    "WATCHDOG_PID",
-    "WATCHDOG_USEC",
-    "INVOCATION_ID",
-    "JOURNAL_STREAM",
-    "MANAGERPID",
-    "SYSTEMD_EXEC_PID",
-];
-const RESERVED_PREFIXES: &[&str] = &["NERDR_", "HERDR_"];
-
 static RUNNING: AtomicUsize = AtomicUsize::new(0);
 
 /// How one run ended.
@@ -176,11 +161,7 @@ pub fn command_env(
     core: impl IntoIterator<Item = (OsString, OsString)>,
     notify: &[(String, String)],
 ) -> Vec<(OsString, OsString)> {
-    let passed = |name: &OsStr| {
-        let name = name.to_string_lossy();
-        !NOT_PASSED.contains(&name.as_ref())
-            && !RESERVED_PREFIXES.iter().any(|p| name.starts_with(p))
-    };
+    let passed = |name: &OsStr| !crate::handed_env::is_the_cores(&name.to_string_lossy());
     let mut env: Vec<(OsString, OsString)> = core.into_iter().filter(|(k, _)| passed(k)).collect();
     env.extend(notify.iter().map(|(k, v)| (k.into(), v.into())));
     env

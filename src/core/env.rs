@@ -5,9 +5,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// Variables naming the terminal or multiplexer nerdr was started from, or
-/// the service manager's hand-over to the core. A program inside nerdr must
-/// not believe it runs in those.
+/// Variables naming the terminal or multiplexer nerdr was started from. A
+/// program inside nerdr must not believe it runs in those. (The service
+/// manager's hand-over and nerdr's own names go too: `crate::handed_env`.)
 const DROPPED: &[&str] = &[
     "CLAUDECODE",
     "CLAUDE_CODE_ENTRYPOINT",
@@ -46,20 +46,7 @@ const DROPPED: &[&str] = &[
     "TERMINATOR_UUID",
     "COLUMNS",
     "LINES",
-    "LISTEN_PID",
-    "LISTEN_FDS",
-    "LISTEN_FDNAMES",
-    "NOTIFY_SOCKET",
-    "WATCHDOG_PID",
-    "WATCHDOG_USEC",
-    "INVOCATION_ID",
-    "JOURNAL_STREAM",
-    "MANAGERPID",
-    "SYSTEMD_EXEC_PID",
 ];
-
-/// Prefixes nerdr reserves for itself (and herdr, whose tabs may nest).
-pub const RESERVED_PREFIXES: &[&str] = &["NERDR_", "HERDR_"];
 
 pub struct TabFacts<'a> {
     pub secret: &'a str,
@@ -70,7 +57,7 @@ pub struct TabFacts<'a> {
 }
 
 pub fn is_dropped(name: &str) -> bool {
-    DROPPED.contains(&name) || RESERVED_PREFIXES.iter().any(|p| name.starts_with(p))
+    DROPPED.contains(&name) || crate::handed_env::is_the_cores(name)
 }
 
 pub fn program_env(
