@@ -17,8 +17,9 @@ use crate::support::poll;
 const AGENT: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
                      env = { PS1 = \"READY> \" }\ndetect = \"mine\"\n";
 
-/// `mine`: blocked on `PROCEED?`, idle at the prompt.
-const RULES: &str = r#"agent = "mine"
+/// `mine`: blocked on `PROCEED?`, idle at the prompt (also read by
+/// `notifications::per_agent`).
+pub const RULES: &str = r#"agent = "mine"
 quiet_ms = 300
 verified_with = ["bash 5 in a nerdr test"]
 
@@ -77,7 +78,7 @@ fn wait_state(l: &Local, tab: &str, want: serde_json::Value) -> serde_json::Valu
 
 /// `printf` with the needle cut in two, so the typed command line does
 /// not hold it; only the output does.
-const ASK: &str = "printf 'PRO''CEED?\\n'";
+pub const ASK: &str = "printf 'PRO''CEED?\\n'";
 
 #[test]
 fn tabs_json_shows_the_agent_state_and_since_when() {

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::suites::state_mechanics::{ASK, RULES};
 use crate::support::fake_notifications::FakeNotifications;
 use crate::support::sysenv::SystemdEnv;
 use crate::support::wait_until;
@@ -14,33 +15,6 @@ const CONFIG: &str = "[agents.loud]\ncommand = [\"bash\", \"--norc\", \"--noprof
     env = { PS1 = \"READY> \" }\ndetect = \"mine\"\n\n\
     [agents.quiet]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
     env = { PS1 = \"READY> \" }\ndetect = \"mine\"\nnotify = { blocked = \"off\" }\n";
-
-/// `mine`: blocked on `PROCEED?`, idle at the prompt.
-const RULES: &str = r#"agent = "mine"
-quiet_ms = 300
-verified_with = ["bash 5 in a nerdr test"]
-
-[[rule]]
-name = "asks to proceed"
-state = "blocked"
-priority = 100
-region = "last_lines"
-lines = 5
-contains = "PROCEED?"
-verified = true
-
-[[rule]]
-name = "at the prompt"
-state = "idle"
-priority = 10
-region = "last_lines"
-lines = 1
-contains = "READY>"
-verified = true
-"#;
-
-/// `printf` with the needle cut in two: only the output holds it.
-const ASK: &str = "printf 'PRO''CEED?\\n'";
 
 fn nerdr(env: &SystemdEnv, args: &[&str]) -> String {
     let out = env.run(&[&["nerdr"], args].concat());
