@@ -209,6 +209,27 @@ fn working_shots(
     n
 }
 
+/// The prompt that makes the model ask for a command: shoot the CLI's
+/// question (`blocked`), approve it with Enter, shoot the turn's end.
+fn ask_and_approve(
+    pane: &Pane,
+    cam: &mut Camera,
+    question: &str,
+    (slug, what): (&str, &str),
+    finished: &str,
+) {
+    pane.prompt("Please RUN-ASKING");
+    pane.wait("the approval prompt", TURN, |s| s.contains(question));
+    std::thread::sleep(Duration::from_millis(800));
+    cam.shoot(pane, "blocked", slug, what);
+    pane.keys(&["Enter"]);
+    pane.wait("the closing answer", TURN, |s| {
+        s.contains("The command ran; done.") && s.contains("? for shortcuts")
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    cam.shoot(pane, "done", "after-tool", finished);
+}
+
 #[test]
 #[ignore = "writes tests/fixtures/screens; run by hand (see the module docs)"]
 fn capture_claude_screens() {
@@ -284,26 +305,11 @@ fn capture_claude_screens() {
             );
         }
 
-        pane.prompt("Please RUN-ASKING");
-        pane.wait("the permission prompt", TURN, |s| {
-            s.contains("Do you want to proceed?")
-        });
-        std::thread::sleep(Duration::from_millis(800));
-        cam.shoot(
+        ask_and_approve(
             &pane,
-            "blocked",
-            "permission-bash",
-            "Bash permission prompt",
-        );
-        pane.keys(&["Enter"]);
-        pane.wait("the closing answer", TURN, |s| {
-            s.contains("The command ran; done.") && s.contains("? for shortcuts")
-        });
-        std::thread::sleep(Duration::from_millis(500));
-        cam.shoot(
-            &pane,
-            "done",
-            "after-tool",
+            &mut cam,
+            "Do you want to proceed?",
+            ("permission-bash", "Bash permission prompt"),
             "the turn ended after an approved Bash command",
         );
         // The same screen with a new prompt typed: the person is back.
@@ -454,26 +460,14 @@ fn capture_codex_screens() {
         std::thread::sleep(Duration::from_millis(500));
         cam.shoot(&pane, "done", "slow-finished", "a slow answer just ended");
 
-        pane.prompt("Please RUN-ASKING");
-        pane.wait("the approval prompt", TURN, |s| {
-            s.contains("Would you like to run the following command?")
-        });
-        std::thread::sleep(Duration::from_millis(800));
-        cam.shoot(
+        ask_and_approve(
             &pane,
-            "blocked",
-            "approve-escalated-command",
-            "approval prompt for an escalated exec_command",
-        );
-        pane.keys(&["Enter"]);
-        pane.wait("the closing answer", TURN, |s| {
-            s.contains("The command ran; done.") && s.contains("? for shortcuts")
-        });
-        std::thread::sleep(Duration::from_millis(500));
-        cam.shoot(
-            &pane,
-            "done",
-            "after-tool",
+            &mut cam,
+            "Would you like to run the following command?",
+            (
+                "approve-escalated-command",
+                "approval prompt for an escalated exec_command",
+            ),
             "the turn ended after an approved command",
         );
         pane.text("next question");
