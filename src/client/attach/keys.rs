@@ -71,7 +71,23 @@ impl Keys {
         }
     }
 
+    /// Every action in `input`: the table tests' view of `step`.
+    #[cfg(test)]
     pub fn feed(&mut self, input: &[u8]) -> Vec<Action> {
+        let mut out = Vec::new();
+        let mut rest = input;
+        while !rest.is_empty() {
+            let (actions, tail) = self.step(rest);
+            out.extend(actions);
+            rest = tail;
+        }
+        out
+    }
+
+    /// The actions of `input` up to and including its first command, and
+    /// the bytes after it: a command may open an overlay, and the keys
+    /// after it in the same read are the overlay's, not the program's.
+    pub fn step<'a>(&mut self, input: &'a [u8]) -> (Vec<Action>, &'a [u8]) {
         let mut out = Vec::new();
         let mut plain = Vec::new();
         let mut i = 0;
@@ -95,26 +111,37 @@ impl Keys {
                 i += 1;
                 continue;
             }
-            if b == 0x1b {
+            let (cmd, used) = if b == 0x1b {
                 // A special key after the prefix arrives as one sequence.
-                let rest = &input[i..];
-                let (cmd, used) = special(rest);
-                if let Some(c) = cmd {
-                    out.push(Action::Cmd(c));
-                }
-                i += used;
-                continue;
-            }
-            if let Some(c) = command(b) {
+                special(&input[i..])
+            } else {
+                // Any other key after the prefix is ignored, as tmux does.
+                (command(b), 1)
+            };
+            i += used;
+            if let Some(c) = cmd {
                 out.push(Action::Cmd(c));
+                return (out, &input[i..]);
             }
-            // Any other key after the prefix is ignored, as tmux does.
-            i += 1;
         }
         if !plain.is_empty() {
             out.push(Action::Send(plain));
         }
-        out
+        (out, &[])
+    }
+}
+
+/// The length of the key at the start of `input`: a CSI sequence
+/// (`ESC [ ... final`), an SS3 one (`ESC O x`, arrows in application
+/// mode), else one byte. Overlays read a read's keys one by one with it.
+pub fn key_len(input: &[u8]) -> usize {
+    match input {
+        [0x1b, b'[', rest @ ..] => rest
+            .iter()
+            .position(|b| (0x40..=0x7e).contains(b))
+            .map_or(input.len(), |i| i + 3),
+        [0x1b, b'O', _, ..] => 3,
+        _ => 1,
     }
 }
 
@@ -209,6 +236,33 @@ mod tests {
         for (input, want) in rows {
             let mut k = Keys::new(2);
             assert_eq!(k.feed(input), *want, "{input:?}");
+        }
+    }
+
+    #[test]
+    fn a_step_stops_after_the_first_command() {
+        let mut k = Keys::new(2);
+        let (actions, rest) = k.step(b"ab\x02xy\x02q");
+        assert_eq!(actions, vec![Send(b"ab".to_vec()), Cmd(super::Cmd::Close)]);
+        assert_eq!(rest, b"y\x02q");
+        let (actions, rest) = k.step(b"\x02zy");
+        assert_eq!(actions, vec![Send(b"y".to_vec())]);
+        assert_eq!(rest, b"");
+    }
+
+    #[test]
+    fn key_lengths() {
+        for (input, n) in [
+            (&b"\x1b[5~x"[..], 4),
+            (b"\x1b[B\x1b[B", 3),
+            (b"\x1bOBx", 3),
+            (b"\x1b", 1),
+            (b"\x1bO", 1),
+            (b"\x1bx", 1),
+            (b"\x1b[12", 4),
+            (b"2\r", 1),
+        ] {
+            assert_eq!(key_len(input), n, "{input:?}");
         }
     }
 

@@ -375,13 +375,26 @@ impl Window {
         }
     }
 
+    /// Every key of a read, in order: a command that opens an overlay
+    /// (`C-b x y` in one write) gives it the keys after it, and an overlay
+    /// that closes hands the rest back to the tab.
     fn on_keys(&mut self, bytes: &[u8]) {
         if std::mem::take(&mut self.note_for_a_key) {
             self.note.clear();
         }
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            rest = self.some_keys(rest);
+        }
+    }
+
+    /// The keys at the start of `bytes` up to a change of who reads them:
+    /// the bytes left for the next turn.
+    fn some_keys<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => {
-                for action in self.keys.feed(bytes) {
+                let (actions, rest) = self.keys.step(bytes);
+                for action in actions {
                     match action {
                         Action::Send(b) => {
                             if let Some(tab) = &self.view.tab {
@@ -391,11 +404,10 @@ impl Window {
                         Action::Cmd(c) => self.command(c),
                     }
                 }
+                rest
             }
             other => {
-                self.mode = other;
-                let (mode, effect) =
-                    overlay::feed(std::mem::replace(&mut self.mode, Mode::Normal), bytes);
+                let (mode, effect, used) = overlay::feed(other, bytes);
                 self.mode = mode;
                 if matches!(self.mode, Mode::Normal) {
                     self.view.invalidate();
@@ -439,6 +451,7 @@ impl Window {
                         Window::quit_done,
                     ),
                 }
+                &bytes[used..]
             }
         }
     }

@@ -1,9 +1,10 @@
 //! What the window shows instead of the pane for a moment: the agent
 //! picker, the help, a yes/no question, the approval queue, scroll mode.
-//! Keys go to the overlay while it is open; pure: (mode, keys) in,
-//! (mode, effect) out.
+//! Keys go to the overlay while it is open, one key at a time, every key
+//! of a read in order; pure: (mode, keys) in, (mode, effect, bytes used)
+//! out.
 
-use super::keys::BINDINGS;
+use super::keys::{key_len, BINDINGS};
 use super::scroll::{self, Scroll};
 use super::status::{self, Look, Span};
 
@@ -64,14 +65,33 @@ pub enum Effect {
     },
 }
 
-pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
-    let cancel = matches!(keys, b"\x1b" | b"q" | b"\x03");
+/// Feeds a read's keys to the overlay one key at a time, in order, until
+/// it closes: the new mode, what it asks for, and how many bytes it took.
+/// The bytes after the key that closed it are the window's again (a paste
+/// or fast typing must not lose them, nor hand them to the overlay).
+pub fn feed(mut mode: Mode, keys: &[u8]) -> (Mode, Effect, usize) {
+    let mut used = 0;
+    while used < keys.len() && !matches!(mode, Mode::Normal) {
+        let n = key_len(&keys[used..]);
+        let effect;
+        (mode, effect) = key(mode, &keys[used..used + n]);
+        used += n;
+        if effect != Effect::None {
+            return (mode, effect, used);
+        }
+    }
+    (mode, Effect::None, used)
+}
+
+/// One key (see `key_len`) to an open overlay.
+fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
+    let cancel = matches!(key, b"\x1b" | b"q" | b"\x03");
     match mode {
         Mode::Normal => (Mode::Normal, Effect::None),
         Mode::Help => (Mode::Normal, Effect::None),
         Mode::Approvals { items, sel } => {
             let n = items.len().max(1);
-            match keys {
+            match key {
                 b"y" | b"Y" if !items.is_empty() => {
                     (Mode::Normal, decide(&items[sel], true, false))
                 }
@@ -81,13 +101,13 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
                 b"n" | b"N" if !items.is_empty() => {
                     (Mode::Normal, decide(&items[sel], false, false))
                 }
-                _ => match moved(keys, sel, n) {
+                _ => match moved(key, sel, n) {
                     Some(sel) => (Mode::Approvals { items, sel }, Effect::None),
                     None => (Mode::Normal, Effect::None),
                 },
             }
         }
-        Mode::Confirm { question, yes } => match keys {
+        Mode::Confirm { question, yes } => match key {
             b"y" | b"Y" => (Mode::Normal, yes),
             b"n" | b"N" | b"\x1b" | b"q" | b"\x03" => (Mode::Normal, Effect::None),
             _ => (Mode::Confirm { question, yes }, Effect::None),
@@ -97,45 +117,32 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
                 return (Mode::Normal, Effect::None);
             }
             let n = agents.len().max(1);
-            match keys {
+            match key {
                 b"\r" | b"\n" => match agents.get(sel) {
                     Some(a) => (Mode::Normal, Effect::Start(a.clone())),
                     None => (Mode::Normal, Effect::None),
                 },
                 [d @ b'0'..=b'9'] => {
-                    // The digits typed so far and this one, else this one
-                    // alone; a number no longer one can extend starts
-                    // its entry, else it is selected and waits.
+                    // A number selects and never starts: Enter starts, so
+                    // an Enter typed after the number is the picker's, not
+                    // the new agent's. The digits typed so far and this
+                    // one, else this one alone (12 entries: `1` `2` is 12,
+                    // `1` `5` is 5).
                     let pick = |t: String| match t.parse::<usize>() {
                         Ok(k) if (1..=agents.len()).contains(&k) => Some((k, t)),
                         _ => None,
                     };
                     let digit = char::from(*d).to_string();
-                    match pick(format!("{typed}{digit}")).or_else(|| pick(digit)) {
-                        Some((k, _)) if k * 10 > agents.len() => {
-                            (Mode::Normal, Effect::Start(agents[k - 1].clone()))
-                        }
-                        Some((k, typed)) => (
-                            Mode::Picker {
-                                agents,
-                                sel: k - 1,
-                                typed,
-                            },
-                            Effect::None,
-                        ),
-                        None => (
-                            Mode::Picker {
-                                agents,
-                                sel,
-                                typed: String::new(),
-                            },
-                            Effect::None,
-                        ),
-                    }
+                    let (sel, typed) = match pick(format!("{typed}{digit}")).or_else(|| pick(digit))
+                    {
+                        Some((k, typed)) => (k - 1, typed),
+                        None => (sel, String::new()),
+                    };
+                    (Mode::Picker { agents, sel, typed }, Effect::None)
                 }
                 // Up/down move; any other key leaves the picker as it is.
                 _ => {
-                    let sel = moved(keys, sel, n).unwrap_or(sel);
+                    let sel = moved(key, sel, n).unwrap_or(sel);
                     (
                         Mode::Picker {
                             agents,
@@ -147,7 +154,7 @@ pub fn feed(mode: Mode, keys: &[u8]) -> (Mode, Effect) {
                 }
             }
         }
-        Mode::Scroll(mut s) => match s.feed(keys) {
+        Mode::Scroll(mut s) => match s.feed(key) {
             scroll::Outcome::Leave => (Mode::Normal, Effect::None),
             scroll::Outcome::Stay => (Mode::Scroll(s), Effect::None),
         },
@@ -162,11 +169,11 @@ fn decide(w: &Waiting, approve: bool, session: bool) -> Effect {
     }
 }
 
-/// Up/down (arrows or k/j) in a list of `n`, wrapping; None for other keys.
+/// Up/down (arrows in either cursor mode, or k/j) in a list of `n`, wrapping; None for other keys.
 fn moved(keys: &[u8], sel: usize, n: usize) -> Option<usize> {
     match keys {
-        b"\x1b[A" | b"k" => Some((sel + n - 1) % n),
-        b"\x1b[B" | b"j" => Some((sel + 1) % n),
+        b"\x1b[A" | b"\x1bOA" | b"k" => Some((sel + n - 1) % n),
+        b"\x1b[B" | b"\x1bOB" | b"j" => Some((sel + 1) % n),
         _ => None,
     }
 }
@@ -238,7 +245,7 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             }
             draw(
                 &lines,
-                " pick: up/down/number, Enter starts, Esc cancels",
+                " pick: up/down or a number selects, Enter starts, Esc cancels",
                 rows,
                 cols,
             )
@@ -313,54 +320,117 @@ mod tests {
 
     fn picker() -> Mode {
         Mode::Picker {
-            agents: vec!["claude".into(), "sh".into()],
+            agents: agents(2),
             sel: 0,
             typed: String::new(),
         }
     }
 
-    #[test]
-    fn a_picker_of_ten_or_more_waits_for_the_second_digit() {
-        let many = || Mode::Picker {
-            agents: (1..=12).map(|i| format!("a{i}")).collect(),
+    fn agents(n: usize) -> Vec<String> {
+        (1..=n).map(|i| format!("a{i}")).collect()
+    }
+
+    /// The reads typed into a fresh picker of `n` agents: the last effect,
+    /// the selected entry (None once closed), and the bytes left unused.
+    fn typed(n: usize, reads: &[&[u8]]) -> (Effect, Option<usize>, Vec<u8>) {
+        let mut m = Mode::Picker {
+            agents: agents(n),
             sel: 0,
             typed: String::new(),
         };
-        let typed = |keys: &[&[u8]]| {
-            let mut m = many();
-            let mut last = Effect::None;
-            for k in keys {
-                (m, last) = feed(m, k);
-            }
-            last
+        let (mut last, mut left) = (Effect::None, Vec::new());
+        for read in reads {
+            let used;
+            (m, last, used) = feed(m, read);
+            left = read[used..].to_vec();
+        }
+        let sel = match m {
+            Mode::Picker { sel, .. } => Some(sel),
+            _ => None,
         };
-        assert_eq!(typed(&[b"1", b"0"]), Effect::Start("a10".into()));
-        assert_eq!(typed(&[b"1", b"2"]), Effect::Start("a12".into()));
-        // 1 alone waits (10..12 exist); Enter starts it.
-        assert_eq!(typed(&[b"1"]), Effect::None);
-        assert_eq!(typed(&[b"1", b"\r"]), Effect::Start("a1".into()));
-        // 2..9 cannot be extended: they start at once.
-        assert_eq!(typed(&[b"2"]), Effect::Start("a2".into()));
-        // 1 then 5 (no 15): 5 counts alone.
-        assert_eq!(typed(&[b"1", b"5"]), Effect::Start("a5".into()));
-        assert_eq!(typed(&[b"0"]), Effect::None);
+        (last, sel, left)
     }
 
     #[test]
-    fn picker_rows() {
-        let rows: &[(&[u8], Effect)] = &[
-            (b"\r", Effect::Start("claude".into())),
-            (b"2", Effect::Start("sh".into())),
-            (b"\x1b", Effect::None),
-            (b"9", Effect::None),
+    fn picker_keys_in_one_read_or_many() {
+        let start = |k: usize| Effect::Start(format!("a{k}"));
+        let none = Effect::None;
+        // (agents, reads, effect, selected entry from 1 while open, bytes left)
+        #[rustfmt::skip]
+        let table: &[(usize, &[&[u8]], Effect, Option<usize>, &[u8])] = &[
+            (2, &[b"\r"], start(1), None, b""),
+            (3, &[b"\x1b[B\x1b[B"], none.clone(), Some(3), b""),
+            (3, &[b"\x1b[B\x1b[B\r"], start(3), None, b""),
+            (3, &[b"\x1bOB\x1bOB\r"], start(3), None, b""),
+            (3, &[b"jjk\r"], start(2), None, b""),
+            (3, &[b"\x1b[A\r"], start(3), None, b""),
+            (3, &[b"\x1b[B", b"\x1b[B", b"\r"], start(3), None, b""),
+            // A digit selects; only Enter starts, and takes the Enter.
+            (3, &[b"2"], none.clone(), Some(2), b""),
+            (3, &[b"2\r"], start(2), None, b""),
+            (3, &[b"2", b"\r"], start(2), None, b""),
+            (9, &[b"9\r"], start(9), None, b""),
+            (3, &[b"9\r"], start(1), None, b""),
+            (3, &[b"0"], none.clone(), Some(1), b""),
+            // Two digits when a 10th entry exists; a number past the end
+            // counts its last digit alone.
+            (12, &[b"10\r"], start(10), None, b""),
+            (12, &[b"1", b"2\r"], start(12), None, b""),
+            (12, &[b"1\r"], start(1), None, b""),
+            (12, &[b"15\r"], start(5), None, b""),
+            // Keys after the closing key are not the picker's.
+            (3, &[b"2\rhello"], start(2), None, b"hello"),
+            (3, &[b"\x1bls"], none.clone(), None, b"ls"),
+            (3, &[b"q"], none.clone(), None, b""),
+            (3, &[b"\x03"], none.clone(), None, b""),
+            (3, &[b"x\x1b[C\r"], start(1), None, b""),
         ];
-        for (keys, want) in rows {
-            assert_eq!(feed(picker(), keys).1, *want, "{keys:?}");
+        for (n, reads, effect, sel, left) in table {
+            let got = typed(*n, reads);
+            let want = (effect.clone(), sel.map(|s| s - 1), left.to_vec());
+            assert_eq!(got, want, "{n} agents, {reads:?}");
         }
-        let (m, _) = feed(picker(), b"\x1b[B");
-        assert_eq!(feed(m, b"\r").1, Effect::Start("sh".into()));
-        let (m, _) = feed(picker(), b"\x1b[A");
-        assert_eq!(feed(m, b"\r").1, Effect::Start("sh".into()));
+    }
+
+    #[test]
+    fn the_picker_hint_says_numbers_select_and_enter_starts() {
+        let bytes = render(&picker(), "C-b", 10, 80);
+        let mut p = vt100::Parser::new(10, 80, 0);
+        p.process(&bytes);
+        let text = p.screen().contents();
+        assert!(text.contains("a number selects, Enter starts"), "{text}");
+    }
+
+    #[test]
+    fn other_overlays_take_every_key_of_a_read() {
+        let ask = || Mode::Confirm {
+            question: "quit?".into(),
+            yes: Effect::Quit,
+        };
+        let (m, e, used) = feed(ask(), b"zzy rest");
+        assert!(matches!(m, Mode::Normal));
+        assert_eq!((e, used), (Effect::Quit, 3));
+        let (m, e, used) = feed(Mode::Help, b"xls");
+        assert!(matches!(m, Mode::Normal));
+        assert_eq!((e, used), (Effect::None, 1));
+        let items = (0..3)
+            .map(|i| Waiting {
+                id: format!("w{i}"),
+                question: "q".into(),
+                network: false,
+            })
+            .collect();
+        let (_, e, used) = feed(Mode::Approvals { items, sel: 0 }, b"\x1b[Bjn");
+        let denied = Effect::Decide {
+            id: "w2".into(),
+            approve: false,
+            session: false,
+        };
+        assert_eq!((e, used), (denied, 5));
+        let lines = (1..=100).map(|i| format!("line {i}")).collect();
+        let (m, _, used) = feed(Mode::Scroll(Scroll::new(lines, 10)), b"gjjqls");
+        assert!(matches!(m, Mode::Normal));
+        assert_eq!(used, 4);
     }
 
     #[test]
@@ -437,7 +507,7 @@ mod tests {
             (true, b"x", Some(Effect::None)),
         ];
         for (network, key, want) in table {
-            let (mode, effect) = feed(
+            let (mode, effect, _) = feed(
                 Mode::Approvals {
                     items: vec![item(*network)],
                     sel: 0,

@@ -2,6 +2,8 @@
 //! read page by page. As in less and vi: `/` searches forward, `?`
 //! backward, `n` repeats, `N` repeats the other way; searches wrap around.
 
+use super::keys::key_len;
+
 #[derive(Debug)]
 pub struct Scroll {
     pub lines: Vec<String>,
@@ -142,19 +144,6 @@ impl Scroll {
     }
 }
 
-/// How long the key at the start of `input` is: a CSI sequence
-/// (`ESC [` up to its final byte) is one key, anything else one byte (a
-/// lone ESC included).
-fn key_len(input: &[u8]) -> usize {
-    match input {
-        [0x1b, b'[', rest @ ..] => rest
-            .iter()
-            .position(|b| (0x40..=0x7e).contains(b))
-            .map_or(input.len(), |i| i + 3),
-        _ => 1,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -214,10 +203,6 @@ mod tests {
         s.feed(b"\x1b[Bjj\x1b[Ak");
         assert_eq!(s.visible(80)[0], "line 5001");
         assert_eq!(s.feed(b"Gq"), Outcome::Leave);
-        assert_eq!(key_len(b"\x1b[5~x"), 4);
-        assert_eq!(key_len(b"\x1b"), 1);
-        assert_eq!(key_len(b"\x1bx"), 1);
-        assert_eq!(key_len(b"\x1b[12"), 4);
     }
 
     #[test]
