@@ -1,5 +1,5 @@
-//! The attach window driven as a person would, through tmux: pick an agent,
-//! type, detach, re-attach to the same screen; full-screen programs; history
+//! The attach window driven as a person would, through tmux: pick an agent
+//! (several keys in one write), type, detach, re-attach to the same screen; full-screen programs; history
 //! in scroll mode; Ctrl-C and the prefix; quit; refusal inside a tab.
 
 use std::time::Duration;
@@ -47,7 +47,7 @@ fn pick_an_agent_type_detach_and_reattach_to_the_same_screen() {
         .next()
         .unwrap()
         .to_string();
-    t.text(&n);
+    t.keys(&[&n, "Enter"]);
     t.wait("the status line to show tab 1", |s: &[String]| {
         s.last().is_some_and(|l| l.contains("1:sh*"))
     });
@@ -64,6 +64,75 @@ fn pick_an_agent_type_detach_and_reattach_to_the_same_screen() {
         t.screen_styled() == before
     });
     assert!(l.tabs_json(&[])[0]["state"] == "running");
+}
+
+/// The picker's entry for `agent` on `screen`: its number, and whether it
+/// is the selected one (`>`).
+fn entry(screen: &[String], agent: &str) -> Option<(String, bool)> {
+    let line = screen
+        .iter()
+        .find(|l| l.trim_end().ends_with(&format!(". {agent}")))?;
+    let line = line.trim();
+    let selected = line.starts_with('>');
+    let n = line.trim_start_matches('>').trim().split('.').next()?;
+    Some((n.to_string(), selected))
+}
+
+#[test]
+fn the_picker_takes_every_key_of_one_write_and_enter_starts() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    // `reader` reports the first line it reads: an Enter that leaked from
+    // the picker would show as `got:[]`.
+    l.write_config(concat!(
+        "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n",
+        "[agents.reader]\ncommand = [\"bash\", \"--norc\", \"--noprofile\", \"-c\", ",
+        "'read -r l; echo \"got:[$l]\"; exec bash --norc --noprofile']\n",
+    ));
+    let t = Tmux::start(&l, 100, 40, "nerdr");
+    let s = t.wait_text("Start an agent");
+    assert!(s.len() > 4);
+    let first = s
+        .iter()
+        .find_map(|l| l.trim().strip_prefix("> 1. "))
+        .unwrap_or_else(|| panic!("entry 1 selected:\n{}", s.join("\n")))
+        .trim()
+        .to_string();
+    // Down Down in one write moves twice.
+    t.keys(&["Down", "Down"]);
+    let s = t.wait("entry 3 selected", |s: &[String]| {
+        s.iter().any(|l| l.trim().starts_with("> 3. "))
+    });
+    assert!(
+        s.iter().any(|l| l.trim() == format!("1. {first}")),
+        "{}",
+        s.join("\n")
+    );
+    // A number selects and starts nothing; with Enter in the same write it
+    // starts that entry, and the Enter stays the picker's.
+    let (n, _) = entry(&s, "reader").expect("reader in the picker");
+    t.text(&n);
+    let s = t.wait("reader selected", |s: &[String]| {
+        entry(s, "reader").is_some_and(|(_, sel)| sel)
+    });
+    assert!(s.iter().any(|l| l.contains("Start an agent")));
+    assert!(l.tabs_json(&[]).is_empty(), "a number alone started a tab");
+    t.keys(&["Up", &n, "Enter"]);
+    t.wait(
+        "the status line to show the reader tab",
+        |s: &[String]| s.last().is_some_and(|l| l.contains("1:reader*")),
+    );
+    t.text("typed");
+    t.keys(&["Enter"]);
+    let s = t.wait_text("got:[typed]");
+    assert!(
+        !s.iter().any(|l| l.contains("got:[]")),
+        "the picker's Enter reached the agent:\n{}",
+        s.join("\n")
+    );
+    assert_eq!(l.tabs_json(&[]).len(), 1);
 }
 
 #[test]
