@@ -136,6 +136,37 @@ fn the_picker_takes_every_key_of_one_write_and_enter_starts() {
 }
 
 #[test]
+fn the_answer_written_with_its_command_answers_it() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    l.ok(&["agent", "sh"]);
+    l.ok(&["agent", "sh"]);
+    let t = Tmux::start(&l, 80, 24, "nerdr");
+    t.wait("the status line to show two tabs", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("2:sh"))
+    });
+    // The `y` comes in the same write as `C-b x`: it answers the question
+    // and is not typed into the shell.
+    t.keys(&["C-b", "x", "y"]);
+    wait_until("one tab left", Duration::from_secs(10), || {
+        l.tabs_json(&[]).len() == 1
+    });
+    t.wait("the status line to show one tab", |s: &[String]| {
+        s.last()
+            .is_some_and(|l| l.contains("1:sh*") && !l.contains("2:sh"))
+    });
+    let s = t.screen();
+    assert!(
+        !s.iter().any(|l| l.contains("close tab")),
+        "{}",
+        s.join("\n")
+    );
+}
+
+#[test]
 fn full_screen_programs_survive_reattach_and_resize() {
     if !have_tmux() {
         return;
