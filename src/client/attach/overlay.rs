@@ -351,13 +351,15 @@ mod tests {
         (last, sel, left)
     }
 
+    /// (agents, reads, effect, selected entry from 1 while open, bytes left)
+    type Row<'a> = (usize, &'a [&'a [u8]], Effect, Option<usize>, &'a [u8]);
+
     #[test]
     fn picker_keys_in_one_read_or_many() {
         let start = |k: usize| Effect::Start(format!("a{k}"));
         let none = Effect::None;
-        // (agents, reads, effect, selected entry from 1 while open, bytes left)
         #[rustfmt::skip]
-        let table: &[(usize, &[&[u8]], Effect, Option<usize>, &[u8])] = &[
+        let table: &[Row] = &[
             (2, &[b"\r"], start(1), None, b""),
             (3, &[b"\x1b[B\x1b[B"], none.clone(), Some(3), b""),
             (3, &[b"\x1b[B\x1b[B\r"], start(3), None, b""),
