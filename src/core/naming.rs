@@ -31,6 +31,12 @@ impl Core {
         };
         let resolved = {
             let state = self.state.lock().unwrap();
+            // An id as it is (every window's keystroke names its tab so):
+            // what `resolve` would answer, without gathering the tabs. A
+            // hidden one stays as it is there too.
+            if state.tabs.contains_key(handle.as_str()) {
+                return Ok(req);
+            }
             // A caller in a tab: its session's folder, `None` if its tab is gone.
             let own: Option<Option<PathBuf>> = caller
                 .tab()
