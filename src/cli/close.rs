@@ -10,7 +10,7 @@ use crate::protocol::replies::WorktreeRemoved;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The tab id
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
     /// Also remove the tab's git worktree (its branch stays); refused when
     /// the worktree holds work no commit has

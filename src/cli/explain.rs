@@ -12,7 +12,7 @@ use crate::protocol::replies::Explained;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The tab id (from `nerdr agent` or `nerdr tabs`)
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
     /// One JSON object: tab, agent, state, agent_state, agent_state_since, rules, cause, lines, warning
     #[arg(long)]

@@ -18,6 +18,7 @@ mod proxy_bridge;
 mod proxy_serve;
 mod quit;
 mod read;
+mod rename;
 mod restart;
 mod sandbox;
 mod saved;
@@ -75,6 +76,8 @@ pub enum Command {
     Approvals(approvals::Args),
     /// Stop a tab's program and forget the tab
     Close(close::Args),
+    /// Name a tab (then use the name wherever a tab id goes)
+    Rename(rename::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
     Saved(saved::Args),
     /// Stop every program of this folder's session and forget the session
@@ -153,6 +156,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wait(a) => wait::run(a),
         Command::Explain(a) => explain::run(a),
         Command::Close(a) => close::run(a),
+        Command::Rename(a) => rename::run(a),
         Command::Terminal(a) => terminal::run(a),
         Command::Pane(a) => pane::run(a),
         Command::Restart(a) => restart::run(a),

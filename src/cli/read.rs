@@ -7,7 +7,7 @@ use crate::protocol::api::ReadScreen;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The tab id (from `nerdr agent` or `nerdr tabs`)
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
     /// Only the last N lines of the screen
     #[arg(long, value_name = "N")]

@@ -15,7 +15,7 @@ use crate::protocol::api::RestartTab;
         reads the config and the screen rules afresh, and keeps the tab's number."
 )]
 pub struct Args {
-    /// The tab id
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
 }
 

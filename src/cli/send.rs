@@ -8,7 +8,7 @@ use crate::protocol::replies::Sent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The tab id
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
     /// What to type
     pub text: String,

@@ -17,7 +17,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells
+    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells
     #[arg(long)]
     pub json: bool,
 }
@@ -57,6 +57,7 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
     }
     let header = [
         "TAB",
+        "NAME",
         "AGENT",
         "STATE",
         "PID",
@@ -79,28 +80,29 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
         } else {
             String::new()
         };
-        rows.push([t.id.clone(), agent, state, pid, folder]);
+        rows.push([t.id.clone(), t.name.clone(), agent, state, pid, folder]);
     }
     // The old fixed widths stay the least, so short tables look as before.
-    let mut width = [10, 12, 10, 8];
+    let mut width = [10, 10, 12, 10, 8];
     for row in &rows {
         for (w, cell) in width.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    for ([id, agent, state, pid, folder], c) in rows.iter().zip(colours) {
+    for ([id, name, agent, state, pid, folder], c) in rows.iter().zip(colours) {
         // Padded first: the colour's escapes take no room on screen.
-        let state = format!("{state:<w$}", w = width[2]);
+        let state = format!("{state:<w$}", w = width[3]);
         let state = match c.filter(|_| colour) {
             Some(c) => format!("\x1b[{c}m{state}\x1b[0m"),
             None => state,
         };
         let line = format!(
-            "{id:<w0$} {agent:<w1$} {state} {pid:>w3$}  {folder}",
+            "{id:<w0$} {name:<w1$} {agent:<w2$} {state} {pid:>w4$}  {folder}",
             w0 = width[0],
             w1 = width[1],
-            w3 = width[3],
+            w2 = width[2],
+            w4 = width[4],
         );
         out.push_str(line.trim_end());
         out.push('\n');
@@ -153,7 +155,7 @@ mod tests {
              "sandboxed": false, "kind": "terminal", "parent": null, "worktree": null,
              "session_id": null, "resumable": false, "state": "running", "pid": 15225,
              "exit_code": null},
-            {"id": "9f117acb", "folder": "/a/longer/folder", "agent": "claude", "command": ["claude"],
+            {"id": "9f117acb", "name": "a-long-review-name", "folder": "/a/longer/folder", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": null,
              "session_id": "s", "resumable": true, "state": "exited", "pid": 15229,
              "exit_code": 1},
@@ -163,7 +165,7 @@ mod tests {
             let text = table(&rows, with_folder, false);
             let lines: Vec<&str> = text.lines().collect();
             assert_eq!(lines.len(), 3, "{text}");
-            for word in ["PID", "15229", "15225"] {
+            for word in ["PID", "NAME", "a-long-review-name", "15229", "15225"] {
                 assert!(text.contains(word), "{text}");
             }
             // Where the PID column ends on the header line, every row's ends.
@@ -185,17 +187,17 @@ mod tests {
     #[test]
     fn json_output_is_the_wire_as_it_came() {
         let wire = serde_json::json!([
-            {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
+            {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": null, "resumable": true, "state": "exited", "pid": null,
              "exit_code": 0, "agent_state": null, "agent_state_since": null, "bells": 0},
-            {"id": "cd34", "folder": "/w", "agent": "sh", "command": ["sh"],
+            {"id": "cd34", "name": "terminal-1", "folder": "/w", "agent": "sh", "command": ["sh"],
              "sandboxed": false, "kind": "terminal", "parent": "ab12", "worktree": null,
              "session_id": null, "resumable": false, "state": "refused",
              "reason": "no such program", "pid": null, "exit_code": null,
              "warning": "hooks blocked", "agent_state": null, "agent_state_since": null,
              "bells": 0},
-            {"id": "ef56", "folder": "/w", "agent": "codex", "command": ["codex"],
+            {"id": "ef56", "name": "a-longer-name", "folder": "/w", "agent": "codex", "command": ["codex"],
              "sandboxed": false, "kind": "agent", "parent": null, "worktree": null,
              "session_id": null, "resumable": false, "state": "running", "pid": 7,
              "exit_code": null, "agent_state": "blocked",

@@ -22,7 +22,7 @@ use crate::protocol::api::{Until, WaitFor};
         the tab is a terminal, the sandbox check refused it), 1 any other error (no such tab), 2 a wrong command line."
 )]
 pub struct Args {
-    /// The tab id (from `nerdr agent` or `nerdr tabs`)
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
     /// The state to wait for
     #[arg(long, value_enum)]

@@ -15,8 +15,8 @@ use super::question::{Approval, Asked};
 use super::Core;
 use crate::protocol::api::{
     encode, AskNetwork, CloseTab, Decide, ExplainTab, GetStatus, ListAgents, ListApprovals,
-    ListTabs, OpenTerminal, QuitSession, ReadScreen, ReportAgent, ReportEvent, Request, Resize,
-    RestartTab, RunPlugin, SendText, StartAgent, TabKind, WaitFor,
+    ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent, ReportEvent, Request,
+    Resize, RestartTab, RunPlugin, SendText, StartAgent, TabKind, WaitFor,
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
@@ -25,6 +25,9 @@ impl Core {
     /// Every request passes the privilege matrix first: refused ones are
     /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
+        // A tab named by prefix, number or name is named by its id from
+        // here on: in the privilege check, the journal and the handler.
+        let req = self.resolve_handle(caller, req)?;
         let (op, target) = self.classify(caller, &req).await?;
         let foreign = self.foreign_tab(caller, &req);
         // The folder a new agent names, resolved before the state lock is
@@ -419,6 +422,9 @@ impl Core {
                 remove_worktree,
                 force,
             }) => encode::<CloseTab>(self.close_tab(&tab, remove_worktree, force).await),
+            Request::Rename(RenameTab { tab, name }) => {
+                encode::<RenameTab>(self.rename_tab(&tab, &name))
+            }
             Request::Quit(QuitSession { folder }) => {
                 let closed = self.quit_session(&folder).await;
                 encode::<QuitSession>(Ok(SessionQuit { closed }))
@@ -507,6 +513,7 @@ fn op_of(req: &Request) -> Operation {
         Request::Terminal(_) => Operation::OpenTerminal,
         Request::Restart(_) => Operation::Restart,
         Request::Close(_) => Operation::Close,
+        Request::Rename(_) => Operation::Rename,
         Request::Quit(_) => Operation::Quit,
         Request::Approvals => Operation::ListApprovals,
         Request::Decide(_) => Operation::Decide,
@@ -538,6 +545,7 @@ fn request_tab(req: &Request) -> Option<&str> {
         | Request::Terminal(OpenTerminal { tab, .. })
         | Request::Restart(RestartTab { tab, .. })
         | Request::Close(CloseTab { tab, .. })
+        | Request::Rename(RenameTab { tab, .. })
         | Request::ReportAgent(ReportAgent { tab, .. }) => Some(tab),
         _ => None,
     }

@@ -227,8 +227,9 @@ impl Core {
             tab.warning = rules.warning.clone();
             tab.detection = Some(super::detection::Detection::new(rules));
         }
-        let meta = serde_json::to_value(tab.saved(true)).expect("a tab record serializes");
         state.insert(tab);
+        let named = &state.tabs[&plan.id];
+        let meta = serde_json::to_value(named.saved(true)).expect("a tab record serializes");
         (env, scope, meta)
     }
 
@@ -305,6 +306,8 @@ fn starting_tab(
 ) -> Tab {
     Tab {
         id: plan.id.clone(),
+        // Its default, from its session's other names, when recorded.
+        name: String::new(),
         secret,
         folder: plan.folder.clone(),
         agent: plan.name.clone(),

@@ -17,6 +17,7 @@ mod detection;
 mod edge;
 pub mod env;
 mod fresh_worktree;
+mod handles;
 mod held;
 mod hook_conn;
 mod hosting;
@@ -26,6 +27,7 @@ mod launch;
 mod launch_plan;
 mod lifecycle;
 pub mod listen;
+mod naming;
 mod net_questions;
 mod not_found;
 mod outlog;
@@ -117,6 +119,8 @@ pub struct State {
     pub detect_next: Option<Instant>,
     /// Bumped by every change `tabs.json` records.
     generation: u64,
+    /// Names of tabs taken out to start again (`State::remove_keeping_place`).
+    pub kept_names: std::collections::HashMap<String, String>,
 }
 
 /// The background tasks' doorbells.
@@ -297,7 +301,11 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
     let mut restore = |saved: Saved, f: Option<Found>| {
         let tab = match f {
             Some(f) => {
-                let meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
+                // The holder's record is from the program's start; a
+                // rename since is in the list.
+                let renamed = saved.name.clone();
+                let mut meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
+                meta.name = renamed.or(meta.name);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
                 if t.kind == crate::protocol::api::TabKind::Agent {

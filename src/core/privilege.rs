@@ -24,6 +24,8 @@ pub enum Operation {
     OpenTerminal,
     Restart,
     Close,
+    /// `nerdr rename`: name a tab.
+    Rename,
     /// `nerdr quit`: close a whole session.
     Quit,
     /// `nerdr send` (and typing through a window).
@@ -131,12 +133,14 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         (C::Sandboxed, O::StartAgent, _) => Refuse("start an agent by naming it"),
         (
             C::Sandboxed,
-            O::Restart | O::Close | O::Send | O::Read | O::Resize,
+            O::Restart | O::Close | O::Rename | O::Send | O::Read | O::Resize,
             T::Own | T::SandboxedAgent,
         ) => Allow,
-        (C::Sandboxed, O::Restart | O::Close | O::Send | O::Read | O::Resize, T::Nothing) => {
-            Refuse("this operation needs a tab to act on")
-        }
+        (
+            C::Sandboxed,
+            O::Restart | O::Close | O::Rename | O::Send | O::Read | O::Resize,
+            T::Nothing,
+        ) => Refuse("this operation needs a tab to act on"),
     }
 }
 
@@ -230,6 +234,7 @@ pub fn name(op: Operation) -> &'static str {
         Operation::OpenTerminal => "terminal",
         Operation::Restart => "restart",
         Operation::Close => "close",
+        Operation::Rename => "rename",
         Operation::Quit => "quit",
         Operation::Send => "send",
         Operation::Read => "read",
@@ -252,11 +257,12 @@ mod tests {
     use super::*;
 
     const CALLERS: [CallerKind; 3] = [User, Tab, S];
-    const OPS: [Operation; 15] = [
+    const OPS: [Operation; 16] = [
         StartAgent,
         OpenTerminal,
         Restart,
         Close,
+        Rename,
         Quit,
         Send,
         Read,
@@ -273,11 +279,12 @@ mod tests {
 
     /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
     /// own tab, sandboxed agent, agent, terminal, nothing.
-    const SANDBOXED: [(Operation, &str); 15] = [
+    const SANDBOXED: [(Operation, &str); 16] = [
         (StartAgent, "rarrr"),
         (OpenTerminal, "rrrrr"),
         (Restart, "aarrr"),
         (Close, "aarrr"),
+        (Rename, "aarrr"),
         (Quit, "rrrrr"),
         (Send, "aaqrr"),
         (Read, "aarrr"),

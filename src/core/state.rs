@@ -14,6 +14,9 @@ pub const DEFAULT_COLS: u16 = 80;
 
 pub struct Tab {
     pub id: String,
+    /// What the person calls it (`claude-1`, or its `nerdr rename`); empty
+    /// until [`State::insert`] gives it its default.
+    pub name: String,
     /// The tab's `NERDR_TAB`: proves a hook caller belongs here. Never logged.
     pub secret: String,
     pub folder: PathBuf,
@@ -64,6 +67,9 @@ pub struct Worktree {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Saved {
     pub id: String,
+    /// Absent in lists written before tabs had names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
     pub folder: PathBuf,
     pub agent: String,
     pub command: Vec<String>,
@@ -96,6 +102,7 @@ impl Tab {
     pub fn saved(&self, with_secret: bool) -> Saved {
         Saved {
             id: self.id.clone(),
+            name: (!self.name.is_empty()).then(|| self.name.clone()),
             folder: self.folder.clone(),
             agent: self.agent.clone(),
             command: self.command.clone(),
@@ -119,6 +126,7 @@ impl Tab {
     pub fn from_saved(s: Saved, rows: u16, cols: u16) -> Tab {
         Tab {
             id: s.id,
+            name: s.name.unwrap_or_default(),
             // A tab restored without its secret has no program that could
             // present it; a fresh random one matches nothing.
             secret: s
@@ -152,6 +160,7 @@ impl Tab {
     pub fn info(&self) -> TabInfo {
         TabInfo {
             id: self.id.clone(),
+            name: self.name.clone(),
             folder: self.folder.clone(),
             agent: self.agent.clone(),
             command: self.command.clone(),
@@ -199,8 +208,22 @@ impl Tab {
 /// the core knows, in `core`).
 impl State {
     /// Add a tab at the end of its session, or back at its place when
-    /// [`State::remove_keeping_place`] kept one for its id.
-    pub fn insert(&mut self, tab: Tab) {
+    /// [`State::remove_keeping_place`] kept one for its id (with its name).
+    /// A tab without a name gets its default (`AGENT-N`).
+    pub fn insert(&mut self, mut tab: Tab) {
+        if tab.name.is_empty() {
+            tab.name = match self.kept_names.remove(&tab.id) {
+                Some(name) => name,
+                None => {
+                    let taken: Vec<&str> = self
+                        .session_tabs(&tab.folder)
+                        .into_iter()
+                        .map(|t| t.name.as_str())
+                        .collect();
+                    super::handles::default_name(&tab.agent, taken.iter().copied())
+                }
+            };
+        }
         let ids = self.sessions.entry(tab.folder.clone()).or_default();
         if !ids.contains(&tab.id) {
             ids.push(tab.id.clone());
@@ -209,11 +232,14 @@ impl State {
     }
 
     /// Take a tab out that is about to start again under its id (`nerdr
-    /// restart`), keeping its place in its session, so it keeps its number
-    /// in the windows. The place is taken again by [`State::insert`], or
-    /// given up by [`State::remove`] or [`State::forget_place`].
+    /// restart`), keeping its place in its session and its name, so it
+    /// keeps its number and name in the windows. The place is taken again
+    /// by [`State::insert`], or given up by [`State::remove`] or
+    /// [`State::forget_place`].
     pub fn remove_keeping_place(&mut self, id: &str) -> Option<Tab> {
-        self.tabs.remove(id)
+        let tab = self.tabs.remove(id)?;
+        self.kept_names.insert(tab.id.clone(), tab.name.clone());
+        Some(tab)
     }
 
     /// Give up a place kept for a tab that did not come back.
@@ -221,12 +247,14 @@ impl State {
         if self.tabs.contains_key(id) {
             return;
         }
+        self.kept_names.remove(id);
         if let Some(ids) = self.sessions.get_mut(folder) {
             ids.retain(|t| t != id);
         }
     }
 
     pub fn remove(&mut self, id: &str) -> Option<Tab> {
+        self.kept_names.remove(id);
         let tab = self.tabs.remove(id)?;
         if let Some(ids) = self.sessions.get_mut(&tab.folder) {
             ids.retain(|t| t != id);
@@ -341,6 +369,36 @@ mod tests {
         state.remove("c");
         state.insert(tab("c"));
         assert_eq!(order(&state), ["a", "b", "c"]);
+    }
+
+    /// A list written before tabs had names reads, and its tabs get their
+    /// defaults, per session and agent; a tab started again keeps its name.
+    #[test]
+    fn tabs_get_default_names_and_keep_them() {
+        let mut state = State::default();
+        for id in ["a", "b", "c"] {
+            state.insert(tab(id));
+        }
+        let names = |s: &State| -> Vec<String> {
+            s.session_tabs(Path::new("/w"))
+                .iter()
+                .map(|t| t.name.clone())
+                .collect()
+        };
+        assert_eq!(names(&state), ["sh-1", "sh-2", "sh-3"]);
+        state.tabs.get_mut("b").unwrap().name = "review".into();
+        let b = state.remove_keeping_place("b").unwrap();
+        state.insert(tab(&b.id));
+        assert_eq!(names(&state), ["sh-1", "review", "sh-3"]);
+        state.remove("a");
+        state.insert(tab("d"));
+        assert_eq!(names(&state), ["review", "sh-3", "sh-1"]);
+        // Written with its name, read back with it.
+        let saved = state.tabs["b"].saved(false);
+        let json = serde_json::to_value(&saved).unwrap();
+        assert_eq!(json["name"], "review");
+        let back: Saved = serde_json::from_value(json).unwrap();
+        assert_eq!(Tab::from_saved(back, 24, 80).name, "review");
     }
 
     #[test]

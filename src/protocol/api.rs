@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use super::replies::{
-    AgentNames, ApprovalsList, Closed, Decided, Done, Explained, NetworkAnswer, PluginRan,
+    AgentNames, ApprovalsList, Closed, Decided, Done, Explained, NetworkAnswer, PluginRan, Renamed,
     ReportTaken, ScreenText, Sent, SessionQuit, Started, Waited,
 };
 
@@ -57,6 +57,7 @@ pub enum Request {
     ReportAgent(ReportAgent),
     Wait(WaitFor),
     Explain(ExplainTab),
+    Rename(RenameTab),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -121,6 +122,7 @@ methods! {
     ReportAgent(ReportAgent) => ReportTaken, "report_agent";
     Wait(WaitFor) => Waited, "wait";
     Explain(ExplainTab) => Explained, "explain";
+    Rename(RenameTab) => Renamed, "rename";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.
@@ -197,6 +199,13 @@ pub struct CloseTab {
     pub remove_worktree: bool,
     #[serde(default)]
     pub force: bool,
+}
+
+/// Give tab `tab` the name `name` (unique in its session).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RenameTab {
+    pub tab: String,
+    pub name: String,
 }
 
 /// Stop every program of `folder`'s session and forget it.
@@ -380,6 +389,9 @@ impl TabKind {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TabInfo {
     pub id: String,
+    /// What the person calls it (`claude-1`, or its `nerdr rename`).
+    #[serde(default)]
+    pub name: String,
     pub folder: PathBuf,
     pub agent: String,
     pub command: Vec<String>,

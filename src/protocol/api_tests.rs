@@ -204,6 +204,13 @@ fn report_requests_keep_their_wire() {
         r#"{"method":"explain","params":{"tab":"ab12"}}"#,
     );
     same_wire(
+        RenameTab {
+            tab: "ab12".into(),
+            name: "review".into(),
+        },
+        r#"{"method":"rename","params":{"tab":"ab12","name":"review"}}"#,
+    );
+    same_wire(
         ReportAgent {
             tab: "ab12".into(),
             argv: vec!["claude".into(), "--resume".into()],

@@ -36,6 +36,13 @@ pub enum Sent {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Done {}
 
+/// A tab was renamed (`rename`): its id and its new name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Renamed {
+    pub tab: String,
+    pub name: String,
+}
+
 /// A tab was closed (`close`); with `--remove-worktree`, what became of its
 /// worktree.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

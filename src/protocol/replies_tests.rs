@@ -59,6 +59,17 @@ fn a_resize_and_a_report_answer_an_empty_object() {
 }
 
 #[test]
+fn a_rename_tells_the_id_and_the_name() {
+    same_wire::<RenameTab>(
+        Renamed {
+            tab: "ab12".into(),
+            name: "review".into(),
+        },
+        json!({"tab": "ab12", "name": "review"}),
+    );
+}
+
+#[test]
 fn a_close_tells_what_became_of_the_worktree() {
     same_wire::<CloseTab>(Closed { removed: None }, json!({}));
     same_wire::<CloseTab>(
@@ -235,6 +246,7 @@ fn a_resume_report_is_taken_or_ignored_with_its_reason() {
 fn tab_rows_keep_their_fields() {
     let row = TabInfo {
         id: "ab12".into(),
+        name: "claude-1".into(),
         folder: "/w".into(),
         agent: "claude".into(),
         command: vec!["claude".into()],
@@ -268,12 +280,12 @@ fn tab_rows_keep_their_fields() {
     same_wire::<ListTabs>(
         vec![row, refused],
         json!([
-            {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude"],
+            {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": "s1", "resumable": false, "state": "running", "pid": 42,
              "exit_code": null, "agent_state": "blocked",
              "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 2},
-            {"id": "ab12", "folder": "/w", "agent": "claude", "command": ["claude"],
+            {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "terminal", "parent": "cd34",
              "worktree": "/w/.nerdr/ab12", "session_id": "s1", "resumable": false,
              "state": "refused", "reason": "the sandbox check failed", "pid": null,

@@ -8,6 +8,7 @@ mod cli;
 mod fake_model;
 mod feature_detection;
 mod git_guard;
+mod handles;
 mod harness;
 mod holder;
 mod idle;

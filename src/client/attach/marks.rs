@@ -149,6 +149,7 @@ mod tests {
     pub(crate) fn tab(id: &str, state: Option<AgentState>, bells: u64) -> TabInfo {
         TabInfo {
             id: id.into(),
+            name: String::new(),
             folder: "/w".into(),
             agent: "claude".into(),
             command: vec![],

@@ -253,6 +253,7 @@ mod tests {
     fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         TabInfo {
             id: id.into(),
+            name: String::new(),
             folder: "/w".into(),
             agent: agent.into(),
             command: vec![],

@@ -5,6 +5,7 @@
 //! processes and replaced programs lose the tab's identity; a sandboxed
 //! agent's message to an unsandboxed one waits under F3 until approved.
 
+mod handles;
 mod reports;
 mod session;
 

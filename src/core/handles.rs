@@ -1,0 +1,253 @@
+//! Tab handles: the words a person (or an agent) may use for a tab wherever
+//! a tab id is taken — the id, a unique id prefix, the tab's number in its
+//! session (as the window's status line numbers them) or its name — and
+//! tab names (the default `AGENT-N`, what a new name may be). Pure
+//! functions over plain data; the core gathers the tabs the caller may
+//! see and rewrites the request's handle into the id before anything else
+//! looks at it (`api::handle`).
+
+use std::path::{Path, PathBuf};
+
+use crate::protocol::api::{ApiError, ErrorCode};
+
+/// The shortest id prefix taken: one hex digit would name a tab by luck.
+pub const MIN_PREFIX: usize = 2;
+/// The longest name taken: it has to fit the status line and a table.
+pub const MAX_NAME: usize = 24;
+
+/// One tab as a handle sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub id: String,
+    pub name: String,
+    /// Its number in its session, from 1.
+    pub number: usize,
+    pub folder: PathBuf,
+}
+
+/// What a handle names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolved {
+    /// Exactly one tab.
+    Tab(String),
+    /// Several: the error lists them.
+    Ambiguous(Vec<Entry>),
+    /// None among `entries`: the caller's "no such tab" stands.
+    Nothing,
+}
+
+/// The tab `handle` names among `entries` (the tabs the caller may see).
+/// Tried in order, the first that matches anything wins: the exact id, a
+/// name, a number, an id prefix of at least [`MIN_PREFIX`] characters.
+/// Names and numbers are per session: with `home` (the caller's own
+/// session) only its tabs count for them; without, every session's do, and
+/// one that several sessions have is ambiguous.
+pub fn resolve(handle: &str, entries: &[Entry], home: Option<&Path>) -> Resolved {
+    let at_home = |e: &&Entry| home.is_none_or(|h| e.folder == h);
+    let steps: [&dyn Fn(&Entry) -> bool; 4] = [
+        &|e| e.id == handle,
+        &|e| at_home(&e) && e.name == handle,
+        &|e| at_home(&e) && handle.parse::<usize>().is_ok_and(|n| n == e.number),
+        &|e| handle.len() >= MIN_PREFIX && e.id.starts_with(handle),
+    ];
+    for step in steps {
+        let found: Vec<&Entry> = entries.iter().filter(|e| step(e)).collect();
+        match found.as_slice() {
+            [] => continue,
+            [one] => return Resolved::Tab(one.id.clone()),
+            many => return Resolved::Ambiguous(many.iter().map(|e| (*e).clone()).collect()),
+        }
+    }
+    Resolved::Nothing
+}
+
+/// The error for a handle that names several tabs, listing them.
+pub fn ambiguous(handle: &str, tabs: &[Entry]) -> ApiError {
+    let list: Vec<String> = tabs
+        .iter()
+        .map(|e| {
+            format!(
+                "{} ({}, #{} in {})",
+                e.id,
+                e.name,
+                e.number,
+                e.folder.display()
+            )
+        })
+        .collect();
+    ApiError::new(
+        ErrorCode::BadRequest,
+        format!(
+            "`{handle}` names {} tabs: {}; use more of the id",
+            tabs.len(),
+            list.join(", ")
+        ),
+    )
+}
+
+/// A new tab's name: its agent and the lowest number no tab of its session
+/// named `AGENT-N` has (`claude-1`, `claude-2`, ...).
+pub fn default_name<'a>(agent: &str, taken: impl Iterator<Item = &'a str> + Clone) -> String {
+    (1..)
+        .map(|n| format!("{agent}-{n}"))
+        .find(|name| !taken.clone().any(|t| t == name))
+        .expect("some number is free")
+}
+
+/// Whether `name` may be tab `id`'s new name among `others` (the names of
+/// the other tabs of its session); the error says what to change.
+pub fn check_name(name: &str, others: &[&str]) -> Result<(), ApiError> {
+    let bad = |why: String| Err(ApiError::new(ErrorCode::BadRequest, why));
+    if name.is_empty() || name.len() > MAX_NAME {
+        return bad(format!(
+            "a tab name has 1 to {MAX_NAME} characters; `{name}` has {}",
+            name.len()
+        ));
+    }
+    if !name.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return bad(format!(
+            "a tab name is a plain word: a letter, then letters, digits, `-` or `_`; `{name}` is \
+             not"
+        ));
+    }
+    if name.chars().all(|c| c.is_ascii_hexdigit()) {
+        return bad(format!(
+            "`{name}` would read as a tab id prefix (hex digits only); add a letter past `f`"
+        ));
+    }
+    if others.contains(&name) {
+        return bad(format!(
+            "another tab of this session is named `{name}`; pick another name"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(id: &str, name: &str, number: usize, folder: &str) -> Entry {
+        Entry {
+            id: id.into(),
+            name: name.into(),
+            number,
+            folder: folder.into(),
+        }
+    }
+
+    fn tabs() -> Vec<Entry> {
+        vec![
+            entry("d5920a11", "claude-1", 1, "/p"),
+            entry("d5931b22", "codex-1", 2, "/p"),
+            entry("0a1b2c3d", "review", 3, "/p"),
+            entry("12ab34cd", "claude-1", 1, "/q"),
+        ]
+    }
+
+    /// Every way a handle can go, with and without a home session.
+    #[test]
+    fn every_kind_of_handle() {
+        use Resolved::*;
+        let tab = |id: &str| Tab(id.to_string());
+        let rows: &[(&str, Option<&str>, Resolved)] = &[
+            // the exact id, whatever the session
+            ("d5920a11", Some("/q"), tab("d5920a11")),
+            ("12ab34cd", None, tab("12ab34cd")),
+            // a unique prefix, of at least two characters
+            ("d592", None, tab("d5920a11")),
+            ("0a", Some("/q"), tab("0a1b2c3d")),
+            ("d", None, Nothing),
+            // an ambiguous prefix lists the matches
+            (
+                "d59",
+                None,
+                Ambiguous(vec![tabs()[0].clone(), tabs()[1].clone()]),
+            ),
+            // a number, in the home session
+            ("2", Some("/p"), tab("d5931b22")),
+            ("1", Some("/q"), tab("12ab34cd")),
+            ("3", Some("/q"), Nothing),
+            // a number several sessions have, with no home
+            (
+                "1",
+                None,
+                Ambiguous(vec![tabs()[0].clone(), tabs()[3].clone()]),
+            ),
+            ("3", None, tab("0a1b2c3d")),
+            // a number before a prefix it also is
+            ("12", None, tab("12ab34cd")),
+            // a name, in the home session, or unique
+            ("review", None, tab("0a1b2c3d")),
+            ("claude-1", Some("/q"), tab("12ab34cd")),
+            (
+                "claude-1",
+                None,
+                Ambiguous(vec![tabs()[0].clone(), tabs()[3].clone()]),
+            ),
+            ("review", Some("/q"), Nothing),
+            // nothing
+            ("zz", None, Nothing),
+            ("", None, Nothing),
+            ("0", Some("/p"), Nothing),
+        ];
+        for (handle, home, want) in rows {
+            let got = resolve(handle, &tabs(), home.map(Path::new));
+            assert_eq!(&got, want, "handle {handle:?} from {home:?}");
+        }
+    }
+
+    #[test]
+    fn an_ambiguous_handle_lists_the_tabs() {
+        let Resolved::Ambiguous(many) = resolve("d59", &tabs(), None) else {
+            panic!("ambiguous")
+        };
+        let e = ambiguous("d59", &many);
+        assert_eq!(e.code, ErrorCode::BadRequest);
+        assert_eq!(
+            e.message,
+            "`d59` names 2 tabs: d5920a11 (claude-1, #1 in /p), d5931b22 (codex-1, #2 in /p); \
+             use more of the id"
+        );
+    }
+
+    #[test]
+    fn default_names_take_the_lowest_free_number() {
+        let rows: &[(&[&str], &str)] = &[
+            (&[], "claude-1"),
+            (&["claude-1"], "claude-2"),
+            (&["claude-2"], "claude-1"),
+            (&["claude-1", "codex-1", "claude-2"], "claude-3"),
+        ];
+        for (taken, want) in rows {
+            assert_eq!(default_name("claude", taken.iter().copied()), *want);
+        }
+    }
+
+    #[test]
+    fn names_are_plain_unique_words() {
+        let rows: &[(&str, bool)] = &[
+            ("review", true),
+            ("fix_tests-2", true),
+            ("claude-1", false),
+            ("", false),
+            ("2fast", false),
+            ("has space", false),
+            ("naïve", false),
+            ("cafe", false),
+            ("beef-1", true),
+            ("a234567890123456789012345", false),
+        ];
+        for (name, ok) in rows {
+            let got = check_name(name, &["claude-1", "codex-1"]);
+            assert_eq!(got.is_ok(), *ok, "{name:?}: {got:?}");
+            if let Err(e) = got {
+                assert!(e.message.contains(name), "{name:?}: {}", e.message);
+            }
+        }
+    }
+}

@@ -1,0 +1,115 @@
+//! Handles and names at the core: a request's tab handle turned into the
+//! tab's id among the tabs its caller may see (the decisions are
+//! `handles`'), and `nerdr rename`.
+
+use std::path::PathBuf;
+
+use super::api::target_kind;
+use super::caller::Caller;
+use super::handles::{self, Entry, Resolved};
+use super::not_found::no_tab;
+use super::privilege::{self, CallerKind};
+use super::Core;
+use crate::protocol::api::{
+    ApiError, CloseTab, ExplainTab, OpenTerminal, ReadScreen, RenameTab, Request, Resize,
+    RestartTab, SendText, WaitFor,
+};
+use crate::protocol::replies::Renamed;
+
+impl Core {
+    /// `req` with its tab handle replaced by the id it names. A handle that
+    /// names no tab the caller may see is left as it is: the privilege
+    /// check then answers it as any unknown id ("no such tab"), so a tab
+    /// hidden from a sandboxed caller reads the same by any handle.
+    pub(super) fn resolve_handle(
+        &self,
+        caller: &Caller,
+        mut req: Request,
+    ) -> Result<Request, ApiError> {
+        let Some(handle) = handle_of(&mut req) else {
+            return Ok(req);
+        };
+        let resolved = {
+            let state = self.state.lock().unwrap();
+            // An id as it is (every window's keystroke names its tab so):
+            // what `resolve` would answer, without gathering the tabs. A
+            // hidden one stays as it is there too.
+            if state.tabs.contains_key(handle.as_str()) {
+                return Ok(req);
+            }
+            // A caller in a tab: its session's folder, `None` if its tab is gone.
+            let own: Option<Option<PathBuf>> = caller
+                .tab()
+                .map(|own| state.tabs.get(own).map(|t| t.folder.clone()));
+            let own_gone = matches!(own, Some(None));
+            let home = own.flatten();
+            let mut entries = Vec::new();
+            for (folder, ids) in &state.sessions {
+                let tabs = ids.iter().filter_map(|id| state.tabs.get(id));
+                for (i, t) in tabs.enumerate() {
+                    // What a sandboxed caller may not see is no candidate:
+                    // neither matched nor listed as ambiguous.
+                    let foreign = home.as_ref().is_some_and(|h| h != folder);
+                    let kind = caller.kind();
+                    if kind == CallerKind::Sandboxed
+                        && (own_gone || privilege::hides_tab(kind, target_kind(caller, t), foreign))
+                    {
+                        continue;
+                    }
+                    entries.push(Entry {
+                        id: t.id.clone(),
+                        name: t.name.clone(),
+                        number: i + 1,
+                        folder: folder.clone(),
+                    });
+                }
+            }
+            handles::resolve(handle, &entries, home.as_deref())
+        };
+        match resolved {
+            Resolved::Tab(id) => *handle = id,
+            Resolved::Ambiguous(many) => return Err(handles::ambiguous(handle, &many)),
+            Resolved::Nothing => {}
+        }
+        Ok(req)
+    }
+
+    /// `nerdr rename`: the tab's new name, unique in its session.
+    pub(super) fn rename_tab(&self, tab: &str, name: &str) -> Result<Renamed, ApiError> {
+        {
+            let mut state = self.state.lock().unwrap();
+            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+            let others: Vec<&str> = state
+                .session_tabs(&t.folder)
+                .into_iter()
+                .filter(|o| o.id != tab)
+                .map(|o| o.name.as_str())
+                .collect();
+            handles::check_name(name, &others)?;
+            state.tabs.get_mut(tab).expect("found above").name = name.to_string();
+        }
+        tracing::info!(tab = %tab, name = %name, "renamed tab");
+        self.changed();
+        Ok(Renamed {
+            tab: tab.to_string(),
+            name: name.to_string(),
+        })
+    }
+}
+
+/// The handle a request names its tab by. A hook's report names its own
+/// tab by id, as nerdr gave it: no handle.
+fn handle_of(req: &mut Request) -> Option<&mut String> {
+    match req {
+        Request::Read(ReadScreen { tab, .. })
+        | Request::Wait(WaitFor { tab, .. })
+        | Request::Explain(ExplainTab { tab })
+        | Request::Send(SendText { tab, .. })
+        | Request::Resize(Resize { tab, .. })
+        | Request::Terminal(OpenTerminal { tab, .. })
+        | Request::Restart(RestartTab { tab, .. })
+        | Request::Close(CloseTab { tab, .. })
+        | Request::Rename(RenameTab { tab, .. }) => Some(tab),
+        _ => None,
+    }
+}

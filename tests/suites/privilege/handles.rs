@@ -1,0 +1,67 @@
+//! Handles from a sandboxed caller: a tab it may not see reads as "no such
+//! tab" by its prefix, number or name as by its id; its own tab answers to
+//! all of them.
+
+use super::*;
+
+#[test]
+fn a_hidden_tab_is_no_tab_by_any_handle() {
+    let Some(s) = Setup::new() else { return };
+    let plain = s.ok(&["agent", "sh"]);
+    let boxed = s.ok(&["agent", "boxed"]);
+    let term = s.ok(&["terminal", &plain]);
+    s.screen_shows(&boxed, "$");
+    let hook = s.env.home().join(".local/state/nerdr/nerdr.sock");
+    let secret = secret_of(s.pid(&boxed));
+    // A process holding the sandboxed tab's secret is a sandboxed caller.
+    let as_boxed = |args: &[&str]| {
+        let mut cmd = s.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&s.work)
+            .env("NERDR_TAB", &secret)
+            .env("NERDR_SOCKET", &hook);
+        cmd.output().unwrap()
+    };
+    let prefix = |id: &str| {
+        let others: Vec<&str> = [&plain, &boxed, &term]
+            .into_iter()
+            .map(String::as_str)
+            .filter(|o| *o != id)
+            .collect();
+        (2..=id.len())
+            .map(|n| id[..n].to_string())
+            .find(|p| others.iter().all(|o| !o.starts_with(p.as_str())))
+            .unwrap()
+    };
+    let names: Vec<String> = s
+        .tabs()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["sh-1", "boxed-1", "terminal-1"]);
+
+    // The unsandboxed agent (#1) and the terminal (#3), by every handle.
+    for handle in [
+        plain.clone(),
+        prefix(&plain),
+        "1".into(),
+        "sh-1".into(),
+        term.clone(),
+        prefix(&term),
+        "3".into(),
+        "terminal-1".into(),
+    ] {
+        let out = as_boxed(&["read", &handle]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{handle}: {out:?}");
+        assert_eq!(
+            said.trim(),
+            format!("nerdr: no tab `{handle}` (see `nerdr tabs --all` for the tabs that exist)"),
+            "{handle}"
+        );
+    }
+    // Its own tab, by every handle.
+    for handle in [prefix(&boxed), "2".into(), "boxed-1".into()] {
+        let out = as_boxed(&["read", &handle]);
+        assert!(out.status.success(), "{handle}: {out:?}");
+    }
+}
