@@ -1,0 +1,195 @@
+//! config.toml and the agents' programs: does the config parse and pass the
+//! schema as a launch reads it, and are the programs it would start found
+//! on PATH. A configured agent whose program is missing is a warning naming
+//! it; a built-in agent not installed is only listed (most people use one
+//! or two of them).
+
+use super::verdict::{check, Check, Status};
+use crate::service::facts::ConfigFacts;
+
+pub fn check_config(c: &ConfigFacts) -> Check {
+    let path = c.path.display();
+    match (&c.agents, c.exists) {
+        (Err(e), _) => check(
+            "config",
+            Status::Fail,
+            e.clone(),
+            Some(format!(
+                "fix {path} at that line (every launch refuses until then); the keys are in README.md, \"Config\""
+            )),
+        ),
+        (Ok(_), true) => check("config", Status::Ok, format!("{path} is valid"), None),
+        (Ok(_), false) => check(
+            "config",
+            Status::Ok,
+            format!("no {path}: the built-in defaults apply"),
+            None,
+        ),
+    }
+}
+
+/// `None` when the config does not parse (`check_config` already fails).
+pub fn check_agents(c: &ConfigFacts) -> Option<Check> {
+    let agents = c.agents.as_ref().ok()?;
+    let name = |a: &crate::service::facts::AgentProgram| {
+        if a.agent == a.program {
+            a.agent.clone()
+        } else {
+            format!("{} ({})", a.agent, a.program)
+        }
+    };
+    let found: Vec<_> = agents
+        .iter()
+        .filter(|a| a.found.is_some())
+        .map(name)
+        .collect();
+    let missing_configured: Vec<_> = agents
+        .iter()
+        .filter(|a| a.found.is_none() && a.configured)
+        .map(name)
+        .collect();
+    let not_installed: Vec<_> = agents
+        .iter()
+        .filter(|a| a.found.is_none() && !a.configured)
+        .map(name)
+        .collect();
+    let mut detail = if found.is_empty() {
+        "no agent's program is on PATH".to_owned()
+    } else {
+        format!("on PATH: {}", found.join(", "))
+    };
+    if !missing_configured.is_empty() {
+        detail.push_str(&format!(
+            "; configured but not on PATH: {}",
+            missing_configured.join(", ")
+        ));
+    }
+    if !not_installed.is_empty() {
+        detail.push_str(&format!(
+            "; built-in, not installed: {}",
+            not_installed.join(", ")
+        ));
+    }
+    let path = c.path.display();
+    Some(if !missing_configured.is_empty() {
+        check(
+            "agents",
+            Status::Warn,
+            detail,
+            Some(format!(
+                "install {} or fix its `command` in {path} (a launch of it fails)",
+                missing_configured.join(", ")
+            )),
+        )
+    } else if found.is_empty() {
+        check(
+            "agents",
+            Status::Warn,
+            detail,
+            Some("install an agent CLI (claude, codex, ...) so that PATH finds it".into()),
+        )
+    } else {
+        check("agents", Status::Ok, detail, None)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::service::doctor::{assert_verdicts, Case};
+
+    fn agents(
+        f: &mut crate::service::facts::Facts,
+    ) -> &mut Vec<crate::service::facts::AgentProgram> {
+        f.config.as_mut().unwrap().agents.as_mut().unwrap()
+    }
+
+    #[test]
+    fn verdicts() {
+        let cases: &[Case] = &[
+            (
+                "a valid config is ok",
+                |_| {},
+                "config",
+                Status::Ok,
+                "/home/ann/.config/nerdr/config.toml is valid",
+                "",
+                0,
+            ),
+            (
+                "no config file is ok",
+                |f| f.config.as_mut().unwrap().exists = false,
+                "config",
+                Status::Ok,
+                "built-in defaults",
+                "",
+                0,
+            ),
+            (
+                "a broken config fails with the launch's file:line message",
+                |f| {
+                    f.config.as_mut().unwrap().agents = Err(
+                        "/home/ann/.config/nerdr/config.toml:3:1: unknown key `sandboxd`".into(),
+                    )
+                },
+                "config",
+                Status::Fail,
+                "config.toml:3:1: unknown key `sandboxd`",
+                "fix /home/ann/.config/nerdr/config.toml",
+                2,
+            ),
+            (
+                "found and not-installed built-ins are listed, ok",
+                |_| {},
+                "agents",
+                Status::Ok,
+                "on PATH: claude, mine (my-agent); built-in, not installed: gemini",
+                "",
+                0,
+            ),
+            (
+                "a configured agent's missing program warns naming it, exit 0",
+                |f| agents(f)[2].found = None,
+                "agents",
+                Status::Warn,
+                "configured but not on PATH: mine (my-agent)",
+                "install mine (my-agent)",
+                0,
+            ),
+            (
+                "no agent program at all warns",
+                |f| {
+                    let all = agents(f);
+                    all.retain(|a| !a.configured);
+                    all.iter_mut().for_each(|a| a.found = None);
+                },
+                "agents",
+                Status::Warn,
+                "no agent's program is on PATH",
+                "install an agent CLI",
+                0,
+            ),
+            (
+                "a configured built-in whose program is missing warns",
+                |f| {
+                    let a = &mut agents(f)[1];
+                    a.configured = true;
+                },
+                "agents",
+                Status::Warn,
+                "configured but not on PATH: gemini",
+                "install gemini",
+                0,
+            ),
+        ];
+        assert_verdicts(cases);
+    }
+
+    #[test]
+    fn a_broken_config_has_no_agents_check() {
+        let mut f = crate::service::facts::healthy();
+        f.config.as_mut().unwrap().agents = Err("x:1:1: bad".into());
+        let all = crate::service::doctor::report::checks(&f);
+        assert!(all.iter().all(|c| c.name != "agents"), "{all:#?}");
+    }
+}
