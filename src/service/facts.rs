@@ -71,6 +71,17 @@ pub struct Facts {
     /// The `nerdr core` processes and who says which one serves; `None`
     /// where it was not looked at (the platform code leaves it `None`).
     pub cores: Option<Cores>,
+    /// The agents' settings files `nerdr integration install` recorded, and
+    /// whether nerdr's hooks are still in each (`None`: not looked at).
+    pub integrations: Option<Vec<Integration>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Integration {
+    pub agent: String,
+    pub file: PathBuf,
+    /// `Ok(false)`: the hooks (or the whole file) are gone.
+    pub hooks: Result<bool, String>,
 }
 
 /// config.toml as a launch would read it.
@@ -238,5 +249,10 @@ pub fn healthy() -> Facts {
             answering: Some(4242),
             running: vec![4242],
         }),
+        integrations: Some(vec![Integration {
+            agent: "claude".into(),
+            file: "/home/ann/.claude/settings.json".into(),
+            hooks: Ok(true),
+        }]),
     }
 }

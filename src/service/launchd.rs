@@ -230,6 +230,7 @@ pub fn gather(paths: &Paths) -> Facts {
         programs: None,
         config: None,
         cores: None,
+        integrations: None,
     }
 }
 

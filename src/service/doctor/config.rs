@@ -1,11 +1,66 @@
-//! config.toml and the agents' programs: does the config parse and pass the
-//! schema as a launch reads it, and are the programs it would start found
-//! on PATH. A configured agent whose program is missing is a warning naming
+//! config.toml, the agents' programs and their integrations: does the
+//! config parse and pass the schema as a launch reads it, are the programs
+//! it would start found on PATH, and are the hooks `nerdr integration
+//! install` put into an agent's settings still there. A configured agent whose program is missing is a warning naming
 //! it; a built-in agent not installed is only listed (most people use one
 //! or two of them).
 
 use super::verdict::{check, Check, Status};
-use crate::service::facts::ConfigFacts;
+use crate::service::facts::{ConfigFacts, Integration};
+
+pub fn check_integrations(all: &[Integration]) -> Check {
+    let name = "integrations";
+    if all.is_empty() {
+        return check(
+            name,
+            Status::Ok,
+            "none installed (`nerdr integration install claude|codex|copilot` adds hooks that report turns)".into(),
+            None,
+        );
+    }
+    let gone: Vec<_> = all.iter().filter(|i| i.hooks == Ok(false)).collect();
+    let unreadable: Vec<_> = all
+        .iter()
+        .filter_map(|i| i.hooks.as_ref().err().map(|e| (i, e)))
+        .collect();
+    if let Some((i, e)) = unreadable.first() {
+        return check(
+            name,
+            Status::Warn,
+            format!("cannot tell whether {}'s hooks are in place: {e}", i.agent),
+            Some(format!(
+                "fix the file, or `nerdr integration uninstall {}`",
+                i.agent
+            )),
+        );
+    }
+    if !gone.is_empty() {
+        let said: Vec<_> = gone
+            .iter()
+            .map(|i| format!("{} ({})", i.agent, i.file.display()))
+            .collect();
+        let agents: Vec<_> = gone.iter().map(|i| i.agent.as_str()).collect();
+        return check(
+            name,
+            Status::Warn,
+            format!("installed, but nerdr's hooks are gone from: {}", said.join(", ")),
+            Some(format!(
+                "`nerdr integration install {}` puts them back (or `nerdr integration uninstall` to forget them)",
+                agents.join("` / `nerdr integration install ")
+            )),
+        );
+    }
+    let said: Vec<_> = all
+        .iter()
+        .map(|i| format!("{} ({})", i.agent, i.file.display()))
+        .collect();
+    check(
+        name,
+        Status::Ok,
+        format!("in place: {}", said.join(", ")),
+        None,
+    )
+}
 
 pub fn check_config(c: &ConfigFacts) -> Check {
     let path = c.path.display();
@@ -179,6 +234,56 @@ mod tests {
                 Status::Warn,
                 "configured but not on PATH: gemini",
                 "install gemini",
+                0,
+            ),
+        ];
+        assert_verdicts(cases);
+    }
+
+    #[test]
+    fn integration_verdicts() {
+        fn one(hooks: Result<bool, String>) -> Vec<Integration> {
+            vec![Integration {
+                agent: "claude".into(),
+                file: "/h/.claude/settings.json".into(),
+                hooks,
+            }]
+        }
+        let cases: &[Case] = &[
+            (
+                "installed hooks in place are ok",
+                |_| {},
+                "integrations",
+                Status::Ok,
+                "in place: claude (/home/ann/.claude/settings.json)",
+                "",
+                0,
+            ),
+            (
+                "none installed is ok",
+                |f| f.integrations = Some(vec![]),
+                "integrations",
+                Status::Ok,
+                "none installed",
+                "",
+                0,
+            ),
+            (
+                "hooks gone from the settings warn naming the file",
+                |f| f.integrations = Some(one(Ok(false))),
+                "integrations",
+                Status::Warn,
+                "hooks are gone from: claude (/h/.claude/settings.json)",
+                "`nerdr integration install claude`",
+                0,
+            ),
+            (
+                "an unreadable settings file warns",
+                |f| f.integrations = Some(one(Err("line 2: bad json".into()))),
+                "integrations",
+                Status::Warn,
+                "cannot tell whether claude's hooks are in place: line 2: bad json",
+                "nerdr integration uninstall claude",
                 0,
             ),
         ];

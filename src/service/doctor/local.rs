@@ -1,7 +1,7 @@
 //! What doctor gathers itself, past the platform code: config.toml read as a
 //! launch reads it, where PATH finds each agent's program, and the
 //! `nerdr core` processes of this user (from `/proc`; none where there is
-//! no `/proc`). Reading only; the decisions are in `config` and `cores`.
+//! no `/proc`), and the integrations `nerdr integration` recorded. Reading only; the decisions are in `config` and `cores`.
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
@@ -9,7 +9,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use crate::paths::{Env, Paths};
-use crate::service::facts::{AgentProgram, ConfigFacts, Cores};
+use crate::service::facts::{AgentProgram, ConfigFacts, Cores, Integration};
 
 /// The config and every agent a launch could start from it.
 pub fn config(paths: &Paths) -> ConfigFacts {
@@ -68,6 +68,18 @@ pub fn cores(paths: &Paths, answering: Option<u32>) -> Cores {
         answering,
         running: running_cores(&paths.state_dir),
     }
+}
+
+/// What the install records say is installed, and whether it still is.
+pub fn integrations(paths: &Paths) -> Vec<Integration> {
+    crate::integration::recorded(&paths.state_dir)
+        .into_iter()
+        .map(|r| Integration {
+            agent: r.agent.to_owned(),
+            file: r.file,
+            hooks: r.hooks,
+        })
+        .collect()
 }
 
 fn running_cores(state_dir: &Path) -> Vec<u32> {

@@ -9,12 +9,13 @@
 //!   sockets);
 //! - `agents`: what the agents get (how the programs are kept, lingering,
 //!   bubblewrap, journald);
-//! - `config`: config.toml as a launch reads it, the agents' programs;
+//! - `config`: config.toml as a launch reads it, the agents' programs, the
+//!   installed integrations;
 //! - `cores`: which process serves, and whether it is the only core;
 //! - `report`: the checks in order, the exit code, the two output forms.
 //!
 //! `local` gathers what is not the platform's: the config, the agents on
-//! PATH, the `nerdr core` processes.
+//! PATH, the `nerdr core` processes, the integrations' records.
 //!
 //! Exit code: 2 when any check fails, else 0 (a warning is advice).
 
@@ -73,6 +74,7 @@ fn gather(paths: &Paths) -> Facts {
         });
     }
     facts.config = Some(local::config(paths));
+    facts.integrations = Some(local::integrations(paths));
     // After the status request: a core that socket activation started for
     // it is then running, and has written core.pid.
     facts.cores = Some(local::cores(paths, answering));

@@ -2,7 +2,7 @@
 //! two ways they print (one line each, or a JSON array).
 
 use super::agents::{check_bwrap, check_journald, check_linger, check_programs};
-use super::config::{check_agents, check_config};
+use super::config::{check_agents, check_config, check_integrations};
 use super::cores::check_cores;
 use super::setup::{check_core, check_manager, check_socket, check_units};
 use super::verdict::{Check, Status};
@@ -23,6 +23,7 @@ pub fn checks(f: &Facts) -> Vec<Check> {
         all.push(check_config(c));
         all.extend(check_agents(c));
     }
+    all.extend(f.integrations.as_deref().map(check_integrations));
     all
 }
 
@@ -81,7 +82,8 @@ mod tests {
                 "bubblewrap",
                 "journald",
                 "config",
-                "agents"
+                "agents",
+                "integrations"
             ]
         );
         assert!(checks.iter().all(|c| c.status == Status::Ok), "{checks:#?}");
@@ -98,6 +100,7 @@ mod tests {
         f.journald = None;
         f.config = None;
         f.cores = None;
+        f.integrations = None;
         let names: Vec<_> = checks(&f).iter().map(|c| c.name).collect();
         assert_eq!(
             names,
@@ -127,7 +130,7 @@ mod tests {
         let mut f = healthy();
         f.linger = Some(false);
         let out = render_human(&checks(&f));
-        assert_eq!(out.lines().count(), 12);
+        assert_eq!(out.lines().count(), 13);
         assert!(out.contains(
             "warn  lingering     off for ann: your user manager, the core and every agent stop when you log out -> `loginctl enable-linger ann`\n"
         ), "{out}");
@@ -143,7 +146,7 @@ mod tests {
         f.bwrap.as_mut().unwrap().bwrap = None;
         let v: serde_json::Value = serde_json::from_str(&render_json(&checks(&f))).unwrap();
         let arr = v.as_array().unwrap();
-        assert_eq!(arr.len(), 12);
+        assert_eq!(arr.len(), 13);
         assert_eq!(arr[0]["name"], "user-manager");
         assert_eq!(arr[0]["status"], "ok");
         assert_eq!(arr[0]["remedy"], serde_json::Value::Null);

@@ -290,6 +290,7 @@ pub fn gather(paths: &Paths) -> Facts {
         programs: None,
         config: None,
         cores: None,
+        integrations: None,
     }
 }
 
