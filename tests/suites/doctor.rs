@@ -142,3 +142,35 @@ fn two_cores_over_one_state_dir_are_found() {
     );
     assert_eq!(code, Some(2), "{checks:#?}");
 }
+
+#[test]
+fn an_integration_whose_hooks_are_gone_is_named() {
+    let Some(env) = installed() else {
+        return;
+    };
+    env.run(&["nerdr", "integration", "install", "claude"]);
+    let (_, checks) = doctor(&env);
+    let integrations = find(&checks, "integrations");
+    assert_eq!(integrations["status"], "ok", "{integrations}");
+    assert!(
+        integrations["detail"]
+            .as_str()
+            .unwrap()
+            .contains("claude ("),
+        "{integrations}"
+    );
+    // The user (or claude) rewrote its settings without nerdr's hooks.
+    let settings = env.write_user_file(".claude/settings.json", "{}\n");
+    let (code, checks) = doctor(&env);
+    let integrations = find(&checks, "integrations");
+    assert_eq!(integrations["status"], "warn", "{integrations}");
+    let detail = integrations["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!(
+            "hooks are gone from: claude ({})",
+            settings.display()
+        )),
+        "{integrations}"
+    );
+    assert_eq!(code, Some(0), "{checks:#?}");
+}
