@@ -1,12 +1,14 @@
-//! `nerdr doctor [--json]`: check the installation. Exit code: 0 when every
-//! check passes, 1 when the worst is a warning, 2 when one fails.
+//! `nerdr doctor [--json]`: check the installation. Exit code: 2 when a
+//! check fails, else 0 (warnings included).
 
 use std::process::ExitCode;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Exit status: 0 when every check is ok, 1 when the worst is a warning \
-        (`warn`: nerdr works, the line says what to improve), 2 when one fails."
+    after_help = "Checks the service, the core process that serves (and that it is the only one), \
+        config.toml, the agents' programs on PATH and the installed integrations.\n\n\
+        Exit status: 0 when no check fails, warnings included \
+        (`warn`: nerdr works, the line says what to improve); 2 when one fails."
 )]
 pub struct Args {
     /// One JSON array of {name, status, detail, remedy}
@@ -34,8 +36,7 @@ mod tests {
             .render_help()
             .to_string();
         for want in [
-            "0 when every check is ok",
-            "1 when the worst is a warning",
+            "0 when no check fails, warnings included",
             "2 when one fails",
         ] {
             assert!(

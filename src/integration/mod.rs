@@ -159,6 +159,53 @@ fn locate(agent: Agent) -> anyhow::Result<Where> {
     })
 }
 
+/// One settings file an install record names, for `nerdr doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    pub agent: &'static str,
+    pub file: PathBuf,
+    /// Whether nerdr's hooks are still in the file (`Ok(false)` when the
+    /// file is gone too), or why that cannot be told.
+    pub hooks: Result<bool, String>,
+}
+
+/// Every settings file the install records in `state_dir` name, and whether
+/// nerdr's hooks are still in each. Reads only.
+pub fn recorded(state_dir: &Path) -> Vec<Recorded> {
+    let mut all = Vec::new();
+    for agent in [Agent::Claude, Agent::Codex, Agent::Copilot] {
+        let path = state_dir
+            .join("integrations")
+            .join(format!("{}.json", agent.name()));
+        let record = match Record::load(&path) {
+            Ok(r) => r,
+            Err(e) => {
+                all.push(Recorded {
+                    agent: agent.name(),
+                    file: path,
+                    hooks: Err(format!("{e:#}")),
+                });
+                continue;
+            }
+        };
+        for f in record.files.iter().filter(|f| !f.layers.is_empty()) {
+            let hooks = match files::read(&f.path) {
+                Ok(None) => Ok(false),
+                Ok(Some(text)) => agent
+                    .contains_nerdrs(&text)
+                    .map_err(|e| format!("{}: {e}", f.path.display())),
+                Err(e) => Err(format!("{e:#}")),
+            };
+            all.push(Recorded {
+                agent: agent.name(),
+                file: f.path.clone(),
+                hooks,
+            });
+        }
+    }
+    all
+}
+
 fn save(record: &Record, path: &Path) -> anyhow::Result<()> {
     if record.files.is_empty() {
         return files::remove(path);

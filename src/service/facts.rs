@@ -65,6 +65,59 @@ pub struct Facts {
     /// not asked because the client socket does not listen (the platform
     /// code leaves it `None`; `doctor::gather` asks after the probes).
     pub programs: Option<Programs>,
+    /// config.toml and the agents it names; `None` where the platform code
+    /// built the facts (`doctor::gather` reads the config after it).
+    pub config: Option<ConfigFacts>,
+    /// The `nerdr core` processes and who says which one serves; `None`
+    /// where it was not looked at (the platform code leaves it `None`).
+    pub cores: Option<Cores>,
+    /// The agents' settings files `nerdr integration install` recorded, and
+    /// whether nerdr's hooks are still in each (`None`: not looked at).
+    pub integrations: Option<Vec<Integration>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Integration {
+    pub agent: String,
+    pub file: PathBuf,
+    /// `Ok(false)`: the hooks (or the whole file) are gone.
+    pub hooks: Result<bool, String>,
+}
+
+/// config.toml as a launch would read it.
+#[derive(Debug, Clone)]
+pub struct ConfigFacts {
+    pub path: PathBuf,
+    /// Whether the file exists (a missing file is the default config).
+    pub exists: bool,
+    /// Every agent a launch could start, or the error a launch would give
+    /// (`FILE:LINE:COL: ...`).
+    pub agents: Result<Vec<AgentProgram>, String>,
+}
+
+/// One agent, built-in or configured, and where its program is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentProgram {
+    pub agent: String,
+    /// The word a launch execs (the command's first word).
+    pub program: String,
+    /// Whether config.toml has an `[agents.NAME]` section for it.
+    pub configured: bool,
+    /// Where PATH finds `program` (or `program` itself when it is a path).
+    pub found: Option<PathBuf>,
+}
+
+/// Which processes claim to be the core.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Cores {
+    /// The pid in the state dir's `core.pid`, if it names a live process.
+    pub recorded: Option<u32>,
+    /// The service unit's MainPID (`None` where no unit runs one).
+    pub unit_main: Option<u32>,
+    /// The pid the core at the client socket gave in its handshake.
+    pub answering: Option<u32>,
+    /// Every live `nerdr core` of this user for this state dir.
+    pub running: Vec<u32>,
 }
 
 /// The core's answer to "how do you keep programs", and where to look when
@@ -166,5 +219,40 @@ pub fn healthy() -> Facts {
             core_log: "/home/ann/.local/state/nerdr/core.log".into(),
             holder_log: "/home/ann/.local/state/nerdr/holder.log".into(),
         }),
+        config: Some(ConfigFacts {
+            path: "/home/ann/.config/nerdr/config.toml".into(),
+            exists: true,
+            agents: Ok(vec![
+                AgentProgram {
+                    agent: "claude".into(),
+                    program: "claude".into(),
+                    configured: false,
+                    found: Some("/usr/bin/claude".into()),
+                },
+                AgentProgram {
+                    agent: "gemini".into(),
+                    program: "gemini".into(),
+                    configured: false,
+                    found: None,
+                },
+                AgentProgram {
+                    agent: "mine".into(),
+                    program: "my-agent".into(),
+                    configured: true,
+                    found: Some("/home/ann/bin/my-agent".into()),
+                },
+            ]),
+        }),
+        cores: Some(Cores {
+            recorded: Some(4242),
+            unit_main: Some(4242),
+            answering: Some(4242),
+            running: vec![4242],
+        }),
+        integrations: Some(vec![Integration {
+            agent: "claude".into(),
+            file: "/home/ann/.claude/settings.json".into(),
+            hooks: Ok(true),
+        }]),
     }
 }

@@ -184,6 +184,12 @@ fn installed(paths: &Paths) -> Result<Installed> {
     }))
 }
 
+/// launchd has no main pid to compare with; `core.pid` and the answering
+/// core's own word are what doctor compares there.
+pub fn main_pid() -> Option<u32> {
+    None
+}
+
 pub fn gather(paths: &Paths) -> Facts {
     let manager = launchctl(&["print", &domain()])
         .map(|_| format!("launchd ({})", domain()))
@@ -222,6 +228,9 @@ pub fn gather(paths: &Paths) -> Facts {
         bwrap: None,
         journald: None,
         programs: None,
+        config: None,
+        cores: None,
+        integrations: None,
     }
 }
 

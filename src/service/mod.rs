@@ -55,8 +55,8 @@ pub fn status() -> anyhow::Result<()> {
 }
 
 /// `nerdr doctor [--json]`: prints one line per check (or a JSON array of
-/// `{name, status, detail, remedy}`) and returns the exit code: 0 all ok,
-/// 1 the worst is a warning, 2 something fails.
+/// `{name, status, detail, remedy}`) and returns the exit code: 2 when
+/// something fails, else 0 (warnings are advice).
 pub fn doctor(json: bool) -> anyhow::Result<i32> {
     doctor::run(json)
 }

@@ -5,6 +5,7 @@ mod agent_turns;
 mod attach;
 mod attention;
 mod cli;
+mod doctor;
 mod fake_model;
 mod feature_detection;
 mod git_guard;

@@ -215,7 +215,7 @@ mod tests {
                 Status::Warn,
                 "own session (no service manager), yet a systemd user manager answers",
                 "`systemctl --user status nerdr-holder.service` and /home/ann/.local/state/nerdr/holder.log",
-                1,
+                0,
             ),
             (
                 "core children for NERDR_HOLDER=0 warn: unset it, then restart",
@@ -224,7 +224,7 @@ mod tests {
                 Status::Warn,
                 "own children (NERDR_HOLDER=0): agents end when the core stops",
                 "unset NERDR_HOLDER in the core's environment, then `systemctl --user restart nerdr.service`",
-                1,
+                0,
             ),
             (
                 "core children for a holder that would not start warn: see core.log",
@@ -233,7 +233,7 @@ mod tests {
                 Status::Warn,
                 "(cannot start the holder: Access denied (polkit)): agents end",
                 "see /home/ann/.local/state/nerdr/core.log for why the holder could not be had",
-                1,
+                0,
             ),
             (
                 "core children on launchd say to install again",
@@ -245,7 +245,7 @@ mod tests {
                 Status::Warn,
                 "own children",
                 "then `nerdr service install`",
-                1,
+                0,
             ),
             (
                 "core children without a service manager say to restart the core by hand",
@@ -267,7 +267,7 @@ mod tests {
                 Status::Warn,
                 "does not know: in a jar",
                 "nerdr --version",
-                1,
+                0,
             ),
             (
                 "a core that cannot be asked warns with the error and the logs",
@@ -276,7 +276,7 @@ mod tests {
                 Status::Warn,
                 "cannot ask the core how it keeps programs: the core refused this client: wrong key",
                 "journalctl --user -u nerdr.service -e` and /home/ann/.local/state/nerdr/core.log",
-                1,
+                0,
             ),
             (
                 "lingering off warns with the loginctl command",
@@ -285,7 +285,7 @@ mod tests {
                 Status::Warn,
                 "off for ann",
                 "loginctl enable-linger ann",
-                1,
+                0,
             ),
             (
                 "a bwrap that cannot create namespaces warns with the AppArmor remedy",
@@ -298,7 +298,7 @@ mod tests {
                 Status::Warn,
                 "cannot create its namespaces",
                 "kernel.apparmor_restrict_unprivileged_userns=0",
-                1,
+                0,
             ),
             (
                 "a missing bwrap warns",
@@ -307,7 +307,7 @@ mod tests {
                 Status::Warn,
                 "nerdr sandbox",
                 "install bubblewrap",
-                1,
+                0,
             ),
             (
                 "no journald warns",
@@ -316,7 +316,7 @@ mod tests {
                 Status::Warn,
                 "core.log only",
                 "systemd-journald",
-                1,
+                0,
             ),
         ];
         assert_verdicts(cases);

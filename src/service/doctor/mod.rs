@@ -9,12 +9,20 @@
 //!   sockets);
 //! - `agents`: what the agents get (how the programs are kept, lingering,
 //!   bubblewrap, journald);
+//! - `config`: config.toml as a launch reads it, the agents' programs, the
+//!   installed integrations;
+//! - `cores`: which process serves, and whether it is the only core;
 //! - `report`: the checks in order, the exit code, the two output forms.
 //!
-//! Exit code: 0 when every check is ok, 1 when the worst is a warning, 2 when
-//! any check fails.
+//! `local` gathers what is not the platform's: the config, the agents on
+//! PATH, the `nerdr core` processes, the integrations' records.
+//!
+//! Exit code: 2 when any check fails, else 0 (a warning is advice).
 
 mod agents;
+mod config;
+mod cores;
+mod local;
 mod report;
 mod setup;
 mod verdict;
@@ -55,19 +63,27 @@ fn gather(paths: &Paths) -> Facts {
     // through socket activation, as the probes just did. Where nothing
     // listens, `client::request` would start a core by hand, which doctor
     // must not do; the client-socket check already says what is wrong.
+    let mut answering = None;
     if facts.client.probe == SocketProbe::Listening {
+        let status = ask_status();
+        answering = status.as_ref().ok().map(|s| s.pid);
         facts.programs = Some(crate::service::facts::Programs {
-            mode: ask_mode(),
+            mode: status.map(|s| s.mode),
             core_log: paths.core_log(),
             holder_log: paths.state_dir.join("holder.log"),
         });
     }
+    facts.config = Some(local::config(paths));
+    facts.integrations = Some(local::integrations(paths));
+    // After the status request: a core that socket activation started for
+    // it is then running, and has written core.pid.
+    facts.cores = Some(local::cores(paths, answering));
     facts
 }
 
-/// [`crate::protocol::api::CoreStatus::mode`], or why the core could not tell, within
+/// The core's [`crate::protocol::api::CoreStatus`], or why the core could not tell, within
 /// [`ASK_TIMEOUT`].
-fn ask_mode() -> Result<String, String> {
+fn ask_status() -> Result<crate::protocol::api::CoreStatus, String> {
     let (tx, rx) = mpsc::channel();
     // A thread rather than a timeout inside `request`, which builds its own
     // runtime; if the core never answers, the thread ends with the process.
@@ -75,7 +91,7 @@ fn ask_mode() -> Result<String, String> {
         let _ = tx.send(crate::client::request(GetStatus));
     });
     match rx.recv_timeout(ASK_TIMEOUT) {
-        Ok(Ok(Ok(status))) => Ok(status.mode),
+        Ok(Ok(Ok(status))) => Ok(status),
         Ok(Ok(Err(refused))) => Err(format!("the core refused the status request: {refused}")),
         Ok(Err(e)) => Err(format!("{e:#}")),
         Err(mpsc::RecvTimeoutError::Timeout) => Err(format!(

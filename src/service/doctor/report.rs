@@ -2,6 +2,8 @@
 //! two ways they print (one line each, or a JSON array).
 
 use super::agents::{check_bwrap, check_journald, check_linger, check_programs};
+use super::config::{check_agents, check_config, check_integrations};
+use super::cores::check_cores;
 use super::setup::{check_core, check_manager, check_socket, check_units};
 use super::verdict::{Check, Status};
 use crate::service::facts::Facts;
@@ -10,20 +12,26 @@ use crate::service::facts::Facts;
 pub fn checks(f: &Facts) -> Vec<Check> {
     let mut all = vec![check_manager(f), check_units(f)];
     all.extend(check_core(f));
+    all.extend(f.cores.as_ref().map(|c| check_cores(f, c)));
     all.push(check_socket(f, &f.hook));
     all.push(check_socket(f, &f.client));
     all.extend(f.programs.as_ref().map(|p| check_programs(f, p)));
     all.extend(f.linger.map(|on| check_linger(on, &f.user)));
     all.extend(f.bwrap.as_ref().map(check_bwrap));
     all.extend(f.journald.map(check_journald));
+    if let Some(c) = &f.config {
+        all.push(check_config(c));
+        all.extend(check_agents(c));
+    }
+    all.extend(f.integrations.as_deref().map(check_integrations));
     all
 }
 
-/// 0 all ok, 1 worst is a warning, 2 any failure.
+/// 2 when any check fails, else 0: a warning says what to improve on an
+/// install that works, so a script must not read it as broken.
 pub fn exit_code(checks: &[Check]) -> i32 {
     match checks.iter().map(|c| c.status).max() {
-        None | Some(Status::Ok) => 0,
-        Some(Status::Warn) => 1,
+        None | Some(Status::Ok) | Some(Status::Warn) => 0,
         Some(Status::Fail) => 2,
     }
 }
@@ -66,12 +74,16 @@ mod tests {
                 "user-manager",
                 "units",
                 "core",
+                "core-process",
                 "hook-socket",
                 "client-socket",
                 "programs",
                 "lingering",
                 "bubblewrap",
-                "journald"
+                "journald",
+                "config",
+                "agents",
+                "integrations"
             ]
         );
         assert!(checks.iter().all(|c| c.status == Status::Ok), "{checks:#?}");
@@ -86,6 +98,9 @@ mod tests {
         f.linger = None;
         f.bwrap = None;
         f.journald = None;
+        f.config = None;
+        f.cores = None;
+        f.integrations = None;
         let names: Vec<_> = checks(&f).iter().map(|c| c.name).collect();
         assert_eq!(
             names,
@@ -115,7 +130,7 @@ mod tests {
         let mut f = healthy();
         f.linger = Some(false);
         let out = render_human(&checks(&f));
-        assert_eq!(out.lines().count(), 9);
+        assert_eq!(out.lines().count(), 13);
         assert!(out.contains(
             "warn  lingering     off for ann: your user manager, the core and every agent stop when you log out -> `loginctl enable-linger ann`\n"
         ), "{out}");
@@ -131,7 +146,7 @@ mod tests {
         f.bwrap.as_mut().unwrap().bwrap = None;
         let v: serde_json::Value = serde_json::from_str(&render_json(&checks(&f))).unwrap();
         let arr = v.as_array().unwrap();
-        assert_eq!(arr.len(), 9);
+        assert_eq!(arr.len(), 13);
         assert_eq!(arr[0]["name"], "user-manager");
         assert_eq!(arr[0]["status"], "ok");
         assert_eq!(arr[0]["remedy"], serde_json::Value::Null);

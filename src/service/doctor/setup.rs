@@ -231,7 +231,7 @@ mod tests {
                 Status::Warn,
                 "nerdr.service differ",
                 "nerdr service install",
-                1,
+                0,
             ),
             (
                 "a missing unit among others fails",

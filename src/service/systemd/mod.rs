@@ -240,6 +240,15 @@ pub fn status(paths: &Paths) -> Result<()> {
 }
 
 /// Gathers what `nerdr doctor` checks.
+/// The pid nerdr.service runs now (`None` when it runs none, or the
+/// manager does not answer). Read apart from `gather`, after doctor's
+/// requests, which may have started the core through its socket.
+pub fn main_pid() -> Option<u32> {
+    let props = systemctl::show(&[SERVICE_UNIT], "MainPID").ok()?;
+    let pid: u32 = props.first()?.get("MainPID")?.parse().ok()?;
+    (pid != 0).then_some(pid)
+}
+
 pub fn gather(paths: &Paths) -> Facts {
     let found = manager();
     let mut units = installed(paths);
@@ -279,6 +288,9 @@ pub fn gather(paths: &Paths) -> Facts {
         bwrap: Some(crate::sandbox::availability::probe()),
         journald: Some(Path::new(JOURNAL_SOCKET).exists()),
         programs: None,
+        config: None,
+        cores: None,
+        integrations: None,
     }
 }
 

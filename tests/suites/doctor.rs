@@ -1,0 +1,176 @@
+//! `nerdr doctor` against a real private `systemd --user`: warnings exit 0,
+//! a broken config.toml is named by file and line, a configured agent whose
+//! program is missing is named, and two cores over one state dir are found.
+
+use crate::support::sysenv::SystemdEnv;
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// `nerdr doctor --json`: its exit code and checks.
+fn doctor(env: &SystemdEnv) -> (Option<i32>, Vec<serde_json::Value>) {
+    let out = env.output(&["nerdr", "doctor", "--json"]);
+    let checks = serde_json::from_str(&stdout(&out)).unwrap_or_else(|e| {
+        panic!(
+            "doctor --json: {e}: {}{}",
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), checks)
+}
+
+fn find<'a>(checks: &'a [serde_json::Value], name: &str) -> &'a serde_json::Value {
+    checks
+        .iter()
+        .find(|c| c["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} check: {checks:#?}"))
+}
+
+/// Installed, a command run so the core serves: only lingering is off.
+fn installed() -> Option<SystemdEnv> {
+    let env = SystemdEnv::start()?;
+    env.run(&["nerdr", "service", "install"]);
+    env.run(&["nerdr", "tabs"]);
+    Some(env)
+}
+
+#[test]
+fn a_warning_alone_exits_0() {
+    let Some(env) = installed() else {
+        return;
+    };
+    let (code, checks) = doctor(&env);
+    assert_eq!(find(&checks, "lingering")["status"], "warn", "{checks:#?}");
+    assert!(checks.iter().all(|c| c["status"] != "fail"), "{checks:#?}");
+    assert_eq!(code, Some(0), "{checks:#?}");
+    // The process that serves is the unit's, and doctor names it.
+    let main = env.unit_prop("nerdr.service", "MainPID");
+    let core = find(&checks, "core-process");
+    assert_eq!(core["status"], "ok", "{core}");
+    assert!(
+        core["detail"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("pid {main} serves (nerdr.service's main process)")),
+        "{core}"
+    );
+}
+
+#[test]
+fn a_broken_config_is_named_by_file_and_line() {
+    let Some(env) = installed() else {
+        return;
+    };
+    let path = env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[client]\nprefix = \"C-a\"\n[agents.claude]\nsandboxd = true\n",
+    );
+    let (code, checks) = doctor(&env);
+    let config = find(&checks, "config");
+    assert_eq!(config["status"], "fail", "{config}");
+    let detail = config["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("{}:4:", path.display())) && detail.contains("sandboxd"),
+        "{config}"
+    );
+    assert_eq!(code, Some(2), "{checks:#?}");
+}
+
+#[test]
+fn a_configured_agent_without_its_program_is_named() {
+    let Some(env) = installed() else {
+        return;
+    };
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.mine]\ncommand = [\"no-such-agent-cli\", \"--go\"]\n",
+    );
+    let (code, checks) = doctor(&env);
+    let agents = find(&checks, "agents");
+    assert_eq!(agents["status"], "warn", "{agents}");
+    assert!(
+        agents["detail"]
+            .as_str()
+            .unwrap()
+            .contains("configured but not on PATH: mine (no-such-agent-cli)"),
+        "{agents}"
+    );
+    assert_eq!(find(&checks, "config")["status"], "ok", "{checks:#?}");
+    assert_eq!(code, Some(0), "{checks:#?}");
+}
+
+#[test]
+fn two_cores_over_one_state_dir_are_found() {
+    let Some(env) = SystemdEnv::start() else {
+        return;
+    };
+    env.run(&["nerdr", "service", "install"]);
+    env.systemctl(&[
+        "stop",
+        "nerdr.service",
+        "nerdr-hook.socket",
+        "nerdr-client.socket",
+    ]);
+    // A core by hand, outside systemd, over the same state dir.
+    let out = env.run(&[
+        "bash",
+        "-c",
+        "nohup nerdr core >/dev/null 2>&1 </dev/null & echo $!",
+    ]);
+    let by_hand = stdout(&out).trim().to_string();
+    crate::support::sysenv::wait_until(
+        "the hand-started core to listen",
+        std::time::Duration::from_secs(20),
+        || env.output(&["nerdr", "tabs"]).status.success(),
+    );
+    // The sockets again: the next command starts nerdr.service beside it.
+    env.systemctl(&["start", "nerdr-hook.socket", "nerdr-client.socket"]);
+    env.run(&["nerdr", "tabs"]);
+    let main = env.unit_prop("nerdr.service", "MainPID");
+    let (code, checks) = doctor(&env);
+    let _ = env.output(&["kill", &by_hand]);
+    let core = find(&checks, "core-process");
+    assert_eq!(core["status"], "fail", "{core}");
+    let detail = core["detail"].as_str().unwrap();
+    assert!(detail.contains("2 cores for this state dir"), "{core}");
+    assert!(
+        detail.contains(&format!("pid {main} serves"))
+            && detail.contains(&format!("pid {by_hand} too")),
+        "by hand {by_hand}, unit {main}: {core}"
+    );
+    assert_eq!(code, Some(2), "{checks:#?}");
+}
+
+#[test]
+fn an_integration_whose_hooks_are_gone_is_named() {
+    let Some(env) = installed() else {
+        return;
+    };
+    env.run(&["nerdr", "integration", "install", "claude"]);
+    let (_, checks) = doctor(&env);
+    let integrations = find(&checks, "integrations");
+    assert_eq!(integrations["status"], "ok", "{integrations}");
+    assert!(
+        integrations["detail"]
+            .as_str()
+            .unwrap()
+            .contains("claude ("),
+        "{integrations}"
+    );
+    // The user (or claude) rewrote its settings without nerdr's hooks.
+    let settings = env.write_user_file(".claude/settings.json", "{}\n");
+    let (code, checks) = doctor(&env);
+    let integrations = find(&checks, "integrations");
+    assert_eq!(integrations["status"], "warn", "{integrations}");
+    let detail = integrations["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!(
+            "hooks are gone from: claude ({})",
+            settings.display()
+        )),
+        "{integrations}"
+    );
+    assert_eq!(code, Some(0), "{checks:#?}");
+}
