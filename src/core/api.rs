@@ -534,19 +534,28 @@ pub(super) fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
     }
 }
 
-/// The tab a request names, if any.
+/// The requests that name a tab the person chose (by id or any handle:
+/// `core::naming`), as one pattern binding its `tab` field to `$tab`;
+/// written once, so a new such request cannot be missed in one place.
+macro_rules! tab_requests {
+    ($tab:ident) => {
+        Request::Read(ReadScreen { tab: $tab, .. })
+            | Request::Wait(WaitFor { tab: $tab, .. })
+            | Request::Explain(ExplainTab { tab: $tab })
+            | Request::Send(SendText { tab: $tab, .. })
+            | Request::Resize(Resize { tab: $tab, .. })
+            | Request::Terminal(OpenTerminal { tab: $tab, .. })
+            | Request::Restart(RestartTab { tab: $tab, .. })
+            | Request::Close(CloseTab { tab: $tab, .. })
+            | Request::Rename(RenameTab { tab: $tab, .. })
+    };
+}
+pub(super) use tab_requests;
+
+/// The tab a request names, if any (a hook's `ReportAgent` names its own).
 fn request_tab(req: &Request) -> Option<&str> {
     match req {
-        Request::Read(ReadScreen { tab, .. })
-        | Request::Wait(WaitFor { tab, .. })
-        | Request::Explain(ExplainTab { tab })
-        | Request::Send(SendText { tab, .. })
-        | Request::Resize(Resize { tab, .. })
-        | Request::Terminal(OpenTerminal { tab, .. })
-        | Request::Restart(RestartTab { tab, .. })
-        | Request::Close(CloseTab { tab, .. })
-        | Request::Rename(RenameTab { tab, .. })
-        | Request::ReportAgent(ReportAgent { tab, .. }) => Some(tab),
+        tab_requests!(tab) | Request::ReportAgent(ReportAgent { tab, .. }) => Some(tab),
         _ => None,
     }
 }

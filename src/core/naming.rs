@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use super::api::target_kind;
+use super::api::{tab_requests, target_kind};
 use super::caller::Caller;
 use super::handles::{self, Entry, Resolved};
 use super::not_found::no_tab;
@@ -101,15 +101,7 @@ impl Core {
 /// tab by id, as nerdr gave it: no handle.
 fn handle_of(req: &mut Request) -> Option<&mut String> {
     match req {
-        Request::Read(ReadScreen { tab, .. })
-        | Request::Wait(WaitFor { tab, .. })
-        | Request::Explain(ExplainTab { tab })
-        | Request::Send(SendText { tab, .. })
-        | Request::Resize(Resize { tab, .. })
-        | Request::Terminal(OpenTerminal { tab, .. })
-        | Request::Restart(RestartTab { tab, .. })
-        | Request::Close(CloseTab { tab, .. })
-        | Request::Rename(RenameTab { tab, .. }) => Some(tab),
+        tab_requests!(tab) => Some(tab),
         _ => None,
     }
 }
