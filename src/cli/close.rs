@@ -4,6 +4,7 @@
 
 use std::process::ExitCode;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::CloseTab;
 use crate::protocol::replies::WorktreeRemoved;
@@ -22,11 +23,12 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let closed = client::call(CloseTab {
         tab: args.tab,
         remove_worktree: args.remove_worktree,
         force: args.force,
+        folder: folder.scope()?,
     })?;
     if let Some(r) = &closed.removed {
         eprint!("{}", removed_text(r));

@@ -429,6 +429,7 @@ impl Window {
                             tab,
                             remove_worktree: false,
                             force: false,
+                            folder: None,
                         };
                         self.request(request, Window::clear_note)
                     }
@@ -482,7 +483,14 @@ impl Window {
             Cmd::Terminal => {
                 if let Some(tab) = self.view.tab.clone() {
                     let env = crate::client::own_env();
-                    self.request(OpenTerminal { tab, env }, Window::show_started);
+                    self.request(
+                        OpenTerminal {
+                            tab,
+                            env,
+                            folder: None,
+                        },
+                        Window::show_started,
+                    );
                 }
             }
             Cmd::Detach => self.done = Some("[detached]".into()),
