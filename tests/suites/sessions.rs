@@ -90,7 +90,7 @@ fn a_session_is_found_from_a_subfolder_and_from_a_tabs_worktree() {
 
     // From a subfolder, however deep: the repository's session.
     let deep = r.join("src/deep");
-    assert_eq!(ids_in(&l, &deep, &[]), [first.clone()]);
+    assert_eq!(ids_in(&l, &deep, &[]), [first.as_str()]);
     // A new agent started there joins it (no session of its own).
     let second = ok_in(&l, &deep, &["agent", "sh"]);
     assert_eq!(l.tabs_json(&[]).len(), 2);
@@ -165,7 +165,7 @@ fn folder_works_in_every_position() {
     let both: Vec<serde_json::Value> =
         serde_json::from_str(&l.ok(&["--folder", o, "tabs", "--json"])).unwrap();
     assert_eq!(both.len(), 2);
-    assert_eq!(ids_in(&l, &l.work(), &[]), [here.clone()]);
+    assert_eq!(ids_in(&l, &l.work(), &[]), [here.as_str()]);
     // `read` (and `send`): the folder scopes the tab's number.
     l.ok(&["send", "--folder", o, "2", "echo other-two-$((1+1))"]);
     l.wait_screen(&b, "other-two-2");
