@@ -283,14 +283,24 @@ impl State {
     }
 
     /// The session canonical folder `dir` belongs to (see
-    /// [`super::session_of`]), `None` for a folder in none.
+    /// [`super::session_of`]), `None` for a folder in none. A session with
+    /// a window but no tabs is found at its own folder only: a window left
+    /// open on `~` must not take in every project under it.
     pub fn session_of(&self, dir: &Path) -> Option<PathBuf> {
+        if self.live_sessions().any(|s| s == dir) {
+            return Some(dir.to_path_buf());
+        }
+        let with_tabs = self
+            .sessions
+            .iter()
+            .filter(|(_, ids)| !ids.is_empty())
+            .map(|(folder, _)| folder.as_path());
         let worktrees = self.tabs.values().filter_map(|t| {
             t.worktree
                 .as_ref()
                 .map(|w| (w.path.as_path(), t.folder.as_path()))
         });
-        super::session_of::session_of(dir, self.live_sessions(), worktrees)
+        super::session_of::session_of(dir, with_tabs, worktrees)
     }
 
     pub fn all_tabs(&self) -> Vec<&Tab> {
@@ -423,6 +433,53 @@ mod tests {
         assert_eq!(json["name"], "review");
         let back: Saved = serde_json::from_value(json).unwrap();
         assert_eq!(Tab::from_saved(back, 24, 80).name, "review");
+    }
+
+    /// Only live sessions hold folders: one whose tabs all closed holds
+    /// none, not even its own; one with tabs holds its subfolders and its
+    /// tabs' worktrees.
+    #[test]
+    fn folders_are_placed_in_live_sessions() {
+        let mut state = State::default();
+        state.insert(tab("a"));
+        state.tabs.get_mut("a").unwrap().worktree = Some(Worktree {
+            path: "/data/wt/a".into(),
+            repo: "/w".into(),
+            branch: "nerdr/a".into(),
+        });
+        state.sessions.insert("/closed".into(), vec![]);
+        let placed = |s: &State, d: &str| s.session_of(Path::new(d));
+        assert_eq!(placed(&state, "/w/src"), Some("/w".into()));
+        assert_eq!(placed(&state, "/data/wt/a/src"), Some("/w".into()));
+        assert_eq!(placed(&state, "/closed"), None);
+        assert_eq!(placed(&state, "/closed/x"), None);
+        assert_eq!(state.live_sessions().collect::<Vec<_>>(), [Path::new("/w")]);
+        state.remove("a");
+        assert_eq!(placed(&state, "/w/src"), None);
+        assert_eq!(placed(&state, "/data/wt/a"), None);
+
+        // A window open on a folder with no tabs: that folder's session,
+        // but none of its subfolders'.
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let _in = rt.enter();
+        let (out, _) = crate::protocol::outbox::Outbox::new(tokio::io::sink());
+        state.sessions.insert("/home/u".into(), vec![]);
+        state.windows.by_id.insert(
+            1,
+            super::super::attach::Window {
+                folder: "/home/u".into(),
+                rows: 24,
+                cols: 80,
+                showing: None,
+                out,
+                lagging: false,
+                tabs_owed: false,
+            },
+        );
+        assert_eq!(placed(&state, "/home/u"), Some("/home/u".into()));
+        assert_eq!(placed(&state, "/home/u/proj"), None);
     }
 
     #[test]
