@@ -181,3 +181,38 @@ fn one_program_cannot_take_every_hook_connection() {
     let plain = s.ok(&["agent", "sh"]);
     s.screen_shows(&plain, "$");
 }
+
+/// `nerdr sessions` from a sandboxed agent: its own session only, counting
+/// its own tab only; the person sees every session and every tab.
+#[test]
+fn a_sandboxed_agent_lists_only_its_own_session() {
+    let Some(s) = Setup::new() else { return };
+    s.ok(&["agent", "sh"]);
+    let boxed = s.ok(&["agent", "boxed"]);
+    let elsewhere = s.env.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    crate::support::sysenv::run_ok(std::process::Command::new("chown").args([
+        &format!("{}:{}", s.env.uid(), s.env.gid()),
+        elsewhere.to_str().unwrap(),
+    ]));
+    s.ok(&["agent", "sh", "--folder", elsewhere.to_str().unwrap()]);
+    s.screen_shows(&boxed, "$");
+    s.ok(&[
+        "send",
+        &boxed,
+        "\"$NERDR_BIN\" sessions --json > seen.json; echo sessions-$?",
+    ]);
+    s.screen_shows(&boxed, "sessions-0");
+    let seen: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(s.work.join("seen.json")).unwrap()).unwrap();
+    let work = s.work.canonicalize().unwrap();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0]["folder"], work.to_str().unwrap(), "{seen:?}");
+    assert_eq!(seen[0]["tabs"], 1, "its own tab only: {seen:?}");
+    assert_eq!(seen[0]["running"], 1, "{seen:?}");
+    // The person sees both sessions, every tab counted.
+    let all: Vec<serde_json::Value> = serde_json::from_str(&s.ok(&["sessions", "--json"])).unwrap();
+    let tabs: Vec<u64> = all.iter().map(|x| x["tabs"].as_u64().unwrap()).collect();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(tabs.iter().sum::<u64>(), 3, "{all:?}");
+}
