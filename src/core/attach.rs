@@ -311,6 +311,36 @@ fn same_session(state: &State, id: u64, tab: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// A window open on a folder with no tabs holds that folder's session,
+    /// but none of its subfolders: a window left open on `~` must not take
+    /// in every project under it (`State::session_of`).
+    #[test]
+    fn a_window_with_no_tabs_holds_its_own_folder_only() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let _in = rt.enter();
+        let (out, _) = Outbox::new(tokio::io::sink());
+        let mut state = State::default();
+        state.sessions.insert("/home/u".into(), vec![]);
+        let placed = |s: &State, d: &str| s.session_of(Path::new(d));
+        assert_eq!(placed(&state, "/home/u"), None, "no window yet");
+        state.windows.by_id.insert(
+            1,
+            Window {
+                folder: "/home/u".into(),
+                rows: 24,
+                cols: 80,
+                showing: None,
+                out,
+                lagging: false,
+                tabs_owed: false,
+            },
+        );
+        assert_eq!(placed(&state, "/home/u"), Some("/home/u".into()));
+        assert_eq!(placed(&state, "/home/u/proj"), None);
+    }
+
     #[test]
     fn the_smallest_window_wins_each_way() {
         type Row = (&'static [(u16, u16)], (u16, u16));

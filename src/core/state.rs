@@ -457,29 +457,6 @@ mod tests {
         state.remove("a");
         assert_eq!(placed(&state, "/w/src"), None);
         assert_eq!(placed(&state, "/data/wt/a"), None);
-
-        // A window open on a folder with no tabs: that folder's session,
-        // but none of its subfolders'.
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap();
-        let _in = rt.enter();
-        let (out, _) = crate::protocol::outbox::Outbox::new(tokio::io::sink());
-        state.sessions.insert("/home/u".into(), vec![]);
-        state.windows.by_id.insert(
-            1,
-            super::super::attach::Window {
-                folder: "/home/u".into(),
-                rows: 24,
-                cols: 80,
-                showing: None,
-                out,
-                lagging: false,
-                tabs_owed: false,
-            },
-        );
-        assert_eq!(placed(&state, "/home/u"), Some("/home/u".into()));
-        assert_eq!(placed(&state, "/home/u/proj"), None);
     }
 
     #[test]
