@@ -27,7 +27,7 @@ impl Core {
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         // Every folder the request names is its session's from here on
         // (a subfolder, a tab's worktree: `session_of`).
-        let req = self.place_folders(req).await;
+        let req = self.place_folders(caller, req).await;
         // A tab named by prefix, number or name is named by its id from
         // here on: in the privilege check, the journal and the handler.
         let req = self.resolve_handle(caller, req)?;
@@ -156,11 +156,18 @@ impl Core {
     /// `req` with each folder it names replaced by its session's folder
     /// ([`Core::placed`]): `cd proj/src && nerdr tabs` lists proj's tabs,
     /// and so does `nerdr tabs` in a tab's worktree. A plugin's folder is
-    /// where it runs, not a session: it stays.
-    async fn place_folders(&self, mut req: Request) -> Request {
+    /// where it runs, not a session: it stays. A sandboxed caller's tab list
+    /// and handles are its own session's whatever folder it names
+    /// (`pinned`, `naming`): that folder is dropped unlooked-at.
+    async fn place_folders(&self, caller: &Caller, mut req: Request) -> Request {
+        let sandboxed = caller.kind() == CallerKind::Sandboxed;
         let folder = match &mut req {
             Request::Agent(StartAgent { folder, .. }) | Request::Quit(QuitSession { folder }) => {
                 Some(folder)
+            }
+            Request::Tabs(ListTabs { folder, .. }) | tab_requests!(_, folder) if sandboxed => {
+                *folder = None;
+                None
             }
             Request::Tabs(ListTabs { folder, .. }) | tab_requests!(_, folder) => folder.as_mut(),
             _ => None,
