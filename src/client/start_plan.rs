@@ -142,13 +142,13 @@ mod tests {
             ),
             (
                 "no units, even with a manager: by hand",
-                facts(false, up.clone(), Some("active"), Some("active")),
+                facts(false, up, Some("active"), Some("active")),
                 |s| *s == Start::ByHand,
                 &[],
             ),
             (
                 "units, manager unreachable: fail with the command",
-                facts(true, unreachable.clone(), None, None),
+                facts(true, unreachable, None, None),
                 |s| matches!(s, Start::Fail(_)),
                 &[
                     "/h/.config/systemd/user",
@@ -165,31 +165,31 @@ mod tests {
             ),
             (
                 "both sockets stopped: start both",
-                facts(true, up.clone(), Some("inactive"), Some("inactive")),
+                facts(true, up, Some("inactive"), Some("inactive")),
                 |s| *s == Start::Sockets(vec![HOOK, CLIENT]),
                 &[],
             ),
             (
                 "client socket failed: start it",
-                facts(true, up.clone(), Some("active"), Some("failed")),
+                facts(true, up, Some("active"), Some("failed")),
                 |s| *s == Start::Sockets(vec![CLIENT]),
                 &[],
             ),
             (
                 "sockets not loaded: start both (loading them)",
-                facts(true, up.clone(), None, None),
+                facts(true, up, None, None),
                 |s| *s == Start::Sockets(vec![HOOK, CLIENT]),
                 &[],
             ),
             (
                 "a socket still starting: start (waits for its job)",
-                facts(true, up.clone(), Some("activating"), Some("active")),
+                facts(true, up, Some("activating"), Some("active")),
                 |s| *s == Start::Sockets(vec![HOOK]),
                 &[],
             ),
             (
                 "both active yet refused: fail, restart them",
-                facts(true, up.clone(), Some("active"), Some("active")),
+                facts(true, up, Some("active"), Some("active")),
                 |s| matches!(s, Start::Fail(_)),
                 &["systemctl --user restart nerdr-hook.socket nerdr-client.socket"],
             ),
