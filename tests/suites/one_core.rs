@@ -79,11 +79,7 @@ fn stopped_sockets_are_started_through_systemd_never_a_second_core() {
     // A command starts the sockets through systemd and says so.
     let out = env.run(&["nerdr", "tabs", "--json"]);
     assert_eq!(stdout(&out).trim(), "[]");
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(
-        said.trim(),
-        "nerdr: started nerdr-hook.socket nerdr-client.socket (they were stopped)"
-    );
+    let said = String::from_utf8_lossy(&out.stderr).into_owned();
     // The person starts the sockets too, as the README of old told them.
     env.systemctl(&["start", "nerdr-hook.socket", "nerdr-client.socket"]);
     let again = env.run(&["nerdr", "tabs"]);
@@ -91,6 +87,10 @@ fn stopped_sockets_are_started_through_systemd_never_a_second_core() {
 
     let running = cores(&env);
     assert_eq!(running.len(), 1, "one core: {running:#?}");
+    assert_eq!(
+        said.trim(),
+        "nerdr: started nerdr-hook.socket nerdr-client.socket (they were stopped)"
+    );
     let (pid, cgroup) = &running[0];
     assert!(
         cgroup.lines().any(|l| l.ends_with("/nerdr.service")),
