@@ -275,9 +275,6 @@ pub async fn reopen(paths: &Paths) -> Reopen {
             start_plan::start_command()
         )),
         Start::Fail(why) => Reopen::Down(why),
-        Start::ByHand => Reopen::Down(format!(
-            "no core answers at {} (any nerdr command starts one)",
-            sock.display()
-        )),
+        Start::ByHand => Reopen::Down("no core is running (any nerdr command starts one)".into()),
     }
 }

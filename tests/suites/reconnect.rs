@@ -2,11 +2,14 @@
 //! (tmux, as the test user, in a private `systemd --user`): it keeps its
 //! screen, reconnects to the same tab, and typing reaches the program
 //! again; a window whose core does not come back (the sockets stopped for
-//! good) says why and exits non-zero.
+//! good) says why and exits non-zero; without units, a window waits for a
+//! core a command starts and, back, runs no timer.
 
 use std::time::Duration;
 
+use crate::support::local::Local;
 use crate::support::sysenv::{wait_until, SystemdEnv};
+use crate::support::tmux::Tmux;
 use crate::support::user_tmux::UserTmux;
 
 const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
@@ -138,4 +141,62 @@ fn a_window_whose_core_does_not_come_back_says_why_and_exits() {
     );
     // Nothing was started behind the person's back.
     assert!(crate::suites::one_core::cores(&env).is_empty());
+}
+
+/// The `nerdr` window running in `l`'s work folder.
+fn window_pid(l: &Local) -> u32 {
+    let bin = std::fs::canonicalize(crate::support::local::BIN).unwrap();
+    let work = std::fs::canonicalize(l.work()).unwrap();
+    let found: Vec<u32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let link = |what: &str| std::fs::read_link(format!("/proc/{pid}/{what}")).ok();
+            let args = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            link("exe").as_ref() == Some(&bin)
+                && link("cwd").as_ref() == Some(&work)
+                && args.iter().filter(|b| **b == 0).count() == 1
+        })
+        .collect();
+    assert_eq!(found.len(), 1, "window processes: {found:?}");
+    found[0]
+}
+
+/// Without units nothing starts a core for the window: it waits, saying
+/// so, for the next one a command (here the test) starts, and once back
+/// it runs no timer.
+#[test]
+fn a_window_waits_for_a_core_started_by_hand_and_is_idle_once_back() {
+    if !have_tmux() {
+        return;
+    }
+    let mut l = Local::empty();
+    l.write_config(CONFIG);
+    l.start_core();
+    let tab = l.ok(&["agent", "sh"]);
+    let t = Tmux::start(&l, 120, 30, "nerdr");
+    t.wait_text("1:sh*");
+    let mut core = l.core.take().unwrap();
+    core.kill().unwrap();
+    core.wait().unwrap();
+    let s = t.wait_text("reconnecting to the core");
+    assert!(
+        s.iter().any(|l| l.contains("any nerdr command starts one")),
+        "{}",
+        s.join("\n")
+    );
+    l.start_core();
+    t.wait_text("reconnected to the core");
+    let pid = window_pid(&l);
+    std::thread::sleep(Duration::from_secs(1));
+    let before = crate::suites::idle::wakeups(pid);
+    std::thread::sleep(Duration::from_secs(4));
+    let woke = crate::suites::idle::wakeups(pid) - before;
+    // The backoff's 1 s timer, left running, would be 4 here.
+    eprintln!("idle window: {woke} wake-ups in 4 s");
+    assert!(woke <= 2, "the idle window woke {woke} times in 4 s");
+    t.text("echo back-$((1+1))");
+    t.keys(&["Enter"]);
+    l.wait_screen(&tab, "back-2");
 }
