@@ -16,7 +16,7 @@ use anyhow::Context;
 
 use super::start_plan::StartFacts;
 use crate::paths::Paths;
-use crate::service::units::{SOCKET_UNITS, UNIT_NAMES};
+use crate::unit_names::{SOCKET_UNITS, UNIT_NAMES};
 
 /// The facts, asking the user manager only when the units are installed.
 pub async fn gather(paths: &Paths) -> StartFacts {

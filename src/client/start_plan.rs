@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use crate::service::units::SOCKET_UNITS;
+use crate::unit_names::SOCKET_UNITS;
 
 /// What was found after a connection to the client socket failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,7 +105,7 @@ pub fn start_failed(units: &[&str], why: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::units::{CLIENT_SOCKET_UNIT as CLIENT, HOOK_SOCKET_UNIT as HOOK};
+    use crate::unit_names::{CLIENT_SOCKET_UNIT as CLIENT, HOOK_SOCKET_UNIT as HOOK};
 
     fn facts(
         units: bool,
