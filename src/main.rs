@@ -36,6 +36,7 @@ mod service;
 // issues); the rest is in use.
 #[allow(dead_code)]
 mod systemd;
+mod unit_names;
 
 use std::process::ExitCode;
 

@@ -12,13 +12,9 @@ use crate::paths::Paths;
 
 use super::escape::{self, EscapeError};
 
-pub const HOOK_SOCKET_UNIT: &str = "nerdr-hook.socket";
-pub const CLIENT_SOCKET_UNIT: &str = "nerdr-client.socket";
-pub const SERVICE_UNIT: &str = "nerdr.service";
-/// The sockets, which are what `install` enables and starts.
-pub const SOCKET_UNITS: [&str; 2] = [HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT];
-/// Every file `install` writes on Linux, in the order it writes them.
-pub const UNIT_NAMES: [&str; 3] = [HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT, SERVICE_UNIT];
+pub use crate::unit_names::{
+    CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS, UNIT_NAMES,
+};
 
 /// launchd job label; the plist is `<label>.plist` by convention.
 pub const LAUNCHD_LABEL: &str = "com.nerdr.core";

@@ -10,7 +10,7 @@ use crate::support::local::Local;
 const SHELL_AGENT: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
 
 /// Voluntary context switches of every thread of `pid` so far.
-fn wakeups(pid: u32) -> u64 {
+pub fn wakeups(pid: u32) -> u64 {
     let mut n = 0;
     for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
         let status =

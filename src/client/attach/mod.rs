@@ -6,9 +6,11 @@
 //! desktop notifications through the person's terminal.
 
 mod keys;
+mod link;
 mod marks;
 mod notice;
 mod overlay;
+mod reattach;
 mod scroll;
 mod status;
 mod term;
@@ -27,12 +29,14 @@ use crate::protocol::api::{
     self, CloseTab, Decide, ListAgents, ListApprovals, Method, OpenTerminal, QuitSession,
     StartAgent, TabInfo,
 };
-use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::frame::{Frame, Kind};
 use crate::protocol::handshake::{ClientMsg, CoreMsg, Outcome};
 use crate::protocol::holder::{data_frame, split_data};
 use crate::protocol::replies::{AgentNames, ApprovalsList, Asked, SessionQuit, Started};
 use keys::{Action, Cmd, Keys};
+use link::{Event, Link};
 use overlay::Mode;
+use reattach::Outage;
 use view::View;
 
 /// What the window does with a request's reply, which it reads as the
@@ -63,6 +67,14 @@ struct Window {
     terminal: notice::Terminal,
     /// The note answers the last key only, and goes with the next one.
     note_for_a_key: bool,
+    /// Set while the connection to the core is down.
+    outage: Option<Outage>,
+    /// The tab to show again once attached anew (after a reconnect).
+    restore: Option<String>,
+    /// The loop should open a fresh connection (a session switch).
+    reattach: bool,
+    /// Whether keys reach the core: false while reconnecting or switching.
+    connected: bool,
 }
 
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
@@ -86,7 +98,7 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
     let farewell = rt.block_on(async move {
         let stream = crate::client::open_client(&paths).await?;
         let _raw = term::RawTerminal::enter()?;
-        attached(stream, folder, prefix, prefix_name, note).await
+        attached(stream, paths, folder, prefix, prefix_name, note).await
     });
     // The stdin reader blocks in a read no one will finish; do not wait.
     rt.shutdown_background();
@@ -103,40 +115,23 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
 
 const LOST_CORE: &str = "[lost the core";
 
-/// The window's last line when the core went away (restarted, upgraded,
-/// crashed): what to do, since the programs a holder keeps run on.
-fn lost_core(why: Option<&str>) -> String {
-    let why = why.map(|w| format!(": {w}")).unwrap_or_default();
-    format!("{LOST_CORE}{why}] run `nerdr` to attach again")
+/// The window's last line when the core went away for good (stopped,
+/// refused it after an upgrade, or not back within a minute): why, and
+/// what to do, since the programs a holder keeps run on.
+fn lost_core(why: &str) -> String {
+    format!("{LOST_CORE}: {why}] run `nerdr` to attach again")
 }
 
 async fn attached(
     stream: tokio::net::UnixStream,
+    paths: Paths,
     folder: PathBuf,
     prefix: u8,
     prefix_name: String,
     note: String,
 ) -> anyhow::Result<String> {
     use tokio::signal::unix::{signal, SignalKind};
-    let (mut read, mut write) = stream.into_split();
-    let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
-    tokio::spawn(async move {
-        while let Some(f) = out_rx.recv().await {
-            if write_frame(&mut write, &f).await.is_err() {
-                break;
-            }
-        }
-    });
-    let (frames_tx, mut frames) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        loop {
-            let f = read_frame(&mut read).await;
-            let end = f.is_err();
-            if frames_tx.send(f).is_err() || end {
-                break;
-            }
-        }
-    });
+    let (out, mut link) = Link::up(link::split(stream));
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     tokio::spawn(async move {
         let mut stdin = tokio::io::stdin();
@@ -155,46 +150,35 @@ async fn attached(
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut quit_sig = signal(SignalKind::quit())?;
 
-    let size = term::size();
-    let mut w = Window {
-        folder: folder.clone(),
-        tabs: Vec::new(),
-        view: View::new(size),
-        mode: Mode::Normal,
-        keys: Keys::new(prefix),
-        prefix_name,
-        note,
-        out: out.clone(),
-        next_id: 1,
-        pending: HashMap::new(),
-        done: None,
-        offered_picker: false,
-        approvals: 0,
-        warned: Default::default(),
-        marks: Default::default(),
-        terminal: notice::Terminal::from_env(|k| std::env::var(k).ok()),
-        note_for_a_key: false,
-    };
-    let env = crate::client::own_env();
-    w.send(ClientMsg::Attach {
-        folder,
-        rows: size.0.saturating_sub(1).max(2),
-        cols: size.1,
-        env,
-    });
+    let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
+    w.attach();
 
     loop {
         tokio::select! {
-            f = frames.recv() => match f {
-                Some(Ok(frame)) => {
+            ev = link.next() => match ev {
+                Event::Frame(frame) => {
                     w.on_frame(frame)?;
                     // Take whatever else already arrived before painting once.
-                    while let Ok(Ok(frame)) = frames.try_recv() {
+                    while let Some(frame) = link.ready() {
                         w.on_frame(frame)?;
                     }
                 }
-                Some(Err(e)) => return Ok(lost_core(Some(&e.to_string()))),
-                None => return Ok(lost_core(None)),
+                Event::Lost(why) => {
+                    w.lost(why);
+                    link = Link::Waiting(tokio::time::Instant::now() + link::FIRST_DELAY);
+                }
+                Event::Due => link = Link::open(&paths),
+                Event::Opened(stream) => {
+                    let (out, up) = Link::up(link::split(stream));
+                    link = up;
+                    w.connected(out);
+                }
+                Event::Failed(failure) => match w.failed(failure) {
+                    link::Step::RetryIn(d) => {
+                        link = Link::Waiting(tokio::time::Instant::now() + d)
+                    }
+                    link::Step::GiveUp(why) => return Ok(lost_core(&why)),
+                },
             },
             k = keys_rx.recv() => match k {
                 Some(bytes) => w.on_keys(&bytes),
@@ -206,6 +190,11 @@ async fn attached(
             _ = int_sig.recv() => return Ok("[detached: interrupted]".into()),
             _ = quit_sig.recv() => return Ok("[detached: quit signal]".into()),
         }
+        if std::mem::take(&mut w.reattach) {
+            // A session switch: a fresh connection, so nothing the old
+            // session sent can be taken for the new one's.
+            link = Link::open(&paths);
+        }
         if let Some(bye) = w.done.take() {
             return Ok(bye);
         }
@@ -214,6 +203,39 @@ async fn attached(
 }
 
 impl Window {
+    fn new(
+        folder: PathBuf,
+        size: (u16, u16),
+        prefix: u8,
+        prefix_name: String,
+        note: String,
+        out: mpsc::UnboundedSender<Frame>,
+    ) -> Window {
+        Window {
+            folder,
+            tabs: Vec::new(),
+            view: View::new(size),
+            mode: Mode::Normal,
+            keys: Keys::new(prefix),
+            prefix_name,
+            note,
+            out,
+            next_id: 1,
+            pending: HashMap::new(),
+            done: None,
+            offered_picker: false,
+            approvals: 0,
+            warned: Default::default(),
+            marks: Default::default(),
+            terminal: notice::Terminal::from_env(|k| std::env::var(k).ok()),
+            note_for_a_key: false,
+            outage: None,
+            restore: None,
+            reattach: false,
+            connected: true,
+        }
+    }
+
     fn send(&self, msg: ClientMsg) {
         let _ = self.out.send(Frame::control(&msg));
     }
@@ -265,6 +287,12 @@ impl Window {
                 self.on_tabs(tabs)
             }
             CoreMsg::Redraw { tab, rows, cols } => {
+                if self.restore.as_ref().is_some_and(|r| *r != tab) {
+                    // The core shows a new window the session's first tab;
+                    // this one asked for the tab it showed before.
+                    return Ok(());
+                }
+                self.restore = None;
                 self.marks.shown(&tab);
                 self.view.redraw(&tab, rows, cols)
             }
@@ -292,6 +320,13 @@ impl Window {
             }
         }
         self.tabs = tabs;
+        if let Some(r) = self.restore.clone() {
+            if self.tabs.iter().any(|t| t.id == r) {
+                self.send(ClientMsg::Select { tab: r });
+            } else {
+                self.restore = None;
+            }
+        }
         self.marks.update(&self.tabs, self.view.tab.as_deref());
         let shown = self.showing();
         if shown.is_none() && !self.tabs.is_empty() {
@@ -396,11 +431,17 @@ impl Window {
                 let (actions, rest) = self.keys.step(bytes);
                 for action in actions {
                     match action {
-                        Action::Send(b) => {
-                            if let Some(tab) = &self.view.tab {
+                        Action::Send(b) => match &self.view.tab {
+                            Some(tab) if self.connected => {
                                 let _ = self.out.send(data_frame(tab, &b));
                             }
-                        }
+                            Some(_) if self.outage.is_some() => {
+                                self.note = "not connected: what you typed was dropped, \
+                                             not sent (reconnecting...)"
+                                    .into();
+                            }
+                            _ => {}
+                        },
                         Action::Cmd(c) => self.command(c),
                     }
                 }
@@ -553,13 +594,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_lost_core_says_how_to_come_back() {
-        let text = lost_core(Some("connection closed"));
+    fn a_lost_core_says_why_and_how_to_come_back() {
+        let text = lost_core("no core came back within 60 s: connection refused");
         assert_eq!(
             text,
-            "[lost the core: connection closed] run `nerdr` to attach again"
+            "[lost the core: no core came back within 60 s: connection refused] \
+             run `nerdr` to attach again"
         );
         assert!(text.starts_with(LOST_CORE));
-        assert!(lost_core(None).starts_with("[lost the core] run `nerdr`"));
     }
 }
