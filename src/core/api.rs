@@ -194,6 +194,7 @@ impl Core {
                 extra_args,
                 env,
                 worktree,
+                program,
                 ..
             }) if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent(StartAgent {
                 folder: own_folder()?,
@@ -201,6 +202,7 @@ impl Core {
                 extra_args,
                 env,
                 worktree,
+                program,
             })),
             other => Ok(other),
         }
@@ -214,21 +216,17 @@ impl Core {
     ) -> Result<(Operation, Target), ApiError> {
         let on = |tab: &str| self.target_of(caller, tab).map(|t| (op_of(req), t));
         match req {
-            Request::Agent(StartAgent { name, .. }) => {
-                // An agent that cannot be resolved is refused by the launch
-                // itself, with the config error; count it as unsandboxed.
-                let sandboxed = self
-                    .settings_of(name)
-                    .await?
-                    .is_ok_and(|(a, _)| a.sandboxed);
-                Ok((
-                    Operation::StartAgent,
-                    if sandboxed {
-                        Target::SandboxedAgent
-                    } else {
-                        Target::Agent
+            Request::Agent(StartAgent { name, program, .. }) => {
+                let start = match program {
+                    true => privilege::Start::Program,
+                    false => match self.settings_of(name).await? {
+                        Ok((a, _)) => privilege::Start::Agent {
+                            sandboxed: a.sandboxed,
+                        },
+                        Err(_) => privilege::Start::Unresolved,
                     },
-                ))
+                };
+                Ok((Operation::StartAgent, privilege::start_target(start)))
             }
             _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
             Request::Report(_) => Ok((Operation::Report, Target::Own)),
@@ -373,9 +371,17 @@ impl Core {
                 extra_args,
                 env,
                 worktree,
+                program,
             }) => encode::<StartAgent>(
-                self.start_agent(caller, &folder, &name, extra_args, env, worktree)
-                    .await,
+                self.start_agent(
+                    caller,
+                    &folder,
+                    super::agent::Named { name, program },
+                    extra_args,
+                    env,
+                    worktree,
+                )
+                .await,
             ),
             Request::Tabs(ListTabs { folder, all }) => {
                 encode::<ListTabs>(self.tabs(caller, folder.as_deref(), all))

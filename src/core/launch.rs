@@ -184,7 +184,10 @@ impl Core {
             "started {}", plan.kind.as_str()
         );
         self.changed();
-        Ok(Started { tab: id })
+        Ok(Started {
+            tab: id,
+            refused: None,
+        })
     }
 }
 

@@ -4,6 +4,7 @@
 
 pub mod activation;
 mod agent;
+mod agent_program;
 mod agent_states;
 mod answers;
 mod api;
@@ -43,6 +44,7 @@ mod sandbox_facts;
 mod serve;
 mod sessions;
 mod setup;
+mod setup_gate;
 pub mod state;
 mod turns;
 mod waiting;
@@ -121,6 +123,8 @@ pub struct State {
     generation: u64,
     /// Names of tabs taken out to start again (`State::remove_keeping_place`).
     pub kept_names: std::collections::HashMap<String, String>,
+    /// Agents waiting for their worktree's setup.
+    pub setup_gates: setup_gate::Gates,
 }
 
 /// The background tasks' doorbells.
@@ -170,7 +174,7 @@ impl Core {
         });
     }
 
-    fn on_event(&self, ev: HostEvent) {
+    fn on_event(self: &Arc<Self>, ev: HostEvent) {
         let mut state = self.state.lock().unwrap();
         match ev {
             HostEvent::Output { tab, bytes } => {
@@ -206,6 +210,7 @@ impl Core {
                 }
                 drop(state);
                 self.changed();
+                self.setup_exited(&tab, code);
             }
         }
     }

@@ -12,7 +12,8 @@ use super::*;
 
 const PATH: &str = "/cfg/config.toml";
 const BUILTINS: &str = "claude, opencode, copilot, codex, cursor, gemini, agy, grok";
-const AGENT_KEYS: &str = "command, args, env, sandboxed, resume_args, detect, config_model, notify";
+const AGENT_KEYS: &str =
+    "command, args, env, sandboxed, resume_args, detect, config_model, notify, program";
 
 fn parse_ok(text: &str) -> Config {
     parse(text, Path::new(PATH)).unwrap_or_else(|e| panic!("{text:?} should parse, got: {e}"))
@@ -224,21 +225,28 @@ fn resolved_agents_carry_env_resume_args_and_config_model() {
 
 #[test]
 fn unknown_agents_say_what_exists_and_where_to_add_one() {
+    let hint = "unknown agent \"amp\"; to run a program that is not an agent: nerdr agent -- amp";
     let cases: &[(&str, Config, String)] = &[
         (
             "parsed config names its file",
             parse_ok(""),
-            format!("unknown agent `amp`: not built in ({BUILTINS}) and no [agents.amp] in {PATH}; add that section with a `command`, or use a built-in name"),
+            format!("{hint} (agents: {BUILTINS}; or add [agents.amp] with a `command` to {PATH})"),
         ),
         (
             "config built in code",
             Config::default(),
-            format!("unknown agent `amp`: not built in ({BUILTINS}) and no [agents.amp] in the config file; add that section with a `command`, or use a built-in name"),
+            format!("{hint} (agents: {BUILTINS}; or add [agents.amp] with a `command` to the config file)"),
+        ),
+        (
+            "the config's own agents are listed after the built-in ones, overrides once",
+            parse_ok("[agents.sbsh]\ncommand = [\"bash\"]\n[agents.claude]\nargs = [\"-x\"]\n"),
+            format!("{hint} (agents: {BUILTINS}, sbsh; or add [agents.amp] with a `command` to {PATH})"),
         ),
     ];
     for (case, config, want) in cases {
         let got = config.resolve_agent("amp").unwrap_err().to_string();
         assert_eq!(&got, want, "{case}");
+        assert!(!got.contains('\n'), "{case}: one line");
     }
 }
 
