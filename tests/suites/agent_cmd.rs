@@ -37,7 +37,7 @@ fn ok(env: &SystemdEnv, args: &[&str]) -> String {
 }
 
 fn tab(env: &SystemdEnv, id: &str) -> serde_json::Value {
-    let tabs: Vec<serde_json::Value> = serde_json::from_str(&ok(env, &["tabs", "--json"])).unwrap();
+    let tabs: Vec<serde_json::Value> = serde_json::from_str(&ok(env, &["tabs", "--all", "--json"])).unwrap();
     tabs.into_iter()
         .find(|t| t["id"] == id)
         .unwrap_or_else(|| panic!("tab {id} not listed"))
