@@ -29,7 +29,8 @@ op tabs tabs --json
 op approvals approvals
 op terminal terminal "$self"
 op start-unsandboxed agent sh
-op start-program agent -- sh -c "touch '$out/program-ran'; exec sleep 1000"
+printf '#!/bin/sh\ntouch "$0.ran"\nexec sleep 1000\n' > "$out/prog"; chmod +x "$out/prog"
+op start-program agent -- "$out/prog"
 op restart-agent restart "$agent"
 op close-term close "$term"
 op close-agent close "$agent"
@@ -219,7 +220,7 @@ fn a_sandboxed_tab_is_held_to_the_matrix_and_an_unsandboxed_one_is_not() {
     // Nothing happened: every tab is still there, the terminal untouched,
     // no program started.
     assert_eq!(s.tabs().len(), 3);
-    assert!(!r.0.join("program-ran").exists(), "a sandboxed tab ran a program");
+    assert!(!r.0.join("prog.ran").exists(), "a sandboxed tab ran a program");
     assert!(!s.ok(&["read", &term]).contains("typed-into-terminal"));
 
     // Each refusal is a journal entry naming the tab (never its secret),
