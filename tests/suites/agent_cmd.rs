@@ -37,7 +37,8 @@ fn ok(env: &SystemdEnv, args: &[&str]) -> String {
 }
 
 fn tab(env: &SystemdEnv, id: &str) -> serde_json::Value {
-    let tabs: Vec<serde_json::Value> = serde_json::from_str(&ok(env, &["tabs", "--all", "--json"])).unwrap();
+    let tabs: Vec<serde_json::Value> =
+        serde_json::from_str(&ok(env, &["tabs", "--all", "--json"])).unwrap();
     tabs.into_iter()
         .find(|t| t["id"] == id)
         .unwrap_or_else(|| panic!("tab {id} not listed"))
@@ -136,7 +137,10 @@ fn a_custom_sandboxed_agent_is_refused_in_one_line_naming_program_then_runs() {
     // The refused tab stays, its reason in `tabs` and `explain`.
     let t = tab(&env, &id);
     assert_eq!(t["state"], "refused", "{t}");
-    assert!(t["reason"].as_str().unwrap_or_default().contains(&fix), "{t}");
+    assert!(
+        t["reason"].as_str().unwrap_or_default().contains(&fix),
+        "{t}"
+    );
     let explained = text(&proj(&["explain", &id]).stdout);
     assert!(explained.contains("program = \"bash\""), "{explained}");
 

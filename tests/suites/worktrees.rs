@@ -359,7 +359,10 @@ fn a_setup_runs_before_its_agent_and_its_tab_goes_on_success_stays_on_failure() 
     // Approved: the setup runs, then the agent, whose first `cat` finds
     // the file; the setup's tab is gone.
     let a = l.ok(&["agent", "reader"]);
-    l.wait_screen(&a, "the agent starts once the worktree setup (sleep 1; echo made > made.txt)");
+    l.wait_screen(
+        &a,
+        "the agent starts once the worktree setup (sleep 1; echo made > made.txt)",
+    );
     let asked = pending(&l);
     l.ok(&["approvals", "approve", asked[0]["id"].as_str().unwrap()]);
     let screen = l.wait_screen(&a, "AGENT-READ-OK");

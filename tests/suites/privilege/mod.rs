@@ -220,7 +220,10 @@ fn a_sandboxed_tab_is_held_to_the_matrix_and_an_unsandboxed_one_is_not() {
     // Nothing happened: every tab is still there, the terminal untouched,
     // no program started.
     assert_eq!(s.tabs().len(), 3);
-    assert!(!r.0.join("prog.ran").exists(), "a sandboxed tab ran a program");
+    assert!(
+        !r.0.join("prog.ran").exists(),
+        "a sandboxed tab ran a program"
+    );
     assert!(!s.ok(&["read", &term]).contains("typed-into-terminal"));
 
     // Each refusal is a journal entry naming the tab (never its secret),
