@@ -152,6 +152,7 @@ impl Core {
                         caller_env,
                         agent_env: command.agent_env,
                         sandboxed: agent.sandboxed,
+                        program: named.program,
                         kind: TabKind::Agent,
                         parent: None,
                         session_id: command.session_id,
@@ -213,7 +214,17 @@ impl Core {
         };
         planning::restartable(tab, old.kind)?;
         let caller_env = self.environment_for(caller, caller_env);
-        let settings = self.settings_of(&old.agent).await?.map(|(a, _)| a);
+        let settings = match old.program {
+            // Its command as it ran (the program's word, then its
+            // arguments): no config names it.
+            true => {
+                crate::config::program_agent(old.command.first().map_or("", |w| w)).map(|mut a| {
+                    a.command = old.command.clone();
+                    a
+                })
+            }
+            false => self.settings_of(&old.agent).await?.map(|(a, _)| a),
+        };
         let agent = planning::admit_restart(caller.kind(), settings)
             .map_err(|r| self.refused(caller, Some(tab), r))?;
         let mode = match &old.session_id {
@@ -232,8 +243,10 @@ impl Core {
                 &cwd,
             )
             .await?;
-        let now = self.settings_of(&agent.name).await?.ok().map(|(a, _)| a);
-        planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
+        if !old.program {
+            let now = self.settings_of(&agent.name).await?.ok().map(|(a, _)| a);
+            planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
+        }
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
         {
@@ -261,6 +274,7 @@ impl Core {
                     caller_env,
                     agent_env: command.agent_env,
                     sandboxed: agent.sandboxed,
+                    program: old.program,
                     kind: TabKind::Agent,
                     parent: None,
                     session_id: command.session_id.or(old.session_id),

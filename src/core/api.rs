@@ -49,9 +49,13 @@ impl Core {
                     .unwrap()
                     .tabs
                     .get(tab)
-                    .map(|t| t.agent.clone());
+                    .map(|t| (t.agent.clone(), t.program));
                 match agent {
-                    Some(a) => !self.settings_of(&a).await?.is_ok_and(|(a, _)| a.sandboxed),
+                    // A program run as it is comes back as it was: unsandboxed.
+                    Some((_, true)) => true,
+                    Some((a, false)) => {
+                        !self.settings_of(&a).await?.is_ok_and(|(a, _)| a.sandboxed)
+                    }
                     None => false,
                 }
             }

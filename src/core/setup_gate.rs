@@ -133,6 +133,7 @@ impl Core {
                 caller_env: env,
                 agent_env: Default::default(),
                 sandboxed: false,
+                program: false,
                 kind: TabKind::Terminal,
                 parent: Some(agent.to_string()),
                 session_id: None,

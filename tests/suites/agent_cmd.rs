@@ -78,6 +78,17 @@ fn any_program_starts_on_the_spot_without_config() {
     // Its handle works like any tab's.
     ok(&env, &["send", "bash-1", "echo by-name"]);
     screen_shows(&env, &id, "\nby-name");
+    // Ended, it starts again as it was, with no config.
+    ok(&env, &["send", &id, "exit 4"]);
+    let ended = crate::support::poll(Duration::from_secs(10), || tab(&env, &id)["exit_code"] == 4);
+    assert!(ended, "{}", tab(&env, &id));
+    ok(&env, &["restart", &id]);
+    ok(&env, &["send", &id, "echo again-$((2+3))"]);
+    screen_shows(&env, &id, "again-5");
+    assert_eq!(
+        tab(&env, &id)["command"],
+        serde_json::json!(["bash", "--norc", "--noprofile"])
+    );
 
     // A program with its arguments: sh -x traces what it runs.
     let sh = ok(&env, &["agent", "--", "sh", "-x"]);
