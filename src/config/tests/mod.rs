@@ -251,6 +251,49 @@ fn unknown_agents_say_what_exists_and_where_to_add_one() {
 }
 
 #[test]
+fn a_custom_agents_program_names_it_and_its_screen_rules() {
+    let config = parse_ok(
+        "[agents.sbsh]\nprogram = \"bash\"\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"/bin/bash\"]\n\
+         sandboxed = true\n[agents.own]\ncommand = [\"bash\"]\nprogram = \"bash\"\ndetect = \"claude\"\n\
+         [agents.plain]\ncommand = [\"bash\"]\n",
+    );
+    // (agent, program, detect)
+    let rows: &[(&str, Option<&str>, &str)] = &[
+        ("sbsh", Some("bash"), "bash"),
+        ("own", Some("bash"), "claude"),
+        ("plain", None, "plain"),
+    ];
+    for (name, program, detect) in rows {
+        let a = config.resolve_agent(name).unwrap();
+        assert_eq!(a.program.as_deref(), *program, "{name}");
+        assert_eq!(a.detect, *detect, "{name}");
+    }
+}
+
+#[test]
+fn a_program_run_as_it_is_is_an_unsandboxed_agent_named_after_it() {
+    // (word, name, detect)
+    let rows: &[(&str, &str, &str)] = &[
+        ("bash", "bash", "bash"),
+        ("/usr/bin/python3.12", "python3.12", "python3-12"),
+        ("./run.sh", "run.sh", "run-sh"),
+    ];
+    for (word, name, detect) in rows {
+        let a = crate::config::program_agent(word).unwrap();
+        assert_eq!(
+            (a.name.as_str(), a.detect.as_str(), &a.command[..]),
+            (*name, *detect, &[word.to_string()][..]),
+            "{word}"
+        );
+        assert!(!a.sandboxed && !a.builtin && a.command_words == 1, "{word}");
+    }
+    for bad in ["", "dir/", "a\0b"] {
+        let e = crate::config::program_agent(bad).unwrap_err();
+        assert!(e.contains("is not a program"), "{bad:?}: {e}");
+    }
+}
+
+#[test]
 fn a_custom_agent_built_in_code_without_command_does_not_resolve() {
     let mut config = Config::default();
     config
