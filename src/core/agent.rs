@@ -249,6 +249,9 @@ impl Core {
         }
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
+        // Started again as it is: no gate of its first start may type into
+        // the agent now.
+        self.forget_gate(tab);
         {
             let mut state = self.state.lock().unwrap();
             // Its place too: the tab keeps its number in the windows.

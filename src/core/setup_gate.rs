@@ -167,6 +167,14 @@ impl Core {
         });
     }
 
+    /// Tab `tab` is closed: nothing waits at its gate any more (a setup
+    /// it was waiting on runs to its end, and its tab stays).
+    pub(super) fn forget_gate(&self, tab: &str) {
+        let mut state = self.state.lock().unwrap();
+        state.setup_gates.by_agent.remove(tab);
+        state.setup_gates.by_setup.retain(|_, agent| agent != tab);
+    }
+
     /// The person refused the setup agent tab `tab` waits on.
     pub(super) async fn setup_denied(&self, tab: &str) {
         self.release(tab, Ended::Denied).await;
