@@ -1,5 +1,6 @@
-//! `nerdr agent NAME [--folder DIR] [-- ARGS...]`: start an agent in a new tab
-//! of the folder's session.
+//! `nerdr agent NAME [--folder DIR] [-- ARGS...]`: start an agent in a new
+//! tab; `nerdr agent -- CMD ARGS...`: start any program (found on PATH, or
+//! a path) in a new tab, without config and outside every sandbox.
 
 use std::process::ExitCode;
 
@@ -8,26 +9,54 @@ use crate::client;
 use crate::protocol::api::StartAgent;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+    nerdr agent claude              an agent\n  \
+    nerdr agent codex -- --model o3 an agent, with extra arguments for this run\n  \
+    nerdr agent -- bash             any program, without config\n  \
+    nerdr agent -- sh -x            any program, with its arguments")]
 pub struct Args {
-    /// A built-in agent (claude, codex, opencode, ...) or an [agents.NAME] from config
-    pub name: String,
+    /// A built-in agent (claude, codex, opencode, ...) or an [agents.NAME]
+    /// from config; without it, the words after `--` are the program to run
+    #[arg(required_unless_present = "extra_args")]
+    pub name: Option<String>,
     /// Work in the folder itself, not in a new git worktree
     #[arg(long)]
     pub no_worktree: bool,
-    /// Extra arguments for this run, after the configured ones
+    /// Extra arguments for this run, after the configured ones (without
+    /// NAME: the program and its arguments)
     #[arg(last = true)]
     pub extra_args: Vec<String>,
 }
 
 pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
+    let (name, extra_args, program) = match args.name {
+        Some(name) => (name, args.extra_args, false),
+        None => {
+            let mut words = args.extra_args.into_iter();
+            let program = words
+                .next()
+                .filter(|w| !w.is_empty())
+                .ok_or_else(|| anyhow::anyhow!("name an agent, or a program after `--`"))?;
+            (program, words.collect(), true)
+        }
+    };
     let started = client::call(StartAgent {
         folder: folder.resolve()?,
-        name: args.name,
-        extra_args: args.extra_args,
+        name,
+        extra_args,
         env: client::own_env(),
         worktree: !args.no_worktree,
+        program,
     })?;
-    // The tab id alone, so scripts can capture it.
+    // The tab id alone on stdout, so scripts can capture it; a refused
+    // tab's too (it stays, for `nerdr restart`), and then the reason on
+    // stderr and a failure.
     println!("{}", started.tab);
-    Ok(ExitCode::SUCCESS)
+    match started.refused {
+        None => Ok(ExitCode::SUCCESS),
+        Some(reason) => {
+            eprintln!("nerdr: {reason}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }

@@ -185,13 +185,20 @@ pub enum ConfigError {
     )]
     BadAgentName { at: Location, name: String },
 
+    /// One line: the name may well be a program the person meant to run
+    /// as it is, which `nerdr agent -- NAME` does.
     #[error(
-        "unknown agent `{name}`: not built in ({}) and no [agents.{name}] in {}; \
-         add that section with a `command`, or use a built-in name",
-        builtin_names().join(", "),
+        "unknown agent \"{name}\"; to run a program that is not an agent: nerdr agent -- {name} \
+         (agents: {}; or add [agents.{name}] with a `command` to {})",
+        builtin_names().iter().map(|s| s.to_string()).chain(configured.iter().cloned()).collect::<Vec<_>>().join(", "),
         path.as_ref().map_or("the config file".into(), |p| p.display().to_string())
     )]
-    UnknownAgent { name: String, path: Option<PathBuf> },
+    UnknownAgent {
+        name: String,
+        path: Option<PathBuf>,
+        /// The config's own agents, listed after the built-in ones.
+        configured: Vec<String>,
+    },
 }
 
 /// Whether `name` may name an agent: `[A-Za-z0-9_-]+`. The same characters

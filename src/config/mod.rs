@@ -103,6 +103,10 @@ pub struct AgentConfig {
     pub config_model: Option<String>,
     /// `[agents.NAME.notify]`: overrides `[notify]` for this agent's tabs.
     pub notify: NotifySettings,
+    /// Custom agents only: the file name of the program the command runs
+    /// (`bash` for `["nerdr", "sandbox", "--", "bash"]`); the section's
+    /// name when unset.
+    pub program: Option<String>,
 }
 
 /// `[client]`.
@@ -145,6 +149,8 @@ pub struct ResolvedAgent {
     pub detect: String,
     pub resume_args: Option<Vec<String>>,
     pub config_model: Option<String>,
+    /// A custom agent's `program`, as configured.
+    pub program: Option<String>,
 }
 
 /// Read and parse the config at `path`. A missing file is the default
@@ -174,6 +180,40 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
     schema::config(&schema::Source { path, text }, &root)
 }
 
+/// A program run as it is (`nerdr agent -- CMD`): an agent no config
+/// names, outside every sandbox, called after the program's file name
+/// (`bash` for `/bin/bash`, so its tabs are `bash-1`, ...) and read as
+/// that program's screen (an unknown program's, for most). Its arguments
+/// are the launch's extra arguments.
+pub fn program_agent(word: &str) -> Result<ResolvedAgent, String> {
+    let name = word.rsplit('/').next().unwrap_or(word);
+    if name.is_empty() || word.contains('\0') {
+        return Err(format!(
+            "{word:?} is not a program: name one on PATH, or its path"
+        ));
+    }
+    Ok(ResolvedAgent {
+        name: name.to_owned(),
+        command: vec![word.to_owned()],
+        command_words: 1,
+        env: BTreeMap::new(),
+        sandboxed: false,
+        builtin: false,
+        // A rules name is letters, digits, `-` and `_` (`python3.12`'s
+        // rules are `python3-12.toml`).
+        detect: name
+            .chars()
+            .map(|c| match c.is_ascii_alphanumeric() || c == '_' {
+                true => c,
+                false => '-',
+            })
+            .collect(),
+        resume_args: None,
+        config_model: None,
+        program: None,
+    })
+}
+
 impl Config {
     /// What `[notify]` says for the tabs of agent `name`, its own section's
     /// keys first.
@@ -193,6 +233,12 @@ impl Config {
                 return Err(ConfigError::UnknownAgent {
                     name: name.to_owned(),
                     path: self.source.clone(),
+                    configured: self
+                        .agents
+                        .keys()
+                        .filter(|k| builtin::find(k).is_none())
+                        .cloned()
+                        .collect(),
                 })
             }
             (_, Some(agent)) => agent,
@@ -219,9 +265,15 @@ impl Config {
             env: agent.env.clone(),
             sandboxed: agent.sandboxed,
             builtin: builtin.is_some(),
-            detect: agent.detect.clone().unwrap_or_else(|| name.to_owned()),
+            // The program's screen, when the config says which it is.
+            detect: agent
+                .detect
+                .clone()
+                .or_else(|| agent.program.clone())
+                .unwrap_or_else(|| name.to_owned()),
             resume_args: agent.resume_args.clone(),
             config_model: agent.config_model.clone(),
+            program: agent.program.clone(),
         })
     }
 }

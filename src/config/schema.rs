@@ -32,6 +32,7 @@ const AGENT_KEYS: &[&str] = &[
     "detect",
     "config_model",
     "notify",
+    "program",
 ];
 const CLIENT_KEYS: &[&str] = &["prefix"];
 const TABS_KEYS: &[&str] = &["worktree"];
@@ -219,6 +220,7 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
     let fields = src.table(entry, &dotted(&["agents", name]), Expected::Table)?;
     let builtin = builtin::find(name);
     let mut agent = AgentConfig::default();
+    let mut program_field = None;
     for field in fields {
         let key = dotted(&["agents", name, &field.key]);
         let custom_only = |knows| ConfigError::CustomOnly {
@@ -255,6 +257,11 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
                 agent.config_model = Some(src.nonempty_string(field, &key)?);
             }
             "notify" => agent.notify = notify(src, field, &key)?,
+            "program" if builtin.is_some() => return Err(custom_only("knows the program of")),
+            "program" => {
+                let program = src.nonempty_string(field, &key)?;
+                program_field = Some((program, field, key));
+            }
             _ => return Err(src.unknown(field, format!("[agents.{name}]"), AGENT_KEYS)),
         }
     }
@@ -264,7 +271,38 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
             agent: name.to_owned(),
         });
     }
+    // Checked once the command is known: `program` may come before it.
+    if let Some((program, field, key)) = program_field {
+        let words = agent.command.as_deref().unwrap_or_default();
+        if let Some((problem, fix)) = program_problem(&program, words) {
+            return Err(src.invalid(field, &key, problem, &fix));
+        }
+        agent.program = Some(program);
+    }
     Ok(agent)
+}
+
+/// What is wrong with `program = "..."` for a custom agent whose command is
+/// `words`, with its fix: it must be the file name of one of the words,
+/// since that is the word the sandbox check runs in place of (and the name
+/// `nerdr sandbox` knows the agent by).
+fn program_problem(program: &str, words: &[String]) -> Option<(String, String)> {
+    let file_name = |w: &str| w.rsplit('/').next().unwrap_or(w).to_owned();
+    if program.contains('/') {
+        let fix = format!(
+            "write the file name alone: program = \"{}\"",
+            file_name(program)
+        );
+        return Some(("is a path".into(), fix));
+    }
+    if words.iter().any(|w| file_name(w) == program) {
+        return None;
+    }
+    let last = words.last().map(|w| file_name(w)).unwrap_or_default();
+    Some((
+        format!("is \"{program}\", but no word of `command` {words:?} runs a program of that name"),
+        format!("set it to the program the command runs, e.g. program = \"{last}\""),
+    ))
 }
 
 fn env(src: &Source, entry: &Entry, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {

@@ -20,12 +20,64 @@ use crate::config::ResolvedAgent;
 use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::replies::Started;
 
+/// What a start names: an agent, or a program to run as it is.
+pub struct Named {
+    /// The agent's name, or the program's word (a name on PATH, or a path).
+    pub name: String,
+    /// `name` is a program run as it is (`nerdr agent -- CMD`).
+    pub program: bool,
+}
+
 impl Core {
+    /// Start agent (or program) `named` in a new tab of `folder`'s
+    /// session. Refused by its sandbox check, the tab stays (with the
+    /// reason) and the reply names it, `refused`.
     pub async fn start_agent(
         self: &Arc<Self>,
         caller: &Caller,
         folder: &Path,
-        name: &str,
+        named: Named,
+        extra_args: Vec<String>,
+        caller_env: Vec<(String, String)>,
+        want_worktree: bool,
+    ) -> Result<Started, ApiError> {
+        let id = self.new_tab_id();
+        let started = self
+            .start_named(
+                caller,
+                folder,
+                &named,
+                &id,
+                extra_args,
+                caller_env,
+                want_worktree,
+            )
+            .await;
+        match started {
+            Err(e) if self.is_refused(&id) => Ok(Started {
+                tab: id,
+                refused: Some(e.message),
+            }),
+            other => other,
+        }
+    }
+
+    /// Whether tab `id` is there, left refused by its sandbox check.
+    fn is_refused(&self, id: &str) -> bool {
+        let state = self.state.lock().unwrap();
+        state
+            .tabs
+            .get(id)
+            .is_some_and(|t| t.state == crate::protocol::api::TabState::Refused)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn start_named(
+        self: &Arc<Self>,
+        caller: &Caller,
+        folder: &Path,
+        named: &Named,
+        id: &str,
         extra_args: Vec<String>,
         caller_env: Vec<(String, String)>,
         want_worktree: bool,
@@ -38,10 +90,11 @@ impl Core {
             })
             .await
         };
-        let settings = self
-            .settings_of(name)
-            .await?
-            .map(|(agent, config)| (agent, config.tabs.worktree));
+        let settings = match named.program {
+            true => self.program_settings(&named.name).await?,
+            false => self.settings_of(&named.name).await?,
+        }
+        .map(|(agent, config)| (agent, config.tabs.worktree));
         let admitted = planning::admit_agent(planning::Admission {
             caller: caller.kind(),
             asked: folder,
@@ -51,7 +104,7 @@ impl Core {
         })
         .map_err(|r| self.refused(caller, None, r))?;
         let (folder, agent) = (admitted.folder, admitted.agent);
-        let id = self.new_tab_id();
+        let id = id.to_string();
         // Decide everything that can fail before making a worktree.
         let command = self
             .command_for(&agent, extra_args, Mode::New, None, &caller_env, &folder)
@@ -65,17 +118,24 @@ impl Core {
         // it: `settle`, once, for all of them.
         let mut fresh = FreshWorktree::new(self, &id, worktree.clone());
         let started: Result<Started, ApiError> = async {
-            let now = self.settings_of(name).await?.ok().map(|(a, _)| a);
-            planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
+            // A program run as it is has no settings to change.
+            if !named.program {
+                let now = self.settings_of(&named.name).await?.ok().map(|(a, _)| a);
+                planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
+            }
             let step = match &worktree {
                 Some(w) => {
                     let facts = self.setup_facts(agent.sandboxed, &w.path).await?;
-                    planning::setup_step(facts, &command.argv)?
+                    planning::setup_step(facts)?
                 }
                 None => SetupStep::None,
             };
-            let argv = match &step {
-                SetupStep::RunFirst(argv) => argv.clone(),
+            // An agent whose setup is to run waits for it (`setup_gate`).
+            let argv = match (&step, &worktree) {
+                (SetupStep::RunFirst(setup) | SetupStep::Ask { setup, .. }, Some(w)) => {
+                    let token = self.open_gate(&id, &w.path, setup);
+                    super::setup::gated(setup, &token, &command.argv)
+                }
                 _ => command.argv.clone(),
             };
             let reply = self
@@ -86,12 +146,13 @@ impl Core {
                         folder,
                         cwd,
                         worktree: worktree.clone(),
-                        name: name.to_string(),
+                        name: agent.name.clone(),
                         command: command.display,
                         argv,
                         caller_env,
                         agent_env: command.agent_env,
                         sandboxed: agent.sandboxed,
+                        program: named.program,
                         kind: TabKind::Agent,
                         parent: None,
                         session_id: command.session_id,
@@ -106,6 +167,11 @@ impl Core {
             match (step, &worktree) {
                 (SetupStep::Ask { setup, once }, Some(w)) => {
                     self.ask_setup(&id, &w.path, &setup, once)
+                }
+                (SetupStep::RunFirst(_), Some(_)) => {
+                    // Approved before: no question; it runs now, and a
+                    // failure to start is the agent's warning.
+                    let _ = self.run_gated_setup(caller, &id).await;
                 }
                 (SetupStep::Skip(setup), _) => self.warn_setup_skipped(&id, &setup),
                 _ => {}
@@ -148,7 +214,17 @@ impl Core {
         };
         planning::restartable(tab, old.kind)?;
         let caller_env = self.environment_for(caller, caller_env);
-        let settings = self.settings_of(&old.agent).await?.map(|(a, _)| a);
+        let settings = match old.program {
+            // Its command as it ran (the program's word, then its
+            // arguments): no config names it.
+            true => {
+                crate::config::program_agent(old.command.first().map_or("", |w| w)).map(|mut a| {
+                    a.command = old.command.clone();
+                    a
+                })
+            }
+            false => self.settings_of(&old.agent).await?.map(|(a, _)| a),
+        };
         let agent = planning::admit_restart(caller.kind(), settings)
             .map_err(|r| self.refused(caller, Some(tab), r))?;
         let mode = match &old.session_id {
@@ -167,10 +243,15 @@ impl Core {
                 &cwd,
             )
             .await?;
-        let now = self.settings_of(&agent.name).await?.ok().map(|(a, _)| a);
-        planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
+        if !old.program {
+            let now = self.settings_of(&agent.name).await?.ok().map(|(a, _)| a);
+            planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
+        }
         let _ = self.host.stop(tab).await;
         self.host.forget(tab);
+        // Started again as it is: no gate of its first start may type into
+        // the agent now.
+        self.forget_gate(tab);
         {
             let mut state = self.state.lock().unwrap();
             // Its place too: the tab keeps its number in the windows.
@@ -196,6 +277,7 @@ impl Core {
                     caller_env,
                     agent_env: command.agent_env,
                     sandboxed: agent.sandboxed,
+                    program: old.program,
                     kind: TabKind::Agent,
                     parent: None,
                     session_id: command.session_id.or(old.session_id),
@@ -232,6 +314,21 @@ impl Core {
             let config = crate::config::load(&file).map_err(|e| e.to_string())?;
             let agent = config.resolve_agent(&name).map_err(|e| e.to_string())?;
             Ok((agent, config))
+        })
+        .await
+    }
+
+    /// A program run as it is (`nerdr agent -- CMD`), as an agent without
+    /// config, with the config (for `[tabs] worktree`); `Ok(Err)`: the
+    /// config's error.
+    async fn program_settings(
+        &self,
+        word: &str,
+    ) -> Result<Result<(ResolvedAgent, crate::config::Config), String>, ApiError> {
+        let (file, word) = (self.paths.config_file(), word.to_string());
+        blocking(move || {
+            let config = crate::config::load(&file).map_err(|e| e.to_string())?;
+            Ok((crate::config::program_agent(&word)?, config))
         })
         .await
     }

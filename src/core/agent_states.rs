@@ -252,9 +252,12 @@ impl Core {
                 (_, None, _) => "a terminal: nerdr tells no state for it".into(),
                 (_, _, false) => match t.state {
                     TabState::Exited => "the program exited".into(),
-                    TabState::Refused => {
-                        "the sandbox check refused the program: it never ran".into()
-                    }
+                    TabState::Refused => match &t.reason {
+                        Some(why) => {
+                            format!("the sandbox check refused the program: it never ran: {why}")
+                        }
+                        None => "the sandbox check refused the program: it never ran".into(),
+                    },
                     s => format!("the program is {}", s.as_str()),
                 },
                 (Some(c), _, true) => c.what.clone(),

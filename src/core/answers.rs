@@ -21,6 +21,8 @@ pub enum Effect {
     Remember { hash: String },
     /// Run this approved setup in its worktree.
     RunSetup(Approval),
+    /// This setup was refused: its agent, waiting for it, starts without.
+    SkipSetup(Approval),
 }
 
 /// The person's answer to question `id`: `yes`, and with `session` for the
@@ -64,7 +66,8 @@ pub fn answer(
                 text: text.clone(),
             },
         ],
-        (Asked::Message { .. } | Asked::Setup { .. }, Said::No) => vec![forget],
+        (Asked::Message { .. }, Said::No) => vec![forget],
+        (Asked::Setup { .. }, Said::No) => vec![forget, Effect::SkipSetup(asked.clone())],
         // A yes in a repository sandboxed agents worked in is for this run:
         // never remembered, and it answers no other question.
         (Asked::Setup { once: true, .. }, _) => vec![forget, Effect::RunSetup(asked.clone())],
@@ -164,12 +167,14 @@ mod tests {
         let table: Vec<(&str, Asked, bool, bool, Want)> = vec![
             ("a setup approved is remembered, answers the same content's questions, and runs each", setup("h1", false), true, false,
                 Ok(vec![forget("a"), Effect::Remember { hash: "h1".into() }, forget("same"), setup_run(false), Effect::RunSetup(q("same", setup("h1", false)))])),
-            ("a setup denied is only forgotten", setup("h1", false), false, false, Ok(vec![forget("a")])),
+            ("a setup denied is forgotten, and its agent starts without it", setup("h1", false), false, false,
+                Ok(vec![forget("a"), Effect::SkipSetup(q("a", setup("h1", false)))])),
             ("a setup approved for the session is refused, naming --session", setup("h1", false), true, true, Err(not_network)),
             ("a setup denied for the session is refused, naming --session", setup("h1", false), false, true, Err(not_network)),
             ("a setup sandboxed agents may have written runs once and is not remembered", setup("h1", true), true, false,
                 Ok(vec![forget("a"), setup_run(true)])),
-            ("a once-only setup denied is only forgotten", setup("h1", true), false, false, Ok(vec![forget("a")])),
+            ("a once-only setup denied is forgotten, and its agent starts without it", setup("h1", true), false, false,
+                Ok(vec![forget("a"), Effect::SkipSetup(q("a", setup("h1", true)))])),
             ("a once-only setup approved for the session is refused, naming --session", setup("h1", true), true, true, Err(not_network)),
             ("a message approved is delivered", message(), true, false, Ok(vec![forget("a"), deliver.clone()])),
             ("a message denied is only forgotten", message(), false, false, Ok(vec![forget("a")])),

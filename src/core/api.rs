@@ -44,9 +44,13 @@ impl Core {
                     .unwrap()
                     .tabs
                     .get(tab)
-                    .map(|t| t.agent.clone());
+                    .map(|t| (t.agent.clone(), t.program));
                 match agent {
-                    Some(a) => !self.settings_of(&a).await?.is_ok_and(|(a, _)| a.sandboxed),
+                    // A program run as it is comes back as it was: unsandboxed.
+                    Some((_, true)) => true,
+                    Some((a, false)) => {
+                        !self.settings_of(&a).await?.is_ok_and(|(a, _)| a.sandboxed)
+                    }
                     None => false,
                 }
             }
@@ -207,6 +211,7 @@ impl Core {
                 extra_args,
                 env,
                 worktree,
+                program,
                 ..
             }) if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent(StartAgent {
                 folder: own_folder()?,
@@ -214,6 +219,7 @@ impl Core {
                 extra_args,
                 env,
                 worktree,
+                program,
             })),
             other => Ok(other),
         }
@@ -227,21 +233,17 @@ impl Core {
     ) -> Result<(Operation, Target), ApiError> {
         let on = |tab: &str| self.target_of(caller, tab).map(|t| (op_of(req), t));
         match req {
-            Request::Agent(StartAgent { name, .. }) => {
-                // An agent that cannot be resolved is refused by the launch
-                // itself, with the config error; count it as unsandboxed.
-                let sandboxed = self
-                    .settings_of(name)
-                    .await?
-                    .is_ok_and(|(a, _)| a.sandboxed);
-                Ok((
-                    Operation::StartAgent,
-                    if sandboxed {
-                        Target::SandboxedAgent
-                    } else {
-                        Target::Agent
+            Request::Agent(StartAgent { name, program, .. }) => {
+                let start = match program {
+                    true => privilege::Start::Program,
+                    false => match self.settings_of(name).await? {
+                        Ok((a, _)) => privilege::Start::Agent {
+                            sandboxed: a.sandboxed,
+                        },
+                        Err(_) => privilege::Start::Unresolved,
                     },
-                ))
+                };
+                Ok((Operation::StartAgent, privilege::start_target(start)))
             }
             _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
             Request::Report(_) => Ok((Operation::Report, Target::Own)),
@@ -388,9 +390,17 @@ impl Core {
                 extra_args,
                 env,
                 worktree,
+                program,
             }) => encode::<StartAgent>(
-                self.start_agent(caller, &folder, &name, extra_args, env, worktree)
-                    .await,
+                self.start_agent(
+                    caller,
+                    &folder,
+                    super::agent::Named { name, program },
+                    extra_args,
+                    env,
+                    worktree,
+                )
+                .await,
             ),
             Request::Tabs(ListTabs { folder, all }) => {
                 encode::<ListTabs>(self.tabs(caller, folder.as_deref(), all))

@@ -13,16 +13,12 @@ use serde::{Deserialize, Serialize};
 
 use super::answers::{answer, Effect};
 use super::caller::Caller;
-use super::fresh_worktree::FreshWorktree;
-use super::launch_plan::Plan;
-use super::not_found::no_tab;
-use super::programs::{find_program, path_of};
 use super::question::{Approval, Asked, Said};
 use super::setup::Setup;
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, TabKind};
+use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::handshake::random_hex;
-use crate::protocol::replies::{ApprovalsList, Decided, Started};
+use crate::protocol::replies::{ApprovalsList, Decided};
 
 /// How many of one tab's requests may wait at once.
 const MAX_MESSAGES: usize = 10;
@@ -347,7 +343,7 @@ impl Core {
                             written: a.written.clone(),
                         });
                     }
-                    Effect::Deliver { .. } | Effect::RunSetup(_) => {}
+                    Effect::Deliver { .. } | Effect::RunSetup(_) | Effect::SkipSetup(_) => {}
                 }
             }
             (effects, remembered)
@@ -373,7 +369,8 @@ impl Core {
                         delivered: Some(to),
                     });
                 }
-                Effect::RunSetup(a) => match self.run_setup(caller, &a).await {
+                Effect::SkipSetup(a) => self.setup_denied(&a.tab).await,
+                Effect::RunSetup(a) => match self.run_gated_setup(caller, &a.tab).await {
                     Ok(started) => ran.push(started.tab),
                     Err(e) => {
                         tracing::warn!(approval = %a.id, error = %e.message, "setup did not start")
@@ -386,63 +383,6 @@ impl Core {
             ran,
             delivered: None,
         })
-    }
-
-    /// An approved setup, once, in its worktree: a tab of its own next to
-    /// the agent's, so its output can be read and its exit code seen.
-    async fn run_setup(
-        self: &Arc<Self>,
-        caller: &Caller,
-        a: &Approval,
-    ) -> Result<Started, ApiError> {
-        let Asked::Setup { worktree, argv, .. } = &a.asked else {
-            return Err(ApiError::new(ErrorCode::Internal, "not a setup"));
-        };
-        let (folder, parent) = {
-            let state = self.state.lock().unwrap();
-            let t = state.tabs.get(&a.tab).ok_or_else(|| no_tab(&a.tab))?;
-            (t.folder.clone(), t.id.clone())
-        };
-        let env = self.environment_for(caller, Vec::new());
-        let found = {
-            let (word, path_var, cwd) = (argv[0].clone(), path_of(&env), worktree.clone());
-            tokio::task::spawn_blocking(move || find_program(&word, &path_var, &cwd))
-                .await
-                .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
-        };
-        let program = found.ok_or_else(|| {
-            ApiError::new(
-                ErrorCode::LaunchFailed,
-                format!("setup: `{}` is not on PATH", argv[0]),
-            )
-        })?;
-        let command = argv.clone();
-        let mut argv = argv.clone();
-        argv[0] = program.to_string_lossy().into_owned();
-        self.launch(
-            caller,
-            Plan {
-                id: self.new_tab_id(),
-                folder,
-                cwd: worktree.clone(),
-                worktree: None,
-                name: "setup".into(),
-                command,
-                argv,
-                caller_env: env,
-                agent_env: Default::default(),
-                sandboxed: false,
-                kind: TabKind::Terminal,
-                parent: Some(parent),
-                session_id: None,
-                reported: None,
-                probe: None,
-                deferred: None,
-                detect: None,
-            },
-            &mut FreshWorktree::none(),
-        )
-        .await
     }
 }
 

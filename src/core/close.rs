@@ -65,6 +65,7 @@ impl Core {
             state.remove(tab)
         };
         self.forget_questions_of(tab);
+        self.forget_gate(tab);
         let mut reply = Closed::default();
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");

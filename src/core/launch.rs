@@ -67,6 +67,7 @@ impl Core {
                 caller_env,
                 agent_env: Default::default(),
                 sandboxed,
+                program: false,
                 kind: TabKind::Terminal,
                 parent: Some(parent),
                 session_id: None,
@@ -184,7 +185,10 @@ impl Core {
             "started {}", plan.kind.as_str()
         );
         self.changed();
-        Ok(Started { tab: id })
+        Ok(Started {
+            tab: id,
+            refused: None,
+        })
     }
 }
 
@@ -313,6 +317,7 @@ fn starting_tab(
         agent: plan.name.clone(),
         command: plan.command.clone(),
         sandboxed: plan.sandboxed,
+        program: plan.program,
         kind: plan.kind,
         parent: plan.parent.clone(),
         cwd: plan.cwd.clone(),

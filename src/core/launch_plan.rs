@@ -29,6 +29,8 @@ pub(super) struct Plan {
     pub(super) caller_env: Vec<(String, String)>,
     pub(super) agent_env: BTreeMap<String, String>,
     pub(super) sandboxed: bool,
+    /// A program run as it is (`nerdr agent -- CMD`).
+    pub(super) program: bool,
     pub(super) kind: TabKind,
     pub(super) parent: Option<String>,
     pub(super) session_id: Option<String>,

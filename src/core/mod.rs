@@ -4,6 +4,7 @@
 
 pub mod activation;
 mod agent;
+mod agent_program;
 mod agent_states;
 mod answers;
 mod api;
@@ -45,6 +46,7 @@ mod session_list;
 mod session_of;
 mod sessions;
 mod setup;
+mod setup_gate;
 pub mod state;
 mod turns;
 mod waiting;
@@ -123,6 +125,8 @@ pub struct State {
     generation: u64,
     /// Names of tabs taken out to start again (`State::remove_keeping_place`).
     pub kept_names: std::collections::HashMap<String, String>,
+    /// Agents waiting for their worktree's setup.
+    pub setup_gates: setup_gate::Gates,
 }
 
 /// The background tasks' doorbells.
@@ -172,7 +176,7 @@ impl Core {
         });
     }
 
-    fn on_event(&self, ev: HostEvent) {
+    fn on_event(self: &Arc<Self>, ev: HostEvent) {
         let mut state = self.state.lock().unwrap();
         match ev {
             HostEvent::Output { tab, bytes } => {
@@ -208,6 +212,7 @@ impl Core {
                 }
                 drop(state);
                 self.changed();
+                self.setup_exited(&tab, code);
             }
         }
     }

@@ -194,7 +194,9 @@ pub(super) fn agent_command(f: CommandFacts) -> Result<AgentCommand, ApiError> {
     let agent_env = agent_env(agent, f.caller_env)?;
     let mut argv = launch.argv.clone();
     argv[0] = program.to_string_lossy().into_owned();
-    let probe = agent.sandboxed.then(|| ProbeSite::of(agent, &argv));
+    let probe = agent
+        .sandboxed
+        .then(|| ProbeSite::of(agent, &argv, f.config_file));
     let deferred = agent.sandboxed.then(|| Deferred {
         agent: with_extra,
         mode: f.mode.clone(),
@@ -273,17 +275,17 @@ pub(super) struct SetupFacts {
 pub(super) enum SetupStep {
     /// No setup.
     None,
-    /// Run it first, then the agent: this command line.
-    RunFirst(Vec<String>),
-    /// Start the agent without it, and ask the person; `once`: a yes is
-    /// for this run only.
+    /// Run it first, then the agent.
+    RunFirst(Setup),
+    /// Ask the person, the agent waiting for the answer (and then for the
+    /// setup); `once`: a yes is for this run only.
     Ask { setup: Setup, once: bool },
     /// Start the agent without it, and tell the person why it never runs.
     Skip(Setup),
 }
 
-/// What happens to the setup of a new worktree, given the agent's `argv`.
-pub(super) fn setup_step(f: SetupFacts, argv: &[String]) -> Result<SetupStep, ApiError> {
+/// What happens to the setup of a new worktree.
+pub(super) fn setup_step(f: SetupFacts) -> Result<SetupStep, ApiError> {
     let setup = f.setup.map_err(|e| {
         ApiError::new(
             ErrorCode::Config,
@@ -297,9 +299,7 @@ pub(super) fn setup_step(f: SetupFacts, argv: &[String]) -> Result<SetupStep, Ap
         Some(setup) if f.sandboxed => SetupStep::Skip(setup),
         // What sandboxed agents worked in may be their work: a setup
         // approved before is asked about again, each time.
-        Some(setup) if f.approved && !f.tainted => {
-            SetupStep::RunFirst(super::setup::prefixed(&setup, argv))
-        }
+        Some(setup) if f.approved && !f.tainted => SetupStep::RunFirst(setup),
         Some(setup) => SetupStep::Ask {
             setup,
             once: f.tainted,

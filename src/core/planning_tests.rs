@@ -287,8 +287,7 @@ fn a_new_worktrees_setup_follows_the_table() {
         argv: vec!["npm".into(), "ci".into()],
         hash: "h".into(),
     };
-    let argv = vec!["/usr/bin/tool".to_string()];
-    let first = super::super::setup::prefixed(&setup, &argv);
+    let first = setup.clone();
     let ask = |once| SetupStep::Ask {
         setup: setup.clone(),
         once,
@@ -317,15 +316,12 @@ fn a_new_worktrees_setup_follows_the_table() {
         ("a setup not yet approved where sandboxed agents worked is asked about for this run only", false, Ok(Some(setup.clone())), true, false, Ok(ask(true))),
     ];
     for (sentence, sandboxed, file, tainted, approved, want) in table {
-        let r = setup_step(
-            SetupFacts {
-                sandboxed,
-                setup: file,
-                tainted,
-                approved,
-            },
-            &argv,
-        );
+        let r = setup_step(SetupFacts {
+            sandboxed,
+            setup: file,
+            tainted,
+            approved,
+        });
         if let Err(e) = &r {
             assert_eq!(e.code, ErrorCode::Config, "{sentence}");
         }

@@ -212,6 +212,29 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
     Verdict::Allow
 }
 
+/// What a start names, as far as the privilege model cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Start {
+    /// A program run as it is (`nerdr agent -- CMD`): no config, no sandbox.
+    Program,
+    /// An agent, by its settings as the config has them now.
+    Agent { sandboxed: bool },
+    /// A name the config does not resolve: the launch refuses it with the
+    /// config's error.
+    Unresolved,
+}
+
+/// What a start is done to: only an agent the config sandboxes is a
+/// sandboxed agent; a program run as it is runs outside every sandbox,
+/// and an unresolved name counts as outside too (a config fixed between
+/// the check and the launch must not start it unchecked).
+pub fn start_target(start: Start) -> Target {
+    match start {
+        Start::Agent { sandboxed: true } => Target::SandboxedAgent,
+        Start::Agent { sandboxed: false } | Start::Program | Start::Unresolved => Target::Agent,
+    }
+}
+
 /// Whether a refusal of a request naming a tab must read exactly as "no
 /// such tab" (same code, same words, no extra I/O): for a sandboxed
 /// caller, a tab outside every sandbox (agent or terminal) or in another
@@ -399,6 +422,25 @@ mod tests {
         assert!(why(alone[3]).contains("outside a sandbox"));
         assert!(why(alone[4]).contains("checkout the user works in"));
         assert!(why(alone[5]).contains("force a worktree's removal"));
+    }
+
+    #[test]
+    fn a_program_run_as_it_is_starts_as_an_agent_outside_every_sandbox() {
+        #[rustfmt::skip]
+        let rows: &[(&str, Start, Target, [char; 3])] = &[
+            // (what, start, target, verdict for user, tab, sandboxed)
+            ("a program run as it is is unsandboxed", Start::Program, Out, ['a', 'a', 'r']),
+            ("a sandboxed agent", Start::Agent { sandboxed: true }, In, ['a', 'a', 'a']),
+            ("an unsandboxed agent", Start::Agent { sandboxed: false }, Out, ['a', 'a', 'r']),
+            ("a name the config does not resolve", Start::Unresolved, Out, ['a', 'a', 'r']),
+        ];
+        for (what, start, target, verdicts) in rows {
+            assert_eq!(start_target(*start), *target, "{what}");
+            for (caller, want) in CALLERS.iter().zip(verdicts) {
+                let got = letter(&decide(*caller, StartAgent, start_target(*start)));
+                assert_eq!(got, *want, "{what}, asked by {caller:?}");
+            }
+        }
     }
 
     #[test]

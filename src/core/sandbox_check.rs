@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::agent_program::{missing_program, program_of};
 use super::sandbox_facts::{gather, Ask, AGENT_PROGRAM};
 use super::state::Worktree;
 use super::Core;
@@ -25,19 +26,23 @@ use crate::protocol::handshake::random_hex;
 pub(super) struct ProbeSite {
     /// The command's own words (wrapper and program), `argv[0]` resolved.
     pub(super) command_words: Vec<String>,
-    /// The file name that names the agent: the built-in's program, or a
-    /// custom agent's section name.
+    /// The file name that names the agent (`agent_program::program_of`).
     pub(super) program: String,
+    /// Why no word of the command is that program, as the one-line fix:
+    /// the launch is refused with it, no probe run.
+    pub(super) missing: Option<String>,
 }
 
 impl ProbeSite {
-    pub(super) fn of(agent: &crate::config::ResolvedAgent, argv: &[String]) -> ProbeSite {
+    pub(super) fn of(
+        agent: &crate::config::ResolvedAgent,
+        argv: &[String],
+        config_file: &Path,
+    ) -> ProbeSite {
         ProbeSite {
             command_words: argv[..agent.command_words.min(argv.len())].to_vec(),
-            program: crate::config::builtin_program(&agent.name)
-                .filter(|_| agent.builtin)
-                .unwrap_or(&agent.name)
-                .to_string(),
+            program: program_of(agent),
+            missing: missing_program(agent, config_file),
         }
     }
 }
@@ -77,7 +82,11 @@ impl Core {
         let site = launch.probe.cloned().unwrap_or_else(|| ProbeSite {
             command_words: launch.argv.to_vec(),
             program: launch.name.to_string(),
+            missing: None,
         });
+        if let Some(fix) = &site.missing {
+            return self.refuse_unplaceable(launch, id, fix).await;
+        }
         let other_worktrees: Vec<PathBuf> = {
             let state = self.state.lock().unwrap();
             state
@@ -221,6 +230,37 @@ impl Core {
         Err(ApiError::new(ErrorCode::LaunchFailed, message))
     }
 
+    /// A launch whose command runs no word the check can go in place of:
+    /// refused before any probe, with the one line that says the fix.
+    async fn refuse_unplaceable(
+        &self,
+        launch: &Launch<'_>,
+        id: &str,
+        fix: &str,
+    ) -> Result<Option<PathBuf>, ApiError> {
+        let name = launch.name;
+        let unchecked = Event::new(
+            Kind::ProbeUnchecked,
+            format!(
+                "did not start `{name}` in tab {id}: the sandbox check could not be placed: {fix}"
+            ),
+        )
+        .field("NERDR_TAB", id)
+        .field("NERDR_AGENT", name)
+        .field(
+            "NERDR_COMMAND",
+            serde_json::to_string(launch.command)
+                .unwrap_or_default()
+                .as_str(),
+        )
+        .field("NERDR_REASON", fix);
+        super::edge::audit(&self.paths, unchecked).await;
+        let message = format!("{fix}; then run `nerdr restart {id}`");
+        tracing::warn!(tab = %id, agent = %name, reason = %message, "sandbox check refused the launch");
+        self.refuse_tab(id, &message);
+        Err(ApiError::new(ErrorCode::LaunchFailed, message))
+    }
+
     /// Leave tab `id` refused, its screen showing why.
     fn refuse_tab(&self, id: &str, message: &str) {
         {
@@ -268,12 +308,13 @@ mod tests {
             let mut argv = words(command);
             argv[0] = "/usr/bin/wrap".into();
             argv.extend(words(&["--flag", "--session-id", "x"]));
-            let site = ProbeSite::of(&a, &argv);
+            let site = ProbeSite::of(&a, &argv, Path::new("/c.toml"));
             assert_eq!(
                 site,
                 ProbeSite {
                     command_words: words(&["/usr/bin/wrap", command[1]]),
                     program: program.to_string(),
+                    missing: None,
                 },
                 "{name}"
             );

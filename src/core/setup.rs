@@ -2,7 +2,13 @@
 //! (`[worktree] setup = "npm ci"`). It is the repository's code, run with
 //! the user's rights, so it runs only for content the user approved, by its
 //! SHA-256; changed content is asked about again. Pure parsing and
-//! decisions here; the queue and the running are in `approvals`.
+//! decisions here; the queue is in `approvals`, the running in
+//! `setup_gate`.
+//!
+//! A setup runs before its agent: the agent's tab starts a small `sh`
+//! gate ([`gated`]) that waits for a word only the core knows, then
+//! becomes the agent; the setup runs in a tab of its own, and once it
+//! ended (or was refused) [`after`] decides what the person sees.
 
 use std::path::Path;
 
@@ -70,20 +76,71 @@ pub fn parse(bytes: &[u8]) -> Result<Option<Setup>, String> {
     }))
 }
 
-/// The agent's argv, run after an approved setup in the same terminal: the
-/// shell runs the setup, then becomes the agent (same PID, exact argv).
-pub fn prefixed(setup: &Setup, agent_argv: &[String]) -> Vec<String> {
-    let mut argv = Vec::new();
-    // sh -c 'SETUP || warn; exec "$@"' nerdr-setup AGENT...
-    argv.push("/bin/sh".into());
-    argv.push("-c".into());
-    argv.push(format!(
-        "{} || echo \"nerdr: the worktree setup failed ($?)\" >&2; exec \"$@\"",
-        shell_words(&setup.argv)
-    ));
-    argv.push("nerdr-setup".into());
+/// The agent's argv, held until its worktree's setup ended: a shell that
+/// reads lines (not echoed) until one is `token`, then becomes the agent
+/// (same PID, exact argv). Its input closing ends it without the agent.
+pub fn gated(setup: &Setup, token: &str, agent_argv: &[String]) -> Vec<String> {
+    // sh -c 'GATE' TOKEN AGENT...: the token is $0, the agent "$@".
+    let script = format!(
+        "stty -echo 2>/dev/null; \
+         printf 'nerdr: the agent starts once the worktree setup (%s) has ended\\r\\n' {}; \
+         while :; do IFS= read -r w || exit 1; [ \"$w\" = \"$0\" ] && break; done; \
+         stty echo 2>/dev/null; exec \"$@\"",
+        shell_words(&[shown(setup)])
+    );
+    let mut argv = vec!["/bin/sh".into(), "-c".into(), script, token.into()];
     argv.extend(agent_argv.iter().cloned());
     argv
+}
+
+/// The setup as the person wrote it (a string, without the `sh -c` it
+/// runs with), printable.
+pub fn shown(setup: &Setup) -> String {
+    let words = match setup.argv.as_slice() {
+        [sh, c, line] if sh == "sh" && c == "-c" => std::slice::from_ref(line),
+        all => all,
+    };
+    crate::protocol::printable(&words.join(" "))
+}
+
+/// How a worktree's setup ended, for its agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// It ran, in tab `tab`, and exited with `code`.
+    Ran { tab: String, code: i32 },
+    /// The person said no.
+    Denied,
+    /// It could not start (its program is not there, say).
+    NotStarted(String),
+}
+
+/// What happens once a setup ended: whether its tab goes (only after it
+/// succeeded: a failed one stays, with its output), and the warning the
+/// agent's tab carries (`nerdr tabs`, `explain`). The agent starts either
+/// way: waiting would leave a tab nothing can release but a restart,
+/// while the warning says what to fix and the person's work goes on.
+pub fn after(setup: &Setup, ended: &Ended) -> (bool, Option<String>) {
+    let what = shown(setup);
+    match ended {
+        Ended::Ran { code: 0, .. } => (true, None),
+        Ended::Ran { tab, code } => (
+            false,
+            Some(format!(
+                "the worktree setup `{what}` failed (exit {code}); its output is in tab {tab}: \
+                 the agent started on a worktree it did not finish setting up"
+            )),
+        ),
+        Ended::Denied => (
+            false,
+            Some(format!(
+                "the worktree setup `{what}` was not run (the approval was refused)"
+            )),
+        ),
+        Ended::NotStarted(why) => (
+            false,
+            Some(format!("the worktree setup `{what}` did not start: {why}")),
+        ),
+    }
 }
 
 /// Words quoted for `sh`.
@@ -144,23 +201,73 @@ mod tests {
     }
 
     #[test]
-    fn the_agent_runs_after_the_setup_with_its_exact_words() {
+    fn the_gate_becomes_the_agent_with_its_exact_words_on_its_token_only() {
+        use std::io::Write;
         let s = parse(b"[worktree]\nsetup = \"echo \\\"it's set\\\"\"\n")
             .unwrap()
             .unwrap();
-        let argv = prefixed(
+        let argv = gated(
             &s,
+            "tok3n",
             &["/bin/claude".into(), "--session-id".into(), "x y".into()],
         );
-        let out = std::process::Command::new(&argv[0])
-            .args(&argv[1..2])
-            .arg(argv[2].replace("exec \"$@\"", "printf '<%s>' \"$@\""))
-            .args(&argv[3..])
-            .output()
+        let run = |input: &str| {
+            let mut child = std::process::Command::new(&argv[0])
+                .args(&argv[1..2])
+                .arg(argv[2].replace("exec \"$@\"", "printf '<%s>' \"$@\""))
+                .args(&argv[3..])
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(input.as_bytes())
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let waiting =
+            "nerdr: the agent starts once the worktree setup (echo \"it's set\") has ended\r\n";
+        // Other lines (keys typed meanwhile) are read and dropped.
+        let (code, out) = run("hello\ntok3\ntok3n\n");
+        assert_eq!(code, Some(0));
+        assert_eq!(out, format!("{waiting}</bin/claude><--session-id><x y>"));
+        // No token before the input ends: no agent.
+        let (code, out) = run("tok3n-not\n");
+        assert_eq!(code, Some(1));
+        assert_eq!(out, waiting);
+    }
+
+    #[test]
+    fn what_the_person_sees_once_a_setup_ended() {
+        let s = parse(b"[worktree]\nsetup = \"make deps\"\n")
+            .unwrap()
             .unwrap();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            "it's set\n</bin/claude><--session-id><x y>"
-        );
+        let ran = |code| Ended::Ran {
+            tab: "ab12".into(),
+            code,
+        };
+        #[rustfmt::skip]
+        let rows: &[(&str, Ended, bool, Option<&str>)] = &[
+            ("a setup that succeeded leaves nothing behind", ran(0), true, None),
+            ("a failed setup's tab stays and the agent says where its output is",
+             ran(2), false,
+             Some("the worktree setup `make deps` failed (exit 2); its output is in tab ab12: the agent started on a worktree it did not finish setting up")),
+            ("a refused setup is named", Ended::Denied, false,
+             Some("the worktree setup `make deps` was not run (the approval was refused)")),
+            ("a setup that could not start says why", Ended::NotStarted("`x` is not on PATH".into()), false,
+             Some("the worktree setup `make deps` did not start: `x` is not on PATH")),
+        ];
+        for (sentence, ended, closes, warning) in rows {
+            let (c, w) = after(&s, ended);
+            assert_eq!(c, *closes, "{sentence}");
+            assert_eq!(w.as_deref(), *warning, "{sentence}");
+        }
     }
 }

@@ -23,6 +23,9 @@ pub struct Tab {
     pub agent: String,
     pub command: Vec<String>,
     pub sandboxed: bool,
+    /// A program run as it is (`nerdr agent -- CMD`): started again from
+    /// `command`, with no config.
+    pub program: bool,
     pub kind: TabKind,
     pub parent: Option<String>,
     /// Where the program runs: the folder, or a folder inside the worktree.
@@ -74,6 +77,9 @@ pub struct Saved {
     pub agent: String,
     pub command: Vec<String>,
     pub sandboxed: bool,
+    /// Absent in lists written before programs could run as they are.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub program: bool,
     #[serde(default)]
     pub kind: TabKind,
     #[serde(default)]
@@ -107,6 +113,7 @@ impl Tab {
             agent: self.agent.clone(),
             command: self.command.clone(),
             sandboxed: self.sandboxed,
+            program: self.program,
             kind: self.kind,
             parent: self.parent.clone(),
             cwd: Some(self.cwd.clone()),
@@ -137,6 +144,7 @@ impl Tab {
             agent: s.agent,
             command: s.command,
             sandboxed: s.sandboxed,
+            program: s.program,
             kind: s.kind,
             parent: s.parent,
             worktree: s.worktree,

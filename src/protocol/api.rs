@@ -142,6 +142,10 @@ pub struct StartAgent {
     /// repository (and `[tabs] worktree` allows it).
     #[serde(default = "yes")]
     pub worktree: bool,
+    /// `name` is a program to run as it is (found on PATH, or a path),
+    /// not an agent: `nerdr agent -- CMD ARGS`. No config, no sandbox.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub program: bool,
 }
 
 /// The tabs of `folder`'s session, or of every session with `all`.

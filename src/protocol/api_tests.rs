@@ -31,8 +31,20 @@ fn agent_requests_keep_their_wire() {
             extra_args: vec!["-x".into()],
             env: env(),
             worktree: false,
+            program: false,
         },
         r#"{"method":"agent","params":{"folder":"/w","name":"claude","extra_args":["-x"],"env":[["A","1"]],"worktree":false}}"#,
+    );
+    same_wire(
+        StartAgent {
+            folder: "/w".into(),
+            name: "sh".into(),
+            extra_args: vec!["-x".into()],
+            env: vec![],
+            worktree: true,
+            program: true,
+        },
+        r#"{"method":"agent","params":{"folder":"/w","name":"sh","extra_args":["-x"],"env":[],"worktree":true,"program":true}}"#,
     );
 }
 
@@ -250,6 +262,7 @@ fn left_out_params_take_their_defaults() {
             extra_args: vec![],
             env: vec![],
             worktree: true,
+            program: false,
         })
     );
     assert_eq!(

@@ -13,6 +13,11 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Started {
     pub tab: String,
+    /// The tab is there but its program is not: the sandbox check refused
+    /// it, for this reason (also the tab's in `nerdr tabs`/`explain`).
+    /// `nerdr agent` prints the id and fails, so a script gets both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
 }
 
 /// The tab's screen as text (`read`).

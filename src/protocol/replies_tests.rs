@@ -24,10 +24,18 @@ where
 
 #[test]
 fn a_started_tab_is_its_id() {
-    let started = || Started { tab: "ab12".into() };
+    let started = || Started {
+        tab: "ab12".into(),
+        refused: None,
+    };
     same_wire::<StartAgent>(started(), json!({"tab": "ab12"}));
     same_wire::<OpenTerminal>(started(), json!({"tab": "ab12"}));
     same_wire::<RestartTab>(started(), json!({"tab": "ab12"}));
+    let refused = Started {
+        tab: "ab12".into(),
+        refused: Some("add program".into()),
+    };
+    same_wire::<StartAgent>(refused, json!({"tab": "ab12", "refused": "add program"}));
 }
 
 #[test]

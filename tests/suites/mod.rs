@@ -1,5 +1,6 @@
 mod activation;
 mod agent_clis;
+mod agent_cmd;
 mod agent_states;
 mod agent_turns;
 mod attach;

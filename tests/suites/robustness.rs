@@ -45,7 +45,7 @@ fn bad_config_is_named_and_the_core_keeps_serving() {
     assert!(l.tabs_json(&[]).is_empty(), "no half-started tab");
     l.write_config("");
     let err = l.fails(&["agent", "no-such-agent"]);
-    assert!(err.contains("unknown agent `no-such-agent`"), "{err}");
+    assert!(err.contains("unknown agent \"no-such-agent\""), "{err}");
     l.write_config("[agents.gone]\ncommand = [\"nerdr-test-no-such-program\"]\n");
     let err = l.fails(&["agent", "gone"]);
     assert!(

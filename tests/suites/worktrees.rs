@@ -202,9 +202,10 @@ fn a_worktree_setup_runs_only_after_approval_and_is_asked_again_when_changed() {
     let r = repo(&l);
     commit_setup(&r, "echo ran >> setup-ran.txt");
 
-    // Not run before approval: the agent starts, the setup waits.
+    // Not run before approval: the agent waits for it, and says so.
     let a = l.ok(&["agent", "sh"]);
     let wa = worktree_of(&l, &a);
+    l.wait_screen(&a, "the agent starts once the worktree setup");
     let asked = pending(&l);
     assert_eq!(asked.len(), 1, "{asked:?}");
     assert!(
@@ -213,12 +214,14 @@ fn a_worktree_setup_runs_only_after_approval_and_is_asked_again_when_changed() {
     );
     let id = asked[0]["id"].as_str().unwrap().to_string();
     // A program in a tab cannot approve it.
+    let term = l.ok(&["terminal", &a]);
     l.ok(&[
         "send",
-        &a,
+        &term,
         &format!(r#""$NERDR_BIN" approvals approve {id}; echo rc-$?"#),
     ]);
-    l.wait_screen(&a, "rc-1");
+    l.wait_screen(&term, "rc-1");
+    l.ok(&["close", &term]);
     assert!(
         !wa.join("setup-ran.txt").exists(),
         "the setup ran before approval"
@@ -238,6 +241,10 @@ fn a_worktree_setup_runs_only_after_approval_and_is_asked_again_when_changed() {
         std::fs::read_to_string(wb.join("setup-ran.txt")).is_ok_and(|s| s == "ran\n")
     });
     assert!(pending(&l).is_empty());
+    // Its gate opens before the setup's tab goes: typing reaches the agent.
+    crate::support::wait_until("the setup's tab to go", Duration::from_secs(10), || {
+        setup_tabs(&l).is_empty()
+    });
     l.ok(&["send", &b, "echo agent-after-setup"]);
     l.wait_screen(&b, "\nagent-after-setup");
 
@@ -329,4 +336,87 @@ fn setups_never_run_for_sandboxed_agents_and_are_asked_again_after_one_worked_th
     );
     let d = l.ok(&["agent", "sh"]);
     assert_eq!(pending(&l).len(), 1, "asked again for tab {d}");
+}
+
+/// A custom agent whose first act is to read what the setup made.
+const READER: &str = "[agents.reader]\ncommand = [\"sh\", \"-c\", \
+    \"cat made.txt && echo AGENT-READ-OK; exec bash --norc --noprofile\"]\n";
+
+fn setup_tabs(l: &Local) -> Vec<serde_json::Value> {
+    l.tabs_json(&[])
+        .into_iter()
+        .filter(|t| t["agent"] == "setup")
+        .collect()
+}
+
+#[test]
+fn a_setup_runs_before_its_agent_and_its_tab_goes_on_success_stays_on_failure() {
+    use std::time::Duration;
+    let l = Local::started();
+    l.write_config(&format!("{CONFIG}{READER}"));
+    let r = repo(&l);
+    commit_setup(&r, "sleep 1; echo made > made.txt");
+
+    // Approved: the setup runs, then the agent, whose first `cat` finds
+    // the file; the setup's tab is gone.
+    let a = l.ok(&["agent", "reader"]);
+    l.wait_screen(
+        &a,
+        "the agent starts once the worktree setup (sleep 1; echo made > made.txt)",
+    );
+    let asked = pending(&l);
+    l.ok(&["approvals", "approve", asked[0]["id"].as_str().unwrap()]);
+    let screen = l.wait_screen(&a, "AGENT-READ-OK");
+    assert!(screen.contains("made\n"), "{screen}");
+    crate::support::wait_until("the setup's tab to go", Duration::from_secs(10), || {
+        setup_tabs(&l).is_empty()
+    });
+    assert!(tab(&l.tabs_json(&[]), &a)["warning"].is_null());
+
+    // Approved before: the next agent waits for it too, unasked.
+    let b = l.ok(&["agent", "reader"]);
+    l.wait_screen(&b, "AGENT-READ-OK");
+    assert!(pending(&l).is_empty());
+    crate::support::wait_until("the setup's tab to go", Duration::from_secs(10), || {
+        setup_tabs(&l).is_empty()
+    });
+
+    // A failing setup: its tab stays with its output and exit code; the
+    // agent starts, warned, naming that tab.
+    commit_setup(&r, "echo failing-setup-output; exit 3");
+    let c = l.ok(&["agent", "reader"]);
+    let asked = pending(&l);
+    l.ok(&["approvals", "approve", asked[0]["id"].as_str().unwrap()]);
+    l.wait_screen(&c, "made.txt");
+    let mut failed = Vec::new();
+    crate::support::wait_until("the failed setup's tab", Duration::from_secs(10), || {
+        failed = setup_tabs(&l);
+        failed.len() == 1 && failed[0]["exit_code"] == 3
+    });
+    let setup_id = failed[0]["id"].as_str().unwrap().to_string();
+    assert_eq!(failed[0]["parent"], c.as_str());
+    l.wait_screen(&setup_id, "failing-setup-output");
+    let warning = tab(&l.tabs_json(&[]), &c)["warning"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        warning.contains("failed (exit 3)") && warning.contains(&setup_id),
+        "{warning:?}"
+    );
+    assert!(!l.wait_screen(&c, "made.txt").contains("AGENT-READ-OK"));
+
+    // A refused setup: the agent starts without it, warned.
+    commit_setup(&r, "echo other > made.txt");
+    let d = l.ok(&["agent", "reader"]);
+    l.wait_screen(&d, "the agent starts once");
+    let asked = pending(&l);
+    l.ok(&["approvals", "deny", asked[0]["id"].as_str().unwrap()]);
+    l.wait_screen(&d, "made.txt");
+    let warning = tab(&l.tabs_json(&[]), &d)["warning"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(warning.contains("was not run"), "{warning:?}");
+    assert_eq!(setup_tabs(&l).len(), 1, "only the failed setup's tab");
 }

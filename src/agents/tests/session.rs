@@ -419,6 +419,7 @@ fn a_builtin_without_rules_is_refused_not_started_bare() {
         detect: "amp".into(),
         resume_args: None,
         config_model: None,
+        program: None,
     };
     let got = build(&agent, &Mode::New, &ALL, None, || unreachable!());
     assert_eq!(

@@ -462,6 +462,7 @@ impl Window {
                             extra_args: vec![],
                             env: crate::client::own_env(),
                             worktree: true,
+                            program: false,
                         },
                         Window::show_started,
                     ),

@@ -140,6 +140,26 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
             format!("{PATH}:3:1: `agents.amp.config_model` is only valid for opencode (it is merged into OPENCODE_CONFIG_CONTENT); remove it, or pass the model to `amp` in `args`"),
         ),
         (
+            "program on a built-in",
+            "[agents.claude]\nprogram = \"claude\"\n",
+            format!("{PATH}:2:1: `agents.claude.program` is only for custom agents: nerdr already knows the program of the built-in `claude`; remove it, or define a custom agent under another name with its own `command`"),
+        ),
+        (
+            "program that no word of the command runs",
+            "[agents.sbsh]\nprogram = \"zsh\"\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"bash\"]\n",
+            format!("{PATH}:2:1: `agents.sbsh.program` is \"zsh\", but no word of `command` [\"nerdr\", \"sandbox\", \"--\", \"bash\"] runs a program of that name; set it to the program the command runs, e.g. program = \"bash\""),
+        ),
+        (
+            "program given as a path",
+            "[agents.sbsh]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"/bin/bash\"]\nprogram = \"/bin/bash\"\n",
+            format!("{PATH}:3:1: `agents.sbsh.program` is a path; write the file name alone: program = \"bash\""),
+        ),
+        (
+            "empty program",
+            "[agents.sbsh]\ncommand = [\"bash\"]\nprogram = \"\"\n",
+            format!("{PATH}:3:1: `agents.sbsh.program` is empty; give it a value or remove the key"),
+        ),
+        (
             "resume_args on a built-in",
             "[agents.codex]\nresume_args = [\"resume\"]\n",
             format!("{PATH}:2:1: `agents.codex.resume_args` is only for custom agents: nerdr already knows how to resume the built-in `codex`; remove it, or define a custom agent under another name with its own `command`"),

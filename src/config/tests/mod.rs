@@ -12,7 +12,8 @@ use super::*;
 
 const PATH: &str = "/cfg/config.toml";
 const BUILTINS: &str = "claude, opencode, copilot, codex, cursor, gemini, agy, grok";
-const AGENT_KEYS: &str = "command, args, env, sandboxed, resume_args, detect, config_model, notify";
+const AGENT_KEYS: &str =
+    "command, args, env, sandboxed, resume_args, detect, config_model, notify, program";
 
 fn parse_ok(text: &str) -> Config {
     parse(text, Path::new(PATH)).unwrap_or_else(|e| panic!("{text:?} should parse, got: {e}"))
@@ -224,21 +225,71 @@ fn resolved_agents_carry_env_resume_args_and_config_model() {
 
 #[test]
 fn unknown_agents_say_what_exists_and_where_to_add_one() {
+    let hint = "unknown agent \"amp\"; to run a program that is not an agent: nerdr agent -- amp";
     let cases: &[(&str, Config, String)] = &[
         (
             "parsed config names its file",
             parse_ok(""),
-            format!("unknown agent `amp`: not built in ({BUILTINS}) and no [agents.amp] in {PATH}; add that section with a `command`, or use a built-in name"),
+            format!("{hint} (agents: {BUILTINS}; or add [agents.amp] with a `command` to {PATH})"),
         ),
         (
             "config built in code",
             Config::default(),
-            format!("unknown agent `amp`: not built in ({BUILTINS}) and no [agents.amp] in the config file; add that section with a `command`, or use a built-in name"),
+            format!("{hint} (agents: {BUILTINS}; or add [agents.amp] with a `command` to the config file)"),
+        ),
+        (
+            "the config's own agents are listed after the built-in ones, overrides once",
+            parse_ok("[agents.sbsh]\ncommand = [\"bash\"]\n[agents.claude]\nargs = [\"-x\"]\n"),
+            format!("{hint} (agents: {BUILTINS}, sbsh; or add [agents.amp] with a `command` to {PATH})"),
         ),
     ];
     for (case, config, want) in cases {
         let got = config.resolve_agent("amp").unwrap_err().to_string();
         assert_eq!(&got, want, "{case}");
+        assert!(!got.contains('\n'), "{case}: one line");
+    }
+}
+
+#[test]
+fn a_custom_agents_program_names_it_and_its_screen_rules() {
+    let config = parse_ok(
+        "[agents.sbsh]\nprogram = \"bash\"\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"/bin/bash\"]\n\
+         sandboxed = true\n[agents.own]\ncommand = [\"bash\"]\nprogram = \"bash\"\ndetect = \"claude\"\n\
+         [agents.plain]\ncommand = [\"bash\"]\n",
+    );
+    // (agent, program, detect)
+    let rows: &[(&str, Option<&str>, &str)] = &[
+        ("sbsh", Some("bash"), "bash"),
+        ("own", Some("bash"), "claude"),
+        ("plain", None, "plain"),
+    ];
+    for (name, program, detect) in rows {
+        let a = config.resolve_agent(name).unwrap();
+        assert_eq!(a.program.as_deref(), *program, "{name}");
+        assert_eq!(a.detect, *detect, "{name}");
+    }
+}
+
+#[test]
+fn a_program_run_as_it_is_is_an_unsandboxed_agent_named_after_it() {
+    // (word, name, detect)
+    let rows: &[(&str, &str, &str)] = &[
+        ("bash", "bash", "bash"),
+        ("/usr/bin/python3.12", "python3.12", "python3-12"),
+        ("./run.sh", "run.sh", "run-sh"),
+    ];
+    for (word, name, detect) in rows {
+        let a = crate::config::program_agent(word).unwrap();
+        assert_eq!(
+            (a.name.as_str(), a.detect.as_str(), &a.command[..]),
+            (*name, *detect, &[word.to_string()][..]),
+            "{word}"
+        );
+        assert!(!a.sandboxed && !a.builtin && a.command_words == 1, "{word}");
+    }
+    for bad in ["", "dir/", "a\0b"] {
+        let e = crate::config::program_agent(bad).unwrap_err();
+        assert!(e.contains("is not a program"), "{bad:?}: {e}");
     }
 }
 

@@ -29,6 +29,8 @@ op tabs tabs --json
 op approvals approvals
 op terminal terminal "$self"
 op start-unsandboxed agent sh
+printf '#!/bin/sh\ntouch "$0.ran"\nexec sleep 1000\n' > "$out/prog"; chmod +x "$out/prog"
+op start-program agent -- "$out/prog"
 op restart-agent restart "$agent"
 op close-term close "$term"
 op close-agent close "$agent"
@@ -173,13 +175,15 @@ fn secret_of(pid: u32) -> String {
         .expect("NERDR_TAB in the environment")
 }
 
-const RESTRICTED: [(&str, &str); 10] = [
+const RESTRICTED: [(&str, &str); 11] = [
     ("read-agent", "read"),
     ("read-term", "read"),
     ("send-term", "send"),
     ("approvals", "approvals"),
     ("terminal", "terminal"),
     ("start-unsandboxed", "agent"),
+    // Any program run as it is (`nerdr agent -- CMD`) is unsandboxed.
+    ("start-program", "agent"),
     ("restart-agent", "restart"),
     ("close-term", "close"),
     ("close-agent", "close"),
@@ -213,8 +217,13 @@ fn a_sandboxed_tab_is_held_to_the_matrix_and_an_unsandboxed_one_is_not() {
     let seen: Vec<serde_json::Value> = serde_json::from_str(&r.text("tabs")).unwrap();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0]["id"], boxed.as_str());
-    // Nothing happened: every tab is still there, the terminal untouched.
+    // Nothing happened: every tab is still there, the terminal untouched,
+    // no program started.
     assert_eq!(s.tabs().len(), 3);
+    assert!(
+        !r.0.join("prog.ran").exists(),
+        "a sandboxed tab ran a program"
+    );
     assert!(!s.ok(&["read", &term]).contains("typed-into-terminal"));
 
     // Each refusal is a journal entry naming the tab (never its secret),

@@ -92,7 +92,13 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
                 exact: false,
             },
         ),
-        ("noword", Want::Unchecked("no word of the command")),
+        (
+            "noword",
+            Want::NoProgram(
+                "agent \"noword\" runs fine inside the sandbox: add program = \"fine\" to \
+                 [agents.noword] in",
+            ),
+        ),
         ("nobin", Want::Unchecked("gave no report")),
         ("fine", Want::Started),
         ("claude", Want::Started),
@@ -172,6 +178,21 @@ fn each_wrapper_in_the_catalogue_gets_its_verdict() {
                 assert_eq!(entries[0]["NERDR_AGENT"], *agent);
                 assert!(values(&entries[0]["NERDR_REASON"])[0].contains(why));
                 s.wait_screen(&id, "to check again");
+            }
+            Want::NoProgram(fix) => {
+                assert!(!ok, "{agent}: started: {answer}");
+                // The id on stdout, then the one line.
+                let mut lines = answer.lines();
+                assert_eq!(lines.next(), Some(id.as_str()), "{agent}: {answer}");
+                let line = lines.next().unwrap_or_default();
+                assert!(line.contains(fix), "{agent}: {answer}");
+                assert_eq!(lines.next(), None, "{agent}: one line: {answer}");
+                assert_eq!(tab["state"], "refused", "{agent}: {tab}");
+                assert!(tab["reason"].as_str().unwrap_or_default().contains(fix));
+                let entries = s.audit(UNCHECKED_ID, &id);
+                assert_eq!(entries.len(), 1, "{agent}: {entries:?}");
+                assert!(values(&entries[0]["NERDR_REASON"])[0].contains(fix));
+                s.wait_screen(&id, &format!("nerdr restart {id}"));
             }
         }
     }

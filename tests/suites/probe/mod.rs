@@ -360,6 +360,9 @@ enum Want {
     },
     /// Could not check; the reason holds this.
     Unchecked(&'static str),
+    /// Could not check, since no word of the command is the agent's
+    /// program: refused before any probe, in one line holding this fix.
+    NoProgram(&'static str),
     Started,
 }
 
