@@ -1,8 +1,9 @@
-//! `nerdr agent NAME [--folder DIR] [-- ARGS...]`: start an agent in a new tab.
+//! `nerdr agent NAME [--folder DIR] [-- ARGS...]`: start an agent in a new tab
+//! of the folder's session.
 
 use std::process::ExitCode;
 
-use super::FolderArg;
+use super::Folder;
 use crate::client;
 use crate::protocol::api::StartAgent;
 
@@ -10,8 +11,6 @@ use crate::protocol::api::StartAgent;
 pub struct Args {
     /// A built-in agent (claude, codex, opencode, ...) or an [agents.NAME] from config
     pub name: String,
-    #[command(flatten)]
-    pub folder: FolderArg,
     /// Work in the folder itself, not in a new git worktree
     #[arg(long)]
     pub no_worktree: bool,
@@ -20,9 +19,9 @@ pub struct Args {
     pub extra_args: Vec<String>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let started = client::call(StartAgent {
-        folder: args.folder.resolve()?,
+        folder: folder.resolve()?,
         name: args.name,
         extra_args: args.extra_args,
         env: client::own_env(),

@@ -4,6 +4,7 @@
 
 use std::process::ExitCode;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::CloseTab;
 use crate::protocol::printable;
@@ -23,11 +24,12 @@ pub struct Args {
     pub force: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let closed = client::call(CloseTab {
         tab: args.tab,
         remove_worktree: args.remove_worktree,
         force: args.force,
+        folder: folder.scope()?,
     })?;
     eprintln!("{}", closed_text(&closed));
     if let Some(r) = &closed.removed {

@@ -5,6 +5,7 @@
 
 use std::process::ExitCode;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::ExplainTab;
 use crate::protocol::printable;
@@ -19,8 +20,11 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let e = client::call(ExplainTab { tab: args.tab })?;
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
+    let e = client::call(ExplainTab {
+        tab: args.tab,
+        folder: folder.scope()?,
+    })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&e)?);
     } else {

@@ -25,7 +25,7 @@ pub enum GitCommand {
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
-    /// The folder (default: the current folder)
+    /// The folder (default: --folder, else the current folder)
     pub dir: Option<PathBuf>,
     /// The operation: worktree-add (what starting an agent runs),
     /// worktree-remove, status, diff, commit, checkout, fetch, push, other
@@ -40,12 +40,18 @@ fn parse_op(s: &str) -> Result<Op, String> {
     })
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &super::Folder) -> anyhow::Result<ExitCode> {
     let GitCommand::Check(a) = args.command;
     let paths = Paths::from_process()?;
-    let dir = match a.dir {
-        Some(d) => d,
-        None => std::env::current_dir()?,
+    let dir = match (a.dir, folder.given()) {
+        (Some(d), None) => d,
+        (None, Some(f)) => f.to_path_buf(),
+        (Some(d), Some(f)) => anyhow::bail!(
+            "name the folder once: DIR ({}) or --folder ({})",
+            d.display(),
+            f.display()
+        ),
+        (None, None) => std::env::current_dir()?,
     };
     if !dir.is_dir() {
         anyhow::bail!(

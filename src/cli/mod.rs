@@ -4,6 +4,7 @@
 
 mod agent;
 mod approvals;
+mod attach;
 mod close;
 mod core_cmd;
 mod doctor;
@@ -24,6 +25,7 @@ mod sandbox;
 mod saved;
 mod send;
 mod service_cmd;
+mod sessions;
 mod tabs;
 mod terminal;
 mod wait;
@@ -39,15 +41,18 @@ use clap::{Parser, Subcommand};
     version,
     about = "Run coding agents in persistent terminal tabs",
     long_about = "Run coding agents in persistent terminal tabs.\n\n\
-        Commands act on the session of the current folder unless --folder says otherwise.\n\
+        Commands act on the session of the current folder unless --folder says otherwise \
+        (in any position). A folder belongs to the session of its nearest folder that has \
+        one, or to the session of the tab whose worktree it is in; a folder in none starts \
+        a session of its own.\n\
         The core service starts on first use (socket activation, or by itself)."
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// With no command: attach to this folder's session
-    #[command(flatten)]
-    pub folder: FolderArg,
+    /// The folder whose session a command acts on (default: the current folder); with no command, attach to it
+    #[arg(long, global = true, value_name = "DIR")]
+    pub folder: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +61,10 @@ pub enum Command {
     Agent(agent::Args),
     /// List the tabs of this folder's session
     Tabs(tabs::Args),
+    /// List the sessions: name, folder, tabs and what their agents are doing
+    Sessions(sessions::Args),
+    /// Open a window onto a session, by its name (see `nerdr sessions`) or a folder in it
+    Attach(attach::Args),
     /// Print a tab's current screen as text
     Read(read::Args),
     /// Type text into a tab, then Enter
@@ -64,7 +73,8 @@ pub enum Command {
     Wait(wait::Args),
     /// Why nerdr thinks a tab's agent is in its state (the rule or report, the lines)
     Explain(explain::Args),
-    /// Reports from agents about themselves (e.g. how to resume them)
+    /// Reports from agents about themselves (e.g. how to resume them) (internal)
+    #[command(hide = true)]
     Pane(pane::Args),
     /// Open a terminal (your shell) in a tab's folder, in a tab of its own
     Terminal(terminal::Args),
@@ -94,11 +104,14 @@ pub enum Command {
     Doctor(doctor::Args),
     /// Add or remove hooks in an agent's own settings that report to nerdr
     Integration(integration::Args),
-    /// Report an agent's event to nerdr (run by the agent's hooks)
+    /// Report an agent's event to nerdr (run by the agent's hooks) (internal)
+    #[command(hide = true)]
     Hook(hook::Args),
-    /// Run the core service (normally started by systemd socket activation)
+    /// Run the core service (normally started by systemd socket activation) (internal)
+    #[command(hide = true)]
     Core(core_cmd::Args),
-    /// Run the holder, which owns the terminals (started by the core)
+    /// Run the holder, which owns the terminals (started by the core) (internal)
+    #[command(hide = true)]
     Holder(crate::holder::Args),
     /// The first program inside `nerdr sandbox` (internal)
     #[command(hide = true, name = "sandbox-init")]
@@ -117,24 +130,39 @@ pub enum Command {
     ProxyBridge(proxy_bridge::Args),
 }
 
-/// `--folder DIR` as every session command takes it.
-#[derive(Debug, Clone, clap::Args)]
-pub struct FolderArg {
-    /// The session's folder (default: the current folder)
-    #[arg(long, value_name = "DIR")]
-    pub folder: Option<PathBuf>,
-}
+/// `--folder DIR`, one option every command takes in any position
+/// (`nerdr --folder DIR tabs` is `nerdr tabs --folder DIR`), handed to the
+/// command that acts on a session; the core places it in its session.
+#[derive(Debug, Clone, Default)]
+pub struct Folder(Option<PathBuf>);
 
-impl FolderArg {
-    /// The canonical folder naming the session.
+impl Folder {
+    /// The canonical folder naming the session: `--folder`, else the
+    /// current folder.
     pub fn resolve(&self) -> anyhow::Result<PathBuf> {
         use anyhow::Context;
-        let dir = match &self.folder {
+        let dir = match &self.0 {
             Some(d) => d.clone(),
             None => std::env::current_dir().context("cannot read the current folder")?,
         };
         std::fs::canonicalize(&dir)
             .with_context(|| format!("folder {} does not exist or cannot be read", dir.display()))
+    }
+
+    /// The folder whose session tab numbers and names count in, for a
+    /// command that names a tab. A current folder that cannot be read is
+    /// none (ids and id prefixes work from anywhere); a `--folder` that
+    /// does not exist is an error.
+    pub fn scope(&self) -> anyhow::Result<Option<PathBuf>> {
+        match &self.0 {
+            Some(_) => self.resolve().map(Some),
+            None => Ok(self.resolve().ok()),
+        }
+    }
+
+    /// `--folder` as given, if it was.
+    pub fn given(&self) -> Option<&std::path::Path> {
+        self.0.as_deref()
     }
 }
 
@@ -145,28 +173,36 @@ impl Cli {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let folder = Folder(cli.folder);
     let Some(command) = cli.command else {
-        return crate::client::attach::run(cli.folder.resolve()?);
+        return crate::client::attach::run(folder.resolve()?);
     };
+    if let Some(dir) = folder.given() {
+        if let Some(why) = takes_no_folder(&command) {
+            anyhow::bail!("--folder {}: {why}", dir.display());
+        }
+    }
     match command {
-        Command::Agent(a) => agent::run(a),
-        Command::Tabs(a) => tabs::run(a),
-        Command::Read(a) => read::run(a),
-        Command::Send(a) => send::run(a),
-        Command::Wait(a) => wait::run(a),
-        Command::Explain(a) => explain::run(a),
-        Command::Close(a) => close::run(a),
-        Command::Rename(a) => rename::run(a),
-        Command::Terminal(a) => terminal::run(a),
+        Command::Agent(a) => agent::run(a, &folder),
+        Command::Tabs(a) => tabs::run(a, &folder),
+        Command::Sessions(a) => sessions::run(a),
+        Command::Attach(a) => attach::run(a, &folder),
+        Command::Read(a) => read::run(a, &folder),
+        Command::Send(a) => send::run(a, &folder),
+        Command::Wait(a) => wait::run(a, &folder),
+        Command::Explain(a) => explain::run(a, &folder),
+        Command::Close(a) => close::run(a, &folder),
+        Command::Rename(a) => rename::run(a, &folder),
+        Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
-        Command::Restart(a) => restart::run(a),
+        Command::Restart(a) => restart::run(a, &folder),
         Command::Sandbox(a) => sandbox::run(a),
         Command::Approvals(a) => approvals::run(a),
-        Command::Quit(a) => quit::run(a),
-        Command::Saved(a) => saved::run(a),
+        Command::Quit(a) => quit::run(a, &folder),
+        Command::Saved(a) => saved::run(a, &folder),
         Command::Log(a) => log::run(a),
-        Command::Plugin(a) => plugin::run(a),
-        Command::Git(a) => git::run(a),
+        Command::Plugin(a) => plugin::run(a, &folder),
+        Command::Git(a) => git::run(a, &folder),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Integration(a) => integration::run(a),
@@ -178,5 +214,50 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ProxyServe(a) => proxy_serve::run(a),
         Command::ProxyBridge(a) => proxy_bridge::run(a),
         Command::SandboxInit(a) => crate::sandbox::init::run(a),
+    }
+}
+
+/// Why `--folder` means nothing to a command, for the error that says so
+/// (rather than a folder dropped without a word); `None` for the commands
+/// that act on a folder's session or name a tab in it.
+fn takes_no_folder(command: &Command) -> Option<&'static str> {
+    match command {
+        Command::Agent(_)
+        | Command::Tabs(_)
+        | Command::Attach(_)
+        | Command::Read(_)
+        | Command::Send(_)
+        | Command::Wait(_)
+        | Command::Explain(_)
+        | Command::Close(_)
+        | Command::Rename(_)
+        | Command::Terminal(_)
+        | Command::Restart(_)
+        | Command::Quit(_)
+        | Command::Saved(_)
+        | Command::Plugin(_)
+        | Command::Git(_) => None,
+        Command::Sessions(_) => {
+            Some("`nerdr sessions` lists every session; `nerdr tabs --folder DIR` lists one's tabs")
+        }
+        Command::Sandbox(_) => {
+            Some("`nerdr sandbox` takes the folder CMD may write as --worktree DIR, not --folder")
+        }
+        Command::Approvals(_) => {
+            Some("the approval queue is one for every session; leave out --folder")
+        }
+        Command::Log(_) => Some("the log is one for every session; leave out --folder"),
+        Command::Service(_) | Command::Doctor(_) | Command::Integration(_) => {
+            Some("this command is about the installation, not a session; leave out --folder")
+        }
+        Command::Pane(_)
+        | Command::Hook(_)
+        | Command::Core(_)
+        | Command::Holder(_)
+        | Command::Shim(_)
+        | Command::Probe(_)
+        | Command::ProxyServe(_)
+        | Command::ProxyBridge(_)
+        | Command::SandboxInit(_) => Some("this internal command takes no --folder"),
     }
 }

@@ -5,14 +5,12 @@
 use std::io::Write;
 use std::process::ExitCode;
 
-use super::FolderArg;
+use super::Folder;
 use crate::client;
 use crate::protocol::api::RunPlugin;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pub folder: FolderArg,
     /// A file name in $XDG_CONFIG_HOME/nerdr/plugins/
     pub name: String,
     /// Passed to the plugin as they are
@@ -20,11 +18,11 @@ pub struct Args {
     pub args: Vec<String>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let ran = client::call(RunPlugin {
         name: args.name,
         args: args.args,
-        folder: args.folder.resolve()?,
+        folder: folder.resolve()?,
     })?;
     std::io::stdout().write_all(ran.stdout.as_bytes())?;
     std::io::stderr().write_all(ran.stderr.as_bytes())?;

@@ -2,19 +2,16 @@
 
 use std::process::ExitCode;
 
-use super::FolderArg;
+use super::Folder;
 use crate::client;
 use crate::protocol::api::QuitSession;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
-    #[command(flatten)]
-    pub folder: FolderArg,
-}
+pub struct Args {}
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(_: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let quit = client::call(QuitSession {
-        folder: args.folder.resolve()?,
+        folder: folder.resolve()?,
     })?;
     let n = quit.closed;
     eprintln!("closed {n} tab{}", if n == 1 { "" } else { "s" });

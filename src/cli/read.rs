@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::ReadScreen;
 
@@ -14,10 +15,11 @@ pub struct Args {
     pub lines: Option<usize>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let screen = client::call(ReadScreen {
         tab: args.tab,
         lines: args.lines,
+        folder: folder.scope()?,
     })?;
     print!("{}", text_out(&screen.text));
     Ok(ExitCode::SUCCESS)

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::RenameTab;
 
@@ -14,10 +15,11 @@ pub struct Args {
     pub name: String,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let renamed = client::call(RenameTab {
         tab: args.tab,
         name: args.name,
+        folder: folder.scope()?,
     })?;
     eprintln!("tab {} is now {}", renamed.tab, renamed.name);
     Ok(ExitCode::SUCCESS)

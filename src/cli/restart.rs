@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::{ExplainTab, RestartTab};
 use crate::protocol::printable;
@@ -46,9 +47,12 @@ fn step(state: &str, force: bool, terminal: bool) -> Step {
     }
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     // By id from here on: the question is about the tab that is restarted.
-    let e = client::call(ExplainTab { tab: args.tab })?;
+    let e = client::call(ExplainTab {
+        tab: args.tab,
+        folder: folder.scope()?,
+    })?;
     let what = format!("tab {} ({})", printable(&e.tab), printable(&e.agent));
     match step(&e.state, args.force, std::io::stdin().is_terminal()) {
         Step::Restart => {}
@@ -70,6 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let started = client::call(RestartTab {
         tab: e.tab,
         env: client::own_env(),
+        folder: folder.scope()?,
     })?;
     println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)

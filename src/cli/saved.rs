@@ -5,20 +5,18 @@
 
 use std::process::ExitCode;
 
-use super::FolderArg;
+use super::Folder;
 use crate::git::saved;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pub folder: FolderArg,
     /// One JSON array of {reference, commit, date, subject}
     #[arg(long)]
     pub json: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let dir = args.folder.resolve()?;
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
+    let dir = folder.resolve()?;
     if crate::git::worktree::repo_of(&dir).is_none() {
         anyhow::bail!(
             "{} is not in a git repository; name a folder of the repository with --folder",

@@ -2,6 +2,7 @@
 
 use std::process::ExitCode;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::SendText;
 use crate::protocol::replies::Sent;
@@ -17,11 +18,12 @@ pub struct Args {
     pub no_enter: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let sent = client::call(SendText {
         tab: args.tab.clone(),
         text: args.text,
         enter: !args.no_enter,
+        folder: folder.scope()?,
     })?;
     if let Sent::Queued { queued, why } = sent {
         // Not delivered yet: say so, so a script does not take it as sent.

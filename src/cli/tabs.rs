@@ -6,14 +6,12 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use super::FolderArg;
+use super::Folder;
 use crate::client;
 use crate::protocol::api::{AgentState, ListTabs, TabInfo, TabState};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    #[command(flatten)]
-    pub folder: FolderArg,
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
@@ -22,11 +20,11 @@ pub struct Args {
     pub json: bool,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let folder = if args.all {
         None
     } else {
-        Some(args.folder.resolve()?)
+        Some(folder.resolve()?)
     };
     let tabs = client::call(ListTabs {
         folder,

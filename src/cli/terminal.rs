@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::OpenTerminal;
 
@@ -12,10 +13,11 @@ pub struct Args {
     pub tab: String,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let started = client::call(OpenTerminal {
         tab: args.tab,
         env: client::own_env(),
+        folder: folder.scope()?,
     })?;
     println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use super::Folder;
 use crate::client;
 use crate::protocol::api::{Until, WaitFor};
 
@@ -67,7 +68,7 @@ fn seconds(s: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(n).map_err(|_| format!("`{s}` is not a number of seconds ≥ 0"))
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let until = Until::from(args.until);
     let req = WaitFor {
         tab: args.tab.clone(),
@@ -75,6 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         timeout_ms: args
             .timeout
             .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+        folder: folder.scope()?,
     };
     let waited = match args.timeout {
         None => client::call(req)?,

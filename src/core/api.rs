@@ -15,8 +15,8 @@ use super::question::{Approval, Asked};
 use super::Core;
 use crate::protocol::api::{
     encode, AskNetwork, CloseTab, Decide, ExplainTab, GetStatus, ListAgents, ListApprovals,
-    ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent, ReportEvent, Request,
-    Resize, RestartTab, RunPlugin, SendText, StartAgent, TabKind, WaitFor,
+    ListSessions, ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent,
+    ReportEvent, Request, Resize, RestartTab, RunPlugin, SendText, StartAgent, TabKind, WaitFor,
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
@@ -25,19 +25,14 @@ impl Core {
     /// Every request passes the privilege matrix first: refused ones are
     /// journaled, queued ones wait for the person.
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
+        // Every folder the request names is its session's from here on
+        // (a subfolder, a tab's worktree: `session_of`).
+        let req = self.place_folders(req).await;
         // A tab named by prefix, number or name is named by its id from
         // here on: in the privilege check, the journal and the handler.
         let req = self.resolve_handle(caller, req)?;
         let (op, target) = self.classify(caller, &req).await?;
         let foreign = self.foreign_tab(caller, &req);
-        // The folder a new agent names, resolved before the state lock is
-        // taken: a path on a hung mount stalls this request, not the core.
-        let named = match &req {
-            Request::Agent(StartAgent { folder, .. }) if !foreign => {
-                Some(canonical(folder.clone()).await)
-            }
-            _ => None,
-        };
         // Whether a restart would bring the tab's agent back outside a
         // sandbox, by the config as it is now: read off the async workers,
         // and before the state lock is taken for the extras.
@@ -63,14 +58,7 @@ impl Core {
             Verdict::Refuse(why) => Verdict::Refuse(why),
             other => match privilege::decide_extras(
                 caller.kind(),
-                self.extras(
-                    caller,
-                    &req,
-                    target,
-                    foreign,
-                    named.as_deref(),
-                    restarts_unsandboxed,
-                ),
+                self.extras(caller, &req, target, foreign, restarts_unsandboxed),
             ) {
                 Verdict::Allow => other,
                 refused => refused,
@@ -118,7 +106,6 @@ impl Core {
         req: &Request,
         target: Target,
         foreign: bool,
-        named: Option<&Path>,
         restarts_unsandboxed: bool,
     ) -> privilege::Extras {
         let mut e = privilege::Extras {
@@ -147,7 +134,8 @@ impl Core {
                 worktree,
                 ..
             }) => {
-                e.foreign_folder = outside(named.unwrap_or(folder));
+                // Placed already: canonical, its session's.
+                e.foreign_folder = outside(folder);
                 e.extra_args = !extra_args.is_empty();
                 e.no_worktree = !worktree;
             }
@@ -163,6 +151,24 @@ impl Core {
             _ => {}
         }
         e
+    }
+
+    /// `req` with each folder it names replaced by its session's folder
+    /// ([`Core::placed`]): `cd proj/src && nerdr tabs` lists proj's tabs,
+    /// and so does `nerdr tabs` in a tab's worktree. A plugin's folder is
+    /// where it runs, not a session: it stays.
+    async fn place_folders(&self, mut req: Request) -> Request {
+        let folder = match &mut req {
+            Request::Agent(StartAgent { folder, .. }) | Request::Quit(QuitSession { folder }) => {
+                Some(folder)
+            }
+            Request::Tabs(ListTabs { folder, .. }) | tab_requests!(_, folder) => folder.as_mut(),
+            _ => None,
+        };
+        if let Some(folder) = folder {
+            *folder = self.placed(std::mem::take(folder)).await;
+        }
+        req
     }
 
     /// A sandboxed caller's new agent goes in its own session's folder, as
@@ -310,7 +316,9 @@ impl Core {
     async fn queue(self: &Arc<Self>, caller: &Caller, req: Request, why: &str) -> Reply {
         let from = caller.tab().unwrap_or("-").to_string();
         match req {
-            Request::Send(SendText { tab, text, enter }) => {
+            Request::Send(SendText {
+                tab, text, enter, ..
+            }) => {
                 let agent = self
                     .state
                     .lock()
@@ -380,7 +388,7 @@ impl Core {
             Request::Tabs(ListTabs { folder, all }) => {
                 encode::<ListTabs>(self.tabs(caller, folder.as_deref(), all))
             }
-            Request::Read(ReadScreen { tab, lines }) => encode::<ReadScreen>({
+            Request::Read(ReadScreen { tab, lines, .. }) => encode::<ReadScreen>({
                 let state = self.state.lock().unwrap();
                 state
                     .tabs
@@ -390,18 +398,20 @@ impl Core {
                         text: t.screen_text(lines),
                     })
             }),
-            Request::Send(SendText { tab, text, enter }) => encode::<SendText>(
+            Request::Send(SendText {
+                tab, text, enter, ..
+            }) => encode::<SendText>(
                 self.type_text(&tab, text.into_bytes(), enter)
                     .await
                     .map(|()| Sent::Typed {}),
             ),
-            Request::Resize(Resize { tab, rows, cols }) => {
-                encode::<Resize>(self.resize(&tab, rows, cols))
-            }
-            Request::Terminal(OpenTerminal { tab, env }) => {
+            Request::Resize(Resize {
+                tab, rows, cols, ..
+            }) => encode::<Resize>(self.resize(&tab, rows, cols)),
+            Request::Terminal(OpenTerminal { tab, env, .. }) => {
                 encode::<OpenTerminal>(self.start_terminal(caller, &tab, env).await)
             }
-            Request::Restart(RestartTab { tab, env }) => {
+            Request::Restart(RestartTab { tab, env, .. }) => {
                 encode::<RestartTab>(self.restart_tab(caller, &tab, env).await)
             }
             Request::Approvals => encode::<ListApprovals>(self.list_approvals()),
@@ -421,8 +431,9 @@ impl Core {
                 tab,
                 remove_worktree,
                 force,
+                ..
             }) => encode::<CloseTab>(self.close_tab(&tab, remove_worktree, force).await),
-            Request::Rename(RenameTab { tab, name }) => {
+            Request::Rename(RenameTab { tab, name, .. }) => {
                 encode::<RenameTab>(self.rename_tab(&tab, &name))
             }
             Request::Quit(QuitSession { folder }) => {
@@ -440,15 +451,17 @@ impl Core {
                 tab,
                 until,
                 timeout_ms,
+                ..
             }) => encode::<WaitFor>(
                 self.wait_for(&tab, until, timeout_ms.map(Duration::from_millis))
                     .await,
             ),
-            Request::Explain(ExplainTab { tab }) => encode::<ExplainTab>(self.explain(&tab)),
+            Request::Explain(ExplainTab { tab, .. }) => encode::<ExplainTab>(self.explain(&tab)),
             Request::ReportAgent(ReportAgent { tab, argv }) => {
                 encode::<ReportAgent>(self.report_agent(caller, &tab, argv))
             }
             Request::Status => encode::<GetStatus>(Ok(self.status())),
+            Request::Sessions => encode::<ListSessions>(Ok(self.sessions(caller))),
         }
     }
 
@@ -520,7 +533,9 @@ fn op_of(req: &Request) -> Operation {
         Request::AskNetwork(_) => Operation::AskNetwork,
         Request::Plugin(_) => Operation::RunPlugin,
         Request::Report(_) | Request::ReportAgent(_) => Operation::Report,
-        Request::Status | Request::Agents => Operation::Query,
+        // Each session and tab in the list is the caller's to see
+        // (`session_list`): asking is harmless.
+        Request::Status | Request::Agents | Request::Sessions => Operation::Query,
     }
 }
 
@@ -535,19 +550,50 @@ pub(super) fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
 }
 
 /// The requests that name a tab the person chose (by id or any handle:
-/// `core::naming`), as one pattern binding its `tab` field to `$tab`;
-/// written once, so a new such request cannot be missed in one place.
+/// `core::naming`), as one pattern binding its `tab` field to `$tab` (and
+/// its `folder`, the caller's, to `$folder`); written once, so a new such
+/// request cannot be missed in one place.
 macro_rules! tab_requests {
     ($tab:ident) => {
-        Request::Read(ReadScreen { tab: $tab, .. })
-            | Request::Wait(WaitFor { tab: $tab, .. })
-            | Request::Explain(ExplainTab { tab: $tab })
-            | Request::Send(SendText { tab: $tab, .. })
-            | Request::Resize(Resize { tab: $tab, .. })
-            | Request::Terminal(OpenTerminal { tab: $tab, .. })
-            | Request::Restart(RestartTab { tab: $tab, .. })
-            | Request::Close(CloseTab { tab: $tab, .. })
-            | Request::Rename(RenameTab { tab: $tab, .. })
+        tab_requests!($tab, _)
+    };
+    ($tab:pat, $folder:pat) => {
+        Request::Read(ReadScreen {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Wait(WaitFor {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Explain(ExplainTab {
+            tab: $tab,
+            folder: $folder,
+        }) | Request::Send(SendText {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Resize(Resize {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Terminal(OpenTerminal {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Restart(RestartTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Close(CloseTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Rename(RenameTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        })
     };
 }
 pub(super) use tab_requests;
@@ -558,14 +604,4 @@ fn request_tab(req: &Request) -> Option<&str> {
         tab_requests!(tab) | Request::ReportAgent(ReportAgent { tab, .. }) => Some(tab),
         _ => None,
     }
-}
-
-/// `folder` with its links resolved (as is, when it cannot be), found off
-/// the async worker threads.
-async fn canonical(folder: std::path::PathBuf) -> std::path::PathBuf {
-    let at = folder.clone();
-    super::edge::gather_at("resolving a new agent's folder", &at, move || {
-        std::fs::canonicalize(&folder).unwrap_or(folder)
-    })
-    .await
 }

@@ -135,6 +135,9 @@ async fn serve_frames(
                     let _ = out.send(Frame::control(&CoreMsg::Closing { message }));
                     return Ok(());
                 };
+                // A subfolder or a tab's worktree opens its session.
+                let placed = core.state.lock().unwrap().session_of(&folder);
+                let folder = placed.unwrap_or(folder);
                 if let Some(old) = window.take() {
                     core.detach(old);
                 }

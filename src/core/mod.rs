@@ -41,6 +41,8 @@ mod reports;
 mod sandbox_check;
 mod sandbox_facts;
 mod serve;
+mod session_list;
+mod session_of;
 mod sessions;
 mod setup;
 pub mod state;

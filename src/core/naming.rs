@@ -1,6 +1,9 @@
 //! Handles and names at the core: a request's tab handle turned into the
 //! tab's id among the tabs its caller may see (the decisions are
-//! `handles`'), and `nerdr rename`.
+//! `handles`'), and `nerdr rename`. Numbers and names count in the
+//! caller's session: a sandboxed agent's own; otherwise the session of the
+//! folder the request carries (placed already, see `Core::placed`), else
+//! the caller's tab's; from a folder in no session, every session's.
 
 use std::path::PathBuf;
 
@@ -26,7 +29,7 @@ impl Core {
         caller: &Caller,
         mut req: Request,
     ) -> Result<Request, ApiError> {
-        let Some(handle) = handle_of(&mut req) else {
+        let Some((handle, asked)) = handle_of(&mut req) else {
             return Ok(req);
         };
         let resolved = {
@@ -42,7 +45,11 @@ impl Core {
                 .tab()
                 .map(|own| state.tabs.get(own).map(|t| t.folder.clone()));
             let own_gone = matches!(own, Some(None));
-            let home = own.flatten();
+            let asked = asked.filter(|f| state.sessions.get(f).is_some_and(|ids| !ids.is_empty()));
+            let home = match caller.kind() {
+                CallerKind::Sandboxed => own.flatten(),
+                CallerKind::User | CallerKind::Tab => asked.or(own.flatten()),
+            };
             let mut entries = Vec::new();
             for (folder, ids) in &state.sessions {
                 let tabs = ids.iter().filter_map(|id| state.tabs.get(id));
@@ -97,11 +104,12 @@ impl Core {
     }
 }
 
-/// The handle a request names its tab by. A hook's report names its own
-/// tab by id, as nerdr gave it: no handle.
-fn handle_of(req: &mut Request) -> Option<&mut String> {
+/// The handle a request names its tab by, and the caller's folder it
+/// carries. A hook's report names its own tab by id, as nerdr gave it: no
+/// handle.
+fn handle_of(req: &mut Request) -> Option<(&mut String, Option<PathBuf>)> {
     match req {
-        tab_requests!(tab) => Some(tab),
+        tab_requests!(tab, folder) => Some((tab, folder.clone())),
         _ => None,
     }
 }

@@ -227,6 +227,14 @@ pub fn hides_tab(caller: CallerKind, target: Target, foreign: bool) -> bool {
     }
 }
 
+/// Whether a caller may see a session (in `nerdr sessions`) in which it
+/// may see `seen_tabs` tabs: one with a tab it may see, or, for the
+/// person, any (a window open on a folder with no tabs yet). A sandboxed
+/// agent so sees its own session only.
+pub fn sees_session(caller: CallerKind, seen_tabs: usize) -> bool {
+    seen_tabs > 0 || caller == CallerKind::User
+}
+
 /// The operation's name in refusals and journal entries.
 pub fn name(op: Operation) -> &'static str {
     match op {
@@ -413,6 +421,21 @@ mod tests {
                     "{caller:?} {target:?} foreign={foreign}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn who_sees_a_session() {
+        let rows: [(CallerKind, usize, bool); 6] = [
+            (User, 0, true),
+            (User, 2, true),
+            (Tab, 0, false),
+            (Tab, 1, true),
+            (S, 0, false),
+            (S, 1, true),
+        ];
+        for (caller, seen, want) in rows {
+            assert_eq!(sees_session(caller, seen), want, "{caller:?} {seen}");
         }
     }
 

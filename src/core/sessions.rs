@@ -1,15 +1,18 @@
 //! The requests about sessions as a whole and the core itself: the tab
-//! list (as the caller may see it), a terminal's size, quitting a session,
-//! the core's status and the agents that can be started. The dispatcher
-//! (`api`) calls them once the privilege matrix let the request through.
+//! list and the session list (as the caller may see them), which session
+//! a folder a request names belongs to, a terminal's size, quitting a
+//! session, the core's status and the agents that can be started. The
+//! dispatcher (`api`) calls them once the privilege matrix let the request
+//! through.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::caller::Caller;
 use super::not_found::no_tab;
 use super::privilege::{self, Operation, Verdict};
+use super::session_list::{self, TabFacts};
 use super::Core;
-use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, TabInfo};
+use crate::protocol::api::{ApiError, CoreStatus, ErrorCode, SessionInfo, TabInfo, TabState};
 use crate::protocol::replies::{AgentNames, Done};
 
 impl Core {
@@ -81,6 +84,47 @@ impl Core {
             .filter(|t| seen(t))
             .map(|t| t.info())
             .collect())
+    }
+
+    /// `nerdr sessions`: the live sessions the caller may see, its tabs
+    /// counted (`session_list` decides).
+    pub(super) fn sessions(&self, caller: &Caller) -> Vec<SessionInfo> {
+        let state = self.state.lock().unwrap();
+        let live: Vec<(PathBuf, Vec<TabFacts>)> = state
+            .live_sessions()
+            .map(|folder| {
+                let tabs = state
+                    .session_tabs(folder)
+                    .into_iter()
+                    .map(|t| TabFacts {
+                        target: super::api::target_kind(caller, t),
+                        running: t.state == TabState::Running,
+                        agent_state: t.agent_state(),
+                    })
+                    .collect();
+                (folder.to_path_buf(), tabs)
+            })
+            .collect();
+        drop(state);
+        session_list::list(caller.kind(), &live)
+    }
+
+    /// The session folder `folder` (as a request names it) belongs to:
+    /// canonical, off the async workers (a folder on a hung mount stalls
+    /// only this request), then placed among the live sessions and the
+    /// tabs' worktrees. A folder in no session is its own (a new session,
+    /// canonical); one that cannot be resolved stays as named, for the
+    /// handler's own "does not exist".
+    pub(super) async fn placed(&self, folder: PathBuf) -> PathBuf {
+        let at = folder.clone();
+        let canonical = super::edge::gather_at("resolving a request's folder", &at, move || {
+            std::fs::canonicalize(&folder).map_err(|_| folder)
+        })
+        .await;
+        match canonical {
+            Ok(dir) => self.state.lock().unwrap().session_of(&dir).unwrap_or(dir),
+            Err(asked) => asked,
+        }
     }
 
     pub(super) fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<Done, ApiError> {

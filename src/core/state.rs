@@ -269,6 +269,30 @@ impl State {
             .unwrap_or_default()
     }
 
+    /// The sessions that count when a folder is placed or sessions are
+    /// listed: those with a tab (or a place kept for one starting again),
+    /// or a window onto them. A session whose tabs all closed lingers in
+    /// [`State::sessions`] but holds no folder.
+    pub fn live_sessions(&self) -> impl Iterator<Item = &Path> + '_ {
+        self.sessions
+            .iter()
+            .filter(|(folder, ids)| {
+                !ids.is_empty() || self.windows.by_id.values().any(|w| &w.folder == *folder)
+            })
+            .map(|(folder, _)| folder.as_path())
+    }
+
+    /// The session canonical folder `dir` belongs to (see
+    /// [`super::session_of`]), `None` for a folder in none.
+    pub fn session_of(&self, dir: &Path) -> Option<PathBuf> {
+        let worktrees = self.tabs.values().filter_map(|t| {
+            t.worktree
+                .as_ref()
+                .map(|w| (w.path.as_path(), t.folder.as_path()))
+        });
+        super::session_of::session_of(dir, self.live_sessions(), worktrees)
+    }
+
     pub fn all_tabs(&self) -> Vec<&Tab> {
         self.sessions
             .values()

@@ -58,6 +58,8 @@ pub enum Request {
     Wait(WaitFor),
     Explain(ExplainTab),
     Rename(RenameTab),
+    /// The sessions the caller may see, with their tabs counted.
+    Sessions,
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -123,6 +125,7 @@ methods! {
     Wait(WaitFor) => Waited, "wait";
     Explain(ExplainTab) => Explained, "explain";
     Rename(RenameTab) => Renamed, "rename";
+    Sessions = ListSessions => Vec<SessionInfo>, "sessions";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.
@@ -154,6 +157,10 @@ pub struct ListTabs {
 pub struct ReadScreen {
     pub tab: String,
     pub lines: Option<usize>,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// Type `text` into the tab, then Enter unless `enter` is false.
@@ -162,6 +169,10 @@ pub struct SendText {
     pub tab: String,
     pub text: String,
     pub enter: bool,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// Resize the tab's terminal (and its screen model).
@@ -170,6 +181,10 @@ pub struct Resize {
     pub tab: String,
     pub rows: u16,
     pub cols: u16,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// Open a terminal (the user's shell) in tab `tab`'s folder.
@@ -178,6 +193,10 @@ pub struct OpenTerminal {
     pub tab: String,
     #[serde(default)]
     pub env: Vec<(String, String)>,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// Start the tab's agent again, resuming its conversation.
@@ -186,6 +205,10 @@ pub struct RestartTab {
     pub tab: String,
     #[serde(default)]
     pub env: Vec<(String, String)>,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// Stop the tab's program and forget the tab; with `remove_worktree`,
@@ -199,6 +222,10 @@ pub struct CloseTab {
     pub remove_worktree: bool,
     #[serde(default)]
     pub force: bool,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// Give tab `tab` the name `name` (unique in its session).
@@ -206,6 +233,10 @@ pub struct CloseTab {
 pub struct RenameTab {
     pub tab: String,
     pub name: String,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// Stop every program of `folder`'s session and forget it.
@@ -279,6 +310,10 @@ pub struct WaitFor {
     pub until: Until,
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// What `nerdr wait` waits for: an agent state, or the program's end.
@@ -308,6 +343,10 @@ impl Until {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExplainTab {
     pub tab: String,
+    /// The caller's folder: tab numbers and names count in its session
+    /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 fn yes() -> bool {
@@ -432,6 +471,24 @@ pub struct TabInfo {
     /// tab whose count went up).
     #[serde(default)]
     pub bells: u64,
+}
+
+/// One row of `nerdr sessions --json`: a session and its tabs, as the
+/// caller may see them (only the tabs it may see are counted).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    /// The session's folder (canonical).
+    pub folder: PathBuf,
+    /// The folder's last component, made unique among the sessions listed
+    /// (`proj`, `proj-2`): what `nerdr attach NAME` takes.
+    pub name: String,
+    pub tabs: usize,
+    /// Tabs whose program runs.
+    pub running: usize,
+    /// Running agents waiting for the person.
+    pub blocked: usize,
+    /// Running agents that finished a turn nobody has looked at.
+    pub done: usize,
 }
 
 /// The core's reply to [`Request::Status`].

@@ -60,6 +60,7 @@ fn read_requests_keep_their_wire() {
         ReadScreen {
             tab: "ab12".into(),
             lines: Some(3),
+            folder: None,
         },
         r#"{"method":"read","params":{"tab":"ab12","lines":3}}"#,
     );
@@ -67,6 +68,7 @@ fn read_requests_keep_their_wire() {
         ReadScreen {
             tab: "ab12".into(),
             lines: None,
+            folder: None,
         },
         r#"{"method":"read","params":{"tab":"ab12","lines":null}}"#,
     );
@@ -79,6 +81,7 @@ fn send_requests_keep_their_wire() {
             tab: "ab12".into(),
             text: "ls".into(),
             enter: true,
+            folder: None,
         },
         r#"{"method":"send","params":{"tab":"ab12","text":"ls","enter":true}}"#,
     );
@@ -91,6 +94,7 @@ fn resize_requests_keep_their_wire() {
             tab: "ab12".into(),
             rows: 24,
             cols: 80,
+            folder: None,
         },
         r#"{"method":"resize","params":{"tab":"ab12","rows":24,"cols":80}}"#,
     );
@@ -102,6 +106,7 @@ fn terminal_and_restart_requests_keep_their_wire() {
         OpenTerminal {
             tab: "ab12".into(),
             env: env(),
+            folder: None,
         },
         r#"{"method":"terminal","params":{"tab":"ab12","env":[["A","1"]]}}"#,
     );
@@ -109,6 +114,7 @@ fn terminal_and_restart_requests_keep_their_wire() {
         RestartTab {
             tab: "ab12".into(),
             env: vec![],
+            folder: None,
         },
         r#"{"method":"restart","params":{"tab":"ab12","env":[]}}"#,
     );
@@ -121,6 +127,7 @@ fn close_and_quit_requests_keep_their_wire() {
             tab: "ab12".into(),
             remove_worktree: true,
             force: false,
+            folder: None,
         },
         r#"{"method":"close","params":{"tab":"ab12","remove_worktree":true,"force":false}}"#,
     );
@@ -137,6 +144,7 @@ fn methods_without_params_send_none() {
     same_wire(GetStatus, r#"{"method":"status"}"#);
     same_wire(ListAgents, r#"{"method":"agents"}"#);
     same_wire(ListApprovals, r#"{"method":"approvals"}"#);
+    same_wire(ListSessions, r#"{"method":"sessions"}"#);
 }
 
 #[test]
@@ -196,17 +204,22 @@ fn report_requests_keep_their_wire() {
             tab: "ab12".into(),
             until: Until::Blocked,
             timeout_ms: Some(30_000),
+            folder: None,
         },
         r#"{"method":"wait","params":{"tab":"ab12","until":"blocked","timeout_ms":30000}}"#,
     );
     same_wire(
-        ExplainTab { tab: "ab12".into() },
+        ExplainTab {
+            tab: "ab12".into(),
+            folder: None,
+        },
         r#"{"method":"explain","params":{"tab":"ab12"}}"#,
     );
     same_wire(
         RenameTab {
             tab: "ab12".into(),
             name: "review".into(),
+            folder: None,
         },
         r#"{"method":"rename","params":{"tab":"ab12","name":"review"}}"#,
     );
@@ -243,7 +256,8 @@ fn left_out_params_take_their_defaults() {
         parsed(r#"{"params":{"tab":"t"},"method":"read"}"#).unwrap(),
         Request::Read(ReadScreen {
             tab: "t".into(),
-            lines: None
+            lines: None,
+            folder: None,
         })
     );
     assert_eq!(
@@ -297,4 +311,34 @@ fn programs_modes_read_back_as_written() {
         "core children (NERDR_HOLDER=0): programs end with the core"
     );
     assert_eq!(ProgramsMode::parse("in a jar"), None);
+}
+
+/// A tab request from the user's shell carries the caller's folder (tab
+/// numbers and names count in its session); one without, an older
+/// client's, still reads.
+#[test]
+fn tab_requests_carry_the_callers_folder() {
+    same_wire(
+        ReadScreen {
+            tab: "2".into(),
+            lines: None,
+            folder: Some("/w/proj".into()),
+        },
+        r#"{"method":"read","params":{"tab":"2","lines":null,"folder":"/w/proj"}}"#,
+    );
+    same_wire(
+        RenameTab {
+            tab: "claude-1".into(),
+            name: "review".into(),
+            folder: Some("/w".into()),
+        },
+        r#"{"method":"rename","params":{"tab":"claude-1","name":"review","folder":"/w"}}"#,
+    );
+    same_wire(
+        ExplainTab {
+            tab: "1".into(),
+            folder: Some("/w".into()),
+        },
+        r#"{"method":"explain","params":{"tab":"1","folder":"/w"}}"#,
+    );
 }

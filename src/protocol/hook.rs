@@ -68,7 +68,8 @@ mod tests {
             r.request,
             Request::Read(ReadScreen {
                 tab: "t1".into(),
-                lines: Some(3)
+                lines: Some(3),
+                folder: None,
             })
         );
     }
@@ -80,6 +81,7 @@ mod tests {
                 Request::from(ReadScreen {
                     tab: "t".into(),
                     lines: None,
+                    folder: None,
                 }),
                 r#"{"id":1,"tab":"s","method":"read","params":{"tab":"t","lines":null}}"#,
             ),

@@ -324,6 +324,23 @@ fn the_status_keeps_its_figures() {
 }
 
 #[test]
+fn sessions_are_listed_with_their_counts() {
+    same_wire::<ListSessions>(
+        vec![SessionInfo {
+            folder: "/w/proj".into(),
+            name: "proj".into(),
+            tabs: 3,
+            running: 2,
+            blocked: 1,
+            done: 0,
+        }],
+        json!([{"folder": "/w/proj", "name": "proj", "tabs": 3, "running": 2, "blocked": 1,
+                "done": 0}]),
+    );
+    same_wire::<ListSessions>(vec![], json!([]));
+}
+
+#[test]
 fn a_wait_says_whether_it_got_there_and_what_it_saw() {
     same_wire::<WaitFor>(
         Waited {

@@ -84,11 +84,19 @@ fn a_handle_of_several_tabs_is_an_error_listing_them() {
     let l = Local::started();
     l.write_config(SHELL_AGENT);
     let other = l.path("other");
+    let outside = l.path("outside");
     std::fs::create_dir(&other).unwrap();
+    std::fs::create_dir(&outside).unwrap();
     let here = l.ok(&["agent", "sh"]);
     let there = l.ok(&["agent", "sh", "--folder", other.to_str().unwrap()]);
     for handle in ["1", "sh-1"] {
-        let err = l.fails(&["send", handle, "echo should-not-run"]);
+        let out = l
+            .cmd(&["send", handle, "echo should-not-run"])
+            .current_dir(&outside)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(&format!("`{handle}` names 2 tabs")), "{err}");
         assert!(err.contains(&here) && err.contains(&there), "{err}");
     }

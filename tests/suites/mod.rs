@@ -26,6 +26,7 @@ mod robustness;
 mod sandbox;
 mod scopes;
 mod service;
+mod sessions;
 mod slow_facts;
 mod state_attacks;
 mod state_mechanics;

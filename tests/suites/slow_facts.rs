@@ -16,7 +16,9 @@ const SLOW: Duration = Duration::from_secs(10);
 fn a_launch_waiting_on_a_slow_folder_does_not_stall_other_tabs() {
     let mut l = Local::empty();
     l.write_config(SHELL_AGENT);
-    let slow = l.work().join("on-a-hung-mount");
+    // Outside the session's folder: a folder in it would be placed in
+    // that session, and its launch would not be in the slow folder.
+    let slow = l.path("on-a-hung-mount");
     std::fs::create_dir(&slow).unwrap();
     let ms = SLOW.as_millis().to_string();
     l.start_core_with(&[
@@ -45,7 +47,9 @@ fn a_launch_waiting_on_a_slow_folder_does_not_stall_other_tabs() {
     l.wait_screen(&b, "\nstill-here");
 
     // The launch itself still happens, once its facts are in.
-    wait_until("the slow launch to finish", SLOW * 2, || {
+    // Placing the folder in its session and the launch each gather a fact
+    // about it.
+    wait_until("the slow launch to finish", SLOW * 3, || {
         l.tabs_json(&["--all"])
             .iter()
             .any(|t| t["folder"].as_str() == Some(&slow.display().to_string()))

@@ -33,6 +33,10 @@ fn two_tabs_get_two_worktrees_and_branches() {
     let l = Local::started();
     l.write_config(CONFIG);
     let r = repo(&l);
+    // A session in a subfolder (started before any around it) starts in
+    // the same subfolder of its worktree.
+    let sub = r.join("sub");
+    let c = l.ok(&["agent", "sh", "--folder", sub.to_str().unwrap()]);
     let a = l.ok(&["agent", "sh"]);
     let b = l.ok(&["agent", "sh"]);
     let tabs = l.tabs_json(&[]);
@@ -51,14 +55,11 @@ fn two_tabs_get_two_worktrees_and_branches() {
         assert!(wt.join("sub/file.txt").is_file());
     }
     let list = git(&r, &["worktree", "list"]);
-    assert_eq!(list.lines().count(), 3, "{list}");
+    assert_eq!(list.lines().count(), 4, "{list}");
     let branches = git(&r, &["branch", "--list", "nerdr/*"]);
     for id in [&a, &b] {
         assert!(branches.contains(&format!("nerdr/{id}")), "{branches}");
     }
-    // A session in a subfolder starts in the same subfolder of its worktree.
-    let sub = r.join("sub");
-    let c = l.ok(&["agent", "sh", "--folder", sub.to_str().unwrap()]);
     let subtabs = l.tabs_json(&["--folder", sub.to_str().unwrap()]);
     let t = tab(&subtabs, &c);
     assert_eq!(

@@ -34,7 +34,14 @@ impl Window {
     /// Start tab `tab`'s program again, in its place.
     pub(super) fn restart(&mut self, tab: String) {
         let env = crate::client::own_env();
-        self.request(RestartTab { tab, env }, Window::show_started);
+        self.request(
+            RestartTab {
+                tab,
+                env,
+                folder: None,
+            },
+            Window::show_started,
+        );
     }
 
     pub(super) fn show_approvals(&mut self, list: ApprovalsList) {
@@ -88,7 +95,14 @@ impl Window {
             Cmd::Terminal => {
                 if let Some(tab) = self.view.tab.clone() {
                     let env = crate::client::own_env();
-                    self.request(OpenTerminal { tab, env }, Window::show_started);
+                    self.request(
+                        OpenTerminal {
+                            tab,
+                            env,
+                            folder: None,
+                        },
+                        Window::show_started,
+                    );
                 }
             }
             Cmd::Detach => self.done = Some("[detached]".into()),
@@ -164,6 +178,7 @@ impl Window {
                     tab,
                     remove_worktree: false,
                     force: false,
+                    folder: None,
                 };
                 self.request(request, Window::clear_note);
             }
@@ -190,7 +205,14 @@ impl Window {
                 );
             }
             overlay::Effect::Rename { tab, name } => {
-                self.request(RenameTab { tab, name }, Window::clear_note);
+                self.request(
+                    RenameTab {
+                        tab,
+                        name,
+                        folder: None,
+                    },
+                    Window::clear_note,
+                );
             }
             overlay::Effect::Restart(tab) => self.restart(tab),
             overlay::Effect::Switch(_) => {}
