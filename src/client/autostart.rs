@@ -1,11 +1,67 @@
-//! Starting a core by hand when no service manager is there to activate one:
-//! a detached process in its own session, so closing the terminal that ran
-//! the first command does not end it.
+//! Bringing a core up when nothing answers at the client socket: gathers
+//! the facts `start_plan::decide` reads (are nerdr's units installed, does
+//! the user manager answer, which socket units are active), and does what
+//! it decides: start socket units through the user manager (D-Bus
+//! `StartUnit`), or a core by hand, a detached process in its own session
+//! so closing the terminal that ran the first command does not end it.
+//!
+//! Only Linux's systemd is asked: on macOS launchd owns the sockets of an
+//! installed agent and listens on them itself, so a refused connection
+//! there means no agent is installed.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 
 use anyhow::Context;
+
+use super::start_plan::StartFacts;
+use crate::paths::Paths;
+use crate::service::units::{SOCKET_UNITS, UNIT_NAMES};
+
+/// The facts, asking the user manager only when the units are installed.
+pub async fn gather(paths: &Paths) -> StartFacts {
+    let dir = paths.systemd_user_dir();
+    let installed = cfg!(target_os = "linux") && UNIT_NAMES.iter().any(|u| dir.join(u).exists());
+    let mut facts = StartFacts {
+        units: installed.then_some(dir),
+        manager: None,
+        sockets: Vec::new(),
+    };
+    if !installed {
+        return facts;
+    }
+    let manager = match crate::systemd::UserManager::connect().await {
+        Ok(m) => m,
+        Err(e) => {
+            facts.manager = Some(Err(e.to_string()));
+            return facts;
+        }
+    };
+    let mut sockets = Vec::new();
+    for unit in SOCKET_UNITS {
+        match manager.active_state(unit).await {
+            Ok(state) => sockets.push((unit, state)),
+            Err(e) => {
+                facts.manager = Some(Err(e.to_string()));
+                return facts;
+            }
+        }
+    }
+    facts.manager = Some(Ok(()));
+    facts.sockets = sockets;
+    facts
+}
+
+/// Start `units` through the user manager, each waited for.
+pub async fn start_units(units: &[&str]) -> Result<(), String> {
+    let manager = crate::systemd::UserManager::connect()
+        .await
+        .map_err(|e| e.to_string())?;
+    for unit in units {
+        manager.start_unit(unit).await.map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
 
 pub fn spawn_core() -> anyhow::Result<Child> {
     let exe = std::env::current_exe().context("cannot find this executable to start a core")?;

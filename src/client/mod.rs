@@ -8,6 +8,7 @@
 
 pub mod attach;
 mod autostart;
+mod start_plan;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,6 +23,7 @@ use crate::protocol::frame::{read_frame, write_frame, Frame};
 use crate::protocol::handshake::{proof, Challenge, ClientMsg, CoreMsg, Hello, Verdict};
 use crate::protocol::hook::{encode_line, HookReply, HookRequest};
 use crate::protocol::PROTOCOL_VERSION;
+use start_plan::Start;
 
 /// Send one request and wait for its reply. `Err` is a failure to reach the
 /// core (or a reply of another shape than `M`'s); a refusal by the core is
@@ -126,65 +128,156 @@ async fn via_client(paths: &Paths, req: Request) -> anyhow::Result<Reply> {
 }
 
 /// A client-socket connection past the key handshake: the core welcomed us.
+/// Starts the core first when nothing answers (see [`connect_or_start`]).
 pub async fn open_client(paths: &Paths) -> anyhow::Result<UnixStream> {
-    let mut stream = connect_or_start(paths).await?;
+    let stream = connect_or_start(paths).await?;
+    handshake(stream, paths).await.map_err(|e| anyhow!(e))
+}
+
+/// Why a handshake did not end in a welcome.
+#[derive(Debug, thiserror::Error)]
+pub enum HandshakeError {
+    /// The connection broke (the core is going away or not up yet): trying
+    /// again later may work.
+    #[error("{0}")]
+    Broken(String),
+    /// The core answered and said no (another protocol version, a key it
+    /// does not accept): trying again gives the same answer.
+    #[error("{0}")]
+    Refused(String),
+}
+
+/// The key handshake on a fresh connection to the client socket.
+pub async fn handshake(
+    mut stream: UnixStream,
+    paths: &Paths,
+) -> Result<UnixStream, HandshakeError> {
+    let broken =
+        |what: &str, e: &dyn std::fmt::Display| HandshakeError::Broken(format!("{what}: {e}"));
     let challenge: Challenge = read_frame(&mut stream)
         .await
-        .context("the core closed the connection before greeting")?
-        .decode_control()?;
+        .map_err(|e| broken("the core closed the connection before greeting", &e))?
+        .decode_control()
+        .map_err(|e| HandshakeError::Refused(format!("the core's greeting is malformed: {e}")))?;
     if challenge.version != PROTOCOL_VERSION {
-        bail!(
-            "the running core speaks protocol {} and this nerdr speaks {PROTOCOL_VERSION}; \
-             restart it: `systemctl --user restart nerdr.service`",
+        return Err(HandshakeError::Refused(format!(
+            "the running core speaks protocol {} and this nerdr speaks {PROTOCOL_VERSION} \
+             (one of them was upgraded); run the same version: restart the core \
+             (`systemctl --user restart nerdr.service`) or run the nerdr it came with",
             challenge.version
-        );
+        )));
     }
     let key_path = paths.client_key();
-    let key = std::fs::read(&key_path)
-        .with_context(|| format!("cannot read the client key {}", key_path.display()))?;
+    // A core that just started may not have written its key yet.
+    let key = std::fs::read(&key_path).map_err(|e| {
+        broken(
+            &format!("cannot read the client key {}", key_path.display()),
+            &e,
+        )
+    })?;
     let hello = Hello {
         version: PROTOCOL_VERSION,
         proof: proof(&key, &challenge.nonce),
     };
-    write_frame(&mut stream, &Frame::control(&hello)).await?;
-    match read_frame(&mut stream).await?.decode_control::<Verdict>()? {
+    write_frame(&mut stream, &Frame::control(&hello))
+        .await
+        .map_err(|e| broken("the core closed the connection during the handshake", &e))?;
+    let verdict = read_frame(&mut stream)
+        .await
+        .map_err(|e| broken("the core closed the connection during the handshake", &e))?
+        .decode_control::<Verdict>()
+        .map_err(|e| HandshakeError::Refused(format!("the core's verdict is malformed: {e}")))?;
+    match verdict {
         Verdict::Welcome { .. } => Ok(stream),
-        Verdict::Refused { message } => bail!("the core refused this client: {message}"),
+        Verdict::Refused { message } => Err(HandshakeError::Refused(format!(
+            "the core refused this client: {message}"
+        ))),
     }
 }
+/// Whether a failed connection means nothing listens there (so starting
+/// something may help), rather than a path nerdr cannot use.
+fn nobody_there(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+    )
+}
 
-/// Connect to the client socket. If nothing is there to answer (no socket
-/// unit, no core), start a core the way tmux starts its server.
+/// Connect to the client socket. If nothing answers there, do what
+/// `start_plan::decide` says: start the stopped socket units through
+/// systemd, or a core by hand when nerdr's units are not installed.
 async fn connect_or_start(paths: &Paths) -> anyhow::Result<UnixStream> {
     let sock = paths.client_socket();
     match UnixStream::connect(&sock).await {
         Ok(s) => return Ok(s),
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
-            ) => {}
+        Err(e) if nobody_there(&e) => {}
         Err(e) => return Err(e).with_context(|| format!("cannot connect to {}", sock.display())),
     }
-    let mut core = autostart::spawn_core()?;
+    let mut core = match start_plan::decide(&autostart::gather(paths).await) {
+        Start::Fail(message) => bail!("{message}"),
+        Start::Sockets(units) => {
+            if let Err(why) = autostart::start_units(&units).await {
+                bail!("{}", start_plan::start_failed(&units, &why));
+            }
+            eprintln!("{}", start_plan::started_line(&units));
+            None
+        }
+        Start::ByHand => Some(autostart::spawn_core()?),
+    };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         if let Ok(s) = UnixStream::connect(&sock).await {
             return Ok(s);
         }
-        if let Some(status) = core.try_wait()? {
+        if let Some(status) = core.as_mut().map(|c| c.try_wait()).transpose()?.flatten() {
             bail!(
                 "started a nerdr core but it exited ({status}); see {}",
                 paths.core_log().display()
             );
         }
         if tokio::time::Instant::now() > deadline {
-            bail!(
-                "started a nerdr core but {} did not answer within 10s; see {}",
-                sock.display(),
-                paths.core_log().display()
-            );
+            let see = match core {
+                Some(_) => paths.core_log().display().to_string(),
+                None => "`systemctl --user status nerdr-client.socket`".to_string(),
+            };
+            bail!("{} did not answer within 10s; see {see}", sock.display());
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// What a window's reconnect attempt found at the client socket.
+pub enum Reopen {
+    Connected(UnixStream),
+    /// Nothing answers; the core may come back.
+    Down(String),
+    /// The socket units are stopped.
+    Stopped(String),
+}
+
+/// Connect to the client socket for a window that lost its core, starting
+/// nothing (see `attach::link` for why); when nothing answers, say why.
+pub async fn reopen(paths: &Paths) -> Reopen {
+    let sock = paths.client_socket();
+    let e = match UnixStream::connect(&sock).await {
+        Ok(s) => return Reopen::Connected(s),
+        Err(e) => e,
+    };
+    if !nobody_there(&e) {
+        return Reopen::Down(format!("cannot connect to {}: {e}", sock.display()));
+    }
+    match start_plan::decide(&autostart::gather(paths).await) {
+        Start::Sockets(units) => Reopen::Stopped(format!(
+            "{} {} stopped; start {}: `{}`",
+            units.join(" and "),
+            if units.len() == 1 { "is" } else { "are" },
+            if units.len() == 1 { "it" } else { "them" },
+            start_plan::start_command()
+        )),
+        Start::Fail(why) => Reopen::Down(why),
+        Start::ByHand => Reopen::Down(format!(
+            "no core answers at {} (any nerdr command starts one)",
+            sock.display()
+        )),
     }
 }

@@ -120,6 +120,18 @@ impl UserManager {
             .map_err(|e| SystemdError::from_call(name, "KillUnit", e))
     }
 
+    /// Start unit `name` (an installed one, e.g. a socket a person
+    /// stopped) and wait for the start job; fails unless it is "done".
+    pub async fn start_unit(&self, name: &str) -> Result<(), SystemdError> {
+        let mut jobs = self.job_signals(name).await?;
+        let job = self
+            .manager
+            .start_unit(name, "replace")
+            .await
+            .map_err(|e| SystemdError::from_call(name, "StartUnit", e))?;
+        self.wait_job(&mut jobs, &job, name, "start").await
+    }
+
     /// Stop unit `name` and wait for the stop job; fails unless it is
     /// "done". For a scope this is SIGTERM, then SIGKILL after its stop
     /// timeout, so that timeout must stay well under [`JOB_TIMEOUT`] / 2.

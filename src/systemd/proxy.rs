@@ -40,6 +40,8 @@ pub trait Manager {
         aux: &[(&str, &[(&str, Value<'_>)])],
     ) -> zbus::Result<OwnedObjectPath>;
 
+    fn start_unit(&self, name: &str, mode: &str) -> zbus::Result<OwnedObjectPath>;
+
     fn stop_unit(&self, name: &str, mode: &str) -> zbus::Result<OwnedObjectPath>;
 
     fn kill_unit(&self, name: &str, who: &str, signal: i32) -> zbus::Result<()>;

@@ -120,10 +120,13 @@ fn two_cores_over_one_state_dir_are_found() {
         "nohup nerdr core >/dev/null 2>&1 </dev/null & echo $!",
     ]);
     let by_hand = stdout(&out).trim().to_string();
+    // Connecting, not a command: a command would start the stopped
+    // sockets through systemd before this core listens.
+    let sock = env.ns_path(env.runtime_dir().join("nerdr/client.sock"));
     crate::support::sysenv::wait_until(
         "the hand-started core to listen",
         std::time::Duration::from_secs(20),
-        || env.output(&["nerdr", "tabs"]).status.success(),
+        || std::os::unix::net::UnixStream::connect(&sock).is_ok(),
     );
     // The sockets again: the next command starts nerdr.service beside it.
     env.systemctl(&["start", "nerdr-hook.socket", "nerdr-client.socket"]);

@@ -5,9 +5,13 @@
 use super::keys::Cmd;
 use super::overlay::{self, Mode};
 use super::{marks, prompt, Window};
+use std::path::PathBuf;
+
+use super::choose::Choosing;
+use super::session_pick::Session;
 use crate::protocol::api::{
-    CloseTab, Decide, ListAgents, ListApprovals, OpenTerminal, QuitSession, RenameTab, RestartTab,
-    StartAgent, TabState,
+    CloseTab, Decide, ListAgents, ListApprovals, ListSessions, OpenTerminal, QuitSession,
+    RenameTab, RestartTab, SessionInfo, StartAgent, TabState,
 };
 use crate::protocol::handshake::ClientMsg;
 use crate::protocol::printable;
@@ -145,6 +149,7 @@ impl Window {
                     }
                 }
             }
+            Cmd::Sessions => self.list_sessions(),
             Cmd::Redraw => self.view.invalidate(),
             Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
                 Some(i) => self.select_index(i),
@@ -215,7 +220,45 @@ impl Window {
                 );
             }
             overlay::Effect::Restart(tab) => self.restart(tab),
-            overlay::Effect::Switch(_) => {}
+            overlay::Effect::Switch(folder) => self.switch_session(folder),
         }
+    }
+
+    /// Open the session picker on the core's list of sessions.
+    fn list_sessions(&mut self) {
+        let id = self.request(ListSessions, Window::pick_session);
+        self.await_overlay(Some(id));
+    }
+
+    fn pick_session(&mut self, list: Vec<SessionInfo>) {
+        let here = self.folder.clone();
+        let sessions: Vec<Session> = list
+            .into_iter()
+            .map(|s| Session {
+                here: s.folder == here,
+                folder: s.folder,
+                name: s.name,
+                tabs: s.tabs,
+                running: s.running,
+                blocked: s.blocked,
+                done: s.done,
+            })
+            .collect();
+        // The picker opens on this window's session: Enter stays.
+        let sel = sessions.iter().position(|s| s.here).unwrap_or(0);
+        self.mode = Mode::Sessions {
+            sessions,
+            at: Choosing {
+                sel,
+                typed: String::new(),
+            },
+        };
+        self.overlay_opened();
+    }
+
+    /// Show `folder`'s session in this window instead.
+    pub(super) fn switch_session(&mut self, folder: PathBuf) {
+        self.awaiting = None;
+        self.switch_to(folder);
     }
 }

@@ -8,6 +8,7 @@
 mod choose;
 mod commands;
 mod keys;
+mod link;
 mod marks;
 mod notice;
 mod overflow;
@@ -29,10 +30,11 @@ use tokio::sync::mpsc;
 
 use crate::paths::Paths;
 use crate::protocol::api::{self, ListAgents, Method, TabInfo};
-use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
+use crate::protocol::frame::{Frame, Kind};
 use crate::protocol::handshake::{ClientMsg, CoreMsg, Outcome};
 use crate::protocol::holder::{data_frame, split_data};
 use keys::{Action, Keys};
+use link::{Event, Link};
 use overlay::Mode;
 use view::View;
 
@@ -68,6 +70,14 @@ struct Window {
     /// `C-b [`): the keys typed since are that overlay's, kept until it
     /// opens.
     awaiting: Option<Awaiting>,
+    /// Set while the connection to the core is down.
+    outage: Option<Outage>,
+    /// The tab to show again once attached anew (after a reconnect).
+    restore: Option<String>,
+    /// The loop should open a fresh connection (a session switch).
+    reattach: bool,
+    /// Whether keys reach the core: false while reconnecting or switching.
+    connected: bool,
 }
 
 /// Keys held for an overlay that opens on the core's reply.
@@ -108,7 +118,7 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
     let farewell = rt.block_on(async move {
         let stream = crate::client::open_client(&paths).await?;
         let _raw = term::RawTerminal::enter()?;
-        attached(stream, folder, prefix, prefix_name, note).await
+        attached(stream, paths, folder, prefix, prefix_name, note).await
     });
     // The stdin reader blocks in a read no one will finish; do not wait.
     rt.shutdown_background();
@@ -125,40 +135,31 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
 
 const LOST_CORE: &str = "[lost the core";
 
-/// The window's last line when the core went away (restarted, upgraded,
-/// crashed): what to do, since the programs a holder keeps run on.
-fn lost_core(why: Option<&str>) -> String {
-    let why = why.map(|w| format!(": {w}")).unwrap_or_default();
-    format!("{LOST_CORE}{why}] run `nerdr` to attach again")
+/// The window's last line when the core went away for good (stopped,
+/// refused it after an upgrade, or not back within a minute): why, and
+/// what to do, since the programs a holder keeps run on.
+fn lost_core(why: &str) -> String {
+    format!("{LOST_CORE}: {why}] run `nerdr` to attach again")
+}
+
+/// A window's connection trouble, from the moment it dropped.
+struct Outage {
+    since: tokio::time::Instant,
+    /// The wait before the attempt that runs or comes next.
+    delay: std::time::Duration,
+    why: String,
 }
 
 async fn attached(
     stream: tokio::net::UnixStream,
+    paths: Paths,
     folder: PathBuf,
     prefix: u8,
     prefix_name: String,
     note: String,
 ) -> anyhow::Result<String> {
     use tokio::signal::unix::{signal, SignalKind};
-    let (mut read, mut write) = stream.into_split();
-    let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
-    tokio::spawn(async move {
-        while let Some(f) = out_rx.recv().await {
-            if write_frame(&mut write, &f).await.is_err() {
-                break;
-            }
-        }
-    });
-    let (frames_tx, mut frames) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        loop {
-            let f = read_frame(&mut read).await;
-            let end = f.is_err();
-            if frames_tx.send(f).is_err() || end {
-                break;
-            }
-        }
-    });
+    let (out, mut link) = Link::up(link::split(stream));
     let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     tokio::spawn(async move {
         let mut stdin = tokio::io::stdin();
@@ -177,47 +178,35 @@ async fn attached(
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut quit_sig = signal(SignalKind::quit())?;
 
-    let size = term::size();
-    let mut w = Window {
-        folder: folder.clone(),
-        tabs: Vec::new(),
-        view: View::new(size),
-        mode: Mode::Normal,
-        keys: Keys::new(prefix),
-        prefix_name,
-        note,
-        out: out.clone(),
-        next_id: 1,
-        pending: HashMap::new(),
-        done: None,
-        offered_picker: false,
-        approvals: 0,
-        warned: Default::default(),
-        marks: Default::default(),
-        terminal: notice::Terminal::from_env(|k| std::env::var(k).ok()),
-        note_for_a_key: false,
-        awaiting: None,
-    };
-    let env = crate::client::own_env();
-    w.send(ClientMsg::Attach {
-        folder,
-        rows: size.0.saturating_sub(1).max(2),
-        cols: size.1,
-        env,
-    });
+    let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
+    w.attach();
 
     loop {
         tokio::select! {
-            f = frames.recv() => match f {
-                Some(Ok(frame)) => {
+            ev = link.next() => match ev {
+                Event::Frame(frame) => {
                     w.on_frame(frame)?;
                     // Take whatever else already arrived before painting once.
-                    while let Ok(Ok(frame)) = frames.try_recv() {
+                    while let Some(frame) = link.ready() {
                         w.on_frame(frame)?;
                     }
                 }
-                Some(Err(e)) => return Ok(lost_core(Some(&e.to_string()))),
-                None => return Ok(lost_core(None)),
+                Event::Lost(why) => {
+                    w.lost(why);
+                    link = Link::Waiting(tokio::time::Instant::now() + link::FIRST_DELAY);
+                }
+                Event::Due => link = Link::open(&paths),
+                Event::Opened(stream) => {
+                    let (out, up) = Link::up(link::split(stream));
+                    link = up;
+                    w.connected(out);
+                }
+                Event::Failed(failure) => match w.failed(failure) {
+                    link::Step::RetryIn(d) => {
+                        link = Link::Waiting(tokio::time::Instant::now() + d)
+                    }
+                    link::Step::GiveUp(why) => return Ok(lost_core(&why)),
+                },
             },
             k = keys_rx.recv() => match k {
                 Some(bytes) => w.on_keys(&bytes),
@@ -229,6 +218,11 @@ async fn attached(
             _ = int_sig.recv() => return Ok("[detached: interrupted]".into()),
             _ = quit_sig.recv() => return Ok("[detached: quit signal]".into()),
         }
+        if std::mem::take(&mut w.reattach) {
+            // A session switch: a fresh connection, so nothing the old
+            // session sent can be taken for the new one's.
+            link = Link::open(&paths);
+        }
         if let Some(bye) = w.done.take() {
             return Ok(bye);
         }
@@ -237,8 +231,135 @@ async fn attached(
 }
 
 impl Window {
+    fn new(
+        folder: PathBuf,
+        size: (u16, u16),
+        prefix: u8,
+        prefix_name: String,
+        note: String,
+        out: mpsc::UnboundedSender<Frame>,
+    ) -> Window {
+        Window {
+            folder,
+            tabs: Vec::new(),
+            view: View::new(size),
+            mode: Mode::Normal,
+            keys: Keys::new(prefix),
+            prefix_name,
+            note,
+            out,
+            next_id: 1,
+            pending: HashMap::new(),
+            done: None,
+            offered_picker: false,
+            approvals: 0,
+            warned: Default::default(),
+            marks: Default::default(),
+            terminal: notice::Terminal::from_env(|k| std::env::var(k).ok()),
+            note_for_a_key: false,
+            outage: None,
+            restore: None,
+            reattach: false,
+            connected: true,
+            awaiting: None,
+        }
+    }
+
     fn send(&self, msg: ClientMsg) {
         let _ = self.out.send(Frame::control(&msg));
+    }
+
+    /// Leave this session and show `folder`'s in the same terminal: the
+    /// loop opens a fresh connection and attaches it there (see
+    /// [`Window::connected`]); the old screen stays until the new
+    /// session's first redraw replaces it. Keys typed in between are
+    /// dropped: they were meant for a tab of the session being left.
+    pub fn switch_to(&mut self, folder: PathBuf) {
+        self.disconnect();
+        self.folder = folder;
+        self.tabs.clear();
+        self.marks = Default::default();
+        self.warned.clear();
+        self.restore = None;
+        self.offered_picker = false;
+        self.mode = Mode::Normal;
+        self.view.invalidate();
+        self.reattach = true;
+    }
+
+    /// Drop the connection: closing our end tells the core this window
+    /// left, and anything sent until the next connection goes nowhere.
+    fn disconnect(&mut self) {
+        self.out = mpsc::unbounded_channel().0;
+        self.pending.clear();
+        self.connected = false;
+    }
+
+    /// Attach the connection to the window's session.
+    fn attach(&mut self) {
+        let (rows, cols) = self.view.term;
+        self.send(ClientMsg::Attach {
+            folder: self.folder.clone(),
+            rows: rows.saturating_sub(1).max(2),
+            cols,
+            env: crate::client::own_env(),
+        });
+    }
+
+    /// A fresh connection passed the handshake: attach it, and after an
+    /// outage come back to the tab that was shown.
+    fn connected(&mut self, out: mpsc::UnboundedSender<Frame>) {
+        self.out = out;
+        self.pending.clear();
+        self.connected = true;
+        if self.outage.take().is_some() {
+            self.restore = self.view.tab.clone();
+            self.note = "reconnected to the core".into();
+            self.note_for_a_key = true;
+        }
+        self.attach();
+    }
+
+    /// The connection dropped: keep the last screen and say so.
+    fn lost(&mut self, why: String) {
+        self.disconnect();
+        // An open question or list would be answered to a core that is gone.
+        if !matches!(self.mode, Mode::Normal | Mode::Scroll(_)) {
+            self.mode = Mode::Normal;
+            self.view.invalidate();
+        }
+        self.note = format!("lost the core ({why}): reconnecting...");
+        self.note_for_a_key = false;
+        self.outage = Some(Outage {
+            since: tokio::time::Instant::now(),
+            delay: link::FIRST_DELAY,
+            why,
+        });
+    }
+
+    /// An attempt to connect failed: when to try again, or to give up.
+    fn failed(&mut self, failure: link::Failure) -> link::Step {
+        let now = tokio::time::Instant::now();
+        let outage = self.outage.get_or_insert_with(|| Outage {
+            since: now,
+            delay: link::FIRST_DELAY,
+            why: String::new(),
+        });
+        let elapsed = now - outage.since;
+        let step = link::step(elapsed, outage.delay, &failure);
+        if let link::Step::RetryIn(d) = step {
+            outage.delay = d;
+        }
+        outage.why = match failure {
+            link::Failure::Down(w) | link::Failure::Stopped(w) | link::Failure::Refused(w) => w,
+        };
+        self.note = format!(
+            "reconnecting to the core ({} s): {}",
+            elapsed.as_secs(),
+            outage.why
+        );
+        self.note_for_a_key = false;
+        step
     }
 
     /// Ask the core `m`; `then` gets the reply, typed as `m`'s method's.
@@ -306,6 +427,12 @@ impl Window {
                 self.on_tabs(tabs)
             }
             CoreMsg::Redraw { tab, rows, cols } => {
+                if self.restore.as_ref().is_some_and(|r| *r != tab) {
+                    // The core shows a new window the session's first tab;
+                    // this one asked for the tab it showed before.
+                    return Ok(());
+                }
+                self.restore = None;
                 self.marks.shown(&tab);
                 self.view.redraw(&tab, rows, cols)
             }
@@ -334,6 +461,13 @@ impl Window {
             }
         }
         self.tabs = tabs;
+        if let Some(r) = self.restore.clone() {
+            if self.tabs.iter().any(|t| t.id == r) {
+                self.send(ClientMsg::Select { tab: r });
+            } else {
+                self.restore = None;
+            }
+        }
         self.marks.update(&self.tabs, self.view.tab.as_deref());
         let shown = self.showing();
         if shown.is_none() && !self.tabs.is_empty() {
@@ -378,6 +512,14 @@ impl Window {
         let Some(tab) = self.view.tab.clone() else {
             return;
         };
+        if !self.connected {
+            if self.outage.is_some() {
+                self.note = "not connected: what you typed was dropped, not sent \
+                             (reconnecting...)"
+                    .into();
+            }
+            return;
+        }
         let stopped = self
             .showing()
             .and_then(|i| status::stopped_hint(i + 1, &self.tabs[i], &self.prefix_name));
@@ -519,13 +661,109 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_lost_core_says_how_to_come_back() {
-        let text = lost_core(Some("connection closed"));
+    fn a_lost_core_says_why_and_how_to_come_back() {
+        let text = lost_core("no core came back within 60 s: connection refused");
         assert_eq!(
             text,
-            "[lost the core: connection closed] run `nerdr` to attach again"
+            "[lost the core: no core came back within 60 s: connection refused] \
+             run `nerdr` to attach again"
         );
         assert!(text.starts_with(LOST_CORE));
-        assert!(lost_core(None).starts_with("[lost the core] run `nerdr`"));
+    }
+
+    fn window() -> (Window, mpsc::UnboundedReceiver<Frame>) {
+        let (out, rx) = mpsc::unbounded_channel();
+        let w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+        (w, rx)
+    }
+
+    fn tab(id: &str) -> TabInfo {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "agent": "sh", "folder": "/a", "command": ["sh"], "sandboxed": false,
+            "state": "running", "pid": null, "exit_code": null,
+        }))
+        .unwrap()
+    }
+
+    fn sent(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<Frame> {
+        std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    }
+
+    #[test]
+    fn switching_sessions_forgets_the_old_one_and_attaches_afresh() {
+        let (mut w, mut old) = window();
+        w.on_tabs(vec![tab("aaaa0001"), tab("aaaa0002")]);
+        w.view.redraw("aaaa0002", 23, 80);
+        w.note = "tab aaaa0001: a warning".into();
+        sent(&mut old);
+
+        w.switch_to("/b".into());
+        assert_eq!(w.folder, PathBuf::from("/b"));
+        assert!(w.tabs.is_empty());
+        assert!(w.reattach, "the loop opens a fresh connection");
+        assert!(!w.connected);
+        // Keys typed before the new session arrives reach no tab.
+        w.on_keys(b"ls\r");
+        assert!(sent(&mut old).is_empty());
+        assert!(old.try_recv().is_err(), "the old connection is closed");
+
+        let (out, mut new) = mpsc::unbounded_channel();
+        w.connected(out);
+        let frames = sent(&mut new);
+        assert_eq!(frames.len(), 1);
+        match frames[0].decode_control::<ClientMsg>().unwrap() {
+            ClientMsg::Attach {
+                folder, rows, cols, ..
+            } => {
+                assert_eq!((folder, rows, cols), (PathBuf::from("/b"), 23, 80))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(w.restore, None, "a switch shows the new session's own tab");
+    }
+
+    #[test]
+    fn after_a_reconnect_the_same_tab_comes_back() {
+        let (mut w, _old) = window();
+        w.on_tabs(vec![tab("aaaa0001"), tab("aaaa0002")]);
+        w.view.redraw("aaaa0002", 23, 80);
+        w.lost("connection closed".into());
+        assert!(w.note.contains("reconnecting"), "{}", w.note);
+        w.on_keys(b"x");
+        assert!(w.note.contains("dropped"), "{}", w.note);
+
+        let (out, mut new) = mpsc::unbounded_channel();
+        w.connected(out);
+        assert!(w.outage.is_none());
+        sent(&mut new);
+        // The core shows a fresh window the first tab; the window asks
+        // for the one it showed and ignores the other's redraw.
+        w.on_tabs(vec![tab("aaaa0001"), tab("aaaa0002")]);
+        let asked: Vec<ClientMsg> = sent(&mut new)
+            .iter()
+            .map(|f| f.decode_control().unwrap())
+            .collect();
+        assert_eq!(
+            asked,
+            vec![ClientMsg::Select {
+                tab: "aaaa0002".into()
+            }]
+        );
+        let redraw = |tab: &str| {
+            Frame::control(&CoreMsg::Redraw {
+                tab: tab.into(),
+                rows: 23,
+                cols: 80,
+            })
+        };
+        w.on_frame(redraw("aaaa0001")).unwrap();
+        assert_eq!(w.view.tab.as_deref(), Some("aaaa0002"));
+        w.on_frame(redraw("aaaa0002")).unwrap();
+        assert_eq!(w.restore, None);
+        // Typing reaches the shown tab again.
+        w.on_keys(b"y");
+        let typed = sent(&mut new);
+        assert_eq!(typed.len(), 1);
+        assert_eq!(split_data(&typed[0].body), Some(("aaaa0002", &b"y"[..])));
     }
 }

@@ -1,0 +1,141 @@
+//! A window rides through its core's restart, driven as a person would
+//! (tmux, as the test user, in a private `systemd --user`): it keeps its
+//! screen, reconnects to the same tab, and typing reaches the program
+//! again; a window whose core does not come back (the sockets stopped for
+//! good) says why and exits non-zero.
+
+use std::time::Duration;
+
+use crate::support::sysenv::{wait_until, SystemdEnv};
+use crate::support::user_tmux::UserTmux;
+
+const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Installed units, the sh agent configured, a work folder.
+fn installed() -> Option<SystemdEnv> {
+    let env = SystemdEnv::start()?;
+    env.run(&["nerdr", "service", "install"]);
+    env.write_user_file(".config/nerdr/config.toml", CONFIG);
+    env.write_user_file("work/.keep", "");
+    Some(env)
+}
+
+fn have_tmux() -> bool {
+    let ok = std::process::Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        crate::support::sysenv::skip("tmux is not installed");
+    }
+    ok
+}
+
+#[test]
+fn a_window_rides_through_a_core_restart_and_typing_still_reaches_the_tab() {
+    if !have_tmux() {
+        return;
+    }
+    let Some(env) = installed() else {
+        return;
+    };
+    let work = env.home().join("work");
+    let folder = work.to_str().unwrap();
+    let first = stdout(&env.run(&["nerdr", "agent", "sh", "--folder", folder]));
+    let shown = stdout(&env.run(&["nerdr", "agent", "sh", "--folder", folder]));
+    let (first, shown) = (first.trim(), shown.trim());
+    let t = UserTmux::start(&env, &work, 100, 30, "nerdr");
+    t.wait_text("1:sh");
+    // Show the second tab: a reconnect must come back to it, not to the
+    // first one a fresh window gets.
+    t.keys(&["C-b", "2"]);
+    t.wait_within("tab 2 shown", Duration::from_secs(20), |s| {
+        s.last().is_some_and(|l| l.contains("2:sh*"))
+    });
+    t.text("echo before-$((6*7))");
+    t.keys(&["Enter"]);
+    t.wait_text("before-42");
+
+    let old = env.unit_prop("nerdr.service", "MainPID");
+    env.systemctl(&["restart", "nerdr.service"]);
+    let new = env.unit_prop("nerdr.service", "MainPID");
+    assert_ne!(old, new, "nerdr.service did not restart");
+    let s = t.wait_text("reconnected to the core");
+    assert!(
+        !s.iter().any(|l| l.contains("EXITED=")),
+        "the window ended:\n{}",
+        s.join("\n")
+    );
+    assert!(
+        s.iter().any(|l| l.contains("before-42")),
+        "the screen did not come back:\n{}",
+        s.join("\n")
+    );
+    assert!(
+        s.last().is_some_and(|l| l.contains("2:sh*")),
+        "not the same tab:\n{}",
+        s.join("\n")
+    );
+
+    let mark = format!("{}", std::process::id());
+    t.text(&format!("echo after-restart-{mark}-$((40+2))"));
+    t.keys(&["Enter"]);
+    let want = format!("after-restart-{mark}-42");
+    t.wait_text(&want);
+    wait_until(
+        "the typing to reach the tab",
+        Duration::from_secs(20),
+        || stdout(&env.output(&["nerdr", "read", shown])).contains(&want),
+    );
+    assert!(
+        !stdout(&env.run(&["nerdr", "read", first])).contains(&want),
+        "typed into the wrong tab"
+    );
+    assert_eq!(
+        crate::suites::one_core::cores(&env).len(),
+        1,
+        "one core after the restart"
+    );
+}
+
+#[test]
+fn a_window_whose_core_does_not_come_back_says_why_and_exits() {
+    if !have_tmux() {
+        return;
+    }
+    let Some(env) = installed() else {
+        return;
+    };
+    let work = env.home().join("work");
+    env.run(&["nerdr", "agent", "sh", "--folder", work.to_str().unwrap()]);
+    let t = UserTmux::start(&env, &work, 120, 30, "nerdr");
+    t.wait_text("1:sh*");
+    env.systemctl(&[
+        "stop",
+        "nerdr-hook.socket",
+        "nerdr-client.socket",
+        "nerdr.service",
+    ]);
+    // It waits a moment (a reinstall restarts the sockets), saying so.
+    t.wait_text("reconnecting to the core");
+    let s = t.wait_within("the window to give up", Duration::from_secs(30), |s| {
+        s.iter().any(|l| l.contains("EXITED="))
+    });
+    let text = s.join("\n");
+    assert!(text.contains("EXITED=1"), "{text}");
+    // The message may wrap anywhere: compare without whitespace.
+    let squeeze = |s: &str| s.split_whitespace().collect::<String>();
+    assert!(
+        squeeze(&text).contains(&squeeze(
+            "[lost the core: nerdr-hook.socket and nerdr-client.socket are stopped; \
+             start them: `systemctl --user start nerdr-hook.socket nerdr-client.socket`]"
+        )),
+        "{text}"
+    );
+    // Nothing was started behind the person's back.
+    assert!(crate::suites::one_core::cores(&env).is_empty());
+}
