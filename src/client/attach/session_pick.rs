@@ -84,12 +84,12 @@ mod tests {
     fn each_session_says_what_its_tabs_need() {
         #[rustfmt::skip]
         let rows = [
-            (session("api", 1, 1, 0, 0), "api    1 tab                        /w/api"),
-            (session("web", 3, 3, 1, 1), "web    3 tabs, 1 BLOCKED, 1 done    /w/web"),
-            (session("docs", 2, 0, 0, 0), "docs   2 tabs, 2 stopped            /w/docs"),
+            (session("api", 1, 1, 0, 0), "api     1 tab                        /w/api"),
+            (session("web", 3, 3, 1, 1), "web     3 tabs, 1 BLOCKED, 1 done    /w/web"),
+            (session("docs", 2, 0, 0, 0), "docs    2 tabs, 2 stopped            /w/docs"),
             (Session { here: true, ..session("api", 2, 2, 0, 0) },
-             "api    2 tabs                       /w/api  (this window)"),
-            (session("e\x1b[2J", 0, 0, 0, 0), "e\\u{1b}[2J 0 tabs  "),
+             "api     2 tabs                       /w/api  (this window)"),
+            (session("e\x1b[2J", 0, 0, 0, 0), "e\\u{1b}[2J  0 tabs"),
         ];
         for (s, want) in rows {
             let got = session_line(&s, 6);

@@ -180,8 +180,8 @@ pub fn status_line(
             need: *need,
         })
         .collect();
-    // Room kept for the note: enough to read "C-b ? help".
-    const NOTE_ROOM: usize = 12;
+    // Room kept for the note: enough to read " | C-b ? help".
+    const NOTE_ROOM: usize = 13;
     let note = printable(note);
     let note_cols = if note.is_empty() {
         0
@@ -476,8 +476,8 @@ mod tests {
         #[rustfmt::skip]
         let rows = [
             ("t0", " 1:claude-1.* 2:claude-2. 3:claude-3. 4:claude-4. 5:claude-5. >8! | C-b ? help"),
-            ("t6", " <4 5:claude-5. 6:claude-6. 7:claude-7.* 8:claude-8. 9:claude-9. >4! | C-b ? help"),
-            ("t12", " <8 9:claude-9. 10:claude-10. 11:claude-11. 12:claude-12. 13:claude-13!* | C-b"),
+            ("t6", " <5 6:claude-6. 7:claude-7.* 8:claude-8. 9:claude-9. >4! | C-b ? help"),
+            ("t12", " <9 10:claude-10. 11:claude-11. 12:claude-12. 13:claude-13!* | C-b ? help"),
         ];
         for (shown, want) in rows {
             let line = plain(&status_line(&tabs, Some(shown), &m, "C-b ? help", 80), 80);
