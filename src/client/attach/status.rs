@@ -487,7 +487,7 @@ mod tests {
         // The mark of a hidden blocked tab stands out like the tab would.
         let spans = status_line(&tabs, Some("t0"), &m, "", 80);
         let mark = spans.iter().find(|s| s.text.starts_with('>')).unwrap();
-        assert_eq!((mark.text.as_str(), mark.look), (">8!", Look::Blocked));
+        assert_eq!((mark.text.as_str(), mark.look), (">7!", Look::Blocked));
         // Room enough: every tab, no mark.
         let line = plain(&status_line(&tabs[..2], Some("t0"), &m, "", 80), 80);
         assert_eq!(line.trim_end(), " 1:claude-1.* 2:claude-2.");
