@@ -120,7 +120,9 @@ fn comma_renames_the_shown_tab_and_the_cores_refusal_shows() {
     let first = l.ok(&["agent", "sh"]);
     l.ok(&["agent", "sh"]);
     let t = Tmux::start(&l, 100, 24, "nerdr");
-    t.wait("tab 1 shown by name", |s: &[String]| has_entry(s, "1:sh-1*"));
+    t.wait("tab 1 shown by name", |s: &[String]| {
+        has_entry(s, "1:sh-1*")
+    });
     t.keys(&["C-b", ","]);
     t.wait_text("new name for tab 1 (sh-1):");
     t.text("review");
@@ -170,7 +172,9 @@ fn a_stopped_tab_says_which_keys_bring_it_back_and_r_restarts_it() {
     wait_until("the tab running again", Duration::from_secs(10), || {
         field(&l, &tab, "state") == "running"
     });
-    t.wait("the hint gone", |s: &[String]| !status(s).contains("exited"));
+    t.wait("the hint gone", |s: &[String]| {
+        !status(s).contains("exited")
+    });
     let pid = field(&l, &tab, "pid");
     t.keys(&["C-b", "R"]);
     t.wait_text("restart tab 1 (sh-1): stop its program and start it again? y/n");
@@ -201,7 +205,10 @@ fn a_config_error_in_the_window_is_cut_at_a_word_and_names_doctor() {
         line.contains("config error (full text: `nerdr doctor`)"),
         "{line}"
     );
-    assert!(line.trim_end().ends_with(" ..."), "cut without a mark: {line:?}");
+    assert!(
+        line.trim_end().ends_with(" ..."),
+        "cut without a mark: {line:?}"
+    );
     // The last word shown is a whole word of the error.
     let doctor = l.run(&["doctor"]);
     let full = String::from_utf8_lossy(&doctor.stdout).to_string()
@@ -239,7 +246,9 @@ fn keys_written_with_the_command_that_opens_an_overlay_reach_it() {
     let s = t.wait_text("Start an agent");
     let n = number(&s, "sh");
     t.keys(&["Escape"]);
-    t.wait("the picker gone", |s: &[String]| has_entry(s, "1:reader-1*"));
+    t.wait("the picker gone", |s: &[String]| {
+        has_entry(s, "1:reader-1*")
+    });
     // The command, the number and Enter in one write: the picker opens on
     // the core's reply, and takes them.
     let mut keys = vec!["C-b", "c"];
@@ -283,7 +292,8 @@ fn the_session_picker_switches_the_window_to_another_session() {
     t.keys(&["C-b", "s"]);
     let s = t.wait_text("Switch to a session");
     assert!(
-        s.iter().any(|x| x.trim_start().starts_with('>') && x.contains("(this window)")),
+        s.iter()
+            .any(|x| x.trim_start().starts_with('>') && x.contains("(this window)")),
         "{}",
         s.join("\n")
     );
@@ -302,7 +312,9 @@ fn the_session_picker_switches_the_window_to_another_session() {
     t.text("echo there-$((5*5)) > where.txt; pwd");
     t.keys(&["Enter"]);
     t.wait_text("there-25");
-    wait_until("the typing reached the other session's tab", Duration::from_secs(10), || {
-        l.ok(&["read", &there]).contains("there-25")
-    });
+    wait_until(
+        "the typing reached the other session's tab",
+        Duration::from_secs(10),
+        || l.ok(&["read", &there]).contains("there-25"),
+    );
 }
