@@ -196,15 +196,12 @@ fn a_config_error_in_the_window_is_cut_at_a_word_and_names_doctor() {
     l.ok(&["agent", "sh"]);
     // A key nerdr does not know: the error names it, its file and line.
     l.write_config(&format!("{SH}review_everything_before_it_runs = true\n"));
-    let t = Tmux::start(&l, 80, 24, "nerdr");
+    let t = Tmux::start(&l, 100, 24, "nerdr");
     let s = t.wait("the config error", |s: &[String]| {
         status(s).contains("config error")
     });
     let line = status(&s);
-    assert!(
-        line.contains("config error (full text: `nerdr doctor`)"),
-        "{line}"
-    );
+    assert!(line.contains("config error (see nerdr doctor): "), "{line}");
     assert!(
         line.trim_end().ends_with(" ..."),
         "cut without a mark: {line:?}"
@@ -214,6 +211,10 @@ fn a_config_error_in_the_window_is_cut_at_a_word_and_names_doctor() {
     let full = String::from_utf8_lossy(&doctor.stdout).to_string()
         + &String::from_utf8_lossy(&doctor.stderr);
     let shown = line.trim_end().trim_end_matches(" ...");
+    assert!(
+        !shown.ends_with("doctor):"),
+        "no word of the error shows: {line:?}"
+    );
     let last = shown.rsplit(' ').next().unwrap();
     assert!(
         full.split_whitespace().any(|w| w == last),
@@ -309,9 +310,10 @@ fn the_session_picker_switches_the_window_to_another_session() {
     t.wait("the other session's tab", |s: &[String]| {
         has_entry(s, "1:sh-1*") && !s.iter().any(|x| x.contains("Switch to a session"))
     });
-    t.text("echo there-$((5*5)) > where.txt; pwd");
+    t.text("echo there-$((5*5)); pwd");
     t.keys(&["Enter"]);
-    t.wait_text("there-25");
+    let s = t.wait_text("there-25");
+    assert!(s.iter().any(|x| x.trim() == other_s), "{}", s.join("\n"));
     wait_until(
         "the typing reached the other session's tab",
         Duration::from_secs(10),

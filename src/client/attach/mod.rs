@@ -109,7 +109,7 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
         Err(e) => (
             2,
             "C-b".to_string(),
-            format!("config error (full text: `nerdr doctor`): {e}"),
+            format!("config error (see nerdr doctor): {e}"),
         ),
     };
     let rt = tokio::runtime::Builder::new_current_thread()

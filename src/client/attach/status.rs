@@ -514,7 +514,7 @@ mod tests {
         }
         // In the line: the note's last word is whole, and the mark shows.
         let tabs = vec![tab("a", "sh", TabState::Running, false)];
-        let note = "config error (full text: `nerdr doctor`): /h/config.toml: line 3: \
+        let note = "config error (see nerdr doctor): /h/config.toml: line 3: \
                     unknown field `reviw`, expected one of `command`, `review`";
         let line = plain(
             &status_line(&tabs, Some("a"), &Marks::default(), note, 80),
