@@ -127,10 +127,12 @@ mod tests {
     }
 
     /// (widths, shown, room, the run shown)
+    type RunRow<'a> = (&'a [usize], Option<usize>, usize, Range<usize>);
+
     #[test]
     fn the_run_keeps_the_shown_tab() {
         #[rustfmt::skip]
-        let rows: &[(&[usize], Option<usize>, usize, Range<usize>)] = &[
+        let rows: &[RunRow] = &[
             // Everything fits: everything, whichever is shown.
             (&[4, 4, 4], Some(2), 14, 0..3),
             (&[], None, 10, 0..0),
@@ -157,11 +159,13 @@ mod tests {
         }
     }
 
-    /// (needs hidden on one side, the mark)
+    /// (the side, needs hidden on it, the mark)
+    type MarkRow<'a> = (Side, &'a [Need], Option<(&'a str, Need)>);
+
     #[test]
     fn a_mark_counts_the_hidden_and_keeps_their_strongest_need() {
         #[rustfmt::skip]
-        let rows: &[(Side, &[Need], Option<(&str, Need)>)] = &[
+        let rows: &[MarkRow] = &[
             (Side::Left, &[], None),
             (Side::Right, &[], None),
             (Side::Left, &[Nothing, Nothing, Nothing], Some(("<3", Nothing))),
