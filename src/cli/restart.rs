@@ -49,32 +49,40 @@ fn step(state: &str, force: bool, terminal: bool) -> Step {
 
 pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     // By id from here on: the question is about the tab that is restarted.
-    let e = client::call(ExplainTab {
-        tab: args.tab,
-        folder: folder.scope()?,
-    })?;
-    let what = format!("tab {} ({})", printable(&e.tab), printable(&e.agent));
-    match step(&e.state, args.force, std::io::stdin().is_terminal()) {
-        Step::Restart => {}
-        Step::Refuse => bail!(
-            "{what} is running: restarting stops its program first; add --force (-f) to \
-             restart it anyway"
-        ),
-        Step::Ask => {
-            eprint!("{what} is running: stop its program and start it again? [y/N] ");
-            std::io::stderr().flush()?;
-            let mut answer = String::new();
-            std::io::stdin().lock().read_line(&mut answer)?;
-            if !matches!(answer.trim(), "y" | "Y" | "yes") {
-                eprintln!("not restarted");
-                return Ok(ExitCode::FAILURE);
+    // A tab the caller may not look at (or none) is the core's to refuse,
+    // as a restart, with the restart's own answer and journal entry.
+    let scope = folder.scope()?;
+    let tab = match client::call(ExplainTab {
+        tab: args.tab.clone(),
+        folder: scope.clone(),
+    }) {
+        Err(_) => args.tab,
+        Ok(e) => {
+            let what = format!("tab {} ({})", printable(&e.tab), printable(&e.agent));
+            match step(&e.state, args.force, std::io::stdin().is_terminal()) {
+                Step::Restart => {}
+                Step::Refuse => bail!(
+                    "{what} is running: restarting stops its program first; add --force (-f) \
+                     to restart it anyway"
+                ),
+                Step::Ask => {
+                    eprint!("{what} is running: stop its program and start it again? [y/N] ");
+                    std::io::stderr().flush()?;
+                    let mut answer = String::new();
+                    std::io::stdin().lock().read_line(&mut answer)?;
+                    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                        eprintln!("not restarted");
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
             }
+            e.tab
         }
-    }
+    };
     let started = client::call(RestartTab {
-        tab: e.tab,
+        tab,
         env: client::own_env(),
-        folder: folder.scope()?,
+        folder: scope,
     })?;
     println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)

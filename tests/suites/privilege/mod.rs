@@ -29,7 +29,7 @@ op tabs tabs --json
 op approvals approvals
 op terminal terminal "$self"
 op start-unsandboxed agent sh
-op restart-agent restart "$agent"
+op restart-agent restart --force "$agent"
 op close-term close "$term"
 op close-agent close "$agent"
 echo "ops-done-$(basename "$out")"
