@@ -7,7 +7,8 @@ use std::process::ExitCode;
 use super::Folder;
 use crate::client;
 use crate::protocol::api::CloseTab;
-use crate::protocol::replies::WorktreeRemoved;
+use crate::protocol::printable;
+use crate::protocol::replies::{Closed, WorktreeRemoved};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -30,10 +31,21 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         force: args.force,
         folder: folder.scope()?,
     })?;
+    eprintln!("{}", closed_text(&closed));
     if let Some(r) = &closed.removed {
         eprint!("{}", removed_text(r));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What was closed, in one line (as `quit` says how many it closed).
+fn closed_text(c: &Closed) -> String {
+    let tab = printable(&c.tab);
+    match (c.tab.is_empty(), c.name.is_empty()) {
+        (true, _) => "closed the tab".into(),
+        (false, true) => format!("closed tab {tab}"),
+        (false, false) => format!("closed tab {tab} ({})", printable(&c.name)),
+    }
 }
 
 /// What a removal did, in words: where saved work went and how to get it
@@ -64,6 +76,26 @@ fn removed_text(r: &WorktreeRemoved) -> String {
 mod tests {
     use super::*;
     use crate::protocol::replies::SavedWork;
+
+    #[test]
+    fn closing_says_which_tab() {
+        let c = |tab: &str, name: &str| Closed {
+            tab: tab.into(),
+            name: name.into(),
+            ..Default::default()
+        };
+        for (closed, want) in [
+            (c("ab12cd34", "sh-1"), "closed tab ab12cd34 (sh-1)"),
+            (c("ab12cd34", ""), "closed tab ab12cd34"),
+            (c("", ""), "closed the tab"),
+            (
+                c("ab12cd34", "e\x1b[2J"),
+                "closed tab ab12cd34 (e\\u{1b}[2J)",
+            ),
+        ] {
+            assert_eq!(closed_text(&closed), want);
+        }
+    }
 
     #[test]
     fn a_removal_says_where_work_went_and_that_the_branch_stays() {

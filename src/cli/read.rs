@@ -10,7 +10,7 @@ use crate::protocol::api::ReadScreen;
 pub struct Args {
     /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
-    /// Only the last N lines of the screen
+    /// Only the last N lines of the screen (0 prints nothing)
     #[arg(long, value_name = "N")]
     pub lines: Option<usize>,
 }
@@ -21,6 +21,26 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         lines: args.lines,
         folder: folder.scope()?,
     })?;
-    println!("{}", screen.text);
+    print!("{}", text_out(&screen.text));
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is printed: the lines, each ended by a newline; nothing at all for
+/// no lines (`--lines 0`, an empty screen), not an empty line.
+fn text_out(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!("{text}\n")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn no_lines_print_nothing() {
+        for (text, out) in [("", ""), ("$ ", "$ \n"), ("a\nb", "a\nb\n")] {
+            assert_eq!(super::text_out(text), out, "{text:?}");
+        }
+    }
 }

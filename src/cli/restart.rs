@@ -2,12 +2,20 @@
 //! the same tab and worktree, resuming its conversation (by the session id
 //! nerdr recorded, else the agent's reported resume command, else its
 //! "continue" mode). After a full stop, this is how a listed tab comes back.
+//!
+//! A running tab's program is stopped first, which a person should choose:
+//! on a terminal the command asks; without one (a script) it refuses
+//! unless `--force` says so, and the refusal names the flag.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
+
+use anyhow::bail;
 
 use super::Folder;
 use crate::client;
-use crate::protocol::api::RestartTab;
+use crate::protocol::api::{ExplainTab, RestartTab};
+use crate::protocol::printable;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -18,13 +26,63 @@ use crate::protocol::api::RestartTab;
 pub struct Args {
     /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
+    /// Restart a running tab without asking (stops its program first)
+    #[arg(short, long, visible_alias = "yes")]
+    pub force: bool,
+}
+
+/// What to do about a tab in `state` (the program's state's word).
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    Restart,
+    Ask,
+    Refuse,
+}
+
+fn step(state: &str, force: bool, terminal: bool) -> Step {
+    match (state == "running", force, terminal) {
+        (false, _, _) | (true, true, _) => Step::Restart,
+        (true, false, true) => Step::Ask,
+        (true, false, false) => Step::Refuse,
+    }
 }
 
 pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
+    // By id from here on: the question is about the tab that is restarted.
+    // A tab the caller may not look at (or none) is the core's to refuse,
+    // as a restart, with the restart's own answer and journal entry.
+    let scope = folder.scope()?;
+    let tab = match client::call(ExplainTab {
+        tab: args.tab.clone(),
+        folder: scope.clone(),
+    }) {
+        Err(_) => args.tab,
+        Ok(e) => {
+            let what = format!("tab {} ({})", printable(&e.tab), printable(&e.agent));
+            match step(&e.state, args.force, std::io::stdin().is_terminal()) {
+                Step::Restart => {}
+                Step::Refuse => bail!(
+                    "{what} is running: restarting stops its program first; add --force (-f) \
+                     to restart it anyway"
+                ),
+                Step::Ask => {
+                    eprint!("{what} is running: stop its program and start it again? [y/N] ");
+                    std::io::stderr().flush()?;
+                    let mut answer = String::new();
+                    std::io::stdin().lock().read_line(&mut answer)?;
+                    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                        eprintln!("not restarted");
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+            }
+            e.tab
+        }
+    };
     let started = client::call(RestartTab {
-        tab: args.tab,
+        tab,
         env: client::own_env(),
-        folder: folder.scope()?,
+        folder: scope,
     })?;
     println!("{}", started.tab);
     Ok(ExitCode::SUCCESS)
@@ -32,10 +90,33 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
+    use super::{step, Step};
     use clap::CommandFactory;
 
-    /// Restarting a running tab stops its program without asking: the
-    /// one-line help in `nerdr --help` must say so.
+    /// (state, --force, stdin a terminal, what happens)
+    #[test]
+    fn a_running_tab_is_stopped_only_when_the_person_says_so() {
+        #[rustfmt::skip]
+        let rows = [
+            ("exited", false, false, Step::Restart),
+            ("exited", false, true, Step::Restart),
+            ("refused", false, false, Step::Restart),
+            ("running", true, false, Step::Restart),
+            ("running", true, true, Step::Restart),
+            ("running", false, true, Step::Ask),
+            ("running", false, false, Step::Refuse),
+        ];
+        for (state, force, terminal, want) in rows {
+            assert_eq!(
+                step(state, force, terminal),
+                want,
+                "{state} {force} {terminal}"
+            );
+        }
+    }
+
+    /// Restarting a running tab stops its program: the one-line help in
+    /// `nerdr --help` must say so.
     #[test]
     fn help_says_a_running_agent_is_stopped_first() {
         let cli = super::super::Cli::command();

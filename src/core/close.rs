@@ -69,6 +69,8 @@ impl Core {
         let mut reply = Closed::default();
         if let Some(t) = removed {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
+            reply.tab = t.id.clone();
+            reply.name = t.name.clone();
             if let (true, Some(w)) = (remove_worktree, t.worktree) {
                 match self.remove_worktree(tab, &w).await {
                     Ok(r) => reply.removed = Some(r.into()),

@@ -54,6 +54,12 @@ pub struct Renamed {
 pub struct Closed {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub removed: Option<WorktreeRemoved>,
+    /// The closed tab's id and name, to say what was closed (empty from
+    /// an older core).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub tab: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub name: String,
 }
 
 /// What removing a worktree did: where work no commit held went, and the

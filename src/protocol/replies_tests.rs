@@ -79,7 +79,16 @@ fn a_rename_tells_the_id_and_the_name() {
 
 #[test]
 fn a_close_tells_what_became_of_the_worktree() {
-    same_wire::<CloseTab>(Closed { removed: None }, json!({}));
+    same_wire::<CloseTab>(Closed::default(), json!({}));
+    // What was closed, for `nerdr close` to say.
+    same_wire::<CloseTab>(
+        Closed {
+            tab: "ab12".into(),
+            name: "sh-1".into(),
+            ..Default::default()
+        },
+        json!({"tab": "ab12", "name": "sh-1"}),
+    );
     same_wire::<CloseTab>(
         Closed {
             removed: Some(WorktreeRemoved {
@@ -91,6 +100,7 @@ fn a_close_tells_what_became_of_the_worktree() {
                 branch: "nerdr/ab12".into(),
                 branch_only_commits: Some(2),
             }),
+            ..Default::default()
         },
         json!({"removed": {
             "worktree": "/w/ab12",
@@ -108,6 +118,7 @@ fn a_close_tells_what_became_of_the_worktree() {
                 branch: "nerdr/ab12".into(),
                 branch_only_commits: None,
             }),
+            ..Default::default()
         },
         json!({"removed": {
             "worktree": "/w/ab12", "saved": null, "branch": "nerdr/ab12", "branch_only_commits": null,

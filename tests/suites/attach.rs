@@ -49,7 +49,7 @@ fn pick_an_agent_type_detach_and_reattach_to_the_same_screen() {
         .to_string();
     t.keys(&[&n, "Enter"]);
     t.wait("the status line to show tab 1", |s: &[String]| {
-        s.last().is_some_and(|l| l.contains("1:sh*"))
+        s.last().is_some_and(|l| l.contains("1:sh-1*"))
     });
     t.text("printf '\\033[1;31mred\\033[0m and plain %s\\n' $((6*7))");
     t.keys(&["Enter"]);
@@ -122,7 +122,7 @@ fn the_picker_takes_every_key_of_one_write_and_enter_starts() {
     t.keys(&["Up", &n, "Enter"]);
     t.wait(
         "the status line to show the reader tab",
-        |s: &[String]| s.last().is_some_and(|l| l.contains("1:reader*")),
+        |s: &[String]| s.last().is_some_and(|l| l.contains("1:reader-1*")),
     );
     t.text("typed");
     t.keys(&["Enter"]);
@@ -156,7 +156,7 @@ fn the_answer_written_with_its_command_answers_it() {
     });
     t.wait("the status line to show one tab", |s: &[String]| {
         s.last()
-            .is_some_and(|l| l.contains("1:sh*") && !l.contains("2:sh"))
+            .is_some_and(|l| l.contains("1:sh-2*") && !l.contains("2:sh"))
     });
     let s = t.screen();
     assert!(
@@ -186,7 +186,7 @@ fn full_screen_programs_survive_reattach_and_resize() {
         "{}",
         s.join("\n")
     );
-    assert!(s[24].contains("1:sh*"), "status line: {}", s[24]);
+    assert!(s[24].contains("1:sh-1*"), "status line: {}", s[24]);
     t.keys(&["C-b", "d"]);
     t.wait_text("EXITED=0");
     t.respawn(&l, "nerdr");
@@ -244,7 +244,7 @@ fn output_made_while_detached_is_all_in_scroll_mode() {
     t.wait_text("ALL-DONE");
     t.keys(&["q"]);
     t.wait("the status line to show tab 1", |s: &[String]| {
-        s.last().is_some_and(|l| l.contains("1:sh*"))
+        s.last().is_some_and(|l| l.contains("1:sh-1*"))
     });
 }
 
@@ -259,7 +259,7 @@ fn ctrl_c_and_the_prefix_reach_the_program_and_quit_stops_it() {
     let pid = l.tabs_json(&[])[0]["pid"].as_u64().unwrap() as u32;
     let t = Tmux::start(&l, 80, 24, "nerdr");
     t.wait("the status line to show tab 1", |s: &[String]| {
-        s.last().is_some_and(|l| l.contains("1:sh*"))
+        s.last().is_some_and(|l| l.contains("1:sh-1*"))
     });
     t.text("sleep 1000");
     t.keys(&["Enter"]);
@@ -319,11 +319,11 @@ fn a_terminal_opens_in_the_tab_folder_in_its_own_tab() {
     let agent = l.ok(&["agent", "sh"]);
     let t = Tmux::start(&l, 80, 24, "SHELL=/bin/bash nerdr");
     t.wait("tab 1 shown", |s: &[String]| {
-        s.last().is_some_and(|l| l.contains("1:sh*"))
+        s.last().is_some_and(|l| l.contains("1:sh-1*"))
     });
     t.keys(&["C-b", "t"]);
     t.wait("the terminal's tab shown", |s: &[String]| {
-        s.last().is_some_and(|l| l.contains("2:terminal*"))
+        s.last().is_some_and(|l| l.contains("2:terminal-1*"))
     });
     t.text("pwd; echo term-$((3*3))");
     t.keys(&["Enter"]);
@@ -345,7 +345,7 @@ fn a_terminal_opens_in_the_tab_folder_in_its_own_tab() {
     // Back to the agent with prefix 1, and the terminal closes like a tab.
     t.keys(&["C-b", "1"]);
     t.wait("tab 1 shown again", |s: &[String]| {
-        s.last().is_some_and(|l| l.contains("1:sh*"))
+        s.last().is_some_and(|l| l.contains("1:sh-1*"))
     });
     l.ok(&["close", term["id"].as_str().unwrap()]);
     t.wait("one tab left", |s: &[String]| {

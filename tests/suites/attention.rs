@@ -64,7 +64,7 @@ fn a_bell_in_a_background_tab_is_marked_and_the_jump_key_goes_there() {
     let first = l.ok(&["agent", "sh"]);
     let second = l.ok(&["agent", "sh"]);
     let t = Tmux::start(&l, 100, 24, "nerdr");
-    t.wait("tab 1 shown", |s: &[String]| has_entry(s, "1:sh*"));
+    t.wait("tab 1 shown", |s: &[String]| has_entry(s, "1:sh-1*"));
     // Nothing needs the person yet: the jump key says so.
     t.keys(&["C-b", "a"]);
     t.wait_text("no other tab needs you");
@@ -75,20 +75,20 @@ fn a_bell_in_a_background_tab_is_marked_and_the_jump_key_goes_there() {
     });
 
     l.ok(&["send", &second, "printf 'ring\\a'"]);
-    let s = t.wait("tab 2's bell mark", |s: &[String]| has_entry(s, "2:sh^"));
-    assert!(has_entry(&s, "1:sh*"), "{}", status(&s));
+    let s = t.wait("tab 2's bell mark", |s: &[String]| has_entry(s, "2:sh-2^"));
+    assert!(has_entry(&s, "1:sh-1*"), "{}", status(&s));
     // Black on yellow: the styled capture has the entry in SGR 43.
     let styled = t.screen_styled();
     let last = styled.lines().last().unwrap_or("");
     assert!(
-        last.contains("43m2:sh^"),
+        last.contains("43m2:sh-2^"),
         "the bell mark is not coloured: {last:?}"
     );
 
     // The jump key goes to it, and showing it clears the mark.
     t.keys(&["C-b", "a"]);
-    let s = t.wait("tab 2 shown", |s: &[String]| has_entry(s, "2:sh*"));
-    assert!(has_entry(&s, "1:sh"), "{}", status(&s));
+    let s = t.wait("tab 2 shown", |s: &[String]| has_entry(s, "2:sh-2*"));
+    assert!(has_entry(&s, "1:sh-1"), "{}", status(&s));
     t.wait_text("ring");
 
     // A bell in the tab the window shows is no news: no mark.
@@ -96,8 +96,8 @@ fn a_bell_in_a_background_tab_is_marked_and_the_jump_key_goes_there() {
     l.wait_screen(&second, "again");
     // And one behind its back is, on the other tab.
     l.ok(&["send", &first, "printf 'first\\a'"]);
-    let s = t.wait("tab 1's bell mark", |s: &[String]| has_entry(s, "1:sh^"));
-    assert!(has_entry(&s, "2:sh*"), "{}", status(&s));
+    let s = t.wait("tab 1's bell mark", |s: &[String]| has_entry(s, "1:sh-1^"));
+    assert!(has_entry(&s, "2:sh-2*"), "{}", status(&s));
 
     // A terminal tab's bell counts too, though nerdr tells no state of it.
     let term = l.ok(&["terminal", &first]);
@@ -111,7 +111,7 @@ fn a_bell_in_a_background_tab_is_marked_and_the_jump_key_goes_there() {
             .split_whitespace()
             .any(|e| e.starts_with("3:") && e.ends_with('^'))
     });
-    assert!(has_entry(&s, "2:sh*"), "{}", status(&s));
+    assert!(has_entry(&s, "2:sh-2*"), "{}", status(&s));
 }
 
 /// The CLIs' folder, or `None` after a loud skip.
@@ -182,10 +182,10 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
     // The window shows the shell; claude works behind it.
     let (cols, rows) = (120, 40);
     let t = Tmux::start(&l, cols, rows, "nerdr");
-    t.wait("the window", |s: &[String]| has_entry(s, "1:claude.*"));
+    t.wait("the window", |s: &[String]| has_entry(s, "1:claude-1.*"));
     t.keys(&["C-b", "2"]);
     t.wait("tab 2 shown, claude idle", |s: &[String]| {
-        has_entry(s, "2:sh*") && has_entry(s, "1:claude.")
+        has_entry(s, "2:sh-1*") && has_entry(s, "1:claude-1.")
     });
     let outer = t.attach_outer(cols, rows);
 
@@ -211,7 +211,7 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
             String::from_utf8_lossy(&l.run(&["explain", &claude]).stdout),
             model.dump()
         );
-        assert!(has_entry(&s, "2:sh*"), "{}", status(&s));
+        assert!(has_entry(&s, "2:sh-1*"), "{}", status(&s));
         s
     };
 
@@ -225,9 +225,9 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
     };
 
     say("Please SLOW-ANSWER");
-    wait_entry("claude working", "1:claude~");
+    wait_entry("claude working", "1:claude-1~");
     // The turn ends unseen: done, and marked.
-    wait_entry("claude done and marked", "1:claude+#");
+    wait_entry("claude done and marked", "1:claude-1+#");
     // The core told the window, which told the terminal outside tmux.
     outer.wait_for("a notification", NOTICE.as_bytes(), CLAUDE);
     let before = notices().len();
@@ -238,12 +238,12 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
     );
 
     say("Please RUN-TOUCH");
-    let s = wait_entry("claude blocked and marked", "1:claude!#");
+    let s = wait_entry("claude blocked and marked", "1:claude-1!#");
     let styled = t.screen_styled();
     let last = styled.lines().last().unwrap_or("");
     // White on red: it stands out.
     assert!(
-        last.contains("41m1:claude!#"),
+        last.contains("41m1:claude-1!#"),
         "the blocked tab does not stand out: {last:?}\n{}",
         status(&s)
     );
@@ -258,13 +258,13 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
     // The jump key goes to it: its permission prompt on screen.
     t.keys(&["C-b", "a"]);
     t.wait("claude shown at its prompt", |s: &[String]| {
-        has_entry(s, "1:claude!*") && s.iter().any(|l| l.contains("Do you want to proceed?"))
+        has_entry(s, "1:claude-1!*") && s.iter().any(|l| l.contains("Do you want to proceed?"))
     });
     // Approved through the window; the turn ends while shown: idle, not
     // done, and no mark.
     t.keys(&["Enter"]);
     t.wait("the closing answer, claude idle", |s: &[String]| {
-        s.iter().any(|l| l.contains(AFTER_TOOL_TEXT)) && has_entry(s, "1:claude.*")
+        s.iter().any(|l| l.contains(AFTER_TOOL_TEXT)) && has_entry(s, "1:claude-1.*")
     });
     assert!(
         l.work().join("attention-ran.txt").exists(),

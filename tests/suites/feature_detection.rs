@@ -124,7 +124,7 @@ fn a_program_the_agent_can_replace_by_rename_is_never_run_on_the_host() {
             String::from_utf8_lossy(&nerdr(&["read", &tab]).stdout).contains("REPLACED")
         });
         assert!(replaced, "the stand-in never swapped itself");
-        let _ = nerdr(&["restart", &tab]);
+        let _ = nerdr(&["restart", "--force", &tab]);
     }
     std::thread::sleep(std::time::Duration::from_secs(2));
     assert!(

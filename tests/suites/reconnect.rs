@@ -57,7 +57,7 @@ fn a_window_rides_through_a_core_restart_and_typing_still_reaches_the_tab() {
     // first one a fresh window gets.
     t.keys(&["C-b", "2"]);
     t.wait_within("tab 2 shown", Duration::from_secs(20), |s| {
-        s.last().is_some_and(|l| l.contains("2:sh*"))
+        s.last().is_some_and(|l| l.contains("2:sh-2*"))
     });
     t.text("echo before-$((6*7))");
     t.keys(&["Enter"]);
@@ -79,7 +79,7 @@ fn a_window_rides_through_a_core_restart_and_typing_still_reaches_the_tab() {
         s.join("\n")
     );
     assert!(
-        s.last().is_some_and(|l| l.contains("2:sh*")),
+        s.last().is_some_and(|l| l.contains("2:sh-2*")),
         "not the same tab:\n{}",
         s.join("\n")
     );
@@ -116,7 +116,7 @@ fn a_window_whose_core_does_not_come_back_says_why_and_exits() {
     let work = env.home().join("work");
     env.run(&["nerdr", "agent", "sh", "--folder", work.to_str().unwrap()]);
     let t = UserTmux::start(&env, &work, 120, 30, "nerdr");
-    t.wait_text("1:sh*");
+    t.wait_text("1:sh-1*");
     env.systemctl(&[
         "stop",
         "nerdr-hook.socket",

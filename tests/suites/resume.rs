@@ -87,16 +87,16 @@ fn a_custom_agent_resumes_with_its_reported_command() {
     let tab = l.ok(&["agent", "mine"]);
     l.wait_screen(&tab, "args:");
     // Without a report, a custom agent resumes with its resume_args.
-    l.ok(&["restart", &tab]);
+    l.ok(&["restart", "--force", &tab]);
     l.wait_screen(&tab, "args: --continue");
     // The agent reports its own resume command: the words after the agent's
     // word are used after its command.
     l.ok(&["pane", "report-agent", &tab, "--", "sh", "--session", "abc"]);
-    l.ok(&["restart", &tab]);
+    l.ok(&["restart", "--force", &tab]);
     l.wait_screen(&tab, "args: --session abc");
     // A report naming a program that is not in the command is refused.
     l.ok(&["pane", "report-agent", &tab, "--", "evil", "--x"]);
-    let err = l.fails(&["restart", &tab]);
+    let err = l.fails(&["restart", "--force", &tab]);
     assert!(err.contains("evil"), "{err}");
 }
 

@@ -91,7 +91,7 @@ fn a_bell_flood_does_not_grow_the_core_while_a_window_does_not_read() {
     }
     let t = Tmux::start(&l, 200, 24, "nerdr");
     t.wait("the window", |s: &[String]| {
-        s.last().is_some_and(|x| x.contains("1:sh*"))
+        s.last().is_some_and(|x| x.contains("1:sh-1*"))
     });
     let win = window_pid(&l).expect("the window's process");
     let core = l.core_pid();
@@ -116,7 +116,7 @@ fn a_bell_flood_does_not_grow_the_core_while_a_window_does_not_read() {
     );
     // Once it reads again, it is owed the current list: the bell mark.
     t.wait("tab 2's bell mark", |s: &[String]| {
-        s.last().is_some_and(|x| x.contains("2:sh^"))
+        s.last().is_some_and(|x| x.contains("2:sh-2^"))
     });
 }
 

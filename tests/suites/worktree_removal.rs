@@ -277,7 +277,7 @@ fn a_restart_that_fails_keeps_the_tabs_worktree_and_branch() {
         "cd {w} && echo keep > keep.txt && rm -rf sub",
         w = s(&wt)
     ));
-    let (ok, _, err) = st.nerdr(&["restart", &tab]);
+    let (ok, _, err) = st.nerdr(&["restart", "--force", &tab]);
     assert!(!ok, "the restart was meant to fail: {err}");
     assert!(
         wt.join("keep.txt").is_file(),

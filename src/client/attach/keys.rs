@@ -19,6 +19,12 @@ pub enum Cmd {
     Redraw,
     /// The next tab that needs the person (see `super::marks::next_needing`).
     Attention,
+    /// Name the shown tab (tmux's rename-window key).
+    Rename,
+    /// Start the shown tab's program again (asks first if it runs).
+    Restart,
+    /// Switch to another session (tmux's choose-session key).
+    Sessions,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +39,9 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("n / p", "next / previous tab"),
     ("1 .. 9, 0", "tab by number (0 is tab 10)"),
     ("x", "close this tab (asks first)"),
+    ("R", "restart this tab's program (asks first if it runs)"),
+    (",", "rename this tab"),
+    ("s", "switch to another session"),
     ("t", "open a terminal in this tab's folder"),
     (
         "[ or PageUp",
@@ -160,6 +169,9 @@ fn command(b: u8) -> Option<Cmd> {
         b'[' => Cmd::Scroll,
         b'r' => Cmd::Redraw,
         b'a' => Cmd::Attention,
+        b',' => Cmd::Rename,
+        b'R' => Cmd::Restart,
+        b's' => Cmd::Sessions,
         _ => return None,
     })
 }
@@ -220,6 +232,9 @@ mod tests {
             (b"\x02\x1b[13~", &[Cmd(super::Cmd::Approvals)]),
             (b"\x02a", &[Cmd(super::Cmd::Attention)]),
             (b"\x02\x1bn", &[Cmd(super::Cmd::Attention)]),
+            (b"\x02,", &[Cmd(super::Cmd::Rename)]),
+            (b"\x02R", &[Cmd(super::Cmd::Restart)]),
+            (b"\x02s", &[Cmd(super::Cmd::Sessions)]),
             (b"\x02\x1b[A", &[]),
             (b"\x02z", &[]),
             (

@@ -5,13 +5,18 @@
 //! `a` goes to the next one, and the core's attention messages become
 //! desktop notifications through the person's terminal.
 
+mod choose;
+mod commands;
 mod keys;
 mod link;
 mod marks;
 mod notice;
+mod overflow;
 mod overlay;
+mod prompt;
 mod reattach;
 mod scroll;
+mod session_pick;
 mod status;
 mod term;
 mod view;
@@ -25,15 +30,11 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::mpsc;
 
 use crate::paths::Paths;
-use crate::protocol::api::{
-    self, CloseTab, Decide, ListAgents, ListApprovals, Method, OpenTerminal, QuitSession,
-    StartAgent, TabInfo,
-};
+use crate::protocol::api::{self, ListAgents, Method, TabInfo};
 use crate::protocol::frame::{Frame, Kind};
 use crate::protocol::handshake::{ClientMsg, CoreMsg, Outcome};
 use crate::protocol::holder::{data_frame, split_data};
-use crate::protocol::replies::{AgentNames, ApprovalsList, Asked, SessionQuit, Started};
-use keys::{Action, Cmd, Keys};
+use keys::{Action, Keys};
 use link::{Event, Link};
 use overlay::Mode;
 use reattach::Outage;
@@ -67,6 +68,10 @@ struct Window {
     terminal: notice::Terminal,
     /// The note answers the last key only, and goes with the next one.
     note_for_a_key: bool,
+    /// A command asked the core for what an overlay shows (`C-b c`, F3,
+    /// `C-b [`): the keys typed since are that overlay's, kept until it
+    /// opens.
+    awaiting: Option<Awaiting>,
     /// Set while the connection to the core is down.
     outage: Option<Outage>,
     /// The tab to show again once attached anew (after a reconnect).
@@ -76,6 +81,19 @@ struct Window {
     /// Whether keys reach the core: false while reconnecting or switching.
     connected: bool,
 }
+
+/// Keys held for an overlay that opens on the core's reply.
+struct Awaiting {
+    /// The request whose reply opens it (`None`: scroll mode's history,
+    /// which is no request).
+    id: Option<u64>,
+    since: std::time::Instant,
+    keys: Vec<u8>,
+}
+
+/// How long keys wait for an overlay: a reply that never comes (a core
+/// gone mid-request) must not swallow the person's typing for good.
+const AWAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3);
 
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
     if std::env::var_os("NERDR_TAB").is_some_and(|v| !v.is_empty()) {
@@ -90,7 +108,11 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
             let p = keys::prefix_byte(&c.client.prefix).unwrap_or(2);
             (p, c.client.prefix.clone(), String::new())
         }
-        Err(e) => (2, "C-b".to_string(), format!("config error: {e}")),
+        Err(e) => (
+            2,
+            "C-b".to_string(),
+            format!("config error (see nerdr doctor): {e}"),
+        ),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -233,6 +255,7 @@ impl Window {
             restore: None,
             reattach: false,
             connected: true,
+            awaiting: None,
         }
     }
 
@@ -241,7 +264,7 @@ impl Window {
     }
 
     /// Ask the core `m`; `then` gets the reply, typed as `m`'s method's.
-    fn request<M: Method + 'static>(&mut self, m: M, then: fn(&mut Window, M::Reply)) {
+    fn request<M: Method + 'static>(&mut self, m: M, then: fn(&mut Window, M::Reply)) -> u64 {
         let id = self.next_id;
         self.next_id += 1;
         let on_reply = move |w: &mut Window, value| match api::decode::<M>(value) {
@@ -253,6 +276,24 @@ impl Window {
             id,
             request: m.into(),
         });
+        id
+    }
+
+    /// Hold the keys typed from now on for the overlay the reply to
+    /// request `id` opens.
+    fn await_overlay(&mut self, id: Option<u64>) {
+        self.awaiting = Some(Awaiting {
+            id,
+            since: std::time::Instant::now(),
+            keys: Vec::new(),
+        });
+    }
+
+    /// An overlay opened: the keys held for it are its own.
+    fn overlay_opened(&mut self) {
+        if let Some(a) = self.awaiting.take() {
+            self.feed_keys(&a.keys);
+        }
     }
 
     fn showing(&self) -> Option<usize> {
@@ -299,6 +340,7 @@ impl Window {
             CoreMsg::History { lines, .. } => {
                 let rows = self.view.term.0.saturating_sub(1) as usize;
                 self.mode = Mode::Scroll(scroll::Scroll::new(lines, rows));
+                self.overlay_opened();
             }
             CoreMsg::Reply { id, outcome } => self.on_reply(id, outcome),
             CoreMsg::Closing { message } => {
@@ -349,6 +391,10 @@ impl Window {
         let then = self.pending.remove(&id);
         match outcome {
             Outcome::Error(e) => {
+                // The overlay will not open: its keys were for it alone.
+                if self.awaiting.as_ref().is_some_and(|a| a.id == Some(id)) {
+                    self.awaiting = None;
+                }
                 self.note = e.message;
                 self.mode = Mode::Normal;
                 self.view.invalidate();
@@ -361,41 +407,32 @@ impl Window {
         }
     }
 
-    fn pick_agent(&mut self, names: AgentNames) {
-        self.mode = Mode::Picker {
-            agents: names.agents,
-            sel: 0,
-            typed: String::new(),
+    /// Keys for the shown tab's program; while it is not running they
+    /// would reach nothing, so the status line says what brings it back.
+    fn type_keys(&mut self, bytes: &[u8]) {
+        let Some(tab) = self.view.tab.clone() else {
+            return;
         };
-    }
-
-    fn show_started(&mut self, started: Started) {
-        self.send(ClientMsg::Select { tab: started.tab });
-    }
-
-    fn clear_note<R>(&mut self, _: R) {
-        self.note.clear();
-    }
-
-    fn show_approvals(&mut self, list: ApprovalsList) {
-        let items = list
-            .pending
-            .into_iter()
-            .map(|p| overlay::Waiting {
-                network: matches!(p.asked, Asked::Network { .. }),
-                id: p.id,
-                question: p.question,
-            })
-            .collect();
-        self.mode = Mode::Approvals { items, sel: 0 };
-    }
-
-    fn quit_done(&mut self, quit: SessionQuit) {
-        let n = quit.closed;
-        self.done = Some(format!(
-            "[quit: stopped {n} tab{}]",
-            if n == 1 { "" } else { "s" }
-        ));
+        if !self.connected {
+            if self.outage.is_some() {
+                self.note = "not connected: what you typed was dropped, not sent \
+                             (reconnecting...)"
+                    .into();
+            }
+            return;
+        }
+        let stopped = self
+            .showing()
+            .and_then(|i| status::stopped_hint(i + 1, &self.tabs[i], &self.prefix_name));
+        match stopped {
+            Some(hint) => {
+                self.note = hint;
+                self.note_for_a_key = true;
+            }
+            None => {
+                let _ = self.out.send(data_frame(&tab, bytes));
+            }
+        }
     }
 
     fn on_resize(&mut self, size: (u16, u16)) {
@@ -417,6 +454,17 @@ impl Window {
         if std::mem::take(&mut self.note_for_a_key) {
             self.note.clear();
         }
+        if let Some(a) = &mut self.awaiting {
+            if a.since.elapsed() < AWAIT_AT_MOST {
+                a.keys.extend_from_slice(bytes);
+                return;
+            }
+            self.awaiting = None;
+        }
+        self.feed_keys(bytes);
+    }
+
+    fn feed_keys(&mut self, bytes: &[u8]) {
         let mut rest = bytes;
         while !rest.is_empty() {
             rest = self.some_keys(rest);
@@ -431,21 +479,18 @@ impl Window {
                 let (actions, rest) = self.keys.step(bytes);
                 for action in actions {
                     match action {
-                        Action::Send(b) => match &self.view.tab {
-                            Some(tab) if self.connected => {
-                                let _ = self.out.send(data_frame(tab, &b));
-                            }
-                            Some(_) if self.outage.is_some() => {
-                                self.note = "not connected: what you typed was dropped, \
-                                             not sent (reconnecting...)"
-                                    .into();
-                            }
-                            _ => {}
-                        },
+                        Action::Send(b) => self.type_keys(&b),
                         Action::Cmd(c) => self.command(c),
                     }
                 }
-                rest
+                match &mut self.awaiting {
+                    // The rest of this read is the coming overlay's.
+                    Some(a) => {
+                        a.keys.extend_from_slice(rest);
+                        &[]
+                    }
+                    None => rest,
+                }
             }
             other => {
                 let (mode, effect, used) = overlay::feed(other, bytes);
@@ -453,105 +498,9 @@ impl Window {
                 if matches!(self.mode, Mode::Normal) {
                     self.view.invalidate();
                 }
-                match effect {
-                    overlay::Effect::None => {}
-                    overlay::Effect::Start(agent) => self.request(
-                        StartAgent {
-                            folder: self.folder.clone(),
-                            name: agent,
-                            extra_args: vec![],
-                            env: crate::client::own_env(),
-                            worktree: true,
-                            program: false,
-                        },
-                        Window::show_started,
-                    ),
-                    overlay::Effect::Close(tab) => {
-                        let request = CloseTab {
-                            tab,
-                            remove_worktree: false,
-                            force: false,
-                            folder: None,
-                        };
-                        self.request(request, Window::clear_note)
-                    }
-                    overlay::Effect::Decide {
-                        id,
-                        approve,
-                        session,
-                    } => self.request(
-                        Decide {
-                            id,
-                            approve,
-                            session,
-                        },
-                        Window::clear_note,
-                    ),
-                    overlay::Effect::Quit => self.request(
-                        QuitSession {
-                            folder: self.folder.clone(),
-                        },
-                        Window::quit_done,
-                    ),
-                }
+                self.effect(effect);
                 &bytes[used..]
             }
-        }
-    }
-
-    fn command(&mut self, c: Cmd) {
-        let n = self.tabs.len();
-        let cur = self.showing();
-        match c {
-            Cmd::NewTab => self.request(ListAgents, Window::pick_agent),
-            Cmd::Next if n > 0 => self.select_index(cur.map(|i| (i + 1) % n).unwrap_or(0)),
-            Cmd::Prev if n > 0 => self.select_index(cur.map(|i| (i + n - 1) % n).unwrap_or(0)),
-            Cmd::Tab(k) if k >= 1 && k <= n => self.select_index(k - 1),
-            Cmd::Close => {
-                if let Some(i) = cur {
-                    let t = &self.tabs[i];
-                    self.mode = Mode::Confirm {
-                        question: format!("close tab {} ({})? y/n", i + 1, t.agent),
-                        yes: overlay::Effect::Close(t.id.clone()),
-                    };
-                }
-            }
-            Cmd::Quit => {
-                self.mode = Mode::Confirm {
-                    question: overlay::quit_question(n),
-                    yes: overlay::Effect::Quit,
-                }
-            }
-            Cmd::Terminal => {
-                if let Some(tab) = self.view.tab.clone() {
-                    let env = crate::client::own_env();
-                    self.request(
-                        OpenTerminal {
-                            tab,
-                            env,
-                            folder: None,
-                        },
-                        Window::show_started,
-                    );
-                }
-            }
-            Cmd::Detach => self.done = Some("[detached]".into()),
-            Cmd::Help => self.mode = Mode::Help,
-            Cmd::Approvals => self.request(ListApprovals, Window::show_approvals),
-            Cmd::Scroll => {
-                if let Some(tab) = self.view.tab.clone() {
-                    self.send(ClientMsg::History { tab });
-                }
-            }
-            Cmd::Redraw => self.view.invalidate(),
-            Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
-                Some(i) => self.select_index(i),
-                None => {
-                    self.note = "no other tab needs you".into();
-                    self.note_for_a_key = true;
-                }
-            },
-            _ => {}
         }
     }
 
@@ -559,7 +508,16 @@ impl Window {
         let (rows, cols) = self.view.term;
         let bytes = match &self.mode {
             Mode::Normal => {
-                let note = status::status_note(&self.note, self.approvals, &self.prefix_name);
+                // A stopped tab says what brings it back, unless a note
+                // has something newer to say.
+                let hint = match self.showing() {
+                    Some(i) if self.note.is_empty() => {
+                        status::stopped_hint(i + 1, &self.tabs[i], &self.prefix_name)
+                    }
+                    _ => None,
+                };
+                let note = hint.as_deref().unwrap_or(&self.note);
+                let note = status::status_note(note, self.approvals, &self.prefix_name);
                 let width = cols as usize;
                 let line = status::status_line(
                     &self.tabs,
@@ -583,6 +541,15 @@ impl Window {
                 } else {
                     self.view.paint(&status)
                 }
+            }
+            Mode::Rename { .. } if self.view.tab.is_some() => {
+                let line = self.mode.status_line().unwrap_or_default();
+                let bar = [status::Span {
+                    text: line,
+                    look: status::Look::Bar,
+                }];
+                let status = status::render(&bar, cols as usize);
+                self.view.paint(&status)
             }
             other => overlay::render(other, &self.prefix_name, rows, cols),
         };

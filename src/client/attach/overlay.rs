@@ -1,11 +1,17 @@
 //! What the window shows instead of the pane for a moment: the agent
-//! picker, the help, a yes/no question, the approval queue, scroll mode.
+//! picker, the session picker, the rename prompt, the help, a yes/no
+//! question, the approval queue, scroll mode.
 //! Keys go to the overlay while it is open, one key at a time, every key
 //! of a read in order; pure: (mode, keys) in, (mode, effect, bytes used)
 //! out.
 
+use std::path::PathBuf;
+
+use super::choose::{self, moved, Choosing};
 use super::keys::{key_len, BINDINGS};
+use super::prompt::{self, Prompt};
 use super::scroll::{self, Scroll};
+use super::session_pick::{self, Session};
 use super::status::{self, Look, Span};
 
 /// The yes/no question `C-b q` asks before stopping the session's `n`
@@ -40,6 +46,16 @@ pub enum Mode {
         sel: usize,
     },
     Scroll(Scroll),
+    /// The sessions to switch to (prefix `s`).
+    Sessions {
+        sessions: Vec<Session>,
+        at: Choosing,
+    },
+    /// The shown tab's new name (prefix `,`).
+    Rename {
+        tab: String,
+        prompt: Prompt,
+    },
 }
 
 /// One question of the approval queue.
@@ -63,6 +79,14 @@ pub enum Effect {
         approve: bool,
         session: bool,
     },
+    Rename {
+        tab: String,
+        name: String,
+    },
+    /// Show this folder's session in this window.
+    Switch(PathBuf),
+    /// Start the tab's program again.
+    Restart(String),
 }
 
 /// Feeds a read's keys to the overlay one key at a time, in order, until
@@ -85,7 +109,6 @@ pub fn feed(mut mode: Mode, keys: &[u8]) -> (Mode, Effect, usize) {
 
 /// One key (see `key_len`) to an open overlay.
 fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
-    let cancel = matches!(key, b"\x1b" | b"q" | b"\x03");
     match mode {
         Mode::Normal => (Mode::Normal, Effect::None),
         Mode::Help => (Mode::Normal, Effect::None),
@@ -113,47 +136,27 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
             _ => (Mode::Confirm { question, yes }, Effect::None),
         },
         Mode::Picker { agents, sel, typed } => {
-            if cancel {
-                return (Mode::Normal, Effect::None);
-            }
-            let n = agents.len().max(1);
-            match key {
-                b"\r" | b"\n" => match agents.get(sel) {
-                    Some(a) => (Mode::Normal, Effect::Start(a.clone())),
-                    None => (Mode::Normal, Effect::None),
-                },
-                [d @ b'0'..=b'9'] => {
-                    // A number selects and never starts: Enter starts, so
-                    // an Enter typed after the number is the picker's, not
-                    // the new agent's. The digits typed so far and this
-                    // one, else this one alone (12 entries: `1` `2` is 12,
-                    // `1` `5` is 5).
-                    let pick = |t: String| match t.parse::<usize>() {
-                        Ok(k) if (1..=agents.len()).contains(&k) => Some((k, t)),
-                        _ => None,
-                    };
-                    let digit = char::from(*d).to_string();
-                    let (sel, typed) = match pick(format!("{typed}{digit}")).or_else(|| pick(digit))
-                    {
-                        Some((k, typed)) => (k - 1, typed),
-                        None => (sel, String::new()),
-                    };
+            match choose::key(Choosing { sel, typed }, agents.len(), key) {
+                choose::Outcome::Stay(Choosing { sel, typed }) => {
                     (Mode::Picker { agents, sel, typed }, Effect::None)
                 }
-                // Up/down move; any other key leaves the picker as it is.
-                _ => {
-                    let sel = moved(key, sel, n).unwrap_or(sel);
-                    (
-                        Mode::Picker {
-                            agents,
-                            sel,
-                            typed: String::new(),
-                        },
-                        Effect::None,
-                    )
-                }
+                choose::Outcome::Chose(i) => (Mode::Normal, Effect::Start(agents[i].clone())),
+                choose::Outcome::Cancel => (Mode::Normal, Effect::None),
             }
         }
+        Mode::Sessions { sessions, at } => match choose::key(at, sessions.len(), key) {
+            choose::Outcome::Stay(at) => (Mode::Sessions { sessions, at }, Effect::None),
+            // The session shown already: nothing to switch.
+            choose::Outcome::Chose(i) if sessions[i].here => (Mode::Normal, Effect::None),
+            choose::Outcome::Chose(i) => (Mode::Normal, Effect::Switch(sessions[i].folder.clone())),
+            choose::Outcome::Cancel => (Mode::Normal, Effect::None),
+        },
+        Mode::Rename { tab, prompt } => match prompt.key(key) {
+            prompt::Outcome::Stay(prompt) => (Mode::Rename { tab, prompt }, Effect::None),
+            prompt::Outcome::Done(name) if name.is_empty() => (Mode::Normal, Effect::None),
+            prompt::Outcome::Done(name) => (Mode::Normal, Effect::Rename { tab, name }),
+            prompt::Outcome::Cancel => (Mode::Normal, Effect::None),
+        },
         Mode::Scroll(mut s) => match s.feed(key) {
             scroll::Outcome::Leave => (Mode::Normal, Effect::None),
             scroll::Outcome::Stay => (Mode::Scroll(s), Effect::None),
@@ -166,15 +169,6 @@ fn decide(w: &Waiting, approve: bool, session: bool) -> Effect {
         id: w.id.clone(),
         approve,
         session,
-    }
-}
-
-/// Up/down (arrows in either cursor mode, or k/j) in a list of `n`, wrapping; None for other keys.
-fn moved(keys: &[u8], sel: usize, n: usize) -> Option<usize> {
-    match keys {
-        b"\x1b[A" | b"\x1bOA" | b"k" => Some((sel + n - 1) % n),
-        b"\x1b[B" | b"\x1bOB" | b"j" => Some((sel + 1) % n),
-        _ => None,
     }
 }
 
@@ -191,9 +185,8 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             }
             lines.push(String::new());
             lines.extend(status::LEGEND.iter().map(|l| l.to_string()));
-            lines.push(String::new());
-            lines.push("Any key closes this help.".into());
-            draw(&lines, " help", rows, cols)
+            // On the bar: the page fills 80x24 to its last line.
+            draw(&lines, " help | Any key closes this help.", rows, cols)
         }
         Mode::Approvals { items, sel } => {
             let mut lines = vec!["Approval queue".to_string(), String::new()];
@@ -256,6 +249,28 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             rows,
             cols,
         ),
+        Mode::Sessions { sessions, at } => {
+            let lines = session_pick::lines(sessions, at.sel);
+            draw(
+                &lines,
+                " sessions: up/down or a number selects, Enter switches, Esc cancels",
+                rows,
+                cols,
+            )
+        }
+        // Drawn in place of the status line: see `Mode::status_line`.
+        Mode::Rename { .. } => Vec::new(),
+    }
+}
+
+impl Mode {
+    /// An overlay drawn over the status line alone, the pane staying in
+    /// view: the line to draw there.
+    pub fn status_line(&self) -> Option<String> {
+        match self {
+            Mode::Rename { prompt, .. } => Some(prompt.line()),
+            _ => None,
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! The status line under the shown tab: each tab with its number, agent,
+//! The status line under the shown tab: each tab with its number, name,
 //! sandbox mark, process state, agent state and marks, then a note. Pure:
 //! composed as styled spans from plain data, rendered to bytes for a given
 //! width, so every case is a table row without a terminal.
@@ -19,10 +19,12 @@
 //! | `*` | the tab this window shows |
 //! | `#` | turned blocked or done while you looked elsewhere |
 //! | `^` | rang its bell while you looked elsewhere (black on yellow) |
+//! | `<3` `>5!` | three tabs hidden to the left, five to the right (one of them blocked) |
 
 use unicode_width::UnicodeWidthChar;
 
 use super::marks::{Marks, TabMarks};
+use super::overflow::{self, Item, Need, Side};
 use crate::protocol::api::{AgentState, TabInfo, TabState};
 use crate::protocol::printable;
 
@@ -32,6 +34,7 @@ pub const LEGEND: &[&str] = &[
     "Status line: ~ working   ! blocked: waits for you   + done   . idle",
     "             * shown here   # blocked or done while you looked elsewhere",
     "             ^ rang its bell while you looked elsewhere",
+    "             <3 >5 tabs hidden left/right, with the mark of one that needs you",
 ];
 
 /// How a span looks. The bar is the status line's own reverse video.
@@ -89,15 +92,11 @@ fn look(s: Option<AgentState>, m: TabMarks) -> Look {
     }
 }
 
-/// One tab's entry; `full` with its agent's name, else only its number
-/// and marks (when the full line would not fit).
-fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks, full: bool) -> Span {
-    let name = if full {
-        format!(":{}", printable(&t.agent))
-    } else {
-        String::new()
-    };
-    let sb = if t.sandboxed && full { "[sb]" } else { "" };
+/// One tab's entry: its number, its name (its agent's for a core that
+/// names no tabs), the sandbox mark, the program's state and the marks.
+fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks) -> Span {
+    let name = if t.name.is_empty() { &t.agent } else { &t.name };
+    let sb = if t.sandboxed { "[sb]" } else { "" };
     let process = match t.state {
         TabState::Running => String::new(),
         TabState::Exited => format!(
@@ -107,14 +106,34 @@ fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks, full: bool) -> Span {
         other => format!(" {}", other.as_str()),
     };
     let text = format!(
-        "{}{name}{sb}{process}{}{}{}{}",
+        "{}:{}{sb}{process}{}{}{}{}",
         i + 1,
+        printable(name),
         glyph(t.agent_state),
         if shown { "*" } else { "" },
         if m.unseen { "#" } else { "" },
         if m.bell { "^" } else { "" },
     );
     span(text, look(t.agent_state, m))
+}
+
+/// What a tab asks of the person, for an overflow mark that hides it.
+fn need(t: &TabInfo, m: TabMarks) -> Need {
+    match t.agent_state {
+        Some(AgentState::Blocked) => Need::Blocked,
+        Some(AgentState::Done) => Need::Done,
+        _ if m.bell => Need::Bell,
+        _ => Need::Nothing,
+    }
+}
+
+fn need_look(n: Need) -> Look {
+    match n {
+        Need::Blocked => Look::Blocked,
+        Need::Done => Look::Done,
+        Need::Bell => Look::Bell,
+        Need::Nothing => Look::Bar,
+    }
 }
 
 /// What the status line says after the tabs: what waits for an answer
@@ -130,10 +149,10 @@ pub fn status_note(note: &str, approvals: usize, prefix_name: &str) -> String {
     }
 }
 
-/// The status line for a window `width` columns wide: every tab, the shown
-/// one marked `*`, then `note`. When the tabs with their names would not
-/// leave room for the note's first words, they are shown by number only,
-/// so a blocked tab far right is not cut off.
+/// The status line for a window `width` columns wide: the tabs, the shown
+/// one marked `*`, then `note`. When the tabs do not all fit beside the
+/// note's first words, a run of them around the shown one is drawn, with
+/// a mark for the tabs cut on each side (see `super::overflow`).
 pub fn status_line(
     tabs: &[TabInfo],
     showing: Option<&str>,
@@ -141,30 +160,105 @@ pub fn status_line(
     note: &str,
     width: usize,
 ) -> Vec<Span> {
-    let compose = |full: bool| {
-        let mut spans = vec![span(" ", Look::Bar)];
-        if tabs.is_empty() {
-            spans.push(span("no tabs", Look::Bar));
-        }
-        for (i, t) in tabs.iter().enumerate() {
-            if i > 0 {
-                spans.push(span(" ", Look::Bar));
-            }
-            let shown = showing == Some(t.id.as_str());
-            spans.push(entry(i, t, shown, marks.get(&t.id), full));
-        }
-        spans
+    let mut spans = vec![span(" ", Look::Bar)];
+    if tabs.is_empty() {
+        spans.push(span("no tabs", Look::Bar));
+    }
+    let shown = tabs.iter().position(|t| showing == Some(t.id.as_str()));
+    let entries: Vec<(Span, Need)> = tabs
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let m = marks.get(&t.id);
+            (entry(i, t, Some(i) == shown, m), need(t, m))
+        })
+        .collect();
+    let items: Vec<Item> = entries
+        .iter()
+        .map(|(s, need)| Item {
+            cols: columns(std::slice::from_ref(s)),
+            need: *need,
+        })
+        .collect();
+    // Room kept for the note: enough to read " | C-b ? help".
+    const NOTE_ROOM: usize = 13;
+    let note = printable(note);
+    let note_cols = if note.is_empty() {
+        0
+    } else {
+        columns(&[span(format!(" | {note}"), Look::Bar)])
     };
-    // Room kept for the note: enough to read "C-b ? help".
-    const NOTE_ROOM: usize = 12;
-    let mut spans = compose(true);
-    if columns(&spans) + NOTE_ROOM > width && tabs.len() > 1 {
-        spans = compose(false);
+    let room = width.saturating_sub(1 + note_cols.min(NOTE_ROOM));
+    let run = overflow::visible(&items, shown, room);
+    let mut parts = Vec::new();
+    if let Some((m, n)) = overflow::mark(Side::Left, &items[..run.start]) {
+        parts.push(span(m, need_look(n)));
+    }
+    parts.extend(entries[run.clone()].iter().map(|(s, _)| s.clone()));
+    if let Some((m, n)) = overflow::mark(Side::Right, &items[run.end..]) {
+        parts.push(span(m, need_look(n)));
+    }
+    for (i, p) in parts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(span(" ", Look::Bar));
+        }
+        spans.push(p);
     }
     if !note.is_empty() {
-        spans.push(span(format!(" | {}", printable(note)), Look::Bar));
+        // Cut at a word, with a mark, never mid-word: the rest is where
+        // the note says (`nerdr doctor`, `nerdr tabs`).
+        let room = width.saturating_sub(columns(&spans) + 3);
+        spans.push(span(format!(" | {}", elide_words(&note, room)), Look::Bar));
     }
     spans
+}
+
+/// `text` in `cols` columns: whole when it fits, else cut after the last
+/// word that fits, with ` ...` to say it was; a first word too long for
+/// the room is cut at the room, with `...`.
+pub fn elide_words(text: &str, cols: usize) -> String {
+    let width = |s: &str| s.chars().map(|c| c.width().unwrap_or(0)).sum::<usize>();
+    if width(text) <= cols {
+        return text.to_string();
+    }
+    const MARK: &str = " ...";
+    let room = cols.saturating_sub(MARK.len());
+    let mut end = 0;
+    let mut used = 0;
+    for (i, c) in text.char_indices() {
+        if c == ' ' {
+            end = i;
+        }
+        used += c.width().unwrap_or(0);
+        if used > room {
+            break;
+        }
+    }
+    let head = text[..end].trim_end();
+    if head.is_empty() {
+        let cut = fit(text, cols.saturating_sub(3));
+        return format!("{}...", cut.trim_end());
+    }
+    format!("{head}{MARK}")
+}
+
+/// What the status line says when the shown tab's program is not running
+/// (keys typed then reach nothing): what it did, and the keys that
+/// restart or close it. `None` while it runs or starts.
+pub fn stopped_hint(n: usize, t: &TabInfo, prefix: &str) -> Option<String> {
+    let name = if t.name.is_empty() { &t.agent } else { &t.name };
+    let what = match t.state {
+        TabState::Running | TabState::Starting => return None,
+        TabState::Exited => format!(
+            "exited({})",
+            t.exit_code.map(|c| c.to_string()).unwrap_or("?".into())
+        ),
+        TabState::Refused => "was refused".to_string(),
+    };
+    Some(format!(
+        "tab {n} ({}) {what}: {prefix} R restarts it, {prefix} x closes it",
+        printable(name)
+    ))
 }
 
 fn columns(spans: &[Span]) -> usize {
@@ -355,33 +449,101 @@ mod tests {
         ];
         for &(state, (unseen, bell), shown, text, want) in rows {
             let t = with(tab("a", "claude", TabState::Running, false), state, 0);
-            let got = entry(0, &t, shown, TabMarks { unseen, bell }, true);
+            let got = entry(0, &t, shown, TabMarks { unseen, bell });
             assert_eq!((got.text.as_str(), got.look), (text, want), "{state:?}");
         }
     }
 
+    fn named(i: usize, s: Option<AgentState>) -> TabInfo {
+        let mut t = with(
+            tab(&format!("t{i}"), "claude", TabState::Running, false),
+            s,
+            0,
+        );
+        t.name = format!("claude-{}", i + 1);
+        t
+    }
+
+    /// 13 tabs in 80 columns: a run around the shown tab, a mark on each
+    /// cut side with how many it hides, and a hidden blocked tab's `!`.
     #[test]
-    fn a_crowded_line_drops_names_before_tabs() {
-        let tabs: Vec<TabInfo> = (0..9)
-            .map(|i| {
-                let s = if i == 8 { Some(Blocked) } else { Some(Idle) };
-                with(
-                    tab(&format!("t{i}"), "claude-code", TabState::Running, false),
-                    s,
-                    0,
-                )
-            })
+    fn a_crowded_line_keeps_the_shown_tab_and_marks_what_it_hides() {
+        let tabs: Vec<TabInfo> = (0..13)
+            .map(|i| named(i, Some(if i == 12 { Blocked } else { Idle })))
             .collect();
         let m = Marks::default();
-        let line = plain(&status_line(&tabs, Some("t0"), &m, "C-b ? help", 80), 80);
-        assert_eq!(
-            line.trim_end(),
-            " 1.* 2. 3. 4. 5. 6. 7. 8. 9! | C-b ? help",
-            "{line}"
-        );
-        // Room enough: names stay.
+        // (shown, the line)
+        #[rustfmt::skip]
+        let rows = [
+            ("t0", " 1:claude-1.* 2:claude-2. 3:claude-3. 4:claude-4. 5:claude-5. >8! | C-b ? help"),
+            ("t6", " <5 6:claude-6. 7:claude-7.* 8:claude-8. 9:claude-9. >4! | C-b ? help"),
+            ("t12", " <9 10:claude-10. 11:claude-11. 12:claude-12. 13:claude-13!* | C-b ? help"),
+        ];
+        for (shown, want) in rows {
+            let line = plain(&status_line(&tabs, Some(shown), &m, "C-b ? help", 80), 80);
+            assert_eq!(line.trim_end(), want, "{shown}");
+            assert!(line.chars().count() == 80);
+        }
+        // The mark of a hidden blocked tab stands out like the tab would.
+        let spans = status_line(&tabs, Some("t0"), &m, "", 80);
+        let mark = spans.iter().find(|s| s.text.starts_with('>')).unwrap();
+        assert_eq!((mark.text.as_str(), mark.look), (">7!", Look::Blocked));
+        // Room enough: every tab, no mark.
         let line = plain(&status_line(&tabs[..2], Some("t0"), &m, "", 80), 80);
-        assert_eq!(line.trim_end(), " 1:claude-code.* 2:claude-code.");
+        assert_eq!(line.trim_end(), " 1:claude-1.* 2:claude-2.");
+    }
+
+    /// (text, columns, what shows)
+    #[test]
+    fn a_long_note_is_cut_at_a_word_with_a_mark() {
+        #[rustfmt::skip]
+        let rows: &[(&str, usize, &str)] = &[
+            ("short", 10, "short"),
+            ("exactly ten", 11, "exactly ten"),
+            ("config error: unknown key `reviw` in [agents.claude]", 30, "config error: unknown key ..."),
+            ("config error: unknown key `reviw` in [agents.claude]", 29, "config error: unknown key ..."),
+            ("config error: unknown key `reviw` in [agents.claude]", 28, "config error: unknown ..."),
+            ("abcdefghijkl", 8, "abcde..."),
+            ("abc defghijkl", 8, "abc ..."),
+            ("a b", 0, "..."),
+        ];
+        for (text, cols, want) in rows {
+            let got = elide_words(text, *cols);
+            assert_eq!(got, *want, "{text:?} in {cols}");
+            assert!(got.chars().count() <= (*cols).max(3), "{got:?}");
+        }
+        // In the line: the note's last word is whole, and the mark shows.
+        let tabs = vec![tab("a", "sh", TabState::Running, false)];
+        let note = "config error (see nerdr doctor): /h/config.toml: line 3: \
+                    unknown field `reviw`, expected one of `command`, `review`";
+        let line = plain(
+            &status_line(&tabs, Some("a"), &Marks::default(), note, 80),
+            80,
+        );
+        assert!(line.trim_end().ends_with(" ..."), "{line:?}");
+        let shown = line.trim_end().trim_end_matches(" ...");
+        assert!(note.contains(&shown[shown.find("config").unwrap()..]));
+        let last = shown.rsplit(' ').next().unwrap();
+        assert!(note.split(' ').any(|w| w == last), "cut mid-word: {line:?}");
+    }
+
+    #[test]
+    fn a_stopped_tab_says_which_keys_bring_it_back() {
+        let mut t = tab("a", "sh", TabState::Exited, false);
+        t.name = "sh-1".into();
+        assert_eq!(
+            stopped_hint(2, &t, "C-b").as_deref(),
+            Some("tab 2 (sh-1) exited(1): C-b R restarts it, C-b x closes it")
+        );
+        t.state = TabState::Refused;
+        assert_eq!(
+            stopped_hint(1, &t, "C-a").as_deref(),
+            Some("tab 1 (sh-1) was refused: C-a R restarts it, C-a x closes it")
+        );
+        for state in [TabState::Running, TabState::Starting] {
+            t.state = state;
+            assert_eq!(stopped_hint(1, &t, "C-b"), None);
+        }
     }
 
     #[test]

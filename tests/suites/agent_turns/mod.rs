@@ -308,7 +308,7 @@ impl Turns {
     /// `nerdr restart` the tab, wait for the idle prompt (no dialog), and
     /// have another turn: the model's request that carries it.
     pub fn restart_and_say_hello_again(&self, tab: &str) -> Logged {
-        self.ok(&["restart", tab]);
+        self.ok(&["restart", "--force", tab]);
         self.wait_idle(tab);
         let before = self.prompt(tab, "hello again");
         self.wait_screen(tab, "the second answer", TURN, |s| s.contains(DEFAULT_TEXT));

@@ -31,7 +31,7 @@ op terminal terminal "$self"
 op start-unsandboxed agent sh
 printf '#!/bin/sh\ntouch "$0.ran"\nexec sleep 1000\n' > "$out/prog"; chmod +x "$out/prog"
 op start-program agent -- "$out/prog"
-op restart-agent restart "$agent"
+op restart-agent restart --force "$agent"
 op close-term close "$term"
 op close-agent close "$agent"
 echo "ops-done-$(basename "$out")"

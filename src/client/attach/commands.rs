@@ -1,0 +1,265 @@
+//! What the window's commands do: each prefix key's command (see
+//! `keys::Cmd`), and what the window does with the core's replies to the
+//! requests they make.
+
+use super::keys::Cmd;
+use super::overlay::{self, Mode};
+use super::{marks, prompt, Window};
+use std::path::PathBuf;
+
+use super::choose::Choosing;
+use super::session_pick::Session;
+use crate::protocol::api::{
+    CloseTab, Decide, ListAgents, ListApprovals, ListSessions, OpenTerminal, QuitSession,
+    RenameTab, RestartTab, SessionInfo, StartAgent, TabState,
+};
+use crate::protocol::handshake::ClientMsg;
+use crate::protocol::printable;
+use crate::protocol::replies::{AgentNames, ApprovalsList, Asked, SessionQuit, Started};
+
+impl Window {
+    pub(super) fn pick_agent(&mut self, names: AgentNames) {
+        self.mode = Mode::Picker {
+            agents: names.agents,
+            sel: 0,
+            typed: String::new(),
+        };
+        self.overlay_opened();
+    }
+
+    pub(super) fn show_started(&mut self, started: Started) {
+        self.send(ClientMsg::Select { tab: started.tab });
+    }
+
+    pub(super) fn clear_note<R>(&mut self, _: R) {
+        self.note.clear();
+    }
+
+    /// Start tab `tab`'s program again, in its place.
+    pub(super) fn restart(&mut self, tab: String) {
+        let env = crate::client::own_env();
+        self.request(
+            RestartTab {
+                tab,
+                env,
+                folder: None,
+            },
+            Window::show_started,
+        );
+    }
+
+    pub(super) fn show_approvals(&mut self, list: ApprovalsList) {
+        let items = list
+            .pending
+            .into_iter()
+            .map(|p| overlay::Waiting {
+                network: matches!(p.asked, Asked::Network { .. }),
+                id: p.id,
+                question: p.question,
+            })
+            .collect();
+        self.mode = Mode::Approvals { items, sel: 0 };
+        self.overlay_opened();
+    }
+
+    pub(super) fn quit_done(&mut self, quit: SessionQuit) {
+        let n = quit.closed;
+        self.done = Some(format!(
+            "[quit: stopped {n} tab{}]",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+
+    pub(super) fn command(&mut self, c: Cmd) {
+        let n = self.tabs.len();
+        let cur = self.showing();
+        match c {
+            Cmd::NewTab => {
+                let id = self.request(ListAgents, Window::pick_agent);
+                self.await_overlay(Some(id));
+            }
+            Cmd::Next if n > 0 => self.select_index(cur.map(|i| (i + 1) % n).unwrap_or(0)),
+            Cmd::Prev if n > 0 => self.select_index(cur.map(|i| (i + n - 1) % n).unwrap_or(0)),
+            Cmd::Tab(k) if k >= 1 && k <= n => self.select_index(k - 1),
+            Cmd::Close => {
+                if let Some(i) = cur {
+                    let t = &self.tabs[i];
+                    self.mode = Mode::Confirm {
+                        question: format!("close tab {} ({})? y/n", i + 1, printable(&t.name)),
+                        yes: overlay::Effect::Close(t.id.clone()),
+                    };
+                }
+            }
+            Cmd::Quit => {
+                self.mode = Mode::Confirm {
+                    question: overlay::quit_question(n),
+                    yes: overlay::Effect::Quit,
+                }
+            }
+            Cmd::Terminal => {
+                if let Some(tab) = self.view.tab.clone() {
+                    let env = crate::client::own_env();
+                    self.request(
+                        OpenTerminal {
+                            tab,
+                            env,
+                            folder: None,
+                        },
+                        Window::show_started,
+                    );
+                }
+            }
+            Cmd::Detach => self.done = Some("[detached]".into()),
+            Cmd::Help => self.mode = Mode::Help,
+            Cmd::Approvals => {
+                let id = self.request(ListApprovals, Window::show_approvals);
+                self.await_overlay(Some(id));
+            }
+            Cmd::Scroll => {
+                if let Some(tab) = self.view.tab.clone() {
+                    self.send(ClientMsg::History { tab });
+                    self.await_overlay(None);
+                }
+            }
+            Cmd::Rename => {
+                if let Some(i) = cur {
+                    let t = &self.tabs[i];
+                    let label = format!("new name for tab {} ({})", i + 1, t.name);
+                    self.mode = Mode::Rename {
+                        tab: t.id.clone(),
+                        prompt: prompt::Prompt::new(printable(&label)),
+                    };
+                }
+            }
+            Cmd::Restart => {
+                if let Some(i) = cur {
+                    let t = &self.tabs[i];
+                    if t.state == TabState::Running {
+                        self.mode = Mode::Confirm {
+                            question: format!(
+                                "restart tab {} ({}): stop its program and start it again? y/n",
+                                i + 1,
+                                printable(&t.name)
+                            ),
+                            yes: overlay::Effect::Restart(t.id.clone()),
+                        };
+                    } else {
+                        let tab = t.id.clone();
+                        self.restart(tab);
+                    }
+                }
+            }
+            Cmd::Sessions => self.list_sessions(),
+            Cmd::Redraw => self.view.invalidate(),
+            Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
+                Some(i) => self.select_index(i),
+                None => {
+                    self.note = "no other tab needs you".into();
+                    self.note_for_a_key = true;
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// What a closing overlay asked for.
+    pub(super) fn effect(&mut self, effect: overlay::Effect) {
+        match effect {
+            overlay::Effect::None => {}
+            overlay::Effect::Start(agent) => {
+                self.request(
+                    StartAgent {
+                        folder: self.folder.clone(),
+                        name: agent,
+                        extra_args: vec![],
+                        env: crate::client::own_env(),
+                        worktree: true,
+                        program: false,
+                    },
+                    Window::show_started,
+                );
+            }
+            overlay::Effect::Close(tab) => {
+                let request = CloseTab {
+                    tab,
+                    remove_worktree: false,
+                    force: false,
+                    folder: None,
+                };
+                self.request(request, Window::clear_note);
+            }
+            overlay::Effect::Decide {
+                id,
+                approve,
+                session,
+            } => {
+                self.request(
+                    Decide {
+                        id,
+                        approve,
+                        session,
+                    },
+                    Window::clear_note,
+                );
+            }
+            overlay::Effect::Quit => {
+                self.request(
+                    QuitSession {
+                        folder: self.folder.clone(),
+                    },
+                    Window::quit_done,
+                );
+            }
+            overlay::Effect::Rename { tab, name } => {
+                self.request(
+                    RenameTab {
+                        tab,
+                        name,
+                        folder: None,
+                    },
+                    Window::clear_note,
+                );
+            }
+            overlay::Effect::Restart(tab) => self.restart(tab),
+            overlay::Effect::Switch(folder) => self.switch_session(folder),
+        }
+    }
+
+    /// Open the session picker on the core's list of sessions.
+    fn list_sessions(&mut self) {
+        let id = self.request(ListSessions, Window::pick_session);
+        self.await_overlay(Some(id));
+    }
+
+    fn pick_session(&mut self, list: Vec<SessionInfo>) {
+        let here = self.folder.clone();
+        let sessions: Vec<Session> = list
+            .into_iter()
+            .map(|s| Session {
+                here: s.folder == here,
+                folder: s.folder,
+                name: s.name,
+                tabs: s.tabs,
+                running: s.running,
+                blocked: s.blocked,
+                done: s.done,
+            })
+            .collect();
+        // The picker opens on this window's session: Enter stays.
+        let sel = sessions.iter().position(|s| s.here).unwrap_or(0);
+        self.mode = Mode::Sessions {
+            sessions,
+            at: Choosing {
+                sel,
+                typed: String::new(),
+            },
+        };
+        self.overlay_opened();
+    }
+
+    /// Show `folder`'s session in this window instead.
+    pub(super) fn switch_session(&mut self, folder: PathBuf) {
+        self.awaiting = None;
+        self.switch_to(folder);
+    }
+}
