@@ -21,6 +21,7 @@ mod privilege;
 mod probe;
 mod probe_alone;
 mod proxy;
+mod readme_quickstart;
 mod resume;
 mod robustness;
 mod sandbox;
