@@ -15,17 +15,31 @@ const README: &str = include_str!("../README.md");
 /// The heading of the README's config reference.
 const CONFIG_HEADING: &str = "## Config";
 
-/// Every piece of code in the text: inline code spans, and the lines of
-/// ```sh blocks. Other blocks (toml, the window's picture) are not commands.
+/// Every piece of code in the text: inline code spans (which may run over
+/// a line break), and the lines of ```sh blocks. Other blocks (toml, the
+/// window's picture) are not commands.
 fn code_pieces(text: &str) -> Vec<String> {
+    fn spans(prose: &mut String, pieces: &mut Vec<String>) {
+        let mut parts = prose.split('`');
+        parts.next();
+        while let Some(span) = parts.next() {
+            pieces.push(span.replace('\n', " "));
+            parts.next();
+        }
+        prose.clear();
+    }
     let mut pieces = Vec::new();
+    let mut prose = String::new();
     let mut fence: Option<String> = None;
     for line in text.lines() {
         let trimmed = line.trim_start();
         if let Some(lang) = trimmed.strip_prefix("```") {
             fence = match fence {
                 Some(_) => None,
-                None => Some(lang.trim().to_string()),
+                None => {
+                    spans(&mut prose, &mut pieces);
+                    Some(lang.trim().to_string())
+                }
             };
             continue;
         }
@@ -33,15 +47,12 @@ fn code_pieces(text: &str) -> Vec<String> {
             Some("sh" | "bash" | "console") => pieces.push(line.to_string()),
             Some(_) => {}
             None => {
-                let mut parts = line.split('`');
-                parts.next();
-                while let Some(span) = parts.next() {
-                    pieces.push(span.to_string());
-                    parts.next();
-                }
+                prose.push_str(line);
+                prose.push('\n');
             }
         }
     }
+    spans(&mut prose, &mut pieces);
     pieces
 }
 
@@ -62,11 +73,15 @@ fn invocations(piece: &str) -> Vec<Vec<String>> {
         }
         // `ID=$(nerdr ...)` splits as `ID=$`, `nerdr`; a word before it that
         // is not a command separator is prose (`nerdr`'s own name).
-        let args = words[i + 1..]
+        let args: Vec<String> = words[i + 1..]
             .iter()
             .take_while(|w| !matches!(w.as_str(), "|" | "||" | ";" | "&&" | "#" | "&"))
             .cloned()
             .collect();
+        // A message nerdr prints (`nerdr wait: tab ab12 ...`), not a command.
+        if args.first().is_some_and(|w| w.ends_with(':')) {
+            continue;
+        }
         found.push(args);
     }
     found
@@ -101,6 +116,10 @@ fn check(args: &[String]) -> Option<String> {
         }
         if word.starts_with('-') {
             continue;
+        }
+        // A placeholder in a command's place (`nerdr COMMAND --help`).
+        if word.chars().all(|c| c.is_ascii_uppercase() || c == '|') {
+            return None;
         }
         if cmd.has_subcommands() {
             let mut next = None;
@@ -156,6 +175,7 @@ fn the_checker_tells_a_real_command_line_from_a_wrong_one() {
         "close TAB --remove-worktree --force",
         "log --hook|--probe|--git --json",
         "core",
+        "COMMAND --help",
         "",
     ] {
         assert_eq!(check(&words(good)), None, "{good}");
@@ -172,6 +192,7 @@ fn the_checker_tells_a_real_command_line_from_a_wrong_one() {
         invocations("ID=$(nerdr agent -- bash) # the id"),
         [words("agent -- bash")]
     );
+    assert!(invocations("nerdr wait: tab ab12 is still working").is_empty());
     assert_eq!(
         invocations("nerdr tabs | head; nerdr read 1"),
         [words("tabs"), words("read 1")]
