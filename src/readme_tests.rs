@@ -117,11 +117,11 @@ fn check(args: &[String]) -> Option<String> {
         if word.starts_with('-') {
             continue;
         }
-        // A placeholder in a command's place (`nerdr COMMAND --help`).
-        if word.chars().all(|c| c.is_ascii_uppercase() || c == '|') {
-            return None;
-        }
         if cmd.has_subcommands() {
+            // A placeholder in a command's place (`nerdr COMMAND --help`).
+            if word.chars().all(|c| c.is_ascii_uppercase() || c == '|') {
+                return None;
+            }
             let mut next = None;
             for alt in word.split('|') {
                 match cmd.find_subcommand(alt) {

@@ -119,8 +119,9 @@ impl<'a> Pane<'a> {
             env,
             sock: env.home().join(".quickstart-tmux.sock"),
         };
+        // A newline, not `;`, after the line: its comment ends there.
         let shell = format!(
-            "cd '{}' && {line}; echo QUICKSTART-EXIT=$?; sleep 600",
+            "cd '{}' && {line}\necho QUICKSTART-EXIT=$?; sleep 600",
             cwd.display()
         );
         let out = pane.tmux(&[
