@@ -126,12 +126,7 @@ fn check(args: &[String]) -> Option<String> {
             for alt in word.split('|') {
                 match cmd.find_subcommand(alt) {
                     Some(sub) => next = next.or(Some(sub)),
-                    None => {
-                        return Some(format!(
-                            "`{}` has no subcommand `{alt}`",
-                            path.join(" ")
-                        ))
-                    }
+                    None => return Some(format!("`{}` has no subcommand `{alt}`", path.join(" "))),
                 }
             }
             let sub = next.expect("split yields at least one word");
@@ -154,7 +149,10 @@ fn every_nerdr_command_line_the_readme_shows_exists() {
             }
         }
     }
-    assert!(seen > 20, "found only {seen} nerdr command lines in README.md");
+    assert!(
+        seen > 20,
+        "found only {seen} nerdr command lines in README.md"
+    );
     assert!(
         wrong.is_empty(),
         "README.md shows command lines nerdr does not take:\n{}",
@@ -314,7 +312,10 @@ fn every_toml_example_in_the_config_reference_parses() {
             (None, _) => {}
         }
     }
-    assert!(!blocks.is_empty(), "the config reference has no ```toml example");
+    assert!(
+        !blocks.is_empty(),
+        "the config reference has no ```toml example"
+    );
     for block in blocks {
         if let Err(e) = crate::config::parse(&block, Path::new("config.toml")) {
             panic!("a README config example does not parse: {e}\n{block}");
