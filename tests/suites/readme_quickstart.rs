@@ -242,3 +242,74 @@ fn the_quick_start_block_is_found_and_split_into_lines() {
     assert!(!is_window("nerdr tabs"));
     assert!(!quickstart(README).is_empty());
 }
+
+/// The README's picture of the window, captured as its caption says:
+/// codex at its sign-in (from `$NERDR_AGENT_CLIS`), a shell renamed
+/// `tests`, another shell shown after `git log` and `nerdr tabs`, in an
+/// 80x16 pane. Prints the capture; paste it between `<!-- window -->` and
+/// `<!-- /window -->`. Ignored: it needs the real codex, and it only
+/// makes the picture (`cargo test --test all capture_the_readme_window --
+/// --ignored --nocapture`).
+#[test]
+#[ignore]
+fn capture_the_readme_window() {
+    let Ok(clis) = std::env::var("NERDR_AGENT_CLIS") else {
+        crate::support::sysenv::skip("NERDR_AGENT_CLIS is not set (it must hold codex)");
+        return;
+    };
+    let Some(env) = SystemdEnv::start() else {
+        return;
+    };
+    env.run(&["nerdr", "service", "install"]);
+    let shop = env.home().join("shop");
+    let sh = |script: &str| {
+        let mut cmd = env.user_cmd(&["sh", "-c", script]);
+        let path = format!(
+            "{}:{clis}:/usr/local/bin:/usr/bin:/bin",
+            env.nerdr().parent().unwrap().display()
+        );
+        cmd.env("PATH", path);
+        crate::support::sysenv::run_ok(&mut cmd)
+    };
+    sh(
+        "mkdir -p ~/shop && cd ~/shop && git init -q && git config user.email me@example.com \
+        && git config user.name me && echo '# shop' > README.md && git add . \
+        && git commit -qm 'first commit'",
+    );
+    sh(
+        "cd ~/shop && nerdr agent codex && nerdr agent -- bash && nerdr agent -- bash \
+        && nerdr rename 2 tests",
+    );
+    let pane = Pane {
+        env: &env,
+        sock: env.home().join(".quickstart-tmux.sock"),
+    };
+    let shell = format!("cd '{}' && nerdr\nsleep 600", shop.display());
+    let out = pane.tmux(&[
+        "-f",
+        "/dev/null",
+        "new-session",
+        "-d",
+        "-x",
+        "80",
+        "-y",
+        "16",
+        &shell,
+    ]);
+    assert!(out.status.success(), "tmux new-session: {out:?}");
+    pane.wait_for("the status line", |s| s.contains("? help"));
+    pane.wait_for("codex at its sign-in, blocked", |s| s.contains("codex-1!"));
+    pane.tmux(&["send-keys", "-t", "0", "C-b", "3"]);
+    pane.tmux(&["send-keys", "-t", "0", "PS1='~/shop$ '; clear", "Enter"]);
+    pane.wait_for("the shell's prompt", |s| {
+        s.trim_start().starts_with("~/shop$")
+    });
+    pane.tmux(&["send-keys", "-t", "0", "git log --format='%h %s'", "Enter"]);
+    pane.wait_for("git log", |s| s.contains("first commit"));
+    pane.tmux(&["send-keys", "-t", "0", "nerdr tabs", "Enter"]);
+    let shot = pane.wait_for("nerdr tabs, then the prompt", |s| {
+        s.contains("bash-2") && s.matches("~/shop$").count() >= 3
+    });
+    let lines: Vec<&str> = shot.lines().map(str::trim_end).collect();
+    println!("{}", lines.join("\n"));
+}
