@@ -29,6 +29,8 @@ mod private_dir;
 mod probe;
 mod protocol;
 mod proxy;
+#[cfg(test)]
+mod readme_tests;
 mod sandbox;
 mod screen;
 mod service;

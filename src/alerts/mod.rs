@@ -1,4 +1,4 @@
-//! Telling the person that a tab needs them (README.md, "Notifications"):
+//! Telling the person that a tab needs them (docs/NOTIFICATIONS.md):
 //! when a tab becomes `blocked` or `done` and no window shows it, the core
 //! calls [`deliver`]. What to send is decided by the pure [`plan`] from the
 //! `[notify]` config; this module then sends it: a desktop notification

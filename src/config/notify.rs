@@ -1,5 +1,5 @@
 //! `[notify]` and `[agents.NAME.notify]`: whom nerdr tells when a tab
-//! becomes `blocked` or `done`, as plain data (README.md, "Notifications").
+//! becomes `blocked` or `done`, as plain data (docs/NOTIFICATIONS.md).
 //! Owns what the keys hold and how an agent's section overrides the
 //! global one key by key; their checks are in `schema.rs`, with every
 //! other section's, and what is then sent is `crate::alerts`.

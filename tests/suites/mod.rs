@@ -23,6 +23,7 @@ mod privilege;
 mod probe;
 mod probe_alone;
 mod proxy;
+mod readme_quickstart;
 mod reconnect;
 mod resume;
 mod robustness;
