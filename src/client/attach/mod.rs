@@ -76,6 +76,10 @@ struct Window {
     outage: Option<Outage>,
     /// The tab to show again once attached anew (after a reconnect).
     restore: Option<String>,
+    /// The tab last asked for (`Select`) and not yet redrawn: the next
+    /// `C-b n`/`p` counts from it, so keys typed faster than the core
+    /// answers each move once.
+    asked: Option<String>,
     /// The loop should open a fresh connection (a session switch).
     reattach: bool,
     /// Whether keys reach the core: false while reconnecting or switching.
@@ -253,6 +257,7 @@ impl Window {
             note_for_a_key: false,
             outage: None,
             restore: None,
+            asked: None,
             reattach: false,
             connected: true,
             awaiting: None,
@@ -297,13 +302,18 @@ impl Window {
     }
 
     fn showing(&self) -> Option<usize> {
-        let tab = self.view.tab.as_deref()?;
+        let asked = self.asked.as_deref().and_then(|a| self.index_of(a));
+        asked.or_else(|| self.index_of(self.view.tab.as_deref()?))
+    }
+
+    fn index_of(&self, tab: &str) -> Option<usize> {
         self.tabs.iter().position(|t| t.id == tab)
     }
 
     fn select_index(&mut self, i: usize) {
         if let Some(t) = self.tabs.get(i) {
             let tab = t.id.clone();
+            self.asked = Some(tab.clone());
             self.send(ClientMsg::Select { tab });
         }
     }
@@ -334,6 +344,9 @@ impl Window {
                     return Ok(());
                 }
                 self.restore = None;
+                if self.asked.as_ref() == Some(&tab) {
+                    self.asked = None;
+                }
                 self.marks.shown(&tab);
                 self.view.redraw(&tab, rows, cols)
             }

@@ -27,9 +27,6 @@ impl Window {
     /// [`Window::connected`]); the old screen stays until the new
     /// session's first redraw replaces it. Keys typed in between are
     /// dropped: they were meant for a tab of the session being left.
-    // The session picker (prefix `s`) calls it; until it lands only the
-    // tests do.
-    #[allow(dead_code)]
     pub fn switch_to(&mut self, folder: PathBuf) {
         self.disconnect();
         self.folder = folder;
@@ -37,6 +34,7 @@ impl Window {
         self.marks = Default::default();
         self.warned.clear();
         self.restore = None;
+        self.asked = None;
         self.offered_picker = false;
         self.mode = Mode::Normal;
         self.view.invalidate();
@@ -49,6 +47,7 @@ impl Window {
         self.out = mpsc::unbounded_channel().0;
         self.pending.clear();
         self.connected = false;
+        self.asked = None;
     }
 
     /// Attach the connection to the window's session.
@@ -142,6 +141,45 @@ mod tests {
 
     fn sent(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<Frame> {
         std::iter::from_fn(|| rx.try_recv().ok()).collect()
+    }
+
+    /// The tabs each `Select` the window sent asks for, in order.
+    fn selected(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<String> {
+        sent(rx)
+            .into_iter()
+            .filter_map(|f| match f.decode_control::<ClientMsg>() {
+                Ok(ClientMsg::Select { tab }) => Some(tab),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tab_keys_typed_faster_than_the_core_redraws_each_move_once() {
+        let (mut w, mut rx) = window();
+        w.on_tabs(vec![tab("aaaa0001"), tab("aaaa0002"), tab("aaaa0003")]);
+        let redraw = |w: &mut Window, tab: &str| {
+            w.on_frame(Frame::control(&CoreMsg::Redraw {
+                tab: tab.into(),
+                rows: 23,
+                cols: 80,
+            }))
+            .unwrap()
+        };
+        redraw(&mut w, "aaaa0001");
+        w.on_keys(b"\x023");
+        redraw(&mut w, "aaaa0003");
+        sent(&mut rx);
+        // Two `C-b p` before the core redraws either: the second counts
+        // from the tab the first asked for, not from the one still shown.
+        w.on_keys(b"\x02p");
+        w.on_keys(b"\x02p");
+        assert_eq!(selected(&mut rx), ["aaaa0002", "aaaa0001"]);
+        // Once the core shows a tab, moves count from it again.
+        redraw(&mut w, "aaaa0002");
+        redraw(&mut w, "aaaa0001");
+        w.on_keys(b"\x02n");
+        assert_eq!(selected(&mut rx), ["aaaa0002"]);
     }
 
     #[test]

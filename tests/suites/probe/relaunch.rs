@@ -17,13 +17,13 @@ fn restarting_after_fixing_the_wrapper_checks_again() {
         ".config/nerdr/config.toml",
         broken.replace(&wrap_rt, &wrap_ok),
     );
-    s.ok(&["nerdr", "restart", &id]);
+    s.ok(&["nerdr", "restart", "--force", &id]);
     s.wait_screen(&id, "AGENT-STARTED");
     assert_eq!(s.tab_of("rtvisible")["state"], "running");
     assert_eq!(s.audit(PASSED_ID, &id).len(), 1);
     // Broken again: the next restart is checked too (nothing is cached).
     s.env.write_user_file(".config/nerdr/config.toml", broken);
-    let out = s.output(&["nerdr", "restart", &id]);
+    let out = s.output(&["nerdr", "restart", "--force", &id]);
     assert!(!out.status.success(), "restarted with a broken wrapper");
     assert!(
         text(&out.stderr).contains("the client key"),
