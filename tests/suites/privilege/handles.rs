@@ -65,3 +65,52 @@ fn a_hidden_tab_is_no_tab_by_any_handle() {
         assert!(out.status.success(), "{handle}: {out:?}");
     }
 }
+
+/// A sandboxed agent cannot take the name another agent's next tab would
+/// get by default (or a closed one had), so a message the person sends to
+/// `sh-2` never reaches it instead of the unsandboxed `sh` started next.
+#[test]
+fn a_sandboxed_agent_cannot_squat_another_agents_default_name() {
+    let Some(s) = Setup::new() else { return };
+    let plain = s.ok(&["agent", "sh"]);
+    let boxed = s.ok(&["agent", "boxed"]);
+    s.screen_shows(&boxed, "$");
+    let hook = s.env.home().join(".local/state/nerdr/nerdr.sock");
+    let secret = secret_of(s.pid(&boxed));
+    let as_boxed = |args: &[&str]| {
+        let mut cmd = s.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&s.work)
+            .env("NERDR_TAB", &secret)
+            .env("NERDR_SOCKET", &hook);
+        cmd.output().unwrap()
+    };
+    // The names an unsandboxed agent's or a terminal's tab gets by default
+    // (and any of the form, its own agent's too).
+    for name in ["sh-2", "sh-1", "terminal-1", "claude-1", "boxed-7"] {
+        let out = as_boxed(&["rename", &boxed, name]);
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{name}: {out:?}");
+        assert!(said.contains("default name"), "{name}: {said}");
+    }
+    // A plain word it may take.
+    let out = as_boxed(&["rename", &boxed, "helper"]);
+    assert!(out.status.success(), "{out:?}");
+    // The next sh is sh-2, and sh-2 names it.
+    let next = s.ok(&["agent", "sh"]);
+    let names: Vec<(String, String)> = s
+        .tabs()
+        .iter()
+        .map(|t| {
+            (
+                t["id"].as_str().unwrap().to_string(),
+                t["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert!(names.contains(&(next.clone(), "sh-2".into())), "{names:?}");
+    assert!(names.contains(&(plain.clone(), "sh-1".into())), "{names:?}");
+    s.ok(&["send", "sh-2", "echo reached-$((40+2))"]);
+    s.screen_shows(&next, "reached-42");
+    // The person may still name any tab so.
+    s.ok(&["rename", &boxed, "sh-9"]);
+}
