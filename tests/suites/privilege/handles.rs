@@ -182,3 +182,44 @@ fn a_sandboxed_callers_folder_does_not_reach_another_sessions_handles() {
         "{names:?}"
     );
 }
+
+/// A sandboxed caller's new agent cannot be placed in another session
+/// through a link it made in its own folder, nor a `..` path: the folder
+/// is placed as it resolves, and refused.
+#[test]
+fn a_sandboxed_callers_link_to_another_session_is_that_session() {
+    let Some(s) = Setup::new() else { return };
+    let boxed = s.ok(&["agent", "boxed"]);
+    let elsewhere = s.env.home().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    crate::support::sysenv::run_ok(std::process::Command::new("chown").args([
+        &format!("{}:{}", s.env.uid(), s.env.gid()),
+        elsewhere.to_str().unwrap(),
+    ]));
+    let other = s.ok(&["agent", "boxed", "--folder", elsewhere.to_str().unwrap()]);
+    s.screen_shows(&boxed, "$");
+    let link = s.work.join("link");
+    std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
+    let hook = s.env.home().join(".local/state/nerdr/nerdr.sock");
+    let secret = secret_of(s.pid(&boxed));
+    let as_boxed = |args: &[&str]| {
+        let mut cmd = s.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&s.work)
+            .env("NERDR_TAB", &secret)
+            .env("NERDR_SOCKET", &hook);
+        cmd.output().unwrap()
+    };
+    let dotdot = s.work.join("../elsewhere");
+    for folder in [link.to_str().unwrap(), dotdot.to_str().unwrap()] {
+        let out = as_boxed(&["agent", "boxed", "--folder", folder]);
+        assert!(!out.status.success(), "{folder}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("own session's folder"),
+            "{folder}: {out:?}"
+        );
+    }
+    let all: Vec<serde_json::Value> =
+        serde_json::from_str(&s.ok(&["tabs", "--all", "--json"])).unwrap();
+    assert_eq!(all.len(), 2, "{all:?}");
+    let _ = other;
+}
