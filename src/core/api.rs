@@ -451,7 +451,7 @@ impl Core {
                 ..
             }) => encode::<CloseTab>(self.close_tab(&tab, remove_worktree, force).await),
             Request::Rename(RenameTab { tab, name, .. }) => {
-                encode::<RenameTab>(self.rename_tab(&tab, &name))
+                encode::<RenameTab>(self.rename_tab(caller, &tab, &name))
             }
             Request::Quit(QuitSession { folder }) => {
                 let closed = self.quit_session(&folder).await;

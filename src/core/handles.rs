@@ -94,9 +94,21 @@ pub fn default_name<'a>(agent: &str, taken: impl Iterator<Item = &'a str> + Clon
         .expect("some number is free")
 }
 
+/// Whether `name` has the form nerdr gives new tabs, `AGENT-N` (`sh-2`,
+/// `terminal-1`, `my-agent-3`): some agent's next tab may get it by default.
+pub fn is_default_form(name: &str) -> bool {
+    name.rsplit_once('-').is_some_and(|(agent, n)| {
+        !agent.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
 /// Whether `name` may be tab `id`'s new name among `others` (the names of
-/// the other tabs of its session); the error says what to change.
-pub fn check_name(name: &str, others: &[&str]) -> Result<(), ApiError> {
+/// the other tabs of its session), given by a sandboxed caller or not; the
+/// error says what to change. A sandboxed caller may not give a name of
+/// the default form ([`is_default_form`]): it could take the name the next
+/// tab of an agent outside every sandbox would get (or a closed one had),
+/// and a message the person sends to `sh-2` would reach it instead.
+pub fn check_name(name: &str, others: &[&str], by_sandboxed: bool) -> Result<(), ApiError> {
     let bad = |why: String| Err(ApiError::new(ErrorCode::BadRequest, why));
     if name.is_empty() || name.len() > MAX_NAME {
         return bad(format!(
@@ -117,6 +129,12 @@ pub fn check_name(name: &str, others: &[&str]) -> Result<(), ApiError> {
     if name.chars().all(|c| c.is_ascii_hexdigit()) {
         return bad(format!(
             "`{name}` would read as a tab id prefix (hex digits only); add a letter past `f`"
+        ));
+    }
+    if by_sandboxed && is_default_form(name) {
+        return bad(format!(
+            "`{name}` has the form of a default name (AGENT-N), which nerdr gives new tabs; a \
+             sandboxed agent picks a name without a trailing -N"
         ));
     }
     if others.contains(&name) {
@@ -243,11 +261,37 @@ mod tests {
             ("a234567890123456789012345", false),
         ];
         for (name, ok) in rows {
-            let got = check_name(name, &["claude-1", "codex-1"]);
-            assert_eq!(got.is_ok(), *ok, "{name:?}: {got:?}");
-            if let Err(e) = got {
-                assert!(e.message.contains(name), "{name:?}: {}", e.message);
+            for by_sandboxed in [false, true] {
+                let got = check_name(name, &["claude-1", "codex-1"], by_sandboxed);
+                let ok = *ok && !(by_sandboxed && is_default_form(name));
+                assert_eq!(got.is_ok(), ok, "{name:?} ({by_sandboxed}): {got:?}");
+                if let Err(e) = got {
+                    assert!(e.message.contains(name), "{name:?}: {}", e.message);
+                }
             }
+        }
+    }
+
+    /// The default form, which a sandboxed caller may not give: any other
+    /// agent's next tab could be called so.
+    #[test]
+    fn default_form_names() {
+        let rows: &[(&str, bool, bool)] = &[
+            // name, default form, a sandboxed caller may give it
+            ("sh-2", true, false),
+            ("terminal-1", true, false),
+            ("my-agent-12", true, false),
+            ("boxed-7", true, false),
+            ("helper", false, true),
+            ("fix-tests", false, true),
+            ("v2-", false, true),
+            ("x-1a", false, true),
+            ("beef-1x", false, true),
+        ];
+        for (name, form, sandboxed_ok) in rows {
+            assert_eq!(is_default_form(name), *form, "{name}");
+            assert_eq!(check_name(name, &[], true).is_ok(), *sandboxed_ok, "{name}");
+            assert!(check_name(name, &[], false).is_ok(), "{name}");
         }
     }
 }

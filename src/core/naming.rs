@@ -82,7 +82,13 @@ impl Core {
     }
 
     /// `nerdr rename`: the tab's new name, unique in its session.
-    pub(super) fn rename_tab(&self, tab: &str, name: &str) -> Result<Renamed, ApiError> {
+    /// A sandboxed caller may not give a default-form name (`handles::check_name`).
+    pub(super) fn rename_tab(
+        &self,
+        caller: &Caller,
+        tab: &str,
+        name: &str,
+    ) -> Result<Renamed, ApiError> {
         {
             let mut state = self.state.lock().unwrap();
             let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
@@ -92,7 +98,8 @@ impl Core {
                 .filter(|o| o.id != tab)
                 .map(|o| o.name.as_str())
                 .collect();
-            handles::check_name(name, &others)?;
+            let by_sandboxed = caller.kind() == CallerKind::Sandboxed;
+            handles::check_name(name, &others, by_sandboxed)?;
             state.tabs.get_mut(tab).expect("found above").name = name.to_string();
         }
         tracing::info!(tab = %tab, name = %name, "renamed tab");

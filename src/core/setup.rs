@@ -44,14 +44,54 @@ enum Command {
     Words(Vec<String>),
 }
 
-/// The setup a worktree's `.nerdr.toml` names, if any.
+/// The largest setup file read: a setup is a line or a few words.
+pub const MAX_FILE: u64 = 64 * 1024;
+
+/// The setup a worktree's `.nerdr.toml` names, if any. The file is the
+/// repository's (an agent's work, once merged): only a regular file is
+/// read, never through a link (to a pipe nothing writes, to `/dev/zero`,
+/// to a file of the person's), and at most [`MAX_FILE`] bytes of it.
 pub fn read(worktree: &Path) -> Result<Option<Setup>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
     let path = worktree.join(FILE);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    let cannot = |e: std::io::Error| format!("cannot read {}: {e}", path.display());
+    let not_regular = || {
+        format!(
+            "{} is not a regular file (a link, a pipe, ...): nerdr reads the setup only from a \
+             file of that name",
+            path.display()
+        )
     };
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if !m.file_type().is_file() => return Err(not_regular()),
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(cannot(e)),
+    }
+    // Opened without following a link or waiting on a pipe swapped in
+    // since, and checked again as opened.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(&path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => not_regular(),
+            _ => cannot(e),
+        })?;
+    if !file.metadata().map_err(cannot)?.file_type().is_file() {
+        return Err(not_regular());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(cannot)?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!(
+            "{} is larger than {MAX_FILE} bytes: a setup is a command",
+            path.display()
+        ));
+    }
     parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
@@ -188,6 +228,61 @@ mod tests {
                 ),
                 (Err(e), Err(w)) => assert!(e.contains(w), "{text:?}: {e}"),
                 (g, w) => panic!("{text:?}: got {g:?}, want {w:?}"),
+            }
+        }
+    }
+
+    /// Only a regular file of that name, never followed through a link,
+    /// and not past its size cap.
+    #[test]
+    fn only_a_regular_file_is_read() {
+        type Row = (&'static str, fn(&Path, &Path), Result<bool, &'static str>);
+        let rows: &[Row] = &[
+            ("absent", |_, _| {}, Ok(false)),
+            (
+                "a file",
+                |f, _| std::fs::write(f, "[worktree]\nsetup = \"make\"\n").unwrap(),
+                Ok(true),
+            ),
+            (
+                "a link to a good file",
+                |f, d| {
+                    let real = d.join("real.toml");
+                    std::fs::write(&real, "[worktree]\nsetup = \"make\"\n").unwrap();
+                    std::os::unix::fs::symlink(real, f).unwrap();
+                },
+                Err("not a regular file"),
+            ),
+            (
+                "a link to /dev/zero",
+                |f, _| std::os::unix::fs::symlink("/dev/zero", f).unwrap(),
+                Err("not a regular file"),
+            ),
+            (
+                "a pipe",
+                |f, _| nix::unistd::mkfifo(f, nix::sys::stat::Mode::S_IRWXU).unwrap(),
+                Err("not a regular file"),
+            ),
+            (
+                "a folder",
+                |f, _| std::fs::create_dir(f).unwrap(),
+                Err("not a regular file"),
+            ),
+            (
+                "too large",
+                |f, _| std::fs::write(f, format!("# {}\n", "x".repeat(MAX_FILE as usize))).unwrap(),
+                Err("larger than"),
+            ),
+        ];
+        for (case, make, want) in rows {
+            let d = tempfile::tempdir().unwrap();
+            let wt = d.path().join("wt");
+            std::fs::create_dir(&wt).unwrap();
+            make(&wt.join(FILE), d.path());
+            match (read(&wt), want) {
+                (Ok(got), Ok(some)) => assert_eq!(got.is_some(), *some, "{case}"),
+                (Err(e), Err(w)) => assert!(e.contains(w) && e.contains(FILE), "{case}: {e}"),
+                (got, want) => panic!("{case}: got {got:?}, want {want:?}"),
             }
         }
     }

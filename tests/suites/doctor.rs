@@ -177,3 +177,39 @@ fn an_integration_whose_hooks_are_gone_is_named() {
     );
     assert_eq!(code, Some(0), "{checks:#?}");
 }
+
+/// A process in another PID namespace (a sandboxed agent's, under
+/// bubblewrap) that calls itself `nerdr core` for the same state dir is no
+/// second core: doctor does not fail on it nor tell the person to kill it.
+#[test]
+fn a_sandboxed_process_named_nerdr_core_is_no_second_core() {
+    let Some(env) = installed() else {
+        return;
+    };
+    let fake = env.write_user_file("fake/core", "sleep 1000\n");
+    let dir = fake.parent().unwrap().display().to_string();
+    let out = env.run(&[
+        "bash",
+        "-c",
+        &format!(
+            "nohup bwrap --ro-bind / / --dev /dev --proc /proc --unshare-pid --chdir {dir} \
+             -- bash -c 'exec -a nerdr bash core' >/dev/null 2>&1 </dev/null & echo $!"
+        ),
+    ]);
+    let bwrap = stdout(&out).trim().to_string();
+    // The fake, as doctor would find it: `nerdr core` in /proc.
+    crate::support::sysenv::wait_until(
+        "the fake core to run",
+        std::time::Duration::from_secs(10),
+        || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == b"nerdr\0core\0")
+            })
+        },
+    );
+    let (code, checks) = doctor(&env);
+    let _ = env.output(&["kill", &bwrap]);
+    let core = find(&checks, "core-process");
+    assert_eq!(core["status"], "ok", "{core}");
+    assert_eq!(code, Some(0), "{checks:#?}");
+}

@@ -420,3 +420,33 @@ fn a_setup_runs_before_its_agent_and_its_tab_goes_on_success_stays_on_failure() 
     assert!(warning.contains("was not run"), "{warning:?}");
     assert_eq!(setup_tabs(&l).len(), 1, "only the failed setup's tab");
 }
+
+/// A `.nerdr.toml` committed as a link (to a pipe nothing writes, to
+/// `/dev/zero`) is not followed: the launch names it at once, instead of
+/// hanging on the pipe or filling the core's memory.
+#[test]
+fn a_setup_file_that_is_a_link_is_refused_not_followed() {
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let r = repo(&l);
+    let fifo = l.work().parent().unwrap().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::os::unix::fs::symlink(&fifo, r.join(".nerdr.toml")).unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "link"]);
+    let started = std::time::Instant::now();
+    let err = l.fails(&["agent", "sh"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(
+        err.contains(".nerdr.toml") && err.contains("not a regular file"),
+        "{err}"
+    );
+    assert!(l.tabs_json(&[]).is_empty());
+    assert_eq!(git(&r, &["worktree", "list"]).lines().count(), 1);
+    // The core still answers.
+    l.ok(&["agent", "sh", "--no-worktree"]);
+}

@@ -92,6 +92,7 @@ fn running_cores(state_dir: &Path) -> Vec<u32> {
         .filter(|pid| {
             let proc = PathBuf::from(format!("/proc/{pid}"));
             std::fs::metadata(&proc).is_ok_and(|m| m.uid() == me)
+                && same_pid_namespace(&proc)
                 && std::fs::read(proc.join("cmdline")).is_ok_and(|c| is_core_cmdline(&c))
                 && std::fs::read(proc.join("environ"))
                     .ok()
@@ -101,6 +102,21 @@ fn running_cores(state_dir: &Path) -> Vec<u32> {
         .collect();
     pids.sort_unstable();
     pids
+}
+
+/// Whether the process at `proc` (`/proc/PID`) is in doctor's own PID
+/// namespace. A core is never in another: a process there (a sandboxed
+/// agent's, under bubblewrap) may call itself `nerdr core` with any
+/// environment, and must not pass for a second core. A namespace that
+/// cannot be read counts as the same (the process is still listed).
+fn same_pid_namespace(proc: &Path) -> bool {
+    match (
+        std::fs::read_link("/proc/self/ns/pid"),
+        std::fs::read_link(proc.join("ns/pid")),
+    ) {
+        (Ok(own), Ok(its)) => own == its,
+        _ => true,
+    }
 }
 
 /// `nerdr core ...`: the program is called nerdr and its command is `core`.
