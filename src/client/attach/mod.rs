@@ -423,7 +423,7 @@ impl Window {
         }
         let stopped = self
             .showing()
-            .and_then(|i| status::stopped_hint(i + 1, &self.tabs[i], &self.prefix_name));
+            .and_then(|i| status::stopped_hint(&self.tabs[i], &self.prefix_name));
         match stopped {
             Some(hint) => {
                 self.note = hint;
@@ -512,7 +512,7 @@ impl Window {
                 // has something newer to say.
                 let hint = match self.showing() {
                     Some(i) if self.note.is_empty() => {
-                        status::stopped_hint(i + 1, &self.tabs[i], &self.prefix_name)
+                        status::stopped_hint(&self.tabs[i], &self.prefix_name)
                     }
                     _ => None,
                 };
