@@ -188,7 +188,7 @@ impl Core {
             "this repository's worktree setup (`{}` from {}) was not run: nerdr runs \
              setups outside every sandbox, and this agent is sandboxed; run it inside \
              the agent's sandbox if it needs it",
-            crate::protocol::printable(&setup.argv.join(" ")),
+            super::setup::shown(setup),
             super::setup::FILE
         );
         if let Some(t) = self.state.lock().unwrap().tabs.get_mut(tab) {

@@ -83,7 +83,8 @@ pub fn gated(setup: &Setup, token: &str, agent_argv: &[String]) -> Vec<String> {
     // sh -c 'GATE' TOKEN AGENT...: the token is $0, the agent "$@".
     let script = format!(
         "stty -echo 2>/dev/null; \
-         printf 'nerdr: the agent starts once the worktree setup (%s) has ended\\r\\n' {}; \
+         printf 'nerdr: the agent starts once the worktree setup (%s) has ended; \
+         a setup not approved yet waits for your yes (F3 in a window, or nerdr approvals)\\r\\n' {}; \
          while :; do IFS= read -r w || exit 1; [ \"$w\" = \"$0\" ] && break; done; \
          stty echo 2>/dev/null; exec \"$@\"",
         shell_words(&[shown(setup)])
@@ -233,7 +234,8 @@ mod tests {
             )
         };
         let waiting =
-            "nerdr: the agent starts once the worktree setup (echo \"it's set\") has ended\r\n";
+            "nerdr: the agent starts once the worktree setup (echo \"it's set\") has ended; \
+             a setup not approved yet waits for your yes (F3 in a window, or nerdr approvals)\r\n";
         // Other lines (keys typed meanwhile) are read and dropped.
         let (code, out) = run("hello\ntok3\ntok3n\n");
         assert_eq!(code, Some(0));
