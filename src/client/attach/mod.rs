@@ -76,6 +76,10 @@ struct Window {
     outage: Option<Outage>,
     /// The tab to show again once attached anew (after a reconnect).
     restore: Option<String>,
+    /// The tab a key asked the core to show, until its redraw comes:
+    /// `n`/`p` typed in the same write count from it, not from the tab
+    /// still on the screen.
+    asked: Option<String>,
     /// The loop should open a fresh connection (a session switch).
     reattach: bool,
     /// Whether keys reach the core: false while reconnecting or switching.
@@ -253,6 +257,7 @@ impl Window {
             note_for_a_key: false,
             outage: None,
             restore: None,
+            asked: None,
             reattach: false,
             connected: true,
             awaiting: None,
@@ -301,9 +306,19 @@ impl Window {
         self.tabs.iter().position(|t| t.id == tab)
     }
 
+    /// The tab asked for and not shown yet, else the one shown: where
+    /// `n` and `p` count from.
+    fn showing_or_asked(&self) -> Option<usize> {
+        self.asked
+            .as_deref()
+            .and_then(|a| self.tabs.iter().position(|t| t.id == a))
+            .or_else(|| self.showing())
+    }
+
     fn select_index(&mut self, i: usize) {
         if let Some(t) = self.tabs.get(i) {
             let tab = t.id.clone();
+            self.asked = Some(tab.clone());
             self.send(ClientMsg::Select { tab });
         }
     }
@@ -334,6 +349,9 @@ impl Window {
                     return Ok(());
                 }
                 self.restore = None;
+                if self.asked.as_ref().is_some_and(|a| *a == tab) {
+                    self.asked = None;
+                }
                 self.marks.shown(&tab);
                 self.view.redraw(&tab, rows, cols)
             }
@@ -560,6 +578,44 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::api::TabInfo;
+
+    fn tab(id: &str) -> TabInfo {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "agent": "sh", "folder": "/a", "command": ["sh"], "sandboxed": false,
+            "state": "running", "pid": null, "exit_code": null,
+        }))
+        .unwrap()
+    }
+
+    fn selects(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<String> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .filter_map(|f| match f.decode_control::<ClientMsg>() {
+                Ok(ClientMsg::Select { tab }) => Some(tab),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// `C-b 1 C-b n C-b n` in one write: tab 3, though the core has not
+    /// redrawn tab 1 yet when the first `n` comes.
+    #[test]
+    fn next_and_previous_count_from_the_tab_just_asked_for() {
+        let (out, mut rx) = mpsc::unbounded_channel();
+        let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+        w.on_tabs((1..=5).map(|i| tab(&format!("t{i}"))).collect());
+        w.view.redraw("t5", 23, 80);
+        selects(&mut rx);
+        w.on_keys(b"\x021\x02n\x02n");
+        assert_eq!(selects(&mut rx), ["t1", "t2", "t3"]);
+        w.on_keys(b"\x02p");
+        assert_eq!(selects(&mut rx), ["t2"]);
+        // Once the asked tab is shown, counting goes on from it.
+        w.view.redraw("t2", 23, 80);
+        w.asked = None;
+        w.on_keys(b"\x02n");
+        assert_eq!(selects(&mut rx), ["t3"]);
+    }
 
     #[test]
     fn a_lost_core_says_why_and_how_to_come_back() {

@@ -27,9 +27,7 @@ impl Window {
     /// [`Window::connected`]); the old screen stays until the new
     /// session's first redraw replaces it. Keys typed in between are
     /// dropped: they were meant for a tab of the session being left.
-    // The session picker (prefix `s`) calls it; until it lands only the
-    // tests do.
-    #[allow(dead_code)]
+    /// The session picker (prefix `s`) calls it.
     pub fn switch_to(&mut self, folder: PathBuf) {
         self.disconnect();
         self.folder = folder;
@@ -49,6 +47,7 @@ impl Window {
         self.out = mpsc::unbounded_channel().0;
         self.pending.clear();
         self.connected = false;
+        self.asked = None;
     }
 
     /// Attach the connection to the window's session.
