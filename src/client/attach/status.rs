@@ -264,7 +264,7 @@ pub fn stopped_hint(t: &TabInfo, prefix: &str) -> Option<String> {
     // Short enough to read whole in 80 columns beside crowded tabs: the
     // tab's number is in its entry, marked `*`.
     Some(format!(
-        "{} {what}: {prefix} R restarts it, {prefix} x closes it",
+        "{} {what}: {prefix} R restarts, {prefix} x closes",
         printable(name)
     ))
 }
@@ -567,12 +567,12 @@ mod tests {
         t.name = "sh-1".into();
         assert_eq!(
             stopped_hint(&t, "C-b").as_deref(),
-            Some("sh-1 exited(1): C-b R restarts it, C-b x closes it")
+            Some("sh-1 exited(1): C-b R restarts, C-b x closes")
         );
         t.state = TabState::Refused;
         assert_eq!(
             stopped_hint(&t, "C-a").as_deref(),
-            Some("sh-1 was refused: C-a R restarts it, C-a x closes it")
+            Some("sh-1 was refused: C-a R restarts, C-a x closes")
         );
         for state in [TabState::Running, TabState::Starting] {
             t.state = state;
