@@ -99,6 +99,14 @@ struct Awaiting {
 /// gone mid-request) must not swallow the person's typing for good.
 const AWAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// A broken config.toml, as the status line says it: the file by its
+/// name alone (its full path would fill the line before the error
+/// starts; `nerdr doctor` prints all of it).
+fn config_note(error: &str, file: &std::path::Path) -> String {
+    let short = error.replace(&file.display().to_string(), "config.toml");
+    format!("config error (see nerdr doctor): {short}")
+}
+
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
     if std::env::var_os("NERDR_TAB").is_some_and(|v| !v.is_empty()) {
         bail!(
@@ -115,7 +123,7 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
         Err(e) => (
             2,
             "C-b".to_string(),
-            format!("config error (see nerdr doctor): {e}"),
+            config_note(&e.to_string(), &paths.config_file()),
         ),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -595,6 +603,25 @@ mod tests {
                 _ => None,
             })
             .collect()
+    }
+
+    #[test]
+    fn a_config_error_names_the_file_short_so_the_error_shows() {
+        let file = std::path::Path::new("/home/ann/.config/nerdr/config.toml");
+        let note = config_note(
+            "/home/ann/.config/nerdr/config.toml:8:1: not valid TOML: invalid table header",
+            file,
+        );
+        assert_eq!(
+            note,
+            "config error (see nerdr doctor): config.toml:8:1: not valid TOML: invalid table header"
+        );
+        let tabs = vec![tab("a")];
+        let line = status::plain(
+            &status::status_line(&tabs, Some("a"), &Default::default(), &note, 80),
+            80,
+        );
+        assert!(line.contains("config.toml:8:1: not valid TOML"), "{line:?}");
     }
 
     /// `C-b 1 C-b n C-b n` in one write: tab 3, though the core has not
