@@ -176,7 +176,7 @@ fn a_window_waits_for_a_core_started_by_hand_and_is_idle_once_back() {
     l.start_core();
     let tab = l.ok(&["agent", "sh"]);
     let t = Tmux::start(&l, 120, 30, "nerdr");
-    t.wait_text("1:sh*");
+    t.wait_text("1:sh-1*");
     let mut core = l.core.take().unwrap();
     core.kill().unwrap();
     core.wait().unwrap();
