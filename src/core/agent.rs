@@ -107,7 +107,15 @@ impl Core {
         let id = id.to_string();
         // Decide everything that can fail before making a worktree.
         let command = self
-            .command_for(&agent, extra_args, Mode::New, None, &caller_env, &folder)
+            .command_for(
+                &agent,
+                extra_args,
+                Mode::New,
+                None,
+                &caller_env,
+                &folder,
+                named.program,
+            )
             .await?;
         let (cwd, worktree) = if admitted.worktree {
             self.make_worktree(&folder, &id).await?
@@ -188,7 +196,7 @@ impl Core {
             "this repository's worktree setup (`{}` from {}) was not run: nerdr runs \
              setups outside every sandbox, and this agent is sandboxed; run it inside \
              the agent's sandbox if it needs it",
-            crate::protocol::printable(&setup.argv.join(" ")),
+            super::setup::shown(setup),
             super::setup::FILE
         );
         if let Some(t) = self.state.lock().unwrap().tabs.get_mut(tab) {
@@ -241,6 +249,7 @@ impl Core {
                 reported,
                 &caller_env,
                 &cwd,
+                old.program,
             )
             .await?;
         if !old.program {
@@ -364,6 +373,9 @@ impl Core {
     /// The agent's command line: its program (and the one whose `--help`
     /// may run) found on the caller's PATH, what that supports, then
     /// `planning::agent_command`.
+    // The facts of one launch, each from the caller; a struct for them
+    // would only be built here.
+    #[allow(clippy::too_many_arguments)]
     async fn command_for(
         &self,
         agent: &ResolvedAgent,
@@ -372,6 +384,7 @@ impl Core {
         reported: Option<Reported>,
         caller_env: &[(String, String)],
         cwd: &Path,
+        program_run: bool,
     ) -> Result<AgentCommand, ApiError> {
         let path_var = path_of(caller_env);
         let (program, found) = {
@@ -403,6 +416,7 @@ impl Core {
             features,
             new_session_id: crate::agents::uuid::new_v4(),
             config_file: &self.paths.config_file(),
+            program_run,
         })
     }
 

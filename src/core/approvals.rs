@@ -169,7 +169,7 @@ impl Core {
         // The command first: it is what the person approves.
         let mut question = format!(
             "run `{}` ({} setup) in {}",
-            crate::protocol::printable(&setup.argv.join(" ")),
+            super::setup::shown(setup),
             super::setup::FILE,
             crate::protocol::printable(&worktree.display().to_string())
         );

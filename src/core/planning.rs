@@ -144,6 +144,8 @@ pub(super) struct CommandFacts<'a> {
     /// The id a new conversation gets, if the agent takes one.
     pub(super) new_session_id: String,
     pub(super) config_file: &'a Path,
+    /// A program run as it is (`nerdr agent -- CMD`): no config names it.
+    pub(super) program_run: bool,
 }
 
 /// An agent's command, decided.
@@ -169,16 +171,22 @@ pub(super) fn agent_command(f: CommandFacts) -> Result<AgentCommand, ApiError> {
     let agent = f.agent;
     let name = &agent.name;
     let program = f.program.ok_or_else(|| {
-        ApiError::new(
-            ErrorCode::LaunchFailed,
+        let message = if f.program_run {
+            format!(
+                "`{}` is not an executable on PATH ({}); install it, or give its path \
+                 (`nerdr agent -- /path/to/{name}`)",
+                agent.command[0], f.path_var,
+            )
+        } else {
             format!(
                 "agent `{name}`: `{}` is not an executable on PATH ({}); \
                  install it, or set `command` in [agents.{name}] of {}",
                 agent.command[0],
                 f.path_var,
                 f.config_file.display()
-            ),
-        )
+            )
+        };
+        ApiError::new(ErrorCode::LaunchFailed, message)
     })?;
     let mut with_extra = agent.clone();
     with_extra.command.extend(f.extra_args);

@@ -164,7 +164,35 @@ fn command(
         features: Features::default(),
         new_session_id: "0b1e2c3d-0000-4000-8000-000000000001".into(),
         config_file: Path::new(CONFIG),
+        program_run: false,
     })
+}
+
+/// `nerdr agent -- CMD` names no agent: its missing program is not sent
+/// to a config section.
+#[test]
+fn a_program_run_that_is_not_on_path_says_to_install_it_or_give_its_path() {
+    let agent = crate::config::program_agent("nosuchprog").unwrap();
+    let e = agent_command(CommandFacts {
+        agent: &agent,
+        extra_args: vec![],
+        mode: Mode::New,
+        reported: None,
+        caller_env: &[],
+        path_var: "/usr/bin:/bin",
+        program: None,
+        features: Features::default(),
+        new_session_id: "0b1e2c3d-0000-4000-8000-000000000001".into(),
+        config_file: Path::new(CONFIG),
+        program_run: true,
+    })
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::LaunchFailed);
+    assert_eq!(
+        e.message,
+        "`nosuchprog` is not an executable on PATH (/usr/bin:/bin); install it, or give its path \
+         (`nerdr agent -- /path/to/nosuchprog`)"
+    );
 }
 
 #[test]

@@ -92,14 +92,29 @@ pub fn read(worktree: &Path) -> Result<Option<Setup>, String> {
             path.display()
         ));
     }
-    parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    parse(&bytes).map_err(|e| {
+        // A position reads as part of the file's name: `FILE:LINE:COL: `.
+        let sep = if e.starts_with(|c: char| c.is_ascii_digit()) {
+            ":"
+        } else {
+            ": "
+        };
+        format!("{}{sep}{e}", path.display())
+    })
 }
 
 pub fn parse(bytes: &[u8]) -> Result<Option<Setup>, String> {
     let text = std::str::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     let file: File = toml::from_str(text).map_err(|e| {
+        // `LINE:COL: ` where the parser says, as config.toml's errors do.
+        let at = e.span().map_or(String::new(), |span| {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("{line}:{col}: ")
+        });
         format!(
-            "{}; valid: [worktree] setup = \"command\" or [\"word\", ...]",
+            "{at}{}; valid: [worktree] setup = \"command\" or [\"word\", ...]",
             e.message()
         )
     })?;
@@ -123,7 +138,8 @@ pub fn gated(setup: &Setup, token: &str, agent_argv: &[String]) -> Vec<String> {
     // sh -c 'GATE' TOKEN AGENT...: the token is $0, the agent "$@".
     let script = format!(
         "stty -echo 2>/dev/null; \
-         printf 'nerdr: the agent starts once the worktree setup (%s) has ended\\r\\n' {}; \
+         printf 'nerdr: the agent starts once the worktree setup (%s) has ended; \
+         a setup not approved yet waits for your yes (F3 in a window, or nerdr approvals)\\r\\n' {}; \
          while :; do IFS= read -r w || exit 1; [ \"$w\" = \"$0\" ] && break; done; \
          stty echo 2>/dev/null; exec \"$@\"",
         shell_words(&[shown(setup)])
@@ -328,7 +344,8 @@ mod tests {
             )
         };
         let waiting =
-            "nerdr: the agent starts once the worktree setup (echo \"it's set\") has ended\r\n";
+            "nerdr: the agent starts once the worktree setup (echo \"it's set\") has ended; \
+             a setup not approved yet waits for your yes (F3 in a window, or nerdr approvals)\r\n";
         // Other lines (keys typed meanwhile) are read and dropped.
         let (code, out) = run("hello\ntok3\ntok3n\n");
         assert_eq!(code, Some(0));
@@ -337,6 +354,20 @@ mod tests {
         let (code, out) = run("tok3n-not\n");
         assert_eq!(code, Some(1));
         assert_eq!(out, waiting);
+    }
+
+    #[test]
+    fn a_malformed_file_says_where() {
+        let e = parse(b"[worktree]\nsetup = \"sh -c \"echo hi\"\"\n").unwrap_err();
+        assert!(e.starts_with("2:"), "{e}");
+        assert!(e.contains("valid: [worktree] setup"), "{e}");
+        let dir = std::env::temp_dir().join(format!("nerdr-setup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(FILE), "[worktree]\nsetup = 3\n").unwrap();
+        let e = read(&dir).unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let file = dir.join(FILE).display().to_string();
+        assert!(e.starts_with(&format!("{file}:2:")), "{e}");
     }
 
     #[test]

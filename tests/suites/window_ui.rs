@@ -160,7 +160,7 @@ fn a_stopped_tab_says_which_keys_bring_it_back_and_r_restarts_it() {
     t.wait("tab 1 shown", |s: &[String]| has_entry(s, "1:sh-1*"));
     t.text("exit 3");
     t.keys(&["Enter"]);
-    let hint = "tab 1 (sh-1) exited(3): C-b R restarts it, C-b x closes it";
+    let hint = "sh-1 exited(3): C-b R restarts, C-b x closes";
     t.wait_text(hint);
     // Typing at it says so again instead of vanishing.
     t.text("ls");

@@ -78,8 +78,14 @@ impl Window {
                 let id = self.request(ListAgents, Window::pick_agent);
                 self.await_overlay(Some(id));
             }
-            Cmd::Next if n > 0 => self.select_index(cur.map(|i| (i + 1) % n).unwrap_or(0)),
-            Cmd::Prev if n > 0 => self.select_index(cur.map(|i| (i + n - 1) % n).unwrap_or(0)),
+            Cmd::Next if n > 0 => {
+                let from = self.showing_or_asked();
+                self.select_index(from.map(|i| (i + 1) % n).unwrap_or(0))
+            }
+            Cmd::Prev if n > 0 => {
+                let from = self.showing_or_asked();
+                self.select_index(from.map(|i| (i + n - 1) % n).unwrap_or(0))
+            }
             Cmd::Tab(k) if k >= 1 && k <= n => self.select_index(k - 1),
             Cmd::Close => {
                 if let Some(i) = cur {

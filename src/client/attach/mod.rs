@@ -76,9 +76,9 @@ struct Window {
     outage: Option<Outage>,
     /// The tab to show again once attached anew (after a reconnect).
     restore: Option<String>,
-    /// The tab last asked for (`Select`) and not yet redrawn: the next
-    /// `C-b n`/`p` counts from it, so keys typed faster than the core
-    /// answers each move once.
+    /// The tab a key asked the core to show, until its redraw comes:
+    /// `n`/`p` typed before it count from it, not from the tab still on
+    /// the screen, so each moves once.
     asked: Option<String>,
     /// The loop should open a fresh connection (a session switch).
     reattach: bool,
@@ -99,6 +99,14 @@ struct Awaiting {
 /// gone mid-request) must not swallow the person's typing for good.
 const AWAIT_AT_MOST: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// A broken config.toml, as the status line says it: the file by its
+/// name alone (its full path would fill the line before the error
+/// starts; `nerdr doctor` prints all of it).
+fn config_note(error: &str, file: &std::path::Path) -> String {
+    let short = error.replace(&file.display().to_string(), "config.toml");
+    format!("config error (see nerdr doctor): {short}")
+}
+
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
     if std::env::var_os("NERDR_TAB").is_some_and(|v| !v.is_empty()) {
         bail!(
@@ -115,7 +123,7 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
         Err(e) => (
             2,
             "C-b".to_string(),
-            format!("config error (see nerdr doctor): {e}"),
+            config_note(&e.to_string(), &paths.config_file()),
         ),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
@@ -302,12 +310,20 @@ impl Window {
     }
 
     fn showing(&self) -> Option<usize> {
-        let asked = self.asked.as_deref().and_then(|a| self.index_of(a));
-        asked.or_else(|| self.index_of(self.view.tab.as_deref()?))
+        self.index_of(self.view.tab.as_deref()?)
     }
 
     fn index_of(&self, tab: &str) -> Option<usize> {
         self.tabs.iter().position(|t| t.id == tab)
+    }
+
+    /// The tab asked for and not shown yet, else the one shown: where
+    /// `n` and `p` count from.
+    fn showing_or_asked(&self) -> Option<usize> {
+        self.asked
+            .as_deref()
+            .and_then(|a| self.index_of(a))
+            .or_else(|| self.showing())
     }
 
     fn select_index(&mut self, i: usize) {
@@ -436,7 +452,7 @@ impl Window {
         }
         let stopped = self
             .showing()
-            .and_then(|i| status::stopped_hint(i + 1, &self.tabs[i], &self.prefix_name));
+            .and_then(|i| status::stopped_hint(&self.tabs[i], &self.prefix_name));
         match stopped {
             Some(hint) => {
                 self.note = hint;
@@ -525,7 +541,7 @@ impl Window {
                 // has something newer to say.
                 let hint = match self.showing() {
                     Some(i) if self.note.is_empty() => {
-                        status::stopped_hint(i + 1, &self.tabs[i], &self.prefix_name)
+                        status::stopped_hint(&self.tabs[i], &self.prefix_name)
                     }
                     _ => None,
                 };
@@ -573,6 +589,63 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::api::TabInfo;
+
+    fn tab(id: &str) -> TabInfo {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "agent": "sh", "folder": "/a", "command": ["sh"], "sandboxed": false,
+            "state": "running", "pid": null, "exit_code": null,
+        }))
+        .unwrap()
+    }
+
+    fn selects(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<String> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .filter_map(|f| match f.decode_control::<ClientMsg>() {
+                Ok(ClientMsg::Select { tab }) => Some(tab),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_config_error_names_the_file_short_so_the_error_shows() {
+        let file = std::path::Path::new("/home/ann/.config/nerdr/config.toml");
+        let note = config_note(
+            "/home/ann/.config/nerdr/config.toml:8:1: not valid TOML: invalid table header",
+            file,
+        );
+        assert_eq!(
+            note,
+            "config error (see nerdr doctor): config.toml:8:1: not valid TOML: invalid table header"
+        );
+        let tabs = vec![tab("a")];
+        let line = status::plain(
+            &status::status_line(&tabs, Some("a"), &Default::default(), &note, 80),
+            80,
+        );
+        assert!(line.contains("config.toml:8:1: not valid TOML"), "{line:?}");
+    }
+
+    /// `C-b 1 C-b n C-b n` in one write: tab 3, though the core has not
+    /// redrawn tab 1 yet when the first `n` comes.
+    #[test]
+    fn next_and_previous_count_from_the_tab_just_asked_for() {
+        let (out, mut rx) = mpsc::unbounded_channel();
+        let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+        w.on_tabs((1..=5).map(|i| tab(&format!("t{i}"))).collect());
+        w.view.redraw("t5", 23, 80);
+        selects(&mut rx);
+        w.on_keys(b"\x021\x02n\x02n");
+        assert_eq!(selects(&mut rx), ["t1", "t2", "t3"]);
+        w.on_keys(b"\x02p");
+        assert_eq!(selects(&mut rx), ["t2"]);
+        // Once the asked tab is shown, counting goes on from it.
+        w.view.redraw("t2", 23, 80);
+        w.asked = None;
+        w.on_keys(b"\x02n");
+        assert_eq!(selects(&mut rx), ["t3"]);
+    }
 
     #[test]
     fn a_lost_core_says_why_and_how_to_come_back() {

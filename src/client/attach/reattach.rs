@@ -27,6 +27,7 @@ impl Window {
     /// [`Window::connected`]); the old screen stays until the new
     /// session's first redraw replaces it. Keys typed in between are
     /// dropped: they were meant for a tab of the session being left.
+    /// The session picker (prefix `s`) calls it.
     pub fn switch_to(&mut self, folder: PathBuf) {
         self.disconnect();
         self.folder = folder;

@@ -54,9 +54,10 @@ pub fn session_line(s: &Session, name_cols: usize) -> String {
     if s.running < s.tabs {
         what.push(format!("{} stopped", s.tabs - s.running));
     }
-    let here = if s.here { "  (this window)" } else { "" };
+    // Before the folder, which a narrow window cuts.
+    let here = if s.here { "(this window) " } else { "" };
     format!(
-        "{:<name_cols$}  {:<28} {}{here}",
+        "{:<name_cols$}  {:<28} {here}{}",
         printable(&s.name),
         what.join(", "),
         printable(&s.folder.display().to_string())
@@ -88,7 +89,7 @@ mod tests {
             (session("web", 3, 3, 1, 1), "web     3 tabs, 1 BLOCKED, 1 done    /w/web"),
             (session("docs", 2, 0, 0, 0), "docs    2 tabs, 2 stopped            /w/docs"),
             (Session { here: true, ..session("api", 2, 2, 0, 0) },
-             "api     2 tabs                       /w/api  (this window)"),
+             "api     2 tabs                       (this window) /w/api"),
             (session("e\x1b[2J", 0, 0, 0, 0), "e\\u{1b}[2J  0 tabs"),
         ];
         for (s, want) in rows {

@@ -188,7 +188,13 @@ pub fn status_line(
     } else {
         columns(&[span(format!(" | {note}"), Look::Bar)])
     };
-    let room = width.saturating_sub(1 + note_cols.min(NOTE_ROOM));
+    // A longer note (a stopped tab's keys, a reconnect, a config error)
+    // is what to read now: it takes the room it needs, down to a quarter
+    // of the line for the tabs (the shown one and the marks stay).
+    let room = width
+        .saturating_sub(1 + note_cols)
+        .max(width / 4)
+        .min(width.saturating_sub(1 + note_cols.min(NOTE_ROOM)));
     let run = overflow::visible(&items, shown, room);
     let mut parts = Vec::new();
     if let Some((m, n)) = overflow::mark(Side::Left, &items[..run.start]) {
@@ -245,7 +251,7 @@ pub fn elide_words(text: &str, cols: usize) -> String {
 /// What the status line says when the shown tab's program is not running
 /// (keys typed then reach nothing): what it did, and the keys that
 /// restart or close it. `None` while it runs or starts.
-pub fn stopped_hint(n: usize, t: &TabInfo, prefix: &str) -> Option<String> {
+pub fn stopped_hint(t: &TabInfo, prefix: &str) -> Option<String> {
     let name = if t.name.is_empty() { &t.agent } else { &t.name };
     let what = match t.state {
         TabState::Running | TabState::Starting => return None,
@@ -255,8 +261,10 @@ pub fn stopped_hint(n: usize, t: &TabInfo, prefix: &str) -> Option<String> {
         ),
         TabState::Refused => "was refused".to_string(),
     };
+    // Short enough to read whole in 80 columns beside crowded tabs: the
+    // tab's number is in its entry, marked `*`.
     Some(format!(
-        "tab {n} ({}) {what}: {prefix} R restarts it, {prefix} x closes it",
+        "{} {what}: {prefix} R restarts, {prefix} x closes",
         printable(name)
     ))
 }
@@ -493,6 +501,32 @@ mod tests {
         assert_eq!(line.trim_end(), " 1:claude-1.* 2:claude-2.");
     }
 
+    /// 13 tabs in 80 columns and a note to act on (a stopped tab's keys,
+    /// a reconnect): the note is read whole; the tabs keep a quarter of
+    /// the line at least, with the shown one and the marks.
+    #[test]
+    fn a_crowded_line_still_reads_a_note_whole() {
+        let mut tabs: Vec<TabInfo> = (0..13).map(|i| named(i, Some(Idle))).collect();
+        tabs[11] = with(tab("t11", "sh", TabState::Exited, false), None, 0);
+        tabs[11].name = "sh-1".into();
+        tabs[11].exit_code = Some(0);
+        let hint = stopped_hint(&tabs[11], "C-b").unwrap();
+        let m = Marks::default();
+        for note in [
+            hint.as_str(),
+            "reconnecting to the core (3 s): connection refused",
+            "lost the core (connection closed): reconnecting...",
+        ] {
+            let line = plain(&status_line(&tabs, Some("t11"), &m, note, 80), 80);
+            assert!(line.trim_end().ends_with(note), "{line:?}");
+            assert!(line.contains("12:sh-1 exited(0)*"), "{line:?}");
+            assert!(line.starts_with(" <"), "{line:?}");
+        }
+        // The help hint leaves the tabs their room, as before.
+        let line = plain(&status_line(&tabs, Some("t11"), &m, "C-b ? help", 80), 80);
+        assert!(line.contains("10:claude-10"), "{line:?}");
+    }
+
     /// (text, columns, what shows)
     #[test]
     fn a_long_note_is_cut_at_a_word_with_a_mark() {
@@ -532,17 +566,17 @@ mod tests {
         let mut t = tab("a", "sh", TabState::Exited, false);
         t.name = "sh-1".into();
         assert_eq!(
-            stopped_hint(2, &t, "C-b").as_deref(),
-            Some("tab 2 (sh-1) exited(1): C-b R restarts it, C-b x closes it")
+            stopped_hint(&t, "C-b").as_deref(),
+            Some("sh-1 exited(1): C-b R restarts, C-b x closes")
         );
         t.state = TabState::Refused;
         assert_eq!(
-            stopped_hint(1, &t, "C-a").as_deref(),
-            Some("tab 1 (sh-1) was refused: C-a R restarts it, C-a x closes it")
+            stopped_hint(&t, "C-a").as_deref(),
+            Some("sh-1 was refused: C-a R restarts, C-a x closes")
         );
         for state in [TabState::Running, TabState::Starting] {
             t.state = state;
-            assert_eq!(stopped_hint(1, &t, "C-b"), None);
+            assert_eq!(stopped_hint(&t, "C-b"), None);
         }
     }
 

@@ -83,10 +83,17 @@ pub fn check_cores(f: &Facts, c: &Cores) -> Check {
             )),
         );
     }
-    let how = if c.unit_main == Some(serving) {
-        " (nerdr.service's main process)"
-    } else {
-        ""
+    // The `core` line reads the unit before doctor's own request; a core
+    // that request started says so, or the two lines seem to disagree.
+    let started_by_doctor = c.answering == Some(serving)
+        && f.core
+            .as_ref()
+            .is_some_and(|u| matches!(u.active.as_str(), "inactive" | "deactivating"));
+    let how = match (c.unit_main == Some(serving), started_by_doctor) {
+        (true, true) => " (nerdr.service's main process, started by doctor's own request)",
+        (true, false) => " (nerdr.service's main process)",
+        (false, true) => " (started by doctor's own request)",
+        (false, false) => "",
     };
     check(name, Status::Ok, format!("pid {serving} serves{how}"), None)
 }
@@ -109,6 +116,15 @@ mod tests {
                 "core-process",
                 Status::Ok,
                 "pid 4242 serves (nerdr.service's main process)",
+                "",
+                0,
+            ),
+            (
+                "a core doctor's own request started says so",
+                |f| f.core.as_mut().unwrap().active = "inactive".into(),
+                "core-process",
+                Status::Ok,
+                "pid 4242 serves (nerdr.service's main process, started by doctor's own request)",
                 "",
                 0,
             ),
