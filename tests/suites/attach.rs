@@ -5,21 +5,11 @@
 use std::time::Duration;
 
 use crate::support::local::{pid_alive, Local};
+use crate::support::tmux::have_tmux;
 use crate::support::tmux::Tmux;
 use crate::support::wait_until;
 
 const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-fn have_tmux() -> bool {
-    let ok = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        crate::support::sysenv::skip("tmux is not installed");
-    }
-    ok
-}
 
 /// The pane area (all rows but the status line).
 fn pane(screen: &[String]) -> Vec<String> {

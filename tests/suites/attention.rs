@@ -26,20 +26,10 @@ use crate::support::fake_model::script::AFTER_TOOL_TEXT;
 use crate::support::fake_model::{FakeModel, Turn};
 use crate::support::local::Local;
 use crate::support::sysenv::skip;
+use crate::support::tmux::have_tmux;
 use crate::support::tmux::Tmux;
 
 const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-fn have_tmux() -> bool {
-    let ok = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        skip("tmux is not installed");
-    }
-    ok
-}
 
 /// The status line (the window's last row).
 fn status(s: &[String]) -> &str {

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use crate::support::local::Local;
 use crate::support::sysenv::{wait_until, SystemdEnv};
+use crate::support::tmux::have_tmux;
 use crate::support::tmux::Tmux;
 use crate::support::user_tmux::UserTmux;
 
@@ -25,17 +26,6 @@ fn installed() -> Option<SystemdEnv> {
     env.write_user_file(".config/nerdr/config.toml", CONFIG);
     env.write_user_file("work/.keep", "");
     Some(env)
-}
-
-fn have_tmux() -> bool {
-    let ok = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        crate::support::sysenv::skip("tmux is not installed");
-    }
-    ok
 }
 
 #[test]

@@ -9,6 +9,7 @@ use std::process::Output;
 
 use crate::support::git::git;
 use crate::support::local::Local;
+use crate::support::tmux::have_tmux;
 use crate::support::tmux::Tmux;
 
 const SHELL_AGENT: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
@@ -62,17 +63,6 @@ fn dir(l: &Local, rel: &str) -> PathBuf {
     let d = l.path(rel);
     std::fs::create_dir_all(&d).unwrap();
     d.canonicalize().unwrap()
-}
-
-fn have_tmux() -> bool {
-    let ok = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        crate::support::sysenv::skip("tmux is not installed");
-    }
-    ok
 }
 
 #[test]

@@ -10,22 +10,11 @@ use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 
 use crate::support::local::{pid_alive, Local};
-use crate::support::sysenv::skip;
+use crate::support::tmux::have_tmux;
 use crate::support::tmux::Tmux;
 use crate::support::wait_until;
 
 const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-fn have_tmux() -> bool {
-    let ok = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        skip("tmux is not installed");
-    }
-    ok
-}
 
 fn pid_of(l: &Local, tab: &str) -> Option<u64> {
     l.tabs_json(&[])

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use crate::support::local::Local;
 use crate::support::poll;
-use crate::support::sysenv::skip;
 use crate::support::tmux::Tmux;
 
 const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
@@ -76,9 +75,7 @@ fn signal(pid: u32, sig: nix::sys::signal::Signal) {
 
 #[test]
 fn a_bell_flood_does_not_grow_the_core_while_a_window_does_not_read() {
-    let tmux = std::process::Command::new("tmux").arg("-V").output();
-    if !tmux.is_ok_and(|o| o.status.success()) {
-        skip("tmux is not installed");
+    if !crate::support::tmux::have_tmux() {
         return;
     }
     let l = Local::started();

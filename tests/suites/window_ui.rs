@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::support::local::Local;
-use crate::support::sysenv::skip;
+use crate::support::tmux::have_tmux;
 use crate::support::tmux::Tmux;
 use crate::support::wait_until;
 
@@ -20,17 +20,6 @@ const SH_AND_READER: &str = concat!(
     "[agents.reader]\ncommand = [\"bash\", \"--norc\", \"--noprofile\", \"-c\", ",
     "'read -r l; echo \"got:[$l]\"; exec bash --norc --noprofile']\n",
 );
-
-fn have_tmux() -> bool {
-    let ok = std::process::Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        skip("tmux is not installed");
-    }
-    ok
-}
 
 /// The status line (the window's last row).
 fn status(s: &[String]) -> String {

@@ -12,6 +12,19 @@ use std::time::Duration;
 
 use super::local::Local;
 
+/// Whether tmux is here to play the person's terminal; if not, the test
+/// says so (and fails under `NERDR_MUST_TEST=1`).
+pub fn have_tmux() -> bool {
+    let ok = Command::new("tmux")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        super::sysenv::skip("tmux is not installed");
+    }
+    ok
+}
+
 pub struct Tmux {
     sock: PathBuf,
     envs: Vec<(String, String)>,
