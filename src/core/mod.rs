@@ -39,6 +39,7 @@ mod privilege;
 mod programs;
 mod question;
 mod reports;
+mod request_facts;
 mod sandbox_check;
 mod sandbox_facts;
 mod serve;

@@ -7,11 +7,11 @@
 
 use std::path::PathBuf;
 
-use super::api::{tab_requests, target_kind};
 use super::caller::Caller;
 use super::handles::{self, Entry, Resolved};
 use super::not_found::no_tab;
 use super::privilege::{self, CallerKind};
+use super::request_facts::{tab_requests, target_kind};
 use super::Core;
 use crate::protocol::api::{
     ApiError, CloseTab, ExplainTab, OpenTerminal, ReadScreen, RenameTab, Request, Resize,

@@ -76,7 +76,7 @@ impl Core {
             privilege::decide(
                 caller.kind(),
                 Operation::See,
-                super::api::target_kind(caller, t),
+                super::request_facts::target_kind(caller, t),
             ) == Verdict::Allow
         };
         Ok(rows
@@ -97,7 +97,7 @@ impl Core {
                     .session_tabs(folder)
                     .into_iter()
                     .map(|t| TabFacts {
-                        target: super::api::target_kind(caller, t),
+                        target: super::request_facts::target_kind(caller, t),
                         running: t.state == TabState::Running,
                         agent_state: t.agent_state(),
                     })

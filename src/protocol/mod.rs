@@ -16,6 +16,7 @@ pub mod handover;
 pub mod handshake;
 pub mod holder;
 pub mod hook;
+pub mod listing;
 pub mod outbox;
 pub mod replies;
 

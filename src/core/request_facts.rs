@@ -1,0 +1,296 @@
+//! What a request is, gathered before the privilege matrix decides it: the
+//! folders it names placed in their sessions (and a sandboxed caller's
+//! pinned to its own), its operation and target, whether its tab is in
+//! another session, and what it asks beyond its operation. The decisions
+//! themselves are `privilege`'s pure functions; this is the edge that
+//! reads the core's state (and the config) for them.
+
+use std::path::Path;
+
+use super::caller::Caller;
+use super::not_found::no_tab;
+use super::privilege::{self, CallerKind, Operation, Target};
+use super::Core;
+use crate::protocol::api::{
+    ApiError, CloseTab, ExplainTab, ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab,
+    ReportAgent, Request, Resize, RestartTab, SendText, StartAgent, TabKind, WaitFor,
+};
+
+impl Core {
+    /// Whether the tab the request names belongs to another session than
+    /// the caller's (a caller whose tab is gone has none). State only: no
+    /// I/O, so a refusal it leads to costs what "no such tab" costs.
+    pub(super) fn foreign_tab(&self, caller: &Caller, req: &Request) -> bool {
+        let Some(own) = caller.tab() else {
+            return false;
+        };
+        let state = self.state.lock().unwrap();
+        let own = state.tabs.get(own).map(|t| &t.folder);
+        match request_tab(req).and_then(|t| state.tabs.get(t)) {
+            Some(t) => own != Some(&t.folder),
+            None => false,
+        }
+    }
+
+    /// What the request asks beyond its operation (see [`privilege::Extras`]).
+    pub(super) fn extras(
+        &self,
+        caller: &Caller,
+        req: &Request,
+        target: Target,
+        foreign: bool,
+        restarts_unsandboxed: bool,
+    ) -> privilege::Extras {
+        let mut e = privilege::Extras {
+            foreign_folder: foreign,
+            ..Default::default()
+        };
+        if foreign {
+            // Refused whatever else it asks: look no further (no config
+            // read for a restart), so it costs what a missing tab costs.
+            return e;
+        }
+        let state = self.state.lock().unwrap();
+        // A caller whose tab is gone has no session of its own.
+        let own = caller
+            .tab()
+            .map(|id| state.tabs.get(id).map(|t| t.folder.clone()));
+        let outside = |folder: &Path| match &own {
+            Some(Some(own)) => own != folder,
+            Some(None) => true,
+            None => false,
+        };
+        match req {
+            Request::Agent(StartAgent {
+                folder,
+                extra_args,
+                worktree,
+                ..
+            }) => {
+                // Placed already: canonical, its session's.
+                e.foreign_folder = outside(folder);
+                e.extra_args = !extra_args.is_empty();
+                e.no_worktree = !worktree;
+            }
+            Request::Close(CloseTab {
+                remove_worktree,
+                force,
+                ..
+            }) => {
+                e.removes_others_worktree = *remove_worktree && target != Target::Own;
+                e.forced_removal = *remove_worktree && *force;
+            }
+            Request::Restart(_) => e.unsandboxed_launch = restarts_unsandboxed,
+            _ => {}
+        }
+        e
+    }
+
+    /// `req` with each folder it names replaced by its session's folder
+    /// ([`Core::placed`]): `cd proj/src && nerdr tabs` lists proj's tabs,
+    /// and so does `nerdr tabs` in a tab's worktree. A plugin's folder is
+    /// where it runs, not a session: it stays. A sandboxed caller's tab list
+    /// and handles are its own session's whatever folder it names
+    /// (`pinned`, `naming`): that folder is dropped unlooked-at.
+    pub(super) async fn place_folders(&self, caller: &Caller, mut req: Request) -> Request {
+        let sandboxed = caller.kind() == CallerKind::Sandboxed;
+        let folder = match &mut req {
+            Request::Agent(StartAgent { folder, .. }) | Request::Quit(QuitSession { folder }) => {
+                Some(folder)
+            }
+            Request::Tabs(ListTabs { folder, .. }) | tab_requests!(_, folder) if sandboxed => {
+                *folder = None;
+                None
+            }
+            Request::Tabs(ListTabs { folder, .. }) | tab_requests!(_, folder) => folder.as_mut(),
+            _ => None,
+        };
+        if let Some(folder) = folder {
+            *folder = self.placed(std::mem::take(folder)).await;
+        }
+        req
+    }
+
+    /// A sandboxed caller's new agent goes in its own session's folder, as
+    /// recorded, not as the request spells it (a path it could swap); its
+    /// `nerdr tabs` lists that session too (from its worktree, the folder
+    /// the request names is no session's).
+    pub(super) fn pinned(&self, caller: &Caller, req: Request) -> Result<Request, ApiError> {
+        let own_folder = || {
+            let id = caller.tab().unwrap_or_default();
+            self.state
+                .lock()
+                .unwrap()
+                .tabs
+                .get(id)
+                .map(|t| t.folder.clone())
+                .ok_or_else(|| no_tab(id))
+        };
+        match req {
+            Request::Tabs(ListTabs { all: false, .. })
+                if caller.kind() == CallerKind::Sandboxed =>
+            {
+                Ok(Request::Tabs(ListTabs {
+                    folder: Some(own_folder()?),
+                    all: false,
+                }))
+            }
+            Request::Agent(StartAgent {
+                name,
+                extra_args,
+                env,
+                worktree,
+                program,
+                ..
+            }) if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent(StartAgent {
+                folder: own_folder()?,
+                name,
+                extra_args,
+                env,
+                worktree,
+                program,
+            })),
+            other => Ok(other),
+        }
+    }
+
+    /// The operation a request is, and what it is done to.
+    pub(super) async fn classify(
+        &self,
+        caller: &Caller,
+        req: &Request,
+    ) -> Result<(Operation, Target), ApiError> {
+        let on = |tab: &str| self.target_of(caller, tab).map(|t| (op_of(req), t));
+        match req {
+            Request::Agent(StartAgent { name, program, .. }) => {
+                let start = match program {
+                    true => privilege::Start::Program,
+                    false => match self.settings_of(name).await? {
+                        Ok((a, _)) => privilege::Start::Agent {
+                            sandboxed: a.sandboxed,
+                        },
+                        Err(_) => privilege::Start::Unresolved,
+                    },
+                };
+                Ok((Operation::StartAgent, privilege::start_target(start)))
+            }
+            _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
+            Request::Report(_) => Ok((Operation::Report, Target::Own)),
+            // Only the tab's program itself (`nerdr sandbox`, whose proxy
+            // asks) asks about its own sandbox; see `Operation::AskNetwork`.
+            Request::AskNetwork(_) => Ok((
+                Operation::AskNetwork,
+                if caller.is_program() {
+                    Target::Own
+                } else {
+                    Target::Nothing
+                },
+            )),
+            Request::Plugin(_) => Ok((Operation::RunPlugin, Target::Nothing)),
+            _ => Ok((op_of(req), Target::Nothing)),
+        }
+    }
+
+    /// What tab `tab` is to `caller`.
+    pub(super) fn target_of(&self, caller: &Caller, tab: &str) -> Result<Target, ApiError> {
+        if caller.tab() == Some(tab) {
+            return Ok(Target::Own);
+        }
+        let state = self.state.lock().unwrap();
+        let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+        Ok(target_kind(caller, t))
+    }
+}
+
+/// The operation a request is, before its target is known.
+pub(super) fn op_of(req: &Request) -> Operation {
+    match req {
+        Request::Agent(_) => Operation::StartAgent,
+        Request::Tabs(_) => Operation::Query,
+        // Waiting on a tab's state and asking why it is in it tell what
+        // reading its screen tells: the same reach.
+        Request::Read(_) | Request::Wait(_) | Request::Explain(_) => Operation::Read,
+        Request::Send(_) => Operation::Send,
+        Request::Resize(_) => Operation::Resize,
+        Request::Terminal(_) => Operation::OpenTerminal,
+        Request::Restart(_) => Operation::Restart,
+        Request::Close(_) => Operation::Close,
+        Request::Rename(_) => Operation::Rename,
+        Request::Quit(_) => Operation::Quit,
+        Request::Approvals => Operation::ListApprovals,
+        Request::Decide(_) => Operation::Decide,
+        Request::AskNetwork(_) => Operation::AskNetwork,
+        Request::Plugin(_) => Operation::RunPlugin,
+        Request::Report(_) | Request::ReportAgent(_) => Operation::Report,
+        // Each session and tab in the list is the caller's to see
+        // (`session_list`): asking is harmless.
+        Request::Status | Request::Agents | Request::Sessions => Operation::Query,
+    }
+}
+
+/// What tab `t` is to `caller`.
+pub(super) fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
+    match (t.kind, t.sandboxed) {
+        _ if caller.tab() == Some(t.id.as_str()) => Target::Own,
+        (TabKind::Terminal, _) => Target::Terminal,
+        (TabKind::Agent, true) => Target::SandboxedAgent,
+        (TabKind::Agent, false) => Target::Agent,
+    }
+}
+
+/// The requests that name a tab the person chose (by id or any handle:
+/// `core::naming`), as one pattern binding its `tab` field to `$tab` (and
+/// its `folder`, the caller's, to `$folder`); written once, so a new such
+/// request cannot be missed in one place.
+macro_rules! tab_requests {
+    ($tab:ident) => {
+        tab_requests!($tab, _)
+    };
+    ($tab:pat, $folder:pat) => {
+        Request::Read(ReadScreen {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Wait(WaitFor {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Explain(ExplainTab {
+            tab: $tab,
+            folder: $folder,
+        }) | Request::Send(SendText {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Resize(Resize {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Terminal(OpenTerminal {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Restart(RestartTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Close(CloseTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Rename(RenameTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        })
+    };
+}
+pub(super) use tab_requests;
+
+/// The tab a request names, if any (a hook's `ReportAgent` names its own).
+pub(super) fn request_tab(req: &Request) -> Option<&str> {
+    match req {
+        tab_requests!(tab) | Request::ReportAgent(ReportAgent { tab, .. }) => Some(tab),
+        _ => None,
+    }
+}
