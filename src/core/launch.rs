@@ -15,6 +15,7 @@ use super::fresh_worktree::FreshWorktree;
 // (sandbox_check -> launch) goes once it takes plain data and imports
 // `programs` instead.
 pub(super) use super::launch_plan::Plan;
+use super::launch_plan::TerminalTab;
 use super::lifecycle::{self, Event, Life};
 use super::not_found::no_tab;
 use super::planning;
@@ -56,26 +57,17 @@ impl Core {
         let program = planning::terminal_program(&shell, found)?;
         self.launch(
             caller,
-            Plan {
+            Plan::terminal(TerminalTab {
                 id: self.new_tab_id(),
                 folder,
                 cwd,
-                worktree: None,
-                name: "terminal".into(),
+                name: "terminal",
                 command: vec![shell],
                 argv: vec![program.to_string_lossy().into_owned()],
                 caller_env,
-                agent_env: Default::default(),
                 sandboxed,
-                program: false,
-                kind: TabKind::Terminal,
-                parent: Some(parent),
-                session_id: None,
-                reported: None,
-                probe: None,
-                deferred: None,
-                detect: None,
-            },
+                parent,
+            }),
             &mut FreshWorktree::none(),
         )
         .await

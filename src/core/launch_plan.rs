@@ -44,6 +44,47 @@ pub(super) struct Plan {
     pub(super) detect: Option<String>,
 }
 
+/// Where a terminal tab runs and what: the parts that differ between a
+/// person's terminal (`nerdr terminal`) and a worktree setup's tab.
+pub(super) struct TerminalTab {
+    pub(super) id: String,
+    pub(super) folder: PathBuf,
+    pub(super) cwd: PathBuf,
+    pub(super) name: &'static str,
+    pub(super) command: Vec<String>,
+    pub(super) argv: Vec<String>,
+    pub(super) caller_env: Vec<(String, String)>,
+    pub(super) sandboxed: bool,
+    /// The tab it was opened from.
+    pub(super) parent: String,
+}
+
+impl Plan {
+    /// A terminal tab's launch: no worktree, no agent, no screen rules.
+    pub(super) fn terminal(t: TerminalTab) -> Plan {
+        Plan {
+            id: t.id,
+            folder: t.folder,
+            cwd: t.cwd,
+            worktree: None,
+            name: t.name.into(),
+            command: t.command,
+            argv: t.argv,
+            caller_env: t.caller_env,
+            agent_env: Default::default(),
+            sandboxed: t.sandboxed,
+            program: false,
+            kind: TabKind::Terminal,
+            parent: Some(t.parent),
+            session_id: None,
+            reported: None,
+            probe: None,
+            deferred: None,
+            detect: None,
+        }
+    }
+}
+
 /// A sandboxed agent's command line, built without its optional flags
 /// (see `agents::help_gate`), and what it takes to build it with them.
 #[derive(Debug, Clone)]

@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use super::caller::Caller;
 use super::fresh_worktree::FreshWorktree;
-use super::launch_plan::Plan;
+use super::launch_plan::{Plan, TerminalTab};
 use super::not_found::no_tab;
 use super::programs::{find_program, path_of};
 use super::setup::{after, Ended, Setup};
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, TabKind};
+use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::handshake::random_hex;
 use crate::protocol::replies::Started;
 
@@ -122,26 +122,17 @@ impl Core {
         argv[0] = program.to_string_lossy().into_owned();
         self.launch(
             caller,
-            Plan {
+            Plan::terminal(TerminalTab {
                 id: id.to_string(),
                 folder,
                 cwd: worktree.to_path_buf(),
-                worktree: None,
-                name: "setup".into(),
+                name: "setup",
                 command: setup.argv.clone(),
                 argv,
                 caller_env: env,
-                agent_env: Default::default(),
                 sandboxed: false,
-                program: false,
-                kind: TabKind::Terminal,
-                parent: Some(agent.to_string()),
-                session_id: None,
-                reported: None,
-                probe: None,
-                deferred: None,
-                detect: None,
-            },
+                parent: agent.to_string(),
+            }),
             &mut FreshWorktree::none(),
         )
         .await

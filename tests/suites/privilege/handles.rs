@@ -11,16 +11,8 @@ fn a_hidden_tab_is_no_tab_by_any_handle() {
     let boxed = s.ok(&["agent", "boxed"]);
     let term = s.ok(&["terminal", &plain]);
     s.screen_shows(&boxed, "$");
-    let hook = s.env.home().join(".local/state/nerdr/nerdr.sock");
-    let secret = secret_of(s.pid(&boxed));
     // A process holding the sandboxed tab's secret is a sandboxed caller.
-    let as_boxed = |args: &[&str]| {
-        let mut cmd = s.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&s.work)
-            .env("NERDR_TAB", &secret)
-            .env("NERDR_SOCKET", &hook);
-        cmd.output().unwrap()
-    };
+    let as_boxed = |args: &[&str]| s.as_tab(&boxed, args);
     let prefix = |id: &str| {
         let others: Vec<&str> = [&plain, &boxed, &term]
             .into_iter()
@@ -75,15 +67,7 @@ fn a_sandboxed_agent_cannot_squat_another_agents_default_name() {
     let plain = s.ok(&["agent", "sh"]);
     let boxed = s.ok(&["agent", "boxed"]);
     s.screen_shows(&boxed, "$");
-    let hook = s.env.home().join(".local/state/nerdr/nerdr.sock");
-    let secret = secret_of(s.pid(&boxed));
-    let as_boxed = |args: &[&str]| {
-        let mut cmd = s.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&s.work)
-            .env("NERDR_TAB", &secret)
-            .env("NERDR_SOCKET", &hook);
-        cmd.output().unwrap()
-    };
+    let as_boxed = |args: &[&str]| s.as_tab(&boxed, args);
     // The names an unsandboxed agent's or a terminal's tab gets by default
     // (and any of the form, its own agent's too).
     for name in ["sh-2", "sh-1", "terminal-1", "claude-1", "boxed-7"] {
@@ -133,15 +117,7 @@ fn a_sandboxed_callers_folder_does_not_reach_another_sessions_handles() {
     s.screen_shows(&boxed, "$");
     s.ok(&["send", &other, "echo other-$((6*7))"]);
     s.screen_shows(&other, "other-42");
-    let hook = s.env.home().join(".local/state/nerdr/nerdr.sock");
-    let secret = secret_of(s.pid(&boxed));
-    let as_boxed = |args: &[&str]| {
-        let mut cmd = s.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&s.work)
-            .env("NERDR_TAB", &secret)
-            .env("NERDR_SOCKET", &hook);
-        cmd.output().unwrap()
-    };
+    let as_boxed = |args: &[&str]| s.as_tab(&boxed, args);
     let dir = elsewhere.to_str().unwrap();
     for args in [
         vec!["--folder", dir, "read", "boxed-1"],
@@ -200,15 +176,7 @@ fn a_sandboxed_callers_link_to_another_session_is_that_session() {
     s.screen_shows(&boxed, "$");
     let link = s.work.join("link");
     std::os::unix::fs::symlink(&elsewhere, &link).unwrap();
-    let hook = s.env.home().join(".local/state/nerdr/nerdr.sock");
-    let secret = secret_of(s.pid(&boxed));
-    let as_boxed = |args: &[&str]| {
-        let mut cmd = s.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&s.work)
-            .env("NERDR_TAB", &secret)
-            .env("NERDR_SOCKET", &hook);
-        cmd.output().unwrap()
-    };
+    let as_boxed = |args: &[&str]| s.as_tab(&boxed, args);
     let dotdot = s.work.join("../elsewhere");
     for folder in [link.to_str().unwrap(), dotdot.to_str().unwrap()] {
         let out = as_boxed(&["agent", "boxed", "--folder", folder]);

@@ -164,6 +164,22 @@ fn set_mode(p: &Path, mode: u32) {
     std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
 }
 
+impl Setup {
+    /// `nerdr ARGS` run as tab `tab`'s program would run it: with its
+    /// secret (read from its environment, as any process of the user
+    /// could) on the hook socket.
+    fn as_tab(&self, tab: &str, args: &[&str]) -> std::process::Output {
+        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&self.work)
+            .env("NERDR_TAB", secret_of(self.pid(tab)))
+            .env(
+                "NERDR_SOCKET",
+                self.env.home().join(".local/state/nerdr/nerdr.sock"),
+            );
+        cmd.output().unwrap()
+    }
+}
+
 /// The `NERDR_TAB` secret of a running program, as any process of the
 /// user could read it.
 fn secret_of(pid: u32) -> String {
