@@ -38,6 +38,7 @@ mod service;
 // issues); the rest is in use.
 #[allow(dead_code)]
 mod systemd;
+mod term;
 mod unit_names;
 
 use std::process::ExitCode;
