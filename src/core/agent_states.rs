@@ -101,7 +101,7 @@ impl Core {
                 continue;
             };
             if d.tracker.deadline().is_some_and(|at| at <= now) {
-                let view = ScreenView::of(t.screen.screen());
+                let view = ScreenView::of(&t.screen);
                 if let Some(c) = d.tracker.evaluate(&view, now, wall) {
                     changes.push((id.clone(), c));
                 }

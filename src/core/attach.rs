@@ -10,16 +10,20 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use tokio::sync::Notify;
+
 use super::state::{State, DEFAULT_COLS, DEFAULT_ROWS};
 use super::Core;
 use crate::protocol::frame::Frame;
 use crate::protocol::handshake::CoreMsg;
-use crate::protocol::holder::data_frame;
 use crate::protocol::outbox::Outbox;
+use crate::term;
 
-/// Output queued for a window beyond which it stops getting live output and
-/// gets one redraw once it has caught up: a slow window never holds back
-/// the programs or grows the core's memory.
+/// Queued bytes beyond which a window is not sent tab lists until it
+/// drains: a program controls how often they go out (bells, states), and
+/// queueing them for a window that does not read would grow the core's
+/// memory without end. (Terminal output needs no such bound: a window is
+/// painted only when its queue is empty, see `painting`.)
 pub const WINDOW_BACKLOG: usize = 1 << 20;
 
 pub struct Window {
@@ -28,11 +32,35 @@ pub struct Window {
     pub cols: u16,
     pub showing: Option<String>,
     pub out: Outbox,
-    /// Live output was skipped; a redraw is owed.
-    pub lagging: bool,
+    /// What the window was last painted, and at what size: the next frame
+    /// is the difference from it.
+    pub painted: Option<term::Frame>,
+    pub painted_size: (u16, u16),
+    /// The shown tab changed since the last frame; a frame is owed once
+    /// the queue drains.
+    pub dirty: bool,
     /// A tab list was skipped (the window's queue was past
     /// [`WINDOW_BACKLOG`]); the current one is owed once it drains.
     pub tabs_owed: bool,
+    /// Wakes the window's drain task (`painting::spawn_drain_task`).
+    pub bell: Arc<Notify>,
+}
+
+impl Window {
+    pub fn new(folder: PathBuf, rows: u16, cols: u16, out: Outbox) -> Window {
+        Window {
+            folder,
+            rows,
+            cols,
+            showing: None,
+            out,
+            painted: None,
+            painted_size: (0, 0),
+            dirty: false,
+            tabs_owed: false,
+            bell: Arc::new(Notify::new()),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -84,18 +112,10 @@ impl Core {
         w.next += 1;
         let id = w.next;
         let (rows, cols) = crate::protocol::clamp_size(rows, cols);
-        w.by_id.insert(
-            id,
-            Window {
-                folder: folder.clone(),
-                rows,
-                cols,
-                showing: None,
-                out,
-                lagging: false,
-                tabs_owed: false,
-            },
-        );
+        let win = Window::new(folder.clone(), rows, cols, out);
+        let (bell, drain) = (win.bell.clone(), win.out.drain());
+        super::painting::spawn_drain_task(Arc::downgrade(self), id, bell, drain);
+        w.by_id.insert(id, win);
         self.fit_session(&mut state, &folder);
         self.send_tabs(&mut state, &folder);
         if let Some(tab) = first {
@@ -107,6 +127,8 @@ impl Core {
     pub fn detach(&self, id: u64) {
         let mut state = self.state.lock().unwrap();
         if let Some(w) = state.windows.by_id.remove(&id) {
+            // Its drain task finds it gone and ends.
+            w.bell.notify_one();
             if let Some(tab) = &w.showing {
                 self.detect_unless_shown(&mut state, tab);
             }
@@ -128,7 +150,33 @@ impl Core {
         };
         (win.rows, win.cols) = crate::protocol::clamp_size(rows, cols);
         let folder = win.folder.clone();
-        self.fit_session(&mut state, &folder);
+        let showing = win.showing.clone();
+        let changed = self.fit_session(&mut state, &folder);
+        // The window cleared its terminal for the new size: it is owed a
+        // whole screen, which a change of the session's size has sent.
+        if showing.is_some_and(|t| !changed.contains(&t)) {
+            self.paint(&mut state, id, true);
+        }
+    }
+
+    /// Window `id` asked for its whole screen again (an overlay closed).
+    pub fn repaint(&self, id: u64) {
+        let mut state = self.state.lock().unwrap();
+        self.paint(&mut state, id, true);
+    }
+
+    /// The windows showing `tab` get its whole screen (its size changed).
+    pub fn repaint_showing(&self, state: &mut State, tab: &str) {
+        let ids: Vec<u64> = state
+            .windows
+            .by_id
+            .iter()
+            .filter(|(_, w)| w.showing.as_deref() == Some(tab))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ids {
+            self.paint(state, id, true);
+        }
     }
 
     /// Keys typed in window `id` go to the tab it shows, if that tab is
@@ -155,81 +203,21 @@ impl Core {
         }
     }
 
-    /// Send window `id` the redraw of `tab`, then mark it as showing it.
-    /// Called with the state lock held, so no output slips in between.
+    /// Show window `id` `tab`: its whole screen, then its changes.
+    /// Called with the state lock held, so no change slips in between.
     fn show(&self, state: &mut State, id: u64, tab: &str) {
-        let Some(t) = state.tabs.get(tab) else {
+        if !state.tabs.contains_key(tab) {
             return;
-        };
+        }
         let Some(win) = state.windows.by_id.get_mut(&id) else {
             return;
         };
-        let (rows, cols) = t.screen.screen().size();
-        win.out.send(Frame::control(&CoreMsg::Redraw {
-            tab: tab.to_string(),
-            rows,
-            cols,
-        }));
-        win.out
-            .send(data_frame(tab, &t.screen.screen().state_formatted()));
         let before = win.showing.replace(tab.to_string());
-        win.lagging = false;
+        self.paint(state, id, true);
         if let Some(before) = before.filter(|b| b != tab) {
             self.detect_unless_shown(state, &before);
         }
         self.detect_shown(state, tab);
-    }
-
-    /// Live output of `tab` to the windows showing it. A window whose queue
-    /// is too long stops getting output and is redrawn once it drains.
-    pub fn forward_output(&self, state: &mut State, tab: &str, bytes: &[u8]) {
-        let mut fell_behind = false;
-        for win in state.windows.by_id.values_mut() {
-            if win.showing.as_deref() != Some(tab) || win.lagging {
-                continue;
-            }
-            if win.out.queued() > WINDOW_BACKLOG {
-                win.lagging = true;
-                fell_behind = true;
-                continue;
-            }
-            win.out.send(data_frame(tab, bytes));
-        }
-        if fell_behind {
-            self.wake.catch_up.notify_one();
-        }
-    }
-
-    /// Redraw the windows that fell behind and have since caught up, and
-    /// send those owed a tab list the current one; whether any still lags.
-    pub fn catch_up(&self) -> bool {
-        let mut state = self.state.lock().unwrap();
-        let drained = |w: &Window| w.out.queued() < WINDOW_BACKLOG / 4;
-        let due: Vec<(u64, String)> = state
-            .windows
-            .by_id
-            .iter()
-            .filter(|(_, w)| w.lagging && drained(w))
-            .filter_map(|(id, w)| Some((*id, w.showing.clone()?)))
-            .collect();
-        for (id, tab) in due {
-            self.show(&mut state, id, &tab);
-        }
-        let owed: Vec<PathBuf> = state
-            .windows
-            .by_id
-            .values()
-            .filter(|w| w.tabs_owed && drained(w))
-            .map(|w| w.folder.clone())
-            .collect();
-        for folder in owed {
-            self.send_tabs(&mut state, &folder);
-        }
-        state
-            .windows
-            .by_id
-            .values()
-            .any(|w| w.lagging || w.tabs_owed)
     }
 
     /// Tell every window of `folder` its session's tabs.
@@ -246,7 +234,6 @@ impl Core {
             .map(|t| t.info())
             .collect();
         let approvals = state.approvals.pending.len();
-        let mut fell_behind = false;
         for win in state
             .windows
             .by_id
@@ -254,8 +241,10 @@ impl Core {
             .filter(|w| w.folder == folder)
         {
             if win.out.queued() > WINDOW_BACKLOG {
-                fell_behind |= !win.tabs_owed;
-                win.tabs_owed = true;
+                if !win.tabs_owed {
+                    win.tabs_owed = true;
+                    win.bell.notify_one();
+                }
                 continue;
             }
             win.tabs_owed = false;
@@ -265,21 +254,18 @@ impl Core {
                 approvals,
             }));
         }
-        if fell_behind {
-            self.wake.catch_up.notify_one();
-        }
     }
 
     /// Bring a session's terminals to its windows' smallest size and redraw
-    /// the windows if that changed anything.
-    fn fit_session(&self, state: &mut State, folder: &Path) {
+    /// the windows if that changed anything: the tabs it resized.
+    fn fit_session(&self, state: &mut State, folder: &Path) -> Vec<String> {
         let (rows, cols) = state.windows.session_size(folder);
         let ids: Vec<String> = state.sessions.get(folder).cloned().unwrap_or_default();
         let mut changed = Vec::new();
         for id in ids {
             if let Some(t) = state.tabs.get_mut(&id) {
-                if t.screen.screen().size() != (rows, cols) {
-                    crate::screen::resize_screen(&mut t.screen, rows, cols);
+                if t.screen.size() != (rows, cols) {
+                    t.screen.resize(rows, cols);
                     // A message to the host's connection task, not I/O.
                     let _ = self.host.resize(&id, rows, cols);
                     changed.push(id);
@@ -293,9 +279,10 @@ impl Core {
             .filter_map(|(wid, w)| Some((*wid, w.showing.clone()?)))
             .filter(|(_, tab)| changed.contains(tab))
             .collect();
-        for (wid, tab) in showing {
-            self.show(state, wid, &tab);
+        for (wid, _) in showing {
+            self.paint(state, wid, true);
         }
+        changed
     }
 }
 
@@ -325,18 +312,10 @@ mod tests {
         state.sessions.insert("/home/u".into(), vec![]);
         let placed = |s: &State, d: &str| s.session_of(Path::new(d));
         assert_eq!(placed(&state, "/home/u"), None, "no window yet");
-        state.windows.by_id.insert(
-            1,
-            Window {
-                folder: "/home/u".into(),
-                rows: 24,
-                cols: 80,
-                showing: None,
-                out,
-                lagging: false,
-                tabs_owed: false,
-            },
-        );
+        state
+            .windows
+            .by_id
+            .insert(1, Window::new("/home/u".into(), 24, 80, out));
         assert_eq!(placed(&state, "/home/u"), Some("/home/u".into()));
         assert_eq!(placed(&state, "/home/u/proj"), None);
     }

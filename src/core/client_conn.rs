@@ -153,6 +153,11 @@ async fn serve_frames(
                     core.resize_window(id, rows, cols);
                 }
             }
+            ClientMsg::Repaint => {
+                if let Some(id) = *window {
+                    core.repaint(id);
+                }
+            }
             ClientMsg::History { tab } => {
                 let lines = core.history(&tab).await;
                 let _ = out.send(Frame::control(&CoreMsg::History { tab, lines }));

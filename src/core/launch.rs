@@ -26,7 +26,6 @@ use crate::host::SpawnSpec;
 use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::handshake::random_hex;
 use crate::protocol::replies::Started;
-use crate::screen::SCROLLBACK;
 
 impl Core {
     /// A terminal pane for tab `of`: the user's shell in the tab's folder,
@@ -324,7 +323,7 @@ fn starting_tab(
         pid: Life::STARTING.pid,
         start_time: Life::STARTING.start_time,
         exit_code: Life::STARTING.exit_code,
-        screen: vt100::Parser::new(rows, cols, SCROLLBACK),
+        screen: crate::term::Screen::new(rows, cols),
         log: Default::default(),
         detection: None,
         terminal_bells: Default::default(),

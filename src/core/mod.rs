@@ -32,6 +32,8 @@ mod naming;
 mod net_questions;
 mod not_found;
 mod outlog;
+mod output;
+mod painting;
 mod persist;
 mod planning;
 mod plugins;
@@ -81,7 +83,7 @@ pub struct Core {
     /// What installed agents support, from their `--help`.
     detector: Arc<crate::agents::Detector>,
     /// Wakes the tasks that run only while there is something to do: a
-    /// window to catch up, a turn to watch, a tab's state to look at again
+    /// turn to watch, a tab's state to look at again
     /// (idle, nothing polls).
     wake: Wake,
     /// Bumped by every change of an agent state or of the tab list: what
@@ -133,7 +135,6 @@ pub struct State {
 /// The background tasks' doorbells.
 #[derive(Default)]
 struct Wake {
-    catch_up: tokio::sync::Notify,
     turns: tokio::sync::Notify,
     states: tokio::sync::Notify,
 }
@@ -181,18 +182,21 @@ impl Core {
         let mut state = self.state.lock().unwrap();
         match ev {
             HostEvent::Output { tab, bytes } => {
-                let state = &mut *state;
-                if let Some(t) = state.tabs.get_mut(&tab) {
-                    t.screen.process(&bytes);
-                    t.log.push(&bytes);
+                let st = &mut *state;
+                let mut replies = Vec::new();
+                if let Some(t) = st.tabs.get_mut(&tab) {
+                    replies = output::take_in(t, &bytes);
                     if t.sandboxed {
-                        state.turns.output(&tab, Instant::now());
+                        st.turns.output(&tab, Instant::now());
                     }
                 }
-                self.detect_output(state, &tab, &bytes);
+                self.detect_output(st, &tab, &bytes);
                 // Under the state lock: a window switching to this tab gets
-                // each byte either in its redraw or here, never both.
-                self.forward_output(state, &tab, &bytes);
+                // each change either in its whole screen or in a difference
+                // after it, never both.
+                self.paint_windows(st, &tab);
+                drop(state);
+                output::answer(&*self.host, &tab, replies);
             }
             HostEvent::Started {
                 tab,

@@ -271,7 +271,7 @@ impl Core {
                 let shown = format!("\r\nnerdr: {}\r\n", message.replace('\n', "\r\n"));
                 t.screen.process(shown.as_bytes());
                 t.log.push(shown.as_bytes());
-                self.forward_output(&mut state, id, shown.as_bytes());
+                self.paint_windows(&mut state, id);
             }
         }
         self.changed();

@@ -118,7 +118,6 @@ pub async fn serve(
 fn spawn_tasks(core: &Arc<Core>, client: UnixListener, hook: UnixListener) {
     tokio::spawn(accept_loop(core.clone(), client, Socket::Client));
     tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
-    tokio::spawn(catch_up_windows(core.clone()));
     tokio::spawn(watch_turns(core.clone()));
     tokio::spawn(watch_states(core.clone()));
     if let Some(every) = notify::watchdog_interval() {
@@ -147,18 +146,6 @@ async fn end_programs(core: &Core) {
             .collect();
         for f in folders {
             core.quit_session(&f).await;
-        }
-    }
-}
-
-/// Windows that fell behind get a redraw once their queue drains. Runs
-/// only while one lags: an idle core does not wake for it.
-async fn catch_up_windows(core: Arc<Core>) {
-    loop {
-        core.wake.catch_up.notified().await;
-        let mut tick = tokio::time::interval(Duration::from_millis(50));
-        while core.catch_up() {
-            tick.tick().await;
         }
     }
 }

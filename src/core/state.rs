@@ -7,7 +7,6 @@ use serde::{Deserialize, Serialize};
 
 pub use super::State;
 use crate::protocol::api::{AgentState, TabInfo, TabKind, TabState};
-use crate::screen::{screen_text, SCROLLBACK};
 
 pub const DEFAULT_ROWS: u16 = 24;
 pub const DEFAULT_COLS: u16 = 80;
@@ -47,7 +46,7 @@ pub struct Tab {
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
     pub exit_code: Option<i32>,
-    pub screen: vt100::Parser,
+    pub screen: crate::term::Screen,
     pub log: super::outlog::OutLog,
     /// What the agent is doing (`agent_states`); `None` for a terminal.
     pub detection: Option<super::detection::Detection>,
@@ -158,7 +157,7 @@ impl Tab {
             pid: s.pid,
             start_time: s.start_time,
             exit_code: s.exit_code,
-            screen: vt100::Parser::new(rows, cols, SCROLLBACK),
+            screen: crate::term::Screen::new(rows, cols),
             log: Default::default(),
             detection: None,
             terminal_bells: Default::default(),
@@ -208,7 +207,7 @@ impl Tab {
     /// The visible screen as text: trailing blanks of each row and trailing
     /// empty rows dropped; with `lines`, only the last N rows of what is left.
     pub fn screen_text(&self, lines: Option<usize>) -> String {
-        screen_text(self.screen.screen(), lines)
+        self.screen.text(lines)
     }
 }
 

@@ -61,14 +61,10 @@ pub struct ScreenView {
 }
 
 impl ScreenView {
-    pub fn of(screen: &vt100::Screen) -> Self {
-        let (_, cols) = screen.size();
+    pub fn of(screen: &crate::term::Screen) -> Self {
         ScreenView {
-            rows: screen
-                .rows(0, cols)
-                .map(|r| r.trim_end().to_string())
-                .collect(),
-            title: screen.title().to_string(),
+            rows: screen.rows_text(),
+            title: screen.title(),
         }
     }
 }

@@ -41,17 +41,22 @@ pub enum ClientMsg {
         request: Request,
     },
     /// Become a window onto `folder`'s session (created if there is none).
-    /// Terminal bytes then flow as data frames tagged with their tab.
+    /// Data frames tagged with their tab then flow: keys to the core,
+    /// painted screens to the window (never the program's own bytes).
     Attach {
         folder: std::path::PathBuf,
         rows: u16,
         cols: u16,
         env: Vec<(String, String)>,
     },
-    /// Show this tab: the core answers with a redraw, then live output.
+    /// Show this tab: the core answers with its whole screen, then the
+    /// differences as it changes.
     Select {
         tab: String,
     },
+    /// Paint the shown tab's whole screen again: the window drew over it
+    /// (an overlay closed, the person asked for a redraw).
+    Repaint,
     /// The window's pane area changed size.
     Resize {
         rows: u16,
@@ -82,8 +87,9 @@ pub enum CoreMsg {
         #[serde(default)]
         approvals: usize,
     },
-    /// The next data frame for `tab` redraws its whole screen (contents,
-    /// colours, cursor, modes) at this size; live output follows.
+    /// The next data frame for `tab` paints its whole screen (contents,
+    /// colours, cursor, modes) at this size; the data frames after it
+    /// paint differences from it (`term::paint`).
     Redraw { tab: String, rows: u16, cols: u16 },
     /// A tab's history as text lines, oldest first, screen included.
     History { tab: String, lines: Vec<String> },

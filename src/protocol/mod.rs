@@ -20,8 +20,9 @@ pub mod listing;
 pub mod outbox;
 pub mod replies;
 
-/// Version of the client-socket protocol, sent in the hello.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// Version of the client-socket protocol, sent in the hello. 2: a window's
+/// data frames are painted differences, not the program's output.
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// Largest frame (client and holder sockets), in bytes. A redraw of the
 /// largest screen allowed ([`MAX_ROWS`] x [`MAX_COLS`], every cell coloured)

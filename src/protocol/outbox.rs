@@ -1,7 +1,8 @@
 //! A frame queue in front of a socket, counted in bytes, so producers can
 //! see how far behind the reader is. Control messages are always queued;
-//! terminal output waits for [`Outbox::room`] (holder → core) or is
-//! replaced by a redraw (core → a slow window). Either way memory stays
+//! terminal output waits for [`Outbox::room`] (holder → core), or is
+//! painted only once the queue has drained ([`Drain::empty`], core → a
+//! window: a slow one gets fewer, newer frames). Either way memory stays
 //! bounded and a flood of output slows the program, not the machine.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -77,12 +78,43 @@ impl Outbox {
     /// Wait until at most `limit` bytes are queued (or the connection is
     /// gone, when waiting would be forever).
     pub async fn room(&self, limit: usize) {
+        self.drain().room(limit).await
+    }
+
+    /// A handle that waits for the queue to drain without keeping the
+    /// connection open: the writer ends when the last [`Outbox`] goes,
+    /// whoever still watches it.
+    pub fn drain(&self) -> Drain {
+        Drain {
+            queued: self.queued.clone(),
+            drained: self.drained.clone(),
+            closed: self.closed.clone(),
+        }
+    }
+}
+
+/// See [`Outbox::drain`].
+pub struct Drain {
+    queued: Arc<AtomicUsize>,
+    drained: Arc<Notify>,
+    closed: Arc<AtomicBool>,
+}
+
+impl Drain {
+    /// Wait until nothing is queued (or the connection is gone).
+    pub async fn empty(&self) {
+        self.room(0).await
+    }
+
+    async fn room(&self, limit: usize) {
         loop {
             let notified = self.drained.notified();
             tokio::pin!(notified);
             // Register before checking, so a drain in between is not missed.
             notified.as_mut().enable();
-            if self.queued() <= limit || self.is_closed() {
+            if self.queued.load(Ordering::Acquire) <= limit
+                || self.closed.load(Ordering::Acquire)
+            {
                 return;
             }
             notified.await;

@@ -56,6 +56,50 @@ fn pick_an_agent_type_detach_and_reattach_to_the_same_screen() {
     assert!(l.tabs_json(&[])[0]["state"] == "running");
 }
 
+/// Issue 17: a program on the alternate screen when the window detached
+/// leaves it after a re-attach: the window shows the main screen behind
+/// it, as `nerdr read` does. (It kept the alternate screen's lines: the
+/// redraw it was sent had no main screen behind them.)
+#[test]
+fn leaving_the_alternate_screen_after_a_reattach_shows_the_main_screen() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(CONFIG);
+    let tab = l.ok(&["agent", "sh"]);
+    let t = Tmux::start(&l, 100, 30, "nerdr");
+    t.wait("tab 1 shown", |s: &[String]| {
+        s.last().is_some_and(|l| l.contains("1:sh-1*"))
+    });
+    t.text("echo main-$((6*7))");
+    t.keys(&["Enter"]);
+    t.wait_text("main-42");
+    // Draws on the alternate screen, waits for a key, leaves it.
+    t.text(concat!(
+        "printf '\\033[?1049h\\033[2J\\033[5;3Halt-%s' $((5*5)); read -rsn1; ",
+        "printf '\\033[?1049l'; echo back-$((2*2))"
+    ));
+    t.keys(&["Enter"]);
+    t.wait_text("alt-25");
+    t.keys(&["C-b", "d"]);
+    t.wait_text("EXITED=0");
+    t.respawn(&l, "nerdr");
+    t.wait_text("alt-25");
+    t.keys(&["x"]);
+    let s = t.wait_text("back-4");
+    let read = l.ok(&["read", &tab]);
+    assert!(
+        read.contains("main-42") && !read.contains("alt-25"),
+        "nerdr read:\n{read}"
+    );
+    let shown = pane(&s).join("\n");
+    assert!(
+        shown.contains("main-42") && !shown.contains("alt-25"),
+        "the window:\n{shown}"
+    );
+}
+
 /// The picker's entry for `agent` on `screen`: its number, and whether it
 /// is the selected one (`>`).
 fn entry(screen: &[String], agent: &str) -> Option<(String, bool)> {

@@ -102,7 +102,7 @@ fn malformed_frames_close_only_their_connection() {
 fn a_wrong_key_is_refused() {
     let l = Local::started();
     let mut s = raw_client(&l);
-    let hello = br#"{"version":1,"proof":"00"}"#;
+    let hello = br#"{"version":2,"proof":"00"}"#;
     let mut frame = ((hello.len() + 1) as u32).to_be_bytes().to_vec();
     frame.push(1);
     frame.extend_from_slice(hello);

@@ -466,7 +466,8 @@ impl Window {
 
     fn on_resize(&mut self, size: (u16, u16)) {
         self.view.term = size;
-        self.view.invalidate();
+        // The core answers a resize with the whole screen.
+        self.view.expect_whole();
         self.send(ClientMsg::Resize {
             rows: size.0.saturating_sub(1).max(2),
             cols: size.1,
@@ -535,6 +536,16 @@ impl Window {
 
     fn paint(&mut self) {
         let (rows, cols) = self.view.term;
+        let tab_shown = match &self.mode {
+            Mode::Normal => true,
+            Mode::Rename { .. } => self.view.tab.is_some(),
+            _ => false,
+        };
+        if !tab_shown {
+            self.view.invalidate();
+        } else if self.view.wants_repaint() && self.connected {
+            self.send(ClientMsg::Repaint);
+        }
         let bytes = match &self.mode {
             Mode::Normal => {
                 // A stopped tab says what brings it back, unless a note

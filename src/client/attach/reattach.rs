@@ -68,6 +68,9 @@ impl Window {
         self.out = out;
         self.pending.clear();
         self.connected = true;
+        // Attaching sends a whole screen; nothing of the old connection's
+        // paint holds.
+        self.view.expect_whole();
         if self.outage.take().is_some() {
             self.restore = self.view.tab.clone();
             self.note = "reconnected to the core".into();

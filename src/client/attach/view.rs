@@ -1,15 +1,23 @@
-//! Drawing the shown tab: a local screen model fed by the core's redraw and
-//! live output, painted as the difference from what was last painted, so
-//! full-screen programs come out exactly (cells, colours, cursor, modes)
-//! and the status line below them is never overwritten by the program.
+//! Drawing the shown tab: the core paints it (`term::paint`, the
+//! difference from what it sent last), so the window parses nothing; it
+//! writes those bytes, then its status line below them.
+//!
+//! The core's differences hold only while the terminal shows what the core
+//! last painted. Once the window draws over the tab (an overlay, scroll
+//! mode, a resize), it drops them and asks for the whole screen again
+//! ([`View::wants_repaint`]); differences resume after it.
 
 use std::io::Write;
 
 pub struct View {
     pub tab: Option<String>,
-    parser: vt100::Parser,
-    /// What the terminal shows now, to paint only differences.
-    painted: Option<vt100::Screen>,
+    /// The core's paint not written yet.
+    pending: Vec<u8>,
+    /// The terminal no longer shows what the core painted: its differences
+    /// are dropped until its next whole screen.
+    stale: bool,
+    /// That whole screen was asked for, or comes without asking.
+    asked: bool,
     /// The person's terminal size.
     pub term: (u16, u16),
 }
@@ -18,50 +26,65 @@ impl View {
     pub fn new(term: (u16, u16)) -> Self {
         View {
             tab: None,
-            parser: vt100::Parser::new(term.0.saturating_sub(1).max(1), term.1, 0),
-            painted: None,
+            pending: Vec::new(),
+            stale: false,
+            asked: false,
             term,
         }
     }
 
-    /// The next bytes for `tab` draw its screen from scratch at this size.
-    pub fn redraw(&mut self, tab: &str, rows: u16, cols: u16) {
+    /// The next bytes for `tab` paint its whole screen (at this size).
+    pub fn redraw(&mut self, tab: &str, _rows: u16, _cols: u16) {
         self.tab = Some(tab.to_string());
-        self.parser = vt100::Parser::new(rows, cols, 0);
-        self.painted = None;
+        self.pending.clear();
+        self.stale = false;
+        self.asked = false;
     }
 
+    /// The core's paint of the shown tab.
     pub fn output(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
-    }
-
-    /// Force the next paint to be a full one (after an overlay or a resize).
-    pub fn invalidate(&mut self) {
-        self.painted = None;
-    }
-
-    /// Bytes that bring the terminal up to date, with `status` (the status
-    /// line's bytes, see `super::status::render`) on the last row.
-    pub fn paint(&mut self, status: &[u8]) -> Vec<u8> {
-        let screen = self.parser.screen();
-        let mut out = Vec::new();
-        match &self.painted {
-            Some(prev) => out.extend(screen.state_diff(prev)),
-            None => {
-                out.extend_from_slice(b"\x1b[H\x1b[2J");
-                out.extend(screen.state_formatted());
-            }
+        if !self.stale {
+            self.pending.extend_from_slice(bytes);
         }
-        // The status line on the last row; save and restore the cursor (and
-        // its attributes) so the program's state is untouched.
+    }
+
+    /// The window drew over the tab: its whole screen is needed again.
+    pub fn invalidate(&mut self) {
+        if !self.stale {
+            self.stale = true;
+            self.asked = false;
+        }
+        self.pending.clear();
+    }
+
+    /// Like [`View::invalidate`], for a whole screen the core sends on its
+    /// own (after a resize, on attaching): nothing to ask.
+    pub fn expect_whole(&mut self) {
+        self.stale = true;
+        self.asked = true;
+        self.pending.clear();
+    }
+
+    /// Whether to ask the core for the whole screen now (once per need).
+    pub fn wants_repaint(&mut self) -> bool {
+        if self.stale && !self.asked && self.tab.is_some() {
+            self.asked = true;
+            return true;
+        }
+        false
+    }
+
+    /// Bytes that bring the terminal up to date: the core's paint, then
+    /// `status` (the status line's bytes, see `super::status::render`) on
+    /// the last row.
+    pub fn paint(&mut self, status: &[u8]) -> Vec<u8> {
+        let mut out = std::mem::take(&mut self.pending);
+        // Save and restore the cursor (and its attributes) around the
+        // status line, so the program's state is untouched.
         out.extend_from_slice(b"\x1b7");
         out.extend(format!("\x1b[{};1H", self.term.0).as_bytes());
         out.extend_from_slice(status);
         out.extend_from_slice(b"\x1b[0m\x1b8");
-        if screen.hide_cursor() {
-            out.extend_from_slice(b"\x1b[?25l");
-        }
-        self.painted = Some(screen.clone());
         out
     }
 
@@ -75,28 +98,51 @@ impl View {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::term::{paint, Screen};
 
+    /// The core's paints, written by the window, reproduce the tab's
+    /// screen, with the status line below it.
     #[test]
-    fn a_repaint_reproduces_the_screen() {
+    fn the_cores_paint_and_the_status_line_make_the_window() {
+        let mut tab = Screen::new(5, 20);
         let mut v = View::new((6, 20));
         v.redraw("t", 5, 20);
-        v.output(b"\x1b[31mred\x1b[0m\r\nplain\x1b[3;5Hx");
-        let first = v.paint(b"s");
-        // Painting the bytes into a fresh model gives the same screen.
-        let mut check = vt100::Parser::new(6, 20, 0);
-        check.process(&first);
-        assert_eq!(
-            check.screen().cell(0, 0).unwrap().fgcolor(),
-            vt100::Color::Idx(1)
-        );
-        assert_eq!(
-            check.screen().contents_between(0, 0, 2, 6).trim_end(),
-            "red\nplain\n    x"
-        );
-        v.output(b"y");
-        let diff = v.paint(b"s");
-        check.process(&diff);
-        assert!(check.screen().contents().contains("    xy"));
-        assert!(diff.len() < first.len());
+        tab.process(b"\x1b[31mred\x1b[0m\r\nplain\x1b[3;5Hx");
+        let first = tab.frame();
+        v.output(&paint(&first, None));
+        let mut outer = Screen::new(6, 20);
+        outer.process(&v.paint(b"status"));
+        assert_eq!(outer.text(None), "red\nplain\n    x\n\n\nstatus");
+        assert_eq!(outer.cursor(), (2, 5), "the program's cursor, not the status line's");
+        tab.process(b"y");
+        v.output(&paint(&tab.frame(), Some(&first)));
+        outer.process(&v.paint(b"status"));
+        assert_eq!(outer.text(None), "red\nplain\n    xy\n\n\nstatus");
+    }
+
+    /// After an overlay, differences are dropped until the whole screen
+    /// comes, which is asked for once.
+    #[test]
+    fn a_stale_view_asks_once_and_drops_differences_until_the_whole_screen() {
+        let mut v = View::new((6, 20));
+        assert!(!v.wants_repaint(), "no tab shown");
+        v.redraw("t", 5, 20);
+        assert!(!v.wants_repaint());
+        v.output(b"diff");
+        v.invalidate();
+        v.output(b"more");
+        assert!(v.wants_repaint());
+        assert!(!v.wants_repaint(), "asked already");
+        v.invalidate();
+        assert!(!v.wants_repaint(), "still asked");
+        assert_eq!(v.paint(b""), b"\x1b7\x1b[6;1H\x1b[0m\x1b8");
+        v.redraw("t", 5, 20);
+        v.output(b"whole");
+        assert!(v.paint(b"").starts_with(b"whole"));
+        // A resize: the core sends the whole screen unasked.
+        v.expect_whole();
+        v.output(b"diff");
+        assert!(!v.wants_repaint());
+        assert_eq!(v.paint(b""), b"\x1b7\x1b[6;1H\x1b[0m\x1b8");
     }
 }
