@@ -48,6 +48,7 @@ mod session_of;
 mod sessions;
 mod setup;
 mod setup_gate;
+mod snapshots;
 pub mod state;
 mod turns;
 mod waiting;
@@ -128,6 +129,8 @@ pub struct State {
     pub kept_names: std::collections::HashMap<String, String>,
     /// Agents waiting for their worktree's setup.
     pub setup_gates: setup_gate::Gates,
+    /// What the holder has of each tab's screen.
+    pub snapshots: snapshots::Snapshots,
 }
 
 /// The background tasks' doorbells.
@@ -184,6 +187,7 @@ impl Core {
                 let state = &mut *state;
                 if let Some(t) = state.tabs.get_mut(&tab) {
                     t.screen.process(&bytes);
+                    state.snapshots.output(&tab, &bytes, Instant::now());
                     t.log.push(&bytes);
                     if t.sandboxed {
                         state.turns.output(&tab, Instant::now());
@@ -316,6 +320,7 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 meta.name = renamed.or(meta.name);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
+                state.snapshots.found(&f.held.tab, f.held.offset);
                 if t.kind == crate::protocol::api::TabKind::Agent {
                     t.detection = Some(detection(&t.agent, &f.screen));
                 }

@@ -141,6 +141,7 @@ impl Core {
         let mut state = self.state.lock().unwrap();
         let t = state.tabs.get_mut(tab).ok_or_else(|| no_tab(tab))?;
         crate::screen::resize_screen(&mut t.screen, rows, cols);
+        state.snapshots.resized(tab);
         drop(state);
         // An exited program has no terminal left to resize; its screen does.
         let _ = self.host.resize(tab, rows, cols);
