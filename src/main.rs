@@ -38,8 +38,7 @@ mod service;
 // issues); the rest is in use.
 #[allow(dead_code)]
 mod systemd;
-// Until the merge of issue 17: `snapshot` is the holder's (its branch),
-// `cursor` and `alternate_screen` the emulator's tests'.
+// Parts of the interface serve tests only until the emulator lands.
 #[allow(dead_code)]
 mod term;
 mod unit_names;

@@ -266,6 +266,7 @@ impl Core {
             if let Some(t) = state.tabs.get_mut(&id) {
                 if t.screen.size() != (rows, cols) {
                     t.screen.resize(rows, cols);
+                    state.snapshots.resized(&id);
                     // A message to the host's connection task, not I/O.
                     let _ = self.host.resize(&id, rows, cols);
                     changed.push(id);

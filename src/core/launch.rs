@@ -223,6 +223,7 @@ impl Core {
             tab.detection = Some(super::detection::Detection::new(rules));
         }
         state.insert(tab);
+        state.snapshots.started(&plan.id);
         let named = &state.tabs[&plan.id];
         let meta = serde_json::to_value(named.saved(true)).expect("a tab record serializes");
         (env, scope, meta)

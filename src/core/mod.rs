@@ -50,6 +50,7 @@ mod session_of;
 mod sessions;
 mod setup;
 mod setup_gate;
+mod snapshots;
 pub mod state;
 mod turns;
 mod waiting;
@@ -130,6 +131,8 @@ pub struct State {
     pub kept_names: std::collections::HashMap<String, String>,
     /// Agents waiting for their worktree's setup.
     pub setup_gates: setup_gate::Gates,
+    /// What the holder has of each tab's screen.
+    pub snapshots: snapshots::Snapshots,
 }
 
 /// The background tasks' doorbells.
@@ -186,6 +189,7 @@ impl Core {
                 let mut replies = Vec::new();
                 if let Some(t) = st.tabs.get_mut(&tab) {
                     replies = output::take_in(t, &bytes);
+                    st.snapshots.output(&tab, &bytes, Instant::now());
                     if t.sandboxed {
                         st.turns.output(&tab, Instant::now());
                     }
@@ -320,6 +324,7 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 meta.name = renamed.or(meta.name);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
+                state.snapshots.found(&f.held.tab, f.held.offset);
                 if t.kind == crate::protocol::api::TabKind::Agent {
                     t.detection = Some(detection(&t.agent, &f.screen));
                 }

@@ -56,6 +56,7 @@ mod tests {
         fn mode(&self) -> String {
             String::new()
         }
+        fn snapshot(&self, _: &str, _: u64, _: u16, _: u16, _: Vec<u8>) {}
         fn programs_end_with_core(&self) -> bool {
             false
         }

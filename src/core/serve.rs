@@ -118,6 +118,9 @@ pub async fn serve(
 fn spawn_tasks(core: &Arc<Core>, client: UnixListener, hook: UnixListener) {
     tokio::spawn(accept_loop(core.clone(), client, Socket::Client));
     tokio::spawn(accept_loop(core.clone(), hook, Socket::Hook));
+    if !core.host.programs_end_with_core() {
+        tokio::spawn(super::snapshots::keep_sending(core.clone()));
+    }
     tokio::spawn(watch_turns(core.clone()));
     tokio::spawn(watch_states(core.clone()));
     if let Some(every) = notify::watchdog_interval() {

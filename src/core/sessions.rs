@@ -141,6 +141,7 @@ impl Core {
         let mut state = self.state.lock().unwrap();
         let t = state.tabs.get_mut(tab).ok_or_else(|| no_tab(tab))?;
         t.screen.resize(rows, cols);
+        state.snapshots.resized(tab);
         self.repaint_showing(&mut state, tab);
         drop(state);
         // An exited program has no terminal left to resize; its screen does.

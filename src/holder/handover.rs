@@ -4,7 +4,8 @@
 //!
 //! Giving: freeze the terminal readers, reapers and launches
 //! ([`PtyHost::freeze`]), let the event loop take in what they delivered,
-//! write every program's record and exact screen to a file with no name
+//! write every program's record and the bytes that redraw its screen
+//! exactly (`Replay::redraw`) to a file with no name
 //! (a memfd), clear close-on-exec on that file, the listening socket
 //! and the PTY masters, and `fexecve` the file the core's verified PID
 //! runs. Programs stay children of this PID, so the new image reaps them
@@ -14,7 +15,8 @@
 //!
 //! Taking back (`holder --handover-fd N`): read the state, set close-on-exec
 //! again (no program launched later may inherit a terminal or the
-//! socket), adopt each program with its screen.
+//! socket), adopt each program with its screen's bytes as its snapshot at
+//! offset 0 (an older holder sends its vt100 redraw: the same thing).
 
 use std::collections::BTreeMap;
 use std::io::{Read, Seek, Write};
@@ -30,7 +32,6 @@ use crate::protocol::handover::{
     decode_state, encode_state, Answer, Program, State, HANDOVER_FLAG, HANDOVER_VERSION,
 };
 use crate::protocol::holder::HOLDER_VERSION;
-use crate::screen::SCROLLBACK;
 
 /// Hand over to the core's executable. Returns only if that failed; the
 /// core is told why.
@@ -142,7 +143,7 @@ fn snapshot(h: &Holder, listener_fd: RawFd) -> (State, Vec<Vec<u8>>) {
     let mut screens = Vec::with_capacity(kept.len());
     for (tab, k) in kept.iter() {
         let from_host = handed.get(tab);
-        let (rows, cols) = k.screen.screen().size();
+        let (rows, cols) = k.screen.size();
         programs.push(Program {
             tab: tab.clone(),
             // The host knows a launch's PID before the record here does.
@@ -155,7 +156,7 @@ fn snapshot(h: &Holder, listener_fd: RawFd) -> (State, Vec<Vec<u8>>) {
             meta: k.meta.clone(),
             pty_fd: from_host.and_then(|p| p.master),
         });
-        screens.push(super::screen::redraw(&k.screen));
+        screens.push(k.screen.redraw());
     }
     let state = State {
         handover: HANDOVER_VERSION,
@@ -314,8 +315,7 @@ impl Restored {
     pub fn adopt(self, host: &PtyHost) -> BTreeMap<String, Kept> {
         let mut kept = BTreeMap::new();
         for (mut p, screen_bytes, master) in self.programs {
-            let mut screen = vt100::Parser::new(p.rows, p.cols, SCROLLBACK);
-            screen.process(&screen_bytes);
+            let screen = super::replay::Replay::adopt(p.rows, p.cols, screen_bytes);
             if p.pid == 0 {
                 // A launch that had not produced a process (it failed as the
                 // hand-over began): nothing to adopt, and PID 0 must never

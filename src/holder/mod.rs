@@ -1,9 +1,11 @@
-//! `nerdr holder`: small and boring on purpose. It owns every PTY, keeps a
-//! screen per program so a restarted core can redraw it, and outlives core
-//! restarts and upgrades. It serves only the recorded core, on an abstract
+//! `nerdr holder`: small and boring on purpose. It owns every PTY, keeps
+//! per program the last snapshot the core handed it plus the output after
+//! it (`replay`, the only place it parses, rarely), so a restarted core can
+//! redraw every screen, and outlives core restarts and upgrades. It serves only the recorded core, on an abstract
 //! socket (no file to squat or delete).
 
 mod handover;
+pub mod replay;
 mod scopes;
 pub mod screen;
 mod server;

@@ -1,5 +1,6 @@
-//! Bytes that redraw a program's screen exactly: what a restarted core and
-//! a re-executed holder rebuild their screen models from.
+//! Bytes that redraw a vt100 screen exactly: the core's snapshot of a tab
+//! (`core::snapshots`) while its model is still a bare `vt100::Parser`.
+//! Goes once the core's model is a `term::Screen` (its `snapshot()`).
 //!
 //! vt100's `state_formatted` draws only the visible grid, so a program in
 //! the alternate screen (a full-screen UI) would come back with its UI on

@@ -1,10 +1,12 @@
-//! The holder's one job: keep programs and their screens, and serve the
-//! current core. A new verified core replaces the old connection; programs
-//! and screens carry on regardless. A core of another holder protocol gets
+//! The holder's one job: keep programs and what redraws their screens, and
+//! serve the current core. Output is appended and forwarded, never parsed.
+//! A new verified core replaces the old connection; programs and screens
+//! carry on regardless. A core of another holder protocol gets
 //! the frozen hand-over (`protocol::handover`, carried out by
 //! `holder::handover`).
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use tokio::net::{UnixListener, UnixStream};
@@ -22,7 +24,6 @@ use crate::protocol::holder::{
     data_frame, split_data, FromHolder, Held, SpawnSpec, ToHolder, HOLDER_VERSION,
 };
 use crate::protocol::outbox::Outbox;
-use crate::screen::SCROLLBACK;
 
 /// Output queued for the core beyond which the holder stops reading PTYs.
 const CORE_BACKLOG: usize = 256 << 10;
@@ -53,6 +54,7 @@ pub async fn serve(s: Served) -> anyhow::Result<()> {
         host,
         kept: Mutex::new(kept),
         core: Mutex::default(),
+        current: Default::default(),
         paths,
         scopes,
         drain,
@@ -73,14 +75,14 @@ pub async fn serve(s: Served) -> anyhow::Result<()> {
                     continue;
                 }
             };
-            // Screen and forwarding under one lock, so a core attaching now
+            // Kept and forwarded under one lock, so a core attaching now
             // sees each byte either in its redraw or as live output.
             let out = {
                 let mut kept = h.kept.lock().unwrap();
                 match ev {
                     HostEvent::Output { tab, bytes } => {
                         if let Some(k) = kept.get_mut(&tab) {
-                            k.screen.process(&bytes);
+                            k.screen.output(&bytes);
                         }
                         h.to_core(data_frame(&tab, &bytes))
                     }
@@ -199,7 +201,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
     }
     let (read, write) = stream.into_split();
     let (tx, _writer) = Outbox::new(write);
-    {
+    let me = {
         let kept = h.kept.lock().unwrap();
         let held: Vec<Held> = kept
             .iter()
@@ -210,9 +212,10 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 pid: k.pid,
                 start_time: k.start_time,
                 exit_code: k.exit_code,
-                rows: k.screen.screen().size().0,
-                cols: k.screen.screen().size().1,
+                rows: k.screen.size().0,
+                cols: k.screen.size().1,
                 meta: k.meta.clone(),
+                offset: k.screen.offset(),
             })
             .collect();
         tx.send(Frame::control(&FromHolder::Welcome {
@@ -222,12 +225,12 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             held: held.clone(),
         }));
         for held in &held {
-            let screen = super::screen::redraw(&kept[&held.tab].screen);
-            tx.send(data_frame(&held.tab, &screen));
+            tx.send(data_frame(&held.tab, &kept[&held.tab].screen.redraw()));
         }
         // The newest verified core is the one we serve.
         *h.core.lock().unwrap() = Some(tx.clone());
-    }
+        h.current.fetch_add(1, Ordering::AcqRel) + 1
+    };
     tracing::info!("core attached");
     let mut read = read;
     loop {
@@ -244,7 +247,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
             ToHolder::Resize { tab, rows, cols } => {
                 let (rows, cols) = crate::protocol::clamp_size(rows, cols);
                 if let Some(k) = h.kept.lock().unwrap().get_mut(&tab) {
-                    crate::screen::resize_screen(&mut k.screen, rows, cols);
+                    k.screen.resize(rows, cols);
                 }
                 let _ = h.host.resize(&tab, rows, cols);
             }
@@ -261,6 +264,28 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 h.kept.lock().unwrap().remove(&tab);
                 h.host.forget(&tab);
             }
+            ToHolder::Snapshot {
+                tab,
+                offset,
+                rows,
+                cols,
+            } => {
+                let bytes = read_frame(&mut read).await?;
+                let bytes = match split_data(&bytes.body) {
+                    Some((t, b)) if bytes.kind == Kind::Data && t == tab => b.to_vec(),
+                    _ => anyhow::bail!("a snapshot of tab {tab} came without its bytes"),
+                };
+                // A core that was replaced may still be sending.
+                if h.current.load(Ordering::Acquire) != me {
+                    continue;
+                }
+                let (rows, cols) = crate::protocol::clamp_size(rows, cols);
+                if let Some(k) = h.kept.lock().unwrap().get_mut(&tab) {
+                    if let Err(why) = k.screen.snapshot_from_core(offset, rows, cols, bytes) {
+                        tracing::warn!(tab = %tab, refused = ?why, "ignored a core's snapshot");
+                    }
+                }
+            }
         }
     }
 }
@@ -275,7 +300,7 @@ fn spawn(h: &Arc<Holder>, mut spec: SpawnSpec, tx: Outbox) {
             pid: 0,
             start_time: 0,
             exit_code: None,
-            screen: vt100::Parser::new(spec.rows, spec.cols, SCROLLBACK),
+            screen: super::replay::Replay::new(spec.rows, spec.cols),
         },
     );
     let started = h.host.spawn(spec);

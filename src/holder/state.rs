@@ -1,6 +1,6 @@
 //! What the holder holds, shared by its tasks: the programs it keeps with
-//! their screens, the current core's outgoing queue, and the channels to
-//! the event loop (`server`) and to the hand-over (`handover`).
+//! what redraws their screens, the current core's outgoing queue, and the
+//! channels to the event loop (`server`) and to the hand-over (`handover`).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -20,14 +20,17 @@ pub struct Kept {
     pub pid: u32,
     pub start_time: u64,
     pub exit_code: Option<i32>,
-    pub screen: vt100::Parser,
+    /// The last snapshot a core handed over and the output after it.
+    pub screen: super::replay::Replay,
 }
 
 pub struct Holder {
     pub host: PtyHost,
     pub kept: Mutex<BTreeMap<String, Kept>>,
-    /// The current core's outgoing queue.
+    /// The current core's outgoing queue, and its connection's number
+    /// (only its snapshots are adopted).
     pub(super) core: Mutex<Option<Outbox>>,
+    pub(super) current: std::sync::atomic::AtomicU64,
     pub paths: Paths,
     /// Programs run in transient scopes.
     pub scopes: bool,

@@ -89,6 +89,12 @@ pub trait Host: Send + Sync {
     fn mode(&self) -> String;
     /// Whether programs end when the core does.
     fn programs_end_with_core(&self) -> bool;
+    /// The core's screen of `tab` (`rows`x`cols`) after it processed the
+    /// program's output up to `offset`: bytes that rebuild it on a fresh
+    /// `term::Screen`. A host that outlives the core keeps the last one
+    /// with the output after it, to give a restarted core its screens;
+    /// one that does not ignores it.
+    fn snapshot(&self, tab: &str, offset: u64, rows: u16, cols: u16, bytes: Vec<u8>);
 }
 
 /// Puts a program into its own cgroup before it runs, and ends it there.

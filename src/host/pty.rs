@@ -287,6 +287,9 @@ impl Host for PtyHost {
         // outlives the core by design.
         true
     }
+
+    /// Programs here end with their screens' one model: nothing to keep.
+    fn snapshot(&self, _tab: &str, _offset: u64, _rows: u16, _cols: u16, _bytes: Vec<u8>) {}
 }
 
 impl PtyHost {

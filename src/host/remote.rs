@@ -29,12 +29,15 @@ struct Pending {
 pub struct HolderHost {
     /// Resolves with the reason once the holder connection is gone.
     pub lost: std::sync::Mutex<Option<oneshot::Receiver<String>>>,
-    out: mpsc::UnboundedSender<Frame>,
+    /// Frames for the holder; a second one goes right after the first,
+    /// nothing in between (a snapshot and its bytes).
+    out: mpsc::UnboundedSender<(Frame, Option<Frame>)>,
     pending: Arc<Mutex<Pending>>,
     mode: String,
 }
 
-/// What a restarted core finds: each held program and its screen redraw.
+/// What a restarted core finds: each held program and its screen redraw
+/// (which ends at `held.offset` of its output).
 pub struct Found {
     pub held: Held,
     pub screen: Vec<u8>,
@@ -132,11 +135,13 @@ impl HolderHost {
             found.push(Found { held: h, screen });
         }
         let (read, mut write) = stream.into_split();
-        let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
+        let (out, mut out_rx) = mpsc::unbounded_channel::<(Frame, Option<Frame>)>();
         tokio::spawn(async move {
-            while let Some(f) = out_rx.recv().await {
-                if write_frame(&mut write, &f).await.is_err() {
-                    break;
+            while let Some((f, then)) = out_rx.recv().await {
+                for f in std::iter::once(f).chain(then) {
+                    if write_frame(&mut write, &f).await.is_err() {
+                        return;
+                    }
                 }
             }
         });
@@ -166,7 +171,7 @@ impl HolderHost {
             return Err(HostError::Holder(why.clone()));
         }
         self.out
-            .send(Frame::control(msg))
+            .send((Frame::control(msg), None))
             .map_err(|_| HostError::Holder("the connection is closed".into()))
     }
 }
@@ -297,7 +302,7 @@ impl Host for HolderHost {
 
     fn write(&self, tab: &str, bytes: Vec<u8>) -> Result<(), HostError> {
         self.out
-            .send(data_frame(tab, &bytes))
+            .send((data_frame(tab, &bytes), None))
             .map_err(|_| HostError::Holder("the connection is closed".into()))
     }
 
@@ -351,5 +356,16 @@ impl Host for HolderHost {
 
     fn programs_end_with_core(&self) -> bool {
         false
+    }
+
+    fn snapshot(&self, tab: &str, offset: u64, rows: u16, cols: u16, bytes: Vec<u8>) {
+        let head = Frame::control(&ToHolder::Snapshot {
+            tab: tab.to_string(),
+            offset,
+            rows,
+            cols,
+        });
+        // Lost with the connection: the next core gets a redraw anyway.
+        let _ = self.out.send((head, Some(data_frame(tab, &bytes))));
     }
 }

@@ -21,7 +21,8 @@ pub fn socket_name(paths: &Paths) -> String {
     format!("nerdr-holder-{}-{h:016x}", nix::unistd::getuid())
 }
 
-/// Bump when these messages change incompatibly: a core meeting a holder
+/// Bump when these messages change incompatibly (2: the holder keeps the
+/// core's snapshots instead of a screen of its own): a core meeting a holder
 /// of another version takes it over through the frozen
 /// [`handover`](super::handover).
 ///
@@ -30,7 +31,7 @@ pub fn socket_name(paths: &Paths) -> String {
 /// make a second, real build of another version.
 pub const HOLDER_VERSION: u32 = match option_env!("NERDR_HOLDER_VERSION_FOR_TESTS") {
     Some(v) => parse_version(v),
-    None => 1,
+    None => 2,
 };
 
 const fn parse_version(v: &str) -> u32 {
@@ -90,6 +91,18 @@ pub enum ToHolder {
     Forget {
         tab: String,
     },
+    /// The core's screen of `tab`, `rows`x`cols`, after it processed the
+    /// program's output up to `offset` (counted as in [`Held::offset`]).
+    /// The bytes that rebuild it come in the data frame right after, as
+    /// a welcome's screens do: raw, where JSON would cost a third more and
+    /// an encoding pass, and without a frame kind of its own (the framing
+    /// is shared with every client and the frozen hand-over).
+    Snapshot {
+        tab: String,
+        offset: u64,
+        rows: u16,
+        cols: u16,
+    },
 }
 
 /// A program the holder keeps, as a restarted core finds it.
@@ -102,6 +115,11 @@ pub struct Held {
     pub rows: u16,
     pub cols: u16,
     pub meta: serde_json::Value,
+    /// Where the redraw that follows the welcome ends in the program's
+    /// output: the core counts on from here, and names the count with
+    /// each snapshot it sends back.
+    #[serde(default)]
+    pub offset: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

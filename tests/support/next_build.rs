@@ -14,8 +14,9 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Instant;
 
-/// The holder protocol of the second build (the first has the default).
-pub const NEXT_VERSION: u32 = 2;
+/// The holder protocol of the second build (the first has the default,
+/// `protocol::holder::HOLDER_VERSION`, which this must differ from).
+pub const NEXT_VERSION: u32 = 3;
 
 /// The second build's binary, built once per test run.
 pub fn next_build() -> PathBuf {

@@ -5,6 +5,7 @@
 //! on real PTYs, a window in tmux.
 
 mod review;
+mod screens;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,278 @@
+//! What the holder keeps of a program's screen: the last snapshot a core
+//! handed it, and the raw output after it. `redraw()` (snapshot, then the
+//! output after it) rebuilds the screen exactly on a fresh
+//! `term::Screen::new(rows, cols)`, so a restarted, crashed or upgraded core
+//! gets every screen back while the holder does not parse what it forwards.
+//!
+//! The holder parses only here, and only in two rare cases:
+//! - **compaction**: while no core takes snapshots, output piles up; past
+//!   [`COMPACT_AT`] bytes the replay is run through a `term::Screen` once
+//!   and replaced by its snapshot, so memory stays bounded;
+//! - a redraw asked for after a resize that no core snapshot followed (the
+//!   core died between the two): the bytes before the resize must be
+//!   replayed at the old size, so the screen is rebuilt and resized here.
+//!
+//! Offsets count the program's output bytes since the holder took it (or
+//! since a hand-over): `base` is where the snapshot was taken, `offset()`
+//! where the output ends. A core names the offset its snapshot was taken
+//! at, so the output it had not yet seen stays in the tail.
+
+use crate::term::Screen;
+
+/// Output kept after the snapshot beyond which the holder compacts.
+pub const COMPACT_AT: usize = 1 << 20;
+
+/// How far back [`clean_prefix`] looks for an unfinished sequence.
+const LOOK_BACK: usize = 512;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replay {
+    /// The terminal's size now.
+    rows: u16,
+    cols: u16,
+    /// The size the snapshot rebuilds at.
+    snap_rows: u16,
+    snap_cols: u16,
+    snapshot: Vec<u8>,
+    base: u64,
+    tail: Vec<u8>,
+    /// Resizes since the snapshot, each at the offset it came at: the
+    /// output before it was drawn at the size before it.
+    resizes: Vec<(u64, u16, u16)>,
+}
+
+/// Why a core's snapshot was not adopted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    /// Taken before the snapshot kept (from a slower or older core).
+    Stale { offset: u64, base: u64 },
+    /// Taken after output this holder has not produced: not this stream.
+    Future { offset: u64, end: u64 },
+}
+
+impl Replay {
+    /// A program no core has snapshotted yet: a blank screen.
+    pub fn new(rows: u16, cols: u16) -> Self {
+        Replay::adopt(rows, cols, Vec::new())
+    }
+
+    /// Start from bytes that redraw the screen at `rows`x`cols` (what a
+    /// previous holder handed over), at offset 0.
+    pub fn adopt(rows: u16, cols: u16, snapshot: Vec<u8>) -> Self {
+        Replay {
+            rows,
+            cols,
+            snap_rows: rows,
+            snap_cols: cols,
+            snapshot,
+            base: 0,
+            tail: Vec::new(),
+            resizes: Vec::new(),
+        }
+    }
+
+    pub fn size(&self) -> (u16, u16) {
+        (self.rows, self.cols)
+    }
+
+    /// Where the output ends: what a core that got `redraw()` has seen.
+    pub fn offset(&self) -> u64 {
+        self.base + self.tail.len() as u64
+    }
+
+    /// Bytes kept, for the record.
+    pub fn kept(&self) -> usize {
+        self.snapshot.len() + self.tail.len()
+    }
+
+    /// The program wrote `bytes`.
+    pub fn output(&mut self, bytes: &[u8]) {
+        self.tail.extend_from_slice(bytes);
+        if self.tail.len() > COMPACT_AT {
+            self.compact();
+        }
+    }
+
+    /// The terminal is now `rows`x`cols`. The core sends a snapshot of its
+    /// resized model right after; until then a redraw rebuilds.
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        if (rows, cols) == (self.rows, self.cols) {
+            return;
+        }
+        (self.rows, self.cols) = (rows, cols);
+        self.resizes.push((self.offset(), rows, cols));
+        self.settle_resizes();
+    }
+
+    /// Adopt a core's snapshot of `rows`x`cols`, taken after it processed
+    /// the output up to `offset`.
+    pub fn snapshot_from_core(
+        &mut self,
+        offset: u64,
+        rows: u16,
+        cols: u16,
+        bytes: Vec<u8>,
+    ) -> Result<(), Refused> {
+        if offset < self.base {
+            return Err(Refused::Stale {
+                offset,
+                base: self.base,
+            });
+        }
+        if offset > self.offset() {
+            return Err(Refused::Future {
+                offset,
+                end: self.offset(),
+            });
+        }
+        self.tail.drain(..(offset - self.base) as usize);
+        if self.tail.capacity() > 4 * self.tail.len() + (64 << 10) {
+            self.tail.shrink_to_fit();
+        }
+        self.base = offset;
+        self.snapshot = bytes;
+        (self.snap_rows, self.snap_cols) = (rows, cols);
+        // A resize at the snapshot's offset may have come before or after
+        // it was taken: replaying it onto a screen already of that size
+        // changes nothing, so it is kept and settled.
+        self.resizes.retain(|r| r.0 >= offset);
+        self.settle_resizes();
+        Ok(())
+    }
+
+    /// Bytes that rebuild the screen on `term::Screen::new(size())`.
+    pub fn redraw(&self) -> Vec<u8> {
+        if self.plain() {
+            return [&self.snapshot[..], &self.tail[..]].concat();
+        }
+        self.rebuild().snapshot()
+    }
+
+    /// Whether snapshot ++ tail is the screen at the current size as it is.
+    fn plain(&self) -> bool {
+        self.resizes.is_empty() && (self.snap_rows, self.snap_cols) == (self.rows, self.cols)
+    }
+
+    /// Drop resizes that change nothing, counting from the snapshot's size.
+    fn settle_resizes(&mut self) {
+        let mut size = (self.snap_rows, self.snap_cols);
+        self.resizes.retain(|&(_, r, c)| {
+            let changes = (r, c) != size;
+            size = (r, c);
+            changes
+        });
+    }
+
+    /// The screen, parsed: the snapshot, then the output with each resize
+    /// where it came.
+    fn rebuild(&self) -> Screen {
+        self.rebuild_to(self.tail.len())
+    }
+
+    /// The screen after the first `upto` bytes of the tail.
+    fn rebuild_to(&self, upto: usize) -> Screen {
+        let mut screen = Screen::new(self.snap_rows, self.snap_cols);
+        screen.process(&self.snapshot);
+        let mut at = 0usize;
+        for &(offset, rows, cols) in &self.resizes {
+            let to = (offset - self.base) as usize;
+            if to > upto {
+                break;
+            }
+            screen.process(&self.tail[at..to]);
+            at = to;
+            screen.resize(rows, cols);
+        }
+        screen.process(&self.tail[at..upto]);
+        if upto == self.tail.len() && screen.size() != (self.rows, self.cols) {
+            screen.resize(self.rows, self.cols);
+        }
+        // Nobody is there to answer: the program's questions in the replay
+        // were answered (or not) when they were live.
+        let _ = screen.take_replies();
+        screen
+    }
+
+    /// Replace the snapshot and the tail up to its last clean point by one
+    /// snapshot; what follows an unfinished sequence stays raw, so it is
+    /// finished where it began.
+    fn compact(&mut self) {
+        let upto = clean_prefix(&self.tail);
+        let screen = self.rebuild_to(upto);
+        let (rows, cols) = screen.size();
+        let before = self.kept();
+        self.snapshot = screen.snapshot();
+        self.tail.drain(..upto);
+        self.tail.shrink_to_fit();
+        self.base += upto as u64;
+        (self.snap_rows, self.snap_cols) = (rows, cols);
+        let base = self.base;
+        self.resizes.retain(|r| r.0 > base);
+        self.settle_resizes();
+        tracing::info!(
+            before,
+            after = self.kept(),
+            "compacted a screen no core snapshots"
+        );
+    }
+}
+
+/// The length of the longest start of `bytes` that does not end inside an
+/// escape sequence or a UTF-8 character: where a snapshot can be taken so
+/// that the bytes after it, replayed on its screen, mean what they meant.
+/// Looks back [`LOOK_BACK`] bytes at most (a longer OSC string is taken
+/// as finished).
+pub fn clean_prefix(bytes: &[u8]) -> usize {
+    let floor = bytes.len().saturating_sub(LOOK_BACK);
+    let mut end = bytes.len();
+    // An unfinished sequence may follow a finished one that ended a string
+    // (ESC \ closing an OSC cut before its ESC): look again before a cut.
+    while let Some(esc) = bytes[floor..end].iter().rposition(|b| *b == 0x1b) {
+        let esc = floor + esc;
+        if finished(&bytes[esc..end]) {
+            break;
+        }
+        end = esc;
+    }
+    end - unfinished_utf8(&bytes[..end])
+}
+
+/// Whether `seq`, starting with ESC and holding no other ESC, is a whole
+/// sequence.
+fn finished(seq: &[u8]) -> bool {
+    let Some(&kind) = seq.get(1) else {
+        return false;
+    };
+    let rest = &seq[2..];
+    match kind {
+        // CSI: parameters and intermediates, then a final byte.
+        b'[' => rest.iter().any(|b| (0x40..=0x7e).contains(b)),
+        // Strings end with BEL or ST (ESC \, which would be the last ESC).
+        b']' | b'P' | b'_' | b'^' | b'X' => rest.contains(&0x07),
+        // ESC ( B and the like: intermediates, then a final byte.
+        0x20..=0x2f => rest.iter().any(|b| (0x30..=0x7e).contains(b)),
+        _ => true,
+    }
+}
+
+/// How many bytes at the end of `bytes` start a UTF-8 character they do
+/// not finish.
+fn unfinished_utf8(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let b = bytes[bytes.len() - back];
+        if b & 0xc0 == 0x80 {
+            continue;
+        }
+        let need = match b {
+            0xc0..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf7 => 4,
+            _ => return 0,
+        };
+        return if back < need { back } else { 0 };
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests;
