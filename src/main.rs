@@ -32,7 +32,6 @@ mod proxy;
 #[cfg(test)]
 mod readme_tests;
 mod sandbox;
-mod screen;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.

@@ -144,11 +144,10 @@ impl Snapshots {
     }
 }
 
-/// The model's snapshot and size. (`t.screen.snapshot()` once the model is
-/// a `term::Screen`.)
-fn model_snapshot(screen: &vt100::Parser) -> (Vec<u8>, u16, u16) {
-    let (rows, cols) = screen.screen().size();
-    (crate::holder::screen::redraw(screen), rows, cols)
+/// The model's snapshot and size.
+fn model_snapshot(screen: &crate::term::Screen) -> (Vec<u8>, u16, u16) {
+    let (rows, cols) = screen.size();
+    (screen.snapshot(), rows, cols)
 }
 
 /// Send the tabs' snapshots as they fall due, for as long as the core runs.

@@ -7,7 +7,6 @@
 mod handover;
 pub mod replay;
 mod scopes;
-pub mod screen;
 mod server;
 mod state;
 
