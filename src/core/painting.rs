@@ -103,7 +103,10 @@ impl Core {
         };
         let now = t.screen.frame();
         let size = t.screen.size();
-        let before = win.painted.as_ref().filter(|_| !full && win.painted_size == size);
+        let before = win
+            .painted
+            .as_ref()
+            .filter(|_| !full && win.painted_size == size);
         if before.is_none() {
             win.out.send(Frame::control(&CoreMsg::Redraw {
                 tab: tab.to_string(),

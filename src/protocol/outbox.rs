@@ -112,9 +112,7 @@ impl Drain {
             tokio::pin!(notified);
             // Register before checking, so a drain in between is not missed.
             notified.as_mut().enable();
-            if self.queued.load(Ordering::Acquire) <= limit
-                || self.closed.load(Ordering::Acquire)
-            {
+            if self.queued.load(Ordering::Acquire) <= limit || self.closed.load(Ordering::Acquire) {
                 return;
             }
             notified.await;

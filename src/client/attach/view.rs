@@ -113,7 +113,11 @@ mod tests {
         let mut outer = Screen::new(6, 20);
         outer.process(&v.paint(b"status"));
         assert_eq!(outer.text(None), "red\nplain\n    x\n\n\nstatus");
-        assert_eq!(outer.cursor(), (2, 5), "the program's cursor, not the status line's");
+        assert_eq!(
+            outer.cursor(),
+            (2, 5),
+            "the program's cursor, not the status line's"
+        );
         tab.process(b"y");
         v.output(&paint(&tab.frame(), Some(&first)));
         outer.process(&v.paint(b"status"));
