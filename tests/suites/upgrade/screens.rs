@@ -87,6 +87,12 @@ fn a_restart_and_a_crash_give_every_screen_back_exactly() {
             log(&env, "core.log")
         );
     }
+    // The core's snapshots were all taken where the holder's output was.
+    let holder_log = log(&env, "holder.log");
+    assert!(
+        !holder_log.contains("ignored a core's snapshot"),
+        "{holder_log}"
+    );
     // Behind the alternate screen, the main screen came through too.
     nerdr(&env, &["send", &ui, "leave"]);
     let main = wait_screen(&env, &ui, "before the ui");
