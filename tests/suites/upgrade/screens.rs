@@ -63,7 +63,7 @@ fn a_restart_and_a_crash_give_every_screen_back_exactly() {
         let line = format!("{how}-{i}");
         nerdr(&env, &["send", &ui, &line]);
         let got = format!("got: {line}");
-        let tabs = [("2", ui.as_str(), got.as_str()), ("1", &sh, "yellow-2")];
+        let tabs = [("2", ui.as_str(), got.as_str()), ("1", &sh, "yellow")];
         let before = seen(&env, &tabs);
         disrupt(&env, how);
         assert_eq!(seen(&env, &tabs), before, "after a {how}");
@@ -87,6 +87,12 @@ fn a_restart_and_a_crash_give_every_screen_back_exactly() {
             log(&env, "core.log")
         );
     }
+    // The core's snapshots were all taken where the holder's output was.
+    let holder_log = log(&env, "holder.log");
+    assert!(
+        !holder_log.contains("ignored a core's snapshot"),
+        "{holder_log}"
+    );
     // Behind the alternate screen, the main screen came through too.
     nerdr(&env, &["send", &ui, "leave"]);
     let main = wait_screen(&env, &ui, "before the ui");
