@@ -11,6 +11,9 @@ reads as the person's terminal (the "window", ROWS x COLS):
 Throughput: type `cat FILE; printf <marker>` and time until the marker shows in
 what the window emits. Latency: type one key at a time into bash's readline and
 time until the key shows in the window output (escape sequences stripped).
+During the stream: the CPU time of the multiplexer's processes (tmux server
+and client; nerdr core, holder and window) and their peak RSS (VmHWM); with
+`--perf DIR`, a `perf record -g` profile of them.
 
 Everything runs under a temporary root (HOME, XDG dirs, tmux socket); only
 processes this script started are ended, by PID. Stdlib only.
