@@ -291,7 +291,8 @@ def version(argv):
 
 
 def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
+    """`x` formatted, or a dash as wide as `spec` would have made it."""
+    return format("-", ">" + spec.split(".")[0]) if x is None else format(x, spec)
 
 
 def ratio(a, b):

@@ -240,16 +240,16 @@ def watch(procs, secs, step=0.5):
 
     start = time.monotonic()
     first = prev = snap()
-    events = {n: [] for n in procs}  # (t, tick delta, [(comm, switches)])
+    events = {n: [] for n in procs}  # (t, tick delta, [(comm, tid, switches)])
     while time.monotonic() - start < secs:
         time.sleep(step)
         now = snap()
         t = time.monotonic() - start
         for n in procs:
             (t0, s0), (t1, s1) = prev[n], now[n]
-            woke = [(comm, v + i - sum(s0.get(tid, ("", 0, 0))[1:]))
+            woke = [(comm, tid, v + i - sum(s0.get(tid, ("", 0, 0))[1:]))
                     for tid, (comm, v, i) in s1.items()]
-            woke = [(c, d) for c, d in woke if d]
+            woke = [(c, tid, d) for c, tid, d in woke if d]
             if woke or t1 != t0:
                 events[n].append((t, t1 - t0, woke))
         prev = now
@@ -267,19 +267,32 @@ def watch(procs, secs, step=0.5):
     return out
 
 
+# tokio's timer wheel: a deadline more than 4.096 s away (64 slots of 64
+# ms) waits on a coarser level, and the runtime wakes once at that level's
+# slot boundary to move it down, up to this long before the deadline itself.
+WHEEL_AHEAD = 4.2
+
+
 def watchdog_events(events, every, slack=0.75):
-    """Which of the wake-up samples fall on a cadence of `every` seconds:
-    the phase is the one that the most samples agree with."""
+    """Which of the wake-up samples are the watchdog's: (pings, ahead).
+    Pings fall on a cadence of `every` seconds (the phase the most samples
+    agree with); `ahead` are the timer wheel's wake-ups for the same
+    deadline, up to WHEEL_AHEAD s before a ping."""
     if not events or not every:
-        return set()
+        return set(), set()
     best = set()
     for t, _, _ in events:
         on = {i for i, (u, _, _) in enumerate(events)
               if min((u - t) % every, every - (u - t) % every) <= slack}
         if len(on) > len(best):
             best = on
-    # One wake-up alone is no cadence, unless the watch is shorter than two pings.
-    return best if len(best) >= 2 else set()
+    # One wake-up alone is no cadence.
+    if len(best) < 2:
+        return set(), set()
+    pings = [events[i][0] for i in best]
+    ahead = {i for i, (t, _, _) in enumerate(events)
+             if i not in best and any(0 < p - t <= WHEEL_AHEAD for p in pings)}
+    return best, ahead
 
 
 # ---- the run --------------------------------------------------------------
@@ -336,52 +349,8 @@ def run(env, args, counts):
     env.run(["nerdr", "service", "install"])
     n = Nerdr(env, folder)
     t = Tmux(env, folder, prog)
-    mem = {"nerdr": [], "tmux": []}
-
     print("\n(a) memory", flush=True)
-    n.attach()
-    for c in counts:
-        print(f"  nerdr: {c} tabs ...", file=sys.stderr, flush=True)
-        n.grow(c)
-        mem["nerdr"].append((c, memory(n.pids().values())))
-    if not n.all_ready():
-        raise Failure("not every nerdr tab shows its prompt")
-    attached_size = pty_size(n.a_program())
-    n.detach()
-    settle(n.pids().values())
-    detached = memory(n.pids().values())
-    detached_size = pty_size(n.a_program())
-    for c in counts:
-        print(f"  tmux: {c} windows ...", file=sys.stderr, flush=True)
-        t.grow(c)
-        mem["tmux"].append((c, memory([t.server])))
-    if not t.all_ready():
-        raise Failure("not every tmux window shows its prompt")
-    tmux_size = pty_size(t.a_program())
-
-    print(f"  tab size: nerdr {attached_size[0]}x{attached_size[1]} with the window, "
-          f"{detached_size[0]}x{detached_size[1]} after it detached; "
-          f"tmux {tmux_size[0]}x{tmux_size[1]}")
-    print(f"  {'tabs':>5} {'nerdr RSS MB':>13} {'(anon)':>7} {'tmux RSS MB':>12} "
-          f"{'(anon)':>7} {'nerdr/tmux':>11}")
-    for (c, a), (_, b) in zip(mem["nerdr"], mem["tmux"]):
-        print(f"  {c:5d} {kb_mb(a['rss']):>13} {kb_mb(a['anon']):>7} {kb_mb(b['rss']):>12} "
-              f"{kb_mb(b['anon']):>7} {a['rss'] / b['rss']:10.2f}x")
-    print(f"  {counts[-1]:5d} {kb_mb(detached['rss']):>13} {kb_mb(detached['anon']):>7}"
-          f"   (nerdr after its window detached)")
-    slopes = {}
-    for who in ("nerdr", "tmux"):
-        for key in ("rss", "anon"):
-            slopes[who, key] = fit([(c, m[key]) for c, m in mem[who]])
-    print("  marginal cost per tab (least squares over the counts above):")
-    for key, label in (("rss", "RSS"), ("anon", "anon")):
-        (sn, bn), (st, bt) = slopes["nerdr", key], slopes["tmux", key]
-        ratio = f"{sn / st:.2f}x" if st else "-"
-        print(f"    {label:5} nerdr {sn:7.1f} kB/tab (+{bn / 1024:.1f} MB base), "
-              f"tmux {st:7.1f} kB/tab (+{bt / 1024:.1f} MB base); nerdr/tmux {ratio}")
-    for who, c_m in mem.items():
-        print(f"    {who} points (tabs: RSS kB): "
-              + ", ".join(f"{c}: {m['rss']}" for c, m in c_m))
+    report_memory(*measure_memory(n, t, counts))
 
     every = systemd_seconds(env.run(["systemctl", "--user", "show", "-P", "WatchdogUSec",
                                      "nerdr.service"]).strip()) / 2
@@ -391,27 +360,82 @@ def run(env, args, counts):
     procs = dict(n.pids(), tmux=t.server)
     settle(procs.values())
     time.sleep(args.settle_secs)
-    w = watch(procs, args.idle_secs)
+    report_idle(watch(procs, args.idle_secs), every)
+    return False
+
+
+def measure_memory(n, t, counts):
+    """nerdr's tabs, then tmux's, grown to each count; memory at each."""
+    mem = {"nerdr": [], "tmux": []}
+    n.attach()
+    for c in counts:
+        print(f"  nerdr: {c} tabs ...", file=sys.stderr, flush=True)
+        n.grow(c)
+        mem["nerdr"].append((c, memory(n.pids().values())))
+    if not n.all_ready():
+        raise Failure("not every nerdr tab shows its prompt")
+    sizes = {"nerdr with its window": pty_size(n.a_program())}
+    n.detach()
+    settle(n.pids().values())
+    detached = memory(n.pids().values())
+    sizes["nerdr after it detached"] = pty_size(n.a_program())
+    for c in counts:
+        print(f"  tmux: {c} windows ...", file=sys.stderr, flush=True)
+        t.grow(c)
+        mem["tmux"].append((c, memory([t.server])))
+    if not t.all_ready():
+        raise Failure("not every tmux window shows its prompt")
+    sizes["tmux"] = pty_size(t.a_program())
+    return mem, detached, sizes
+
+
+def report_memory(mem, detached, sizes):
+    print("  tab size (a program's PTY): "
+          + "; ".join(f"{k} {r}x{c}" for k, (r, c) in sizes.items()))
+    print(f"  {'tabs':>5} {'nerdr RSS MB':>13} {'(anon)':>7} {'tmux RSS MB':>12} "
+          f"{'(anon)':>7} {'nerdr/tmux':>11}")
+    for (c, a), (_, b) in zip(mem["nerdr"], mem["tmux"]):
+        print(f"  {c:5d} {kb_mb(a['rss']):>13} {kb_mb(a['anon']):>7} {kb_mb(b['rss']):>12} "
+              f"{kb_mb(b['anon']):>7} {a['rss'] / b['rss']:10.2f}x")
+    print(f"  {mem['nerdr'][-1][0]:5d} {kb_mb(detached['rss']):>13} "
+          f"{kb_mb(detached['anon']):>7}   (nerdr after its window detached)")
+    print("  marginal cost per tab (least squares over the counts above):")
+    for key, label in (("rss", "RSS"), ("anon", "anon")):
+        sn, bn = fit([(c, m[key]) for c, m in mem["nerdr"]])
+        st, bt = fit([(c, m[key]) for c, m in mem["tmux"]])
+        ratio = f"{sn / st:.2f}x" if st else "-"
+        print(f"    {label:5} nerdr {sn:7.1f} kB/tab (+{bn / 1024:.1f} MB base), "
+              f"tmux {st:7.1f} kB/tab (+{bt / 1024:.1f} MB base); nerdr/tmux {ratio}")
+    for who, c_m in mem.items():
+        print(f"    {who} points (tabs: RSS kB): "
+              + ", ".join(f"{c}: {m['rss']}" for c, m in c_m))
+
+
+def report_idle(w, every):
+    marks = {name: watchdog_events(r["events"], every) if name == "core" else (set(), set())
+             for name, r in w.items()}
     print(f"  {'process':8} {'ticks':>6} {'wake-ups':>9} {'(vol)':>6} {'(invol)':>8} "
-          f"{'threads':>8} {'ended':>6}  watchdog")
+          f"{'threads':>8} {'ended':>6}  the watchdog's share")
     for name, r in w.items():
-        dog = watchdog_events(r["events"], every) if name == "core" else set()
+        pings, ahead = marks[name]
+        dog = pings | ahead
         dog_ticks = sum(r["events"][i][1] for i in dog)
-        dog_wakes = sum(d for i in dog for _, d in r["events"][i][2])
+        dog_wakes = sum(d for i in dog for _, _, d in r["events"][i][2])
+        share = f"{len(pings)} pings: {dog_wakes} wake-ups, {dog_ticks} ticks" if pings else "-"
         print(f"  {name:8} {r['ticks']:6d} {r['voluntary'] + r['involuntary']:9d} "
               f"{r['voluntary']:6d} {r['involuntary']:8d} {r['threads']:8d} {r['ended']:6d}  "
-              + (f"{len(dog)} pings: {dog_wakes} wake-ups, {dog_ticks} ticks"
-                 if name == "core" else "-"))
+              f"{share}")
     print(f"  (a tick is 1/{HZ} s of CPU; wake-ups are context switches summed over threads)")
     for name, r in w.items():
-        dog = watchdog_events(r["events"], every) if name == "core" else set()
-        if r["events"]:
-            print(f"  {name} wake-ups by time (s: +ticks, thread x switches"
-                  f"{'; W = on the watchdog cadence' if name == 'core' else ''}):")
-            for i, (ts, dt, woke) in enumerate(r["events"]):
-                threads = ", ".join(f"{c} x{d}" for c, d in woke)
-                print(f"    {ts:5.1f}{' W' if i in dog else '  '} +{dt} {threads}")
-    return False
+        pings, ahead = marks[name]
+        if not r["events"]:
+            continue
+        print(f"  {name} wake-ups by time (s, mark, +ticks, thread/tid x switches; "
+              "W: on the watchdog's cadence, w: the timer wheel ahead of a ping):")
+        for i, (ts, dt, woke) in enumerate(r["events"]):
+            mark = "W" if i in pings else "w" if i in ahead else " "
+            threads = ", ".join(f"{c}/{tid} x{d}" for c, tid, d in woke)
+            print(f"    {ts:5.1f} {mark} +{dt} {threads}")
 
 
 if __name__ == "__main__":
