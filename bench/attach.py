@@ -283,6 +283,36 @@ def measure(setup, args, data_file):
     return r
 
 
+def no_perf(args):
+    """`args` without the profile: one profiled run is enough."""
+    return argparse.Namespace(**{**vars(args), "perf": None})
+
+
+def median_of(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def combine(rs):
+    """One setup's runs as one result: the median of each figure, the
+    stream times of every run, every failure."""
+    ok = [r for r in rs if "error" not in r]
+    out = {"setup": rs[0]["setup"], "runs": len(rs),
+           "secs_each": [r.get("secs") for r in rs]}
+    for key in ("secs", "p50", "p99", "cpu", "win_mb", "rss_sum"):
+        out[key] = median_of(r.get(key) for r in ok)
+    for key in ("cpus", "rss"):
+        names = ok[0].get(key, {}) if ok else {}
+        out[key] = {n: median_of(r[key].get(n) for r in ok) for n in names}
+    for r in rs:
+        if "perf" in r:
+            out["perf"] = r["perf"]
+    errors = [r["error"] for r in rs if "error" in r]
+    if errors:
+        out["error"] = "; ".join(errors)
+    return out
+
+
 def version(argv):
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
@@ -305,9 +335,11 @@ def report(results, args, facts):
         print(f"{k:<8} {v}")
     print(f"window   {ROWS}x{COLS}; stream {args.mb} MB (1 MB = 10^6 bytes) of 100-byte lines; "
           f"{args.keys} keys (after {len(KEYS)} warm-up)")
+    if args.runs > 1:
+        print(f"runs     {args.runs} of each setup, in turn: medians of each figure")
     if args.perf:
-        print(f"perf     `perf record -g` ran on the multiplexers during the stream: "
-              f"its cost is in these figures")
+        print("perf     `perf record -g` ran on the multiplexers during the first run's "
+              "stream: its cost is in that run's figures")
     print()
     hdr = f"{'setup':<8} {'stream s':>9} {'MB/s':>8} {'window MB':>10} {'echo p50':>9} " \
           f"{'echo p99':>9} {'mux CPU s':>10} {'peak RSS MB':>12}"
@@ -319,6 +351,10 @@ def report(results, args, facts):
               f"{fmt(args.mb / secs if secs else None, '8.1f')} {fmt(r.get('win_mb'), '10.1f')} "
               f"{fmt(r.get('p50'), '7.2f')}ms {fmt(r.get('p99'), '7.2f')}ms "
               f"{fmt(r.get('cpu'), '10.2f')} {fmt(r.get('rss_sum'), '12.1f')}")
+    if args.runs > 1:
+        print("\nstream s of each run: " + "; ".join(
+            f"{r['setup']} " + " ".join(fmt(x, ".2f") for x in r["secs_each"])
+            for r in results))
     print("\nper process during the stream (CPU s / peak RSS MB):")
     for r in results:
         if r.get("cpus"):
@@ -361,6 +397,9 @@ def main():
                     help="seconds each measurement may take before it fails")
     ap.add_argument("--only", action="append", choices=["raw", "tmux", "nerdr"],
                     help="run only these setups (repeatable)")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="measure every setup this many times, in turn, and report "
+                         "medians (a busy machine's noise)")
     ap.add_argument("--perf", metavar="DIR",
                     help="profile the multiplexers' processes during the stream with "
                          "`perf record -g` into DIR and print their top entries")
@@ -379,23 +418,29 @@ def main():
                      f"{version(['bash', '-c', 'echo bash $BASH_VERSION'])}, "
                      f"python {platform.python_version()}"),
     ]
-    ctx = make_root(args)
-    results = []
+    roots = []
+    runs = {key: [] for key in ("raw", "tmux", "nerdr") if not args.only or key in args.only}
     try:
-        data_file = ctx.root / "data.txt"
+        roots.append(make_root(args))
+        data_file = roots[0].root / "data.txt"
         make_data(data_file, args.mb * MB)
         setups = {"raw": Raw, "tmux": Tmux, "nerdr": Nerdr}
-        for key, cls in setups.items():
-            if args.only and key not in args.only:
-                continue
-            setup = cls(ctx)
-            print(f"measuring {setup.name} ...", file=sys.stderr, flush=True)
-            t = time.monotonic()
-            results.append(measure(setup, args, data_file))
-            print(f"  done in {time.monotonic() - t:.1f} s", file=sys.stderr, flush=True)
+        for i in range(args.runs):
+            # A fresh root per run: no core, tab or server left from the last one.
+            ctx = roots[0] if i == 0 else make_root(args)
+            roots.append(ctx)
+            for key in runs:
+                setup = setups[key](ctx)
+                print(f"run {i + 1}/{args.runs}: measuring {setup.name} ...",
+                      file=sys.stderr, flush=True)
+                t = time.monotonic()
+                runs[key].append(measure(setup, args if i == 0 else no_perf(args), data_file))
+                print(f"  done in {time.monotonic() - t:.1f} s", file=sys.stderr, flush=True)
         facts.append(("load", f"{os.getloadavg()[0]:.2f} at end (1-min average)"))
     finally:
-        shutil.rmtree(ctx.root, ignore_errors=True)
+        for ctx in roots:
+            shutil.rmtree(ctx.root, ignore_errors=True)
+    results = [combine(rs) for rs in runs.values()]
     report(results, args, facts)
     return 1 if any("error" in r for r in results) else 0
 

@@ -41,12 +41,13 @@ def report(data: Path, pid, top=25):
     """The `top` entries by self time of one process in `data`, in percent
     of that process's samples: the full text (with call chains) is saved
     beside it, the flat lines returned. (The default sort, with the
-    thread's name: `--sort dso,sym --pid` gave wrong shares in perf 6.1.)"""
+    thread's name: `--sort dso,sym --pid` gave wrong shares in perf 6.1,
+    and `--percent-limit` with `--percentage relative` dropped every line.)"""
     base = ["perf", "report", "-i", str(data), "--stdio", "--no-children",
             "--percentage", "relative", "--pid", str(pid)]
     full = subprocess.run(base, capture_output=True, text=True, timeout=600).stdout
     Path(f"{data}.pid{pid}.txt").write_text(full)
-    flat = subprocess.run(base + ["-g", "none", "--percent-limit", "0.3"],
+    flat = subprocess.run(base + ["-g", "none"],
                           capture_output=True, text=True, timeout=600).stdout
     lines = [x for x in flat.splitlines() if x.strip() and not x.startswith("#")]
     return lines[:top]
