@@ -108,9 +108,12 @@ def settle(pids, quiet=2.0, timeout=180):
 
 
 def memory(pids):
-    """{"rss": kB, "anon": kB} summed over `pids`."""
-    return {"rss": sum(status_kb(p, "VmRSS") for p in pids),
-            "anon": sum(status_kb(p, "RssAnon") for p in pids)}
+    """{"rss": kB, "anon": kB} summed over `pids` ({name: pid}), and
+    "by": {name: {"rss": kB, "anon": kB}}."""
+    by = {n: {"rss": status_kb(p, "VmRSS"), "anon": status_kb(p, "RssAnon")}
+          for n, p in pids.items()}
+    return {"rss": sum(m["rss"] for m in by.values()),
+            "anon": sum(m["anon"] for m in by.values()), "by": by}
 
 
 def fit(points):
@@ -371,18 +374,18 @@ def measure_memory(n, t, counts):
     for c in counts:
         print(f"  nerdr: {c} tabs ...", file=sys.stderr, flush=True)
         n.grow(c)
-        mem["nerdr"].append((c, memory(n.pids().values())))
+        mem["nerdr"].append((c, memory(n.pids())))
     if not n.all_ready():
         raise Failure("not every nerdr tab shows its prompt")
     sizes = {"nerdr with its window": pty_size(n.a_program())}
     n.detach()
     settle(n.pids().values())
-    detached = memory(n.pids().values())
+    detached = memory(n.pids())
     sizes["nerdr after it detached"] = pty_size(n.a_program())
     for c in counts:
         print(f"  tmux: {c} windows ...", file=sys.stderr, flush=True)
         t.grow(c)
-        mem["tmux"].append((c, memory([t.server])))
+        mem["tmux"].append((c, memory({"server": t.server})))
     if not t.all_ready():
         raise Failure("not every tmux window shows its prompt")
     sizes["tmux"] = pty_size(t.a_program())
@@ -406,6 +409,10 @@ def report_memory(mem, detached, sizes):
         ratio = f"{sn / st:.2f}x" if st else "-"
         print(f"    {label:5} nerdr {sn:7.1f} kB/tab (+{bn / 1024:.1f} MB base), "
               f"tmux {st:7.1f} kB/tab (+{bt / 1024:.1f} MB base); nerdr/tmux {ratio}")
+    for name in mem["nerdr"][0][1]["by"]:
+        sl, _ = fit([(c, m["by"][name]["rss"]) for c, m in mem["nerdr"]])
+        print(f"    nerdr's {name}: {sl:.1f} kB/tab RSS; at each count "
+              + ", ".join(f"{c}: {m['by'][name]['rss']} kB" for c, m in mem["nerdr"]))
     for who, c_m in mem.items():
         print(f"    {who} points (tabs: RSS kB): "
               + ", ".join(f"{c}: {m['rss']}" for c, m in c_m))
