@@ -33,13 +33,16 @@ import os
 import platform
 import random
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from procs import kill_pid, switched, switches, ticks  # noqa: E402
 
 MB = 1_000_000
 MARKER = "FLOW-" + "DONE"  # not in the typed command line, only in the output
@@ -84,63 +87,6 @@ def run(argv, env, cwd, timeout=60):
         raise Failure(f"`{' '.join(map(str, argv))}` failed ({p.returncode}): "
                       f"{p.stderr.strip() or p.stdout.strip()}")
     return p.stdout
-
-
-def pid_alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (FileNotFoundError, IndexError):
-        return False
-
-
-def ticks(pid):
-    """utime + stime of the whole process (every thread), in clock ticks."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
-
-
-def switches(pid):
-    """Context switches of each thread of `pid`: {tid: voluntary + involuntary}."""
-    out = {}
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        n = 0
-        try:
-            for line in (task / "status").read_text().splitlines():
-                if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
-                    n += int(line.split()[1])
-        except FileNotFoundError:  # a thread that just ended
-            continue
-        out[task.name] = n
-    return out
-
-
-def switched(before, after):
-    """Switches between two snapshots: of threads in both, and all of those
-    that started since; and how many threads ended meanwhile."""
-    n = sum(c - before.get(tid, 0) for tid, c in after.items())
-    return n, len(set(before) - set(after))
-
-
-def kill_pid(pid, must_contain):
-    """End a process we started (checked by its command line), by PID."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return
-    if must_contain not in cmdline or not pid_alive(pid):
-        return
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        end = time.monotonic() + 3
-        while pid_alive(pid) and time.monotonic() < end:
-            time.sleep(0.02)
-        if not pid_alive(pid):
-            return
 
 
 class Nerdr:

@@ -11,6 +11,9 @@ reads as the person's terminal (the "window", ROWS x COLS):
 Throughput: type `cat FILE; printf <marker>` and time until the marker shows in
 what the window emits. Latency: type one key at a time into bash's readline and
 time until the key shows in the window output (escape sequences stripped).
+During the stream: the CPU time of the multiplexer's processes (tmux server
+and client; nerdr core, holder and window) and their peak RSS (VmHWM); with
+`--perf DIR`, a `perf record -g` profile of them.
 
 Everything runs under a temporary root (HOME, XDG dirs, tmux socket); only
 processes this script started are ended, by PID. Stdlib only.
@@ -22,7 +25,6 @@ import os
 import platform
 import random
 import shutil
-import signal
 import statistics
 import string
 import subprocess
@@ -32,6 +34,8 @@ import time
 from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import perf  # noqa: E402
+from procs import cpu_seconds, kill_pid, peak_rss_mb  # noqa: E402
 from window import (  # noqa: E402
     COLS, ROWS, Failure, Stripper, Window, clear_screen, token, typed_printf)
 
@@ -98,55 +102,6 @@ def throughput(win, data_file, timeout):
 
 
 # ---- the setups -----------------------------------------------------------
-
-def pid_alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except (FileNotFoundError, IndexError):
-        return False
-
-
-def proc_cpu(pid):
-    """User + system CPU seconds of `pid` (0 if it is gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (FileNotFoundError, IndexError, ValueError):
-        return 0.0
-
-
-def proc_peak_rss_mb(pid):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except FileNotFoundError:
-        pass
-    return 0.0
-
-
-def kill_pid(pid, must_contain):
-    """End a process we started (checked by its command line), by PID."""
-    try:
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except FileNotFoundError:
-        return
-    if must_contain not in cmdline or not pid_alive(pid):
-        return
-    for sig, wait in ((signal.SIGTERM, 3.0), (signal.SIGKILL, 3.0)):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            return
-        end = time.monotonic() + wait
-        while pid_alive(pid) and time.monotonic() < end:
-            time.sleep(0.02)
-        if not pid_alive(pid):
-            return
-
 
 def run(argv, env, cwd, timeout=30):
     p = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
@@ -230,7 +185,7 @@ class Nerdr:
 
     def mux_pids(self):
         return {"core": self.recorded("core"), "holder": self.recorded("holder"),
-                "client": self.win.proc.pid}
+                "window": self.win.proc.pid}
 
     def stop(self):
         try:
@@ -299,12 +254,24 @@ def measure(setup, args, data_file):
         r["p50"] = statistics.median(s) * 1000
         r["p99"] = s[max(0, math.ceil(0.99 * len(s)) - 1)] * 1000
         pids = {k: v for k, v in setup.mux_pids().items() if v}
-        cpu0 = sum(proc_cpu(p) for p in pids.values())
+        rec = None
+        if args.perf and pids:
+            data = Path(args.perf) / f"perf-{setup.name.replace(' ', '-')}.data"
+            rec = perf.Recording(pids, data)
+            r["perf"] = (data, pids)
+        cpu0 = {k: cpu_seconds(p) for k, p in pids.items()}
         before = win.bytes_read
-        r["secs"] = throughput(win, data_file, args.timeout)
-        r["cpu"] = sum(proc_cpu(p) for p in pids.values()) - cpu0 if pids else None
+        try:
+            r["secs"] = throughput(win, data_file, args.timeout)
+        finally:
+            if rec:
+                rec.stop()
+        r["cpus"] = {k: cpu_seconds(p) - cpu0[k] for k, p in pids.items()}
+        r["cpu"] = sum(r["cpus"].values()) if pids else None
         r["win_mb"] = (win.bytes_read - before) / MB
-        r["rss"] = {k: proc_peak_rss_mb(p) for k, p in pids.items()}
+        # VmHWM: each process's high-water mark, which the stream sets.
+        r["rss"] = {k: peak_rss_mb(p) for k, p in pids.items()}
+        r["rss_sum"] = sum(r["rss"].values()) if pids else None
         sync_shell(win, 30)  # the tab still answers after the stream
     except (Failure, OSError, subprocess.SubprocessError) as e:
         r["error"] = str(e)
@@ -316,6 +283,36 @@ def measure(setup, args, data_file):
     return r
 
 
+def no_perf(args):
+    """`args` without the profile: one profiled run is enough."""
+    return argparse.Namespace(**{**vars(args), "perf": None})
+
+
+def median_of(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def combine(rs):
+    """One setup's runs as one result: the median of each figure, the
+    stream times of every run, every failure."""
+    ok = [r for r in rs if "error" not in r]
+    out = {"setup": rs[0]["setup"], "runs": len(rs),
+           "secs_each": [r.get("secs") for r in rs]}
+    for key in ("secs", "p50", "p99", "cpu", "win_mb", "rss_sum"):
+        out[key] = median_of(r.get(key) for r in ok)
+    for key in ("cpus", "rss"):
+        names = ok[0].get(key, {}) if ok else {}
+        out[key] = {n: median_of(r[key].get(n) for r in ok) for n in names}
+    for r in rs:
+        if "perf" in r:
+            out["perf"] = r["perf"]
+    errors = [r["error"] for r in rs if "error" in r]
+    if errors:
+        out["error"] = "; ".join(errors)
+    return out
+
+
 def version(argv):
     try:
         return subprocess.run(argv, capture_output=True, text=True, timeout=10).stdout.strip()
@@ -324,7 +321,8 @@ def version(argv):
 
 
 def fmt(x, spec):
-    return "-" if x is None else format(x, spec)
+    """`x` formatted, or a dash as wide as `spec` would have made it."""
+    return format("-", ">" + spec.split(".")[0]) if x is None else format(x, spec)
 
 
 def ratio(a, b):
@@ -337,40 +335,75 @@ def report(results, args, facts):
         print(f"{k:<8} {v}")
     print(f"window   {ROWS}x{COLS}; stream {args.mb} MB (1 MB = 10^6 bytes) of 100-byte lines; "
           f"{args.keys} keys (after {len(KEYS)} warm-up)")
+    if args.runs > 1:
+        print(f"runs     {args.runs} of each setup, in turn: medians of each figure")
+    if args.perf:
+        print("perf     `perf record -g` ran on the multiplexers during the first run's "
+              "stream: its cost is in that run's figures")
     print()
     hdr = f"{'setup':<8} {'stream s':>9} {'MB/s':>8} {'window MB':>10} {'echo p50':>9} " \
-          f"{'echo p99':>9} {'mux CPU s':>10}  peak RSS MB"
+          f"{'echo p99':>9} {'mux CPU s':>10} {'peak RSS MB':>12}"
     print(hdr)
     print("-" * len(hdr))
     for r in results:
         secs = r.get("secs")
-        rss = " ".join(f"{k} {v:.0f}" for k, v in r.get("rss", {}).items()) or "-"
         print(f"{r['setup']:<8} {fmt(secs, '9.2f')} "
               f"{fmt(args.mb / secs if secs else None, '8.1f')} {fmt(r.get('win_mb'), '10.1f')} "
               f"{fmt(r.get('p50'), '7.2f')}ms {fmt(r.get('p99'), '7.2f')}ms "
-              f"{fmt(r.get('cpu'), '10.2f')}  {rss}")
+              f"{fmt(r.get('cpu'), '10.2f')} {fmt(r.get('rss_sum'), '12.1f')}")
+    if args.runs > 1:
+        print("\nstream s of each run: " + "; ".join(
+            f"{r['setup']} " + " ".join(fmt(x, ".2f") for x in r["secs_each"])
+            for r in results))
+    print("\nper process during the stream (CPU s / peak RSS MB):")
+    for r in results:
+        if r.get("cpus"):
+            print(f"  {r['setup']:<8} " + ", ".join(
+                f"{k} {r['cpus'][k]:.2f} s / {r['rss'][k]:.1f} MB" for k in r["cpus"]))
     for r in results:
         if "error" in r:
             print(f"\n{r['setup']} FAILED: {r['error']}")
     by = {r["setup"]: r for r in results}
-    print(f"\nratios (time, so >1 is slower)  {'stream':>8} {'echo p50':>9} {'echo p99':>9}")
+    print(f"\nratios (>1: nerdr slower or bigger)  {'stream':>8} {'echo p50':>9} {'echo p99':>9} "
+          f"{'mux CPU':>8} {'peak RSS':>9}")
     for a, b in (("nerdr", "tmux"), ("nerdr", "raw PTY"), ("tmux", "raw PTY")):
         ra, rb = by.get(a, {}), by.get(b, {})
-        print(f"{a + ' / ' + b:<32} {ratio(ra.get('secs'), rb.get('secs')):>8} "
-              f"{ratio(ra.get('p50'), rb.get('p50')):>9} {ratio(ra.get('p99'), rb.get('p99')):>9}")
+        mux = (ratio(ra.get('cpu'), rb.get('cpu')), ratio(ra.get('rss_sum'), rb.get('rss_sum'))) \
+            if b != "raw PTY" else ("", "")
+        print(f"{a + ' / ' + b:<37} {ratio(ra.get('secs'), rb.get('secs')):>8} "
+              f"{ratio(ra.get('p50'), rb.get('p50')):>9} {ratio(ra.get('p99'), rb.get('p99')):>9} "
+              f"{mux[0]:>8} {mux[1]:>9}")
+    for r in results:
+        if "perf" in r:
+            data, pids = r["perf"]
+            print(f"\nprofile of {r['setup']} during the stream ({data}; top entries by "
+                  "self time, per process):")
+            for name, pid in pids.items():
+                print(f"  {name} (pid {pid}):")
+                for line in perf.report(data, pid, args.perf_top):
+                    print(f"    {line}")
 
 
 def main():
     here = Path(__file__).resolve().parent.parent
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=str(here / "target/release/nerdr"),
-                    help="the nerdr binary (default: target/release/nerdr)")
+    ap.add_argument("--bin", default=os.environ.get("NERDR_BENCH_BIN",
+                                                    str(here / "target/release/nerdr")),
+                    help="the nerdr binary to test (default: $NERDR_BENCH_BIN, else "
+                         "target/release/nerdr)")
     ap.add_argument("--mb", type=int, default=200, help="MB streamed through each setup")
     ap.add_argument("--keys", type=int, default=200, help="keystroke samples per setup")
     ap.add_argument("--timeout", type=float, default=300,
                     help="seconds each measurement may take before it fails")
     ap.add_argument("--only", action="append", choices=["raw", "tmux", "nerdr"],
                     help="run only these setups (repeatable)")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="measure every setup this many times, in turn, and report "
+                         "medians (a busy machine's noise)")
+    ap.add_argument("--perf", metavar="DIR",
+                    help="profile the multiplexers' processes during the stream with "
+                         "`perf record -g` into DIR and print their top entries")
+    ap.add_argument("--perf-top", type=int, default=25, help="entries per process")
     args = ap.parse_args()
     if not os.access(args.bin, os.X_OK):
         sys.exit(f"no nerdr binary at {args.bin}; run `cargo build --release` or pass --bin PATH")
@@ -385,23 +418,29 @@ def main():
                      f"{version(['bash', '-c', 'echo bash $BASH_VERSION'])}, "
                      f"python {platform.python_version()}"),
     ]
-    ctx = make_root(args)
-    results = []
+    roots = []
+    runs = {key: [] for key in ("raw", "tmux", "nerdr") if not args.only or key in args.only}
     try:
-        data_file = ctx.root / "data.txt"
+        roots.append(make_root(args))
+        data_file = roots[0].root / "data.txt"
         make_data(data_file, args.mb * MB)
         setups = {"raw": Raw, "tmux": Tmux, "nerdr": Nerdr}
-        for key, cls in setups.items():
-            if args.only and key not in args.only:
-                continue
-            setup = cls(ctx)
-            print(f"measuring {setup.name} ...", file=sys.stderr, flush=True)
-            t = time.monotonic()
-            results.append(measure(setup, args, data_file))
-            print(f"  done in {time.monotonic() - t:.1f} s", file=sys.stderr, flush=True)
+        for i in range(args.runs):
+            # A fresh root per run: no core, tab or server left from the last one.
+            ctx = roots[0] if i == 0 else make_root(args)
+            roots.append(ctx)
+            for key in runs:
+                setup = setups[key](ctx)
+                print(f"run {i + 1}/{args.runs}: measuring {setup.name} ...",
+                      file=sys.stderr, flush=True)
+                t = time.monotonic()
+                runs[key].append(measure(setup, args if i == 0 else no_perf(args), data_file))
+                print(f"  done in {time.monotonic() - t:.1f} s", file=sys.stderr, flush=True)
         facts.append(("load", f"{os.getloadavg()[0]:.2f} at end (1-min average)"))
     finally:
-        shutil.rmtree(ctx.root, ignore_errors=True)
+        for ctx in roots:
+            shutil.rmtree(ctx.root, ignore_errors=True)
+    results = [combine(rs) for rs in runs.values()]
     report(results, args, facts)
     return 1 if any("error" in r for r in results) else 0
 

@@ -88,13 +88,13 @@ def _take_tty():
 
 
 class Window:
-    """A PTY of ROWS x COLS that this script reads as the person's terminal,
+    """A PTY of ROWS x COLS (or `rows` x `cols`) that this script reads as the person's terminal,
     with `argv` running on it."""
 
-    def __init__(self, name, argv, env, cwd):
+    def __init__(self, name, argv, env, cwd, rows=ROWS, cols=COLS):
         self.name = name
         master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLS, 0, 0))
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
         self.proc = subprocess.Popen(
             argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd,
             start_new_session=True, preexec_fn=_take_tty)
