@@ -18,6 +18,9 @@ Measured, each N times after a warm-up:
   check, history,   `--op fetch`: refused, after the same reads.
   refused
 
+`--bin OLD --bin NEW` measures both binaries in one run against the same
+bare git (before and after a change).
+
 Everything runs under a temporary root (HOME, XDG dirs); the sandbox history
 is written as the core would write it after a sandboxed agent ran in the
 repository's worktree. Stdlib only; starts no long-lived process.
@@ -97,12 +100,15 @@ def timed(cmd, n, env, cwd):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bin", default=str(Path(__file__).resolve().parent.parent / "target/release/nerdr"))
+    ap.add_argument("--bin", action="append",
+                    help="the nerdr binary; give it twice (before, after) to compare them in one run "
+                         "(default: target/release/nerdr)")
     ap.add_argument("-n", type=int, default=100)
     a = ap.parse_args()
-    a.bin = os.path.abspath(a.bin)
-    if not os.access(a.bin, os.X_OK):
-        sys.exit(f"{a.bin} is not an executable: `cargo build --release`, or pass --bin")
+    bins = [os.path.abspath(b) for b in (a.bin or [str(Path(__file__).resolve().parent.parent / "target/release/nerdr")])]
+    for b in bins:
+        if not os.access(b, os.X_OK):
+            sys.exit(f"{b} is not an executable: `cargo build --release`, or pass --bin")
     root = Path(tempfile.mkdtemp(prefix="nerdr-gitbench-"))
     try:
         home = root / "home"
@@ -147,34 +153,46 @@ def main():
         config_lines = len(run(["git", "config", "--list"], cwd=repo, env=env).stdout.splitlines())
 
         n = a.n
-        bare = timed(["git", "config", "--list", "--show-origin", "--show-scope", "-z"], n, env, repo)
-        start = timed([a.bin, "--version"], n, env, repo)
-        clean = timed([a.bin, "git", "check", str(repo), "--op", "diff"], n, env, repo)
-        (state / "sandbox-history.json").write_text(json.dumps({
+        history = json.dumps({
             "version": 1,
             "repos": {str(common): {"since_us": 1, "writable": [str(wt.resolve())], "imports": []}},
             "folders": [],
-        }))
-        out = subprocess.run([a.bin, "git", "check", str(repo), "--op", "diff"], env=env, capture_output=True, text=True)
-        refused_diff = out.returncode != 0
-        hist = timed([a.bin, "git", "check", str(repo), "--op", "diff"], n, env, repo)
-        fetch = timed([a.bin, "git", "check", str(repo), "--op", "fetch"], n, env, repo)
+        })
+        hist_file = state / "sandbox-history.json"
+        check = lambda b, op: [b, "git", "check", str(repo), "--op", op]
+        bare = timed(["git", "config", "--list", "--show-origin", "--show-scope", "-z"], n, env, repo)
+        results = []
+        for b in bins:
+            hist_file.unlink(missing_ok=True)
+            start = timed([b, "--version"], n, env, repo)
+            clean = timed(check(b, "diff"), n, env, repo)
+            hist_file.write_text(history)
+            out = subprocess.run(check(b, "diff"), env=env, capture_output=True, text=True)
+            refused_diff = out.returncode != 0
+            hist = timed(check(b, "diff"), n, env, repo)
+            fetch = timed(check(b, "fetch"), n, env, repo)
+            results.append((b, start, clean, hist, fetch, refused_diff))
 
         print(f"repository: {config_lines} config entries, 301 files, LFS installed and assigned; "
-              f"median of {n}; binary {a.bin}")
+              f"median of {n}")
         print(f"load average: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-        rows = [
-            ("git config --list", bare),
-            ("nerdr --version (process start)", start),
-            ("nerdr git check, no history", clean),
-            (f"nerdr git check, history, diff ({'refused' if refused_diff else 'allowed'})", hist),
-            ("nerdr git check, history, fetch (refused)", fetch),
-        ]
-        for name, ms in rows:
-            print(f"  {name:<48} {ms:8.2f} ms")
-        print(f"guard cost in the core (check minus process start): "
-              f"no history {clean - start:.2f} ms, history {hist - start:.2f} ms")
-        print(f"ratio check/git config: no history {clean / bare:.2f}x, history {hist / bare:.2f}x")
+        print(f"  {'git config --list':<48} {bare:8.2f} ms")
+        for b, start, clean, hist, fetch, refused_diff in results:
+            print(f"binary {b}")
+            rows = [
+                ("nerdr --version (process start)", start),
+                ("nerdr git check, no history", clean),
+                (f"nerdr git check, history, diff ({'refused' if refused_diff else 'allowed'})", hist),
+                ("nerdr git check, history, fetch (refused)", fetch),
+            ]
+            for name, ms in rows:
+                print(f"  {name:<48} {ms:8.2f} ms  {ms / bare:6.2f}x git config")
+            print(f"  guard cost in the core (check minus process start): "
+                  f"no history {clean - start:.2f} ms, history {hist - start:.2f} ms")
+        if len(results) > 1:
+            (b0, _, c0, h0, f0, _), (b1, _, c1, h1, f1, _) = results[0], results[-1]
+            print(f"after/before: no history {c1 / c0:.2f}x, history diff {h1 / h0:.2f}x, "
+                  f"history fetch {f1 / f0:.2f}x")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

@@ -186,7 +186,17 @@ fn finish_or_stop<S: AsRef<OsStr>>(
     args: &[S],
     stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<Vec<u8>, GitError> {
-    let out = bounded(c, TIME_LIMIT, stop).map_err(|e| match e {
+    finish_with_input(c, dir, args, None, stop)
+}
+
+fn finish_with_input<S: AsRef<OsStr>>(
+    mut c: Command,
+    dir: &Path,
+    args: &[S],
+    input: Option<Vec<u8>>,
+    stop: Option<&std::sync::atomic::AtomicBool>,
+) -> Result<Vec<u8>, GitError> {
+    let out = bounded_with_input(&mut c, input, TIME_LIMIT, stop).map_err(|e| match e {
         Bounded::Spawn(e) => GitError::Spawn(e),
         Bounded::TimedOut => GitError::TimedOut {
             args: joined(args),
@@ -210,15 +220,27 @@ enum Bounded {
     TimedOut,
 }
 
-/// Run `c` to the end, or stop it (and what it started, in its own process
-/// group) after `limit`, or once `stop` is set.
-fn bounded(
-    mut c: Command,
+/// How often a command that can be stopped on request looks at its flag.
+/// Its exit is noticed at once either way: only a stop waits this long.
+const STOP_TICK: std::time::Duration = std::time::Duration::from_millis(20);
+
+/// Run `c` to the end, writing `input` (if any) to its stdin, or stop it
+/// (and what it started, in its own process group) after `limit`, or once
+/// `stop` is set. A thread waits for the exit, so a command is over the
+/// moment git is: sleeping between polls cost every guard query up to 5 ms
+/// more than git itself.
+fn bounded_with_input(
+    c: &mut Command,
+    input: Option<Vec<u8>>,
     limit: std::time::Duration,
     stop: Option<&std::sync::atomic::AtomicBool>,
 ) -> Result<std::process::Output, Bounded> {
-    use std::io::Read;
+    use std::io::{Read, Write};
     use std::os::unix::process::CommandExt;
+    use std::sync::mpsc::RecvTimeoutError;
+    if input.is_some() {
+        c.stdin(std::process::Stdio::piped());
+    }
     let mut child = c
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -234,29 +256,62 @@ fn bounded(
     };
     let out = drain(Box::new(child.stdout.take().expect("piped")));
     let err = drain(Box::new(child.stderr.take().expect("piped")));
+    // Written from a thread of its own: git may fill its stdout before it
+    // has read all its input (the drains keep reading meanwhile).
+    let feed = input.map(|bytes| {
+        let mut stdin = child.stdin.take().expect("piped");
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(&bytes);
+        })
+    });
+    let group = nix::unistd::Pid::from_raw(child.id() as i32);
+    let (exited, exit) = std::sync::mpsc::channel();
+    let waiter = std::thread::spawn(move || {
+        let status = child.wait();
+        let _ = exited.send(());
+        status
+    });
     let deadline = std::time::Instant::now() + limit;
-    let status = loop {
-        match child.try_wait().map_err(Bounded::Spawn)? {
-            Some(status) => break status,
-            None if std::time::Instant::now() >= deadline
-                || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) =>
+    let finished = loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        let tick = match stop {
+            Some(_) => left.min(STOP_TICK),
+            None => left,
+        };
+        match exit.recv_timeout(tick) {
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break true,
+            Err(RecvTimeoutError::Timeout)
+                if left.is_zero()
+                    || stop.is_some_and(|s| s.load(std::sync::atomic::Ordering::SeqCst)) =>
             {
-                use nix::sys::signal::{killpg, Signal};
-                let group = nix::unistd::Pid::from_raw(child.id() as i32);
-                // SIGTERM first: git removes its lock files on it (one
-                // left would fail the next update of that ref).
-                let _ = killpg(group, Signal::SIGTERM);
-                let grace = std::time::Instant::now() + std::time::Duration::from_secs(1);
-                while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < grace {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
-                }
-                let _ = killpg(group, Signal::SIGKILL);
-                let _ = child.wait();
-                return Err(Bounded::TimedOut);
+                break false
             }
-            None => std::thread::sleep(std::time::Duration::from_millis(5)),
+            Err(RecvTimeoutError::Timeout) => {}
         }
     };
+    if !finished {
+        use nix::sys::signal::{killpg, Signal};
+        // SIGTERM first: git removes its lock files on it (one left would
+        // fail the next update of that ref).
+        let _ = killpg(group, Signal::SIGTERM);
+        let _ = exit.recv_timeout(std::time::Duration::from_secs(1));
+        // Whatever of the group ignored SIGTERM.
+        let _ = killpg(group, Signal::SIGKILL);
+        let _ = waiter.join();
+        return Err(Bounded::TimedOut);
+    }
+    let status = match waiter.join() {
+        Ok(Ok(status)) => status,
+        Ok(Err(e)) => return Err(Bounded::Spawn(e)),
+        Err(_) => {
+            return Err(Bounded::Spawn(std::io::Error::other(
+                "waiting for git failed",
+            )))
+        }
+    };
+    if let Some(feed) = feed {
+        let _ = feed.join();
+    }
     Ok(std::process::Output {
         status,
         stdout: out.join().unwrap_or_default(),
@@ -356,9 +411,30 @@ pub fn query_bytes<S: AsRef<OsStr>>(dir: &Path, args: &[S]) -> Result<Vec<u8>, G
     output(dir, args)
 }
 
+/// [`query_bytes`] with `input` on git's stdin (`cat-file --batch`: many
+/// objects read by one git).
+pub fn query_with_input<S: AsRef<OsStr>>(
+    dir: &Path,
+    args: &[S],
+    input: Vec<u8>,
+) -> Result<Vec<u8>, GitError> {
+    if Op::of(args) != Op::Query {
+        return Err(GitError::NotAQuery(joined(args)));
+    }
+    finish_with_input(command(dir, args), dir, args, Some(input), None)
+}
+
 #[cfg(test)]
 mod bounded_tests {
     use super::*;
+
+    fn bounded(
+        mut c: Command,
+        limit: std::time::Duration,
+        stop: Option<&std::sync::atomic::AtomicBool>,
+    ) -> Result<std::process::Output, Bounded> {
+        bounded_with_input(&mut c, None, limit, stop)
+    }
 
     #[test]
     fn a_command_past_its_limit_is_stopped_with_what_it_started() {

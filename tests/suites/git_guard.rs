@@ -494,3 +494,101 @@ fn saving_a_worktree_before_removal_runs_no_planted_filter() {
         "changed"
     );
 }
+
+/// Write `text` over `path` keeping what identifies the file to a cache
+/// (`rename`: a new inode, renamed over it; else in place) except the
+/// content and the ctime: same size, same times to the nanosecond.
+fn same_size_and_times(path: &Path, text: &str, rename: bool) {
+    use std::os::unix::fs::MetadataExt;
+    let before = std::fs::metadata(path).unwrap();
+    assert_eq!(before.len(), text.len() as u64, "not the same size");
+    let target = if rename {
+        path.parent().unwrap().join(".replacement")
+    } else {
+        path.to_path_buf()
+    };
+    std::fs::write(&target, text).unwrap();
+    let times = std::fs::FileTimes::new()
+        .set_accessed(before.accessed().unwrap())
+        .set_modified(before.modified().unwrap());
+    std::fs::File::options()
+        .write(true)
+        .open(&target)
+        .unwrap()
+        .set_times(times)
+        .unwrap();
+    if rename {
+        std::fs::rename(&target, path).unwrap();
+    }
+    let after = std::fs::metadata(path).unwrap();
+    assert_eq!(after.ino() != before.ino(), rename);
+    assert_eq!(
+        (after.len(), after.modified().unwrap()),
+        (before.len(), before.modified().unwrap())
+    );
+}
+
+/// Each check reads the files as they are now, in `nerdr git check` (a
+/// process per check) and in the core (one process for many checks): an
+/// attribute or config file changed in place or renamed over (same size,
+/// same times) and a new nested `.gitattributes` are all seen at once.
+#[test]
+fn every_check_sees_files_changed_in_place_renamed_over_or_new() {
+    let l = Local::started();
+    l.write_config(&config());
+    let side = side(&l, "r", "boxed");
+    let r = side.repo.clone();
+    // The driver comes from the global config (trusted to name a
+    // program): only what the attribute files assign decides.
+    let gitconfig = l.path("home/.gitconfig");
+    let driver = |name: &str| {
+        format!(
+            "[filter \"{name}\"]\n\tclean = {c}\n\tsmudge = {c}\n",
+            c = side.canary.display()
+        )
+    };
+    std::fs::write(&gitconfig, driver("evil")).unwrap();
+    let top = r.join(".gitattributes");
+    std::fs::write(&top, "* filter=safe\n").unwrap();
+    let nested = r.join("a/b/c/.gitattributes");
+    // Refused naming `file` (or allowed, for None), by both.
+    let expect = |step: &str, file: Option<&Path>| {
+        let out = l.run(&["git", "check", s(&r), "--op", "worktree-add"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let core = l.run(&["agent", "open", "--folder", s(&r)]);
+        let err = String::from_utf8_lossy(&core.stderr).into_owned();
+        match file {
+            None => {
+                assert!(out.status.success(), "{step}: check refused:\n{text}");
+                assert!(core.status.success(), "{step}: the core refused:\n{err}");
+            }
+            Some(f) => {
+                let named = format!("{} assigns `filter=evil`", f.display());
+                assert!(
+                    !out.status.success() && text.contains(&named),
+                    "{step}: check did not name {}:\n{text}",
+                    f.display()
+                );
+                assert!(
+                    !core.status.success() && err.contains(&named),
+                    "{step}: the core did not refuse naming {}:\n{err}",
+                    f.display()
+                );
+            }
+        }
+    };
+    expect("harmless", None);
+    same_size_and_times(&top, "* filter=evil\n", false);
+    expect("attributes changed in place", Some(&top));
+    let text = std::fs::read_to_string(&gitconfig).unwrap();
+    same_size_and_times(&gitconfig, &text.replace("evil", "evix"), false);
+    expect("config changed in place (the driver renamed)", None);
+    same_size_and_times(&gitconfig, &text, true);
+    expect("config renamed over (the driver back)", Some(&top));
+    same_size_and_times(&top, "* filter=safe\n", true);
+    expect("attributes renamed over", None);
+    std::fs::create_dir_all(nested.parent().unwrap()).unwrap();
+    std::fs::write(&nested, "* filter=evil\n").unwrap();
+    expect("a new nested attribute file", Some(&nested));
+    assert!(!side.marker.exists(), "the planted filter ran");
+}

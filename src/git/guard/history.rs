@@ -157,6 +157,20 @@ impl History {
             .collect()
     }
 
+    /// Whether `dir` lies inside a place this history names (a
+    /// repository's folder, top folder or an agent-writable place): then
+    /// the guard will most likely need the folder's configuration. A guess
+    /// for speed only; [`History::standing`] decides.
+    pub fn may_concern(&self, dir: &Path) -> bool {
+        let mut places = self.repos.iter().flat_map(|(key, r)| {
+            key.parent()
+                .into_iter()
+                .chain(r.git_dirs.iter().filter_map(|g| g.parent()))
+                .chain(r.toplevels.iter().map(PathBuf::as_path))
+        });
+        places.any(|p| dir.starts_with(p)) || self.writable().iter().any(|w| dir.starts_with(w))
+    }
+
     /// Every place a sandboxed agent could write, in any repository.
     pub fn writable(&self) -> Vec<&Path> {
         let mut out: Vec<&Path> = self.folders.iter().map(PathBuf::as_path).collect();

@@ -349,3 +349,22 @@ fn history_persists_and_a_damaged_file_is_an_error() {
         "a damaged file is not overwritten"
     );
 }
+
+#[test]
+fn folders_the_history_may_concern() {
+    let h = with_run();
+    let rows: &[(&str, bool)] = &[
+        ("/r", true),
+        ("/r/src/deep", true),
+        ("/r/.git", true),
+        ("/data/wt/r/a/sub", true),
+        ("/scratch/x", true),
+        ("/data/wt/r", false),
+        ("/rr", false),
+        ("/elsewhere", false),
+    ];
+    for (dir, want) in rows {
+        assert_eq!(h.may_concern(Path::new(dir)), *want, "{dir}");
+    }
+    assert!(!History::default().may_concern(Path::new("/r")));
+}

@@ -120,7 +120,16 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         };
     }
     let dir = canon(dir);
-    let located = locate(&dir);
+    let history = history::load(state_dir);
+    // Where the history likely concerns the folder, the configuration is
+    // read alongside the location (two gits at once): it is needed then.
+    // Only a guess for speed: if it misses, the config is read after.
+    let guess = matches!(&history, Ok(h) if h.may_concern(&dir));
+    let (located, early_entries) = std::thread::scope(|s| {
+        let entries = guess.then(|| s.spawn(|| config::gather(&dir)));
+        let located = locate(&dir);
+        (located, entries.and_then(|t| t.join().ok()))
+    });
     let repo = located.as_ref().map(|at| at.common_dir.clone());
     let pin = located.as_ref().map(Pin::of);
     let refuse = |repo: &Option<PathBuf>, standing: Standing, reason: Reason| Checked {
@@ -130,7 +139,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
         pin: None,
         disarm: Vec::new(),
     };
-    let history = match history::load(state_dir) {
+    let history = match history {
         Ok(h) => h,
         Err(e) => {
             return refuse(
@@ -158,7 +167,7 @@ pub fn check(state_dir: &Path, dir: &Path, op: Op) -> Checked {
             disarm: Vec::new(),
         };
     }
-    let entries = match config::gather(&dir) {
+    let entries = match early_entries.unwrap_or_else(|| config::gather(&dir)) {
         Ok(e) => e,
         Err(e) => {
             return refuse(

@@ -548,3 +548,5 @@ fn disarmed_filters_do_not_run_on_checkout() {
         "the filter runs when not disarmed: the check can fail"
     );
 }
+
+mod fresh;
