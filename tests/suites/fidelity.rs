@@ -135,6 +135,20 @@ fn fidelity_queries_are_answered_as_tmux_answers_them() {
     );
 }
 
+/// What every emulator draws alike: plain lines, the eight colours, bold
+/// and underline, a cursor moved with CUP. The control: it passes on any
+/// nerdr that shows text, so a failure of the others is about what they
+/// test, not the comparison.
+const PLAIN: &[u8] = b"plain line one\r\nline two with \x1b[1mbold\x1b[0m and \
+\x1b[4munderline\x1b[0m\r\n\x1b[31mred\x1b[0m \x1b[32;44mgreen on blue\x1b[0m\r\n\
+\x1b[10;20Hat row 10, column 20\x1b[12;5H";
+
+#[test]
+fn fidelity_control_plain_text_and_colours_match_tmux() {
+    let Some(env) = twin_env() else { return };
+    same_drawing(&env, "plain text and colours", PLAIN, 24, 80);
+}
+
 /// Every attribute a program may set, each on its own words.
 const STYLES: &[u8] = b"\x1b[2mdim\x1b[0m \x1b[9mstrike\x1b[0m \x1b[4mul\x1b[0m \
 \x1b[4:1mul1\x1b[0m \x1b[4:2mdouble\x1b[0m \x1b[4:3mcurly\x1b[0m \x1b[4:4mdotted\x1b[0m \
