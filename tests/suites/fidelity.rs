@@ -216,7 +216,8 @@ const TABS_AND_ORIGIN: &[u8] = b"\x1b#8\
 \x1b[4;1H\x1b[2Kbottom\nscrolled\x1b[H\x1b[Lin\x1b[2;5H";
 
 /// Row 14 of `TABS_AND_ORIGIN` before its edits.
-const LONG: &str = "0123456789012345678901234567890123456789012345678901234567890123456789012345678Z";
+const LONG: &str =
+    "0123456789012345678901234567890123456789012345678901234567890123456789012345678Z";
 
 /// Where tmux 3.3a draws `TABS_AND_ORIGIN` wrong, the rows a VT terminal
 /// draws: it ignores CHT (`CSI 2 I`), so row 3 is W at the line's start

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use super::sysenv::{run_ok, SystemdEnv};
 use super::user_tmux::UserTmux;
 
-
 /// What a person sees of a pane, program-side: what tmux exposes of the
 /// modes a program sets for its input, and the cursor.
 const MODES: &str = "cursor=#{cursor_x},#{cursor_y} visible=#{cursor_flag} \
@@ -332,7 +331,10 @@ pub fn normalise(lines: &[&str]) -> Vec<String> {
             let mut now = String::new();
             for (c, a) in cells {
                 if a != now {
-                    out.push_str(&format!("\x1b[0{}{a}m", if a.is_empty() { "" } else { ";" }));
+                    out.push_str(&format!(
+                        "\x1b[0{}{a}m",
+                        if a.is_empty() { "" } else { ";" }
+                    ));
                     now = a;
                 }
                 out.push(c);
