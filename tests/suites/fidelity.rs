@@ -20,6 +20,21 @@ pub fn twin_env() -> Option<SystemdEnv> {
     SystemdEnv::start()
 }
 
+/// Whether `tool` is on the test user's PATH (the suites' programs run
+/// as that user); if not, a loud skip (a failure under
+/// `NERDR_MUST_TEST=1`) naming the package.
+pub fn have(tool: &str) -> bool {
+    let ok = ["/usr/bin", "/bin", "/usr/local/bin"]
+        .iter()
+        .any(|d| std::path::Path::new(d).join(tool).is_file());
+    if !ok {
+        crate::support::sysenv::skip(&format!(
+            "{tool} is not installed (apt-get install {tool}; .ci/run does)"
+        ));
+    }
+    ok
+}
+
 /// Runs `bytes` (written to a file, `cat` as it is) in both terminals of
 /// `rows` x `cols`, then idles; returns the twin once both are compared.
 fn same_drawing(env: &SystemdEnv, name: &str, bytes: &[u8], rows: u16, cols: u16) {
@@ -96,6 +111,9 @@ fn answer(c: &Capture, name: &str) -> String {
 
 #[test]
 fn fidelity_queries_are_answered_as_tmux_answers_them() {
+    if !have("python3") {
+        return;
+    }
     let Some(env) = twin_env() else { return };
     let script = program(&env, "queries.py", QUERIES.as_bytes());
     let twin = Twin::start(

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::suites::fidelity::twin_env;
+use crate::suites::fidelity::{have, twin_env};
 use crate::support::twin::{describe_difference, program, side_by_side, Capture, Twin};
 
 /// Main-screen lines, then the alternate screen until a key, then the
@@ -43,6 +43,9 @@ fn trimmed(lines: &[String]) -> Vec<String> {
 
 #[test]
 fn fidelity_a_reattached_window_follows_the_program_out_of_the_alternate_screen() {
+    if !have("python3") {
+        return;
+    }
     let Some(env) = twin_env() else { return };
     let script = program(&env, "alternate.py", ALTERNATE.as_bytes());
     let twin = Twin::start(
@@ -104,6 +107,9 @@ fn window_until(twin: &Twin, want: &Capture, what: &str, timeout: Duration) {
 
 #[test]
 fn fidelity_less_in_the_alternate_screen_survives_a_core_restart_cell_for_cell() {
+    if !have("less") {
+        return;
+    }
     let Some(env) = twin_env() else { return };
     let file = program(&env, "long.txt", long_file().as_bytes());
     let twin = Twin::start(

@@ -15,22 +15,10 @@
 //! SL/SR. vttest runs as `24x80.80`: no 132-column screens, which tmux
 //! ignores and a window cannot give.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::suites::fidelity::twin_env;
+use crate::suites::fidelity::{have, twin_env};
 use crate::support::twin::{describe_difference, side_by_side, Twin};
-
-fn have_vttest() -> bool {
-    let ok = Command::new("vttest")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        crate::support::sysenv::skip("vttest is not installed (apt-get install vttest)");
-    }
-    ok
-}
 
 /// At a menu: choose `item`, compare each screen, Enter after each, until
 /// a menu shows again (compared too).
@@ -82,7 +70,7 @@ fn identity_item(twin: &Twin, path: &str, item: &str, form: &str) {
 #[test]
 fn fidelity_vttest_screens_match_tmux() {
     let Some(env) = twin_env() else { return };
-    if !have_vttest() {
+    if !have("vttest") {
         return;
     }
     let twin = Twin::start(&env, 24, 80, "vttest 24x80.80; exec sleep 600");
@@ -102,7 +90,12 @@ fn fidelity_vttest_screens_match_tmux() {
             describe_difference(&tmux, &nerdr)
         );
     }
-    item(&twin, "menu 12 (the operating level read from DA1)", "12");
+    item(
+        &twin,
+        "menu 12, whose operating level vttest reads from the DA1 answer (tmux: ESC[?1;2c, a \
+         VT100 with AVO; another level changes which screens follow)",
+        "12",
+    );
     item(&twin, "back from menu 12", "0");
     for (n, name) in [
         ("1", "1 cursor movements"),

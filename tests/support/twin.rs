@@ -14,6 +14,11 @@
 //! written space and a cleared cell look the same; `-N` tells them apart),
 //! and DEC special graphics, which tmux keeps as the ASCII letter marked
 //! with SO/SI while an emulator may store the glyph it means.
+//!
+//! Not compared, because tmux 3.3a does not expose them: the cursor's
+//! shape (DECSCUSR), bracketed paste and focus reporting. Not compared
+//! either: the pane's own alternate-screen, origin, wrap and insert flags
+//! and scroll region, which are how the window paints, not the program's.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
