@@ -191,6 +191,19 @@ impl<'a> Twin<'a> {
         lag: Duration,
         fix: &dyn Fn(&mut Capture),
     ) -> Capture {
+        self.compare_like_within(what, lag, fix)
+            .unwrap_or_else(|why| panic!("{why}"))
+    }
+
+    /// [`Self::assert_like_within`] that returns the failure's message
+    /// (`Err`) or tmux's screen as fixed (`Ok`), for a test that reports
+    /// more than this difference.
+    pub fn compare_like_within(
+        &self,
+        what: &str,
+        lag: Duration,
+        fix: &dyn Fn(&mut Capture),
+    ) -> Result<Capture, String> {
         let mut direct = self.settled_direct(what);
         let seen = direct.clone();
         fix(&mut direct);
@@ -199,19 +212,19 @@ impl<'a> Twin<'a> {
             let (now_direct, window) = self.capture();
             if now_direct != seen {
                 // Still changing after all (a slow program): start over.
-                return self.assert_like_within(what, lag, fix);
+                return self.compare_like_within(what, lag, fix);
             }
             if window == direct {
-                return direct;
+                return Ok(direct);
             }
             if Instant::now() > end {
-                panic!(
+                return Err(format!(
                     "{what}: nerdr's window does not show what tmux shows ({}x{}, {lag:?} after \
                      tmux settled)\n{}",
                     self.cols,
                     self.rows,
                     describe_difference(&direct, &window)
-                );
+                ));
             }
             std::thread::sleep(Duration::from_millis(100));
         }
