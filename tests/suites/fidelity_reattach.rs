@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use crate::suites::fidelity::{have, twin_env};
-use crate::support::twin::{describe_difference, program, side_by_side, Capture, Twin};
+use crate::support::twin::{describe_difference, program, side_by_side_as, Capture, Twin};
 
 /// Main-screen lines, then the alternate screen until a key, then the
 /// main screen again with a line saying so.
@@ -77,8 +77,8 @@ fn fidelity_a_reattached_window_follows_the_program_out_of_the_alternate_screen(
     }
     if trimmed(&window) != trimmed(&read) {
         wrong.push(format!(
-            "the window (left) and `nerdr read` (right) disagree\n{}",
-            side_by_side(&window, &read, &[])
+            "the window and `nerdr read` (the core's model of the tab) disagree\n{}",
+            side_by_side_as(("window", "nerdr read"), &window, &read, &[])
         ));
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));

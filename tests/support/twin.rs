@@ -455,8 +455,18 @@ pub fn strip_escapes(line: &str) -> String {
 /// Both screens side by side (plain text, `|` at each edge), the rows in
 /// `marked` flagged with `>>`.
 pub fn side_by_side(left: &[String], right: &[String], marked: &[usize]) -> String {
+    side_by_side_as(("tmux", "nerdr"), left, right, marked)
+}
+
+/// [`side_by_side`] under other headings.
+pub fn side_by_side_as(
+    (left_name, right_name): (&str, &str),
+    left: &[String],
+    right: &[String],
+    marked: &[usize],
+) -> String {
     let width = left.iter().map(|l| l.chars().count()).max().unwrap_or(0);
-    let mut out = format!("     {:width$}   {}\n", "tmux", "nerdr");
+    let mut out = format!("     {left_name:width$}   {right_name}\n");
     for i in 0..left.len().max(right.len()) {
         let l = left.get(i).map(String::as_str).unwrap_or("~");
         let r = right.get(i).map(String::as_str).unwrap_or("~");
