@@ -507,3 +507,31 @@ pub fn describe_difference(direct: &Capture, window: &Capture) -> String {
     out.push_str(&side_by_side(&direct.text(), &window.text(), &differ));
     out
 }
+
+#[test]
+fn twin_normalise_reencodes_each_row_from_its_cells() {
+    let table: &[(&[&str], &[&str])] = &[
+        // tmux carries a row's attributes into the next row's escapes.
+        (
+            &["\x1b[7m**", "\x1b[0m\x1b[39m\x1b[49mab"],
+            &["\x1b[0;7m**\x1b[0m", "ab"],
+        ),
+        // Blanks at the end go in default attributes only.
+        (&["ab   ", "\x1b[41m   "], &["ab", "\x1b[0;41m   \x1b[0m"]),
+        // DEC special graphics as tmux marks them, or as the glyphs.
+        (&["\x0elqk\x0f x", "┌─┐ x"], &["┌─┐ x", "┌─┐ x"]),
+        // Colours in words after 38/48/58, and a styled underline.
+        (
+            &["\x1b[38;5;196mX\x1b[0;4:3m\x1b[58;2;255;0;0mY"],
+            &["\x1b[0;38;5;196mX\x1b[0;4:3;58;2;255;0;0mY\x1b[0m"],
+        ),
+        // 22 ends bold and dim; 39 the colour only.
+        (
+            &["\x1b[1;2;31mA\x1b[22mB\x1b[39mC"],
+            &["\x1b[0;1;2;31mA\x1b[0;31mB\x1b[0mC"],
+        ),
+    ];
+    for (given, want) in table {
+        assert_eq!(normalise(given), *want, "{given:?}");
+    }
+}
