@@ -13,58 +13,122 @@
 //! (so it is no reference there): 11.5.4 CHT and 11.5.5 HPR, which it
 //! ignores (`fidelity.rs` checks CHT against the right row), and 11.7.4/5
 //! SL/SR. vttest runs as `24x80.80`: no 132-column screens, which tmux
-//! ignores and a window cannot give.
+//! ignores and a window cannot give. A screen that differs is kept and the
+//! walk goes on (tmux's screens drive it); the test then fails naming
+//! every such screen, the first three in full, and stops early after
+//! five in a row.
 
 use std::time::{Duration, Instant};
 
 use crate::suites::fidelity::{have, twin_env};
-use crate::support::twin::{describe_difference, side_by_side, Twin};
+use crate::support::twin::{describe_difference, side_by_side, Capture, Twin};
 
-/// At a menu: choose `item`, compare each screen, Enter after each, until
-/// a menu shows again (compared too).
-fn item(twin: &Twin, path: &str, item: &str) {
-    twin.keys(&[item, "Enter"]);
-    for screen in 1..=30 {
-        let shown = twin.assert_same(&format!("vttest {path}, screen {screen}"));
-        if shown
-            .text()
-            .iter()
-            .any(|l| l.contains("Enter choice number"))
-        {
-            return;
-        }
-        twin.keys(&["Enter"]);
-    }
-    panic!("vttest {path}: no menu after 30 screens");
+/// Screens that differ in a row before vttest is taken to have gone its
+/// own way in the window (each costs the comparison's patience).
+const GIVE_UP_AFTER: usize = 5;
+
+/// The walk through vttest's menus: every screen compared, every
+/// difference kept, the walk driven by what tmux shows.
+struct Walk<'t, 'e> {
+    twin: &'t Twin<'e>,
+    differences: Vec<(String, String)>,
+    in_a_row: usize,
 }
 
-/// A report whose numbers are the terminal's identity (nerdr need not be
-/// a tmux): the window must show a report of the same form, not the same
-/// numbers.
-fn identity_item(twin: &Twin, path: &str, item: &str, form: &str) {
-    twin.keys(&[item, "Enter"]);
-    let tmux = twin.settled_direct(path);
-    assert!(
-        tmux.text().iter().any(|l| l.contains(form)),
-        "vttest {path}: tmux shows no {form:?}:\n{}",
-        tmux.text().join("\n")
-    );
-    let end = Instant::now() + Duration::from_secs(6);
-    loop {
-        let (_, nerdr) = twin.capture();
-        if nerdr.text().iter().any(|l| l.contains(form)) {
-            break;
+impl Walk<'_, '_> {
+    fn compare(&mut self, what: String) -> Capture {
+        match self
+            .twin
+            .compare_like_within(&what, Duration::from_secs(6), &|_| {})
+        {
+            Ok(shown) => {
+                self.in_a_row = 0;
+                shown
+            }
+            Err(why) => {
+                self.differences.push((what, why));
+                self.in_a_row += 1;
+                if self.in_a_row >= GIVE_UP_AFTER {
+                    self.fail();
+                }
+                self.twin.settled_direct("vttest")
+            }
         }
-        assert!(
-            Instant::now() < end,
-            "vttest {path}: nerdr's window shows no report of the form {form:?} (the \
-             terminal's answer never reached vttest)\n{}",
-            side_by_side(&tmux.text(), &nerdr.text(), &[])
-        );
-        std::thread::sleep(Duration::from_millis(150));
     }
-    twin.keys(&["Enter"]);
-    twin.assert_same(&format!("vttest {path}, back at its menu"));
+
+    /// At a menu: choose `item`, compare each screen, Enter after each,
+    /// until a menu shows again (compared too).
+    fn item(&mut self, path: &str, item: &str) {
+        self.twin.keys(&[item, "Enter"]);
+        for screen in 1..=30 {
+            let shown = self.compare(format!("vttest {path}, screen {screen}"));
+            if shown
+                .text()
+                .iter()
+                .any(|l| l.contains("Enter choice number"))
+            {
+                return;
+            }
+            self.twin.keys(&["Enter"]);
+        }
+        panic!("vttest {path}: no menu after 30 screens");
+    }
+
+    /// A report whose numbers are the terminal's identity (nerdr need not
+    /// be a tmux): the window must show a report of the same form, not
+    /// the same numbers.
+    fn identity_item(&mut self, path: &str, item: &str, form: &str) {
+        self.twin.keys(&[item, "Enter"]);
+        let tmux = self.twin.settled_direct(path);
+        assert!(
+            tmux.text().iter().any(|l| l.contains(form)),
+            "vttest {path}: tmux shows no {form:?}:\n{}",
+            tmux.text().join("\n")
+        );
+        let end = Instant::now() + Duration::from_secs(6);
+        loop {
+            let (_, nerdr) = self.twin.capture();
+            if nerdr.text().iter().any(|l| l.contains(form)) {
+                break;
+            }
+            if Instant::now() > end {
+                self.differences.push((
+                    format!("vttest {path}"),
+                    format!(
+                        "vttest {path}: nerdr's window shows no report of the form {form:?} \
+                         (the terminal's answer never reached vttest)\n{}",
+                        side_by_side(&tmux.text(), &nerdr.text(), &[])
+                    ),
+                ));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        self.twin.keys(&["Enter"]);
+        self.compare(format!("vttest {path}, back at its menu"));
+    }
+
+    /// Every difference: the screens' names, then the first three in full.
+    fn fail(&self) -> ! {
+        let names: Vec<&str> = self.differences.iter().map(|(n, _)| n.as_str()).collect();
+        let shown: Vec<&str> = self
+            .differences
+            .iter()
+            .take(3)
+            .map(|(_, d)| d.as_str())
+            .collect();
+        let stopped = if self.in_a_row >= GIVE_UP_AFTER {
+            format!(" (stopped after {GIVE_UP_AFTER} in a row)")
+        } else {
+            String::new()
+        };
+        panic!(
+            "{} vttest screens differ between nerdr's window and tmux{stopped}:\n  {}\n\n{}",
+            names.len(),
+            names.join("\n  "),
+            shown.join("\n\n")
+        );
+    }
 }
 
 #[test]
@@ -90,45 +154,52 @@ fn fidelity_vttest_screens_match_tmux() {
             describe_difference(&tmux, &nerdr)
         );
     }
-    item(
-        &twin,
+    let mut walk = Walk {
+        twin: &twin,
+        differences: Vec::new(),
+        in_a_row: 0,
+    };
+    walk.item(
         "menu 12, whose operating level vttest reads from the DA1 answer (tmux: ESC[?1;2c, a \
          VT100 with AVO; another level changes which screens follow)",
         "12",
     );
-    item(&twin, "back from menu 12", "0");
+    walk.item("back from menu 12", "0");
     for (n, name) in [
         ("1", "1 cursor movements"),
         ("2", "2 screen features"),
         ("3", "3 character sets"),
         ("8", "8 VT102 insert/delete"),
     ] {
-        item(&twin, name, n);
+        walk.item(name, n);
     }
-    item(&twin, "menu 6", "6");
-    item(&twin, "6.3 DSR", "3");
-    identity_item(&twin, "6.4 DA1", "4", "Report is: <27> [ ?");
-    identity_item(&twin, "6.5 DA2", "5", "<27> [ >");
-    item(&twin, "back from menu 6", "0");
-    item(&twin, "menu 11", "11");
+    walk.item("menu 6", "6");
+    walk.item("6.3 DSR", "3");
+    walk.identity_item("6.4 DA1", "4", "Report is: <27> [ ?");
+    walk.identity_item("6.5 DA2", "5", "<27> [ >");
+    walk.item("back from menu 6", "0");
+    walk.item("menu 11", "11");
     let menus: [(&str, &[&str]); 3] = [
         ("5", &["1", "2", "3", "6", "7", "8", "9"]),
         ("6", &["2", "3", "4", "5"]),
         ("7", &["2", "3", "6"]),
     ];
     for (menu, items) in menus {
-        item(&twin, &format!("menu 11.{menu}"), menu);
+        walk.item(&format!("menu 11.{menu}"), menu);
         for i in items {
-            item(&twin, &format!("11.{menu}.{i}"), i);
+            walk.item(&format!("11.{menu}.{i}"), i);
         }
-        item(&twin, &format!("back from menu 11.{menu}"), "0");
+        walk.item(&format!("back from menu 11.{menu}"), "0");
     }
-    item(&twin, "menu 11.8", "8");
-    item(&twin, "menu 11.8.7", "7");
+    walk.item("menu 11.8", "8");
+    walk.item("menu 11.8.7", "7");
     for i in ["3", "4", "5"] {
-        item(&twin, &format!("11.8.7.{i}"), i);
+        walk.item(&format!("11.8.7.{i}"), i);
     }
-    item(&twin, "back from menu 11.8.7", "0");
-    item(&twin, "back from menu 11.8", "0");
-    item(&twin, "back from menu 11", "0");
+    walk.item("back from menu 11.8.7", "0");
+    walk.item("back from menu 11.8", "0");
+    walk.item("back from menu 11", "0");
+    if !walk.differences.is_empty() {
+        walk.fail();
+    }
 }
