@@ -9,6 +9,7 @@ pub mod netfix;
 pub mod next_build;
 pub mod sysenv;
 pub mod tmux;
+pub mod twin;
 pub mod user_tmux;
 
 /// `[agents.boxed]`: `sleep 1000` inside bubblewrap (read-only root, the

@@ -17,9 +17,21 @@ impl<'a> UserTmux<'a> {
     /// A tmux server with one `cols` x `rows` session running `cmd` in
     /// `dir`; when `cmd` ends the pane prints `EXITED=<code>` and stays.
     pub fn start(env: &'a SystemdEnv, dir: &Path, cols: u16, rows: u16, cmd: &str) -> Self {
+        Self::start_on(env, "tmux.sock", dir, cols, rows, cmd)
+    }
+
+    /// [`Self::start`] on a server of its own, its socket `HOME/sock`.
+    pub fn start_on(
+        env: &'a SystemdEnv,
+        sock: &str,
+        dir: &Path,
+        cols: u16,
+        rows: u16,
+        cmd: &str,
+    ) -> Self {
         let t = UserTmux {
             env,
-            sock: env.home().join("tmux.sock"),
+            sock: env.home().join(sock),
         };
         let script = format!("cd {} && {cmd}; echo EXITED=$?; sleep 600", dir.display());
         let (cols, rows) = (cols.to_string(), rows.to_string());
@@ -37,7 +49,7 @@ impl<'a> UserTmux<'a> {
         t
     }
 
-    fn run(&self, args: &[&str]) -> std::process::Output {
+    pub fn run(&self, args: &[&str]) -> std::process::Output {
         let mut all = vec!["tmux", "-S", self.sock.to_str().unwrap()];
         all.extend_from_slice(args);
         let mut cmd = self.env.user_cmd(&all);
