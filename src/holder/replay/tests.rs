@@ -32,7 +32,7 @@ fn busy_output(n: usize) -> Vec<u8> {
             )
             .as_bytes(),
         );
-        if i % 97 == 0 {
+        if i.is_multiple_of(97) {
             out.extend_from_slice(b"\x1b[?1049h\x1b[2J\x1b[H\x1b[42mUI\x1b[0m\x1b[5;9Hhere");
         }
         if i % 97 == 40 {
