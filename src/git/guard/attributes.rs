@@ -383,7 +383,8 @@ mod tests {
 
     #[test]
     fn batches_answer_each_object_or_stop_where_they_break() {
-        let rows: &[(&[u8], &[(&str, Option<&[u8]>)])] = &[
+        type Row<'a> = (&'a [u8], &'a [(&'a str, Option<&'a [u8]>)]);
+        let rows: &[Row] = &[
             (b"", &[]),
             (
                 b"aa blob 3\nx\ny\nbb missing\ncc blob 0\n\n",
