@@ -1,0 +1,268 @@
+//! The bytes that give a screen back: read by a fresh `Screen` of the same
+//! size, they rebuild it cell for cell with its cursor, modes and title.
+//!
+//! Order matters: cells are drawn with the defaults a fresh screen has
+//! (autowrap on, no origin mode, whole-screen region, ASCII charsets);
+//! what changes how later bytes land is set last.
+
+use std::io::Write;
+
+use alacritty_terminal::grid::{Cursor, Dimensions, Grid};
+use alacritty_terminal::index::Line;
+use alacritty_terminal::term::cell::{Cell, Flags};
+use alacritty_terminal::term::color::COUNT;
+use alacritty_terminal::term::TermMode;
+use alacritty_terminal::vte::ansi::{CharsetIndex, CursorShape, StandardCharset};
+
+use super::emulator::{AltVia, Emulator};
+use super::sgr::{cup, draw_run, put_cell, sgr, Pen};
+
+/// Modes a snapshot sets by number, private (`?`) or not. Origin mode is
+/// set apart: it moves the cursor.
+pub(super) const MODES: [(TermMode, bool, u16); 14] = [
+    (TermMode::SHOW_CURSOR, true, 25),
+    (TermMode::APP_CURSOR, true, 1),
+    (TermMode::MOUSE_REPORT_CLICK, true, 1000),
+    (TermMode::MOUSE_DRAG, true, 1002),
+    (TermMode::MOUSE_MOTION, true, 1003),
+    (TermMode::FOCUS_IN_OUT, true, 1004),
+    (TermMode::UTF8_MOUSE, true, 1005),
+    (TermMode::SGR_MOUSE, true, 1006),
+    (TermMode::ALTERNATE_SCROLL, true, 1007),
+    (TermMode::URGENCY_HINTS, true, 1042),
+    (TermMode::BRACKETED_PASTE, true, 2004),
+    (TermMode::LINE_WRAP, true, 7),
+    (TermMode::INSERT, false, 4),
+    (TermMode::LINE_FEED_NEW_LINE, false, 20),
+];
+
+pub(super) fn mode(out: &mut Vec<u8>, private: bool, n: u16, on: bool) {
+    let q = if private { "?" } else { "" };
+    let _ = write!(out, "\x1b[{q}{n}{}", if on { 'h' } else { 'l' });
+}
+
+pub(super) fn keypad(out: &mut Vec<u8>, on: bool) {
+    out.extend_from_slice(if on { b"\x1b=" } else { b"\x1b>" });
+}
+
+/// DECSCUSR for a style (`None`: the terminal's default).
+pub(super) fn cursor_style(out: &mut Vec<u8>, style: Option<(CursorShape, bool)>) {
+    let n = match style {
+        None => 0,
+        Some((shape, blinking)) => {
+            let steady = match shape {
+                CursorShape::Underline => 4,
+                CursorShape::Beam => 6,
+                _ => 2,
+            };
+            steady - blinking as u8
+        }
+    };
+    let _ = write!(out, "\x1b[{n} q");
+}
+
+fn charsets(out: &mut Vec<u8>, cursor: &Cursor<Cell>) {
+    let all = [
+        (CharsetIndex::G0, b'('),
+        (CharsetIndex::G1, b')'),
+        (CharsetIndex::G2, b'*'),
+        (CharsetIndex::G3, b'+'),
+    ];
+    for (index, intro) in all {
+        let set = match cursor.charsets[index] {
+            StandardCharset::Ascii => b'B',
+            StandardCharset::SpecialCharacterAndLineDrawing => b'0',
+        };
+        out.extend_from_slice(&[0x1b, intro, set]);
+    }
+}
+
+fn default_charsets(cursor: &Cursor<Cell>) -> bool {
+    cursor.charsets == Cursor::<Cell>::default().charsets
+}
+
+fn row(grid: &Grid<Cell>, r: usize) -> &[Cell] {
+    &grid[Line(r as i32)][..]
+}
+
+fn wraps(cells: &[Cell]) -> bool {
+    cells.last().is_some_and(|c| c.flags.contains(Flags::WRAPLINE))
+}
+
+/// Draw a grid whose cells are all `blank`, the pen being `pen`.
+fn draw_grid(out: &mut Vec<u8>, grid: &Grid<Cell>, blank: &Cell, pen: &mut Pen) {
+    let (rows, cols) = (grid.screen_lines(), grid.columns());
+    let mut continued = false;
+    for r in 0..rows {
+        let cells = row(grid, r);
+        let wrapped = wraps(cells) && r + 1 < rows;
+        if !continued {
+            if !wrapped && cells.iter().all(|c| c == blank) {
+                continue;
+            }
+            cup(out, r, 0);
+        } else {
+            // Wrapping onto this row set the flag above: its first cell
+            // must be written, not skipped.
+            draw_run(out, &cells[..1], pen, None);
+        }
+        let from = continued as usize;
+        if wrapped {
+            // Up to the last column, leaving the wrap pending (a wide
+            // character that did not fit left a spacer there instead).
+            let last = &cells[cols - 1];
+            if last.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) {
+                draw_run(out, &cells[from..cols - 1], pen, None);
+            } else {
+                draw_run(out, &cells[from..cols - 1], pen, None);
+                draw_run(out, &cells[cols - 1..], pen, None);
+            }
+        } else if from < cols {
+            draw_run(out, &cells[from..], pen, Some(blank));
+        }
+        continued = wrapped;
+    }
+    // A wrapped last row lost the row it wrapped onto: wrap it again with
+    // that row outside the scroll region, so nothing scrolls.
+    let last = row(grid, rows - 1);
+    if rows > 1 && wraps(last) && !last[cols - 1].flags.contains(Flags::LEADING_WIDE_CHAR_SPACER)
+    {
+        let _ = write!(out, "\x1b[1;{}r", rows - 1);
+        let at = if last[cols - 1].flags.contains(Flags::WIDE_CHAR_SPACER) {
+            cols - 2
+        } else {
+            cols - 1
+        };
+        cup(out, rows - 1, at);
+        draw_run(out, &last[at..], pen, None);
+        draw_run(out, &last[..1], pen, None);
+        out.extend_from_slice(b"\x1b[r");
+    }
+}
+
+/// Put the cursor back: position (with a pending wrap written again),
+/// pen and charsets. `top` is the origin-mode offset.
+fn place_cursor(out: &mut Vec<u8>, grid: &Grid<Cell>, cursor: &Cursor<Cell>, top: usize, pen: &mut Pen) {
+    let (line, col) = (cursor.point.line.0 as usize, cursor.point.column.0);
+    let cells = row(grid, line);
+    if cursor.input_needs_wrap && col + 1 == cells.len() {
+        let at = if cells[col].flags.contains(Flags::WIDE_CHAR_SPACER) && col > 0 {
+            col - 1
+        } else {
+            col
+        };
+        cup(out, line - top, at);
+        let to = Pen::of(&cells[at]);
+        sgr(out, pen, &to);
+        *pen = to;
+        put_cell(out, &cells[at]);
+    } else {
+        cup(out, line.saturating_sub(top), col);
+    }
+    let to = Pen::of(&cursor.template);
+    sgr(out, pen, &to);
+    *pen = to;
+    if !default_charsets(cursor) {
+        charsets(out, cursor);
+    }
+}
+
+/// ESC 7 of a saved cursor, when it is not a fresh screen's.
+fn saved_cursor(out: &mut Vec<u8>, grid: &Grid<Cell>, pen: &mut Pen) {
+    let saved = &grid.saved_cursor;
+    if *saved == Cursor::default() {
+        return;
+    }
+    place_cursor(out, grid, saved, 0, pen);
+    out.extend_from_slice(b"\x1b7");
+    if !default_charsets(saved) {
+        // Back to ASCII for what is drawn next.
+        charsets(out, &Cursor::default());
+    }
+}
+
+pub(super) fn snapshot(emu: &Emulator) -> Vec<u8> {
+    let mut out = Vec::new();
+    let (term, st) = (&emu.term, &emu.state);
+    let rows = emu.rows();
+    if st.tabs.iter().enumerate().any(|(i, &t)| t != (i % 8 == 0)) {
+        out.extend_from_slice(b"\x1b[3g");
+        for (i, _) in st.tabs.iter().enumerate().filter(|(_, &t)| t) {
+            cup(&mut out, 0, i);
+            out.extend_from_slice(b"\x1bH");
+        }
+    }
+    let mut pen = Pen::default();
+    let grid = term.grid();
+    let blank = match &st.main {
+        None => Cell::default(),
+        Some(main) => {
+            draw_grid(&mut out, main, &Cell::default(), &mut pen);
+            if st.alt_via == AltVia::Plain {
+                saved_cursor(&mut out, main, &mut pen);
+            }
+            place_cursor(&mut out, main, &main.cursor, 0, &mut pen);
+            out.extend_from_slice(match st.alt_via {
+                AltVia::SaveCursor => b"\x1b[?1049h",
+                AltVia::Plain => b"\x1b[?1047h",
+            });
+            if !default_charsets(&main.cursor) {
+                charsets(&mut out, &Cursor::default());
+            }
+            // The alternate screen is cleared with the pen's background.
+            Cell {
+                bg: main.cursor.template.bg,
+                ..Cell::default()
+            }
+        }
+    };
+    draw_grid(&mut out, grid, &blank, &mut pen);
+    saved_cursor(&mut out, grid, &mut pen);
+
+    let mode = *term.mode();
+    let fresh = TermMode::default();
+    if st.region != (0, rows) {
+        let _ = write!(out, "\x1b[{};{}r", st.region.0 + 1, st.region.1);
+    }
+    let top = if mode.contains(TermMode::ORIGIN) {
+        out.extend_from_slice(b"\x1b[?6h");
+        st.region.0
+    } else {
+        0
+    };
+    place_cursor(&mut out, grid, &grid.cursor, top, &mut pen);
+    for (bit, private, n) in MODES {
+        if mode.contains(bit) != fresh.contains(bit) {
+            self::mode(&mut out, private, n, mode.contains(bit));
+        }
+    }
+    if mode.contains(TermMode::APP_KEYPAD) {
+        keypad(&mut out, true);
+    }
+    match st.active_charset {
+        CharsetIndex::G0 => {}
+        CharsetIndex::G1 => out.push(0x0e),
+        CharsetIndex::G2 => out.extend_from_slice(b"\x1bn"),
+        CharsetIndex::G3 => out.extend_from_slice(b"\x1bo"),
+    }
+    if st.styled {
+        let s = term.cursor_style();
+        cursor_style(&mut out, Some((s.shape, s.blinking)));
+    }
+    let title = emu.inbox().title.clone();
+    if !title.is_empty() {
+        let _ = write!(out, "\x1b]2;{title}\x1b\\");
+    }
+    let colors = term.colors();
+    for i in 0..COUNT {
+        if let Some(c) = colors[i] {
+            let rgb = format!("rgb:{:02x}/{:02x}/{:02x}", c.r, c.g, c.b);
+            let _ = match i {
+                0..=255 => write!(out, "\x1b]4;{i};{rgb}\x1b\\"),
+                256..=258 => write!(out, "\x1b]{};{rgb}\x1b\\", i - 256 + 10),
+                _ => Ok(()),
+            };
+        }
+    }
+    out
+}
