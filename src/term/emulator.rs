@@ -7,11 +7,11 @@
 use std::sync::{Arc, Mutex};
 
 use alacritty_terminal::event::{Event, EventListener};
-use alacritty_terminal::grid::{Cursor, Dimensions, Grid};
+use alacritty_terminal::grid::{Dimensions, Grid};
 use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::color::COUNT;
-use alacritty_terminal::term::{Config, Osc52, Term};
+use alacritty_terminal::term::{Config, Osc52, Term, TermMode};
 use alacritty_terminal::vte::ansi::{
     Attr, CharsetIndex, ClearMode, Color, CursorShape, CursorStyle, Handler, Hyperlink, KeyboardModes,
     KeyboardModesApplyBehavior, LineClearMode, Mode, ModifyOtherKeys, NamedPrivateMode,
@@ -60,9 +60,9 @@ impl Timeout for NoSync {
     }
 }
 
-/// Which sequence showed the alternate screen, so a snapshot uses it too.
+/// How the alternate screen was entered.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum AltVia {
+enum AltVia {
     /// 1049: the main screen's saved cursor becomes its cursor.
     SaveCursor,
     /// 47 and 1047: the main screen's saved cursor is kept.
@@ -77,10 +77,9 @@ pub(super) struct State {
     pub active_charset: CharsetIndex,
     /// Whether the program set a cursor style (DECSCUSR or mode 12).
     pub styled: bool,
-    /// The main screen while the alternate one is shown.
+    /// The main screen while the alternate one is shown (the crate's copy
+    /// is out of reach), kept as the crate keeps its own, and put back.
     pub main: Option<Grid<Cell>>,
-    pub alt_via: AltVia,
-    pub main_saved: Option<Cursor<Cell>>,
 }
 
 /// (rows, cols) for the crate.
@@ -130,8 +129,6 @@ impl Emulator {
                 active_charset: CharsetIndex::G0,
                 styled: false,
                 main: None,
-                alt_via: AltVia::SaveCursor,
-                main_saved: None,
             },
         }
     }
@@ -202,27 +199,47 @@ impl Hooked<'_> {
         if self.state.main.is_some() {
             return;
         }
-        let grid = self.term.grid();
-        let mut main = grid.clone();
-        let saved = grid.saved_cursor.clone();
+        let mut main = self.term.grid().clone();
         self.term.swap_alt();
         if via == AltVia::SaveCursor {
             main.saved_cursor = main.cursor.clone();
-            self.state.main_saved = None;
-        } else {
-            self.state.main_saved = Some(saved);
         }
         self.state.main = Some(main);
-        self.state.alt_via = via;
     }
 
     fn leave_alternate(&mut self) {
-        if self.state.main.take().is_none() {
+        let Some(main) = self.state.main.take() else {
             return;
-        }
+        };
         self.term.swap_alt();
-        if let Some(saved) = self.state.main_saved.take() {
-            self.term.grid_mut().saved_cursor = saved;
+        *self.term.grid_mut() = main;
+    }
+
+    /// Characters shifted sideways (ICH, DCH, insert mode) carry flags
+    /// that only mean something where they were written: a wrap mark off
+    /// the last column; and a partial erase can leave half of a wide
+    /// character. Those are dropped (as xterm erases a whole wide
+    /// character), so the model holds only what writing can make, which a
+    /// snapshot can redo and a person's terminal can show.
+    fn tidy_row(&mut self) {
+        let line = self.term.grid().cursor.point.line;
+        let row = &mut self.term.grid_mut()[line][..];
+        let n = row.len();
+        for i in 0..n {
+            if i + 1 < n {
+                row[i]
+                    .flags
+                    .remove(Flags::WRAPLINE | Flags::LEADING_WIDE_CHAR_SPACER);
+            }
+            let spacer_after = i + 1 < n && row[i + 1].flags.contains(Flags::WIDE_CHAR_SPACER);
+            if row[i].flags.contains(Flags::WIDE_CHAR) && !spacer_after {
+                row[i].clear_wide();
+            }
+            let wide_before = i > 0 && row[i - 1].flags.contains(Flags::WIDE_CHAR);
+            if row[i].flags.contains(Flags::WIDE_CHAR_SPACER) && !wide_before {
+                row[i].flags.remove(Flags::WIDE_CHAR_SPACER);
+                row[i].c = ' ';
+            }
         }
     }
 
@@ -259,7 +276,10 @@ impl Handler for Hooked<'_> {
         self.term.set_cursor_shape(shape)
     }
     fn input(&mut self, c: char) {
-        self.term.input(c)
+        self.term.input(c);
+        if self.term.mode().contains(TermMode::INSERT) {
+            self.tidy_row();
+        }
     }
     fn goto(&mut self, line: i32, col: usize) {
         self.term.goto(line, col)
@@ -271,7 +291,8 @@ impl Handler for Hooked<'_> {
         self.term.goto_col(col)
     }
     fn insert_blank(&mut self, n: usize) {
-        self.term.insert_blank(n)
+        self.term.insert_blank(n);
+        self.tidy_row();
     }
     fn move_up(&mut self, n: usize) {
         self.term.move_up(n)
@@ -352,10 +373,12 @@ impl Handler for Hooked<'_> {
         self.term.delete_lines(n)
     }
     fn erase_chars(&mut self, n: usize) {
-        self.term.erase_chars(n)
+        self.term.erase_chars(n);
+        self.tidy_row();
     }
     fn delete_chars(&mut self, n: usize) {
-        self.term.delete_chars(n)
+        self.term.delete_chars(n);
+        self.tidy_row();
     }
     fn move_backward_tabs(&mut self, n: u16) {
         self.term.move_backward_tabs(n)
@@ -370,10 +393,12 @@ impl Handler for Hooked<'_> {
         self.term.restore_cursor_position()
     }
     fn clear_line(&mut self, mode: LineClearMode) {
-        self.term.clear_line(mode)
+        self.term.clear_line(mode);
+        self.tidy_row();
     }
     fn clear_screen(&mut self, mode: ClearMode) {
-        self.term.clear_screen(mode)
+        self.term.clear_screen(mode);
+        self.tidy_row();
     }
     fn clear_tabs(&mut self, mode: TabulationClearMode) {
         match mode {
@@ -392,7 +417,6 @@ impl Handler for Hooked<'_> {
     }
     fn reset_state(&mut self) {
         self.state.main = None;
-        self.state.main_saved = None;
         self.state.styled = false;
         self.state.active_charset = CharsetIndex::G0;
         let (rows, cols) = (self.term.screen_lines(), self.term.columns());
@@ -437,14 +461,15 @@ impl Handler for Hooked<'_> {
         self.term.report_private_mode(mode)
     }
     fn set_scrolling_region(&mut self, top: usize, bottom: Option<usize>) {
+        // As xterm: the bottom clamped to the screen, then a region that
+        // is not at least two lines is ignored (the crate would keep an
+        // empty one, which no sequence could give back).
         let rows = self.term.screen_lines();
-        let bottom = bottom.unwrap_or(rows);
-        if top < bottom {
-            // As the crate computes it (top is 1-based, at least 1 from vte).
-            let start = top.saturating_sub(1).min(rows);
-            self.state.region = (start, bottom.min(rows));
+        let bottom = bottom.unwrap_or(rows).min(rows);
+        if top.max(1) < bottom {
+            self.state.region = (top.max(1) - 1, bottom);
+            self.term.set_scrolling_region(top.max(1), Some(bottom))
         }
-        self.term.set_scrolling_region(top, Some(bottom))
     }
     fn set_keypad_application_mode(&mut self) {
         self.term.set_keypad_application_mode()

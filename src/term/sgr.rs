@@ -166,6 +166,15 @@ const ECH_AT_END: usize = 5;
 /// Write `cells` from the cursor on. Trailing cells equal to `skip` are
 /// left alone (they are there already); runs of erased cells are erased.
 pub(super) fn draw_run(out: &mut Vec<u8>, cells: &[Cell], pen: &mut Pen, skip: Option<&Cell>) {
+    draw(out, cells, pen, skip, false)
+}
+
+/// [`draw_run`] leaving the cursor after the cells, for more to follow.
+pub(super) fn draw_through(out: &mut Vec<u8>, cells: &[Cell], pen: &mut Pen) {
+    draw(out, cells, pen, None, true)
+}
+
+fn draw(out: &mut Vec<u8>, cells: &[Cell], pen: &mut Pen, skip: Option<&Cell>, through: bool) {
     let mut end = cells.len();
     if let Some(blank) = skip {
         while end > 0 && &cells[end - 1] == blank {
@@ -180,7 +189,7 @@ pub(super) fn draw_run(out: &mut Vec<u8>, cells: &[Cell], pen: &mut Pen, skip: O
                 .iter()
                 .take_while(|c| erased(c) && c.bg == cell.bg)
                 .count();
-            let last = i + n == end;
+            let last = i + n == end && !through;
             if n >= if last { ECH_AT_END } else { ECH_INSIDE } {
                 let to = Pen {
                     bg: cell.bg,

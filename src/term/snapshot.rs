@@ -14,8 +14,8 @@ use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::term::TermMode;
 use alacritty_terminal::vte::ansi::{CharsetIndex, CursorShape, StandardCharset};
 
-use super::emulator::{AltVia, Emulator};
-use super::sgr::{cup, draw_run, put_cell, sgr, Pen};
+use super::emulator::Emulator;
+use super::sgr::{cup, draw_run, draw_through, put_cell, sgr, Pen};
 
 /// Modes a snapshot sets by number, private (`?`) or not. Origin mode is
 /// set apart: it moves the cursor.
@@ -89,8 +89,40 @@ fn wraps(cells: &[Cell]) -> bool {
     cells.last().is_some_and(|c| c.flags.contains(Flags::WRAPLINE))
 }
 
-/// Draw a grid whose cells are all `blank`, the pen being `pen`.
-fn draw_grid(out: &mut Vec<u8>, grid: &Grid<Cell>, blank: &Cell, pen: &mut Pen) {
+/// Whether the cursor waits to wrap on a cell already marked wrapped:
+/// writing that cell again would drop the mark, so the cursor is saved
+/// (ESC 7) as the cell is drawn and restored (ESC 8) at the end.
+fn waits_on_a_wrap(grid: &Grid<Cell>) -> bool {
+    let c = &grid.cursor;
+    c.input_needs_wrap
+        && *c == grid.saved_cursor
+        && wraps(row(grid, c.point.line.0 as usize))
+        && (c.point.line.0 as usize) + 1 < grid.screen_lines()
+}
+
+/// ESC 7 of `cursor` where the output stands (the cursor being there).
+fn save_here(out: &mut Vec<u8>, cursor: &Cursor<Cell>, pen: &mut Pen) {
+    let to = Pen::of(&cursor.template);
+    sgr(out, pen, &to);
+    *pen = to;
+    if !default_charsets(cursor) {
+        charsets(out, cursor);
+    }
+    out.extend_from_slice(b"\x1b7");
+    if !default_charsets(cursor) {
+        charsets(out, &Cursor::default());
+    }
+}
+
+/// Draw a grid whose cells are all `blank`, the pen being `pen`; `mark`:
+/// the cursor to save when its cell is drawn (see [`waits_on_a_wrap`]).
+fn draw_grid(
+    out: &mut Vec<u8>,
+    grid: &Grid<Cell>,
+    blank: &Cell,
+    pen: &mut Pen,
+    mark: Option<&Cursor<Cell>>,
+) {
     let (rows, cols) = (grid.screen_lines(), grid.columns());
     let mut continued = false;
     for r in 0..rows {
@@ -112,10 +144,13 @@ fn draw_grid(out: &mut Vec<u8>, grid: &Grid<Cell>, blank: &Cell, pen: &mut Pen) 
             // character that did not fit left a spacer there instead).
             let last = &cells[cols - 1];
             if last.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) {
-                draw_run(out, &cells[from..cols - 1], pen, None);
+                draw_through(out, &cells[from..cols - 1], pen);
             } else {
-                draw_run(out, &cells[from..cols - 1], pen, None);
+                draw_through(out, &cells[from..cols - 1], pen);
                 draw_run(out, &cells[cols - 1..], pen, None);
+                if let Some(cursor) = mark.filter(|c| c.point.line.0 as usize == r) {
+                    save_here(out, cursor, pen);
+                }
             }
         } else if from < cols {
             draw_run(out, &cells[from..], pen, Some(blank));
@@ -167,7 +202,18 @@ fn place_cursor(out: &mut Vec<u8>, grid: &Grid<Cell>, cursor: &Cursor<Cell>, top
     }
 }
 
-/// ESC 7 of a saved cursor, when it is not a fresh screen's.
+/// The cursor where it ends: restored if saved as drawn, else placed.
+fn end_cursor(out: &mut Vec<u8>, grid: &Grid<Cell>, top: usize, saved: bool, pen: &mut Pen) {
+    if saved {
+        out.extend_from_slice(b"\x1b8");
+        *pen = Pen::of(&grid.cursor.template);
+    } else {
+        place_cursor(out, grid, &grid.cursor, top, pen);
+    }
+}
+
+/// ESC 7 of a saved cursor, when it is not a fresh screen's; drawn first,
+/// so cells written to give it a pending wrap are drawn over after.
 fn saved_cursor(out: &mut Vec<u8>, grid: &Grid<Cell>, pen: &mut Pen) {
     let saved = &grid.saved_cursor;
     if *saved == Cursor::default() {
@@ -197,14 +243,18 @@ pub(super) fn snapshot(emu: &Emulator) -> Vec<u8> {
     let blank = match &st.main {
         None => Cell::default(),
         Some(main) => {
-            draw_grid(&mut out, main, &Cell::default(), &mut pen);
-            if st.alt_via == AltVia::Plain {
+            // 1049 saves the cursor; 1047 keeps a saved cursor set apart.
+            let keeps = main.saved_cursor != main.cursor;
+            if keeps {
                 saved_cursor(&mut out, main, &mut pen);
             }
-            place_cursor(&mut out, main, &main.cursor, 0, &mut pen);
-            out.extend_from_slice(match st.alt_via {
-                AltVia::SaveCursor => b"\x1b[?1049h",
-                AltVia::Plain => b"\x1b[?1047h",
+            let mark = waits_on_a_wrap(main).then_some(&main.cursor);
+            draw_grid(&mut out, main, &Cell::default(), &mut pen, mark);
+            end_cursor(&mut out, main, 0, mark.is_some(), &mut pen);
+            out.extend_from_slice(if keeps {
+                b"\x1b[?1047h"
+            } else {
+                b"\x1b[?1049h"
             });
             if !default_charsets(&main.cursor) {
                 charsets(&mut out, &Cursor::default());
@@ -216,8 +266,11 @@ pub(super) fn snapshot(emu: &Emulator) -> Vec<u8> {
             }
         }
     };
-    draw_grid(&mut out, grid, &blank, &mut pen);
-    saved_cursor(&mut out, grid, &mut pen);
+    let mark = waits_on_a_wrap(grid).then_some(&grid.cursor);
+    if mark.is_none() {
+        saved_cursor(&mut out, grid, &mut pen);
+    }
+    draw_grid(&mut out, grid, &blank, &mut pen, mark);
 
     let mode = *term.mode();
     let fresh = TermMode::default();
@@ -230,7 +283,7 @@ pub(super) fn snapshot(emu: &Emulator) -> Vec<u8> {
     } else {
         0
     };
-    place_cursor(&mut out, grid, &grid.cursor, top, &mut pen);
+    end_cursor(&mut out, grid, top, mark.is_some(), &mut pen);
     for (bit, private, n) in MODES {
         if mode.contains(bit) != fresh.contains(bit) {
             self::mode(&mut out, private, n, mode.contains(bit));

@@ -114,10 +114,22 @@ fn grid_rows(g: &Grid<Cell>) -> Vec<Vec<Cell>> {
         .collect()
 }
 
+/// A cell with the marks that mean nothing off the last column (where
+/// shifting can leave them: the crate reads them only there) taken off.
+fn inert(cell: &Cell, last: bool) -> Cell {
+    let mut cell = cell.clone();
+    if !last {
+        cell.flags
+            .remove(Flags::WRAPLINE | Flags::LEADING_WIDE_CHAR_SPACER);
+    }
+    cell
+}
+
 fn same_grid(what: &str, a: &Grid<Cell>, b: &Grid<Cell>) -> Result<(), String> {
     let (ra, rb) = (grid_rows(a), grid_rows(b));
     for (r, (x, y)) in ra.iter().zip(&rb).enumerate() {
         for (c, (p, q)) in x.iter().zip(y).enumerate() {
+            let (p, q) = (inert(p, c + 1 == x.len()), inert(q, c + 1 == y.len()));
             if p != q {
                 return Err(format!("{what} cell {r},{c}: {p:?} != {q:?}"));
             }

@@ -131,8 +131,9 @@ fn tab_stops_are_set_cleared_and_moved_through() {
     assert_eq!(s.cursor(), (0, 4));
     s.process(b"\r\x1b[2IB");
     assert_eq!(s.cursor(), (0, 9));
-    s.process(b"\x1b[ZC");
-    assert_eq!(s.text(None), "   A    BC");
+    s.process(b"\x1b[2Z");
+    assert_eq!(s.cursor(), (0, 3));
+    assert_eq!(s.text(None), "   A    B");
     // TBC 3 clears all: a tab goes to the last column.
     s.process(b"\x1b[3g\r\n\tD");
     assert_eq!(s.rows_text()[1].trim(), "D");
@@ -150,7 +151,7 @@ fn origin_mode_counts_from_the_scroll_region() {
     s.process(b"\x1b[6n");
     assert_eq!(s.take_replies(), b"\x1b[6;2R");
     // Lines scroll within the region only.
-    let s = fed(6, 10, b"top\x1b[2;4r\x1b[4;1Ha\nb\nc\x1b[r\x1b[6;1Hbottom");
+    let s = fed(6, 10, b"top\x1b[2;4r\x1b[4;1Ha\r\nb\r\nc\x1b[r\x1b[6;1Hbottom");
     assert_eq!(s.text(None), "top\na\nb\nc\n\nbottom");
 }
 
@@ -162,7 +163,7 @@ fn editing_sequences() {
     // REP repeats the last character.
     assert_eq!(fed(2, 10, b"ab\x1b[3b").text(None), "abbbb");
     // HPA (G and `), VPA, CNL, CPL.
-    assert_eq!(fed(4, 10, b"\x1b[5Ga\x1b[2`b\x1b[3dc").text(None), " b  a\n\n     c");
+    assert_eq!(fed(4, 10, b"\x1b[5Ga\x1b[2`b\x1b[3dc").text(None), " b  a\n\n  c");
     let s = fed(5, 10, b"\x1b[3;5H\x1b[2Ex\x1b[3Fy");
     assert_eq!(s.text(None), "\ny\n\n\nx");
     // ICH, DCH, ECH.

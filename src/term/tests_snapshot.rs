@@ -36,9 +36,19 @@ fn random_streams_come_back_cell_for_cell() {
         let (mut a, mut b) = (s, q);
         a.process(&more);
         b.process(&more);
+        if let Err(e) = same_state(&a, &b) {
+            panic!(
+                "seed {seed}, after more: {e}\nstream: {:?}\nmore: {:?}",
+                String::from_utf8_lossy(&bytes),
+                String::from_utf8_lossy(&more)
+            );
+        }
         a.compact();
         if let Err(e) = same_state(&a, &b) {
-            panic!("seed {seed}, after more: {e}");
+            panic!(
+                "seed {seed} ({rows}x{cols}), compacted: {e}\nsnapshot: {:?}",
+                String::from_utf8_lossy(&a.snapshot())
+            );
         }
     }
 }
@@ -49,11 +59,19 @@ fn resizing_keeps_what_a_snapshot_gives_back() {
         let mut rng = Rng::new(seed + 1000);
         let (rows, cols) = (2 + rng.below(10) as u16, 4 + rng.below(20) as u16);
         let mut s = Screen::new(rows, cols);
-        s.process(&stream(&mut rng, rows, cols, 80));
-        s.resize(2 + rng.below(10) as u16, 4 + rng.below(20) as u16);
-        s.process(&stream(&mut rng, rows, cols, 20));
+        let first = stream(&mut rng, rows, cols, 80);
+        s.process(&first);
+        let size = (2 + rng.below(10) as u16, 4 + rng.below(20) as u16);
+        s.resize(size.0, size.1);
+        let then = stream(&mut rng, rows, cols, 20);
+        s.process(&then);
         if let Err(e) = same_state(&s, &rebuilt(&s)) {
-            panic!("seed {seed}: {e}");
+            panic!(
+                "seed {seed} {rows}x{cols} to {size:?}: {e}\n{:?}\nthen {:?}\nsnapshot {:?}",
+                String::from_utf8_lossy(&first),
+                String::from_utf8_lossy(&then),
+                String::from_utf8_lossy(&s.snapshot())
+            );
         }
     }
 }
