@@ -380,11 +380,15 @@ impl Handler for Hooked<'_> {
         self.term.delete_chars(n);
         self.tidy_row();
     }
+    // The crate keeps a pending wrap through CHT and CBT; xterm drops it,
+    // as for every other cursor move.
     fn move_backward_tabs(&mut self, n: u16) {
-        self.term.move_backward_tabs(n)
+        self.term.move_backward_tabs(n);
+        self.term.grid_mut().cursor.input_needs_wrap = false;
     }
     fn move_forward_tabs(&mut self, n: u16) {
-        self.term.move_forward_tabs(n)
+        self.term.move_forward_tabs(n);
+        self.term.grid_mut().cursor.input_needs_wrap = false;
     }
     fn save_cursor_position(&mut self) {
         self.term.save_cursor_position()

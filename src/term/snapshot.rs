@@ -125,10 +125,18 @@ fn draw_grid(
 ) {
     let (rows, cols) = (grid.screen_lines(), grid.columns());
     let mut continued = false;
+    // The row below was written over to make a wide-character spacer.
+    let mut redo = false;
     for r in 0..rows {
         let cells = row(grid, r);
         let wrapped = wraps(cells) && r + 1 < rows;
-        if !continued {
+        let mut from = 0;
+        if redo {
+            // Erased, not written over: writing over a wide character
+            // would take the spacer above away.
+            cup(out, r, 0);
+            out.extend_from_slice(b"\x1b[2X");
+        } else if !continued {
             if !wrapped && cells.iter().all(|c| c == blank) {
                 continue;
             }
@@ -137,41 +145,56 @@ fn draw_grid(
             // Wrapping onto this row set the flag above: its first cell
             // must be written, not skipped.
             draw_run(out, &cells[..1], pen, None);
+            from = 1;
         }
-        let from = continued as usize;
+        let mut redo_next = false;
         if wrapped {
-            // Up to the last column, leaving the wrap pending (a wide
-            // character that did not fit left a spacer there instead).
+            // Up to the last column, leaving the wrap pending.
+            draw_through(out, &cells[from..cols - 1], pen);
             let last = &cells[cols - 1];
             if last.flags.contains(Flags::LEADING_WIDE_CHAR_SPACER) {
-                draw_through(out, &cells[from..cols - 1], pen);
+                // A wide character that did not fit left this spacer, in
+                // the pen of its time: do the same, and redraw below.
+                let to = Pen::of(last);
+                sgr(out, pen, &to);
+                *pen = to;
+                out.extend_from_slice("中".as_bytes());
+                redo_next = true;
             } else {
-                draw_through(out, &cells[from..cols - 1], pen);
                 draw_run(out, &cells[cols - 1..], pen, None);
                 if let Some(cursor) = mark.filter(|c| c.point.line.0 as usize == r) {
                     save_here(out, cursor, pen);
                 }
             }
         } else if from < cols {
-            draw_run(out, &cells[from..], pen, Some(blank));
+            let skip = if redo { None } else { Some(blank) };
+            draw_run(out, &cells[from..], pen, skip);
         }
-        continued = wrapped;
+        continued = wrapped && !redo_next;
+        redo = redo_next;
     }
     // A wrapped last row lost the row it wrapped onto: wrap it again with
     // that row outside the scroll region, so nothing scrolls.
+    // (A region needs two rows: on a two-row screen the mark is lost.)
     let last = row(grid, rows - 1);
-    if rows > 1 && wraps(last) && !last[cols - 1].flags.contains(Flags::LEADING_WIDE_CHAR_SPACER)
+    if rows > 2 && wraps(last) && !last[cols - 1].flags.contains(Flags::LEADING_WIDE_CHAR_SPACER)
     {
-        let _ = write!(out, "\x1b[1;{}r", rows - 1);
+        // The first cells are erased before and after, never written
+        // over: writing over a wide character unmarks the row above.
         let at = if last[cols - 1].flags.contains(Flags::WIDE_CHAR_SPACER) {
             cols - 2
         } else {
             cols - 1
         };
+        cup(out, rows - 1, 0);
+        out.extend_from_slice(b"\x1b[2X");
+        let _ = write!(out, "\x1b[1;{}r", rows - 1);
         cup(out, rows - 1, at);
         draw_run(out, &last[at..], pen, None);
-        draw_run(out, &last[..1], pen, None);
-        out.extend_from_slice(b"\x1b[r");
+        out.extend_from_slice(b" \x1b[r");
+        cup(out, rows - 1, 0);
+        out.extend_from_slice(b"\x1b[2X");
+        draw_run(out, &last[..2], pen, None);
     }
 }
 

@@ -118,6 +118,13 @@ fn grid_rows(g: &Grid<Cell>) -> Vec<Vec<Cell>> {
 /// shifting can leave them: the crate reads them only there) taken off.
 fn inert(cell: &Cell, last: bool) -> Cell {
     let mut cell = cell.clone();
+    // Extras emptied again (a wide character cleared) are no extras.
+    if cell.zerowidth().is_some_and(|z| z.is_empty())
+        && cell.underline_color().is_none()
+        && cell.hyperlink().is_none()
+    {
+        cell.extra = None;
+    }
     if !last {
         cell.flags
             .remove(Flags::WRAPLINE | Flags::LEADING_WIDE_CHAR_SPACER);
@@ -127,9 +134,15 @@ fn inert(cell: &Cell, last: bool) -> Cell {
 
 fn same_grid(what: &str, a: &Grid<Cell>, b: &Grid<Cell>) -> Result<(), String> {
     let (ra, rb) = (grid_rows(a), grid_rows(b));
+    let rows = ra.len();
     for (r, (x, y)) in ra.iter().zip(&rb).enumerate() {
         for (c, (p, q)) in x.iter().zip(y).enumerate() {
-            let (p, q) = (inert(p, c + 1 == x.len()), inert(q, c + 1 == y.len()));
+            // A snapshot cannot mark the bottom row of a two-row screen
+            // wrapped, nor a wide character's spacer there (see
+            // snapshot::draw_grid): only a later resize could tell.
+            let leading = (p.flags | q.flags).contains(Flags::LEADING_WIDE_CHAR_SPACER);
+            let known = c + 1 == x.len() && !(r + 1 == rows && (rows <= 2 || leading));
+            let (p, q) = (inert(p, known), inert(q, known));
             if p != q {
                 return Err(format!("{what} cell {r},{c}: {p:?} != {q:?}"));
             }
