@@ -1,3 +1,6 @@
+// Until the plumbing uses all of it (other helpers land it separately).
+#![allow(dead_code)]
+
 //! The screen model of a terminal tab: the one emulator every byte of a
 //! program's output goes through, and what the rest of nerdr reads of it.
 //!
@@ -9,29 +12,115 @@
 //! Interface first (issue 17): backed by `vt100` until the complete
 //! emulator replaces it behind the same functions.
 
+use std::ops::Deref;
+
+use alacritty_terminal::grid::Dimensions;
+use alacritty_terminal::index::Line;
+
+mod emulator;
+mod paint;
+mod palette;
+mod query;
+mod sgr;
+mod snapshot;
+
+use emulator::Emulator;
+pub use paint::Frame;
+
 /// A terminal screen fed by a program's output.
 pub struct Screen {
-    parser: vt100::Parser,
+    model: Model,
     replies: Vec<u8>,
+    /// The start of a query the crate does not answer, cut by a read.
+    carry: Vec<u8>,
 }
 
-/// What a screen shows at one moment, to paint the difference from it.
-#[derive(Clone)]
-pub struct Frame {
-    screen: vt100::Screen,
+enum Model {
+    Live(Box<Emulator>),
+    /// An idle screen kept as its snapshot, with what is read of it most.
+    Compact {
+        rows: u16,
+        cols: u16,
+        bytes: Vec<u8>,
+        cursor: (u16, u16),
+        alternate: bool,
+        title: String,
+    },
+}
+
+/// The emulator, the screen's own or rebuilt for one look at a compact one.
+enum View<'a> {
+    Own(&'a Emulator),
+    Rebuilt(Box<Emulator>),
+}
+
+impl Deref for View<'_> {
+    type Target = Emulator;
+    fn deref(&self) -> &Emulator {
+        match self {
+            View::Own(e) => e,
+            View::Rebuilt(e) => e,
+        }
+    }
+}
+
+/// The crate's grid needs two columns for a wide character.
+const MIN_COLS: u16 = 2;
+
+fn rebuild(rows: u16, cols: u16, bytes: &[u8]) -> Box<Emulator> {
+    let mut emu = Box::new(Emulator::new(rows as usize, cols as usize));
+    emu.process(bytes);
+    emu.inbox().replies.clear();
+    emu
 }
 
 impl Screen {
     pub fn new(rows: u16, cols: u16) -> Self {
+        let (rows, cols) = (rows.max(1), cols.max(MIN_COLS));
         Screen {
-            parser: vt100::Parser::new(rows.max(1), cols.max(1), 0),
+            model: Model::Live(Box::new(Emulator::new(rows as usize, cols as usize))),
             replies: Vec::new(),
+            carry: Vec::new(),
+        }
+    }
+
+    fn live(&mut self) -> &mut Emulator {
+        if let Model::Compact {
+            rows, cols, bytes, ..
+        } = &self.model
+        {
+            self.model = Model::Live(rebuild(*rows, *cols, bytes));
+        }
+        match &mut self.model {
+            Model::Live(e) => e,
+            Model::Compact { .. } => unreachable!("rebuilt above"),
+        }
+    }
+
+    fn view(&self) -> View<'_> {
+        match &self.model {
+            Model::Live(e) => View::Own(e),
+            Model::Compact {
+                rows, cols, bytes, ..
+            } => View::Rebuilt(rebuild(*rows, *cols, bytes)),
         }
     }
 
     /// Feed the program's output.
     pub fn process(&mut self, bytes: &[u8]) {
-        self.parser.process(bytes);
+        let ends = query::xtversion_ends(&mut self.carry, bytes);
+        let emu = self.live();
+        let mut replies = Vec::new();
+        let mut from = 0;
+        for end in ends {
+            emu.process(&bytes[from..end]);
+            replies.append(&mut emu.inbox().replies);
+            replies.extend_from_slice(query::XTVERSION.as_bytes());
+            from = end;
+        }
+        emu.process(&bytes[from..]);
+        replies.append(&mut emu.inbox().replies);
+        self.replies.append(&mut replies);
     }
 
     /// What the program asked of its terminal since the last call (device
@@ -44,47 +133,56 @@ impl Screen {
     /// Resize the way a terminal does: when rows go, the lines above the
     /// cursor go first, so the cursor's line and the newest output stay.
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        let p = &mut self.parser;
-        let (rows, cols) = (rows.max(1), cols.max(1));
-        let (old_rows, _) = p.screen().size();
-        let (crow, ccol) = p.screen().cursor_position();
-        if rows < old_rows && crow >= rows && !p.screen().alternate_screen() {
-            let shift = crow - rows + 1;
-            let mut seq = format!("\x1b[r\x1b[{old_rows};1H");
-            seq.push_str(&"\n".repeat(shift as usize));
-            seq.push_str(&format!("\x1b[{};{}H", crow - shift + 1, ccol + 1));
-            p.process(seq.as_bytes());
-        }
-        p.set_size(rows, cols);
+        let (rows, cols) = (rows.max(1), cols.max(MIN_COLS));
+        self.live().resize(rows as usize, cols as usize);
     }
 
     /// (rows, cols).
     pub fn size(&self) -> (u16, u16) {
-        self.parser.screen().size()
+        match &self.model {
+            Model::Live(e) => (e.rows() as u16, e.cols() as u16),
+            Model::Compact { rows, cols, .. } => (*rows, *cols),
+        }
     }
 
     /// (row, col), from 0.
     pub fn cursor(&self) -> (u16, u16) {
-        self.parser.screen().cursor_position()
+        match &self.model {
+            Model::Live(e) => {
+                let p = e.term.grid().cursor.point;
+                (p.line.0 as u16, p.column.0 as u16)
+            }
+            Model::Compact { cursor, .. } => *cursor,
+        }
     }
 
     pub fn alternate_screen(&self) -> bool {
-        self.parser.screen().alternate_screen()
+        match &self.model {
+            Model::Live(e) => e.alternate(),
+            Model::Compact { alternate, .. } => *alternate,
+        }
     }
 
     /// The title the program set (OSC 0/2).
     pub fn title(&self) -> String {
-        self.parser.screen().title().to_string()
+        match &self.model {
+            Model::Live(e) => e.inbox().title.clone(),
+            Model::Compact { title, .. } => title.clone(),
+        }
     }
 
     /// The visible rows as text, each with its trailing blanks cut.
     pub fn rows_text(&self) -> Vec<String> {
-        let screen = self.parser.screen();
-        let (_, cols) = screen.size();
-        screen
-            .rows(0, cols)
-            .map(|r| r.trim_end().to_string())
-            .collect()
+        let emu = self.view();
+        let grid = emu.term.grid();
+        let mut out = Vec::with_capacity(grid.screen_lines());
+        for r in 0..grid.screen_lines() {
+            let mut line = Vec::new();
+            sgr::row_text(&mut line, &grid[Line(r as i32)][..]);
+            let text = String::from_utf8_lossy(&line);
+            out.push(text.trim_end().to_string());
+        }
+        out
     }
 
     /// The screen as a reader sees it: trailing blank rows cut, and only
@@ -104,46 +202,56 @@ impl Screen {
     /// Bytes that, fed to `Screen::new(self.size())`, give this screen back
     /// exactly: both screens when the alternate one is shown, modes, title.
     pub fn snapshot(&self) -> Vec<u8> {
-        const LEAVE_ALTERNATE: &[u8] = b"\x1b[?1049l";
-        const ENTER_ALTERNATE: &[u8] = b"\x1b[?1049h";
-        let screen = self.parser.screen();
-        if !screen.alternate_screen() {
-            return screen.state_formatted();
+        match &self.model {
+            Model::Live(e) => snapshot::snapshot(e),
+            Model::Compact { bytes, .. } => bytes.clone(),
         }
-        let mut main = screen.clone();
-        let mut vte = vte::Parser::new();
-        for b in LEAVE_ALTERNATE {
-            vte.advance(&mut main, *b);
-        }
-        let mut out = main.contents_formatted();
-        out.extend_from_slice(ENTER_ALTERNATE);
-        out.extend_from_slice(&screen.state_formatted());
-        out
     }
 
     /// What the screen shows now, for [`paint`].
     pub fn frame(&self) -> Frame {
-        Frame {
-            screen: self.parser.screen().clone(),
-        }
+        Frame::of(&self.view())
+    }
+
+    /// Keep an idle screen as its snapshot (a few KiB instead of the
+    /// grids); it is rebuilt, unseen, when next fed, resized or looked at.
+    /// The core calls this after a quiet spell.
+    pub fn compact(&mut self) {
+        let Model::Live(e) = &self.model else {
+            return;
+        };
+        let compact = Model::Compact {
+            rows: e.rows() as u16,
+            cols: e.cols() as u16,
+            bytes: snapshot::snapshot(e),
+            cursor: self.cursor(),
+            alternate: e.alternate(),
+            title: e.inbox().title.clone(),
+        };
+        self.model = compact;
     }
 }
 
 /// Bytes that bring an outer terminal showing `before` (or anything, when
-/// `None`: the tab's area is cleared and drawn whole) to `now`: cells,
-/// cursor position, visibility and shape, and the input modes the program
-/// set (bracketed paste, mouse, application keys). The tab's area is the
-/// outer terminal's top-left `now`-sized corner.
+/// `None`: the tab's area is drawn whole) to `now`: cells, cursor
+/// position, visibility and shape, and the input modes the program set
+/// (bracketed paste, mouse, application keys, focus events). The tab's
+/// area is the outer terminal's top-left `now`-sized corner.
 pub fn paint(now: &Frame, before: Option<&Frame>) -> Vec<u8> {
-    match before {
-        Some(prev) => now.screen.state_diff(&prev.screen),
-        None => {
-            let mut out = b"\x1b[H\x1b[2J".to_vec();
-            out.extend(now.screen.state_formatted());
-            out
-        }
-    }
+    paint::paint(now, before)
 }
 
 #[cfg(test)]
+mod compare;
+#[cfg(test)]
+mod testgen;
+#[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_paint;
+#[cfg(test)]
+mod tests_queries;
+#[cfg(test)]
+mod tests_snapshot;
+#[cfg(test)]
+mod tests_styles;
