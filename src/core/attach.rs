@@ -44,6 +44,11 @@ pub struct Window {
     pub tabs_owed: bool,
     /// Wakes the window's drain task (`painting::spawn_drain_task`).
     pub bell: Arc<Notify>,
+    /// The window sent keys since its last frame: their echo is painted
+    /// at once (`painting::due`).
+    pub typed: bool,
+    /// When its last frame was sent.
+    pub last_paint: Option<std::time::Instant>,
 }
 
 impl Window {
@@ -57,6 +62,8 @@ impl Window {
             painted: None,
             painted_size: (0, 0),
             dirty: false,
+            typed: false,
+            last_paint: None,
             tabs_owed: false,
             bell: Arc::new(Notify::new()),
         }
@@ -182,7 +189,15 @@ impl Core {
     /// Keys typed in window `id` go to the tab it shows, if that tab is
     /// still in its session.
     pub fn window_input(&self, id: u64, tab: &str, bytes: Vec<u8>) {
-        if same_session(&self.state.lock().unwrap(), id, tab) {
+        let allowed = {
+            let mut state = self.state.lock().unwrap();
+            let ok = same_session(&state, id, tab);
+            if let Some(win) = state.windows.by_id.get_mut(&id).filter(|_| ok) {
+                win.typed = true;
+            }
+            ok
+        };
+        if allowed {
             self.typed(tab, &bytes);
             let _ = self.host.write(tab, bytes);
         }

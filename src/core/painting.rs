@@ -2,13 +2,18 @@
 //! tab's one screen model (`term::paint`), never the program's raw bytes,
 //! so a window parses nothing.
 //!
-//! When: a window whose queue is empty is painted at once (a keystroke's
-//! echo goes out as it comes); one still writing the last frame is marked
-//! dirty and painted once its queue drains, with everything that came in
-//! between in one frame. A slow window so gets fewer, newer frames, and
-//! nothing waits on a timer.
+//! When: a window whose queue is empty is painted at once when it typed
+//! since its last frame (a keystroke's echo goes out as it comes) or when
+//! its last frame is older than [`FRAME_GAP`] (output after a quiet
+//! spell). Otherwise it is marked dirty and painted once its queue drains
+//! and the gap has passed, with everything that came in between in one
+//! frame. So only a stream of output is paced, to at most one frame per
+//! gap (a fast window would otherwise take a frame per read of the
+//! program's output, most of the stream); a slow window gets fewer, newer
+//! frames; and a timer runs only while a frame is owed.
 
 use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
@@ -19,6 +24,11 @@ use crate::protocol::frame::Frame;
 use crate::protocol::handshake::CoreMsg;
 use crate::protocol::holder::data_frame;
 use crate::protocol::outbox::Drain;
+
+/// The least time between two frames while output streams: one frame of a
+/// 60 Hz display. A keystroke's echo and output after a quiet spell do not
+/// wait for it.
+pub const FRAME_GAP: Duration = Duration::from_millis(16);
 
 /// Why a window might be painted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,17 +46,30 @@ pub enum Due {
     Now,
     /// Mark the window dirty and paint once its queue drains.
     Later,
+    /// The queue drained within the gap: paint at this moment.
+    At(Instant),
     /// Nothing to paint.
     Nothing,
 }
 
-/// Pure: whether a window with `queued` bytes not yet written, and `dirty`
-/// when its tab changed since its last frame, is painted at `moment`.
-pub fn due(queued: usize, dirty: bool, moment: Moment) -> Due {
-    match (moment, queued == 0) {
-        (Moment::Drained, _) if !dirty => Due::Nothing,
-        (_, true) => Due::Now,
-        (_, false) => Due::Later,
+/// When a window is painted, pure: `queued` bytes not yet written, `dirty`
+/// when its tab changed since its last frame, `typed` when it sent keys
+/// since then, `last` when that frame went out, at `now`.
+pub fn due(
+    queued: usize,
+    dirty: bool,
+    moment: Moment,
+    typed: bool,
+    last: Option<Instant>,
+    now: Instant,
+) -> Due {
+    let next = last.map(|l| l + FRAME_GAP).filter(|n| *n > now && !typed);
+    match (moment, queued == 0, next) {
+        (Moment::Drained, _, _) if !dirty => Due::Nothing,
+        (_, false, _) => Due::Later,
+        (Moment::Output, true, Some(_)) => Due::Later,
+        (Moment::Drained, true, Some(at)) => Due::At(at),
+        (_, true, None) => Due::Now,
     }
 }
 
@@ -57,6 +80,8 @@ pub enum AfterDrain {
     Done,
     /// Something was queued meanwhile: wait for the queue again.
     Again,
+    /// Paint at this moment (the gap since the last frame ends then).
+    At(Instant),
     /// The window is gone: the task ends.
     Gone,
 }
@@ -79,6 +104,10 @@ pub fn spawn_drain_task(core: Weak<Core>, id: u64, bell: Arc<Notify>, drain: Dra
                     AfterDrain::Gone => return,
                     AfterDrain::Done => break,
                     AfterDrain::Again => continue,
+                    AfterDrain::At(at) => {
+                        drop(core);
+                        tokio::time::sleep_until(at.into()).await;
+                    }
                 }
             }
         }
@@ -121,6 +150,8 @@ impl Core {
         win.painted = Some(now);
         win.painted_size = size;
         win.dirty = false;
+        win.typed = false;
+        win.last_paint = Some(Instant::now());
     }
 
     /// `tab`'s screen changed: paint the windows showing it that have
@@ -133,11 +164,20 @@ impl Core {
             .filter(|(_, w)| w.showing.as_deref() == Some(tab))
             .map(|(id, _)| *id)
             .collect();
+        let now = Instant::now();
         for id in ids {
             let win = &state.windows.by_id[&id];
-            match due(win.out.queued(), win.dirty, Moment::Output) {
+            let moment = Moment::Output;
+            match due(
+                win.out.queued(),
+                win.dirty,
+                moment,
+                win.typed,
+                win.last_paint,
+                now,
+            ) {
                 Due::Now => self.paint(state, id, false),
-                Due::Later => mark_dirty(state.windows.by_id.get_mut(&id).unwrap()),
+                Due::Later | Due::At(_) => mark_dirty(state.windows.by_id.get_mut(&id).unwrap()),
                 Due::Nothing => {}
             }
         }
@@ -159,11 +199,20 @@ impl Core {
             self.send_tabs(&mut state, &folder);
         }
         let win = &state.windows.by_id[&id];
-        match due(win.out.queued(), win.dirty, Moment::Drained) {
+        let (typed, last) = (win.typed, win.last_paint);
+        match due(
+            win.out.queued(),
+            win.dirty,
+            Moment::Drained,
+            typed,
+            last,
+            Instant::now(),
+        ) {
             Due::Now => {
                 self.paint(&mut state, id, false);
                 AfterDrain::Done
             }
+            Due::At(at) => AfterDrain::At(at),
             Due::Later => AfterDrain::Again,
             Due::Nothing => AfterDrain::Done,
         }
@@ -183,29 +232,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_window_is_painted_at_once_when_idle_and_once_drained_when_busy() {
+    fn a_window_is_painted_at_once_after_quiet_or_a_keystroke_and_paced_while_output_streams() {
         use Due::*;
         use Moment::*;
-        let rows: &[(usize, bool, Moment, Due)] = &[
-            // A keystroke's echo, or output after a quiet spell.
-            (0, false, Output, Now),
-            (0, true, Output, Now),
+        let now = Instant::now();
+        let old = Some(now - FRAME_GAP * 2);
+        let recent = Some(now - FRAME_GAP / 4);
+        let at = now - FRAME_GAP / 4 + FRAME_GAP;
+        // (queued, dirty, moment, typed, last frame, due)
+        let rows: &[(usize, bool, Moment, bool, Option<Instant>, Due)] = &[
+            // Output after a quiet spell, or the first frame.
+            (0, false, Output, false, old, Now),
+            (0, false, Output, false, None, Now),
+            (0, true, Output, false, old, Now),
+            // A keystroke's echo goes out at once, however recent the
+            // last frame.
+            (0, false, Output, true, recent, Now),
+            // Output streaming: within the gap, coalesce.
+            (0, false, Output, false, recent, Later),
             // Still writing the last frame: coalesce.
-            (1, false, Output, Later),
-            (4096, true, Output, Later),
-            // The queue drained with output owed: paint it all in one.
-            (0, true, Drained, Now),
+            (1, false, Output, false, old, Later),
+            (4096, true, Output, true, old, Later),
+            // The queue drained with output owed: paint it all in one,
+            // once the gap has passed.
+            (0, true, Drained, false, old, Now),
+            (0, true, Drained, false, recent, At(at)),
+            (0, true, Drained, true, recent, Now),
             // Drained, but something was queued again meanwhile.
-            (10, true, Drained, Later),
+            (10, true, Drained, false, old, Later),
             // Drained with nothing owed.
-            (0, false, Drained, Nothing),
-            (10, false, Drained, Nothing),
+            (0, false, Drained, false, old, Nothing),
+            (10, false, Drained, false, recent, Nothing),
         ];
-        for (queued, dirty, moment, want) in rows {
+        for (queued, dirty, moment, typed, last, want) in rows {
             assert_eq!(
-                due(*queued, *dirty, *moment),
+                due(*queued, *dirty, *moment, *typed, *last, now),
                 *want,
-                "{queued} {dirty} {moment:?}"
+                "{queued} {dirty} {moment:?} {typed} {last:?}"
             );
         }
     }

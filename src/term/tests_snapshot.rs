@@ -93,7 +93,9 @@ fn an_old_vt100_snapshot_still_loads() {
     let frame = s.frame();
     let dir = &frame.cells()[30];
     assert_eq!(dir.c, 'd');
-    assert!(dir.flags.contains(alacritty_terminal::term::cell::Flags::BOLD));
+    assert!(dir
+        .flags
+        .contains(alacritty_terminal::term::cell::Flags::BOLD));
     assert!(s
         .view()
         .term
@@ -103,7 +105,10 @@ fn an_old_vt100_snapshot_still_loads() {
 
 #[test]
 fn debug_seed() {
-    let seed: u64 = std::env::var("SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(27);
+    let seed: u64 = std::env::var("SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(27);
     let mut rng = Rng::new(seed);
     let rows = 1 + rng.below(12) as u16;
     let cols = 2 + rng.below(30) as u16;
@@ -127,9 +132,14 @@ fn debug_seed() {
             let cells: String = g[alacritty_terminal::index::Line(r as i32)][..]
                 .iter()
                 .map(|c| {
-                    if c.flags.contains(alacritty_terminal::term::cell::Flags::LEADING_WIDE_CHAR_SPACER) {
+                    if c.flags
+                        .contains(alacritty_terminal::term::cell::Flags::LEADING_WIDE_CHAR_SPACER)
+                    {
                         '@'
-                    } else if c.flags.contains(alacritty_terminal::term::cell::Flags::WIDE_CHAR_SPACER) {
+                    } else if c
+                        .flags
+                        .contains(alacritty_terminal::term::cell::Flags::WIDE_CHAR_SPACER)
+                    {
                         '_'
                     } else {
                         c.c
