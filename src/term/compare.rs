@@ -64,7 +64,17 @@ const COLS: u16 = 120;
 fn workload(size: usize) -> String {
     let mut rng = Rng::new(17);
     let mut s = String::with_capacity(size + 4096);
-    let words = ["src/main.rs", "cargo", "build", "error:", "warning", "ok", "│", "中文", "→"];
+    let words = [
+        "src/main.rs",
+        "cargo",
+        "build",
+        "error:",
+        "warning",
+        "ok",
+        "│",
+        "中文",
+        "→",
+    ];
     while s.len() < size {
         match rng.below(3) {
             // Shell output: coloured lines that scroll.
@@ -116,7 +126,9 @@ fn mb_per_s(bytes: usize, secs: f64) -> f64 {
 fn idle_screen() -> String {
     let mut s = String::new();
     for i in 0..38 {
-        s.push_str(&format!("\x1b[32m$\x1b[m ls -l file{i}\r\n-rw-r--r-- 1 me me {i} Dec 2 x\r\n"));
+        s.push_str(&format!(
+            "\x1b[32m$\x1b[m ls -l file{i}\r\n-rw-r--r-- 1 me me {i} Dec 2 x\r\n"
+        ));
     }
     s.push_str("$ ");
     s
@@ -196,7 +208,10 @@ fn emulators() {
         t
     });
 
-    println!("stream: {:.1} MB in 4 KiB reads; screen {ROWS}x{COLS}", n as f64 / 1e6);
+    println!(
+        "stream: {:.1} MB in 4 KiB reads; screen {ROWS}x{COLS}",
+        n as f64 / 1e6
+    );
     println!("| emulator                      | MB/s   | bytes per idle screen |");
     println!("|-------------------------------|--------|-----------------------|");
     println!("| alacritty_terminal (Screen)   | {alacritty:6.1} | {ours_live:21} |");
@@ -207,10 +222,7 @@ fn emulators() {
         "frame+paint per 4 KiB burst: {per_frame:.1} µs ({} bytes painted on average)",
         painted / frames
     );
-    println!(
-        "snapshot of the idle screen: {} bytes",
-        s.snapshot().len()
-    );
+    println!("snapshot of the idle screen: {} bytes", s.snapshot().len());
     println!("| feature                               | alacritty | vt100 | avt |");
     println!("|---------------------------------------|-----------|-------|-----|");
     for (f, x, y, z) in [
@@ -224,7 +236,12 @@ fn emulators() {
         ("tab stops HTS/TBC/CHT/CBT", "yes", "no", "yes"),
         ("origin mode, DECALN, REP", "yes", "no", "yes"),
         ("47/1047/1049 alternate screens", "1049+layer", "yes", "yes"),
-        ("mouse 1000/2/3/6, 1004, 2004, DECCKM", "yes", "no 1004", "no"),
+        (
+            "mouse 1000/2/3/6, 1004, 2004, DECCKM",
+            "yes",
+            "no 1004",
+            "no",
+        ),
         ("queries DA/DSR/CPR/18t/OSC 4,10,11", "yes", "no", "no"),
         ("cursor shape DECSCUSR", "yes", "no", "no"),
     ] {

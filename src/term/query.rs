@@ -39,5 +39,7 @@ pub fn xtversion_ends(carry: &mut Vec<u8>, bytes: &[u8]) -> Vec<usize> {
 
 /// Whether `b` may be the start of a query yet to be completed.
 fn is_start(b: &[u8]) -> bool {
-    QUERIES.iter().any(|q| q.starts_with(b) && q.len() > b.len())
+    QUERIES
+        .iter()
+        .any(|q| q.starts_with(b) && q.len() > b.len())
 }

@@ -86,7 +86,9 @@ fn row(grid: &Grid<Cell>, r: usize) -> &[Cell] {
 }
 
 fn wraps(cells: &[Cell]) -> bool {
-    cells.last().is_some_and(|c| c.flags.contains(Flags::WRAPLINE))
+    cells
+        .last()
+        .is_some_and(|c| c.flags.contains(Flags::WRAPLINE))
 }
 
 /// Whether the cursor waits to wrap on a cell already marked wrapped:
@@ -177,7 +179,11 @@ fn draw_grid(
     // that row outside the scroll region, so nothing scrolls.
     // (A region needs two rows: on a two-row screen the mark is lost.)
     let last = row(grid, rows - 1);
-    if rows > 2 && wraps(last) && !last[cols - 1].flags.contains(Flags::LEADING_WIDE_CHAR_SPACER)
+    if rows > 2
+        && wraps(last)
+        && !last[cols - 1]
+            .flags
+            .contains(Flags::LEADING_WIDE_CHAR_SPACER)
     {
         // The first cells are erased before and after, never written
         // over: writing over a wide character unmarks the row above.
@@ -200,7 +206,13 @@ fn draw_grid(
 
 /// Put the cursor back: position (with a pending wrap written again),
 /// pen and charsets. `top` is the origin-mode offset.
-fn place_cursor(out: &mut Vec<u8>, grid: &Grid<Cell>, cursor: &Cursor<Cell>, top: usize, pen: &mut Pen) {
+fn place_cursor(
+    out: &mut Vec<u8>,
+    grid: &Grid<Cell>,
+    cursor: &Cursor<Cell>,
+    top: usize,
+    pen: &mut Pen,
+) {
     let (line, col) = (cursor.point.line.0 as usize, cursor.point.column.0);
     let cells = row(grid, line);
     if cursor.input_needs_wrap && col + 1 == cells.len() {

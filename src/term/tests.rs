@@ -110,7 +110,10 @@ fn cursor_shape_visibility_and_title() {
     assert_eq!(s.title(), "my title");
     let s = fed(5, 20, b"\x1b[4 q\x1b]0;other\x1b\\");
     let style = s.view().term.cursor_style();
-    assert_eq!((style.shape, style.blinking), (CursorShape::Underline, false));
+    assert_eq!(
+        (style.shape, style.blinking),
+        (CursorShape::Underline, false)
+    );
     assert_eq!(s.title(), "other");
     same_state(&s, &rebuilt(&s)).unwrap();
 }
@@ -151,7 +154,11 @@ fn origin_mode_counts_from_the_scroll_region() {
     s.process(b"\x1b[6n");
     assert_eq!(s.take_replies(), b"\x1b[6;2R");
     // Lines scroll within the region only.
-    let s = fed(6, 10, b"top\x1b[2;4r\x1b[4;1Ha\r\nb\r\nc\x1b[r\x1b[6;1Hbottom");
+    let s = fed(
+        6,
+        10,
+        b"top\x1b[2;4r\x1b[4;1Ha\r\nb\r\nc\x1b[r\x1b[6;1Hbottom",
+    );
     assert_eq!(s.text(None), "top\na\nb\nc\n\nbottom");
 }
 
@@ -163,7 +170,10 @@ fn editing_sequences() {
     // REP repeats the last character.
     assert_eq!(fed(2, 10, b"ab\x1b[3b").text(None), "abbbb");
     // HPA (G and `), VPA, CNL, CPL.
-    assert_eq!(fed(4, 10, b"\x1b[5Ga\x1b[2`b\x1b[3dc").text(None), " b  a\n\n  c");
+    assert_eq!(
+        fed(4, 10, b"\x1b[5Ga\x1b[2`b\x1b[3dc").text(None),
+        " b  a\n\n  c"
+    );
     let s = fed(5, 10, b"\x1b[3;5H\x1b[2Ex\x1b[3Fy");
     assert_eq!(s.text(None), "\ny\n\n\nx");
     // ICH, DCH, ECH.
@@ -171,7 +181,10 @@ fn editing_sequences() {
     assert_eq!(fed(2, 10, b"abcdef\x1b[1;2H\x1b[2P").text(None), "adef");
     assert_eq!(fed(2, 10, b"abcdef\x1b[1;2H\x1b[2X").text(None), "a  def");
     // IL and DL.
-    assert_eq!(fed(4, 5, b"1\r\n2\r\n3\x1b[2;1H\x1b[L").text(None), "1\n\n2\n3");
+    assert_eq!(
+        fed(4, 5, b"1\r\n2\r\n3\x1b[2;1H\x1b[L").text(None),
+        "1\n\n2\n3"
+    );
     assert_eq!(fed(4, 5, b"1\r\n2\r\n3\x1b[1;1H\x1b[M").text(None), "2\n3");
 }
 

@@ -57,7 +57,12 @@ fn a_one_character_change_paints_a_few_bytes() {
     let full = paint(&before, None);
     s.process(b"x");
     let diff = paint(&s.frame(), Some(&before));
-    assert!(diff.len() < 40, "{} bytes: {:?}", diff.len(), String::from_utf8_lossy(&diff));
+    assert!(
+        diff.len() < 40,
+        "{} bytes: {:?}",
+        diff.len(),
+        String::from_utf8_lossy(&diff)
+    );
     assert!(full.len() > 1000);
     // Nothing changed, nothing painted.
     let same = s.frame();
@@ -69,7 +74,14 @@ fn a_full_paint_sets_the_modes_and_cursor() {
     let mut s = Screen::new(5, 20);
     s.process(b"\x1b[?2004h\x1b[?1002h\x1b[?1006h\x1b[?1h\x1b[6 q\x1b[?25l\x1b[2;3H");
     let p = String::from_utf8(paint(&s.frame(), None)).unwrap();
-    for want in ["\x1b[?2004h", "\x1b[?1002h", "\x1b[?1006h", "\x1b[?1h", "\x1b[6 q", "\x1b[2;3H"] {
+    for want in [
+        "\x1b[?2004h",
+        "\x1b[?1002h",
+        "\x1b[?1006h",
+        "\x1b[?1h",
+        "\x1b[6 q",
+        "\x1b[2;3H",
+    ] {
         assert!(p.contains(want), "{want:?} in {p:?}");
     }
     assert!(!p.contains("\x1b[?25h"), "{p:?}");

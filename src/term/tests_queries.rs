@@ -29,7 +29,10 @@ fn the_cursor_position_is_reported_from_one() {
 #[test]
 fn the_version_is_answered_in_order_even_when_cut() {
     let v = super::query::XTVERSION;
-    assert_eq!(v, concat!("\x1bP>|nerdr ", env!("CARGO_PKG_VERSION"), "\x1b\\"));
+    assert_eq!(
+        v,
+        concat!("\x1bP>|nerdr ", env!("CARGO_PKG_VERSION"), "\x1b\\")
+    );
     assert_eq!(asked(24, 80, b"\x1b[>q"), v);
     assert_eq!(asked(24, 80, b"\x1b[>0q"), v);
     // In order with the crate's own answers.

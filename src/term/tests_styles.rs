@@ -89,10 +89,7 @@ fn underline_colours_are_kept() {
         styled("4;58:2::1:2:3").underline_color(),
         Some(rgb(1, 2, 3))
     );
-    assert_eq!(
-        styled("4;58;2;1;2;3").underline_color(),
-        Some(rgb(1, 2, 3))
-    );
+    assert_eq!(styled("4;58;2;1;2;3").underline_color(), Some(rgb(1, 2, 3)));
     assert_eq!(
         styled("4;58;5;9").underline_color(),
         Some(Color::Indexed(9))
