@@ -15,7 +15,9 @@
 //! -- --ignored --nocapture`), 40×120, a generated ~20 MB stream of shell
 //! output, full-screen redraws and boxes, read 4 KiB at a time:
 //!
-//! FIGURES
+//! (the table is printed by that test: throughput in MB/s and bytes per
+//! idle screen for alacritty_terminal, vt100 0.15 and avt 0.19; it is to
+//! be copied here from its first release run).
 //!
 //! alacritty_terminal is the most complete (underline styles and colour,
 //! charsets, tab stops, origin mode, queries, cursor shape, 1049) and is
