@@ -37,8 +37,6 @@ mod service;
 // issues); the rest is in use.
 #[allow(dead_code)]
 mod systemd;
-// Parts of the interface serve tests only until the emulator lands.
-#[allow(dead_code)]
 mod term;
 mod unit_names;
 

@@ -240,7 +240,8 @@ mod tests {
         let recent = Some(now - FRAME_GAP / 4);
         let at = now - FRAME_GAP / 4 + FRAME_GAP;
         // (queued, dirty, moment, typed, last frame, due)
-        let rows: &[(usize, bool, Moment, bool, Option<Instant>, Due)] = &[
+        type Row = (usize, bool, Moment, bool, Option<Instant>, Due);
+        let rows: &[Row] = &[
             // Output after a quiet spell, or the first frame.
             (0, false, Output, false, old, Now),
             (0, false, Output, false, None, Now),

@@ -64,6 +64,8 @@ pub struct Taken {
     pub rows: u16,
     pub cols: u16,
     pub bytes: Vec<u8>,
+    /// Taken after a quiet spell: the model can be compacted.
+    pub quiet: bool,
 }
 
 impl Snapshots {
@@ -128,12 +130,10 @@ impl Snapshots {
                     rows,
                     cols,
                     bytes,
+                    quiet,
                 });
                 m.snapped = m.offset;
                 m.resized = false;
-                // compact here: a quiet spell is when the model can drop
-                // what it no longer needs (`t.screen.compact()`, once the
-                // model has one).
             } else if let Some(at) = quiet_at.filter(|_| since > 0 && !quiet) {
                 m.armed = true;
                 next = Some(next.map_or(at, |n| n.min(at)));
@@ -159,9 +159,17 @@ pub async fn keep_sending(core: Arc<Core>) {
             let super::State {
                 snapshots, tabs, ..
             } = &mut *state;
-            snapshots.collect(Instant::now(), |tab| {
+            let (taken, next) = snapshots.collect(Instant::now(), |tab| {
                 tabs.get(tab).map(|t| model_snapshot(&t.screen))
-            })
+            });
+            // A quiet spell is when a model can drop its grids: an idle tab
+            // costs its snapshot's bytes until its next output or look.
+            for t in taken.iter().filter(|t| t.quiet) {
+                if let Some(tab) = tabs.get_mut(&t.tab) {
+                    tab.screen.compact();
+                }
+            }
+            (taken, next)
         };
         for t in taken {
             core.host

@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 
 use alacritty_terminal::event::{Event, EventListener};
 use alacritty_terminal::grid::{Dimensions, Grid};
-use alacritty_terminal::index::{Column, Line};
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::term::color::COUNT;
 use alacritty_terminal::term::{Config, Osc52, Term, TermMode};
@@ -175,11 +174,6 @@ impl Emulator {
             tabs.truncate(cols);
             tabs.extend(default_tabs(from, cols));
         }
-    }
-
-    /// Pen, then the answer to a query the crate leaves out, in order.
-    pub fn reply(&self, text: &str) {
-        self.inbox().replies.extend_from_slice(text.as_bytes());
     }
 }
 
@@ -552,9 +546,4 @@ impl Handler for Hooked<'_> {
     fn set_scp(&mut self, path: ScpCharPath, update: ScpUpdateMode) {
         self.term.set_scp(path, update)
     }
-}
-
-/// The cursor's cell, for tests and snapshots.
-pub(super) fn cell_at(grid: &Grid<Cell>, row: usize, col: usize) -> &Cell {
-    &grid[Line(row as i32)][Column(col)]
 }

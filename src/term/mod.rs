@@ -1,6 +1,3 @@
-// Until the plumbing uses all of it (other helpers land it separately).
-#![allow(dead_code)]
-
 //! The screen model of a terminal tab: the one emulator every byte of a
 //! program's output goes through, and what the rest of nerdr reads of it.
 //!
@@ -64,6 +61,8 @@ enum Model {
         cols: u16,
         bytes: Vec<u8>,
         cursor: (u16, u16),
+        // Read by tests only (what a compact screen shows is its snapshot).
+        #[cfg_attr(not(test), allow(dead_code))]
         alternate: bool,
         title: String,
     },
@@ -177,6 +176,7 @@ impl Screen {
         }
     }
 
+    #[cfg(test)]
     pub fn alternate_screen(&self) -> bool {
         match &self.model {
             Model::Live(e) => e.alternate(),

@@ -62,6 +62,7 @@ impl Frame {
         &self.cells[r * self.cols..(r + 1) * self.cols]
     }
 
+    #[cfg(test)]
     pub(super) fn cells(&self) -> &[Cell] {
         &self.cells
     }
