@@ -88,7 +88,7 @@ mod tests {
         .unwrap();
         let mut t = Tab::from_saved(saved, 24, 80);
         let replies = take_in(&mut t, b"hello\r\nworld");
-        assert!(replies.is_empty(), "vt100 answers nothing");
+        assert!(replies.is_empty(), "no query asked, none answered");
         assert_eq!(t.screen.text(None), "hello\nworld");
         assert_eq!(t.log.lines(), ["hello", "world"]);
     }

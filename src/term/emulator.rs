@@ -370,15 +370,30 @@ impl Handler for Hooked<'_> {
         self.term.erase_chars(n);
         self.tidy_row();
     }
+    // The crate clears `n` cells from the line's end even when fewer than
+    // `n` follow the cursor, taking cells before it; a terminal deletes at
+    // most what is left of the line.
     fn delete_chars(&mut self, n: usize) {
-        self.term.delete_chars(n);
+        let cols = self.term.columns();
+        let col = self.term.grid().cursor.point.column.0;
+        self.term.delete_chars(n.min(cols.saturating_sub(col)).max(1));
         self.tidy_row();
     }
-    // The crate keeps a pending wrap through CHT and CBT; xterm drops it,
-    // as for every other cursor move.
+    // The crate stays put when no stop is left before the cursor, where a
+    // terminal goes to the line's start; and it keeps a pending wrap
+    // through CHT and CBT, which xterm drops, as for every other move.
     fn move_backward_tabs(&mut self, n: u16) {
-        self.term.move_backward_tabs(n);
-        self.term.grid_mut().cursor.input_needs_wrap = false;
+        let tabs = &self.state.tabs;
+        let mut col = self.term.grid().cursor.point.column.0;
+        for _ in 0..n {
+            if col == 0 {
+                break;
+            }
+            col = (0..col).rev().find(|&i| tabs.get(i) == Some(&true)).unwrap_or(0);
+        }
+        let cursor = &mut self.term.grid_mut().cursor;
+        cursor.point.column = alacritty_terminal::index::Column(col);
+        cursor.input_needs_wrap = false;
     }
     fn move_forward_tabs(&mut self, n: u16) {
         self.term.move_forward_tabs(n);

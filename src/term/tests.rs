@@ -266,3 +266,18 @@ fn compaction_is_invisible_and_small() {
     assert!(matches!(s.model, Model::Live(_)));
     assert_eq!(s.text(None), "hello\n$ more");
 }
+
+#[test]
+fn back_tab_goes_to_the_line_start_past_the_first_stop_and_delete_takes_only_what_follows() {
+    // Stops at 5 and 15 (1-based) only; from column 16, three back tabs
+    // land on 15, 5, then the line's start.
+    let mut s = Screen::new(3, 20);
+    s.process(b"\x1b[3g\x1b[1;5H\x1bH\x1b[1;15H\x1bH\x1b[1;16H\x1b[3ZW");
+    assert_eq!(s.text(None), "W");
+    // Three deleted at the second-to-last column take the last two only.
+    let mut d = Screen::new(3, 10);
+    d.process(b"0123456789\x1b[1;9H\x1b[3P");
+    assert_eq!(d.text(None), "01234567");
+    d.process(b"\x1b[2;1Habcdefghij\x1b[2;3H\x1b[2P");
+    assert_eq!(d.text(None), "01234567\nabefghij");
+}
