@@ -147,3 +147,24 @@ fn replies_carry_no_attacker_text() {
     assert!(!r.contains("rm"), "{r:?}");
     assert!(!r.contains('\n') && !r.contains('\r'), "{r:?}");
 }
+
+#[test]
+#[ignore = "measurement"]
+fn cost_of_each_count() {
+    for seq in [
+        &b"\x1b[65535b"[..],
+        b"\x1b[65535I",
+        b"\x1b[65535Z",
+        b"\x1b[65535@",
+        b"\x1b[65535L",
+        b"\x1b[65535S",
+        b"\x1b[65535X",
+        b"\x1b[65535P",
+    ] {
+        let mut bytes = b"a".to_vec();
+        bytes.extend(std::iter::repeat_n(seq, 200).flatten());
+        let start = Instant::now();
+        fed(50, 200, &bytes);
+        eprintln!("{:?}: {:?}", String::from_utf8_lossy(seq), start.elapsed());
+    }
+}
