@@ -98,6 +98,12 @@ impl Dimensions for Size {
 
 const TAB_EVERY: usize = 8;
 
+/// Longest title kept, in bytes.
+pub(super) const MAX_TITLE: usize = 4096;
+
+/// Most zero-width characters (combining marks, joiners) kept on a cell.
+pub(super) const MAX_ZEROWIDTH: usize = 16;
+
 fn default_tabs(from: usize, cols: usize) -> impl Iterator<Item = bool> {
     (from..cols).map(|i| i % TAB_EVERY == 0)
 }
@@ -258,7 +264,16 @@ impl Hooked<'_> {
 }
 
 impl Handler for Hooked<'_> {
-    fn set_title(&mut self, title: Option<String>) {
+    fn set_title(&mut self, mut title: Option<String>) {
+        // Cut, so a program cannot make the model (and the crate's title
+        // stack, a copy per push) hold megabytes.
+        if let Some(t) = title.as_mut().filter(|t| t.len() > MAX_TITLE) {
+            let mut end = MAX_TITLE;
+            while !t.is_char_boundary(end) {
+                end -= 1;
+            }
+            t.truncate(end);
+        }
         self.term.set_title(title)
     }
     fn set_cursor_style(&mut self, style: Option<CursorStyle>) {
@@ -270,7 +285,33 @@ impl Handler for Hooked<'_> {
         self.term.set_cursor_shape(shape)
     }
     fn input(&mut self, c: char) {
+        let before = (
+            self.term.grid().cursor.point,
+            self.term.grid().cursor.input_needs_wrap,
+        );
         self.term.input(c);
+        let cursor = &self.term.grid().cursor;
+        if (cursor.point, cursor.input_needs_wrap) == before {
+            // Zero-width: a combining mark went on a cell (as the crate
+            // picks it); past a few, the cell keeps no more.
+            let (line, mut col) = (before.0.line, before.0.column);
+            if !before.1 {
+                col.0 = col.0.saturating_sub(1);
+            }
+            let grid = self.term.grid_mut();
+            if grid[line][col].flags.contains(Flags::WIDE_CHAR_SPACER) {
+                col.0 = col.0.saturating_sub(1);
+            }
+            let cell = &mut grid[line][col];
+            if let Some(z) = cell.zerowidth().filter(|z| z.len() > MAX_ZEROWIDTH) {
+                // The crate lets nothing but `clear_wide` drop them.
+                let kept = z[..MAX_ZEROWIDTH].to_vec();
+                let (ch, flags) = (cell.c, cell.flags);
+                cell.clear_wide();
+                (cell.c, cell.flags) = (ch, flags);
+                kept.into_iter().for_each(|k| cell.push_zerowidth(k));
+            }
+        }
         if self.term.mode().contains(TermMode::INSERT) {
             self.tidy_row();
         }

@@ -269,6 +269,8 @@ mod testgen;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_hostile;
+#[cfg(test)]
 mod tests_paint;
 #[cfg(test)]
 mod tests_queries;
