@@ -54,6 +54,7 @@ mod snapshots;
 pub mod state;
 mod turns;
 mod waiting;
+mod window;
 
 use std::path::PathBuf;
 use std::sync::Arc;

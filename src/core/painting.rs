@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use super::attach::Window;
 use super::state::State;
+use super::window::Window;
 use super::Core;
 use crate::protocol::frame::Frame;
 use crate::protocol::handshake::CoreMsg;

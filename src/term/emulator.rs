@@ -417,7 +417,8 @@ impl Handler for Hooked<'_> {
     fn delete_chars(&mut self, n: usize) {
         let cols = self.term.columns();
         let col = self.term.grid().cursor.point.column.0;
-        self.term.delete_chars(n.min(cols.saturating_sub(col)).max(1));
+        self.term
+            .delete_chars(n.min(cols.saturating_sub(col)).max(1));
         self.tidy_row();
     }
     // The crate stays put when no stop is left before the cursor, where a
@@ -430,7 +431,10 @@ impl Handler for Hooked<'_> {
             if col == 0 {
                 break;
             }
-            col = (0..col).rev().find(|&i| tabs.get(i) == Some(&true)).unwrap_or(0);
+            col = (0..col)
+                .rev()
+                .find(|&i| tabs.get(i) == Some(&true))
+                .unwrap_or(0);
         }
         let cursor = &mut self.term.grid_mut().cursor;
         cursor.point.column = alacritty_terminal::index::Column(col);
