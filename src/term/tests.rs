@@ -110,3 +110,45 @@ fn painting_reproduces_the_screen_and_a_difference_is_smaller() {
     assert_eq!(check.cursor(), p.cursor());
     assert!(diff.len() < full.len());
 }
+
+/// The paint's characters outside cells: control characters (C0, DEL, and
+/// C1 as UTF-8, which xterm obeys) the painter did not put there itself.
+fn foreign_controls(bytes: &[u8]) -> Vec<char> {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .filter(|c| c.is_control() && !matches!(c, '\x1b' | '\x07' | '\r' | '\n' | '\x08'))
+        .collect()
+}
+
+#[test]
+fn a_title_with_c1_controls_paints_no_sequence_of_the_programs() {
+    // U+009C (ST) ends the outer terminal's OSC, U+009B (CSI) and U+009D
+    // (OSC) start the program's own: clear screen, a clipboard write.
+    let hostile: &[&[u8]] = &[
+        b"\x1b]2;x\xc2\x9c\xc2\x9b2J\x07",
+        b"\x1b]0;x\xc2\x9c\xc2\x9d52\x07",
+        b"\x1b]1;x\xc2\x9c\xc2\x90q\xc2\x9c\x07",
+        b"\x1b]2;x\xc2\x85\xc2\x8d\x7f\x07",
+    ];
+    for bytes in hostile {
+        let mut s = Screen::new(5, 20);
+        let before = s.frame();
+        s.process(bytes);
+        let diff = paint(&s.frame(), Some(&before));
+        let whole = paint(&s.frame(), None);
+        for out in [&diff, &whole] {
+            assert!(
+                foreign_controls(out).is_empty(),
+                "{bytes:?} painted {:?}",
+                String::from_utf8_lossy(out)
+            );
+            assert!(String::from_utf8_lossy(out).contains("\x1b]"), "the title still goes");
+        }
+        // A title that changes to the same cleaned text paints nothing.
+        let mut t = Screen::new(5, 20);
+        t.process(b"\x1b]2;ab\x07");
+        let was = t.frame();
+        t.process(b"\x1b]2;a\xc2\x9cb\x07");
+        assert!(!String::from_utf8_lossy(&paint(&t.frame(), Some(&was))).contains("\x1b]"));
+    }
+}
