@@ -134,13 +134,56 @@ impl Screen {
 /// cursor position, visibility and shape, and the input modes the program
 /// set (bracketed paste, mouse, application keys). The tab's area is the
 /// outer terminal's top-left `now`-sized corner.
+///
+/// The title and icon name the program set go out too, with every control
+/// character (C0, DEL, and C1 such as U+009C ST or U+009B CSI, which
+/// terminals reading UTF-8 C1 obey) taken out: they are the one text in a
+/// paint that is not a cell's, and a terminal would end the OSC at such a
+/// character and read the rest as a sequence of the program's choosing.
 pub fn paint(now: &Frame, before: Option<&Frame>) -> Vec<u8> {
+    let s = &now.screen;
+    let mut out = Vec::new();
     match before {
-        Some(prev) => now.screen.state_diff(&prev.screen),
+        Some(prev) => {
+            let p = &prev.screen;
+            out.extend(s.contents_diff(p));
+            out.extend(s.input_mode_diff(p));
+            title_diff(&mut out, s, Some(p));
+            out.extend(s.bells_diff(p));
+        }
         None => {
-            let mut out = b"\x1b[H\x1b[2J".to_vec();
-            out.extend(now.screen.state_formatted());
-            out
+            out.extend_from_slice(b"\x1b[H\x1b[2J");
+            out.extend(s.contents_formatted());
+            out.extend(s.input_mode_formatted());
+            title_diff(&mut out, s, None);
+        }
+    }
+    out
+}
+
+/// A title or icon name as it may go to the outer terminal.
+fn clean_title(text: &str) -> String {
+    text.chars().filter(|c| !c.is_control()).collect()
+}
+
+/// OSC 0/1/2 bringing the outer terminal's title and icon name from
+/// `prev`'s (none set, when `None`) to `now`'s, cleaned.
+fn title_diff(out: &mut Vec<u8>, now: &vt100::Screen, prev: Option<&vt100::Screen>) {
+    let (icon, title) = (clean_title(now.icon_name()), clean_title(now.title()));
+    let (prev_icon, prev_title) = prev
+        .map(|p| (clean_title(p.icon_name()), clean_title(p.title())))
+        .unwrap_or_default();
+    let mut osc = |n: u8, text: &str| {
+        out.extend_from_slice(format!("\x1b]{n};{text}\x07").as_bytes());
+    };
+    if icon == title && (icon != prev_icon || title != prev_title) {
+        osc(0, &title);
+    } else {
+        if icon != prev_icon {
+            osc(1, &icon);
+        }
+        if title != prev_title {
+            osc(2, &title);
         }
     }
 }
