@@ -142,7 +142,10 @@ fn a_title_with_c1_controls_paints_no_sequence_of_the_programs() {
                 "{bytes:?} painted {:?}",
                 String::from_utf8_lossy(out)
             );
-            assert!(String::from_utf8_lossy(out).contains("\x1b]"), "the title still goes");
+            assert!(
+                String::from_utf8_lossy(out).contains("\x1b]"),
+                "the title still goes"
+            );
         }
         // A title that changes to the same cleaned text paints nothing.
         let mut t = Screen::new(5, 20);
