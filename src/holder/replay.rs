@@ -36,6 +36,9 @@ pub struct Replay {
     /// Resizes since the snapshot, each at the offset it came at: the
     /// output before it was drawn at the size before it.
     resizes: Vec<(u64, u16, u16)>,
+    /// Where the parser is at the tail's start: inside a sequence only
+    /// after a compaction cut one ([`Replay::compact`]).
+    open: Sequence,
 }
 
 /// Why a core's snapshot was not adopted.
@@ -56,6 +59,9 @@ impl Replay {
     /// Start from bytes that redraw the screen at `rows`x`cols` (what a
     /// previous holder handed over), at offset 0.
     pub fn adopt(rows: u16, cols: u16, snapshot: Vec<u8>) -> Self {
+        // A redraw handed over may end inside a sequence the output goes
+        // on with.
+        let open = scan(Sequence::default(), &snapshot).1;
         Replay {
             rows,
             cols,
@@ -65,6 +71,7 @@ impl Replay {
             base: 0,
             tail: Vec::new(),
             resizes: Vec::new(),
+            open,
         }
     }
 
@@ -128,6 +135,7 @@ impl Replay {
         }
         self.base = offset;
         self.snapshot = bytes;
+        self.open = Sequence::default();
         (self.snap_rows, self.snap_cols) = (rows, cols);
         // A resize at the snapshot's offset may have come before or after
         // it was taken: replaying it onto a screen already of that size
@@ -192,13 +200,25 @@ impl Replay {
 
     /// Replace the snapshot and the tail up to its last clean point by one
     /// snapshot; what follows an unfinished sequence stays raw, so it is
-    /// finished where it began.
+    /// finished where it began. A sequence left unfinished for more than
+    /// [`LONG_OPEN`] bytes (a program that opens a DCS and never ends it)
+    /// is cut at the end instead, and the snapshot ends by opening one of
+    /// the same kind that the screen ignores, so the rest stays hidden and
+    /// the holder's memory bounded.
     fn compact(&mut self) {
-        let upto = clean_prefix(&self.tail);
+        let (clean, end) = scan(self.open, &self.tail);
+        let (upto, reopen) = match clean {
+            Some(at) if self.tail.len() - at <= LONG_OPEN => (at, None),
+            _ => (self.tail.len(), Some(end)),
+        };
         let screen = self.rebuild_to(upto);
         let (rows, cols) = screen.size();
         let before = self.kept();
         self.snapshot = screen.snapshot();
+        if let Some(seq) = reopen {
+            self.snapshot.extend_from_slice(seq.reopen());
+        }
+        self.open = reopen.unwrap_or_default();
         self.tail.drain(..upto);
         self.tail.shrink_to_fit();
         self.base += upto as u64;
@@ -214,21 +234,30 @@ impl Replay {
     }
 }
 
+/// An unfinished sequence longer than this is cut by compaction.
+pub const LONG_OPEN: usize = COMPACT_AT / 2;
+
+/// Where `bytes`, read from `start`, last end clean (`None`: nowhere, not
+/// even before the first byte), and where they leave the parser.
+fn scan(start: Sequence, bytes: &[u8]) -> (Option<usize>, Sequence) {
+    let mut seq = start;
+    let mut clean = seq.clean().then_some(0);
+    for (i, b) in bytes.iter().enumerate() {
+        seq.byte(*b);
+        if seq.clean() {
+            clean = Some(i + 1);
+        }
+    }
+    (clean, seq)
+}
+
 /// The length of the longest start of `bytes` that does not end inside an
 /// escape sequence or a UTF-8 character: where a snapshot can be taken so
 /// that the bytes after it, replayed on its screen, mean what they meant.
 /// Follows the whole of `bytes` (a [`Sequence`]): a string or a CSI of
 /// any length is unfinished until it ends.
 pub fn clean_prefix(bytes: &[u8]) -> usize {
-    let mut seq = Sequence::default();
-    let mut clean = 0;
-    for (i, b) in bytes.iter().enumerate() {
-        seq.byte(*b);
-        if seq.clean() {
-            clean = i + 1;
-        }
-    }
-    clean
+    scan(Sequence::default(), bytes).0.unwrap_or(0)
 }
 
 /// Where a parser (vte's state machine, which `term::Screen` runs) is in
@@ -295,6 +324,21 @@ impl Sequence {
     }
 
     /// `b` read in the ground state.
+    /// Bytes that put a parser at the start of the output back into a
+    /// sequence of this kind, one the screen ignores, to replay what
+    /// follows a cut inside one.
+    fn reopen(&self) -> &'static [u8] {
+        match self.0 {
+            Step::Ground | Step::Utf8(_) => b"",
+            Step::Escape => b"\x1b",
+            Step::EscapeIntermediate => b"\x1b ",
+            // A private marker after a parameter: ignored to its end.
+            Step::Csi => b"\x1b[0?",
+            Step::Osc => b"\x1b]9999;",
+            Step::Str => b"\x1b_",
+        }
+    }
+
     fn restart(&mut self, b: u8) {
         self.0 = match b {
             0x1b => Step::Escape,

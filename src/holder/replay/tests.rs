@@ -238,3 +238,30 @@ fn a_long_unfinished_sequence_is_never_a_clean_point() {
     seq.feed(b"\x1b\\");
     assert!(seq.clean());
 }
+
+/// A program that opens a string and never ends it: the holder, with no
+/// core taking snapshots, still keeps a bounded amount, compacts once per
+/// [`COMPACT_AT`], and the rebuilt screen hides the string as the live one.
+#[test]
+fn a_never_ending_string_keeps_the_holder_bounded() {
+    for open in [&b"\x1bP"[..], b"\x1b]2;", b"\x1b_G", b"\x1b[1"] {
+        let mut r = Replay::new(5, 30);
+        let mut model = Screen::new(5, 30);
+        let start = [&b"shown"[..], open].concat();
+        r.output(&start);
+        model.process(&start);
+        let chunk = vec![b'7'; 64 << 10];
+        for _ in 0..64 {
+            r.output(&chunk);
+            model.process(&chunk);
+            assert!(
+                r.kept() < 2 * COMPACT_AT + (64 << 10),
+                "{open:?}: {}",
+                r.kept()
+            );
+        }
+        r.output(b"\x1b\\ after");
+        model.process(b"\x1b\\ after");
+        assert_eq!(replayed(&r).rows_text(), model.rows_text(), "{open:?}");
+    }
+}
