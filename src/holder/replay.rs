@@ -256,6 +256,7 @@ fn scan(start: Sequence, bytes: &[u8]) -> (Option<usize>, Sequence) {
 /// that the bytes after it, replayed on its screen, mean what they meant.
 /// Follows the whole of `bytes` (a [`Sequence`]): a string or a CSI of
 /// any length is unfinished until it ends.
+#[cfg(test)]
 pub fn clean_prefix(bytes: &[u8]) -> usize {
     scan(Sequence::default(), bytes).0.unwrap_or(0)
 }
