@@ -325,7 +325,7 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 meta.name = renamed.or(meta.name);
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
-                state.snapshots.found(&f.held.tab, f.held.offset);
+                state.snapshots.found(&f.held.tab, f.held.offset, &f.screen);
                 if t.kind == crate::protocol::api::TabKind::Agent {
                     t.detection = Some(detection(&t.agent, &f.screen));
                 }

@@ -7,7 +7,7 @@
 //! its last snapshot. A snapshot is due ([`due`]) after every
 //! [`EVERY`] bytes, after a resize, and once when the tab has been quiet
 //! for [`QUIET`]; and it is taken only where the output does not end
-//! inside an escape sequence or a character (`replay::clean_prefix`), so
+//! inside an escape sequence or a character (`replay::Sequence`, fed every byte), so
 //! the bytes after it replay right. One task sends them all: it sleeps
 //! until the earliest quiet deadline or until output or a resize rings,
 //! and with no output it sleeps for good (idle means no wake-ups).
@@ -19,14 +19,12 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::Core;
-use crate::holder::replay::clean_prefix;
+use crate::holder::replay::Sequence;
 
 /// Output after which a busy tab's screen is handed over again.
 pub const EVERY: u64 = 256 << 10;
 /// Silence after which a tab's screen is handed over once.
 pub const QUIET: Duration = Duration::from_secs(1);
-/// Output remembered to tell whether it ends inside a sequence.
-const RECENT: usize = 256;
 
 /// Whether a tab's screen should go to the holder now: `bytes_since` of
 /// output since the last snapshot, `quiet` for long enough, `resized`
@@ -52,8 +50,8 @@ struct Mark {
     resized: bool,
     /// The sending task will wake for this tab's quiet deadline.
     armed: bool,
-    /// The end of the output, to see whether it ends clean.
-    recent: Vec<u8>,
+    /// Where the output is in the parser, to see whether it ends clean.
+    seq: Sequence,
 }
 
 /// A snapshot taken under the state lock, to send after it.
@@ -69,11 +67,15 @@ pub struct Taken {
 }
 
 impl Snapshots {
-    /// A tab the holder keeps, whose redraw ended at `offset`.
-    pub fn found(&mut self, tab: &str, offset: u64) {
+    /// A tab the holder keeps, whose redraw (`screen`, which may end
+    /// inside a sequence the output goes on with) ended at `offset`.
+    pub fn found(&mut self, tab: &str, offset: u64, screen: &[u8]) {
+        let mut seq = Sequence::default();
+        seq.feed(screen);
         let mark = Mark {
             offset,
             snapped: offset,
+            seq,
             ..Mark::default()
         };
         self.marks.insert(tab.to_string(), mark);
@@ -89,10 +91,7 @@ impl Snapshots {
         let m = self.marks.entry(tab.to_string()).or_default();
         m.offset += bytes.len() as u64;
         m.last_output = Some(now);
-        let keep = bytes.len().min(RECENT);
-        m.recent.extend_from_slice(&bytes[bytes.len() - keep..]);
-        let extra = m.recent.len().saturating_sub(RECENT);
-        m.recent.drain(..extra);
+        m.seq.feed(bytes);
         if !m.armed || due(m.offset - m.snapped, false, m.resized) {
             self.wake.notify_one();
         }
@@ -118,7 +117,7 @@ impl Snapshots {
             let since = m.offset - m.snapped;
             let quiet_at = m.last_output.map(|at| at + QUIET);
             let quiet = quiet_at.is_none_or(|at| now >= at);
-            let clean = clean_prefix(&m.recent) == m.recent.len();
+            let clean = m.seq.clean();
             m.armed = false;
             if due(since, quiet, m.resized) && clean {
                 let Some((bytes, rows, cols)) = screen(tab) else {
@@ -218,7 +217,7 @@ mod tests {
     fn quiet_tabs_are_snapshotted_once_at_their_offset() {
         let t0 = Instant::now();
         let mut s = Snapshots::default();
-        s.found("a", 100);
+        s.found("a", 100, b"");
         s.started("b");
         // Nothing happened: nothing to send, nothing to wake for.
         assert_eq!(s.collect(t0, screen), (vec![], None));

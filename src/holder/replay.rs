@@ -22,9 +22,6 @@ use crate::term::Screen;
 /// Output kept after the snapshot beyond which the holder compacts.
 pub const COMPACT_AT: usize = 1 << 20;
 
-/// How far back [`clean_prefix`] looks for an unfinished sequence.
-const LOOK_BACK: usize = 512;
-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replay {
     /// The terminal's size now.
@@ -39,6 +36,9 @@ pub struct Replay {
     /// Resizes since the snapshot, each at the offset it came at: the
     /// output before it was drawn at the size before it.
     resizes: Vec<(u64, u16, u16)>,
+    /// Where the parser is at the tail's start: inside a sequence only
+    /// after a compaction cut one ([`Replay::compact`]).
+    open: Sequence,
 }
 
 /// Why a core's snapshot was not adopted.
@@ -59,6 +59,9 @@ impl Replay {
     /// Start from bytes that redraw the screen at `rows`x`cols` (what a
     /// previous holder handed over), at offset 0.
     pub fn adopt(rows: u16, cols: u16, snapshot: Vec<u8>) -> Self {
+        // A redraw handed over may end inside a sequence the output goes
+        // on with.
+        let open = scan(Sequence::default(), &snapshot).1;
         Replay {
             rows,
             cols,
@@ -68,6 +71,7 @@ impl Replay {
             base: 0,
             tail: Vec::new(),
             resizes: Vec::new(),
+            open,
         }
     }
 
@@ -131,6 +135,7 @@ impl Replay {
         }
         self.base = offset;
         self.snapshot = bytes;
+        self.open = Sequence::default();
         (self.snap_rows, self.snap_cols) = (rows, cols);
         // A resize at the snapshot's offset may have come before or after
         // it was taken: replaying it onto a screen already of that size
@@ -195,13 +200,25 @@ impl Replay {
 
     /// Replace the snapshot and the tail up to its last clean point by one
     /// snapshot; what follows an unfinished sequence stays raw, so it is
-    /// finished where it began.
+    /// finished where it began. A sequence left unfinished for more than
+    /// [`LONG_OPEN`] bytes (a program that opens a DCS and never ends it)
+    /// is cut at the end instead, and the snapshot ends by opening one of
+    /// the same kind that the screen ignores, so the rest stays hidden and
+    /// the holder's memory bounded.
     fn compact(&mut self) {
-        let upto = clean_prefix(&self.tail);
+        let (clean, end) = scan(self.open, &self.tail);
+        let (upto, reopen) = match clean {
+            Some(at) if self.tail.len() - at <= LONG_OPEN => (at, None),
+            _ => (self.tail.len(), Some(end)),
+        };
         let screen = self.rebuild_to(upto);
         let (rows, cols) = screen.size();
         let before = self.kept();
         self.snapshot = screen.snapshot();
+        if let Some(seq) = reopen {
+            self.snapshot.extend_from_slice(seq.reopen());
+        }
+        self.open = reopen.unwrap_or_default();
         self.tail.drain(..upto);
         self.tail.shrink_to_fit();
         self.base += upto as u64;
@@ -217,61 +234,121 @@ impl Replay {
     }
 }
 
+/// An unfinished sequence longer than this is cut by compaction.
+pub const LONG_OPEN: usize = COMPACT_AT / 2;
+
+/// Where `bytes`, read from `start`, last end clean (`None`: nowhere, not
+/// even before the first byte), and where they leave the parser.
+fn scan(start: Sequence, bytes: &[u8]) -> (Option<usize>, Sequence) {
+    let mut seq = start;
+    let mut clean = seq.clean().then_some(0);
+    for (i, b) in bytes.iter().enumerate() {
+        seq.byte(*b);
+        if seq.clean() {
+            clean = Some(i + 1);
+        }
+    }
+    (clean, seq)
+}
+
 /// The length of the longest start of `bytes` that does not end inside an
 /// escape sequence or a UTF-8 character: where a snapshot can be taken so
 /// that the bytes after it, replayed on its screen, mean what they meant.
-/// Looks back [`LOOK_BACK`] bytes at most (a longer OSC string is taken
-/// as finished).
+/// Follows the whole of `bytes` (a [`Sequence`]): a string or a CSI of
+/// any length is unfinished until it ends.
+#[cfg(test)]
 pub fn clean_prefix(bytes: &[u8]) -> usize {
-    let floor = bytes.len().saturating_sub(LOOK_BACK);
-    let mut end = bytes.len();
-    // An unfinished sequence may follow a finished one that ended a string
-    // (ESC \ closing an OSC cut before its ESC): look again before a cut.
-    while let Some(esc) = bytes[floor..end].iter().rposition(|b| *b == 0x1b) {
-        let esc = floor + esc;
-        if finished(&bytes[esc..end]) {
-            break;
-        }
-        end = esc;
-    }
-    end - unfinished_utf8(&bytes[..end])
+    scan(Sequence::default(), bytes).0.unwrap_or(0)
 }
 
-/// Whether `seq`, starting with ESC and holding no other ESC, is a whole
-/// sequence.
-fn finished(seq: &[u8]) -> bool {
-    let Some(&kind) = seq.get(1) else {
-        return false;
-    };
-    let rest = &seq[2..];
-    match kind {
-        // CSI: parameters and intermediates, then a final byte.
-        b'[' => rest.iter().any(|b| (0x40..=0x7e).contains(b)),
-        // Strings end with BEL or ST (ESC \, which would be the last ESC).
-        b']' | b'P' | b'_' | b'^' | b'X' => rest.contains(&0x07),
-        // ESC ( B and the like: intermediates, then a final byte.
-        0x20..=0x2f => rest.iter().any(|b| (0x30..=0x7e).contains(b)),
-        _ => true,
-    }
+/// Where a parser (vte's state machine, which `term::Screen` runs) is in
+/// a stream of output: enough of it to tell whether the stream so far
+/// ends outside any escape sequence and character. Fed as the output
+/// comes, so no look-back bounds the sequences it sees.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Sequence(Step);
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Step {
+    #[default]
+    Ground,
+    /// Continuation bytes still owed by a UTF-8 character.
+    Utf8(u8),
+    Escape,
+    /// ESC and intermediates, until a final byte.
+    EscapeIntermediate,
+    /// CSI, until its final byte.
+    Csi,
+    /// OSC: until BEL, ESC, CAN or SUB.
+    Osc,
+    /// DCS, SOS, PM, APC: until ST (ESC, or 8-bit 0x9c), CAN or SUB.
+    Str,
 }
 
-/// How many bytes at the end of `bytes` start a UTF-8 character they do
-/// not finish.
-fn unfinished_utf8(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(3) {
-        let b = bytes[bytes.len() - back];
-        if b & 0xc0 == 0x80 {
-            continue;
+impl Sequence {
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.byte(*b);
         }
-        let need = match b {
-            0xc0..=0xdf => 2,
-            0xe0..=0xef => 3,
-            0xf0..=0xf7 => 4,
-            _ => return 0,
+    }
+
+    /// Whether the output so far ends outside any sequence and character.
+    pub fn clean(&self) -> bool {
+        self.0 == Step::Ground
+    }
+
+    fn byte(&mut self, b: u8) {
+        use Step::*;
+        self.0 = match (self.0, b) {
+            (Utf8(n), 0x80..=0xbf) => {
+                if n > 1 {
+                    Utf8(n - 1)
+                } else {
+                    Ground
+                }
+            }
+            // A broken character: the byte starts afresh.
+            (Utf8(_), _) => return self.restart(b),
+            (_, 0x18 | 0x1a) => Ground,
+            (_, 0x1b) => Escape,
+            (Ground, _) => return self.restart(b),
+            (Escape, b'[') => Csi,
+            (Escape, b']') => Osc,
+            (Escape, b'P' | b'X' | b'^' | b'_') => Str,
+            (Escape | EscapeIntermediate, 0x20..=0x2f) => EscapeIntermediate,
+            (Escape | EscapeIntermediate, 0x30..=0x7e) => Ground,
+            (Csi, 0x40..=0x7e) => Ground,
+            (Osc, 0x07) => Ground,
+            (Str, 0x9c) => Ground,
+            (step, _) => step,
         };
-        return if back < need { back } else { 0 };
     }
-    0
+
+    /// `b` read in the ground state.
+    /// Bytes that put a parser at the start of the output back into a
+    /// sequence of this kind, one the screen ignores, to replay what
+    /// follows a cut inside one.
+    fn reopen(&self) -> &'static [u8] {
+        match self.0 {
+            Step::Ground | Step::Utf8(_) => b"",
+            Step::Escape => b"\x1b",
+            Step::EscapeIntermediate => b"\x1b ",
+            // A private marker after a parameter: ignored to its end.
+            Step::Csi => b"\x1b[0?",
+            Step::Osc => b"\x1b]9999;",
+            Step::Str => b"\x1b_",
+        }
+    }
+
+    fn restart(&mut self, b: u8) {
+        self.0 = match b {
+            0x1b => Step::Escape,
+            0xc2..=0xdf => Step::Utf8(1),
+            0xe0..=0xef => Step::Utf8(2),
+            0xf0..=0xf4 => Step::Utf8(3),
+            _ => Step::Ground,
+        };
+    }
 }
 
 #[cfg(test)]

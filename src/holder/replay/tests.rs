@@ -189,8 +189,79 @@ fn a_clean_prefix_never_ends_inside_a_sequence_or_character() {
         ("whole 4-byte character", "a😀".as_bytes(), 5),
         ("3/4 of a 4-byte character", &"a😀".as_bytes()[..4], 1),
         ("character cut before a cut CSI", b"\xc3\x1b[", 0),
+        ("DCS without end", b"ab\x1bPq#0", 2),
+        ("DCS ended by ST", b"ab\x1bPq\x1b\\", 7),
+        ("APC: BEL does not end it", b"ab\x1b_G\x07x", 2),
     ];
     for (what, bytes, want) in rows {
         assert_eq!(clean_prefix(bytes), want, "{what}");
+    }
+}
+
+/// A program's sequence longer than any look-back (a DCS, an OSC, a CSI
+/// with many parameters) is unfinished wherever it is cut: a snapshot
+/// taken inside it and the rest replayed after would show what the
+/// program hid (the string's payload as text).
+#[test]
+fn a_long_unfinished_sequence_is_never_a_clean_point() {
+    let long = "A".repeat(4000);
+    let params = "1;".repeat(2000);
+    let cases: Vec<(&str, Vec<u8>)> = vec![
+        ("DCS", format!("ok\x1bP{long}").into_bytes()),
+        ("OSC", format!("ok\x1b]2;{long}").into_bytes()),
+        ("APC", format!("ok\x1b_G{long}").into_bytes()),
+        ("CSI", format!("ok\x1b[{params}").into_bytes()),
+    ];
+    for (what, bytes) in cases {
+        assert_eq!(clean_prefix(&bytes), 2, "{what}");
+        // A snapshot at the clean point before the stream's end, the rest
+        // replayed after it, gives the screen back.
+        let mut whole = Screen::new(5, 30);
+        whole.process(&bytes);
+        whole.process(b"\x1b\\");
+        let mut cut = Screen::new(5, 30);
+        let at = clean_prefix(&bytes[..bytes.len() - 100]);
+        let mut first = Screen::new(5, 30);
+        first.process(&bytes[..at]);
+        cut.process(&first.snapshot());
+        cut.process(&bytes[at..]);
+        cut.process(b"\x1b\\");
+        assert_eq!(cut.rows_text(), whole.rows_text(), "{what}");
+    }
+    // The core's tracker sees the same across outputs of any size.
+    let mut seq = Sequence::default();
+    seq.feed(b"ok\x1bP");
+    for _ in 0..100 {
+        seq.feed(long.as_bytes());
+        assert!(!seq.clean());
+    }
+    seq.feed(b"\x1b\\");
+    assert!(seq.clean());
+}
+
+/// A program that opens a string and never ends it: the holder, with no
+/// core taking snapshots, still keeps a bounded amount, compacts once per
+/// [`COMPACT_AT`], and the rebuilt screen hides the string as the live one.
+#[test]
+fn a_never_ending_string_keeps_the_holder_bounded() {
+    for open in [&b"\x1bP"[..], b"\x1b]2;", b"\x1b_G", b"\x1b[1"] {
+        let mut r = Replay::new(5, 30);
+        let mut model = Screen::new(5, 30);
+        let start = [&b"shown"[..], open].concat();
+        r.output(&start);
+        model.process(&start);
+        let chunk = vec![b'7'; 64 << 10];
+        for _ in 0..64 {
+            r.output(&chunk);
+            model.process(&chunk);
+            assert!(
+                r.kept() < 2 * COMPACT_AT + (64 << 10),
+                "{open:?}: {}",
+                r.kept()
+            );
+        }
+        r.output(b"\x1b\\ after");
+        model.process(b"\x1b\\ after");
+        assert_eq!(replayed(&r).rows_text(), model.rows_text(), "{open:?}");
     }
 }
