@@ -337,8 +337,9 @@ impl Handler for Hooked<'_> {
     }
     fn identify_terminal(&mut self, intermediate: Option<char>) {
         match intermediate {
-            // VT220 with ANSI colour, as tmux and most emulators answer.
-            None => self.reply("\x1b[?62;22c"),
+            // As tmux answers: a VT100 with advanced video. A higher level
+            // sends vttest and others down paths tmux users never see.
+            None => self.reply("\x1b[?1;2c"),
             _ => self.term.identify_terminal(intermediate),
         }
     }

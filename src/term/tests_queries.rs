@@ -10,8 +10,8 @@ fn asked(rows: u16, cols: u16, bytes: &[u8]) -> String {
 
 #[test]
 fn device_attributes_and_status_are_answered() {
-    assert_eq!(asked(24, 80, b"\x1b[c"), "\x1b[?62;22c");
-    assert_eq!(asked(24, 80, b"\x1b[0c"), "\x1b[?62;22c");
+    assert_eq!(asked(24, 80, b"\x1b[c"), "\x1b[?1;2c");
+    assert_eq!(asked(24, 80, b"\x1b[0c"), "\x1b[?1;2c");
     assert!(asked(24, 80, b"\x1b[>c").starts_with("\x1b[>0;"));
     assert_eq!(asked(24, 80, b"\x1b[5n"), "\x1b[0n");
     // Nothing asked, nothing answered.
