@@ -44,7 +44,17 @@ fn pick_an_agent_type_detach_and_reattach_to_the_same_screen() {
     t.text("printf '\\033[1;31mred\\033[0m and plain %s\\n' $((6*7))");
     t.keys(&["Enter"]);
     t.wait_text("red and plain 42");
-    let before = t.screen_styled();
+    // The prompt after the line may come a frame later: wait until the
+    // screen holds still before taking it as the one to come back to.
+    let mut before = t.screen_styled();
+    for _ in 0..30 {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = t.screen_styled();
+        if now == before {
+            break;
+        }
+        before = now;
+    }
     t.keys(&["C-b", "d"]);
     t.wait_text("[detached]");
     t.wait_text("EXITED=0");
