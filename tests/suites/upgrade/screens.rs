@@ -171,7 +171,9 @@ fn a_flood_while_no_core_runs_comes_back_exactly() {
     let shown = window.show("1", &last);
     let colour = (LINES - 1) % 7 + 1;
     assert!(
-        shown.contains(&format!("\u{1b}[3{colour}m{last} \u{1b}[1mbold")),
+        shown.contains(&format!(
+            "\u{1b}[0;3{colour}m{last} \u{1b}[0;1;3{colour}mbold"
+        )),
         "colours lost: {shown:?}"
     );
     window.close();
