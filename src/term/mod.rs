@@ -36,6 +36,8 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
 
 mod emulator;
+mod gate;
+mod handler;
 mod paint;
 mod palette;
 mod query;
