@@ -267,7 +267,11 @@ fn crate_alone(rows: usize, cols: usize, bytes: &[u8]) {
     use alacritty_terminal::event::VoidListener;
     use alacritty_terminal::term::{test::TermSize, Config, Term};
     use alacritty_terminal::vte::ansi::{Processor, StdSyncHandler};
-    let mut term = Term::new(Config::default(), &TermSize::new(cols, rows), VoidListener);
+    let config = Config {
+        scrolling_history: 0,
+        ..Config::default()
+    };
+    let mut term = Term::new(config, &TermSize::new(cols, rows), VoidListener);
     let mut parser = Processor::<StdSyncHandler>::new();
     parser.advance(&mut term, bytes);
 }
