@@ -146,7 +146,9 @@ fn repeats_and_huge_parameters_cost_little() {
 fn a_repeat_does_what_tmux_does() {
     let pad = |n: usize, s: &str| format!("{}{s}", " ".repeat(n));
     let a80 = "a".repeat(80);
-    let cases: Vec<(&[u8], Vec<String>, (u16, u16))> = vec![
+    // (bytes, rows shown, cursor)
+    type Case<'a> = (&'a [u8], Vec<String>, (u16, u16));
+    let cases: Vec<Case> = vec![
         (b"a\x1b[200b", vec![a80.clone()], (0, 79)),
         (b"a\x1b[200bX", vec![a80.clone(), "X".into()], (1, 1)),
         (b"a\x1b[3b\x1b[3b", vec!["aaaa".into()], (0, 4)),
