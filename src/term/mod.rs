@@ -19,12 +19,15 @@
 //! alacritty_terminal is the most complete (underline styles and colour,
 //! charsets, tab stops, origin mode, queries, cursor shape, 1049) and is
 //! well kept (it is Alacritty's own). What it lacks is added in a thin
-//! `Handler` layer (`emulator`): blink (a free flag bit), SGR 21 as double
+//! `Handler` layer (`handler`): blink (a free flag bit), SGR 21 as double
 //! underline, the 47/1047 alternate screens, answers to OSC 4/10/11 and
 //! `CSI 14 t` from xterm's palette and an 8×16 cell, XTVERSION (found in
 //! the bytes, `query`), and mirrors of what it keeps privately and a
 //! snapshot needs (scroll region, tab stops, active charset, the main
 //! screen behind the alternate one). Overline (SGR 53) is not kept.
+//!
+//! What a program's bytes may make the crate do is bounded before it
+//! sees them (`gate`): REP as tmux does it, and no OSC past 64 KiB.
 //!
 //! Its cells are bigger than vt100's and it keeps a grid per screen, so an
 //! idle screen is [`Screen::compact`]ed into its snapshot: a few KiB.
@@ -36,6 +39,8 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::index::Line;
 
 mod emulator;
+mod gate;
+mod handler;
 mod paint;
 mod palette;
 mod query;
