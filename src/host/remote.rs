@@ -16,11 +16,15 @@ use crate::protocol::handover::{core_step, Answer, Ask, CoreStep, HANDOVER_VERSI
 use crate::protocol::holder::{data_frame, split_data, FromHolder, Held, ToHolder, HOLDER_VERSION};
 
 type SpawnReply = oneshot::Sender<Result<Spawned, HostError>>;
+type TypedReply = oneshot::Sender<Result<(), HostError>>;
 
 #[derive(Default)]
 struct Pending {
     spawns: HashMap<String, SpawnReply>,
     stops: HashMap<String, Vec<oneshot::Sender<()>>>,
+    /// Typed input waiting for the holder's verdict, by id.
+    typed: HashMap<u64, TypedReply>,
+    next_typed: u64,
     /// Tabs the holder runs for us, so losing it ends them visibly.
     known: HashSet<String>,
     lost: Option<String>,
@@ -260,6 +264,21 @@ async fn read_loop(
                     }
                     None
                 }
+                FromHolder::Typed {
+                    tab,
+                    id,
+                    error,
+                    full,
+                } => {
+                    if let Some(tx) = p.typed.remove(&id) {
+                        let _ = tx.send(match error {
+                            None => Ok(()),
+                            Some(e) if full => Err(HostError::InputFull(e)),
+                            Some(e) => Err(HostError::Failed(format!("tab {tab}: {e}"))),
+                        });
+                    }
+                    None
+                }
                 FromHolder::Welcome { .. } | FromHolder::Refused { .. } => None,
             }
         };
@@ -272,6 +291,9 @@ async fn read_loop(
         let mut p = pending.lock().unwrap();
         p.lost = Some(why.clone());
         for (_, tx) in p.spawns.drain() {
+            let _ = tx.send(Err(HostError::Holder(why.clone())));
+        }
+        for (_, tx) in p.typed.drain() {
             let _ = tx.send(Err(HostError::Holder(why.clone())));
         }
         for (_, txs) in p.stops.drain() {
@@ -304,6 +326,38 @@ impl Host for HolderHost {
         self.out
             .send((data_frame(tab, &bytes), None))
             .map_err(|_| HostError::Holder("the connection is closed".into()))
+    }
+
+    fn type_in(&self, tab: &str, bytes: Vec<u8>) -> oneshot::Receiver<Result<(), HostError>> {
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut p = self.pending.lock().unwrap();
+            if let Some(why) = &p.lost {
+                let _ = tx.send(Err(HostError::Holder(why.clone())));
+                return rx;
+            }
+            p.next_typed += 1;
+            p.typed.insert(p.next_typed, tx);
+            p.next_typed
+        };
+        let head = Frame::control(&ToHolder::Type {
+            tab: tab.to_string(),
+            id,
+        });
+        if self.out.send((head, Some(data_frame(tab, &bytes)))).is_err() {
+            if let Some(tx) = self.pending.lock().unwrap().typed.remove(&id) {
+                let _ = tx.send(Err(HostError::Holder("the connection is closed".into())));
+            }
+        }
+        rx
+    }
+
+    fn answer(&self, tab: &str, bytes: Vec<u8>) {
+        let head = Frame::control(&ToHolder::Answer {
+            tab: tab.to_string(),
+        });
+        // Lost with the connection, as the program's terminal is.
+        let _ = self.out.send((head, Some(data_frame(tab, &bytes))));
     }
 
     fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<(), HostError> {

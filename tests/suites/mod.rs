@@ -27,6 +27,7 @@ mod probe;
 mod probe_alone;
 mod proxy;
 mod readme_quickstart;
+mod replycap;
 mod reconnect;
 mod resume;
 mod robustness;
