@@ -328,9 +328,14 @@ impl Core {
         }
         self.typed(tab, &bytes);
         let verdict = self.host.type_in(tab, bytes);
-        match verdict.await.unwrap_or_else(|_| Err(HostError::NoSuchTab(tab.into()))) {
+        match verdict
+            .await
+            .unwrap_or_else(|_| Err(HostError::NoSuchTab(tab.into())))
+        {
             Ok(()) => Ok(()),
-            Err(e @ HostError::InputFull(_)) => Err(ApiError::new(ErrorCode::Denied, e.to_string())),
+            Err(e @ HostError::InputFull(_)) => {
+                Err(ApiError::new(ErrorCode::Denied, e.to_string()))
+            }
             Err(e) => Err(ApiError::new(
                 ErrorCode::NotFound,
                 format!("tab {tab} has no running program to type into ({e})"),

@@ -80,12 +80,19 @@ pub async fn serve(s: Served) -> anyhow::Result<()> {
             let out = {
                 let mut kept = h.kept.lock().unwrap();
                 match ev {
-                    HostEvent::Output { tab, bytes } => {
-                        if let Some(k) = kept.get_mut(&tab) {
+                    // Counted where kept, and forwarded only then: the
+                    // core counts what it is sent, and names that count
+                    // with each snapshot. A forgotten program's last output
+                    // goes nowhere, or the next program in its tab would
+                    // start with it counted, and its snapshots would all
+                    // be refused as ahead of the output kept.
+                    HostEvent::Output { tab, bytes } => match kept.get_mut(&tab) {
+                        Some(k) => {
                             k.screen.output(&bytes);
+                            h.to_core(data_frame(&tab, &bytes))
                         }
-                        h.to_core(data_frame(&tab, &bytes))
-                    }
+                        None => None,
+                    },
                     HostEvent::Exited { tab, code } => {
                         if let Some(k) = kept.get_mut(&tab) {
                             k.exit_code = Some(code);

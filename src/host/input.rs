@@ -108,6 +108,7 @@ impl InputQueue {
     }
 
     /// Bytes queued and not yet written to the terminal.
+    #[cfg(test)]
     pub fn queued(&self) -> usize {
         self.counts.lock().unwrap().queued
     }

@@ -20,8 +20,8 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use super::pause::{Frozen, Pause, Worker};
 use super::input::{InputQueue, Source};
+use super::pause::{Frozen, Pause, Worker};
 use super::pty_tasks::{exit_code, finish, reap_adopted, wire};
 use super::{Host, HostError, HostEvent, Scopes, SpawnSpec, Spawned};
 use crate::platform;

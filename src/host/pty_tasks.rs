@@ -27,13 +27,13 @@ pub fn wire(
     // Writer: the only owner of the master's write half, so input stays in
     // order and a slow program cannot block the caller (its queue is
     // bounded instead: `host::input`).
-    let (queue, tab) = (input.clone(), tab.to_string());
+    let (queue, named) = (input.clone(), tab.to_string());
     tokio::spawn(async move {
         while let Some(msg) = input_rx.recv().await {
             let ok = match msg {
                 Input::Bytes(b) => {
                     let ok = writer.write_all(&b).await.is_ok();
-                    queue.written(&tab, b.len());
+                    queue.written(&named, b.len());
                     ok
                 }
                 Input::Resize(r, c) => writer.resize(pty_process::Size::new(r, c)).is_ok(),

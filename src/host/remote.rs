@@ -228,6 +228,7 @@ async fn read_loop(
             Ok(m) => m,
             Err(e) => break format!("the holder sent a malformed message: {e}"),
         };
+        let mut stopped = Vec::new();
         let event = {
             let mut p = pending.lock().unwrap();
             match msg {
@@ -259,9 +260,7 @@ async fn read_loop(
                 },
                 FromHolder::Exited { tab, code } => Some(HostEvent::Exited { tab, code }),
                 FromHolder::Stopped { tab } => {
-                    for tx in p.stops.remove(&tab).unwrap_or_default() {
-                        let _ = tx.send(());
-                    }
+                    stopped = p.stops.remove(&tab).unwrap_or_default();
                     None
                 }
                 FromHolder::Typed {
@@ -284,6 +283,16 @@ async fn read_loop(
         };
         if let Some(ev) = event {
             let _ = events.send(ev).await;
+        }
+        if !stopped.is_empty() {
+            // The program's last output came before this: the core takes it
+            // all in (the queue empties; this loop is its only sender)
+            // before the stop resolves, so none of it is counted as the
+            // output of a program started next in the tab.
+            let _ = events.reserve_many(super::EVENT_QUEUE).await;
+            for tx in stopped {
+                let _ = tx.send(());
+            }
         }
     };
     tracing::error!(reason = %why, "lost the holder; its programs are gone from this core");
@@ -337,14 +346,19 @@ impl Host for HolderHost {
                 return rx;
             }
             p.next_typed += 1;
-            p.typed.insert(p.next_typed, tx);
-            p.next_typed
+            let id = p.next_typed;
+            p.typed.insert(id, tx);
+            id
         };
         let head = Frame::control(&ToHolder::Type {
             tab: tab.to_string(),
             id,
         });
-        if self.out.send((head, Some(data_frame(tab, &bytes)))).is_err() {
+        if self
+            .out
+            .send((head, Some(data_frame(tab, &bytes))))
+            .is_err()
+        {
             if let Some(tx) = self.pending.lock().unwrap().typed.remove(&id) {
                 let _ = tx.send(Err(HostError::Holder("the connection is closed".into())));
             }
