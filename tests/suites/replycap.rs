@@ -83,8 +83,10 @@ fn a_program_flooding_queries_without_reading_keeps_the_holder_bounded() {
         "holder VmRSS {before} KiB before, {after} KiB after {MB} MiB of queries \
          ({answers_kib} KiB of answers)"
     );
+    // The cap, the program's kept output and the allocator's slack: 4 to
+    // 6 MiB in trials; without a cap, all of the answers (23 MiB).
     assert!(
-        grew < 8 * 1024,
+        grew < 12 * 1024,
         "the holder grew by {grew} KiB for {answers_kib} KiB of answers nobody reads"
     );
 
