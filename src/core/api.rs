@@ -13,6 +13,7 @@ use super::privilege::{self, Operation, Verdict};
 use super::question::{Approval, Asked};
 use super::request_facts::request_tab;
 use super::Core;
+use crate::host::HostError;
 use crate::protocol::api::{
     encode, AskNetwork, CloseTab, Decide, ExplainTab, GetStatus, ListAgents, ListApprovals,
     ListSessions, ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent,
@@ -310,26 +311,36 @@ impl Core {
         enter: bool,
     ) -> Result<(), ApiError> {
         if !enter {
-            return self.write_input(tab, text);
+            return self.write_input(tab, text).await;
         }
         if !text.is_empty() {
-            self.write_input(tab, text)?;
+            self.write_input(tab, text).await?;
             tokio::time::sleep(ENTER_AFTER).await;
         }
-        self.write_input(tab, b"\r".to_vec())
+        self.write_input(tab, b"\r".to_vec()).await
     }
 
-    pub(super) fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
+    /// Type `bytes` and wait to hear they were taken: a program that reads
+    /// nothing refuses them once its input queue is full (`host::input`).
+    pub(super) async fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
         if !self.state.lock().unwrap().tabs.contains_key(tab) {
             return Err(no_tab(tab));
         }
         self.typed(tab, &bytes);
-        self.host.write(tab, bytes).map_err(|e| {
-            ApiError::new(
+        let verdict = self.host.type_in(tab, bytes);
+        match verdict
+            .await
+            .unwrap_or_else(|_| Err(HostError::NoSuchTab(tab.into())))
+        {
+            Ok(()) => Ok(()),
+            Err(e @ HostError::InputFull(_)) => {
+                Err(ApiError::new(ErrorCode::Denied, e.to_string()))
+            }
+            Err(e) => Err(ApiError::new(
                 ErrorCode::NotFound,
                 format!("tab {tab} has no running program to type into ({e})"),
-            )
-        })
+            )),
+        }
     }
 }
 

@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use super::handover;
 use super::state::{HandOverRequest, Holder, Kept};
 use crate::host::pty::PtyHost;
-use crate::host::{Host, HostEvent};
+use crate::host::{Host, HostError, HostEvent};
 use crate::paths::Paths;
 use crate::peer;
 use crate::protocol::frame::{read_frame, write_frame, Frame, Kind};
@@ -80,12 +80,19 @@ pub async fn serve(s: Served) -> anyhow::Result<()> {
             let out = {
                 let mut kept = h.kept.lock().unwrap();
                 match ev {
-                    HostEvent::Output { tab, bytes } => {
-                        if let Some(k) = kept.get_mut(&tab) {
+                    // Counted where kept, and forwarded only then: the
+                    // core counts what it is sent, and names that count
+                    // with each snapshot. A forgotten program's last output
+                    // goes nowhere, or the next program in its tab would
+                    // start with it counted, and its snapshots would all
+                    // be refused as ahead of the output kept.
+                    HostEvent::Output { tab, bytes } => match kept.get_mut(&tab) {
+                        Some(k) => {
                             k.screen.output(&bytes);
+                            h.to_core(data_frame(&tab, &bytes))
                         }
-                        h.to_core(data_frame(&tab, &bytes))
-                    }
+                        None => None,
+                    },
                     HostEvent::Exited { tab, code } => {
                         if let Some(k) = kept.get_mut(&tab) {
                             k.exit_code = Some(code);
@@ -237,6 +244,8 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
         let frame = read_frame(&mut read).await?;
         if frame.kind == Kind::Data {
             if let Some((tab, bytes)) = split_data(&frame.body) {
+                // Keys: past the input cap they are refused, and the PTY
+                // host logs it (a window has no way to hear it yet).
                 let _ = h.host.write(tab, bytes.to_vec());
             }
             continue;
@@ -264,17 +273,28 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 h.kept.lock().unwrap().remove(&tab);
                 h.host.forget(&tab);
             }
+            ToHolder::Answer { tab } => {
+                let bytes = bytes_after(&mut read, &tab, "the answers").await?;
+                h.host.answer(&tab, bytes);
+            }
+            ToHolder::Type { tab, id } => {
+                let bytes = bytes_after(&mut read, &tab, "typed input").await?;
+                let verdict = h.host.write(&tab, bytes);
+                let full = matches!(verdict, Err(HostError::InputFull(_)));
+                tx.send(Frame::control(&FromHolder::Typed {
+                    tab,
+                    id,
+                    error: verdict.err().map(|e| e.to_string()),
+                    full,
+                }));
+            }
             ToHolder::Snapshot {
                 tab,
                 offset,
                 rows,
                 cols,
             } => {
-                let bytes = read_frame(&mut read).await?;
-                let bytes = match split_data(&bytes.body) {
-                    Some((t, b)) if bytes.kind == Kind::Data && t == tab => b.to_vec(),
-                    _ => anyhow::bail!("a snapshot of tab {tab} came without its bytes"),
-                };
+                let bytes = bytes_after(&mut read, &tab, "a snapshot").await?;
                 // A core that was replaced may still be sending.
                 if h.current.load(Ordering::Acquire) != me {
                     continue;
@@ -287,6 +307,20 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 }
             }
         }
+    }
+}
+
+/// The data frame that carries the bytes of a control message about `tab`
+/// (`what`), which comes right after it.
+async fn bytes_after(
+    read: &mut tokio::net::unix::OwnedReadHalf,
+    tab: &str,
+    what: &str,
+) -> anyhow::Result<Vec<u8>> {
+    let f = read_frame(read).await?;
+    match split_data(&f.body) {
+        Some((t, b)) if f.kind == Kind::Data && t == tab => Ok(b.to_vec()),
+        _ => anyhow::bail!("{what} for tab {tab} came without its bytes"),
     }
 }
 

@@ -5,6 +5,7 @@
 //!   core's own when `NERDR_HOLDER=0`;
 //! - [`remote::HolderHost`] forwards to the holder over its socket.
 
+pub mod input;
 pub mod main_thread;
 pub mod pause;
 pub mod pty;
@@ -53,6 +54,10 @@ pub enum HostError {
     Scope { scope: String, reason: String },
     #[error("no running program in tab {0}")]
     NoSuchTab(String),
+    /// The program's input queue is full (`host::input`); the message
+    /// names the tab.
+    #[error("{0}")]
+    InputFull(String),
     #[error("the holder is unreachable: {0}")]
     Holder(String),
     /// The holder tried and failed; its message says why.
@@ -75,8 +80,21 @@ pub trait Host: Send + Sync {
     /// Start a program. Resolves once it runs (in its scope, if it has one)
     /// or has been cleaned away after a failure.
     fn spawn(&self, spec: SpawnSpec) -> oneshot::Receiver<Result<Spawned, HostError>>;
-    /// Queue bytes for the program's terminal, in order.
+    /// Queue bytes typed for the program (a person's keys, a paste), in
+    /// order. Past the program's input cap they are refused, never dropped
+    /// ([`input`]): the error says so, here or, where the queue is in
+    /// another process, in that process's log. A sender that must hear of
+    /// it waits on [`Host::type_in`] instead.
     fn write(&self, tab: &str, bytes: Vec<u8>) -> Result<(), HostError>;
+    /// [`Host::write`], resolving once the bytes were queued or refused.
+    fn type_in(&self, tab: &str, bytes: Vec<u8>) -> oneshot::Receiver<Result<(), HostError>> {
+        let (tx, rx) = oneshot::channel();
+        let _ = tx.send(self.write(tab, bytes));
+        rx
+    }
+    /// Queue the terminal's answers to the program's queries, in order with
+    /// typed input; dropped past the program's input cap ([`input`]).
+    fn answer(&self, tab: &str, bytes: Vec<u8>);
     fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<(), HostError>;
     /// End the program and everything in its scope or session (SIGHUP, then
     /// SIGTERM, then SIGKILL after a grace period). Resolves once collected.

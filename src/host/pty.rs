@@ -20,8 +20,9 @@ use nix::sys::signal::{kill, killpg, Signal};
 use nix::unistd::Pid;
 use tokio::sync::{mpsc, oneshot, watch};
 
+use super::input::{InputQueue, Source};
 use super::pause::{Frozen, Pause, Worker};
-use super::pty_tasks::{exit_code, finish, reap_adopted, wire, Input};
+use super::pty_tasks::{exit_code, finish, reap_adopted, wire};
 use super::{Host, HostError, HostEvent, Scopes, SpawnSpec, Spawned};
 use crate::platform;
 use crate::protocol::api::ProgramsMode;
@@ -39,7 +40,7 @@ struct Program {
     /// The PTY master, kept to hand over (the I/O tasks own their halves).
     master: Option<OwnedFd>,
     /// None until the program runs (it may still be waiting for its scope).
-    input: Option<mpsc::UnboundedSender<Input>>,
+    input: Option<InputQueue>,
     /// Becomes true once the process has been reaped.
     exited: watch::Receiver<bool>,
     /// Stopped before it ran: placement must not let it go.
@@ -230,11 +231,17 @@ impl Host for PtyHost {
     }
 
     fn write(&self, tab: &str, bytes: Vec<u8>) -> Result<(), HostError> {
-        self.send(tab, Input::Bytes(bytes))
+        self.input(tab)?.push(tab, bytes, Source::Typed)
+    }
+
+    fn answer(&self, tab: &str, bytes: Vec<u8>) {
+        if let Ok(input) = self.input(tab) {
+            let _ = input.push(tab, bytes, Source::Answer);
+        }
     }
 
     fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<(), HostError> {
-        self.send(tab, Input::Resize(rows, cols))
+        self.input(tab)?.resize(tab, rows, cols)
     }
 
     fn stop(&self, tab: &str) -> oneshot::Receiver<()> {
@@ -293,15 +300,15 @@ impl Host for PtyHost {
 }
 
 impl PtyHost {
-    fn send(&self, tab: &str, msg: Input) -> Result<(), HostError> {
-        let programs = self.programs.lock().unwrap();
-        let input = programs
+    /// The input queue of `tab`'s program, taken out of the lock (a
+    /// clone: a push never waits on the table).
+    fn input(&self, tab: &str) -> Result<InputQueue, HostError> {
+        self.programs
+            .lock()
+            .unwrap()
             .get(tab)
-            .and_then(|p| p.input.as_ref())
-            .ok_or_else(|| HostError::NoSuchTab(tab.to_string()))?;
-        input
-            .send(msg)
-            .map_err(|_| HostError::NoSuchTab(tab.to_string()))
+            .and_then(|p| p.input.clone())
+            .ok_or_else(|| HostError::NoSuchTab(tab.to_string()))
     }
 }
 

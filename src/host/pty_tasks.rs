@@ -11,13 +11,9 @@ use nix::unistd::Pid;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch, OwnedRwLockReadGuard};
 
+use super::input::{Input, InputQueue};
 use super::pause::Worker;
 use super::HostEvent;
-
-pub enum Input {
-    Bytes(Vec<u8>),
-    Resize(u16, u16),
-}
 
 /// Start the tasks that feed a program's terminal and read it.
 pub fn wire(
@@ -25,15 +21,21 @@ pub fn wire(
     tab: &str,
     events: mpsc::Sender<HostEvent>,
     mut worker: Worker,
-) -> (mpsc::UnboundedSender<Input>, tokio::task::JoinHandle<()>) {
+) -> (InputQueue, tokio::task::JoinHandle<()>) {
     let (reader, mut writer) = pty.into_split();
-    let (input_tx, mut input_rx) = mpsc::unbounded_channel::<Input>();
+    let (input, mut input_rx) = InputQueue::new();
     // Writer: the only owner of the master's write half, so input stays in
-    // order and a slow program cannot block the caller.
+    // order and a slow program cannot block the caller (its queue is
+    // bounded instead: `host::input`).
+    let (queue, named) = (input.clone(), tab.to_string());
     tokio::spawn(async move {
         while let Some(msg) = input_rx.recv().await {
             let ok = match msg {
-                Input::Bytes(b) => writer.write_all(&b).await.is_ok(),
+                Input::Bytes(b) => {
+                    let ok = writer.write_all(&b).await.is_ok();
+                    queue.written(&named, b.len());
+                    ok
+                }
                 Input::Resize(r, c) => writer.resize(pty_process::Size::new(r, c)).is_ok(),
             };
             if !ok {
@@ -70,7 +72,7 @@ pub fn wire(
             drop(share);
         }
     });
-    (input_tx, reader_done)
+    (input, reader_done)
 }
 
 /// Report a program's end, with the share of work its reaping took (the

@@ -16,11 +16,15 @@ use crate::protocol::handover::{core_step, Answer, Ask, CoreStep, HANDOVER_VERSI
 use crate::protocol::holder::{data_frame, split_data, FromHolder, Held, ToHolder, HOLDER_VERSION};
 
 type SpawnReply = oneshot::Sender<Result<Spawned, HostError>>;
+type TypedReply = oneshot::Sender<Result<(), HostError>>;
 
 #[derive(Default)]
 struct Pending {
     spawns: HashMap<String, SpawnReply>,
     stops: HashMap<String, Vec<oneshot::Sender<()>>>,
+    /// Typed input waiting for the holder's verdict, by id.
+    typed: HashMap<u64, TypedReply>,
+    next_typed: u64,
     /// Tabs the holder runs for us, so losing it ends them visibly.
     known: HashSet<String>,
     lost: Option<String>,
@@ -224,6 +228,7 @@ async fn read_loop(
             Ok(m) => m,
             Err(e) => break format!("the holder sent a malformed message: {e}"),
         };
+        let mut stopped = Vec::new();
         let event = {
             let mut p = pending.lock().unwrap();
             match msg {
@@ -255,8 +260,21 @@ async fn read_loop(
                 },
                 FromHolder::Exited { tab, code } => Some(HostEvent::Exited { tab, code }),
                 FromHolder::Stopped { tab } => {
-                    for tx in p.stops.remove(&tab).unwrap_or_default() {
-                        let _ = tx.send(());
+                    stopped = p.stops.remove(&tab).unwrap_or_default();
+                    None
+                }
+                FromHolder::Typed {
+                    tab,
+                    id,
+                    error,
+                    full,
+                } => {
+                    if let Some(tx) = p.typed.remove(&id) {
+                        let _ = tx.send(match error {
+                            None => Ok(()),
+                            Some(e) if full => Err(HostError::InputFull(e)),
+                            Some(e) => Err(HostError::Failed(format!("tab {tab}: {e}"))),
+                        });
                     }
                     None
                 }
@@ -266,12 +284,25 @@ async fn read_loop(
         if let Some(ev) = event {
             let _ = events.send(ev).await;
         }
+        if !stopped.is_empty() {
+            // The program's last output came before this: the core takes it
+            // all in (the queue empties; this loop is its only sender)
+            // before the stop resolves, so none of it is counted as the
+            // output of a program started next in the tab.
+            let _ = events.reserve_many(super::EVENT_QUEUE).await;
+            for tx in stopped {
+                let _ = tx.send(());
+            }
+        }
     };
     tracing::error!(reason = %why, "lost the holder; its programs are gone from this core");
     let lost: Vec<String> = {
         let mut p = pending.lock().unwrap();
         p.lost = Some(why.clone());
         for (_, tx) in p.spawns.drain() {
+            let _ = tx.send(Err(HostError::Holder(why.clone())));
+        }
+        for (_, tx) in p.typed.drain() {
             let _ = tx.send(Err(HostError::Holder(why.clone())));
         }
         for (_, txs) in p.stops.drain() {
@@ -304,6 +335,43 @@ impl Host for HolderHost {
         self.out
             .send((data_frame(tab, &bytes), None))
             .map_err(|_| HostError::Holder("the connection is closed".into()))
+    }
+
+    fn type_in(&self, tab: &str, bytes: Vec<u8>) -> oneshot::Receiver<Result<(), HostError>> {
+        let (tx, rx) = oneshot::channel();
+        let id = {
+            let mut p = self.pending.lock().unwrap();
+            if let Some(why) = &p.lost {
+                let _ = tx.send(Err(HostError::Holder(why.clone())));
+                return rx;
+            }
+            p.next_typed += 1;
+            let id = p.next_typed;
+            p.typed.insert(id, tx);
+            id
+        };
+        let head = Frame::control(&ToHolder::Type {
+            tab: tab.to_string(),
+            id,
+        });
+        if self
+            .out
+            .send((head, Some(data_frame(tab, &bytes))))
+            .is_err()
+        {
+            if let Some(tx) = self.pending.lock().unwrap().typed.remove(&id) {
+                let _ = tx.send(Err(HostError::Holder("the connection is closed".into())));
+            }
+        }
+        rx
+    }
+
+    fn answer(&self, tab: &str, bytes: Vec<u8>) {
+        let head = Frame::control(&ToHolder::Answer {
+            tab: tab.to_string(),
+        });
+        // Lost with the connection, as the program's terminal is.
+        let _ = self.out.send((head, Some(data_frame(tab, &bytes))));
     }
 
     fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<(), HostError> {

@@ -22,7 +22,9 @@ pub fn socket_name(paths: &Paths) -> String {
 }
 
 /// Bump when these messages change incompatibly (2: the holder keeps the
-/// core's snapshots instead of a screen of its own): a core meeting a holder
+/// core's snapshots instead of a screen of its own; 3: the terminal's
+/// answers and awaited typed input are told apart from keys, so a program's
+/// input queue can be capped): a core meeting a holder
 /// of another version takes it over through the frozen
 /// [`handover`](super::handover).
 ///
@@ -31,7 +33,7 @@ pub fn socket_name(paths: &Paths) -> String {
 /// make a second, real build of another version.
 pub const HOLDER_VERSION: u32 = match option_env!("NERDR_HOLDER_VERSION_FOR_TESTS") {
     Some(v) => parse_version(v),
-    None => 2,
+    None => 3,
 };
 
 const fn parse_version(v: &str) -> u32 {
@@ -103,6 +105,18 @@ pub enum ToHolder {
         rows: u16,
         cols: u16,
     },
+    /// The terminal's answers to `tab`'s queries, in the data frame right
+    /// after (as a snapshot's bytes): queued like keys (plain data frames),
+    /// but dropped when the program's input queue is full.
+    Answer {
+        tab: String,
+    },
+    /// Typed input whose sender waits to hear it was taken (`nerdr send`),
+    /// in the data frame right after; answered with [`FromHolder::Typed`].
+    Type {
+        tab: String,
+        id: u64,
+    },
 }
 
 /// A program the holder keeps, as a restarted core finds it.
@@ -151,6 +165,15 @@ pub enum FromHolder {
     },
     Stopped {
         tab: String,
+    },
+    /// The verdict on a [`ToHolder::Type`]: taken, or why not (`full`: the
+    /// program's input queue is full).
+    Typed {
+        tab: String,
+        id: u64,
+        error: Option<String>,
+        #[serde(default)]
+        full: bool,
     },
 }
 

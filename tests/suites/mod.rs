@@ -28,6 +28,7 @@ mod probe_alone;
 mod proxy;
 mod readme_quickstart;
 mod reconnect;
+mod replycap;
 mod resume;
 mod robustness;
 mod sandbox;

@@ -16,7 +16,7 @@ use std::time::Instant;
 
 /// The holder protocol of the second build (the first has the default,
 /// `protocol::holder::HOLDER_VERSION`, which this must differ from).
-pub const NEXT_VERSION: u32 = 3;
+pub const NEXT_VERSION: u32 = 1000;
 
 /// The second build's binary, built once per test run.
 pub fn next_build() -> PathBuf {
