@@ -19,6 +19,8 @@ use alacritty_terminal::vte::ansi::{
 };
 
 use super::palette;
+use super::vt_modes;
+use super::vt_moves::{self, Way};
 
 /// The crate has no blink attribute; its flags leave the top bit free.
 pub(super) const BLINK: Flags = Flags::from_bits_retain(1 << 15);
@@ -244,6 +246,9 @@ impl Hooked<'_> {
     }
 
     fn private(&mut self, mode: &PrivateMode, set: bool) -> bool {
+        if vt_modes::private(self.term, mode, set) {
+            return true;
+        }
         let raw = match mode {
             PrivateMode::Named(NamedPrivateMode::SwapScreenAndSetRestoreCursor) => 1049,
             PrivateMode::Named(NamedPrivateMode::BlinkingCursor) => {
@@ -330,10 +335,10 @@ impl Handler for Hooked<'_> {
         self.tidy_row();
     }
     fn move_up(&mut self, n: usize) {
-        self.term.move_up(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Up, false)
     }
     fn move_down(&mut self, n: usize) {
-        self.term.move_down(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Down, false)
     }
     fn identify_terminal(&mut self, intermediate: Option<char>) {
         match intermediate {
@@ -353,10 +358,10 @@ impl Handler for Hooked<'_> {
         self.term.move_backward(n)
     }
     fn move_down_and_cr(&mut self, n: usize) {
-        self.term.move_down_and_cr(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Down, true)
     }
     fn move_up_and_cr(&mut self, n: usize) {
-        self.term.move_up_and_cr(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Up, true)
     }
     fn put_tab(&mut self, count: u16) {
         // The crate marks the cell a tab started from with '\t' (for

@@ -37,15 +37,21 @@ struct Walk<'t, 'e> {
 
 impl Walk<'_, '_> {
     fn compare(&mut self, what: String) -> Capture {
+        self.compare_fixed(what, &|_| {})
+    }
+
+    /// [`Self::compare`] against tmux's screen as `fix` corrects it.
+    fn compare_fixed(&mut self, what: String, fix: &dyn Fn(&mut Capture)) -> Capture {
         match self
             .twin
-            .compare_like_within(&what, Duration::from_secs(6), &|_| {})
+            .compare_like_within(&what, Duration::from_secs(6), fix)
         {
             Ok(shown) => {
                 self.in_a_row = 0;
                 shown
             }
             Err(why) => {
+                eprintln!("{why}\n");
                 self.differences.push((what, why));
                 self.in_a_row += 1;
                 if self.in_a_row >= GIVE_UP_AFTER {
@@ -61,7 +67,10 @@ impl Walk<'_, '_> {
     fn item(&mut self, path: &str, item: &str) {
         self.twin.keys(&[item, "Enter"]);
         for screen in 1..=30 {
-            let shown = self.compare(format!("vttest {path}, screen {screen}"));
+            let shown = self.compare_fixed(
+                format!("vttest {path}, screen {screen}"),
+                &|c: &mut Capture| tmux_fixed(path, screen, c),
+            );
             if shown
                 .text()
                 .iter()
@@ -128,6 +137,42 @@ impl Walk<'_, '_> {
             names.join("\n  "),
             shown.join("\n\n")
         );
+    }
+}
+
+/// Where tmux 3.3a fails vttest's own check, the screen a VT100 (and
+/// xterm, and the emulator) shows, made from tmux's: nerdr keeps the right
+/// behaviour there rather than tmux's.
+fn tmux_fixed(path: &str, screen: usize, c: &mut Capture) {
+    match (path, screen) {
+        // DECSTBM homes the cursor to the screen's top-left in tmux, not
+        // to the region's (rows 23-24) in origin mode: the first line goes
+        // to row 2 instead of the bottom.
+        ("2 screen features", 11) => {
+            let first = std::mem::take(&mut c.rows[1]);
+            c.rows[23] = first;
+        }
+        // tmux ignores VPR (`CSI Ps e`): of the box of *'s only the top is
+        // drawn. A VT draws its sides (columns 20 and 59) and bottom (row
+        // 18, as the top).
+        ("11.5.9", _) if c.text()[5].trim() == "*".repeat(40) => {
+            let side = format!("{}*{}*", " ".repeat(19), " ".repeat(38));
+            for row in &mut c.rows[6..17] {
+                *row = side.clone();
+            }
+            c.rows[17] = c.rows[5].clone();
+        }
+        // tmux keeps one saved cursor for both screens (47, 1047) and
+        // none for 1048, and restores 1049's save apart from DECSC's:
+        // vttest prints its failure on a row of its own.
+        (p, _) if p.starts_with("11.8.7.") => {
+            for (row, text) in c.rows.iter_mut().zip(c.text()) {
+                if text.starts_with("cursor save/restore failed") {
+                    row.clear();
+                }
+            }
+        }
+        _ => {}
     }
 }
 

@@ -425,10 +425,12 @@ impl Sgr {
     }
 }
 
-/// The glyph a DEC special graphics letter stands for.
+/// The glyph a DEC special graphics letter stands for (`_` is a blank:
+/// tmux 3.3a keeps the `_` and draws it as one, a VT100 and the emulator
+/// draw a blank).
 fn dec_graphic(c: char) -> char {
-    const FROM: &str = "`abcdefghijklmnopqrstuvwxyz{|}~";
-    const TO: &str = "◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·";
+    const FROM: &str = "_`abcdefghijklmnopqrstuvwxyz{|}~";
+    const TO: &str = " ◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·";
     FROM.chars()
         .position(|f| f == c)
         .and_then(|i| TO.chars().nth(i))
@@ -520,6 +522,8 @@ fn twin_normalise_reencodes_each_row_from_its_cells() {
         (&["ab   ", "\x1b[41m   "], &["ab", "\x1b[0;41m   \x1b[0m"]),
         // DEC special graphics as tmux marks them, or as the glyphs.
         (&["\x0elqk\x0f x", "┌─┐ x"], &["┌─┐ x", "┌─┐ x"]),
+        // DEC special graphics' `_` is a blank, kept at a line's end.
+        (&["^\x0e^_\x0fx", "^^ x", "\x0e_\x0f"], &["^^ x", "^^ x", ""]),
         // Colours in words after 38/48/58, and a styled underline.
         (
             &["\x1b[38;5;196mX\x1b[0;4:3m\x1b[58;2;255;0;0mY"],
