@@ -21,6 +21,7 @@ use alacritty_terminal::vte::ansi::{
 use super::palette;
 use super::vt_modes;
 use super::vt_moves::{self, Way};
+use super::vt_repeat::Repeats;
 
 /// The crate has no blink attribute; its flags leave the top bit free.
 pub(super) const BLINK: Flags = Flags::from_bits_retain(1 << 15);
@@ -115,6 +116,7 @@ pub(super) struct Emulator {
     parser: Processor<NoSync>,
     pub inbox: Arc<Mutex<Inbox>>,
     pub state: State,
+    repeats: Repeats,
 }
 
 impl Emulator {
@@ -137,14 +139,28 @@ impl Emulator {
                 styled: false,
                 main: None,
             },
+            repeats: Repeats::default(),
         }
     }
 
     pub fn process(&mut self, bytes: &[u8]) {
+        // A REP's final byte goes alone, with what it may write.
+        let mut from = 0;
+        for rep in self.repeats.find(bytes) {
+            self.advance(&bytes[from..rep.at], None);
+            let budget = rep.budget(&self.term);
+            self.advance(&bytes[rep.at..=rep.at], Some(budget));
+            from = rep.at + 1;
+        }
+        self.advance(&bytes[from..], None);
+    }
+
+    fn advance(&mut self, bytes: &[u8], repeat_left: Option<usize>) {
         let mut h = Hooked {
             term: &mut self.term,
             state: &mut self.state,
             inbox: &self.inbox,
+            repeat_left,
         };
         self.parser.advance(&mut h, bytes);
     }
@@ -189,6 +205,8 @@ struct Hooked<'a> {
     term: &'a mut Term<Events>,
     state: &'a mut State,
     inbox: &'a Arc<Mutex<Inbox>>,
+    /// Inside a REP: how many more characters it may write (`vt_repeat`).
+    repeat_left: Option<usize>,
 }
 
 impl Hooked<'_> {
@@ -290,6 +308,12 @@ impl Handler for Hooked<'_> {
         self.term.set_cursor_shape(shape)
     }
     fn input(&mut self, c: char) {
+        if let Some(left) = self.repeat_left.as_mut() {
+            if *left == 0 {
+                return;
+            }
+            *left -= 1;
+        }
         let before = (
             self.term.grid().cursor.point,
             self.term.grid().cursor.input_needs_wrap,

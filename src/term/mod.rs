@@ -43,6 +43,7 @@ mod sgr;
 mod snapshot;
 mod vt_modes;
 mod vt_moves;
+mod vt_repeat;
 
 use emulator::Emulator;
 pub use paint::Frame;
