@@ -112,7 +112,10 @@ mod tests {
     fn moves_in_origin_mode_count_from_the_cursor_and_stay_in_the_region() {
         // vttest 2.7: region 12..13, origin mode, 24 down then 24 up.
         assert_eq!(cursor_after(b"\x1b[12;13r\x1b[?6h\x1b[24B"), (12, 0));
-        assert_eq!(cursor_after(b"\x1b[12;13r\x1b[?6h\x1b[24B\x1b[24A"), (11, 0));
+        assert_eq!(
+            cursor_after(b"\x1b[12;13r\x1b[?6h\x1b[24B\x1b[24A"),
+            (11, 0)
+        );
         assert_eq!(cursor_after(b"\x1b[12;13r\x1b[?6h\x1b[5C\x1b[A"), (11, 5));
         // CNL and CPL too, to the line's start.
         assert_eq!(cursor_after(b"\x1b[5;20r\x1b[?6h\x1b[3;9H\x1b[2F"), (4, 0));

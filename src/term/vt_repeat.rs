@@ -144,7 +144,6 @@ fn printed_at(at: &dyn Fn(isize) -> Option<u8>, p: isize) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::term::Screen;
 
     fn text(cols: u16, bytes: &[u8]) -> String {
@@ -177,7 +176,12 @@ mod tests {
             (b"+\x1b[?3b", "+"),
         ];
         for (bytes, want) in table {
-            assert_eq!(text(10, bytes), *want, "{:?}", String::from_utf8_lossy(bytes));
+            assert_eq!(
+                text(10, bytes),
+                *want,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
         }
     }
 
@@ -188,7 +192,11 @@ mod tests {
             let mut s = Screen::new(2, 40);
             s.process(&bytes[..cut]);
             s.process(&bytes[cut..]);
-            assert_eq!(s.text(None), format!("ab{}", "+".repeat(13)), "cut at {cut}");
+            assert_eq!(
+                s.text(None),
+                format!("ab{}", "+".repeat(13)),
+                "cut at {cut}"
+            );
         }
     }
 
