@@ -22,6 +22,8 @@ use super::emulator::{
     default_tabs, Events, Inbox, State, BLINK, MAX_TITLE, MAX_TITLES, MAX_ZEROWIDTH,
 };
 use super::palette;
+use super::vt_modes;
+use super::vt_moves::{self, Way};
 
 /// How the alternate screen was entered.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -95,6 +97,9 @@ impl Hooked<'_> {
     }
 
     fn private(&mut self, mode: &PrivateMode, set: bool) -> bool {
+        if vt_modes::private(self.term, mode, set) {
+            return true;
+        }
         let raw = match mode {
             PrivateMode::Named(NamedPrivateMode::SwapScreenAndSetRestoreCursor) => 1049,
             PrivateMode::Named(NamedPrivateMode::BlinkingCursor) => {
@@ -185,10 +190,10 @@ impl Handler for Hooked<'_> {
         self.tidy_row();
     }
     fn move_up(&mut self, n: usize) {
-        self.term.move_up(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Up, false)
     }
     fn move_down(&mut self, n: usize) {
-        self.term.move_down(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Down, false)
     }
     fn identify_terminal(&mut self, intermediate: Option<char>) {
         match intermediate {
@@ -208,10 +213,10 @@ impl Handler for Hooked<'_> {
         self.term.move_backward(n)
     }
     fn move_down_and_cr(&mut self, n: usize) {
-        self.term.move_down_and_cr(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Down, true)
     }
     fn move_up_and_cr(&mut self, n: usize) {
-        self.term.move_up_and_cr(n)
+        vt_moves::move_rows(self.term, self.state.region, n, Way::Up, true)
     }
     fn put_tab(&mut self, count: u16) {
         // The crate marks the cell a tab started from with '\t' (for

@@ -46,6 +46,8 @@ mod palette;
 mod query;
 mod sgr;
 mod snapshot;
+mod vt_modes;
+mod vt_moves;
 
 use emulator::Emulator;
 pub use paint::Frame;

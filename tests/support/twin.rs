@@ -10,9 +10,12 @@
 //! side from the first differing row.
 //!
 //! What is normalised, because it is how a cell was written and not what
-//! the program drew: blanks at a line's end in default attributes (a
-//! written space and a cleared cell look the same; `-N` tells them apart),
-//! and DEC special graphics, which tmux keeps as the ASCII letter marked
+//! the program drew: blanks at a line's end in default attributes or with
+//! only a background (a written space and a cleared cell look the same;
+//! `-N` tells them apart, and tmux 3.3a captures a cell cleared in a
+//! colour only when something was written there before, so what the same
+//! screen captures as depends on what each pane showed earlier), and DEC
+//! special graphics, which tmux keeps as the ASCII letter marked
 //! with SO/SI while an emulator may store the glyph it means.
 //!
 //! Not compared, because tmux 3.3a does not expose them: the cursor's
@@ -318,7 +321,7 @@ pub fn normalise(lines: &[&str]) -> Vec<String> {
     lines
         .iter()
         .map(|line| {
-            let mut cells: Vec<(char, String)> = Vec::new();
+            let mut cells: Vec<(char, String, bool)> = Vec::new();
             let mut chars = line.chars();
             while let Some(c) = chars.next() {
                 match c {
@@ -338,16 +341,16 @@ pub fn normalise(lines: &[&str]) -> Vec<String> {
                     }
                     c => {
                         let c = if graphics { dec_graphic(c) } else { c };
-                        cells.push((c, sgr.key()));
+                        cells.push((c, sgr.key(), sgr.background_only()));
                     }
                 }
             }
-            while cells.last().is_some_and(|(c, a)| *c == ' ' && a.is_empty()) {
+            while cells.last().is_some_and(|(c, _, bg)| *c == ' ' && *bg) {
                 cells.pop();
             }
             let mut out = String::new();
             let mut now = String::new();
-            for (c, a) in cells {
+            for (c, a, _) in cells {
                 if a != now {
                     out.push_str(&format!(
                         "\x1b[0{}{a}m",
@@ -419,16 +422,23 @@ impl Sgr {
         }
     }
 
+    /// Whether no attribute but a background is set (or none).
+    fn background_only(&self) -> bool {
+        self.slots.keys().all(|k| k == "bg")
+    }
+
     /// The attributes as one canonical SGR parameter list ("" for none).
     fn key(&self) -> String {
         self.slots.values().cloned().collect::<Vec<_>>().join(";")
     }
 }
 
-/// The glyph a DEC special graphics letter stands for.
+/// The glyph a DEC special graphics letter stands for (`_` is a blank:
+/// tmux 3.3a keeps the `_` and draws it as one, a VT100 and the emulator
+/// draw a blank).
 fn dec_graphic(c: char) -> char {
-    const FROM: &str = "`abcdefghijklmnopqrstuvwxyz{|}~";
-    const TO: &str = "◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·";
+    const FROM: &str = "_`abcdefghijklmnopqrstuvwxyz{|}~";
+    const TO: &str = " ◆▒␉␌␍␊°±␤␋┘┐┌└┼⎺⎻─⎼⎽├┤┴┬│≤≥π≠£·";
     FROM.chars()
         .position(|f| f == c)
         .and_then(|i| TO.chars().nth(i))
@@ -516,10 +526,20 @@ fn twin_normalise_reencodes_each_row_from_its_cells() {
             &["\x1b[7m**", "\x1b[0m\x1b[39m\x1b[49mab"],
             &["\x1b[0;7m**\x1b[0m", "ab"],
         ),
-        // Blanks at the end go in default attributes only.
-        (&["ab   ", "\x1b[41m   "], &["ab", "\x1b[0;41m   \x1b[0m"]),
+        // Blanks at the end go in default attributes or a background
+        // only; not in another attribute, nor before text.
+        (&["ab   ", "\x1b[41m   "], &["ab", ""]),
+        (
+            &["\x1b[41m  x  ", "\x1b[0;7m  "],
+            &["\x1b[0;41m  x\x1b[0m", "\x1b[0;7m  \x1b[0m"],
+        ),
         // DEC special graphics as tmux marks them, or as the glyphs.
         (&["\x0elqk\x0f x", "┌─┐ x"], &["┌─┐ x", "┌─┐ x"]),
+        // DEC special graphics' `_` is a blank, kept at a line's end.
+        (
+            &["^\x0e^_\x0fx", "^^ x", "\x0e_\x0f"],
+            &["^^ x", "^^ x", ""],
+        ),
         // Colours in words after 38/48/58, and a styled underline.
         (
             &["\x1b[38;5;196mX\x1b[0;4:3m\x1b[58;2;255;0;0mY"],
