@@ -357,6 +357,10 @@ def main():
     ap.add_argument("--idle-secs", type=float, default=60)
     ap.add_argument("--settle-secs", type=float, default=15,
                     help="how long to wait, once all is quiet, before watching")
+    ap.add_argument("--probe-trim", action="store_true",
+                    help="after the detach, call malloc_trim(0) in the core and holder "
+                         "through gdb and measure again: how much of their RSS is memory "
+                         "glibc keeps freed")
     ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                     help="set in the user manager's environment before nerdr starts "
                          "(e.g. MALLOC_ARENA_MAX=1), to try a setting without a build")
@@ -401,6 +405,8 @@ def run(env, args, counts):
     t = Tmux(env, folder, prog)
     print("\n(a) memory", flush=True)
     report_memory(*measure_memory(n, t, counts))
+    if args.probe_trim:
+        probe_trim(n.pids())
 
     every = systemd_seconds(env.run(["systemctl", "--user", "show", "-P", "WatchdogUSec",
                                      "nerdr.service"]).strip()) / 2
@@ -439,6 +445,19 @@ def measure_memory(n, t, counts):
         raise Failure("not every tmux window shows its prompt")
     sizes["tmux"] = pty_size(t.a_program())
     return mem, detached, sizes
+
+
+def probe_trim(pids):
+    """RSS of each of `pids` before and after gdb calls malloc_trim(0) in it."""
+    print("  malloc_trim(0) called through gdb (memory glibc kept freed):")
+    for name, pid in pids.items():
+        before = status_kb(pid, "VmRSS")
+        p = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                            "-ex", "call (int) malloc_trim(0)"],
+                           capture_output=True, text=True, timeout=120)
+        after = status_kb(pid, "VmRSS")
+        ok = "" if p.returncode == 0 else f" (gdb failed: {p.stderr.strip()[-200:]})"
+        print(f"    {name:6} {before} kB -> {after} kB ({before - after} kB released){ok}")
 
 
 def report_memory(mem, detached, sizes):
