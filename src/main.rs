@@ -21,7 +21,6 @@ mod holder;
 mod host;
 mod integration;
 mod logging;
-mod malloc;
 mod notify;
 mod paths;
 mod peer;
@@ -45,12 +44,6 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
-    if matches!(
-        args.command,
-        Some(cli::Command::Core(_) | cli::Command::Holder(_))
-    ) {
-        malloc::for_a_service();
-    }
     if !matches!(
         args.command,
         Some(cli::Command::Core(_) | cli::Command::Holder(_) | cli::Command::Hook(_))
