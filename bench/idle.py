@@ -116,6 +116,47 @@ def memory(pids):
             "anon": sum(m["anon"] for m in by.values()), "by": by}
 
 
+def by_mapping(pid):
+    """Resident kB of `pid` by what its mappings are (/proc/PID/smaps):
+    the nerdr binary, other files (libraries), the brk heap, glibc's other
+    malloc arenas (anonymous, 64 MiB aligned), thread stacks (anonymous,
+    right above a guard page), other anonymous memory (large allocations),
+    and the rest. {kind: kB}; empty if the process is gone."""
+    maps = []  # (start, end, perms, path, rss)
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                head = line.split(None, 5)
+                if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):
+                    start, end = (int(x, 16) for x in head[0].split("-"))
+                    path = head[5].strip() if len(head) > 5 else ""
+                    maps.append([start, end, head[1], path, 0])
+                elif line.startswith("Rss:") and maps:
+                    maps[-1][4] = int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        return {}
+    out = {}
+    for i, (start, end, perms, path, rss) in enumerate(maps):
+        prev = maps[i - 1] if i else None
+        if path.split(" ")[0].endswith("/nerdr"):
+            kind = "binary"
+        elif path.startswith("/"):
+            kind = "libraries"
+        elif path == "[heap]":
+            kind = "heap (brk)"
+        elif path.startswith("["):
+            kind = "stack, vdso"
+        elif prev and prev[1] == start and prev[2] == "---p" and not prev[3] \
+                and prev[1] - prev[0] <= 64 << 10:
+            kind = "thread stacks"
+        elif start % (64 << 20) == 0:
+            kind = "malloc arenas"
+        else:
+            kind = "other anon"
+        out[kind] = out.get(kind, 0) + rss
+    return out
+
+
 def fit(points):
     """Least-squares line through [(n, y)]: (slope, intercept)."""
     n = len(points)
@@ -316,6 +357,13 @@ def main():
     ap.add_argument("--idle-secs", type=float, default=60)
     ap.add_argument("--settle-secs", type=float, default=15,
                     help="how long to wait, once all is quiet, before watching")
+    ap.add_argument("--probe-trim", action="store_true",
+                    help="after the detach, call malloc_trim(0) in the core and holder "
+                         "through gdb and measure again: how much of their RSS is memory "
+                         "glibc keeps freed")
+    ap.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                    help="set in the user manager's environment before nerdr starts "
+                         "(e.g. MALLOC_ARENA_MAX=1), to try a setting without a build")
     args = ap.parse_args()
     args.bin = os.path.abspath(args.bin)
     counts = sorted({int(x) for x in args.counts.split(",")})
@@ -349,11 +397,16 @@ def run(env, args, counts):
     env.write_user_file(".config/nerdr/config.toml",
                         "[tabs]\nworktree = false\n\n[agents.idle]\n"
                         f"command = [{', '.join(toml_str(a) for a in prog)}]\n")
+    if args.env:
+        env.run(["systemctl", "--user", "set-environment", *args.env])
+        print(f"user manager environment: {' '.join(args.env)}")
     env.run(["nerdr", "service", "install"])
     n = Nerdr(env, folder)
     t = Tmux(env, folder, prog)
     print("\n(a) memory", flush=True)
     report_memory(*measure_memory(n, t, counts))
+    if args.probe_trim:
+        probe_trim(n.pids())
 
     every = systemd_seconds(env.run(["systemctl", "--user", "show", "-P", "WatchdogUSec",
                                      "nerdr.service"]).strip()) / 2
@@ -369,18 +422,20 @@ def run(env, args, counts):
 
 def measure_memory(n, t, counts):
     """nerdr's tabs, then tmux's, grown to each count; memory at each."""
-    mem = {"nerdr": [], "tmux": []}
+    mem = {"nerdr": [], "tmux": [], "maps": {}}
     n.attach()
     for c in counts:
         print(f"  nerdr: {c} tabs ...", file=sys.stderr, flush=True)
         n.grow(c)
         mem["nerdr"].append((c, memory(n.pids())))
+        mem["maps"][f"{c} tabs"] = {k: by_mapping(p) for k, p in n.pids().items()}
     if not n.all_ready():
         raise Failure("not every nerdr tab shows its prompt")
     sizes = {"nerdr with its window": pty_size(n.a_program())}
     n.detach()
     settle(n.pids().values())
     detached = memory(n.pids())
+    mem["maps"]["detached"] = {k: by_mapping(p) for k, p in n.pids().items()}
     sizes["nerdr after it detached"] = pty_size(n.a_program())
     for c in counts:
         print(f"  tmux: {c} windows ...", file=sys.stderr, flush=True)
@@ -390,6 +445,19 @@ def measure_memory(n, t, counts):
         raise Failure("not every tmux window shows its prompt")
     sizes["tmux"] = pty_size(t.a_program())
     return mem, detached, sizes
+
+
+def probe_trim(pids):
+    """RSS of each of `pids` before and after gdb calls malloc_trim(0) in it."""
+    print("  malloc_trim(0) called through gdb (memory glibc kept freed):")
+    for name, pid in pids.items():
+        before = status_kb(pid, "VmRSS")
+        p = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                            "-ex", "call (int) malloc_trim(0)"],
+                           capture_output=True, text=True, timeout=120)
+        after = status_kb(pid, "VmRSS")
+        ok = "" if p.returncode == 0 else f" (gdb failed: {p.stderr.strip()[-200:]})"
+        print(f"    {name:6} {before} kB -> {after} kB ({before - after} kB released){ok}")
 
 
 def report_memory(mem, detached, sizes):
@@ -413,9 +481,15 @@ def report_memory(mem, detached, sizes):
         sl, _ = fit([(c, m["by"][name]["rss"]) for c, m in mem["nerdr"]])
         print(f"    nerdr's {name}: {sl:.1f} kB/tab RSS; at each count "
               + ", ".join(f"{c}: {m['by'][name]['rss']} kB" for c, m in mem["nerdr"]))
-    for who, c_m in mem.items():
+    for who in ("nerdr", "tmux"):
         print(f"    {who} points (tabs: RSS kB): "
-              + ", ".join(f"{c}: {m['rss']}" for c, m in c_m))
+              + ", ".join(f"{c}: {m['rss']}" for c, m in mem[who]))
+    print("  resident kB by mapping (/proc/PID/smaps):")
+    for when, procs in mem["maps"].items():
+        for name, kinds in procs.items():
+            print(f"    {when:>9} {name:6} {sum(kinds.values()):6d}: "
+                  + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items(), key=lambda x: -x[1])
+                              if v))
 
 
 def report_idle(w, every):

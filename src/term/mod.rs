@@ -183,6 +183,12 @@ impl Screen {
         }
     }
 
+    /// Whether the screen is kept as its snapshot (see [`Screen::compact`]).
+    #[cfg(test)]
+    pub fn is_compact(&self) -> bool {
+        matches!(self.model, Model::Compact { .. })
+    }
+
     #[cfg(test)]
     pub fn alternate_screen(&self) -> bool {
         match &self.model {
