@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::outbox::Outbox;
+use crate::protocol::quiet::Reader;
 use tokio::io::BufReader;
-use tokio::net::unix::OwnedReadHalf;
 use tokio::net::UnixStream;
 
 use super::{Caller, Core};
@@ -65,7 +65,9 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
 
     // From here on the core may push frames (output, tab lists) while
     // requests are answered, so one writer task owns the write half.
-    let (read, write) = stream.into_split();
+    // Watched for reading only (`protocol::quiet`): a window reading its
+    // paint does not wake the core.
+    let (read, write) = crate::protocol::quiet::split(stream)?;
     // A frame's length and body (a keystroke) in one read, not two; a
     // frame larger than the buffer is read into its own.
     let mut read = BufReader::with_capacity(8 * 1024, read);
@@ -82,7 +84,7 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
 
 async fn serve_frames(
     core: &Arc<Core>,
-    read: &mut BufReader<OwnedReadHalf>,
+    read: &mut BufReader<Reader>,
     out: &Outbox,
     window: &mut Option<u64>,
 ) -> anyhow::Result<()> {
@@ -108,7 +110,7 @@ async fn serve_frames(
                 let reply = if matches!(request, crate::protocol::api::Request::Wait(_)) {
                     tokio::select! {
                         reply = core.handle(&Caller::User, request) => reply,
-                        () = super::waiting::hung_up(read.get_ref()) => return Ok(()),
+                        () = read.get_ref().hung_up() => return Ok(()),
                     }
                 } else {
                     core.handle(&Caller::User, request).await

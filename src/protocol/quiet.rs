@@ -45,6 +45,41 @@ pub fn split(stream: tokio::net::UnixStream) -> io::Result<(Reader, Writer)> {
     Ok((Reader(sock.clone()), Writer { sock, room: None }))
 }
 
+impl Reader {
+    /// Completes once the peer has closed its end, even with bytes it sent
+    /// still unread (the kernel's `EPOLLRDHUP`); while it stays connected,
+    /// unread bytes do not end it (`core::waiting::hung_up` for a stream
+    /// tokio watches).
+    pub async fn hung_up(&self) {
+        use nix::sys::socket::{recv, MsgFlags};
+        use std::os::fd::AsRawFd;
+        loop {
+            let Ok(mut guard) = self.0.readable().await else {
+                return;
+            };
+            if guard.ready().is_read_closed() {
+                return;
+            }
+            let mut byte = [0u8; 1];
+            let fd = self.0.get_ref().as_raw_fd();
+            // `try_io` clears the readiness on `WouldBlock`, so this does
+            // not spin.
+            let peeked = guard.try_io(|_| {
+                recv(fd, &mut byte, MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT)
+                    .map_err(io::Error::from)
+            });
+            match peeked {
+                Ok(Ok(0)) => return,
+                // Bytes wait and the peer is still there: sleep until the
+                // next event on the socket (more bytes, or the hang-up).
+                Ok(Ok(_)) => guard.clear_ready(),
+                Err(_would_block) => continue,
+                Ok(Err(_)) => return,
+            }
+        }
+    }
+}
+
 impl AsyncRead for Reader {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -54,7 +89,7 @@ impl AsyncRead for Reader {
         loop {
             let mut guard = ready!(self.0.poll_read_ready(cx))?;
             let unfilled = buf.initialize_unfilled();
-            match guard.try_io(|s| (&*s.get_ref()).read(unfilled)) {
+            match guard.try_io(|s| s.get_ref().read(unfilled)) {
                 Ok(Ok(n)) => {
                     buf.advance(n);
                     return Poll::Ready(Ok(()));
@@ -75,7 +110,7 @@ impl AsyncWrite for Writer {
         let this = self.get_mut();
         loop {
             if this.room.is_none() {
-                match (&*this.sock.get_ref()).write(buf) {
+                match this.sock.get_ref().write(buf) {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                         let again = this.sock.get_ref().try_clone()?;
                         this.room = Some(watch(again, Interest::WRITABLE)?);
@@ -85,7 +120,7 @@ impl AsyncWrite for Writer {
             }
             let room = this.room.as_ref().expect("watched just above");
             let mut guard = ready!(room.poll_write_ready(cx))?;
-            match guard.try_io(|s| (&*s.get_ref()).write(buf)) {
+            match guard.try_io(|s| s.get_ref().write(buf)) {
                 Ok(done) => {
                     drop(guard);
                     // Room again: stop watching, so reads by the peer
@@ -137,5 +172,26 @@ mod tests {
         let mut four = [0u8; 4];
         ar.read_exact(&mut four).await.unwrap();
         assert_eq!(&four, b"back");
+    }
+
+    /// Unread bytes from a peer still there do not count as a hang-up; a
+    /// close does, with or without bytes before it.
+    #[tokio::test]
+    async fn a_hang_up_is_seen_with_bytes_unread_and_only_then() {
+        use std::time::Duration;
+        for bytes_first in [false, true] {
+            let (a, b) = tokio::net::UnixStream::pair().unwrap();
+            let (ar, _aw) = split(a).unwrap();
+            let (br, mut bw) = split(b).unwrap();
+            if bytes_first {
+                bw.write_all(b"more").await.unwrap();
+                let early = tokio::time::timeout(Duration::from_millis(100), ar.hung_up()).await;
+                assert!(early.is_err(), "bytes are no hang-up");
+            }
+            drop((br, bw));
+            tokio::time::timeout(Duration::from_secs(5), ar.hung_up())
+                .await
+                .unwrap_or_else(|_| panic!("hang-up seen (bytes first: {bytes_first})"));
+        }
     }
 }
