@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import perf  # noqa: E402
-from procs import cpu_seconds, kill_pid, peak_rss_mb  # noqa: E402
+from procs import cpu_seconds, kill_pid, peak_rss_mb, switched, switches  # noqa: E402
 from window import (  # noqa: E402
     COLS, ROWS, Failure, Stripper, Window, clear_screen, token, typed_printf)
 
@@ -57,16 +57,20 @@ def sync_shell(win, timeout):
     win.settle()
 
 
-def keystroke_latency(win, k, timeout):
-    """Seconds from writing one key into the window to seeing it echoed there."""
+def keystroke_latency(win, k, timeout, typed=None):
+    """Seconds from writing one key into the window to seeing it echoed there.
+    `typed` (a list), if given, gets one entry per key written."""
     strip = Stripper()
     deadline = time.monotonic() + timeout
     samples = []
+    typed = [] if typed is None else typed
 
     def batch(n, keep):
         win.write(b"\x15")  # readline: clear the line, so old keys are gone
+        typed.append(0x15)
         win.settle(sink=strip.feed)
         for ch in KEYS[:n]:
+            typed.append(ch)
             t0 = time.perf_counter()
             win.write(bytes([ch]))
             while True:
@@ -85,6 +89,7 @@ def keystroke_latency(win, k, timeout):
     while len(samples) < k:
         batch(min(len(KEYS), k - len(samples)), keep=True)
     win.write(b"\x15")
+    typed.append(0x15)
     win.settle()
     return samples
 
@@ -249,11 +254,17 @@ def measure(setup, args, data_file):
     try:
         win = setup.start()
         sync_shell(win, args.timeout)
-        lat = keystroke_latency(win, args.keys, args.timeout)
+        pids = {k: v for k, v in setup.mux_pids().items() if v}
+        sw0 = {k: switches(p) for k, p in pids.items()}
+        typed = []
+        lat = keystroke_latency(win, args.keys, args.timeout, typed)
         s = sorted(lat)
         r["p50"] = statistics.median(s) * 1000
         r["p99"] = s[max(0, math.ceil(0.99 * len(s)) - 1)] * 1000
-        pids = {k: v for k, v in setup.mux_pids().items() if v}
+        # Context switches of the multiplexer's threads per key typed (each
+        # key and its echo, plus the quiet waits around them): its wake-ups.
+        r["switches"] = {k: switched(sw0[k], switches(p))[0] / len(typed)
+                         for k, p in pids.items()}
         rec = None
         if args.perf and pids:
             data = Path(args.perf) / f"perf-{setup.name.replace(' ', '-')}.data"
@@ -301,7 +312,7 @@ def combine(rs):
            "secs_each": [r.get("secs") for r in rs]}
     for key in ("secs", "p50", "p99", "cpu", "win_mb", "rss_sum"):
         out[key] = median_of(r.get(key) for r in ok)
-    for key in ("cpus", "rss"):
+    for key in ("cpus", "rss", "switches"):
         names = ok[0].get(key, {}) if ok else {}
         out[key] = {n: median_of(r[key].get(n) for r in ok) for n in names}
     for r in rs:
@@ -360,6 +371,12 @@ def report(results, args, facts):
         if r.get("cpus"):
             print(f"  {r['setup']:<8} " + ", ".join(
                 f"{k} {r['cpus'][k]:.2f} s / {r['rss'][k]:.1f} MB" for k in r["cpus"]))
+    print("\ncontext switches per key typed, while echoing (the multiplexer's wake-ups):")
+    for r in results:
+        if r.get("switches"):
+            sw = r["switches"]
+            print(f"  {r['setup']:<8} {sum(sw.values()):.1f} (" + ", ".join(
+                f"{k} {v:.1f}" for k, v in sw.items()) + ")")
     for r in results:
         if "error" in r:
             print(f"\n{r['setup']} FAILED: {r['error']}")

@@ -41,6 +41,24 @@ impl Windows {
                 .map(|w| (w.rows, w.cols)),
         )
     }
+
+    /// The windows showing `tab`, by id.
+    pub fn showing(&self, tab: &str) -> Vec<u64> {
+        self.showing_any(&[tab])
+    }
+
+    /// The windows showing any of `tabs`, by id.
+    pub fn showing_any<T: AsRef<str>>(&self, tabs: &[T]) -> Vec<u64> {
+        self.by_id
+            .iter()
+            .filter(|(_, w)| {
+                w.showing
+                    .as_deref()
+                    .is_some_and(|s| tabs.iter().any(|t| t.as_ref() == s))
+            })
+            .map(|(id, _)| *id)
+            .collect()
+    }
 }
 
 /// Pure: the smallest of some window sizes, each way, or the default.
@@ -128,14 +146,7 @@ impl Core {
 
     /// The windows showing `tab` get its whole screen (its size changed).
     pub fn repaint_showing(&self, state: &mut State, tab: &str) {
-        let ids: Vec<u64> = state
-            .windows
-            .by_id
-            .iter()
-            .filter(|(_, w)| w.showing.as_deref() == Some(tab))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in ids {
+        for id in state.windows.showing(tab) {
             self.paint(state, id, true);
         }
     }
@@ -242,14 +253,7 @@ impl Core {
                 }
             }
         }
-        let showing: Vec<(u64, String)> = state
-            .windows
-            .by_id
-            .iter()
-            .filter_map(|(wid, w)| Some((*wid, w.showing.clone()?)))
-            .filter(|(_, tab)| changed.contains(tab))
-            .collect();
-        for (wid, _) in showing {
+        for wid in state.windows.showing_any(&changed) {
             self.paint(state, wid, true);
         }
         changed
@@ -288,6 +292,30 @@ mod tests {
             .insert(1, Window::new("/home/u".into(), 24, 80, out));
         assert_eq!(placed(&state, "/home/u"), Some("/home/u".into()));
         assert_eq!(placed(&state, "/home/u/proj"), None);
+    }
+
+    #[test]
+    fn the_windows_showing_a_tab_are_those_and_only_those() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let _in = rt.enter();
+        let mut windows = Windows::default();
+        for (id, shows) in [(1, Some("a")), (2, Some("b")), (3, None), (4, Some("a"))] {
+            let (out, _) = Outbox::new(tokio::io::sink());
+            let mut w = Window::new("/p".into(), 24, 80, out);
+            w.showing = shows.map(str::to_string);
+            windows.by_id.insert(id, w);
+        }
+        let sorted = |mut v: Vec<u64>| {
+            v.sort();
+            v
+        };
+        assert_eq!(sorted(windows.showing("a")), [1, 4]);
+        assert_eq!(sorted(windows.showing("b")), [2]);
+        assert!(windows.showing("c").is_empty());
+        assert_eq!(sorted(windows.showing_any(&["b", "a"])), [1, 2, 4]);
+        assert!(windows.showing_any::<&str>(&[]).is_empty());
     }
 
     #[test]

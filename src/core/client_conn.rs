@@ -4,7 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::outbox::Outbox;
-use tokio::net::unix::OwnedReadHalf;
+use crate::protocol::quiet::Reader;
+use tokio::io::BufReader;
 use tokio::net::UnixStream;
 
 use super::{Caller, Core};
@@ -64,7 +65,12 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
 
     // From here on the core may push frames (output, tab lists) while
     // requests are answered, so one writer task owns the write half.
-    let (mut read, write) = stream.into_split();
+    // Watched for reading only (`protocol::quiet`): a window reading its
+    // paint does not wake the core.
+    let (read, write) = crate::protocol::quiet::split(stream)?;
+    // A frame's length and body (a keystroke) in one read, not two; a
+    // frame larger than the buffer is read into its own.
+    let mut read = BufReader::with_capacity(8 * 1024, read);
     let (out, writer) = Outbox::new(write);
     let mut window: Option<u64> = None;
     let result = serve_frames(&core, &mut read, &out, &mut window).await;
@@ -78,7 +84,7 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
 
 async fn serve_frames(
     core: &Arc<Core>,
-    read: &mut OwnedReadHalf,
+    read: &mut BufReader<Reader>,
     out: &Outbox,
     window: &mut Option<u64>,
 ) -> anyhow::Result<()> {
@@ -104,7 +110,7 @@ async fn serve_frames(
                 let reply = if matches!(request, crate::protocol::api::Request::Wait(_)) {
                     tokio::select! {
                         reply = core.handle(&Caller::User, request) => reply,
-                        () = super::waiting::hung_up(read) => return Ok(()),
+                        () = read.get_ref().hung_up() => return Ok(()),
                     }
                 } else {
                     core.handle(&Caller::User, request).await

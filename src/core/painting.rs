@@ -157,15 +157,8 @@ impl Core {
     /// `tab`'s screen changed: paint the windows showing it that have
     /// room, mark the others dirty.
     pub fn paint_windows(&self, state: &mut State, tab: &str) {
-        let ids: Vec<u64> = state
-            .windows
-            .by_id
-            .iter()
-            .filter(|(_, w)| w.showing.as_deref() == Some(tab))
-            .map(|(id, _)| *id)
-            .collect();
         let now = Instant::now();
-        for id in ids {
+        for id in state.windows.showing(tab) {
             let win = &state.windows.by_id[&id];
             let moment = Moment::Output;
             match due(

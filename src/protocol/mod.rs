@@ -18,6 +18,7 @@ pub mod holder;
 pub mod hook;
 pub mod listing;
 pub mod outbox;
+pub mod quiet;
 pub mod replies;
 
 /// Version of the client-socket protocol, sent in the hello. 2: a window's

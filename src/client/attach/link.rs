@@ -24,6 +24,7 @@ use tokio::time::Instant;
 use crate::client::{HandshakeError, Reopen};
 use crate::paths::Paths;
 use crate::protocol::frame::{read_frame, write_frame, Frame, FrameError};
+use crate::protocol::quiet;
 
 /// The first wait after the connection drops.
 pub const FIRST_DELAY: Duration = Duration::from_millis(50);
@@ -37,6 +38,9 @@ pub const STOPPED_GIVE_UP: Duration = Duration::from_secs(5);
 /// How long a connected core may take to greet: a core just activated
 /// greets once it has re-attached its programs.
 pub const GREETING: Duration = Duration::from_secs(20);
+
+/// How much of the core's frames the window reads at once.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// Why an attempt to reach the core failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,8 +84,13 @@ pub struct Conn {
 }
 
 /// Split a welcomed connection into a writer task and a reader task.
-pub fn split(stream: UnixStream) -> Conn {
-    let (mut read, mut write) = stream.into_split();
+pub fn split(stream: UnixStream) -> std::io::Result<Conn> {
+    // Watched for reading only (`protocol::quiet`): the core reading a
+    // keystroke does not wake the window.
+    let (read, mut write) = quiet::split(stream)?;
+    // A frame's length and body in one read, and a burst of frames in a
+    // few, not two reads each.
+    let mut read = tokio::io::BufReader::with_capacity(READ_BUFFER, read);
     let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
     tokio::spawn(async move {
         while let Some(f) = out_rx.recv().await {
@@ -100,7 +109,7 @@ pub fn split(stream: UnixStream) -> Conn {
             }
         }
     });
-    Conn { out, frames }
+    Ok(Conn { out, frames })
 }
 
 /// Where the connection stands.

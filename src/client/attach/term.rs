@@ -56,3 +56,55 @@ pub fn size() -> (u16, u16) {
         (24, 80)
     }
 }
+
+/// The person's keys, read as they come on the runtime's own thread.
+///
+/// `tokio::io::stdin` reads on a blocking-pool thread, so every key would
+/// wake that thread and then the runtime's: one more hand-over per key, on
+/// the path of its echo. Standard input is not made non-blocking itself:
+/// it shares its open file with standard output (one terminal), whose
+/// writes must block. The terminal is opened again instead, a file of its
+/// own, non-blocking, and watched by the runtime (`AsyncFd`).
+pub enum Keyboard {
+    Watched(tokio::io::unix::AsyncFd<std::fs::File>),
+    /// Standard input could not be opened again: read it as before.
+    Blocking(tokio::io::Stdin),
+}
+
+impl Keyboard {
+    pub fn open() -> Keyboard {
+        use std::os::unix::fs::OpenOptionsExt;
+        let reopened = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+            .open("/proc/self/fd/0")
+            .and_then(|file| {
+                // SAFETY: the `File` owns its descriptor, and the `AsyncFd`
+                // owns the `File` until it drops: the descriptor stays
+                // open and the same for as long as it is watched.
+                unsafe { tokio::io::unix::AsyncFd::register(file) }.map_err(|e| e.into_parts().1)
+            });
+        match reopened {
+            Ok(fd) => Keyboard::Watched(fd),
+            Err(_) => Keyboard::Blocking(tokio::io::stdin()),
+        }
+    }
+
+    /// The next keys: 0 at the end of input.
+    pub async fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::Read;
+        match self {
+            Keyboard::Watched(fd) => loop {
+                let mut ready = fd.readable_mut().await?;
+                match ready.try_io(|f| f.get_mut().read(buf)) {
+                    Ok(r) => return r,
+                    Err(_would_block) => continue,
+                }
+            },
+            Keyboard::Blocking(stdin) => {
+                use tokio::io::AsyncReadExt;
+                stdin.read(buf).await
+            }
+        }
+    }
+}

@@ -20,6 +20,10 @@ pub struct View {
     asked: bool,
     /// The person's terminal size.
     pub term: (u16, u16),
+    /// The status line as last written below the tab, so a key that
+    /// changes nothing on the screen writes nothing: a write per key would
+    /// come before that key goes to the core, on the path of its echo.
+    status: Option<Vec<u8>>,
 }
 
 impl View {
@@ -30,6 +34,7 @@ impl View {
             stale: false,
             asked: false,
             term,
+            status: None,
         }
     }
 
@@ -39,6 +44,7 @@ impl View {
         self.pending.clear();
         self.stale = false;
         self.asked = false;
+        self.status = None;
     }
 
     /// The core's paint of the shown tab.
@@ -55,6 +61,7 @@ impl View {
             self.asked = false;
         }
         self.pending.clear();
+        self.status = None;
     }
 
     /// Like [`View::invalidate`], for a whole screen the core sends on its
@@ -63,6 +70,7 @@ impl View {
         self.stale = true;
         self.asked = true;
         self.pending.clear();
+        self.status = None;
     }
 
     /// Whether to ask the core for the whole screen now (once per need).
@@ -76,8 +84,12 @@ impl View {
 
     /// Bytes that bring the terminal up to date: the core's paint, then
     /// `status` (the status line's bytes, see `super::status::render`) on
-    /// the last row.
+    /// the last row. Nothing when neither changed since the last paint.
     pub fn paint(&mut self, status: &[u8]) -> Vec<u8> {
+        if self.pending.is_empty() && self.status.as_deref() == Some(status) {
+            return Vec::new();
+        }
+        self.status = Some(status.to_vec());
         let mut out = std::mem::take(&mut self.pending);
         // Save and restore the cursor (and its attributes) around the
         // status line, so the program's state is untouched.
@@ -89,6 +101,9 @@ impl View {
     }
 
     pub fn write(bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(bytes);
         let _ = out.flush();
@@ -122,6 +137,27 @@ mod tests {
         v.output(&paint(&tab.frame(), Some(&first)));
         outer.process(&v.paint(b"status"));
         assert_eq!(outer.text(None), "red\nplain\n    xy\n\n\nstatus");
+    }
+
+    /// A key that changes nothing (sent on, no echo yet) writes nothing;
+    /// a new status line, a paint, or a terminal drawn over writes again.
+    #[test]
+    fn nothing_new_writes_nothing() {
+        let mut v = View::new((6, 20));
+        v.redraw("t", 5, 20);
+        v.output(b"whole");
+        assert!(!v.paint(b"status").is_empty());
+        assert!(v.paint(b"status").is_empty(), "nothing changed");
+        assert!(!v.paint(b"status 2").is_empty(), "the status line changed");
+        v.output(b"echo");
+        assert!(v.paint(b"status 2").starts_with(b"echo"));
+        assert!(v.paint(b"status 2").is_empty());
+        v.invalidate();
+        assert!(!v.paint(b"status 2").is_empty(), "drawn over");
+        v.expect_whole();
+        assert!(!v.paint(b"status 2").is_empty(), "cleared for a resize");
+        v.redraw("t", 5, 20);
+        assert!(!v.paint(b"status 2").is_empty(), "a whole screen");
     }
 
     /// After an overlay, differences are dropped until the whole screen

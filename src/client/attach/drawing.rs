@@ -1,0 +1,71 @@
+//! What the window writes to the person's terminal after each event: the
+//! core's paint of the shown tab with the status line below it, or an
+//! overlay.
+
+use super::view::View;
+use super::{overlay, status, Mode, Window};
+use crate::protocol::handshake::ClientMsg;
+
+impl Window {
+    pub(super) fn paint(&mut self) {
+        let (rows, cols) = self.view.term;
+        let tab_shown = match &self.mode {
+            Mode::Normal => true,
+            Mode::Rename { .. } => self.view.tab.is_some(),
+            _ => false,
+        };
+        if !tab_shown {
+            self.view.invalidate();
+        } else if self.view.wants_repaint() && self.connected {
+            self.send(ClientMsg::Repaint);
+        }
+        let bytes = match &self.mode {
+            Mode::Normal => {
+                // A stopped tab says what brings it back, unless a note
+                // has something newer to say.
+                let hint = match self.showing() {
+                    Some(i) if self.note.is_empty() => {
+                        status::stopped_hint(&self.tabs[i], &self.prefix_name)
+                    }
+                    _ => None,
+                };
+                let note = hint.as_deref().unwrap_or(&self.note);
+                let note = status::status_note(note, self.approvals, &self.prefix_name);
+                let width = cols as usize;
+                let line = status::status_line(
+                    &self.tabs,
+                    self.view.tab.as_deref(),
+                    &self.marks,
+                    &note,
+                    width,
+                );
+                let status = status::render(&line, width);
+                if self.view.tab.is_none() {
+                    overlay::page(
+                        &[
+                            "No tabs here yet.".into(),
+                            String::new(),
+                            format!("Press {} c to start an agent.", self.prefix_name),
+                        ],
+                        &status,
+                        rows,
+                        cols,
+                    )
+                } else {
+                    self.view.paint(&status)
+                }
+            }
+            Mode::Rename { .. } if self.view.tab.is_some() => {
+                let line = self.mode.status_line().unwrap_or_default();
+                let bar = [status::Span {
+                    text: line,
+                    look: status::Look::Bar,
+                }];
+                let status = status::render(&bar, cols as usize);
+                self.view.paint(&status)
+            }
+            other => overlay::render(other, &self.prefix_name, rows, cols),
+        };
+        View::write(&bytes);
+    }
+}

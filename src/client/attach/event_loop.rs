@@ -1,0 +1,96 @@
+//! The attached window's loop: frames from the core, keys from the
+//! person, signals, and the connection's ups and downs, one at a time.
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc;
+
+use super::link::{self, Event, Link};
+use super::{lost_core, term, Window};
+use crate::paths::Paths;
+
+pub(super) async fn attached(
+    stream: tokio::net::UnixStream,
+    paths: Paths,
+    folder: PathBuf,
+    prefix: u8,
+    prefix_name: String,
+    note: String,
+) -> anyhow::Result<String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (out, mut link) = Link::up(link::split(stream)?);
+    let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    tokio::spawn(async move {
+        let mut keyboard = term::Keyboard::open();
+        let mut buf = vec![0u8; 4096];
+        while let Ok(n) = keyboard.read(&mut buf).await {
+            if n == 0 || keys_tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut winch = signal(SignalKind::window_change())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    let mut term_sig = signal(SignalKind::terminate())?;
+    // Raw mode means the keyboard sends no signals; these come from outside
+    // (`kill`, `timeout`), and the terminal must still be put back.
+    let mut int_sig = signal(SignalKind::interrupt())?;
+    let mut quit_sig = signal(SignalKind::quit())?;
+
+    let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
+    w.attach();
+
+    loop {
+        tokio::select! {
+            ev = link.next() => match ev {
+                Event::Frame(frame) => {
+                    w.on_frame(frame)?;
+                    // Take whatever else already arrived before painting once.
+                    while let Some(frame) = link.ready() {
+                        w.on_frame(frame)?;
+                    }
+                }
+                Event::Lost(why) => {
+                    w.lost(why);
+                    link = Link::Waiting(tokio::time::Instant::now() + link::FIRST_DELAY);
+                }
+                Event::Due => link = Link::open(&paths),
+                Event::Opened(stream) => match link::split(stream) {
+                    Ok(conn) => {
+                        let (out, up) = Link::up(conn);
+                        link = up;
+                        w.connected(out);
+                    }
+                    Err(e) => {
+                        w.lost(e.to_string());
+                        link = Link::Waiting(tokio::time::Instant::now() + link::FIRST_DELAY);
+                    }
+                },
+                Event::Failed(failure) => match w.failed(failure) {
+                    link::Step::RetryIn(d) => {
+                        link = Link::Waiting(tokio::time::Instant::now() + d)
+                    }
+                    link::Step::GiveUp(why) => return Ok(lost_core(&why)),
+                },
+            },
+            k = keys_rx.recv() => match k {
+                Some(bytes) => w.on_keys(&bytes),
+                None => return Ok("[detached: input closed]".into()),
+            },
+            _ = winch.recv() => w.on_resize(term::size()),
+            _ = hup.recv() => return Ok(String::new()),
+            _ = term_sig.recv() => return Ok("[detached: terminated]".into()),
+            _ = int_sig.recv() => return Ok("[detached: interrupted]".into()),
+            _ = quit_sig.recv() => return Ok("[detached: quit signal]".into()),
+        }
+        if std::mem::take(&mut w.reattach) {
+            // A session switch: a fresh connection, so nothing the old
+            // session sent can be taken for the new one's.
+            link = Link::open(&paths);
+        }
+        if let Some(bye) = w.done.take() {
+            return Ok(bye);
+        }
+        w.paint();
+    }
+}

@@ -1,0 +1,116 @@
+//! What the core sends a window: the shown tab's paint, tab lists, whole
+//! screens after a switch or a resize, history for scroll mode, and the
+//! replies to its requests.
+
+use anyhow::Context;
+
+use super::view::View;
+use super::{scroll, Mode, Window};
+use crate::protocol::api::{ListAgents, TabInfo};
+use crate::protocol::frame::{Frame, Kind};
+use crate::protocol::handshake::{ClientMsg, CoreMsg, Outcome};
+use crate::protocol::holder::split_data;
+
+impl Window {
+    pub(super) fn on_frame(&mut self, frame: Frame) -> anyhow::Result<()> {
+        if frame.kind == Kind::Data {
+            if let Some((tab, bytes)) = split_data(&frame.body) {
+                if self.view.tab.as_deref() == Some(tab) {
+                    self.view.output(bytes);
+                }
+            }
+            return Ok(());
+        }
+        match frame
+            .decode_control::<CoreMsg>()
+            .context("a malformed message from the core")?
+        {
+            CoreMsg::Tabs {
+                tabs, approvals, ..
+            } => {
+                self.approvals = approvals;
+                self.on_tabs(tabs)
+            }
+            CoreMsg::Redraw { tab, rows, cols } => {
+                if self.restore.as_ref().is_some_and(|r| *r != tab) {
+                    // The core shows a new window the session's first tab;
+                    // this one asked for the tab it showed before.
+                    return Ok(());
+                }
+                self.restore = None;
+                if self.asked.as_ref() == Some(&tab) {
+                    self.asked = None;
+                }
+                self.marks.shown(&tab);
+                self.view.redraw(&tab, rows, cols)
+            }
+            CoreMsg::History { lines, .. } => {
+                let rows = self.view.term.0.saturating_sub(1) as usize;
+                self.mode = Mode::Scroll(scroll::Scroll::new(lines, rows));
+                self.overlay_opened();
+            }
+            CoreMsg::Reply { id, outcome } => self.on_reply(id, outcome),
+            CoreMsg::Closing { message } => {
+                self.done = Some(format!("[the core closed the window: {message}]"))
+            }
+            CoreMsg::Attention { text, .. } => View::write(&self.terminal.notification(&text)),
+        }
+        Ok(())
+    }
+
+    pub(super) fn on_tabs(&mut self, tabs: Vec<TabInfo>) {
+        let was = self.showing();
+        // A tab's warning shows once in the status line, until the next key.
+        for t in &tabs {
+            if let Some(w) = &t.warning {
+                if self.warned.insert(t.id.clone()) {
+                    self.note = format!("tab {}: {w}", t.id);
+                }
+            }
+        }
+        self.tabs = tabs;
+        if let Some(r) = self.restore.clone() {
+            if self.tabs.iter().any(|t| t.id == r) {
+                self.send(ClientMsg::Select { tab: r });
+            } else {
+                self.restore = None;
+            }
+        }
+        self.marks.update(&self.tabs, self.view.tab.as_deref());
+        let shown = self.showing();
+        if shown.is_none() && !self.tabs.is_empty() {
+            // The shown tab is gone (or none was shown): show a neighbour.
+            let i = was.unwrap_or(0).min(self.tabs.len() - 1);
+            self.select_index(i);
+        }
+        if self.tabs.is_empty() {
+            self.view.tab = None;
+            self.view.invalidate();
+            if !self.offered_picker && matches!(self.mode, Mode::Normal) {
+                // A session with no tabs: offer to start an agent.
+                self.offered_picker = true;
+                self.request(ListAgents, Window::pick_agent);
+            }
+        }
+    }
+
+    pub(super) fn on_reply(&mut self, id: u64, outcome: Outcome) {
+        let then = self.pending.remove(&id);
+        match outcome {
+            Outcome::Error(e) => {
+                // The overlay will not open: its keys were for it alone.
+                if self.awaiting.as_ref().is_some_and(|a| a.id == Some(id)) {
+                    self.awaiting = None;
+                }
+                self.note = e.message;
+                self.mode = Mode::Normal;
+                self.view.invalidate();
+            }
+            Outcome::Result(value) => {
+                if let Some(then) = then {
+                    then(self, value);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! What the person types: keys go to the shown tab's program, a command
+//! after the prefix, or the overlay that is open, in order.
+
+use super::keys::Action;
+use super::{overlay, status, Mode, Window, AWAIT_AT_MOST};
+use crate::protocol::holder::data_frame;
+
+impl Window {
+    /// Keys for the shown tab's program; while it is not running they
+    /// would reach nothing, so the status line says what brings it back.
+    pub(super) fn type_keys(&mut self, bytes: &[u8]) {
+        let Some(tab) = self.view.tab.clone() else {
+            return;
+        };
+        if !self.connected {
+            if self.outage.is_some() {
+                self.note = "not connected: what you typed was dropped, not sent \
+                             (reconnecting...)"
+                    .into();
+            }
+            return;
+        }
+        let stopped = self
+            .showing()
+            .and_then(|i| status::stopped_hint(&self.tabs[i], &self.prefix_name));
+        match stopped {
+            Some(hint) => {
+                self.note = hint;
+                self.note_for_a_key = true;
+            }
+            None => {
+                let _ = self.out.send(data_frame(&tab, bytes));
+            }
+        }
+    }
+    /// Every key of a read, in order: a command that opens an overlay
+    /// (`C-b x y` in one write) gives it the keys after it, and an overlay
+    /// that closes hands the rest back to the tab.
+    pub(super) fn on_keys(&mut self, bytes: &[u8]) {
+        if std::mem::take(&mut self.note_for_a_key) {
+            self.note.clear();
+        }
+        if let Some(a) = &mut self.awaiting {
+            if a.since.elapsed() < AWAIT_AT_MOST {
+                a.keys.extend_from_slice(bytes);
+                return;
+            }
+            self.awaiting = None;
+        }
+        self.feed_keys(bytes);
+    }
+
+    pub(super) fn feed_keys(&mut self, bytes: &[u8]) {
+        let mut rest = bytes;
+        while !rest.is_empty() {
+            rest = self.some_keys(rest);
+        }
+    }
+
+    /// The keys at the start of `bytes` up to a change of who reads them:
+    /// the bytes left for the next turn.
+    pub(super) fn some_keys<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
+        match std::mem::replace(&mut self.mode, Mode::Normal) {
+            Mode::Normal => {
+                let (actions, rest) = self.keys.step(bytes);
+                for action in actions {
+                    match action {
+                        Action::Send(b) => self.type_keys(&b),
+                        Action::Cmd(c) => self.command(c),
+                    }
+                }
+                match &mut self.awaiting {
+                    // The rest of this read is the coming overlay's.
+                    Some(a) => {
+                        a.keys.extend_from_slice(rest);
+                        &[]
+                    }
+                    None => rest,
+                }
+            }
+            other => {
+                let (mode, effect, used) = overlay::feed(other, bytes);
+                self.mode = mode;
+                if matches!(self.mode, Mode::Normal) {
+                    self.view.invalidate();
+                }
+                self.effect(effect);
+                &bytes[used..]
+            }
+        }
+    }
+}
