@@ -67,7 +67,7 @@ pub fn admit(queued: usize, len: usize, source: Source, full: bool) -> Verdict {
 pub fn full_message(tab: &str, queued: usize) -> String {
     format!(
         "tab {tab} is not reading its input: {} KiB already wait for it (the limit is {} KiB), \
-         so nothing was typed",
+         so nothing was typed; typing is refused until the program has read all that waits",
         queued.div_ceil(1024),
         INPUT_CAP / 1024
     )

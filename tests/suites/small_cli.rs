@@ -173,3 +173,26 @@ fn restart_asks_before_stopping_a_running_tab_and_a_script_needs_force() {
         pid_of(&l, &tab).is_some_and(|p| Some(p) != before)
     });
 }
+
+/// As tmux: a window is not drawn into a file, nor on a terminal that
+/// cannot move its cursor (either would resize the session's tabs for
+/// nothing).
+#[test]
+fn a_window_refuses_an_output_that_is_not_a_terminal_and_term_dumb() {
+    let l = Local::started();
+    l.write_config(SH);
+    let tab = l.ok(&["agent", "sh"]);
+    let err = l.fails(&[]);
+    assert!(err.contains("standard output is not a terminal"), "{err}");
+    if !have_tmux() {
+        return;
+    }
+    let t = Tmux::start(&l, 100, 30, "TERM=dumb nerdr");
+    let s = t.wait_text("EXITED=1");
+    assert!(
+        s.iter().any(|r| r.contains("TERM is dumb")),
+        "{}",
+        s.join("\n")
+    );
+    assert_eq!(l.tabs_json(&[]).len(), 1, "{tab}");
+}

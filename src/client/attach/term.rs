@@ -1,7 +1,7 @@
 //! The person's terminal: raw mode and the alternate screen while attached,
 //! everything put back on the way out (also on panic or signal exit).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
 
 use nix::sys::termios::{self, SetArg, Termios};
@@ -23,6 +23,14 @@ const LEAVE: &str = concat!(
 impl RawTerminal {
     pub fn enter() -> anyhow::Result<Self> {
         let stdin = std::io::stdin();
+        // As tmux: a window drawn into a file or a terminal that cannot
+        // move its cursor would resize the session's tabs for nothing.
+        if !std::io::stdout().is_terminal() {
+            anyhow::bail!("standard output is not a terminal; attach from a terminal");
+        }
+        if std::env::var("TERM").is_ok_and(|t| t == "dumb") {
+            anyhow::bail!("TERM is dumb (a terminal that cannot move its cursor); attach from a terminal such as xterm");
+        }
         let saved = termios::tcgetattr(stdin.as_fd()).map_err(|e| {
             anyhow::anyhow!("standard input is not a terminal ({e}); attach from a terminal")
         })?;
