@@ -277,3 +277,25 @@ fn crate_alone(rows: usize, cols: usize, bytes: &[u8]) {
     let mut parser = Processor::<StdSyncHandler>::new();
     parser.advance(&mut term, bytes);
 }
+
+/// OSC 8 links are never painted, but the crate keeps each one, whole,
+/// on the cells written under it: a 60 KiB link per cell made a 50×200
+/// screen hold 600 MB (twice, with the alternate screen) for as many
+/// bytes read, bounded by nothing but the OSC limit.
+#[test]
+fn links_are_not_kept_on_cells() {
+    let mut s = Screen::new(5, 20);
+    let uri = "x".repeat(60 * 1024);
+    for _ in 0..100 {
+        s.process(format!("\x1b]8;id=a;http://{uri}\x1b\\y").as_bytes());
+    }
+    let emu = s.live();
+    let held: usize = emu
+        .term
+        .grid()
+        .display_iter()
+        .filter_map(|c| c.cell.hyperlink())
+        .map(|h| h.uri().len())
+        .sum();
+    assert!(held < 64 * 1024, "the cells hold {held} bytes of links");
+}
