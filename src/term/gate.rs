@@ -345,3 +345,65 @@ mod tests {
         assert!(passed <= MAX_OSC, "{passed} bytes of an 8 MiB OSC passed");
     }
 }
+
+#[cfg(test)]
+mod against_vte {
+    use super::*;
+    use alacritty_terminal::vte::{Params, Parser, Perform};
+
+    /// Counts the REPs the crate's parser would still dispatch.
+    #[derive(Default)]
+    struct Reps(usize);
+
+    impl Perform for Reps {
+        fn csi_dispatch(&mut self, _: &Params, inter: &[u8], ignore: bool, action: char) {
+            if action == 'b' && inter.is_empty() && !ignore {
+                self.0 += 1;
+            }
+        }
+    }
+
+    /// Random bytes from the alphabet that decides where sequences end,
+    /// fed in random reads through the gate, then through vte as the
+    /// emulator feeds it: vte must never see a REP.
+    #[test]
+    fn vte_never_sees_a_repeat_the_gate_let_through() {
+        let alphabet: &[u8] =
+            b"\x1b\x1b\x1b[[[]]P X^_\\bbbba1;:?> \x18\x1a\x07\x9c\x9b\x90\n\x7f\xc3\xa9\xe2";
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..20_000 {
+            let len = (next() % 40) as usize;
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            let mut gate = Gate::default();
+            let mut parser = Parser::new();
+            let mut reps = Reps::default();
+            let mut at = 0;
+            while at < bytes.len() {
+                let end = (at + 1 + (next() % 6) as usize).min(bytes.len());
+                gate.feed(&bytes[at..end], |p| match p {
+                    Piece::Bytes(b) => parser.advance(&mut reps, b),
+                    Piece::Repeat { ch, count } => {
+                        parser.advance(&mut reps, b"\x18");
+                        parser.advance(&mut reps, &vec![ch; usize::from(count.min(3))]);
+                    }
+                    Piece::Renew => parser = Parser::new(),
+                });
+                at = end;
+            }
+            assert_eq!(
+                reps.0,
+                0,
+                "round {round}: {:?}",
+                String::from_utf8_lossy(&bytes)
+            );
+        }
+    }
+}

@@ -448,9 +448,9 @@ impl Handler for Hooked<'_> {
     fn text_area_size_chars(&mut self) {
         self.term.text_area_size_chars()
     }
-    fn set_hyperlink(&mut self, link: Option<Hyperlink>) {
-        self.term.set_hyperlink(link)
-    }
+    // Links are never painted, and the crate would keep each (up to the
+    // OSC limit) on every cell written under it: megabytes per screen.
+    fn set_hyperlink(&mut self, _: Option<Hyperlink>) {}
     fn report_keyboard_mode(&mut self) {
         self.term.report_keyboard_mode()
     }

@@ -277,3 +277,92 @@ fn crate_alone(rows: usize, cols: usize, bytes: &[u8]) {
     let mut parser = Processor::<StdSyncHandler>::new();
     parser.advance(&mut term, bytes);
 }
+
+/// OSC 8 links are never painted, but the crate keeps each one, whole,
+/// on the cells written under it: a 60 KiB link per cell made a 50×200
+/// screen hold 600 MB (twice, with the alternate screen) for as many
+/// bytes read, bounded by nothing but the OSC limit.
+#[test]
+fn links_are_not_kept_on_cells() {
+    let mut s = Screen::new(5, 20);
+    let uri = "x".repeat(60 * 1024);
+    for _ in 0..100 {
+        s.process(format!("\x1b]8;id=a;http://{uri}\x1b\\y").as_bytes());
+    }
+    let emu = s.live();
+    let held: usize = emu
+        .term
+        .grid()
+        .display_iter()
+        .filter_map(|c| c.cell.hyperlink())
+        .map(|h| h.uri().len())
+        .sum();
+    assert!(held < 64 * 1024, "the cells hold {held} bytes of links");
+}
+
+#[test]
+#[ignore = "measurement"]
+fn cost_at_the_largest_size() {
+    for seq in [
+        &b"abcdefgh"[..],
+        b"\x1b#8",
+        b"\x1b[2J",
+        b"\x1b[J",
+        b"\x1b[S",
+        b"\x1b[65535S",
+        b"\x1b[65535T",
+        b"\x1b[65535L",
+        b"\x1b[65535M",
+        b"\x1b[?1049h\x1b[?1049l",
+        b"\x1b[?47h\x1b[?47l",
+        b"\x1b[?3h",
+        b"\x1bc",
+        b"\n",
+        b"\x1b]8;;x\x07",
+        b"\x1b[?5W",
+    ] {
+        let bytes: Vec<u8> = std::iter::repeat_n(seq, 64 * 1024 / seq.len())
+            .flatten()
+            .copied()
+            .collect();
+        let mut s = Screen::new(500, 1000);
+        let start = Instant::now();
+        s.process(&bytes[..4096]);
+        eprintln!(
+            "{:?}: 4 KiB in {:?}",
+            String::from_utf8_lossy(seq),
+            start.elapsed()
+        );
+    }
+}
+
+/// At the largest size a tab may have (500×1000), a sequence of 3 to 8
+/// bytes that touches every cell: DECALN fills them, ED 2 and DECCOLM
+/// clear them (the crate's `clear_viewport` first walks all of them back
+/// to front), 47/1049 copy the grid. 100 of them, a few hundred bytes,
+/// took seconds in a debug build, all under the core's state lock; a
+/// 64 KiB read of them freezes every tab for long. tmux costs as much per
+/// sequence; bounding it needs a work budget per read (or the parse out
+/// of the lock), not a byte filter.
+#[test]
+#[ignore = "open: whole-screen operations cost O(rows×cols) per few bytes under the state lock"]
+fn whole_screen_operations_cost_little_at_the_largest_size() {
+    for seq in [
+        &b"\x1b#8"[..],
+        b"\x1b[2J",
+        b"\x1b[?3h",
+        b"\x1b[?1049h\x1b[?1049l",
+    ] {
+        let bytes = seq.repeat(100);
+        let mut s = Screen::new(500, 1000);
+        let start = Instant::now();
+        s.process(&bytes);
+        let took = start.elapsed();
+        assert!(
+            took < std::time::Duration::from_millis(500),
+            "{} bytes of {:?} took {took:?}",
+            bytes.len(),
+            String::from_utf8_lossy(seq)
+        );
+    }
+}
