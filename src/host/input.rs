@@ -159,6 +159,22 @@ impl InputQueue {
             .map_err(|_| HostError::NoSuchTab(tab.to_string()))
     }
 
+    /// The writer's side of the count. It holds no sender: the writer
+    /// must see the channel close when the program's queue goes, or it
+    /// would keep the terminal's master open forever.
+    pub fn drain(&self) -> InputDrain {
+        InputDrain {
+            counts: self.counts.clone(),
+        }
+    }
+}
+
+/// What the writer tells the queue: how much of it reached the program.
+pub struct InputDrain {
+    counts: Arc<Mutex<Counts>>,
+}
+
+impl InputDrain {
     /// The writer wrote `n` bytes of tab `tab`'s input. An empty queue ends
     /// an episode of a full one: the program has read everything.
     pub fn written(&self, tab: &str, n: usize) {
@@ -237,12 +253,12 @@ mod tests {
         let Ok(Input::Bytes(b)) = rx.try_recv() else {
             panic!("nothing was queued")
         };
-        q.written("ab12", b.len());
+        q.drain().written("ab12", b.len());
         let err = q.push("ab12", b"ls\r".to_vec(), Source::Typed);
         assert!(matches!(err, Err(HostError::InputFull(_))), "{err:?}");
         // The writer catches up: all of it was counted, and typing works.
         while let Ok(Input::Bytes(b)) = rx.try_recv() {
-            q.written("ab12", b.len());
+            q.drain().written("ab12", b.len());
         }
         assert_eq!(q.queued(), 0);
         q.push("ab12", b"ls\r".to_vec(), Source::Typed).unwrap();

@@ -27,7 +27,7 @@ pub fn wire(
     // Writer: the only owner of the master's write half, so input stays in
     // order and a slow program cannot block the caller (its queue is
     // bounded instead: `host::input`).
-    let (queue, named) = (input.clone(), tab.to_string());
+    let (queue, named) = (input.drain(), tab.to_string());
     tokio::spawn(async move {
         while let Some(msg) = input_rx.recv().await {
             let ok = match msg {

@@ -18,7 +18,7 @@ use alacritty_terminal::vte::ansi::{
     PrivateMode, Rgb, ScpCharPath, ScpUpdateMode, StandardCharset, TabulationClearMode,
 };
 
-use super::emulator::{
+use super::mirror::{
     default_tabs, Events, Inbox, State, BLINK, MAX_TITLE, MAX_TITLES, MAX_ZEROWIDTH,
 };
 use super::palette;

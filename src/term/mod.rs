@@ -41,6 +41,7 @@ use alacritty_terminal::index::Line;
 mod emulator;
 mod gate;
 mod handler;
+mod mirror;
 mod paint;
 mod palette;
 mod query;

@@ -7,7 +7,7 @@ use std::io::Write;
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::vte::ansi::{Color, NamedColor};
 
-use super::emulator::BLINK;
+use super::mirror::BLINK;
 
 /// What SGR sets of a cell (its other flags are layout: wide, wrapped).
 #[derive(Clone, PartialEq, Eq, Debug)]

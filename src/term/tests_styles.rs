@@ -4,7 +4,7 @@
 use alacritty_terminal::term::cell::{Cell, Flags};
 use alacritty_terminal::vte::ansi::{Color, NamedColor, Rgb};
 
-use super::emulator::BLINK;
+use super::mirror::BLINK;
 use super::testgen::{rebuilt, same_state};
 use super::*;
 

@@ -6,12 +6,12 @@
 //! - DECCOLM (3), which cannot change a window's width, homes the cursor
 //!   and clears the screen in the pen's background and keeps the scroll
 //!   region, as tmux 3.3a does. The crate also resets the region, out of
-//!   sight of the copy a snapshot needs (`emulator::State::region`).
+//!   sight of the copy a snapshot needs (`mirror::State::region`).
 
 use alacritty_terminal::term::Term;
 use alacritty_terminal::vte::ansi::{ClearMode, Handler, NamedPrivateMode, PrivateMode};
 
-use super::emulator::Events;
+use super::mirror::Events;
 
 /// Apply `mode` set or reset when it is one of these; whether it was.
 pub(super) fn private(term: &mut Term<Events>, mode: &PrivateMode, set: bool) -> bool {

@@ -11,7 +11,7 @@ use alacritty_terminal::grid::Dimensions;
 use alacritty_terminal::term::{Term, TermMode};
 use alacritty_terminal::vte::ansi::Handler;
 
-use super::emulator::Events;
+use super::mirror::Events;
 
 /// Which way a move goes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
