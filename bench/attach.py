@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import perf  # noqa: E402
-from procs import cpu_seconds, kill_pid, peak_rss_mb, switched, switches  # noqa: E402
+from procs import cpu_seconds, kill_pid, peak_rss_mb, pss_kb, switched, switches  # noqa: E402
 from window import (  # noqa: E402
     COLS, ROWS, Failure, Stripper, Window, clear_screen, token, typed_printf)
 
@@ -283,6 +283,9 @@ def measure(setup, args, data_file):
         # VmHWM: each process's high-water mark, which the stream sets.
         r["rss"] = {k: peak_rss_mb(p) for k, p in pids.items()}
         r["rss_sum"] = sum(r["rss"].values()) if pids else None
+        # PSS right after it: the binary's code shared by nerdr's three
+        # processes counts once, where each one's RSS counts it in full.
+        r["pss"] = {k: pss_kb(p) / 1024 for k, p in pids.items()}
         sync_shell(win, 30)  # the tab still answers after the stream
     except (Failure, OSError, subprocess.SubprocessError) as e:
         r["error"] = str(e)
@@ -312,7 +315,7 @@ def combine(rs):
            "secs_each": [r.get("secs") for r in rs]}
     for key in ("secs", "p50", "p99", "cpu", "win_mb", "rss_sum"):
         out[key] = median_of(r.get(key) for r in ok)
-    for key in ("cpus", "rss", "switches"):
+    for key in ("cpus", "rss", "pss", "switches"):
         names = ok[0].get(key, {}) if ok else {}
         out[key] = {n: median_of(r[key].get(n) for r in ok) for n in names}
     for r in rs:
@@ -366,11 +369,12 @@ def report(results, args, facts):
         print("\nstream s of each run: " + "; ".join(
             f"{r['setup']} " + " ".join(fmt(x, ".2f") for x in r["secs_each"])
             for r in results))
-    print("\nper process during the stream (CPU s / peak RSS MB):")
+    print("\nper process during the stream (CPU s / peak RSS MB / PSS MB right after):")
     for r in results:
         if r.get("cpus"):
             print(f"  {r['setup']:<8} " + ", ".join(
-                f"{k} {r['cpus'][k]:.2f} s / {r['rss'][k]:.1f} MB" for k in r["cpus"]))
+                f"{k} {r['cpus'][k]:.2f} s / {r['rss'][k]:.1f} / {r['pss'][k]:.1f} MB"
+                for k in r["cpus"]) + f"; PSS in all {sum(r['pss'].values()):.1f} MB")
     print("\ncontext switches per key typed, while echoing (the multiplexer's wake-ups):")
     for r in results:
         if r.get("switches"):

@@ -13,8 +13,9 @@ waits at its prompt, at 40 x 120:
   tmux   a private server (`-f /dev/null`, `default-size 120x40`),
          `new-window -d` in one detached session; no client ever attaches.
 
-(a) memory: resident set (VmRSS, and RssAnon: the process's own heap)
-    of the core + the holder and of the tmux server, at `--counts` tabs
+(a) memory: resident set (VmRSS; PSS, where the binary's code that the
+    core and the holder share counts once; and RssAnon: the process's own
+    heap) of the core + the holder and of the tmux server, at `--counts` tabs
     (1, 50, 100), once the processes are quiet; a least-squares line
     through those points gives the marginal cost per tab. nerdr is also
     measured after its window detached.
@@ -54,7 +55,7 @@ from pathlib import Path
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from agent_states import toml_str  # noqa: E402
-from procs import HZ, status_kb, thread_switches, ticks  # noqa: E402
+from procs import HZ, pss_kb, status_kb, thread_switches, ticks  # noqa: E402
 from sysenv import SysenvError, SystemdUser  # noqa: E402
 from window import Failure, Window  # noqa: E402
 
@@ -108,12 +109,12 @@ def settle(pids, quiet=2.0, timeout=180):
 
 
 def memory(pids):
-    """{"rss": kB, "anon": kB} summed over `pids` ({name: pid}), and
-    "by": {name: {"rss": kB, "anon": kB}}."""
-    by = {n: {"rss": status_kb(p, "VmRSS"), "anon": status_kb(p, "RssAnon")}
+    """{"rss": kB, "anon": kB, "pss": kB} summed over `pids` ({name: pid}),
+    and "by": {name: {"rss": kB, "anon": kB, "pss": kB}}."""
+    by = {n: {"rss": status_kb(p, "VmRSS"), "anon": status_kb(p, "RssAnon"),
+              "pss": pss_kb(p)}
           for n, p in pids.items()}
-    return {"rss": sum(m["rss"] for m in by.values()),
-            "anon": sum(m["anon"] for m in by.values()), "by": by}
+    return {k: sum(m[k] for m in by.values()) for k in ("rss", "anon", "pss")} | {"by": by}
 
 
 def by_mapping(pid):
@@ -471,7 +472,7 @@ def report_memory(mem, detached, sizes):
     print(f"  {mem['nerdr'][-1][0]:5d} {kb_mb(detached['rss']):>13} "
           f"{kb_mb(detached['anon']):>7}   (nerdr after its window detached)")
     print("  marginal cost per tab (least squares over the counts above):")
-    for key, label in (("rss", "RSS"), ("anon", "anon")):
+    for key, label in (("rss", "RSS"), ("pss", "PSS"), ("anon", "anon")):
         sn, bn = fit([(c, m[key]) for c, m in mem["nerdr"]])
         st, bt = fit([(c, m[key]) for c, m in mem["tmux"]])
         ratio = f"{sn / st:.2f}x" if st else "-"

@@ -51,6 +51,21 @@ def status_kb(pid, key):
     return 0
 
 
+def pss_kb(pid):
+    """Proportional set size (/proc/PID/smaps_rollup), kB: pages shared
+    with other processes (the nerdr binary's code, mapped by the core, the
+    holder and the window alike) count once in all, split among them,
+    where RSS counts them in full in each. 0 if the process is gone."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return 0
+
+
 def peak_rss_mb(pid):
     """The process's resident high-water mark (VmHWM), MB."""
     return status_kb(pid, "VmHWM") / 1024
