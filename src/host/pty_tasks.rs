@@ -15,6 +15,9 @@ use super::input::{Input, InputQueue};
 use super::pause::Worker;
 use super::HostEvent;
 
+/// The most one read of a program's output takes.
+const READ_MAX: usize = 64 * 1024;
+
 /// Start the tasks that feed a program's terminal and read it.
 pub fn wire(
     pty: pty_process::Pty,
@@ -49,13 +52,17 @@ pub fn wire(
     let tab = tab.to_string();
     let reader_done = tokio::spawn(async move {
         let mut reader = reader;
-        let mut buf = vec![0u8; 64 * 1024];
+        // Read into spare capacity, never zeroed, so an idle tab's buffer
+        // costs only the pages its largest read wrote. A zeroed buffer is
+        // written whole when allocated, which kept 64 KiB resident in
+        // every tab (`bench/idle.py`).
+        let mut buf = Vec::with_capacity(READ_MAX);
         loop {
             let share = worker.work().await;
             let n = tokio::select! {
                 biased;
                 _ = worker.freezing() => continue,
-                r = reader.read(&mut buf) => match r {
+                r = reader.read_buf(&mut buf) => match r {
                     // EIO is how Linux reports that the last slave fd closed.
                     Ok(0) | Err(_) => break,
                     Ok(n) => n,
@@ -65,6 +72,7 @@ pub fn wire(
                 tab: tab.clone(),
                 bytes: buf[..n].to_vec(),
             };
+            buf.clear();
             // Waits while the consumer is behind: backpressure.
             if events.send(ev).await.is_err() {
                 break;

@@ -61,6 +61,16 @@ fn a_core_snapshot_replaces_what_it_saw_and_keeps_what_it_did_not() {
 }
 
 #[test]
+fn an_idle_tab_keeps_no_room_for_its_last_burst() {
+    let mut r = Replay::new(5, 20);
+    r.output(&busy_output(40 << 10));
+    r.snapshot_from_core(r.offset(), 5, 20, b"SNAP".to_vec())
+        .unwrap();
+    assert_eq!(r.kept(), 4);
+    assert!(r.tail.capacity() <= 4096, "{}", r.tail.capacity());
+}
+
+#[test]
 fn stale_and_future_snapshots_are_refused_and_change_nothing() {
     let mut r = Replay::new(5, 20);
     r.output(b"0123456789");
@@ -263,5 +273,29 @@ fn a_never_ending_string_keeps_the_holder_bounded() {
         r.output(b"\x1b\\ after");
         model.process(b"\x1b\\ after");
         assert_eq!(replayed(&r).rows_text(), model.rows_text(), "{open:?}");
+    }
+}
+
+#[test]
+fn feeding_skips_text_yet_ends_where_every_byte_would() {
+    // Bytes weighted towards what changes the state: ESC, CSI and string
+    // starts and ends, UTF-8 leads and continuations, CAN/SUB, text.
+    const PICK: &[u8] = b"\x1b\x1b[]P\x07\x9c\x18\x1a\xc3\xe2\xf0\x80\xbf\xf5\xc1a;0m ";
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..2000 {
+        let mut bytes = Vec::new();
+        for _ in 0..64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            bytes.push(PICK[(x % PICK.len() as u64) as usize]);
+        }
+        let mut fed = Sequence::default();
+        fed.feed(&bytes);
+        let mut stepped = Sequence::default();
+        for b in &bytes {
+            stepped.byte(*b);
+        }
+        assert_eq!(fed, stepped, "{bytes:?}");
     }
 }
