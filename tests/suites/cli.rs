@@ -55,6 +55,42 @@ fn send_without_enter_then_enter() {
     l.wait_screen(&tab, "\npartial");
 }
 
+/// `-` and `--file` type text no argument could hold (an argument stops
+/// at 128 KiB), with the file's last newline dropped so the Enter after it
+/// is the only one.
+#[test]
+fn send_types_standard_input_or_a_file() {
+    use std::io::Write;
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    // 200 KiB on standard input, into `wc -c`, in lines of 100 bytes (a
+    // terminal's line holds 4 KiB): the last newline is the Enter's.
+    l.ok(&["send", &tab, "wc -c"]);
+    let mut child = l
+        .cmd(&["send", &tab, "-"])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = format!("{}\n", "x".repeat(99)).repeat(2048);
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(text.as_bytes()).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    l.ok(&["send", "--no-enter", &tab, "\x04"]);
+    l.wait_screen(&tab, "\n204800\n");
+
+    let file = l.path("prompt.txt");
+    std::fs::write(&file, "echo from-a-$((1+1))-file\n").unwrap();
+    l.ok(&["send", &tab, "--file", file.to_str().unwrap()]);
+    let screen = l.wait_screen(&tab, "from-a-2-file");
+    assert!(!screen.contains("file\n\n$"), "two Enters: {screen}");
+
+    let err = l.fails(&["send", &tab, "--file", "/nonexistent/prompt.txt"]);
+    assert!(err.contains("/nonexistent/prompt.txt"), "{err}");
+}
+
 /// Text and its Enter reach the program in two reads, as a person types
 /// them: codex takes an Enter that arrives with a burst of text for part
 /// of a paste (a new line in its prompt, which then never goes).
