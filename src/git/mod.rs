@@ -8,6 +8,7 @@
 //! work home from its private object store. Nothing else builds a git
 //! `Command`.
 
+pub mod base;
 pub mod guard;
 pub mod import;
 pub mod op;
