@@ -212,8 +212,15 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     let a = st.tab("sh");
     let wa = st.worktree_of(&a);
     st.commit(&wa, "a.txt", "a\n", "agent a");
-    let out = st.ok(&["merge", "--ff-only", &a]);
+    std::fs::write(wa.join("later.txt"), "not yet\n").unwrap();
+    let (ok, out, err) = st.nerdr(&["merge", "--ff-only", &a]);
+    assert!(ok, "{err}");
     assert!(out.contains("fast-forward"), "{out}");
+    assert!(
+        err.contains("left out of the merge") && err.contains("later.txt"),
+        "{err}"
+    );
+    assert!(!st.repo.join("later.txt").exists());
     assert_eq!(st.head(), st.tip(&format!("nerdr/{a}")));
     assert_eq!(
         std::fs::read_to_string(st.repo.join("a.txt")).unwrap(),
@@ -394,7 +401,27 @@ fn clean_removes_only_merged_work() {
     let u = st.tab("sh");
     let wu = st.worktree_of(&u);
     st.commit(&wu, "u.txt", "u\n", "agent u");
+    let base_u = st.head();
     st.ok(&["close", &u]);
+    // Its tab is gone: the record beside the worktree keeps its base; a
+    // worktree without one (made before bases were recorded) gets `git
+    // merge-base`'s, and says so.
+    let row = st.worktree_row(&wu);
+    assert_eq!(row["tab"], serde_json::Value::Null, "{row:#}");
+    assert_eq!(row["base"], base_u.as_str(), "{row:#}");
+    assert_eq!(row["base_recorded"], true, "{row:#}");
+    let record = wu.with_file_name(format!("{u}.base.json"));
+    std::fs::remove_file(&record).unwrap();
+    let row = st.worktree_row(&wu);
+    assert_eq!(row["base"], base_u.as_str(), "{row:#}");
+    assert_eq!(row["base_branch"], "main", "{row:#}");
+    assert_eq!(row["base_recorded"], false, "{row:#}");
+    assert!(row["notes"].to_string().contains("merge-base"), "{row:#}");
+    let table = st.ok(&["worktrees"]);
+    assert!(
+        table.contains("main@") && table.contains("* a base nerdr did not record"),
+        "{table}"
+    );
     // No commits but uncommitted work, closed: stays.
     let d = st.tab("sh");
     let wd = st.worktree_of(&d);
