@@ -27,6 +27,9 @@ pub enum Occupant {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Input {
     pub occupant: Occupant,
+    /// Made elsewhere than the data dir's `worktrees/` (by hand, on a
+    /// `nerdr/*` branch): not nerdr's to remove.
+    pub foreign: bool,
     /// The folder is no git worktree any more.
     pub stale: bool,
     /// The folder is gone; git still lists it.
@@ -62,6 +65,13 @@ pub fn verdict(i: &Input, merged_flag: bool) -> Verdict {
             ))
         }
         Occupant::Nobody => {}
+    }
+    if i.foreign {
+        return keep(
+            "nerdr did not make it (it is not under its worktrees folder): remove it yourself \
+             with `git worktree remove` if it is not wanted"
+                .into(),
+        );
     }
     if i.stale {
         return keep(
@@ -121,6 +131,7 @@ pub fn input_of(f: &Facts) -> Input {
     };
     Input {
         occupant,
+        foreign: !f.found.made_by_nerdr,
         stale: f.found.repo.is_none(),
         missing: f.found.missing,
         nested: f
@@ -181,6 +192,7 @@ mod tests {
     fn closed() -> Input {
         Input {
             occupant: Occupant::Nobody,
+            foreign: false,
             stale: false,
             missing: false,
             nested: false,
@@ -204,6 +216,7 @@ mod tests {
             ("running tab", Input { occupant: Occupant::Running("ab12".into()), ..closed() }, true, keep("running")),
             ("open tab", Input { occupant: Occupant::Open("ab12".into()), ..closed() }, true, keep("close it first")),
             ("stale folder", Input { stale: true, ..closed() }, true, keep("no git worktree")),
+            ("made by hand elsewhere", Input { foreign: true, ..closed() }, true, keep("nerdr did not make it")),
             ("nested repository", Input { nested: true, dirty: Some(true), ..closed() }, true, keep("repository of its own")),
             ("dirty", Input { dirty: Some(true), ..closed() }, true, keep("work no commit has")),
             ("dirty unknown", Input { dirty: None, ..closed() }, true, keep("cannot tell")),

@@ -87,6 +87,8 @@ pub struct Found {
     pub branch: Option<String>,
     /// Git lists it but its folder is gone.
     pub missing: bool,
+    /// Made by nerdr: under the data dir's `worktrees/`.
+    pub made_by_nerdr: bool,
     pub tab: Option<Known>,
 }
 
@@ -132,6 +134,7 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
                         repo: None,
                         branch: None,
                         missing: false,
+                        made_by_nerdr: true,
                         tab: None,
                     },
                 );
@@ -160,6 +163,7 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
                 path.clone(),
                 Found {
                     missing: !l.path.exists(),
+                    made_by_nerdr: path.starts_with(&root),
                     path,
                     repo: Some(repo.clone()),
                     branch: l
@@ -174,6 +178,7 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
         let path = canonical(&k.path);
         let entry = found.entry(path.clone()).or_insert_with(|| Found {
             missing: !k.path.exists(),
+            made_by_nerdr: path.starts_with(&root),
             path,
             repo: Some(canonical(&k.repo)),
             branch: Some(k.branch.clone()),
