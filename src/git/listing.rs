@@ -223,6 +223,14 @@ pub fn ahead_behind(repo: &Path, branch: &str, base_branch: &str) -> Option<(usi
 /// Through the guard: `merge-tree` merges, with whatever drivers the
 /// repository configures.
 pub fn content_merged(paths: &Paths, repo: &Path, branch: &str, base_branch: &str) -> bool {
+    // Asked quietly first: a listing must not journal a refusal per
+    // worktree each time it is run (a merge would, and says why).
+    let op = super::op::Op::of(&["merge-tree"]);
+    if let super::guard::verdict::Verdict::Refuse(_) =
+        super::guard::check(&paths.state_dir, repo, op).verdict
+    {
+        return false;
+    }
     let (b, t) = (
         format!("refs/heads/{base_branch}"),
         format!("refs/heads/{branch}"),

@@ -386,6 +386,36 @@ fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
     );
     st.unchanged(&head, &err);
     assert!(!marker.exists(), "the planted merge driver ran");
+
+    // The canary is live: in a repository no sandboxed agent worked in,
+    // the same merge runs the same driver (the person's own config).
+    let plain = st.env.home().join("work/plain");
+    st.env
+        .write_user_file("work/plain/tracked.txt", "one\ntwo\nthree\n");
+    st.git(&plain, &["init", "-q"]);
+    st.git(&plain, &["add", "."]);
+    st.git(&plain, &["commit", "-q", "-m", "first"]);
+    let open = st
+        .ok(&["agent", "sh", "--folder", s(&plain)])
+        .trim()
+        .to_string();
+    let wo = st.worktree_of(&open);
+    st.commit(&wo, "tracked.txt", "one\nopen\nthree\n", "open work");
+    st.commit(&plain, "tracked.txt", "one\ntwo\nthree\nfour\n", "person");
+    st.git(
+        &plain,
+        &[
+            "config",
+            "merge.evil.driver",
+            &format!("{} %O %A %B", s(&canary)),
+        ],
+    );
+    std::fs::write(plain.join(".git/info/attributes"), "* merge=evil\n").unwrap();
+    st.ok(&["merge", &open]);
+    assert!(
+        marker.exists(),
+        "the canary never runs, so its absence proves nothing"
+    );
 }
 
 #[test]
