@@ -361,6 +361,19 @@ fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
     let screen = in_tab(&st, &boxed, "\"$NERDR_BIN\" worktrees", "list");
     assert!(screen.contains("rc-list-1"), "{screen}");
     assert!(screen.contains("cannot list worktrees"), "{screen}");
+    let screen = in_tab(&st, &boxed, "\"$NERDR_BIN\" clean --dry-run", "clean");
+    assert!(screen.contains("rc-clean-1"), "{screen}");
+    assert!(screen.contains("cannot clean up worktrees"), "{screen}");
+    // Another tab's diff: an agent outside every sandbox reads as no tab.
+    let other = st.tab("sh");
+    let screen = in_tab(
+        &st,
+        &boxed,
+        &format!("\"$NERDR_BIN\" diff {other}"),
+        "other",
+    );
+    assert!(screen.contains("rc-other-1"), "{screen}");
+    assert!(screen.contains(&format!("no tab `{other}`")), "{screen}");
     let head = st.head();
     // A planted merge driver that the three-way merge of tracked.txt
     // would run.
