@@ -6,6 +6,7 @@ mod agent_turns;
 mod attach;
 mod attention;
 mod cli;
+mod diff_view;
 mod doctor;
 mod fake_model;
 mod feature_detection;

@@ -1,6 +1,6 @@
 //! What the window shows instead of the pane for a moment: the agent
 //! picker, the session picker, the rename prompt, the help, a yes/no
-//! question, the approval queue, scroll mode.
+//! question, the approval queue, scroll mode, the diff view.
 //! Keys go to the overlay while it is open, one key at a time, every key
 //! of a read in order; pure: (mode, keys) in, (mode, effect, bytes used)
 //! out.
@@ -8,6 +8,8 @@
 use std::path::PathBuf;
 
 use super::choose::{self, moved, Choosing};
+use super::comments::Comment;
+use super::diff_view::{self, DiffView};
 use super::keys::{key_len, BINDINGS};
 use super::prompt::{self, Prompt};
 use super::scroll::{self, Scroll};
@@ -56,6 +58,8 @@ pub enum Mode {
         tab: String,
         prompt: Prompt,
     },
+    /// The shown tab's diff (prefix `g`).
+    Diff(Box<DiffView>),
 }
 
 /// One question of the approval queue.
@@ -87,6 +91,18 @@ pub enum Effect {
     Switch(PathBuf),
     /// Start the tab's program again.
     Restart(String),
+    /// Type `text` into `tab` as one message: `comments`, which the diff
+    /// view keeps until the core says they were typed.
+    SendComments {
+        tab: String,
+        text: String,
+        comments: Vec<Comment>,
+    },
+    /// The diff view of `tab` closed with `comments` not sent.
+    DiffClosed {
+        tab: String,
+        comments: Vec<Comment>,
+    },
 }
 
 /// Feeds a read's keys to the overlay one key at a time, in order, until
@@ -160,6 +176,24 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
         Mode::Scroll(mut s) => match s.feed(key) {
             scroll::Outcome::Leave => (Mode::Normal, Effect::None),
             scroll::Outcome::Stay => (Mode::Scroll(s), Effect::None),
+        },
+        Mode::Diff(mut v) => match v.key(key) {
+            diff_view::Outcome::Stay => (Mode::Diff(v), Effect::None),
+            diff_view::Outcome::Close => {
+                let DiffView { tab, comments, .. } = *v;
+                (Mode::Normal, Effect::DiffClosed { tab, comments })
+            }
+            diff_view::Outcome::Send(text) => {
+                let (tab, comments) = (v.tab.clone(), v.comments.clone());
+                (
+                    Mode::Diff(v),
+                    Effect::SendComments {
+                        tab,
+                        text,
+                        comments,
+                    },
+                )
+            }
         },
     }
 }
@@ -260,6 +294,7 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
         }
         // Drawn in place of the status line: see `Mode::status_line`.
         Mode::Rename { .. } => Vec::new(),
+        Mode::Diff(v) => super::diff_draw::render(v, rows, cols),
     }
 }
 
