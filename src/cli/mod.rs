@@ -5,14 +5,17 @@
 mod agent;
 mod approvals;
 mod attach;
+mod clean;
 mod close;
 mod core_cmd;
+mod diff;
 mod doctor;
 mod explain;
 mod git;
 mod hook;
 mod integration;
 mod log;
+mod merge;
 mod pane;
 mod plugin;
 mod proxy_bridge;
@@ -29,6 +32,7 @@ mod sessions;
 mod tabs;
 mod terminal;
 mod wait;
+mod worktrees;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -92,6 +96,14 @@ pub enum Command {
     Saved(saved::Args),
     /// Stop every program of this folder's session and forget the session
     Quit(quit::Args),
+    /// A tab's work as one patch: its branch since it started, plus uncommitted work
+    Diff(diff::Args),
+    /// Every nerdr worktree: its tab, branch, base, ahead/behind, uncommitted work, merged
+    Worktrees(worktrees::Args),
+    /// Merge a tab's branch into the branch it started from, in the main checkout
+    Merge(merge::Args),
+    /// Remove closed tabs' worktrees whose work is merged (never unmerged or uncommitted work)
+    Clean(clean::Args),
     /// Refusals and sandbox-check verdicts, from the journal (or audit.jsonl)
     Log(log::Args),
     /// Run a plugin from $XDG_CONFIG_HOME/nerdr/plugins/ (asks first for a sandboxed agent)
@@ -199,6 +211,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Sandbox(a) => sandbox::run(a),
         Command::Approvals(a) => approvals::run(a),
         Command::Quit(a) => quit::run(a, &folder),
+        Command::Diff(a) => diff::run(a, &folder),
+        Command::Worktrees(a) => worktrees::run(a),
+        Command::Merge(a) => merge::run(a, &folder),
+        Command::Clean(a) => clean::run(a),
         Command::Saved(a) => saved::run(a, &folder),
         Command::Log(a) => log::run(a),
         Command::Plugin(a) => plugin::run(a, &folder),
@@ -234,6 +250,8 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Terminal(_)
         | Command::Restart(_)
         | Command::Quit(_)
+        | Command::Diff(_)
+        | Command::Merge(_)
         | Command::Saved(_)
         | Command::Plugin(_)
         | Command::Git(_) => None,
@@ -247,6 +265,9 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
             Some("the approval queue is one for every session; leave out --folder")
         }
         Command::Log(_) => Some("the log is one for every session; leave out --folder"),
+        Command::Worktrees(_) | Command::Clean(_) => Some(
+            "this command covers every repository nerdr knows, not one session; leave out --folder",
+        ),
         Command::Service(_) | Command::Doctor(_) | Command::Integration(_) => {
             Some("this command is about the installation, not a session; leave out --folder")
         }

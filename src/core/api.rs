@@ -20,6 +20,7 @@ use crate::protocol::api::{
     ReportEvent, Request, Resize, RestartTab, RunPlugin, SendText, StartAgent, WaitFor,
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::api::{CleanWorktrees, DiffTab, ListWorktrees, MergeTab};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
 
 impl Core {
@@ -296,6 +297,16 @@ impl Core {
             }
             Request::Status => encode::<GetStatus>(Ok(self.status())),
             Request::Sessions => encode::<ListSessions>(Ok(self.sessions(caller))),
+            Request::Diff(DiffTab { tab, stat, .. }) => {
+                encode::<DiffTab>(self.diff_tab(&tab, stat).await)
+            }
+            Request::Worktrees => encode::<ListWorktrees>(self.list_worktrees().await),
+            Request::Merge(MergeTab { tab, into, how, .. }) => {
+                encode::<MergeTab>(self.merge_tab(&tab, into, how).await)
+            }
+            Request::Clean(CleanWorktrees { merged, dry_run }) => {
+                encode::<CleanWorktrees>(self.clean_worktrees(merged, dry_run).await)
+            }
         }
     }
 

@@ -377,7 +377,8 @@ impl Core {
             let Some(repo) = crate::git::worktree::repo_of(&folder) else {
                 return Ok((folder, None));
             };
-            let path = crate::git::worktree::create(&paths, &repo, &tab)?;
+            let made = crate::git::worktree::create(&paths, &repo, &tab)?;
+            let path = made.path;
             let cwd = path.join(&repo.prefix);
             Ok((
                 if cwd.is_dir() { cwd } else { path.clone() },
@@ -385,6 +386,8 @@ impl Core {
                     path,
                     repo: repo.toplevel,
                     branch: crate::git::worktree::branch(&tab),
+                    base: Some(made.base.commit),
+                    base_branch: made.base.branch,
                 }),
             ))
         })

@@ -14,8 +14,8 @@ use super::privilege::{self, CallerKind};
 use super::request_facts::{tab_requests, target_kind};
 use super::Core;
 use crate::protocol::api::{
-    ApiError, CloseTab, ExplainTab, OpenTerminal, ReadScreen, RenameTab, Request, Resize,
-    RestartTab, SendText, WaitFor,
+    ApiError, CloseTab, DiffTab, ExplainTab, MergeTab, OpenTerminal, ReadScreen, RenameTab,
+    Request, Resize, RestartTab, SendText, WaitFor,
 };
 use crate::protocol::replies::Renamed;
 

@@ -50,6 +50,14 @@ pub enum Operation {
     AskNetwork,
     /// Harmless facts: the agents that exist, the core's status.
     Query,
+    /// `nerdr diff`: a tab's work as a patch (what its files hold).
+    Diff,
+    /// `nerdr worktrees`: every worktree of every repository nerdr knows.
+    ListWorktrees,
+    /// `nerdr merge`: writes the main checkout, outside every sandbox.
+    Merge,
+    /// `nerdr clean`: removes worktrees and branches.
+    Clean,
 }
 
 /// What it is asked of.
@@ -97,6 +105,19 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
+        (C::Sandboxed, O::Diff, T::Own) => Allow,
+        (C::Sandboxed, O::Diff, _) => Refuse("a sandboxed agent may see only its own tab's diff"),
+        (C::Sandboxed, O::ListWorktrees, _) => Refuse(
+            "a sandboxed agent cannot list worktrees: they hold other tabs' work, outside its \
+             sandbox",
+        ),
+        (C::Sandboxed, O::Merge, _) => Refuse(
+            "a sandboxed agent cannot merge: a merge writes the main checkout, outside every \
+             sandbox (the user merges, with `nerdr merge`)",
+        ),
+        (C::Sandboxed, O::Clean, _) => {
+            Refuse("a sandboxed agent cannot clean up worktrees: they hold other tabs' work")
+        }
         (C::Sandboxed, O::Report, T::Own) => Allow,
         (C::Sandboxed, O::Report, _) => Refuse("an agent reports only about its own tab"),
         (C::Sandboxed, O::See, T::Own) => Allow,
@@ -277,6 +298,10 @@ pub fn name(op: Operation) -> &'static str {
         Operation::Report => "report",
         Operation::AskNetwork => "ask-network",
         Operation::Query => "query",
+        Operation::Diff => "diff",
+        Operation::ListWorktrees => "worktrees",
+        Operation::Merge => "merge",
+        Operation::Clean => "clean",
     }
 }
 
@@ -288,7 +313,7 @@ mod tests {
     use super::*;
 
     const CALLERS: [CallerKind; 3] = [User, Tab, S];
-    const OPS: [Operation; 16] = [
+    const OPS: [Operation; 20] = [
         StartAgent,
         OpenTerminal,
         Restart,
@@ -305,12 +330,16 @@ mod tests {
         Report,
         Query,
         AskNetwork,
+        Diff,
+        ListWorktrees,
+        Merge,
+        Clean,
     ];
     const TARGETS: [Target; 5] = [Own, In, Out, Term, Nothing];
 
     /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
     /// own tab, sandboxed agent, agent, terminal, nothing.
-    const SANDBOXED: [(Operation, &str); 16] = [
+    const SANDBOXED: [(Operation, &str); 20] = [
         (StartAgent, "rarrr"),
         (OpenTerminal, "rrrrr"),
         (Restart, "aarrr"),
@@ -327,6 +356,10 @@ mod tests {
         (Report, "arrrr"),
         (Query, "aaaaa"),
         (AskNetwork, "qrrrr"),
+        (Diff, "arrrr"),
+        (ListWorktrees, "rrrrr"),
+        (Merge, "rrrrr"),
+        (Clean, "rrrrr"),
     ];
 
     fn letter(v: &Verdict) -> char {

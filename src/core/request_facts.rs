@@ -12,8 +12,9 @@ use super::not_found::no_tab;
 use super::privilege::{self, CallerKind, Operation, Target};
 use super::Core;
 use crate::protocol::api::{
-    ApiError, CloseTab, ExplainTab, ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab,
-    ReportAgent, Request, Resize, RestartTab, SendText, StartAgent, TabKind, WaitFor,
+    ApiError, CloseTab, DiffTab, ExplainTab, ListTabs, MergeTab, OpenTerminal, QuitSession,
+    ReadScreen, RenameTab, ReportAgent, Request, Resize, RestartTab, SendText, StartAgent, TabKind,
+    WaitFor,
 };
 
 impl Core {
@@ -225,6 +226,10 @@ pub(super) fn op_of(req: &Request) -> Operation {
         // Each session and tab in the list is the caller's to see
         // (`session_list`): asking is harmless.
         Request::Status | Request::Agents | Request::Sessions => Operation::Query,
+        Request::Diff(_) => Operation::Diff,
+        Request::Worktrees => Operation::ListWorktrees,
+        Request::Merge(_) => Operation::Merge,
+        Request::Clean(_) => Operation::Clean,
     }
 }
 
@@ -279,6 +284,14 @@ macro_rules! tab_requests {
             folder: $folder,
             ..
         }) | Request::Rename(RenameTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Diff(DiffTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Merge(MergeTab {
             tab: $tab,
             folder: $folder,
             ..

@@ -61,6 +61,24 @@ pub struct Worktree {
     /// The main worktree of its repository, where git is run to remove it.
     pub repo: PathBuf,
     pub branch: String,
+    /// The commit it was made from (`git::base`); absent in records of
+    /// worktrees made before bases were recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    /// The main checkout's branch when it was made: where `nerdr merge`
+    /// takes the work back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_branch: Option<String>,
+}
+
+impl Worktree {
+    /// The base as recorded, if it was.
+    pub fn recorded_base(&self) -> Option<crate::git::base::Recorded> {
+        self.base.clone().map(|commit| crate::git::base::Recorded {
+            commit,
+            branch: self.base_branch.clone(),
+        })
+    }
 }
 
 /// A tab as written down: in `tabs.json` (without the secret) so a full
@@ -453,6 +471,8 @@ mod tests {
             path: "/data/wt/a".into(),
             repo: "/w".into(),
             branch: "nerdr/a".into(),
+            base: None,
+            base_branch: None,
         });
         state.sessions.insert("/closed".into(), vec![]);
         let placed = |s: &State, d: &str| s.session_of(Path::new(d));

@@ -8,9 +8,14 @@
 //! work home from its private object store. Nothing else builds a git
 //! `Command`.
 
+pub mod base;
+pub mod clean;
 pub mod guard;
 pub mod import;
+pub mod listing;
+pub mod merge;
 pub mod op;
+pub mod patch;
 pub mod saved;
 pub mod unsaved;
 pub mod worktree;
@@ -210,8 +215,24 @@ fn finish_with_input<S: AsRef<OsStr>>(
         Err(GitError::Failed {
             args: joined(args),
             dir: dir.to_path_buf(),
-            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            stderr: failure_text(&out.stdout, &out.stderr),
         })
+    }
+}
+
+/// What a failed git said: its stderr, else the end of its stdout (`git
+/// merge` reports conflicts there, and only "Automatic merge failed" if
+/// anything on stderr).
+fn failure_text(stdout: &[u8], stderr: &[u8]) -> String {
+    let err = String::from_utf8_lossy(stderr).trim().to_string();
+    let out = String::from_utf8_lossy(stdout);
+    let lines: Vec<&str> = out.trim().lines().collect();
+    let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+    match (err.is_empty(), tail.is_empty()) {
+        (_, true) => err,
+        (true, false) => tail,
+        (false, false) if tail.contains("CONFLICT") => format!("{tail}\n{err}"),
+        (false, false) => err,
     }
 }
 
@@ -345,6 +366,17 @@ pub fn run_env<S: AsRef<OsStr>>(
     args: &[S],
     env: &[(&str, &OsStr)],
 ) -> Result<String, GitError> {
+    run_bytes_env(paths, dir, args, env).map(text)
+}
+
+/// [`run_env`], its stdout as git wrote it (a patch keeps its last
+/// newline, and bytes that are not UTF-8).
+pub fn run_bytes_env<S: AsRef<OsStr>>(
+    paths: &Paths,
+    dir: &Path,
+    args: &[S],
+    env: &[(&str, &OsStr)],
+) -> Result<Vec<u8>, GitError> {
     let op = Op::of(args);
     let checked = guard::check(&paths.state_dir, dir, op);
     if let Verdict::Refuse(reasons) = checked.verdict {
@@ -368,7 +400,7 @@ pub fn run_env<S: AsRef<OsStr>>(
     if let Some(pin) = &checked.pin {
         pinned(&mut c, pin);
     }
-    finish(c, dir, &args).map(text)
+    finish(c, dir, &args)
 }
 
 /// Hand git the repository the guard checked, so it reads neither a
@@ -427,6 +459,20 @@ pub fn query_with_input<S: AsRef<OsStr>>(
 #[cfg(test)]
 mod bounded_tests {
     use super::*;
+
+    #[test]
+    fn a_failure_says_what_git_said_where_it_said_it() {
+        assert_eq!(failure_text(b"", b"fatal: no\n"), "fatal: no");
+        assert_eq!(
+            failure_text(b"CONFLICT (content): in a\n", b""),
+            "CONFLICT (content): in a"
+        );
+        assert_eq!(
+            failure_text(b"CONFLICT (content): in a\n", b"error: x\n"),
+            "CONFLICT (content): in a\nerror: x"
+        );
+        assert_eq!(failure_text(b"Updating 1..2\n", b"error: x\n"), "error: x");
+    }
 
     fn bounded(
         mut c: Command,

@@ -125,7 +125,7 @@ fn exists(dir: &Path, reference: &str) -> bool {
     query(dir, &["rev-parse", "--verify", "--quiet", reference]).is_ok()
 }
 
-fn io(path: &Path, e: std::io::Error) -> GitError {
+pub(super) fn io(path: &Path, e: std::io::Error) -> GitError {
     GitError::Spawn(std::io::Error::new(
         e.kind(),
         format!("{}: {e}", path.display()),
@@ -134,10 +134,10 @@ fn io(path: &Path, e: std::io::Error) -> GitError {
 
 /// A temporary index file in nerdr's state folder (no agent writes there),
 /// removed when dropped.
-struct Scratch(PathBuf);
+pub(super) struct Scratch(pub(super) PathBuf);
 
 impl Scratch {
-    fn new(paths: &Paths) -> Result<Scratch, GitError> {
+    pub(super) fn new(paths: &Paths) -> Result<Scratch, GitError> {
         std::fs::create_dir_all(&paths.state_dir).map_err(|e| io(&paths.state_dir, e))?;
         let name = format!(
             "saving-{}-{}.index",

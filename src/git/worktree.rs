@@ -90,20 +90,23 @@ pub fn branch(tab: &str) -> String {
     format!("nerdr/{tab}")
 }
 
-/// Make the tab's worktree; returns its path.
+/// A worktree just made, and where its work starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Made {
+    pub path: PathBuf,
+    pub base: super::base::Recorded,
+}
+
+/// Make the tab's worktree from the main checkout's HEAD, recording that
+/// commit and branch as its base (see `git::base`).
 /// Refused by the guard in a repository with sandbox history where the
 /// checkout could run a planted program.
-pub fn create(paths: &Paths, repo: &Repo, tab: &str) -> Result<PathBuf, WorktreeError> {
-    if query(
-        &repo.toplevel,
-        &["rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
-    )
-    .is_err()
-    {
+pub fn create(paths: &Paths, repo: &Repo, tab: &str) -> Result<Made, WorktreeError> {
+    let Ok(base) = super::base::start_point(&repo.toplevel) else {
         return Err(WorktreeError::Unborn {
             repo: repo.toplevel.clone(),
         });
-    }
+    };
     let path = paths
         .data_dir
         .join("worktrees")
@@ -125,10 +128,14 @@ pub fn create(paths: &Paths, repo: &Repo, tab: &str) -> Result<PathBuf, Worktree
         "-b".as_ref(),
         branch.as_ref(),
         path_arg.as_ref(),
-        "HEAD".as_ref(),
+        // The commit recorded, not HEAD again: the checkout may move meanwhile.
+        base.commit.as_ref(),
     ];
     match run(paths, &repo.toplevel, &args) {
-        Ok(_) => Ok(path),
+        Ok(_) => {
+            super::base::write_record(&path, &base);
+            Ok(Made { path, base })
+        }
         Err(GitError::Failed { stderr, .. }) if needs_fetch(&stderr) => {
             // Leave nothing half made behind.
             let _ = query(&repo.toplevel, &["worktree", "prune"]);
@@ -148,7 +155,8 @@ pub fn needs_fetch(stderr: &str) -> bool {
     s.contains("promisor") || s.contains("lazy fetching disabled") || s.contains("could not fetch")
 }
 
-/// Remove the tab's worktree (its branch stays, with any commits on it).
+/// Remove the tab's worktree (its branch stays, with any commits on it),
+/// and the record of its base beside it.
 pub fn remove(paths: &Paths, repo_toplevel: &Path, path: &Path) -> Result<(), GitError> {
     let p = path.as_os_str().to_owned();
     let args: Vec<&std::ffi::OsStr> = vec![
@@ -157,7 +165,9 @@ pub fn remove(paths: &Paths, repo_toplevel: &Path, path: &Path) -> Result<(), Gi
         "--force".as_ref(),
         p.as_ref(),
     ];
-    run(paths, repo_toplevel, &args).map(drop)
+    run(paths, repo_toplevel, &args)?;
+    let _ = std::fs::remove_file(super::base::record_file(path));
+    Ok(())
 }
 
 #[cfg(test)]

@@ -31,6 +31,10 @@ use super::replies::{
     ReportTaken, ScreenText, Sent, SessionQuit, Started, Waited,
 };
 
+pub use super::work::{
+    CleanEntry, CleanWorktrees, Cleaned, DiffTab, MergeHow, MergeTab, Merged, TabDiff, WorktreeInfo,
+};
+
 pub use super::listing::{
     AgentState, CoreStatus, ProgramsMode, SessionInfo, TabInfo, TabKind, TabState,
 };
@@ -64,6 +68,14 @@ pub enum Request {
     Rename(RenameTab),
     /// The sessions the caller may see, with their tabs counted.
     Sessions,
+    /// A tab's work as one patch (`nerdr diff`, the window's diff view).
+    Diff(DiffTab),
+    /// Every nerdr worktree with its tab, base and state.
+    Worktrees,
+    /// Merge a tab's branch in the main checkout.
+    Merge(MergeTab),
+    /// Remove closed tabs' worktrees whose work is merged.
+    Clean(CleanWorktrees),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -130,6 +142,10 @@ methods! {
     Explain(ExplainTab) => Explained, "explain";
     Rename(RenameTab) => Renamed, "rename";
     Sessions = ListSessions => Vec<SessionInfo>, "sessions";
+    Diff(DiffTab) => TabDiff, "diff";
+    Worktrees = ListWorktrees => Vec<WorktreeInfo>, "worktrees";
+    Merge(MergeTab) => Merged, "merge";
+    Clean(CleanWorktrees) => Cleaned, "clean";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.

@@ -355,3 +355,45 @@ fn tab_requests_carry_the_callers_folder() {
         r#"{"method":"explain","params":{"tab":"1","folder":"/w"}}"#,
     );
 }
+
+/// The requests that bring an agent's work home (issue 18), as the window's
+/// diff view and scripts send them.
+#[test]
+fn work_requests_on_the_wire() {
+    same_wire(
+        DiffTab {
+            tab: "2".into(),
+            stat: false,
+            folder: Some("/w".into()),
+        },
+        r#"{"method":"diff","params":{"tab":"2","stat":false,"folder":"/w"}}"#,
+    );
+    same_wire(ListWorktrees, r#"{"method":"worktrees"}"#);
+    same_wire(
+        MergeTab {
+            tab: "ab12".into(),
+            into: None,
+            how: MergeHow::FfOnly,
+            folder: None,
+        },
+        r#"{"method":"merge","params":{"tab":"ab12","into":null,"how":"ff_only"}}"#,
+    );
+    same_wire(
+        CleanWorktrees {
+            merged: true,
+            dry_run: false,
+        },
+        r#"{"method":"clean","params":{"merged":true,"dry_run":false}}"#,
+    );
+    // Only the tab: the rest takes its default.
+    let req: Request = serde_json::from_str(r#"{"method":"merge","params":{"tab":"x"}}"#).unwrap();
+    assert_eq!(
+        req,
+        Request::Merge(MergeTab {
+            tab: "x".into(),
+            into: None,
+            how: MergeHow::Merge,
+            folder: None
+        })
+    );
+}

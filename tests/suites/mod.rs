@@ -5,6 +5,7 @@ mod agent_states;
 mod agent_turns;
 mod attach;
 mod attention;
+mod bring_home;
 mod cli;
 mod diff_view;
 mod doctor;

@@ -1,0 +1,64 @@
+//! `nerdr diff TAB` (and the window's diff view): the tab's work as one
+//! patch, made in the core so every client gets the same one (see
+//! `git::patch`). Git runs off the async workers.
+
+use super::not_found::no_tab;
+use super::state::Worktree;
+use super::Core;
+use crate::git::{base, patch};
+use crate::paths::Paths;
+use crate::protocol::api::{ApiError, ErrorCode, TabDiff};
+
+impl Core {
+    pub(super) async fn diff_tab(&self, tab: &str, stat: bool) -> Result<TabDiff, ApiError> {
+        let worktree = {
+            let state = self.state.lock().unwrap();
+            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+            t.worktree.clone()
+        };
+        let Some(w) = worktree else {
+            return Err(no_worktree(tab));
+        };
+        let (paths, tab) = (self.paths.clone(), tab.to_string());
+        tokio::task::spawn_blocking(move || diff_of(&paths, &tab, &w, stat))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+    }
+}
+
+/// The error for a tab that works in a folder of its own making.
+pub(super) fn no_worktree(tab: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::BadRequest,
+        format!(
+            "tab {tab} has no worktree of its own (a terminal, a folder outside any git \
+             repository, or started with --no-worktree), so it has no branch of work to show: \
+             run git in its folder"
+        ),
+    )
+}
+
+fn diff_of(paths: &Paths, tab: &str, w: &Worktree, stat: bool) -> Result<TabDiff, ApiError> {
+    let bad = |m: String| ApiError::new(ErrorCode::BadRequest, m);
+    let recorded = w.recorded_base().or_else(|| base::read_record(&w.path));
+    let base = base::resolve(recorded, &w.repo, &w.branch)
+        .map_err(|e| bad(format!("cannot tell where tab {tab}'s work started: {e}")))?;
+    let missing = !w.path.exists();
+    let made = match missing {
+        true => patch::of_branch(paths, &w.repo, &base.commit, &w.branch, stat),
+        false => patch::of_worktree(paths, &w.path, &base.commit, stat),
+    }
+    .map_err(|e| bad(format!("cannot make tab {tab}'s diff: {e}")))?;
+    let made = patch::fits(made, &w.path, &base.commit).map_err(bad)?;
+    Ok(TabDiff {
+        tab: tab.to_string(),
+        worktree: w.path.clone(),
+        repo: w.repo.clone(),
+        branch: w.branch.clone(),
+        base: base.commit,
+        base_branch: base.branch,
+        base_recorded: base.recorded,
+        worktree_missing: missing,
+        patch: String::from_utf8_lossy(&made).into_owned(),
+    })
+}

@@ -1,0 +1,394 @@
+//! `nerdr merge`: a tab's branch into the branch it started from (or
+//! `--into`), in the repository's main checkout. [`ready`] is the pure
+//! rule for when a merge may start; [`merge`] gathers its facts, runs it
+//! through the guard, and on any failure puts the checkout back as it was
+//! (`git merge --abort`, `git reset --merge` after a squash, `git rebase
+//! --abort` in the tab's worktree) and checks that it is.
+//!
+//! `--rebase` rebases the tab's branch onto the target in the tab's own
+//! worktree (it must hold no uncommitted work), then fast-forwards the
+//! target to it: the main checkout only ever moves forward.
+
+use std::path::{Path, PathBuf};
+
+use super::base::{short, Base};
+use super::{query, run, unsaved};
+use crate::paths::Paths;
+use crate::protocol::work::{MergeHow, Merged};
+
+/// What [`ready`] looks at, as plain data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    pub repo: PathBuf,
+    /// The main checkout's branch; `None` on a detached HEAD.
+    pub checked_out: Option<String>,
+    /// What the main checkout holds that no commit does.
+    pub main_changes: Vec<unsaved::Change>,
+    /// The branch to merge into (`None`: unknown, nothing given).
+    pub target: Option<String>,
+    pub target_exists: bool,
+    pub branch: String,
+    /// The tab's commits the target lacks, and the reverse.
+    pub ahead: usize,
+    pub behind: usize,
+    pub how: MergeHow,
+    /// The tab's worktree holds work no commit has (left out of a merge).
+    pub worktree_dirty: bool,
+    pub worktree_missing: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ready {
+    Go,
+    /// The target has every commit of the branch already.
+    NothingToMerge,
+    Refuse(String),
+}
+
+/// When a merge may start: see the messages.
+pub fn ready(f: &Facts) -> Ready {
+    let repo = f.repo.display();
+    let Some(target) = &f.target else {
+        return Ready::Refuse(format!(
+            "where {} goes back is unknown (its worktree was made on a detached HEAD): name the \
+             branch with --into BRANCH",
+            f.branch
+        ));
+    };
+    if !f.target_exists {
+        return Ready::Refuse(format!(
+            "{repo} has no branch {target}: name another with --into BRANCH"
+        ));
+    }
+    if *target == f.branch {
+        return Ready::Refuse(format!("{target} cannot be merged into itself"));
+    }
+    match &f.checked_out {
+        None => {
+            return Ready::Refuse(format!(
+                "the main checkout {repo} is on a detached HEAD, not on {target}: switch it \
+                 there (`git -C {repo} switch {target}`), then merge again"
+            ))
+        }
+        Some(b) if b != target => {
+            return Ready::Refuse(format!(
+                "the main checkout {repo} is on branch {b}, not {target}: switch it there \
+                 (`git -C {repo} switch {target}`), or merge into {b} with `--into {b}`"
+            ))
+        }
+        Some(_) => {}
+    }
+    if !f.main_changes.is_empty() {
+        return Ready::Refuse(format!(
+            "the main checkout {repo} holds work no commit has (ignored files aside):{}\n\
+             commit it or set it aside first: nerdr merges only into a clean checkout, so a \
+             failed merge can leave it exactly as it was",
+            unsaved::listed(&f.main_changes, 20)
+        ));
+    }
+    if f.ahead == 0 {
+        return Ready::NothingToMerge;
+    }
+    match f.how {
+        MergeHow::FfOnly if f.behind > 0 => Ready::Refuse(format!(
+            "{target} is not an ancestor of {} ({} commit{} of {target} are not on it), so \
+             there is no fast-forward: merge without --ff-only, or with --rebase or --squash",
+            f.branch,
+            f.behind,
+            if f.behind == 1 { "" } else { "s" }
+        )),
+        MergeHow::Rebase if f.worktree_missing => Ready::Refuse(format!(
+            "--rebase rebases {} in the tab's worktree, which is gone: merge without --rebase",
+            f.branch
+        )),
+        MergeHow::Rebase if f.worktree_dirty => Ready::Refuse(format!(
+            "--rebase rewrites {} in the tab's worktree, which holds work no commit has: commit \
+             it there first (or merge without --rebase, which leaves it out)",
+            f.branch
+        )),
+        _ => Ready::Go,
+    }
+}
+
+/// The tab's side of a merge.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub tab: String,
+    /// The tab's name, for the squash commit's message.
+    pub name: String,
+    pub worktree: PathBuf,
+    pub repo: PathBuf,
+    pub branch: String,
+}
+
+/// What the main checkout holds that no commit does. Its checked-out
+/// submodules are its own (a merge does not touch them): not counted.
+fn main_changes(paths: &Paths, repo: &Path) -> Result<Vec<unsaved::Change>, super::GitError> {
+    Ok(unsaved::changes(paths, repo)?
+        .into_iter()
+        .filter(|c| c.kind != unsaved::ChangeKind::NestedRepository)
+        .collect())
+}
+
+fn tip(dir: &Path, branch: &str) -> Result<String, String> {
+    query(
+        dir,
+        &[
+            "rev-parse",
+            "--verify",
+            &format!("refs/heads/{branch}^{{commit}}"),
+        ],
+    )
+    .map_err(|e| e.to_string())
+}
+
+/// Gather the facts, check them, merge, and on failure restore.
+pub fn merge(
+    paths: &Paths,
+    src: &Source,
+    base: &Base,
+    into: Option<String>,
+    how: MergeHow,
+) -> Result<Merged, String> {
+    let repo = &src.repo;
+    let target = into.or_else(|| base.branch.clone());
+    let target_exists = target.as_deref().is_some_and(|t| tip(repo, t).is_ok());
+    let main_changes = main_changes(paths, repo).map_err(|e| {
+        format!(
+            "cannot tell whether the main checkout {} is clean, so nothing was merged: {e}",
+            repo.display()
+        )
+    })?;
+    let worktree_missing = !src.worktree.exists();
+    let worktree_changes = match worktree_missing {
+        true => Vec::new(),
+        false => unsaved::changes(paths, &src.worktree).unwrap_or_default(),
+    };
+    let (ahead, behind) = match (&target, target_exists) {
+        (Some(t), true) => super::listing::ahead_behind(repo, &src.branch, t)
+            .ok_or_else(|| format!("cannot compare {} with {t}", src.branch))?,
+        _ => (0, 0),
+    };
+    let facts = Facts {
+        repo: repo.clone(),
+        checked_out: super::base::current_branch(repo),
+        main_changes,
+        target: target.clone(),
+        target_exists,
+        branch: src.branch.clone(),
+        ahead,
+        behind,
+        how,
+        worktree_dirty: !worktree_changes.is_empty(),
+        worktree_missing,
+    };
+    let mut notes = Vec::new();
+    if let Some(n) = base.guessed_note(&src.worktree) {
+        notes.push(n);
+    }
+    if !worktree_changes.is_empty() && how != MergeHow::Rebase {
+        notes.push(format!(
+            "the tab's worktree holds work no commit has, left out of the merge:{}",
+            unsaved::listed(&worktree_changes, 10)
+        ));
+    }
+    let target = match ready(&facts) {
+        Ready::Refuse(why) => return Err(format!("nothing was merged: {why}")),
+        Ready::NothingToMerge => {
+            let t = target.expect("ready checked it");
+            let head = tip(repo, &t)?;
+            return Ok(Merged {
+                tab: src.tab.clone(),
+                branch: src.branch.clone(),
+                into: t,
+                repo: repo.clone(),
+                how,
+                before: head.clone(),
+                after: head,
+                fast_forward: false,
+                notes,
+            });
+        }
+        Ready::Go => target.expect("ready checked it"),
+    };
+    let before = tip(repo, &target)?;
+    let done = run_merge(paths, src, &target, how);
+    if let Err(why) = done {
+        let restored = restore(paths, src, how, &before);
+        return Err(match restored {
+            Ok(()) => format!(
+                "{why}\nnothing was merged: the main checkout {} is as it was (HEAD {})",
+                repo.display(),
+                short(&before)
+            ),
+            Err(not) => format!("{why}\nand the checkout could not be put back: {not}"),
+        });
+    }
+    let after = tip(repo, &target)?;
+    let branch_tip = tip(repo, &src.branch)?;
+    Ok(Merged {
+        tab: src.tab.clone(),
+        branch: src.branch.clone(),
+        into: target,
+        repo: repo.clone(),
+        how,
+        fast_forward: after == branch_tip && how != MergeHow::Squash,
+        before,
+        after,
+        notes,
+    })
+}
+
+fn run_merge(paths: &Paths, src: &Source, target: &str, how: MergeHow) -> Result<(), String> {
+    let repo = src.repo.as_path();
+    let worktree = src.worktree.as_path();
+    let branch = src.branch.as_str();
+    let git = |dir: &Path, args: &[&str]| run(paths, dir, args).map(drop);
+    match how {
+        MergeHow::Merge => {
+            git(repo, &["merge", "--no-edit", branch]).map_err(|e| format!("the merge failed: {e}"))
+        }
+        MergeHow::FfOnly => git(repo, &["merge", "--ff-only", branch])
+            .map_err(|e| format!("the fast-forward failed: {e}")),
+        MergeHow::Squash => {
+            let range = format!("refs/heads/{target}..refs/heads/{branch}");
+            let log = run(paths, repo, &["log", "--no-color", "--format=* %s", &range])
+                .unwrap_or_default();
+            git(repo, &["merge", "--squash", branch])
+                .map_err(|e| format!("the squash merge failed: {e}"))?;
+            let message = format!(
+                "Work of tab {} ({branch}), squashed by nerdr\n\n{log}\n",
+                if src.name.is_empty() {
+                    &src.tab
+                } else {
+                    &src.name
+                }
+            );
+            git(repo, &["commit", "-q", "-m", &message])
+                .map_err(|e| format!("the squash commit failed: {e}"))
+        }
+        MergeHow::Rebase => {
+            let onto = format!("refs/heads/{target}");
+            if let Err(e) = git(worktree, &["rebase", &onto]) {
+                let _ = git(worktree, &["rebase", "--abort"]);
+                return Err(format!(
+                    "the rebase of {branch} onto {target} failed, and was undone (the tab's \
+                     branch is as it was): {e}"
+                ));
+            }
+            git(repo, &["merge", "--ff-only", branch])
+                .map_err(|e| format!("the fast-forward after the rebase failed: {e}"))
+        }
+    }
+}
+
+/// Put the main checkout back after a failed merge, and check it is: its
+/// HEAD where it was, and no work no commit holds (it was clean before).
+fn restore(paths: &Paths, src: &Source, how: MergeHow, before: &str) -> Result<(), String> {
+    let repo = &src.repo;
+    match how {
+        MergeHow::Merge => {
+            if query(repo, &["rev-parse", "--verify", "--quiet", "MERGE_HEAD"]).is_ok() {
+                run(paths, repo, &["merge", "--abort"]).map_err(|e| e.to_string())?;
+            }
+        }
+        MergeHow::Squash => {
+            let head = query(repo, &["rev-parse", "HEAD"]).map_err(|e| e.to_string())?;
+            if head == before {
+                run(paths, repo, &["reset", "--merge"]).map_err(|e| e.to_string())?;
+                // The message `merge --squash` left for a commit that
+                // will not come (the checkout was clean, so it was ours).
+                if let Ok(msg) = query(
+                    repo,
+                    &[
+                        "rev-parse",
+                        "--path-format=absolute",
+                        "--git-path",
+                        "SQUASH_MSG",
+                    ],
+                ) {
+                    let _ = std::fs::remove_file(msg);
+                }
+            }
+        }
+        MergeHow::FfOnly | MergeHow::Rebase => {}
+    }
+    let head = query(repo, &["rev-parse", "HEAD"]).map_err(|e| e.to_string())?;
+    if head != before {
+        return Err(format!(
+            "HEAD is {} (it was {})",
+            short(&head),
+            short(before)
+        ));
+    }
+    let changes = main_changes(paths, repo).map_err(|e| e.to_string())?;
+    if !changes.is_empty() {
+        return Err(format!(
+            "it holds changes now:{}",
+            unsaved::listed(&changes, 10)
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean() -> Facts {
+        Facts {
+            repo: "/src/r".into(),
+            checked_out: Some("main".into()),
+            main_changes: vec![],
+            target: Some("main".into()),
+            target_exists: true,
+            branch: "nerdr/ab12".into(),
+            ahead: 2,
+            behind: 0,
+            how: MergeHow::Merge,
+            worktree_dirty: false,
+            worktree_missing: false,
+        }
+    }
+
+    #[test]
+    fn every_merge_precondition() {
+        let dirty = vec![unsaved::Change {
+            kind: unsaved::ChangeKind::Modified,
+            path: "a.txt".into(),
+        }];
+        let go = || Ok::<(), &str>(());
+        let nothing = || Err::<(), &str>("");
+        #[rustfmt::skip]
+        let rows: Vec<(&str, Facts, Result<(), &str>)> = vec![
+            ("a clean fast-forward", clean(), go()),
+            ("squash", Facts { how: MergeHow::Squash, behind: 3, ..clean() }, go()),
+            ("merge, target moved on", Facts { behind: 3, ..clean() }, go()),
+            ("rebase, target moved on", Facts { how: MergeHow::Rebase, behind: 3, ..clean() }, go()),
+            ("dirty worktree left out of a merge", Facts { worktree_dirty: true, ..clean() }, go()),
+            ("nothing to merge", Facts { ahead: 0, ..clean() }, nothing()),
+            ("no target", Facts { target: None, ..clean() }, Err("--into BRANCH")),
+            ("target missing", Facts { target_exists: false, ..clean() }, Err("has no branch main")),
+            ("into itself", Facts { target: Some("nerdr/ab12".into()), checked_out: Some("nerdr/ab12".into()), ..clean() }, Err("into itself")),
+            ("detached main checkout", Facts { checked_out: None, ..clean() }, Err("detached HEAD, not on main")),
+            ("main on another branch", Facts { checked_out: Some("dev".into()), ..clean() }, Err("on branch dev, not main: switch it there (`git -C /src/r switch main`), or merge into dev with `--into dev`")),
+            ("dirty main checkout", Facts { main_changes: dirty.clone(), ..clean() }, Err("modified: a.txt")),
+            ("dirty beats nothing to merge", Facts { main_changes: dirty, ahead: 0, ..clean() }, Err("clean checkout")),
+            ("ff-only, diverged", Facts { how: MergeHow::FfOnly, behind: 1, ..clean() }, Err("no fast-forward")),
+            ("ff-only, ahead only", Facts { how: MergeHow::FfOnly, ..clean() }, go()),
+            ("rebase, dirty worktree", Facts { how: MergeHow::Rebase, worktree_dirty: true, ..clean() }, Err("commit it there first")),
+            ("rebase, worktree gone", Facts { how: MergeHow::Rebase, worktree_missing: true, ..clean() }, Err("which is gone")),
+        ];
+        for (what, facts, want) in rows {
+            let got = ready(&facts);
+            match (want, &got) {
+                (Ok(()), Ready::Go) => {}
+                (Err(""), Ready::NothingToMerge) => {}
+                (Err(why), Ready::Refuse(said)) if !why.is_empty() => {
+                    assert!(said.contains(why), "{what}: {said}")
+                }
+                (want, got) => panic!("{what}: want {want:?}, got {got:?}"),
+            }
+        }
+    }
+}

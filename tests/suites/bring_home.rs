@@ -1,0 +1,444 @@
+//! Bringing an agent's work home (issue 18): `nerdr diff` and `nerdr
+//! worktrees` give the exact patch and counts of a tab's work, `nerdr
+//! merge` merges it in the main checkout or leaves the checkout exactly as
+//! it was, through the git guard where a sandboxed agent worked, and never
+//! for a sandboxed caller; `nerdr clean` removes only merged work. Real
+//! binary, real git, as a non-root user under the private `systemd --user`.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::sysenv::SystemdEnv;
+
+const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+/// `[agents.boxed]`: bash inside bubblewrap (read-only root, the runtime
+/// dir hidden, its own PID namespace), a sandbox nerdr's check passes.
+const BOXED_SHELL: &str =
+    "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
+    then set -- bash --norc --noprofile; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
+    --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
+    --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n";
+
+struct Setup {
+    env: SystemdEnv,
+    repo: PathBuf,
+}
+
+impl Setup {
+    /// A repository on `main` with one commit (and `*.log` ignored) in
+    /// `~/work/r`; the user's git has an identity (merge commits need one).
+    fn new(config: &str) -> Option<Setup> {
+        let env = SystemdEnv::start()?;
+        env.run(&["nerdr", "service", "install"]);
+        env.write_user_file(".config/nerdr/config.toml", config);
+        env.write_user_file(
+            ".gitconfig",
+            "[user]\n\tname = t\n\temail = t@e\n[init]\n\tdefaultBranch = main\n",
+        );
+        env.write_user_file("work/r/tracked.txt", "one\ntwo\nthree\n");
+        env.write_user_file("work/r/.gitignore", "*.log\n");
+        let s = Setup {
+            repo: env.home().join("work/r"),
+            env,
+        };
+        s.git(&s.repo, &["init", "-q"]);
+        s.git(&s.repo, &["add", "."]);
+        s.git(&s.repo, &["commit", "-q", "-m", "first"]);
+        Some(s)
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self
+            .env
+            .run(&crate::support::git::with_identity(s(dir), args));
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
+    /// `git` whose stdout is kept as git wrote it.
+    fn git_raw(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self
+            .env
+            .run(&crate::support::git::with_identity(s(dir), args));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `nerdr ARGS` as the user in the repository: (success, stdout, stderr).
+    fn nerdr(&self, args: &[&str]) -> (bool, String, String) {
+        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&self.repo);
+        let out = cmd.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.nerdr(args);
+        assert!(ok, "nerdr {args:?} failed: {err}");
+        out
+    }
+
+    fn fails(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.nerdr(args);
+        assert!(!ok, "nerdr {args:?} was meant to fail: {out}");
+        err
+    }
+
+    fn tab(&self, agent: &str) -> String {
+        self.ok(&["agent", agent]).trim().to_string()
+    }
+
+    fn worktree_of(&self, tab: &str) -> PathBuf {
+        let tabs: Vec<serde_json::Value> =
+            serde_json::from_str(&self.ok(&["tabs", "--all", "--json"])).unwrap();
+        let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
+        PathBuf::from(t["worktree"].as_str().expect("a worktree"))
+    }
+
+    fn worktrees(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str(&self.ok(&["worktrees", "--json"])).unwrap()
+    }
+
+    fn worktree_row(&self, wt: &Path) -> serde_json::Value {
+        let rows = self.worktrees();
+        rows.iter()
+            .find(|r| r["path"] == s(wt))
+            .cloned()
+            .unwrap_or_else(|| panic!("{} not listed: {rows:#?}", wt.display()))
+    }
+
+    /// Write `file` in `dir` and commit it there.
+    fn commit(&self, dir: &Path, file: &str, text: &str, message: &str) {
+        std::fs::write(dir.join(file), text).unwrap();
+        self.git(dir, &["add", file]);
+        self.git(dir, &["commit", "-q", "-m", message]);
+    }
+
+    fn head(&self) -> String {
+        self.git(&self.repo, &["rev-parse", "HEAD"])
+    }
+
+    fn tip(&self, branch: &str) -> String {
+        self.git(&self.repo, &["rev-parse", &format!("refs/heads/{branch}")])
+    }
+
+    fn status(&self) -> String {
+        self.git(&self.repo, &["status", "--porcelain"])
+    }
+
+    /// A refused merge left the checkout exactly as it was.
+    fn unchanged(&self, head: &str, err: &str) {
+        assert_eq!(self.head(), head, "HEAD moved: {err}");
+        assert_eq!(self.status(), "", "the checkout changed: {err}");
+        assert!(!self.repo.join(".git/MERGE_HEAD").exists(), "{err}");
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn diff_and_worktrees_give_the_exact_patch_and_counts() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    let base = st.head();
+    let tab = st.tab("sh");
+    let wt = st.worktree_of(&tab);
+    // Two commits on the tab's branch, the main checkout one ahead...
+    st.commit(&wt, "tracked.txt", "one\nTWO\nthree\n", "agent: two");
+    st.commit(&wt, "b.txt", "b\n", "agent: b");
+    st.commit(&st.repo, "main.txt", "m\n", "main moves on");
+    // ...and uncommitted work: a change, a new file, an ignored one.
+    std::fs::write(wt.join("b.txt"), "b\nmore\n").unwrap();
+    std::fs::write(wt.join("new.txt"), "new\n").unwrap();
+    std::fs::write(wt.join("build.log"), "junk\n").unwrap();
+
+    let row = st.worktree_row(&wt);
+    assert_eq!(row["tab"], tab.as_str(), "{row:#}");
+    assert_eq!(row["branch"], format!("nerdr/{tab}"), "{row:#}");
+    assert_eq!(row["base"], base.as_str(), "{row:#}");
+    assert_eq!(row["base_branch"], "main", "{row:#}");
+    assert_eq!(row["base_recorded"], true, "{row:#}");
+    assert_eq!(row["ahead"], 2, "{row:#}");
+    assert_eq!(row["behind"], 1, "{row:#}");
+    assert_eq!(
+        row["dirty"], 2,
+        "modified b.txt, untracked new.txt: {row:#}"
+    );
+    assert_eq!(row["merged"], false, "{row:#}");
+    let table = st.ok(&["worktrees"]);
+    assert!(
+        table.contains(&tab) && table.contains("dirty (2)"),
+        "{table}"
+    );
+
+    let patch = st.ok(&["diff", &tab]);
+    let stat = st.ok(&["diff", "--stat", &tab]);
+    assert!(!patch.contains('\x1b'), "colour when piped: {patch}");
+    assert!(patch.contains("+new"), "{patch}");
+    assert!(
+        !patch.contains("main.txt"),
+        "the main checkout's commit: {patch}"
+    );
+    assert!(!patch.contains("build.log"), "an ignored file: {patch}");
+    // git's own: the untracked file marked intent-to-add, against the base.
+    st.git(&wt, &["add", "-N", "new.txt"]);
+    let want = st.git_raw(&wt, &["diff", "--no-color", &base]);
+    assert_eq!(patch, want, "nerdr diff differs from git diff");
+    let want_stat = st.git_raw(&wt, &["diff", "--no-color", "--stat", &base]);
+    assert_eq!(stat, want_stat);
+    // The patch applies to the base as git's does.
+    assert_eq!(st.ok(&["diff", &tab]), want, "intent-to-add changed it");
+
+    // The base survives a core restart (the tab's record).
+    st.env.systemctl(&["restart", "nerdr.service"]);
+    let row = st.worktree_row(&wt);
+    assert_eq!(row["base"], base.as_str(), "{row:#}");
+    assert_eq!(row["base_recorded"], true, "{row:#}");
+
+    // A tab without a worktree says so.
+    let plain = st.ok(&["agent", "sh", "--no-worktree"]).trim().to_string();
+    let err = st.fails(&["diff", &plain]);
+    assert!(err.contains("no worktree of its own"), "{err}");
+}
+
+#[test]
+fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+
+    // Fast-forward.
+    let a = st.tab("sh");
+    let wa = st.worktree_of(&a);
+    st.commit(&wa, "a.txt", "a\n", "agent a");
+    let out = st.ok(&["merge", "--ff-only", &a]);
+    assert!(out.contains("fast-forward"), "{out}");
+    assert_eq!(st.head(), st.tip(&format!("nerdr/{a}")));
+    assert_eq!(
+        std::fs::read_to_string(st.repo.join("a.txt")).unwrap(),
+        "a\n"
+    );
+    assert_eq!(st.status(), "");
+
+    // Squash, with the main checkout moved on: one new commit on top.
+    let b = st.tab("sh");
+    let wb = st.worktree_of(&b);
+    st.commit(&wb, "b1.txt", "1\n", "agent b one");
+    st.commit(&wb, "b2.txt", "2\n", "agent b two");
+    st.commit(&st.repo, "main.txt", "m\n", "main moves on");
+    let before = st.head();
+    let out = st.ok(&["merge", "--squash", &b]);
+    assert!(out.contains("squashed"), "{out}");
+    assert_eq!(st.git(&st.repo, &["rev-parse", "HEAD^"]), before);
+    let parents = st.git(&st.repo, &["log", "-1", "--format=%P"]);
+    assert_eq!(parents, before, "a squash has one parent");
+    let message = st.git(&st.repo, &["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("* agent b one") && message.contains("* agent b two"),
+        "{message}"
+    );
+    assert!(st.repo.join("b1.txt").is_file() && st.repo.join("b2.txt").is_file());
+    assert_eq!(st.status(), "");
+
+    // A conflict: refused, and the checkout is exactly as it was, in each way.
+    let c = st.tab("sh");
+    let wc = st.worktree_of(&c);
+    st.commit(&wc, "tracked.txt", "one\nagent\nthree\n", "agent c");
+    st.commit(&st.repo, "tracked.txt", "one\nperson\nthree\n", "person");
+    let head = st.head();
+    for how in [&[][..], &["--squash"][..]] {
+        let err = st.fails(&[&["merge"], how, &[c.as_str()]].concat());
+        assert!(err.contains("CONFLICT"), "{how:?}: {err}");
+        assert!(err.contains("is as it was"), "{how:?}: {err}");
+        st.unchanged(&head, &err);
+        assert_eq!(
+            std::fs::read_to_string(st.repo.join("tracked.txt")).unwrap(),
+            "one\nperson\nthree\n"
+        );
+    }
+    let tip = st.tip(&format!("nerdr/{c}"));
+    let err = st.fails(&["merge", "--rebase", &c]);
+    assert!(err.contains("undone"), "{err}");
+    st.unchanged(&head, &err);
+    assert_eq!(
+        st.tip(&format!("nerdr/{c}")),
+        tip,
+        "the rebase was not undone"
+    );
+    assert_eq!(st.git(&wc, &["status", "--porcelain"]), "");
+    let err = st.fails(&["merge", "--ff-only", &c]);
+    assert!(err.contains("no fast-forward"), "{err}");
+    st.unchanged(&head, &err);
+
+    // Rebase: the tab's branch onto main, then a fast-forward.
+    let d = st.tab("sh");
+    let wd = st.worktree_of(&d);
+    st.commit(&wd, "d.txt", "d\n", "agent d");
+    st.commit(&st.repo, "main2.txt", "m\n", "main moves on again");
+    let before = st.head();
+    let out = st.ok(&["merge", "--rebase", &d]);
+    assert!(out.contains("rebased"), "{out}");
+    assert_eq!(st.git(&st.repo, &["rev-parse", "HEAD^"]), before);
+    assert_eq!(st.head(), st.tip(&format!("nerdr/{d}")));
+
+    // A dirty main checkout, another branch checked out: refused, saying why.
+    let e = st.tab("sh");
+    let we = st.worktree_of(&e);
+    st.commit(&we, "e.txt", "e\n", "agent e");
+    std::fs::write(st.repo.join("mine.txt"), "mine\n").unwrap();
+    let head = st.head();
+    let err = st.fails(&["merge", &e]);
+    assert!(
+        err.contains("untracked: mine.txt") && err.contains("clean checkout"),
+        "{err}"
+    );
+    assert_eq!(st.head(), head);
+    assert!(st.repo.join("mine.txt").is_file());
+    std::fs::remove_file(st.repo.join("mine.txt")).unwrap();
+    st.git(&st.repo, &["switch", "-q", "-c", "other"]);
+    let err = st.fails(&["merge", &e]);
+    assert!(err.contains("is on branch other, not main"), "{err}");
+    assert!(err.contains("--into other"), "{err}");
+    let out = st.ok(&["merge", &e, "--into", "other"]);
+    assert!(out.contains("into other"), "{out}");
+    assert!(st.repo.join("e.txt").is_file());
+}
+
+/// Commands typed into tab `tab`'s shell, waiting for `rc-<marker>-N`.
+fn in_tab(st: &Setup, tab: &str, line: &str, marker: &str) -> String {
+    st.ok(&["send", tab, &format!("{line} 2>&1; echo rc-{marker}-$?")]);
+    let mut last = String::new();
+    let done = crate::support::poll(std::time::Duration::from_secs(20), || {
+        last = st.ok(&["read", tab]).replace('\n', "");
+        last.contains(&format!("rc-{marker}-")) && {
+            let i = last.rfind(&format!("rc-{marker}-")).unwrap();
+            last[i + 4 + marker.len()..]
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_digit())
+        }
+    });
+    assert!(done, "tab {tab} never finished {line:?}:\n{last}");
+    last
+}
+
+#[test]
+fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
+    let Some(st) = Setup::new(&format!("{CONFIG}{BOXED_SHELL}")) else {
+        return;
+    };
+    // A sandboxed agent's tab gives the repository sandbox history.
+    let boxed = st.tab("boxed");
+    let wb = st.worktree_of(&boxed);
+    st.commit(&wb, "tracked.txt", "one\nboxed\nthree\n", "boxed work");
+    st.commit(&st.repo, "tracked.txt", "one\ntwo\nthree\nfour\n", "person");
+    // The sandboxed agent itself: its own diff, yes; a merge or the list
+    // of worktrees, no.
+    let screen = in_tab(
+        &st,
+        &boxed,
+        &format!("\"$NERDR_BIN\" diff --stat {boxed}"),
+        "diff",
+    );
+    assert!(screen.contains("rc-diff-0"), "{screen}");
+    assert!(screen.contains("tracked.txt"), "{screen}");
+    let screen = in_tab(
+        &st,
+        &boxed,
+        &format!("\"$NERDR_BIN\" merge {boxed}"),
+        "merge",
+    );
+    assert!(screen.contains("rc-merge-1"), "{screen}");
+    assert!(screen.contains("cannot merge"), "{screen}");
+    let screen = in_tab(&st, &boxed, "\"$NERDR_BIN\" worktrees", "list");
+    assert!(screen.contains("rc-list-1"), "{screen}");
+    assert!(screen.contains("cannot list worktrees"), "{screen}");
+    let head = st.head();
+    // A planted merge driver that the three-way merge of tracked.txt
+    // would run.
+    let marker = st.env.home().join("driver.ran");
+    let canary = st.env.write_user_file(
+        "canary.sh",
+        format!("#!/bin/sh\ntouch '{}'\nexit 0\n", marker.display()),
+    );
+    st.env.run(&["chmod", "755", s(&canary)]);
+    st.git(
+        &st.repo,
+        &[
+            "config",
+            "merge.evil.driver",
+            &format!("{} %O %A %B", s(&canary)),
+        ],
+    );
+    std::fs::write(st.repo.join(".git/info/attributes"), "* merge=evil\n").unwrap();
+    let err = st.fails(&["merge", &boxed]);
+    assert!(
+        err.contains("refuses") && err.contains("merge.evil.driver"),
+        "{err}"
+    );
+    st.unchanged(&head, &err);
+    assert!(!marker.exists(), "the planted merge driver ran");
+}
+
+#[test]
+fn clean_removes_only_merged_work() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    // Merged, then closed: goes, and with --merged its branch too.
+    let m = st.tab("sh");
+    let wm = st.worktree_of(&m);
+    st.commit(&wm, "m.txt", "m\n", "agent m");
+    st.ok(&["merge", &m]);
+    st.ok(&["close", &m]);
+    // Unmerged, closed: stays.
+    let u = st.tab("sh");
+    let wu = st.worktree_of(&u);
+    st.commit(&wu, "u.txt", "u\n", "agent u");
+    st.ok(&["close", &u]);
+    // No commits but uncommitted work, closed: stays.
+    let d = st.tab("sh");
+    let wd = st.worktree_of(&d);
+    std::fs::write(wd.join("draft.txt"), "draft\n").unwrap();
+    st.ok(&["close", &d]);
+    // Running: stays.
+    let r = st.tab("sh");
+    let wr = st.worktree_of(&r);
+
+    let out = st.ok(&["clean", "--merged", "--dry-run"]);
+    assert!(
+        out.contains(&format!("would remove {} and branch nerdr/{m}", s(&wm))),
+        "{out}"
+    );
+    assert!(wm.exists(), "a dry run removed it");
+
+    let out = st.ok(&["clean", "--merged"]);
+    assert!(
+        out.contains(&format!("removed {} and branch nerdr/{m}", s(&wm))),
+        "{out}"
+    );
+    assert!(!wm.exists(), "{out}");
+    let branches = st.git(&st.repo, &["branch", "--list", "nerdr/*"]);
+    assert!(!branches.contains(&m), "{branches}");
+    assert!(wu.exists() && branches.contains(&u), "{out}");
+    assert!(out.contains("1 commit of"), "{out}");
+    assert!(wd.join("draft.txt").is_file(), "{out}");
+    assert!(out.contains("work no commit has"), "{out}");
+    assert!(
+        wr.exists() && out.contains(&format!("tab {r} is running")),
+        "{out}"
+    );
+
+    // Squash-merged, closed: its content is in main, so it goes; without
+    // --merged its branch stays.
+    let q = st.tab("sh");
+    let wq = st.worktree_of(&q);
+    st.commit(&wq, "q.txt", "q\n", "agent q");
+    st.commit(&st.repo, "main.txt", "m\n", "main moves on");
+    st.ok(&["merge", "--squash", &q]);
+    st.ok(&["close", &q]);
+    let out = st.ok(&["clean"]);
+    assert!(out.contains(&format!("removed {}:", s(&wq))), "{out}");
+    assert!(!wq.exists());
+    assert_eq!(st.tip(&format!("nerdr/{q}")).len(), 40, "its branch went");
+    assert!(wu.exists() && wd.exists() && wr.exists(), "{out}");
+}
