@@ -331,13 +331,15 @@ impl DiffView {
                     0 => String::new(),
                     k => format!("  S sends {k}"),
                 };
+                // The note first: it answers the last key, and a narrow
+                // window cuts the line's end.
                 let note = if self.note.is_empty() {
                     String::new()
                 } else {
                     format!(" | {}", self.note)
                 };
                 format!(
-                    " diff {}/{n} | j/k ]/[ hunk }}/{{ file / search c comment{kept} q close{note}",
+                    " diff {}/{n}{note} | j/k ]/[ hunk }}/{{ file / search c comment{kept} q close",
                     (self.sel + 1).min(n),
                 )
             }

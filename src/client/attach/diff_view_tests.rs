@@ -174,6 +174,13 @@ fn the_status_line_says_what_is_typed() {
     );
     v.feed(b"\r");
     assert!(v.status().contains("S sends 1"), "{}", v.status());
+    // The note before the keys: a narrow window cuts the end.
+    assert!(
+        v.status()
+            .contains("/22 | 1 comment kept: S sends it to the agent | j/k"),
+        "{}",
+        v.status()
+    );
 }
 
 /// Closing: q, Escape, Ctrl-C; the keys after are not the view's.

@@ -45,10 +45,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     (",", "rename this tab"),
     ("s", "switch to another session"),
     ("t", "open a terminal in this tab's folder"),
-    (
-        "g",
-        "this tab's diff: ]/[ hunks, }/{ files, / search, c comments, S sends them",
-    ),
+    ("g", "this tab's diff; in it c comments a line, S sends"),
     (
         "[ or PageUp",
         "scroll mode: PageUp/PageDown, / to search, q to leave",

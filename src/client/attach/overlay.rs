@@ -210,10 +210,9 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
     match mode {
         Mode::Normal => Vec::new(),
         Mode::Help => {
-            let mut lines = vec![
-                format!("nerdr: keys after the prefix ({prefix})"),
-                String::new(),
-            ];
+            // No blank line under the title: every binding and the whole
+            // legend fit 80x24.
+            let mut lines = vec![format!("nerdr: keys after the prefix ({prefix})")];
             for (k, what) in BINDINGS {
                 lines.push(format!("  {k:<14} {what}"));
             }
@@ -362,6 +361,8 @@ mod tests {
             "next tab that needs you",
             "! blocked",
             "^ rang its bell",
+            "g              this tab's diff",
+            "<3 >5 tabs hidden left/right",
         ] {
             assert!(text.contains(want), "{want:?} missing:\n{text}");
         }
