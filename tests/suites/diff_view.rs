@@ -142,10 +142,16 @@ fn no_worktree_no_changes_and_unsent_comments_say_so() {
     std::fs::write(worktree(&l, &clean).join("notes.txt"), "alpha\n").unwrap();
     t.keys(&["C-b", "g"]);
     t.wait_text("-gamma");
+    // A smaller window: drawn again at its size, the status line last.
+    t.resize(60, 12);
+    t.wait("the view at 60x12", |s: &[String]| {
+        s.len() == 12 && status(s).starts_with(" diff ") && s.iter().any(|l| l.contains("-gamma"))
+    });
     t.text("Gclater");
     t.keys(&["Enter"]);
     t.wait_text(">> notes.txt:3 (a removed line): later");
     t.text("q");
+    t.resize(100, 30);
     t.wait_text("1 comment on tab 2 (cat-2) not sent yet: C-b g shows it");
     t.keys(&["C-b", "g"]);
     t.wait_text(">> notes.txt:3 (a removed line): later");
