@@ -235,6 +235,7 @@ impl Window {
                 comments,
             } => self.send_comments(tab, text, comments),
             overlay::Effect::DiffClosed { tab, comments } => self.keep_drafts(tab, comments),
+            overlay::Effect::DiffReload { tab, comments } => self.reload_diff(tab, comments),
         }
     }
 

@@ -60,6 +60,21 @@ impl Window {
             self.note_for_a_key = true;
             return;
         };
+        self.ask_diff(tab);
+    }
+
+    /// The view of `tab` asked for its diff again: its comments wait as
+    /// drafts for the new view.
+    pub(super) fn reload_diff(&mut self, tab: String, comments: Vec<Comment>) {
+        if comments.is_empty() {
+            self.drafts.remove(&tab);
+        } else {
+            self.drafts.insert(tab.clone(), comments);
+        }
+        self.ask_diff(tab);
+    }
+
+    fn ask_diff(&mut self, tab: String) {
         let id = self.request(
             DiffTab {
                 tab: tab.clone(),

@@ -15,6 +15,7 @@
 //! | `c` | a comment on the selected line (or its file) |
 //! | `x` | drop the selected comment |
 //! | `S` | send every comment to the tab's agent as one message |
+//! | `r` | ask for the diff again (the agent went on working) |
 //! | `q`, Escape | close (unsent comments stay for the next time) |
 
 use super::comments::{self, Comment, Edit, Typing};
@@ -53,6 +54,8 @@ pub enum Outcome {
     Close,
     /// Send this message (every comment) to the tab's agent.
     Send(String),
+    /// Ask the core for the diff again, the comments kept.
+    Reload,
 }
 
 impl DiffView {
@@ -211,6 +214,7 @@ impl DiffView {
                 self.note = "no comments to send: c on a line writes one".into()
             }
             b"S" => return Outcome::Send(comments::message(&self.comments)),
+            b"r" => return Outcome::Reload,
             _ => {}
         }
         Outcome::Stay
@@ -339,7 +343,7 @@ impl DiffView {
                     format!(" | {}", self.note)
                 };
                 format!(
-                    " diff {}/{n}{note} | j/k ]/[ hunk }}/{{ file / search c comment{kept} q close",
+                    " diff {}/{n}{note} | j/k ]/[ hunk }}/{{ file / search c comment{kept} r reload q close",
                     (self.sel + 1).min(n),
                 )
             }

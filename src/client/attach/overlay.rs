@@ -103,6 +103,11 @@ pub enum Effect {
         tab: String,
         comments: Vec<Comment>,
     },
+    /// The same, to open again on a new diff of `tab`.
+    DiffReload {
+        tab: String,
+        comments: Vec<Comment>,
+    },
 }
 
 /// Feeds a read's keys to the overlay one key at a time, in order, until
@@ -182,6 +187,10 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
             diff_view::Outcome::Close => {
                 let DiffView { tab, comments, .. } = *v;
                 (Mode::Normal, Effect::DiffClosed { tab, comments })
+            }
+            diff_view::Outcome::Reload => {
+                let DiffView { tab, comments, .. } = *v;
+                (Mode::Normal, Effect::DiffReload { tab, comments })
             }
             diff_view::Outcome::Send(text) => {
                 let (tab, comments) = (v.tab.clone(), v.comments.clone());

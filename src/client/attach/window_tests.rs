@@ -193,3 +193,42 @@ fn refusals_show_in_the_diff_view() {
     w.lost("gone".into());
     assert!(matches!(&w.mode, Mode::Diff(v) if v.comments.len() == 1));
 }
+
+/// `r` in the diff view asks for the diff again; the comments and the
+/// keys typed after it are the new view's, none reaches the tab.
+#[test]
+fn r_reloads_the_diff_with_its_comments() {
+    use crate::protocol::api::Request;
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.on_tabs(vec![tab("t1")]);
+    w.view.redraw("t1", 23, 80);
+    w.on_keys(b"\x02g");
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t1"));
+    w.on_keys(b"Gckeep me\rrG");
+    let asked: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
+    let again: Vec<_> = asked
+        .iter()
+        .filter_map(|f| match f.decode_control::<ClientMsg>() {
+            Ok(ClientMsg::Request { id, request }) => Some((id, request)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(again.as_slice(), [(_, Request::Diff(_))]),
+        "{again:?}"
+    );
+    assert!(
+        asked
+            .iter()
+            .all(|f| f.kind != crate::protocol::frame::Kind::Data),
+        "keys reached the tab"
+    );
+    reply(&mut w, again[0].0, a_diff("t1"));
+    let Mode::Diff(v) = &w.mode else {
+        panic!("no diff view: {:?}", w.mode);
+    };
+    assert_eq!(v.comments.len(), 1);
+    assert_eq!(v.sel, v.rows().len() - 1, "the G typed after r");
+}
