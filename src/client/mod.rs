@@ -8,6 +8,7 @@
 
 pub mod attach;
 mod autostart;
+pub mod patch;
 mod start_plan;
 
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@ mod attach;
 mod attention;
 mod bring_home;
 mod cli;
+mod diff_view;
 mod doctor;
 mod fake_model;
 mod feature_detection;

@@ -156,6 +156,7 @@ impl Window {
                 }
             }
             Cmd::Sessions => self.list_sessions(),
+            Cmd::Diff => self.open_diff(),
             Cmd::Redraw => self.view.invalidate(),
             Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
                 Some(i) => self.select_index(i),
@@ -228,6 +229,13 @@ impl Window {
             }
             overlay::Effect::Restart(tab) => self.restart(tab),
             overlay::Effect::Switch(folder) => self.switch_session(folder),
+            overlay::Effect::SendComments {
+                tab,
+                text,
+                comments,
+            } => self.send_comments(tab, text, comments),
+            overlay::Effect::DiffClosed { tab, comments } => self.keep_drafts(tab, comments),
+            overlay::Effect::DiffReload { tab, comments } => self.reload_diff(tab, comments),
         }
     }
 

@@ -98,6 +98,14 @@ impl Window {
         let then = self.pending.remove(&id);
         match outcome {
             Outcome::Error(e) => {
+                if self.sending.as_ref().is_some_and(|s| s.id == id) {
+                    // The diff view stays open with its comments.
+                    self.not_sent(e.message);
+                    return;
+                }
+                if self.diff_refused(id, &e.message) {
+                    return;
+                }
                 // The overlay will not open: its keys were for it alone.
                 if self.awaiting.as_ref().is_some_and(|a| a.id == Some(id)) {
                     self.awaiting = None;

@@ -25,6 +25,8 @@ pub enum Cmd {
     Restart,
     /// Switch to another session (tmux's choose-session key).
     Sessions,
+    /// The shown tab's diff (`g`, for git: tmux binds no `g`).
+    Diff,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +45,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     (",", "rename this tab"),
     ("s", "switch to another session"),
     ("t", "open a terminal in this tab's folder"),
+    ("g", "this tab's diff; in it c comments a line, S sends"),
     (
         "[ or PageUp",
         "scroll mode: PageUp/PageDown, / to search, q to leave",
@@ -172,6 +175,7 @@ fn command(b: u8) -> Option<Cmd> {
         b',' => Cmd::Rename,
         b'R' => Cmd::Restart,
         b's' => Cmd::Sessions,
+        b'g' => Cmd::Diff,
         _ => return None,
     })
 }

@@ -7,6 +7,11 @@
 
 mod choose;
 mod commands;
+mod comments;
+mod diff_draw;
+mod diff_open;
+mod diff_rows;
+mod diff_view;
 mod drawing;
 mod event_loop;
 mod from_core;
@@ -85,6 +90,12 @@ struct Window {
     reattach: bool,
     /// Whether keys reach the core: false while reconnecting or switching.
     connected: bool,
+    /// Comments not sent yet, by tab, while its diff view is closed.
+    drafts: HashMap<String, Vec<comments::Comment>>,
+    /// Comments the core was asked to type, until it answers.
+    sending: Option<diff_open::Sending>,
+    /// The request for the diff the view opens on.
+    diff_asked: Option<(u64, String)>,
 }
 
 /// Keys held for an overlay that opens on the core's reply.
@@ -190,6 +201,9 @@ impl Window {
             reattach: false,
             connected: true,
             awaiting: None,
+            drafts: HashMap::new(),
+            sending: None,
+            diff_asked: None,
         }
     }
 
@@ -263,8 +277,10 @@ impl Window {
             rows: size.0.saturating_sub(1).max(2),
             cols: size.1,
         });
-        if let Mode::Scroll(s) = &mut self.mode {
-            s.rows = size.0.saturating_sub(1).max(1) as usize;
+        match &mut self.mode {
+            Mode::Scroll(s) => s.rows = size.0.saturating_sub(1).max(1) as usize,
+            Mode::Diff(v) => v.resize(size.0.saturating_sub(1) as usize),
+            _ => {}
         }
     }
 }

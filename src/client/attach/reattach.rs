@@ -83,7 +83,13 @@ impl Window {
     pub(super) fn lost(&mut self, why: String) {
         self.disconnect();
         // An open question or list would be answered to a core that is gone.
-        if !matches!(self.mode, Mode::Normal | Mode::Scroll(_)) {
+        // The diff view stays, with the comments in it (unsent: `S` again
+        // once back).
+        if self.sending.take().is_some() {
+            self.not_sent(format!("lost the core ({why})"));
+        }
+        self.diff_asked = None;
+        if !matches!(self.mode, Mode::Normal | Mode::Scroll(_) | Mode::Diff(_)) {
             self.mode = Mode::Normal;
             self.view.invalidate();
         }

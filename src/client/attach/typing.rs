@@ -61,6 +61,14 @@ impl Window {
     /// the bytes left for the next turn.
     pub(super) fn some_keys<'a>(&mut self, bytes: &'a [u8]) -> &'a [u8] {
         match std::mem::replace(&mut self.mode, Mode::Normal) {
+            // An overlay closed asking for one to open (the diff view's
+            // reload): what follows is the coming overlay's.
+            Mode::Normal if self.awaiting.is_some() => {
+                if let Some(a) = &mut self.awaiting {
+                    a.keys.extend_from_slice(bytes);
+                }
+                &[]
+            }
             Mode::Normal => {
                 let (actions, rest) = self.keys.step(bytes);
                 for action in actions {

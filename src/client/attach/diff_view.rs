@@ -1,0 +1,356 @@
+//! The diff view (prefix `g`): the shown tab's work as a patch, its files
+//! and hunks, moved through with the keys of `less` and `tig`, and
+//! comments put on its lines, sent to the tab's agent as one message.
+//! Pure: keys in, what the window should do out; `super::diff_draw`
+//! draws it.
+//!
+//! | key | does |
+//! |---|---|
+//! | Down/Up, `j`/`k` | the next/previous row |
+//! | PageDown/PageUp, Space/`b`, Ctrl-F/Ctrl-B | a page |
+//! | `g`/`G`, Home/End | the top/the end |
+//! | `]`/`[` | the next/previous hunk |
+//! | `}`/`{` | the next/previous file (Enter on the file list: that file) |
+//! | `/` `?` then `n`/`N` | search forward/backward, again, the other way (wrapping) |
+//! | `c` | a comment on the selected line (or its file) |
+//! | `x` | drop the selected comment |
+//! | `S` | send every comment to the tab's agent as one message |
+//! | `r` | ask for the diff again (the agent went on working) |
+//! | `q`, Escape | close (unsent comments stay for the next time) |
+
+use super::comments::{self, Comment, Edit, Typing};
+use super::diff_rows::{self, Row, RowKind};
+use crate::client::patch::{Kind, Patch};
+
+#[derive(Debug)]
+pub struct DiffView {
+    /// The tab whose diff this is (its id).
+    pub tab: String,
+    title: Vec<String>,
+    patch: Patch,
+    pub comments: Vec<Comment>,
+    rows: Vec<Row>,
+    /// The selected row.
+    pub sel: usize,
+    /// The first row shown.
+    pub top: usize,
+    /// Rows the terminal has for the page (the status line apart).
+    pub height: usize,
+    input: Option<Input>,
+    search: Option<(String, bool)>,
+    /// Said in the status line until the next key.
+    pub note: String,
+}
+
+#[derive(Debug)]
+enum Input {
+    Search { backward: bool, typing: Typing },
+    Comment { on: Comment, typing: Typing },
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Outcome {
+    Stay,
+    Close,
+    /// Send this message (every comment) to the tab's agent.
+    Send(String),
+    /// Ask the core for the diff again, the comments kept.
+    Reload,
+}
+
+impl DiffView {
+    /// A view of `patch`, with `title` above it (what was compared; or,
+    /// alone, why there is nothing to show) and `comments` kept from
+    /// before.
+    pub fn new(
+        tab: String,
+        title: Vec<String>,
+        patch: Patch,
+        comments: Vec<Comment>,
+        height: usize,
+    ) -> Self {
+        let mut v = DiffView {
+            tab,
+            title,
+            patch,
+            comments,
+            rows: Vec::new(),
+            sel: 0,
+            top: 0,
+            height: height.max(1),
+            input: None,
+            search: None,
+            note: String::new(),
+        };
+        v.rebuild();
+        // Open on the first file's header when there is one.
+        if let Some(i) = v
+            .rows
+            .iter()
+            .position(|r| matches!(r.kind, RowKind::File(_)))
+        {
+            v.select(i);
+        }
+        v
+    }
+
+    fn rebuild(&mut self) {
+        self.rows = diff_rows::rows(&self.title, &self.patch, &self.comments);
+        self.sel = self.sel.min(self.rows.len().saturating_sub(1));
+        self.follow();
+    }
+
+    pub fn rows(&self) -> &[Row] {
+        &self.rows
+    }
+
+    /// The kind of line `k` of hunk `h` of file `f`.
+    pub fn line_kind(&self, f: usize, h: usize, k: usize) -> Option<Kind> {
+        Some(self.patch.files.get(f)?.hunks.get(h)?.lines.get(k)?.kind)
+    }
+
+    pub fn resize(&mut self, height: usize) {
+        self.height = height.max(1);
+        self.follow();
+    }
+
+    /// Keep the selected row in view.
+    fn follow(&mut self) {
+        if self.sel < self.top {
+            self.top = self.sel;
+        } else if self.sel >= self.top + self.height {
+            self.top = self.sel + 1 - self.height;
+        }
+        self.top = self.top.min(self.max_top());
+    }
+
+    fn max_top(&self) -> usize {
+        self.rows.len().saturating_sub(self.height)
+    }
+
+    fn select(&mut self, i: usize) {
+        self.sel = i.min(self.rows.len().saturating_sub(1));
+        self.follow();
+    }
+
+    /// Every key of `input` until one closes the view or sends: what it
+    /// asked for, and the bytes taken (as `overlay::feed` gives them).
+    #[cfg(test)]
+    pub fn feed(&mut self, input: &[u8]) -> (Outcome, usize) {
+        let mut used = 0;
+        while used < input.len() {
+            let n = super::keys::key_len(&input[used..]);
+            let out = self.key(&input[used..used + n]);
+            used += n;
+            if out != Outcome::Stay {
+                return (out, used);
+            }
+        }
+        (Outcome::Stay, used)
+    }
+
+    pub fn key(&mut self, key: &[u8]) -> Outcome {
+        if self.input.is_some() {
+            self.typed(key);
+            return Outcome::Stay;
+        }
+        self.note.clear();
+        let page = self.height.saturating_sub(1).max(1);
+        let last = self.rows.len().saturating_sub(1);
+        match key {
+            b"q" | b"\x1b" | b"\x03" => return Outcome::Close,
+            b"j" | b"\x1b[B" | b"\x1bOB" | b"\x0e" => self.select(self.sel + 1),
+            b"k" | b"\x1b[A" | b"\x1bOA" | b"\x10" => self.select(self.sel.saturating_sub(1)),
+            b"\x1b[6~" | b" " | b"f" | b"\x06" => {
+                self.top = (self.top + page).min(self.max_top());
+                self.select((self.sel + page).min(last));
+            }
+            b"\x1b[5~" | b"b" | b"\x02" => {
+                self.top = self.top.saturating_sub(page);
+                self.select(self.sel.saturating_sub(page));
+            }
+            b"g" | b"\x1b[H" | b"\x1bOH" | b"\x1b[1~" => self.select(0),
+            b"G" | b"\x1b[F" | b"\x1bOF" | b"\x1b[4~" => self.select(last),
+            b"]" => self.jump(true, |k| matches!(k, RowKind::Hunk(..)), "hunk"),
+            b"[" => self.jump(false, |k| matches!(k, RowKind::Hunk(..)), "hunk"),
+            b"}" => self.jump(true, |k| matches!(k, RowKind::File(_)), "file"),
+            b"{" => self.jump(false, |k| matches!(k, RowKind::File(_)), "file"),
+            b"\r" | b"\n" => match self.rows[self.sel].kind {
+                RowKind::Entry(f) => {
+                    if let Some(i) = self.rows.iter().position(|r| r.kind == RowKind::File(f)) {
+                        // The file's header at the top, its hunks below.
+                        self.top = i.min(self.max_top());
+                        self.select(i);
+                    }
+                }
+                _ => self.select(self.sel + 1),
+            },
+            b"/" | b"?" => {
+                self.input = Some(Input::Search {
+                    backward: key == b"?",
+                    typing: Typing::default(),
+                })
+            }
+            b"n" => self.find(false),
+            b"N" => self.find(true),
+            b"c" => match diff_rows::anchor(&self.patch, self.rows[self.sel].kind) {
+                Some(on) => {
+                    self.input = Some(Input::Comment {
+                        on,
+                        typing: Typing::default(),
+                    })
+                }
+                None => self.note = "c comments on a line of a file: select one first".into(),
+            },
+            b"x" => match self.rows[self.sel].kind {
+                RowKind::Comment(k) => {
+                    self.comments.remove(k);
+                    self.rebuild();
+                    self.note = "comment dropped".into();
+                }
+                _ => self.note = "x drops a comment: select one first".into(),
+            },
+            b"S" if self.comments.is_empty() => {
+                self.note = "no comments to send: c on a line writes one".into()
+            }
+            b"S" => return Outcome::Send(comments::message(&self.comments)),
+            b"r" => return Outcome::Reload,
+            _ => {}
+        }
+        Outcome::Stay
+    }
+
+    /// A key while a search or a comment is typed in the status line.
+    fn typed(&mut self, key: &[u8]) {
+        match self.input.take() {
+            Some(Input::Search {
+                backward,
+                mut typing,
+            }) => match typing.key(key) {
+                Edit::Stay => self.input = Some(Input::Search { backward, typing }),
+                Edit::Cancel => {}
+                Edit::Done(text) => {
+                    // An empty search repeats the last one, as in less.
+                    if !text.is_empty() {
+                        self.search = Some((text, backward));
+                    }
+                    self.find(false);
+                }
+            },
+            Some(Input::Comment { on, mut typing }) => match typing.key(key) {
+                Edit::Stay => self.input = Some(Input::Comment { on, typing }),
+                Edit::Cancel => {}
+                Edit::Done(text) if text.trim().is_empty() => {}
+                Edit::Done(text) => {
+                    let text = text.trim().to_string();
+                    self.comments.push(Comment { text, ..on });
+                    let k = self.comments.len() - 1;
+                    self.rebuild();
+                    // Select the new comment: it shows where it went.
+                    if let Some(i) = self.rows.iter().position(|r| r.kind == RowKind::Comment(k)) {
+                        self.select(i);
+                    }
+                    self.note = format!(
+                        "{} comment{} kept: S sends {} to the agent",
+                        self.comments.len(),
+                        if self.comments.len() == 1 { "" } else { "s" },
+                        if self.comments.len() == 1 {
+                            "it"
+                        } else {
+                            "them"
+                        }
+                    );
+                }
+            },
+            None => {}
+        }
+    }
+
+    /// The next (or previous) row of a kind, from the selected one.
+    fn jump(&mut self, forward: bool, is: fn(RowKind) -> bool, what: &str) {
+        let hit = if forward {
+            (self.sel + 1..self.rows.len()).find(|&i| is(self.rows[i].kind))
+        } else {
+            (0..self.sel).rev().find(|&i| is(self.rows[i].kind))
+        };
+        match hit {
+            Some(i) => {
+                // A hunk or file shows from its header down.
+                if forward {
+                    self.top = i.min(self.max_top());
+                }
+                self.select(i);
+            }
+            None => self.note = format!("no {} {what}", if forward { "next" } else { "previous" }),
+        }
+    }
+
+    /// The last search again, from the selected row, wrapping; `reverse`
+    /// goes the other way (`N`).
+    fn find(&mut self, reverse: bool) {
+        let Some((text, backward)) = self.search.clone() else {
+            self.note = "no search yet: / searches".into();
+            return;
+        };
+        let n = self.rows.len();
+        let back = backward != reverse;
+        let hit = (1..=n)
+            .map(|k| {
+                if back {
+                    (self.sel + n - k) % n
+                } else {
+                    (self.sel + k) % n
+                }
+            })
+            .find(|&i| self.rows[i].text.contains(&text));
+        match hit {
+            Some(i) => {
+                self.select(i);
+                self.note = format!("found `{text}`");
+            }
+            None => self.note = format!("`{text}` not found"),
+        }
+    }
+
+    /// The comments were sent: they are gone from the view.
+    pub fn sent(&mut self, these: &[Comment]) {
+        self.comments.retain(|c| !these.contains(c));
+        self.rebuild();
+    }
+
+    /// What the status line says.
+    pub fn status(&self) -> String {
+        match &self.input {
+            Some(Input::Search { backward, typing }) => {
+                format!(" {}{}_", if *backward { '?' } else { '/' }, typing.text)
+            }
+            Some(Input::Comment { on, typing }) => format!(
+                " comment on {}: {}_   (Enter keeps it, Esc cancels)",
+                on.place(),
+                typing.text
+            ),
+            None => {
+                let n = self.rows.len();
+                let kept = match self.comments.len() {
+                    0 => String::new(),
+                    k => format!("  S sends {k}"),
+                };
+                // The note first: it answers the last key, and a narrow
+                // window cuts the line's end.
+                let note = if self.note.is_empty() {
+                    String::new()
+                } else {
+                    format!(" | {}", self.note)
+                };
+                format!(
+                    " diff {}/{n}{note} | j/k ]/[ hunk }}/{{ file / search c comment{kept} r reload q close",
+                    (self.sel + 1).min(n),
+                )
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "diff_view_tests.rs"]
+mod tests;
