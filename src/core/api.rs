@@ -20,6 +20,7 @@ use crate::protocol::api::{
     ReportEvent, Request, Resize, RestartTab, RunPlugin, SendText, StartAgent, WaitFor,
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::api::{ListReviews, PostReview, RequestReview};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
 
 impl Core {
@@ -296,6 +297,15 @@ impl Core {
             }
             Request::Status => encode::<GetStatus>(Ok(self.status())),
             Request::Sessions => encode::<ListSessions>(Ok(self.sessions(caller))),
+            Request::RequestReview(RequestReview {
+                tab, reviewer, env, ..
+            }) => encode::<RequestReview>(self.request_review(caller, tab, reviewer, env).await),
+            Request::PostReview(PostReview { text }) => {
+                encode::<PostReview>(self.post_review(caller, &text).await)
+            }
+            Request::Reviews(ListReviews { tab, folder }) => {
+                encode::<ListReviews>(self.list_reviews(caller, tab, folder).await)
+            }
         }
     }
 
