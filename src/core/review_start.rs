@@ -224,6 +224,12 @@ impl Core {
             .await;
         let started = match fresh.settle(started).await {
             Ok(s) => s,
+            // Refused by its sandbox check: the tab stays (for `nerdr
+            // restart`), and so does the review it is for.
+            Err(e) if self.is_refused_tab(&id) => crate::protocol::replies::Started {
+                tab: id.clone(),
+                refused: Some(e.message),
+            },
             Err(e) => {
                 self.forget_review(&id).await;
                 return Err(e);
@@ -250,6 +256,15 @@ impl Core {
             replaced,
             refused: started.refused,
         })
+    }
+
+    /// Whether tab `id` is there, left refused by its sandbox check.
+    fn is_refused_tab(&self, id: &str) -> bool {
+        let state = self.state.lock().unwrap();
+        state
+            .tabs
+            .get(id)
+            .is_some_and(|t| t.state == crate::protocol::api::TabState::Refused)
     }
 
     /// The reviewer's own worktree at `head`, on branch `nerdr/<tab>`.

@@ -30,6 +30,8 @@ mod readme_quickstart;
 mod reconnect;
 mod replycap;
 mod resume;
+mod reviews;
+mod reviews_claude;
 mod robustness;
 mod sandbox;
 mod scopes;
