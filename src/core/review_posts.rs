@@ -75,9 +75,10 @@ impl Core {
         folder: Option<PathBuf>,
     ) -> Result<Vec<TabReviews>, ApiError> {
         let named = tab.or_else(|| caller.tab().map(str::to_owned));
-        let tabs: Vec<(String, String)> = {
+        let (tabs, live): (Vec<(String, String)>, std::collections::BTreeSet<String>) = {
             let state = self.state.lock().unwrap();
-            match (&named, &folder) {
+            let live = state.tabs.keys().cloned().collect();
+            let tabs = match (&named, &folder) {
                 (Some(t), _) => {
                     let found = state.tabs.get(t).ok_or_else(|| no_tab(t))?;
                     vec![(found.id.clone(), found.name.clone())]
@@ -92,7 +93,8 @@ impl Core {
                     .values()
                     .map(|t| (t.id.clone(), t.name.clone()))
                     .collect(),
-            }
+            };
+            (tabs, live)
         };
         let store = self.load_reviews().await?;
         let out = tabs
@@ -102,7 +104,8 @@ impl Core {
                 requested: store
                     .pending
                     .iter()
-                    .filter(|(_, p)| p.author == id && p.posted.is_none())
+                    // A reviewer closed before it posted is at work no more.
+                    .filter(|(r, p)| p.author == id && p.posted.is_none() && live.contains(*r))
                     .map(|(reviewer, p)| ReviewRequested {
                         reviewer_tab: reviewer.clone(),
                         agent: p.agent.clone(),

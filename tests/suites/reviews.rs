@@ -63,7 +63,7 @@ fn type_in(l: &Local, id: &str, command: &str, shows: &str) -> String {
 
 #[test]
 fn a_review_is_requested_posted_listed_and_sent_to_the_author() {
-    let l = Local::started();
+    let mut l = Local::started();
     l.write_config(&format!(
         "[agents.sh]\n{BASH}[agents.rev]\n{BASH}[review]\nagent = \"rev\"\n\
          [review.args]\nrev = [\"-i\"]\n"
@@ -181,6 +181,12 @@ fn a_review_is_requested_posted_listed_and_sent_to_the_author() {
     assert!(!screen.contains("keep"), "only comment 1: {screen}");
     let err = l.fails(&["reviews", &author, "--send", "3"]);
     assert!(err.contains("there is no comment 3"), "{err}");
+
+    // The review is kept with the author's tab across a core restart.
+    l.stop_core();
+    l.start_core();
+    let listed = reviews(&l, &author);
+    assert_eq!(listed["reviews"][0]["summary"], "fine work", "{listed}");
 }
 
 #[test]
