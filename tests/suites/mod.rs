@@ -32,6 +32,7 @@ mod replycap;
 mod resume;
 mod reviews;
 mod reviews_claude;
+mod reviews_privilege;
 mod robustness;
 mod sandbox;
 mod scopes;
