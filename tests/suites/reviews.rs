@@ -284,3 +284,35 @@ fn a_sandboxed_author_gets_only_a_sandboxed_reviewer_or_none_and_why() {
     assert!(err.contains("no agent can run sandboxed"), "{err}");
     assert_eq!(l.tabs_json(&[]).len(), tabs, "no reviewer tab was made");
 }
+
+#[test]
+fn an_automatic_review_that_cannot_start_says_why_on_the_authors_tab() {
+    let l = Local::started();
+    // No [agents.bash]: the author's own agent cannot review.
+    l.write_config("[review]\nautomatic = true\n");
+    repo(&l);
+    let author = l.ok(&["agent", "--", "bash", "--norc", "--noprofile"]);
+    commit(&l, &author, "second");
+    type_in(
+        &l,
+        &author,
+        "\"$NERDR_BIN\" hook UserPromptSubmit </dev/null; sleep 1; \
+         \"$NERDR_BIN\" hook Stop </dev/null; echo turn-$((100+1))",
+        "turn-101",
+    );
+    let mut warning = String::new();
+    let told = crate::support::poll(Duration::from_secs(30), || {
+        warning = tab(&l, &author)["warning"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        !warning.is_empty()
+    });
+    assert!(told, "no warning on the author's tab");
+    assert!(
+        warning.starts_with("automatic review: no review of tab")
+            && warning.contains("no agent `bash` (the author's own agent)"),
+        "{warning}"
+    );
+    assert_eq!(l.tabs_json(&[]).len(), 1, "no reviewer started");
+}
