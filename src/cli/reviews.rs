@@ -135,3 +135,51 @@ fn text(tabs: &[TabReviews]) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::replies::ReviewRequested;
+    use crate::review::format::{Comment, Severity};
+    use crate::review::store::Review;
+
+    #[test]
+    fn a_review_from_a_sandbox_says_so_and_agent_text_is_made_printable() {
+        let tabs = [TabReviews {
+            tab: "ab12".into(),
+            name: "claude-1".into(),
+            reviews: vec![Review {
+                number: 1,
+                reviewer_tab: "r1".into(),
+                agent: "codex".into(),
+                written_in_sandbox: true,
+                base: "0123456789abcdef".into(),
+                head: "fedcba9876543210".into(),
+                summary: "ok\u{1b}[2J".into(),
+                comments: vec![Comment {
+                    file: "a.rs".into(),
+                    line: 3,
+                    severity: Severity::Error,
+                    text: "bad".into(),
+                }],
+            }],
+            requested: vec![ReviewRequested {
+                reviewer_tab: "r2".into(),
+                agent: "claude".into(),
+                base: "0123456789abcdef".into(),
+                head: "aaaaaaaaaaaaaaaa".into(),
+                automatic: true,
+            }],
+        }];
+        let shown = text(&tabs);
+        assert_eq!(
+            shown,
+            format!(
+                "tab ab12 (claude-1)\n  review 1 by codex (tab r1) of 0123456789ab..fedcba987654\n    \
+                 {SANDBOX_NOTE}\n    summary: ok\\u{{1b}}[2J\n    1. a.rs:3 error: bad\n  \
+                 reviewing: claude (tab r2) on 0123456789ab..aaaaaaaaaaaa, automatic\n"
+            )
+        );
+        assert_eq!(text(&[]), "no reviews\n");
+    }
+}

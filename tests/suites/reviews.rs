@@ -5,7 +5,7 @@
 //! `[review.args]`, `post-review` takes a review only from that tab and
 //! once, refuses a malformed one by line, `reviews` lists it and `--send`
 //! types it into the author's tab; `[review] automatic` asks once per new
-//! head; a sandboxed author gets only a sandboxed reviewer, or none and
+//! head, or leaves why it could not on the author's tab; a sandboxed author gets only a sandboxed reviewer, or none and
 //! the reason. The real claude as the reviewer is `reviews_claude`.
 
 use std::path::PathBuf;
