@@ -31,6 +31,7 @@ mod protocol;
 mod proxy;
 #[cfg(test)]
 mod readme_tests;
+mod review;
 mod sandbox;
 mod service;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next

@@ -18,12 +18,15 @@ mod log;
 mod merge;
 mod pane;
 mod plugin;
+mod post_review;
 mod proxy_bridge;
 mod proxy_serve;
 mod quit;
 mod read;
 mod rename;
+mod request_review;
 mod restart;
+mod reviews;
 mod sandbox;
 mod saved;
 mod send;
@@ -90,6 +93,12 @@ pub enum Command {
     Approvals(approvals::Args),
     /// Stop a tab's program and forget the tab
     Close(close::Args),
+    /// Start a reviewer agent on a tab's work, in a tab of its own
+    RequestReview(request_review::Args),
+    /// Post a review, from the reviewer's tab (run by the reviewer agent)
+    PostReview(post_review::Args),
+    /// List a tab's reviews and their comments; --send gives comments to its agent
+    Reviews(reviews::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
@@ -204,6 +213,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Wait(a) => wait::run(a, &folder),
         Command::Explain(a) => explain::run(a, &folder),
         Command::Close(a) => close::run(a, &folder),
+        Command::RequestReview(a) => request_review::run(a, &folder),
+        Command::PostReview(a) => post_review::run(a),
+        Command::Reviews(a) => reviews::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
@@ -254,7 +266,12 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Merge(_)
         | Command::Saved(_)
         | Command::Plugin(_)
+        | Command::RequestReview(_)
+        | Command::Reviews(_)
         | Command::Git(_) => None,
+        Command::PostReview(_) => {
+            Some("a review is posted for the reviewer's own tab; leave out --folder")
+        }
         Command::Sessions(_) => {
             Some("`nerdr sessions` lists every session; `nerdr tabs --folder DIR` lists one's tabs")
         }

@@ -30,7 +30,7 @@ pub struct Config {
     /// see [`Config::resolve_agent`]).
     pub agents: BTreeMap<String, AgentConfig>,
     pub client: ClientConfig,
-    pub review: Option<ReviewConfig>,
+    pub review: ReviewConfig,
     pub tabs: TabsConfig,
     pub plugins: PluginsConfig,
     pub sandbox: SandboxConfig,
@@ -124,12 +124,25 @@ impl Default for ClientConfig {
     }
 }
 
-/// `[review]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `[review]`: who reviews an agent's work, and when (`crate::review`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReviewConfig {
-    /// A built-in or configured agent (checked when parsing).
-    pub agent: String,
-    pub args: Vec<String>,
+    /// `agent`: a built-in or configured agent (checked when parsing);
+    /// `None`: the author's own agent.
+    pub agent: Option<String>,
+    /// `automatic`: an author's turn that ends with new commits on its
+    /// branch asks for a review by itself.
+    pub automatic: bool,
+    /// `[review.args]`: per agent name, words added after that agent's own
+    /// `args` when it reviews.
+    pub args: BTreeMap<String, Vec<String>>,
+}
+
+impl ReviewConfig {
+    /// The words `[review.args]` adds for reviewer `agent`.
+    pub fn args_for(&self, agent: &str) -> &[String] {
+        self.args.get(agent).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// What it takes to start an agent, built-in defaults and config merged.

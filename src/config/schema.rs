@@ -36,7 +36,7 @@ const AGENT_KEYS: &[&str] = &[
 ];
 const CLIENT_KEYS: &[&str] = &["prefix"];
 const TABS_KEYS: &[&str] = &["worktree"];
-const REVIEW_KEYS: &[&str] = &["agent", "args"];
+const REVIEW_KEYS: &[&str] = &["agent", "args", "automatic"];
 const NOTIFY_KEYS: &[&str] = &["blocked", "done", "desktop", "terminal"];
 
 /// Environment prefixes nerdr owns (docs/ARCHITECTURE.md, "What the agent
@@ -189,22 +189,8 @@ pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
         }
     }
     // Checked once every agent is known: [review] may come before [agents.x].
-    if let Some((review, agent_entry)) = review {
-        let known =
-            builtin::find(&review.agent).is_some() || config.agents.contains_key(&review.agent);
-        if !known {
-            let problem = format!(
-                "names `{}`, which is neither built in nor under [agents]",
-                review.agent
-            );
-            let fix = format!(
-                "use a built-in ({}) or add [agents.{}] with a `command`",
-                builtin_names().join(", "),
-                review.agent
-            );
-            return Err(src.invalid(agent_entry, "review.agent", problem, &fix));
-        }
-        config.review = Some(review);
+    if let Some(review) = review {
+        config.review = checked_review(src, &config, review)?;
     }
     Ok(config)
 }
@@ -412,23 +398,70 @@ fn parse_prefix(s: &str) -> Option<String> {
     }
 }
 
-/// The review config and the entry of its `agent` key (for the later check
-/// that the agent exists).
-fn review<'e>(src: &Source, entry: &'e Entry) -> Result<(ReviewConfig, &'e Entry), ConfigError> {
-    let mut agent = None;
-    let mut args = Vec::new();
+/// `[review]` as written, with the entries of the agent names it uses
+/// (for the later check that each agent exists).
+struct WrittenReview<'e> {
+    config: ReviewConfig,
+    /// `agent`'s entry, and each `[review.args]` key's, with its dotted key.
+    names: Vec<(String, &'e Entry, String)>,
+}
+
+fn review<'e>(src: &Source, entry: &'e Entry) -> Result<WrittenReview<'e>, ConfigError> {
+    let mut written = WrittenReview {
+        config: ReviewConfig::default(),
+        names: Vec::new(),
+    };
     for field in src.table(entry, "review", Expected::Table)? {
         match field.key.as_str() {
-            "agent" => agent = Some((src.nonempty_string(field, "review.agent")?, field)),
-            "args" => args = src.strings(field, "review.args")?,
+            "agent" => {
+                let agent = src.nonempty_string(field, "review.agent")?;
+                written
+                    .names
+                    .push((agent.clone(), field, "review.agent".to_owned()));
+                written.config.agent = Some(agent);
+            }
+            "automatic" => written.config.automatic = src.boolean(field, "review.automatic")?,
+            "args" => {
+                let Node::Table(per_agent) = &field.value else {
+                    let problem = format!(
+                        "is {}, but it takes the words per reviewing agent",
+                        field.value.describe()
+                    );
+                    let fix = "write a table with one key per agent, e.g. [review.args] then \
+                               codex = [\"--full-auto\"]";
+                    return Err(src.invalid(field, "review.args", problem, fix));
+                };
+                for agent in per_agent {
+                    let key = format!("review.args.{}", dotted(&[&agent.key]));
+                    let words = src.strings(agent, &key)?;
+                    written.names.push((agent.key.clone(), agent, key));
+                    written.config.args.insert(agent.key.clone(), words);
+                }
+            }
             _ => return Err(src.unknown(field, "[review]".into(), REVIEW_KEYS)),
         }
     }
-    let Some((agent, agent_entry)) = agent else {
-        let fix = "name the agent that reviews, e.g. agent = \"codex\"";
-        return Err(src.invalid(entry, "review.agent", "is missing".into(), fix));
-    };
-    Ok((ReviewConfig { agent, args }, agent_entry))
+    Ok(written)
+}
+
+/// `[review]` once every agent is known: each agent it names exists.
+fn checked_review(
+    src: &Source,
+    config: &Config,
+    written: WrittenReview,
+) -> Result<ReviewConfig, ConfigError> {
+    for (name, entry, key) in &written.names {
+        if builtin::find(name).is_some() || config.agents.contains_key(name) {
+            continue;
+        }
+        let problem = format!("names `{name}`, which is neither built in nor under [agents]");
+        let fix = format!(
+            "use a built-in ({}) or add [agents.{name}] with a `command`",
+            builtin_names().join(", "),
+        );
+        return Err(src.invalid(entry, key, problem, &fix));
+    }
+    Ok(written.config)
 }
 
 /// Check a `[notify]`-shaped table; `key` is its dotted name (`notify`,

@@ -376,7 +376,7 @@ impl Core {
     // The facts of one launch, each from the caller; a struct for them
     // would only be built here.
     #[allow(clippy::too_many_arguments)]
-    async fn command_for(
+    pub(super) async fn command_for(
         &self,
         agent: &ResolvedAgent,
         extra_args: Vec<String>,

@@ -21,6 +21,7 @@ use crate::protocol::api::{
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply};
 use crate::protocol::api::{CleanWorktrees, DiffTab, ListWorktrees, MergeTab};
+use crate::protocol::api::{ListReviews, PostReview, RequestReview};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
 
 impl Core {
@@ -306,6 +307,15 @@ impl Core {
             }
             Request::Clean(CleanWorktrees { merged, dry_run }) => {
                 encode::<CleanWorktrees>(self.clean_worktrees(merged, dry_run).await)
+            }
+            Request::RequestReview(RequestReview {
+                tab, reviewer, env, ..
+            }) => encode::<RequestReview>(self.request_review(caller, tab, reviewer, env).await),
+            Request::PostReview(PostReview { text }) => {
+                encode::<PostReview>(self.post_review(caller, &text).await)
+            }
+            Request::Reviews(ListReviews { tab, folder }) => {
+                encode::<ListReviews>(self.list_reviews(caller, tab, folder).await)
             }
         }
     }

@@ -14,8 +14,8 @@ use super::privilege::{self, CallerKind};
 use super::request_facts::{tab_requests, target_kind};
 use super::Core;
 use crate::protocol::api::{
-    ApiError, CloseTab, DiffTab, ExplainTab, MergeTab, OpenTerminal, ReadScreen, RenameTab,
-    Request, Resize, RestartTab, SendText, WaitFor,
+    ApiError, CloseTab, DiffTab, ExplainTab, ListReviews, MergeTab, OpenTerminal, ReadScreen,
+    RenameTab, Request, RequestReview, Resize, RestartTab, SendText, WaitFor,
 };
 use crate::protocol::replies::Renamed;
 
@@ -116,7 +116,16 @@ impl Core {
 /// handle.
 fn handle_of(req: &mut Request) -> Option<(&mut String, Option<PathBuf>)> {
     match req {
-        tab_requests!(tab, folder) => Some((tab, folder.clone())),
+        tab_requests!(tab, folder)
+        | Request::RequestReview(RequestReview {
+            tab: Some(tab),
+            folder,
+            ..
+        })
+        | Request::Reviews(ListReviews {
+            tab: Some(tab),
+            folder,
+        }) => Some((tab, folder.clone())),
         _ => None,
     }
 }

@@ -58,6 +58,11 @@ pub enum Operation {
     Merge,
     /// `nerdr clean`: removes worktrees and branches.
     Clean,
+    /// `nerdr request-review`: start a reviewer on a tab's work.
+    RequestReview,
+    /// `nerdr post-review`: a reviewer's review, always about its own tab
+    /// (target `Own`; the core then checks the tab is a reviewer's).
+    PostReview,
 }
 
 /// What it is asked of.
@@ -102,6 +107,12 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         (_, O::AskNetwork, _) => Refuse(
             "network questions are `nerdr sandbox`'s own: only the tab's program itself asks \
              them, never a program running under it (inside its sandbox)",
+        ),
+        // A review is posted from the reviewer's own tab, about itself.
+        (C::Tab | C::Sandboxed, O::PostReview, T::Own) => Allow,
+        (C::Tab | C::Sandboxed, O::PostReview, _) => Refuse(
+            "a review is posted by its reviewer, from its own tab (`nerdr post-review` in the \
+             tab `nerdr request-review` started)",
         ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
@@ -149,6 +160,11 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         ),
         (C::Sandboxed, _, T::Agent) => {
             Refuse("a sandboxed agent cannot act on an agent that runs outside every sandbox")
+        }
+        // Its reviewer is sandboxed whatever is asked (`review::choice`).
+        (C::Sandboxed, O::RequestReview, T::Own | T::SandboxedAgent) => Allow,
+        (C::Sandboxed, O::RequestReview, T::Nothing) => {
+            Refuse("name the tab whose work is to be reviewed")
         }
         (C::Sandboxed, O::StartAgent, T::SandboxedAgent) => Allow,
         (C::Sandboxed, O::StartAgent, _) => Refuse("start an agent by naming it"),
@@ -302,6 +318,8 @@ pub fn name(op: Operation) -> &'static str {
         Operation::ListWorktrees => "worktrees",
         Operation::Merge => "merge",
         Operation::Clean => "clean",
+        Operation::RequestReview => "request-review",
+        Operation::PostReview => "post-review",
     }
 }
 
@@ -313,7 +331,7 @@ mod tests {
     use super::*;
 
     const CALLERS: [CallerKind; 3] = [User, Tab, S];
-    const OPS: [Operation; 20] = [
+    const OPS: [Operation; 22] = [
         StartAgent,
         OpenTerminal,
         Restart,
@@ -334,12 +352,14 @@ mod tests {
         ListWorktrees,
         Merge,
         Clean,
+        RequestReview,
+        PostReview,
     ];
     const TARGETS: [Target; 5] = [Own, In, Out, Term, Nothing];
 
     /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
     /// own tab, sandboxed agent, agent, terminal, nothing.
-    const SANDBOXED: [(Operation, &str); 20] = [
+    const SANDBOXED: [(Operation, &str); 22] = [
         (StartAgent, "rarrr"),
         (OpenTerminal, "rrrrr"),
         (Restart, "aarrr"),
@@ -360,6 +380,8 @@ mod tests {
         (ListWorktrees, "rrrrr"),
         (Merge, "rrrrr"),
         (Clean, "rrrrr"),
+        (RequestReview, "aarrr"),
+        (PostReview, "arrrr"),
     ];
 
     fn letter(v: &Verdict) -> char {
@@ -379,6 +401,7 @@ mod tests {
                     User => "aaaaa",
                     Tab if op == Decide => "rrrrr",
                     Tab if op == AskNetwork => "qrrrr",
+                    Tab if op == PostReview => "arrrr",
                     Tab => "aaaaa",
                     S => {
                         assert_eq!(SANDBOXED[i].0, op, "table rows follow OPS");

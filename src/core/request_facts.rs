@@ -12,9 +12,9 @@ use super::not_found::no_tab;
 use super::privilege::{self, CallerKind, Operation, Target};
 use super::Core;
 use crate::protocol::api::{
-    ApiError, CloseTab, DiffTab, ExplainTab, ListTabs, MergeTab, OpenTerminal, QuitSession,
-    ReadScreen, RenameTab, ReportAgent, Request, Resize, RestartTab, SendText, StartAgent, TabKind,
-    WaitFor,
+    ApiError, CloseTab, DiffTab, ExplainTab, ListReviews, ListTabs, MergeTab, OpenTerminal,
+    QuitSession, ReadScreen, RenameTab, ReportAgent, Request, RequestReview, Resize, RestartTab,
+    SendText, StartAgent, TabKind, WaitFor,
 };
 
 impl Core {
@@ -99,11 +99,17 @@ impl Core {
             Request::Agent(StartAgent { folder, .. }) | Request::Quit(QuitSession { folder }) => {
                 Some(folder)
             }
-            Request::Tabs(ListTabs { folder, .. }) | tab_requests!(_, folder) if sandboxed => {
+            Request::Tabs(ListTabs { folder, .. })
+            | tab_requests!(_, folder)
+            | review_requests!(folder)
+                if sandboxed =>
+            {
                 *folder = None;
                 None
             }
-            Request::Tabs(ListTabs { folder, .. }) | tab_requests!(_, folder) => folder.as_mut(),
+            Request::Tabs(ListTabs { folder, .. })
+            | tab_requests!(_, folder)
+            | review_requests!(folder) => folder.as_mut(),
             _ => None,
         };
         if let Some(folder) = folder {
@@ -188,6 +194,12 @@ impl Core {
                 },
             )),
             Request::Plugin(_) => Ok((Operation::RunPlugin, Target::Nothing)),
+            // No tab named: the caller's own (from a terminal, none).
+            Request::RequestReview(_) | Request::Reviews(_) | Request::PostReview(_)
+                if caller.tab().is_some() =>
+            {
+                Ok((op_of(req), Target::Own))
+            }
             _ => Ok((op_of(req), Target::Nothing)),
         }
     }
@@ -230,6 +242,12 @@ pub(super) fn op_of(req: &Request) -> Operation {
         Request::Worktrees => Operation::ListWorktrees,
         Request::Merge(_) => Operation::Merge,
         Request::Clean(_) => Operation::Clean,
+        Request::RequestReview(_) => Operation::RequestReview,
+        Request::PostReview(_) => Operation::PostReview,
+        // A tab's reviews tell what reading its work tells: the same reach.
+        Request::Reviews(ListReviews { tab: Some(_), .. }) => Operation::Read,
+        // Every reviewed tab of a session: the person's (from a terminal).
+        Request::Reviews(ListReviews { tab: None, .. }) => Operation::Query,
     }
 }
 
@@ -300,10 +318,28 @@ macro_rules! tab_requests {
 }
 pub(super) use tab_requests;
 
+/// The review requests, which name a tab only when the caller gives one
+/// (else their caller's own), as one pattern binding their `folder`.
+macro_rules! review_requests {
+    ($folder:pat) => {
+        Request::RequestReview(RequestReview {
+            folder: $folder,
+            ..
+        }) | Request::Reviews(ListReviews {
+            folder: $folder,
+            ..
+        })
+    };
+}
+pub(super) use review_requests;
+
 /// The tab a request names, if any (a hook's `ReportAgent` names its own).
 pub(super) fn request_tab(req: &Request) -> Option<&str> {
     match req {
-        tab_requests!(tab) | Request::ReportAgent(ReportAgent { tab, .. }) => Some(tab),
+        tab_requests!(tab)
+        | Request::ReportAgent(ReportAgent { tab, .. })
+        | Request::RequestReview(RequestReview { tab: Some(tab), .. })
+        | Request::Reviews(ListReviews { tab: Some(tab), .. }) => Some(tab),
         _ => None,
     }
 }

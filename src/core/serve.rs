@@ -123,6 +123,7 @@ fn spawn_tasks(core: &Arc<Core>, client: UnixListener, hook: UnixListener) {
     }
     tokio::spawn(watch_turns(core.clone()));
     tokio::spawn(watch_states(core.clone()));
+    tokio::spawn(super::review_auto::watch_turn_ends(core.clone()));
     if let Some(every) = notify::watchdog_interval() {
         tokio::spawn(async move {
             let mut tick = tokio::time::interval(every);

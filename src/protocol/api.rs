@@ -28,7 +28,8 @@ use serde::{Deserialize, Serialize};
 
 use super::replies::{
     AgentNames, ApprovalsList, Closed, Decided, Done, Explained, NetworkAnswer, PluginRan, Renamed,
-    ReportTaken, ScreenText, Sent, SessionQuit, Started, Waited,
+    ReportTaken, ReviewPosted, ReviewStarted, ScreenText, Sent, SessionQuit, Started, TabReviews,
+    Waited,
 };
 
 pub use super::work::{
@@ -76,6 +77,12 @@ pub enum Request {
     Merge(MergeTab),
     /// Remove closed tabs' worktrees whose work is merged.
     Clean(CleanWorktrees),
+    /// Start a reviewer agent on a tab's work (`crate::review`).
+    RequestReview(RequestReview),
+    /// A reviewer's review, from its own tab.
+    PostReview(PostReview),
+    /// A tab's reviews (`nerdr reviews`, the window's review panel).
+    Reviews(ListReviews),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -146,6 +153,9 @@ methods! {
     Worktrees = ListWorktrees => Vec<WorktreeInfo>, "worktrees";
     Merge(MergeTab) => Merged, "merge";
     Clean(CleanWorktrees) => Cleaned, "clean";
+    RequestReview(RequestReview) => ReviewStarted, "request_review";
+    PostReview(PostReview) => ReviewPosted, "post_review";
+    Reviews(ListReviews) => Vec<TabReviews>, "reviews";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.
@@ -369,6 +379,40 @@ pub struct ExplainTab {
     pub tab: String,
     /// The caller's folder: tab numbers and names count in its session
     /// (absent from older clients: in every session).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
+}
+
+/// Start a reviewer on tab `tab`'s work (the caller's own tab when
+/// `None`): `reviewer`, else `[review] agent`, else the author's agent, as
+/// `review::choice` allows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestReview {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviewer: Option<String>,
+    /// The caller's environment, the base of the reviewer's.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// The caller's folder: tab numbers and names count in its session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
+}
+
+/// A reviewer's review (`review::format`: JSON lines or text), for the
+/// review its tab was started for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PostReview {
+    pub text: String,
+}
+
+/// The reviews of tab `tab` (the caller's own when `None`; from a
+/// terminal, every tab of `folder`'s session that has any).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListReviews {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<PathBuf>,
 }

@@ -397,3 +397,38 @@ fn work_requests_on_the_wire() {
         })
     );
 }
+
+#[test]
+fn review_requests_keep_their_wire() {
+    same_wire(
+        RequestReview {
+            tab: Some("ab12".into()),
+            reviewer: Some("codex".into()),
+            env: Vec::new(),
+            folder: None,
+        },
+        r#"{"method":"request_review","params":{"tab":"ab12","reviewer":"codex","env":[]}}"#,
+    );
+    same_wire(
+        RequestReview {
+            tab: None,
+            reviewer: None,
+            env: Vec::new(),
+            folder: Some("/w".into()),
+        },
+        r#"{"method":"request_review","params":{"env":[],"folder":"/w"}}"#,
+    );
+    same_wire(
+        PostReview {
+            text: "summary: ok\n".into(),
+        },
+        r#"{"method":"post_review","params":{"text":"summary: ok\n"}}"#,
+    );
+    same_wire(
+        ListReviews {
+            tab: Some("1".into()),
+            folder: None,
+        },
+        r#"{"method":"reviews","params":{"tab":"1"}}"#,
+    );
+}

@@ -215,3 +215,47 @@ pub struct Explained {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
 }
+
+/// A reviewer was started (`request_review`): its tab, its agent, and the
+/// range it reviews; `replaced` when it stands in for the reviewer wanted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewStarted {
+    pub tab: String,
+    pub agent: String,
+    pub author: String,
+    pub base: String,
+    pub head: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaced: Option<String>,
+    /// The reviewer's tab is there but its sandbox check refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// A review was taken (`post_review`): it is review `number` of tab
+/// `author`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewPosted {
+    pub author: String,
+    pub number: u32,
+}
+
+/// One tab's reviews (`reviews`): those posted, and those still being
+/// written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TabReviews {
+    pub tab: String,
+    pub name: String,
+    pub reviews: Vec<crate::review::store::Review>,
+    pub requested: Vec<ReviewRequested>,
+}
+
+/// A reviewer at work on a tab's work.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReviewRequested {
+    pub reviewer_tab: String,
+    pub agent: String,
+    pub base: String,
+    pub head: String,
+    pub automatic: bool,
+}

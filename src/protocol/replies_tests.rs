@@ -389,3 +389,63 @@ fn an_explanation_keeps_its_fields() {
                "lines": ["Do you want to proceed?"]}),
     );
 }
+
+#[test]
+fn review_replies_keep_their_fields() {
+    use crate::review::format::{Comment, Severity};
+    use crate::review::store::Review;
+    same_wire::<RequestReview>(
+        ReviewStarted {
+            tab: "r1".into(),
+            agent: "codex".into(),
+            author: "ab12".into(),
+            base: "b0".into(),
+            head: "h1".into(),
+            replaced: None,
+            refused: None,
+        },
+        json!({"tab": "r1", "agent": "codex", "author": "ab12", "base": "b0", "head": "h1"}),
+    );
+    same_wire::<PostReview>(
+        ReviewPosted {
+            author: "ab12".into(),
+            number: 2,
+        },
+        json!({"author": "ab12", "number": 2}),
+    );
+    same_wire::<ListReviews>(
+        vec![TabReviews {
+            tab: "ab12".into(),
+            name: "claude-1".into(),
+            reviews: vec![Review {
+                number: 1,
+                reviewer_tab: "r1".into(),
+                agent: "codex".into(),
+                written_in_sandbox: true,
+                base: "b0".into(),
+                head: "h1".into(),
+                summary: "ok".into(),
+                comments: vec![Comment {
+                    file: "a.rs".into(),
+                    line: 3,
+                    severity: Severity::Warning,
+                    text: "t".into(),
+                }],
+            }],
+            requested: vec![ReviewRequested {
+                reviewer_tab: "r2".into(),
+                agent: "claude".into(),
+                base: "b0".into(),
+                head: "h2".into(),
+                automatic: true,
+            }],
+        }],
+        json!([{"tab": "ab12", "name": "claude-1",
+                "reviews": [{"number": 1, "reviewer_tab": "r1", "agent": "codex",
+                             "written_in_sandbox": true, "base": "b0", "head": "h1",
+                             "summary": "ok",
+                             "comments": [{"file": "a.rs", "line": 3, "severity": "warning", "text": "t"}]}],
+                "requested": [{"reviewer_tab": "r2", "agent": "claude", "base": "b0",
+                               "head": "h2", "automatic": true}]}]),
+    );
+}

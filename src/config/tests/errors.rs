@@ -52,7 +52,7 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
         (
             "unknown review key",
             "[review]\nagent = \"codex\"\nmodel = \"x\"\n",
-            format!("{PATH}:3:1: unknown key `model` in [review]; valid keys: agent, args"),
+            format!("{PATH}:3:1: unknown key `model` in [review]; valid keys: agent, args, automatic"),
         ),
         (
             "args given as a string",
@@ -190,9 +190,29 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
             format!("{PATH}:2:1: `review.agent` names `nope`, which is neither built in nor under [agents]; use a built-in ({BUILTINS}) or add [agents.nope] with a `command`"),
         ),
         (
-            "review without agent",
+            "review args as one list for every agent",
             "[review]\nargs = [\"--full-auto\"]\n",
-            format!("{PATH}:1:2: `review.agent` is missing; name the agent that reviews, e.g. agent = \"codex\""),
+            format!("{PATH}:2:1: `review.args` is an array, but it takes the words per reviewing agent; write a table with one key per agent, e.g. [review.args] then codex = [\"--full-auto\"]"),
+        ),
+        (
+            "review args for an unknown agent",
+            "[review]\nagent = \"codex\"\n[review.args]\ncodex = [\"-q\"]\nnope = [\"x\"]\n",
+            format!("{PATH}:5:1: `review.args.nope` names `nope`, which is neither built in nor under [agents]; use a built-in ({BUILTINS}) or add [agents.nope] with a `command`"),
+        ),
+        (
+            "review args for an agent that are not words",
+            "[review.args]\ncodex = \"--full-auto\"\n",
+            format!("{PATH}:2:1: `review.args.codex` must be an array of strings, found a string (\"--full-auto\"); for example: codex = [\"--flag\", \"value\"]"),
+        ),
+        (
+            "review automatic not a boolean",
+            "[review]\nautomatic = \"yes\"\n",
+            format!("{PATH}:2:1: `review.automatic` must be true or false, found a string (\"yes\"); for example: automatic = true"),
+        ),
+        (
+            "review agent empty",
+            "[review]\nagent = \"\"\n",
+            format!("{PATH}:2:1: `review.agent` is empty; give it a value or remove the key"),
         ),
         (
             "unclosed array",

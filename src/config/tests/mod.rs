@@ -35,7 +35,7 @@ fn empty_and_comment_only_files_are_the_defaults() {
             }
         );
         assert_eq!(config.client.prefix, "C-b");
-        assert_eq!(config.review, None);
+        assert_eq!(config.review, ReviewConfig::default());
     }
 }
 
@@ -62,7 +62,11 @@ prefix = "C-A"
 
 [review]
 agent = "codex"
-args = ["--full-auto"]
+automatic = true
+
+[review.args]
+codex = ["--full-auto"]
+claude = []
 "#,
     );
     assert_eq!(
@@ -91,17 +95,33 @@ args = ["--full-auto"]
     assert_eq!(config.client.prefix, "C-a", "prefix letter is lowercased");
     assert_eq!(
         config.review,
-        Some(ReviewConfig {
-            agent: "codex".to_owned(),
-            args: strings(&["--full-auto"]),
-        })
+        ReviewConfig {
+            agent: Some("codex".to_owned()),
+            automatic: true,
+            args: BTreeMap::from([
+                ("codex".to_owned(), strings(&["--full-auto"])),
+                ("claude".to_owned(), Vec::new()),
+            ]),
+        }
     );
+    assert_eq!(config.review.args_for("codex"), ["--full-auto"]);
+    assert!(config.review.args_for("gemini").is_empty());
 }
 
 #[test]
 fn review_may_name_an_agent_defined_later_in_the_file() {
-    let config = parse_ok("[review]\nagent = \"amp\"\n[agents.amp]\ncommand = [\"amp\"]\n");
-    assert_eq!(config.review.unwrap().agent, "amp");
+    let config = parse_ok(
+        "[review]\nagent = \"amp\"\n[review.args]\namp = [\"-r\"]\n[agents.amp]\ncommand = [\"amp\"]\n",
+    );
+    assert_eq!(config.review.agent.as_deref(), Some("amp"));
+    assert_eq!(config.review.args_for("amp"), ["-r"]);
+}
+
+#[test]
+fn review_defaults_to_the_authors_agent_and_by_hand() {
+    let config = parse_ok("[review]\n");
+    assert_eq!(config.review.agent, None);
+    assert!(!config.review.automatic);
 }
 
 #[test]

@@ -1,0 +1,49 @@
+//! `nerdr post-review [--file F]`: a reviewer posts its review, from the tab
+//! `nerdr request-review` started for it (`review::format`).
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use crate::client;
+use crate::protocol::api::PostReview;
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "The review, on stdin or in --file, as text:\n  \
+    summary: one paragraph on the whole change\n  \
+    src/main.rs:12: warning: unwrap on user input\n    \
+    an indented line goes on with the one before\n  \
+    README.md:3: note: typo\n\
+    (SEVERITY: error, warning or note; FILE relative to the repository's top folder)\n\
+    or as JSON lines:\n  \
+    {\"summary\": \"...\"}\n  \
+    {\"file\": \"src/main.rs\", \"line\": 12, \"severity\": \"warning\", \"text\": \"...\"}")]
+pub struct Args {
+    /// Read the review from this file instead of stdin
+    #[arg(long, value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let text = match &args.file {
+        Some(f) => std::fs::read_to_string(f)
+            .with_context(|| format!("cannot read the review from {}", f.display()))?,
+        None => {
+            let mut text = String::new();
+            std::io::stdin()
+                .take(crate::review::format::MAX_BYTES as u64 + 1)
+                .read_to_string(&mut text)
+                .context("cannot read the review from stdin")?;
+            text
+        }
+    };
+    // Checked here first, so the reviewer sees its mistake by line number
+    // even before the core does (which checks again).
+    if let Err(e) = crate::review::format::parse(&text) {
+        anyhow::bail!("the review was not taken: {e}");
+    }
+    let posted = client::call(PostReview { text })?;
+    println!("review {} of tab {} taken", posted.number, posted.author);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,185 @@
+//! `nerdr reviews [TAB] [--json] [--send N|all]`: a tab's reviews and
+//! their comments; `--send` types chosen comments to the author's agent as
+//! one message, as `nerdr send` does.
+
+use std::process::ExitCode;
+
+use super::Folder;
+use crate::client;
+use crate::protocol::api::{ListReviews, SendText};
+use crate::protocol::printable;
+use crate::protocol::replies::{Sent, TabReviews};
+use crate::review::SANDBOX_NOTE;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The author's tab: its id, a unique id prefix, its number or its name (default: the tab this runs in, else every reviewed tab of this folder's session)
+    pub tab: Option<String>,
+    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, base, head, summary, comments: file, line, severity, text) and requested (reviewers at work)
+    #[arg(long)]
+    pub json: bool,
+    /// Send comment N of the latest review (or `all` of them) to the author's agent, as one message
+    #[arg(long, value_name = "N|all", requires = "tab")]
+    pub send: Option<String>,
+    /// With --send: the review to send from (default: the latest)
+    #[arg(long, value_name = "N", requires = "send")]
+    pub review: Option<u32>,
+}
+
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
+    let scope = folder.scope()?;
+    let tabs = client::call(ListReviews {
+        tab: args.tab.clone(),
+        folder: scope.clone(),
+    })?;
+    if let Some(which) = &args.send {
+        return send(&tabs, which, args.review, scope);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&tabs)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", text(&tabs));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn send(
+    tabs: &[TabReviews],
+    which: &str,
+    number: Option<u32>,
+    folder: Option<std::path::PathBuf>,
+) -> anyhow::Result<ExitCode> {
+    let Some(tab) = tabs.first() else {
+        anyhow::bail!("no such tab");
+    };
+    let review = match number {
+        Some(n) => tab.reviews.iter().find(|r| r.number == n),
+        None => tab.reviews.last(),
+    };
+    let Some(review) = review else {
+        anyhow::bail!(
+            "tab {} has no review{}; `nerdr request-review {}` asks for one",
+            tab.tab,
+            number.map(|n| format!(" {n}")).unwrap_or_default(),
+            tab.tab
+        );
+    };
+    let chosen = match which {
+        "all" => None,
+        n => Some(n.parse::<usize>().map_err(|_| {
+            anyhow::anyhow!("--send takes a comment's number (1, 2, ...) or `all`, not {n:?}")
+        })?),
+    };
+    let message = crate::review::message(review, chosen).map_err(anyhow::Error::msg)?;
+    let sent = client::call(SendText {
+        tab: tab.tab.clone(),
+        text: message,
+        enter: true,
+        folder,
+    })?;
+    if let Sent::Queued { queued, why } = sent {
+        eprintln!(
+            "nerdr: the message for tab {} waits for the user's approval as {queued}: {why}",
+            tab.tab
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The reviews for a person: each review's summary, then its comments
+/// numbered as `--send` takes them. Text from agents is made printable.
+fn text(tabs: &[TabReviews]) -> String {
+    if tabs.is_empty() {
+        return "no reviews\n".into();
+    }
+    let mut out = String::new();
+    for t in tabs {
+        out.push_str(&format!("tab {} ({})\n", t.tab, printable(&t.name)));
+        if t.reviews.is_empty() && t.requested.is_empty() {
+            out.push_str("  no reviews\n");
+        }
+        for r in &t.reviews {
+            out.push_str(&format!(
+                "  review {} by {} (tab {}) of {}..{}\n",
+                r.number,
+                printable(&r.agent),
+                r.reviewer_tab,
+                crate::review::short(&r.base),
+                crate::review::short(&r.head)
+            ));
+            if r.written_in_sandbox {
+                out.push_str(&format!("    {SANDBOX_NOTE}\n"));
+            }
+            out.push_str(&format!("    summary: {}\n", printable(&r.summary)));
+            for (i, c) in r.comments.iter().enumerate() {
+                out.push_str(&format!(
+                    "    {}. {}:{} {}: {}\n",
+                    i + 1,
+                    printable(&c.file),
+                    c.line,
+                    c.severity.as_str(),
+                    printable(&c.text)
+                ));
+            }
+        }
+        for p in &t.requested {
+            out.push_str(&format!(
+                "  reviewing: {} (tab {}) on {}..{}{}\n",
+                printable(&p.agent),
+                p.reviewer_tab,
+                crate::review::short(&p.base),
+                crate::review::short(&p.head),
+                if p.automatic { ", automatic" } else { "" }
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::replies::ReviewRequested;
+    use crate::review::format::{Comment, Severity};
+    use crate::review::store::Review;
+
+    #[test]
+    fn a_review_from_a_sandbox_says_so_and_agent_text_is_made_printable() {
+        let tabs = [TabReviews {
+            tab: "ab12".into(),
+            name: "claude-1".into(),
+            reviews: vec![Review {
+                number: 1,
+                reviewer_tab: "r1".into(),
+                agent: "codex".into(),
+                written_in_sandbox: true,
+                base: "0123456789abcdef".into(),
+                head: "fedcba9876543210".into(),
+                summary: "ok\u{1b}[2J".into(),
+                comments: vec![Comment {
+                    file: "a.rs".into(),
+                    line: 3,
+                    severity: Severity::Error,
+                    text: "bad".into(),
+                }],
+            }],
+            requested: vec![ReviewRequested {
+                reviewer_tab: "r2".into(),
+                agent: "claude".into(),
+                base: "0123456789abcdef".into(),
+                head: "aaaaaaaaaaaaaaaa".into(),
+                automatic: true,
+            }],
+        }];
+        let shown = text(&tabs);
+        assert_eq!(
+            shown,
+            format!(
+                "tab ab12 (claude-1)\n  review 1 by codex (tab r1) of 0123456789ab..fedcba987654\n    \
+                 {SANDBOX_NOTE}\n    summary: ok\\u{{1b}}[2J\n    1. a.rs:3 error: bad\n  \
+                 reviewing: claude (tab r2) on 0123456789ab..aaaaaaaaaaaa, automatic\n"
+            )
+        );
+        assert_eq!(text(&[]), "no reviews\n");
+    }
+}

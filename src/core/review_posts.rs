@@ -1,0 +1,124 @@
+//! Reviews coming in and going out: `nerdr post-review` (a reviewer's
+//! review, taken only from a tab `request-review` started, once, and kept
+//! with the author's tab in `reviews.json`) and `nerdr reviews` (a tab's
+//! reviews and the reviewers still at work: the request the window's review
+//! panel reads too).
+
+use std::path::PathBuf;
+
+use super::caller::Caller;
+use super::not_found::no_tab;
+use super::privilege::CallerKind;
+use super::Core;
+use crate::protocol::api::{ApiError, ErrorCode};
+use crate::protocol::replies::{ReviewPosted, ReviewRequested, TabReviews};
+use crate::review::format;
+use crate::review::store::{PostRefused, Review};
+
+impl Core {
+    /// `nerdr post-review`, from reviewer tab `caller`.
+    pub(super) async fn post_review(
+        &self,
+        caller: &Caller,
+        text: &str,
+    ) -> Result<ReviewPosted, ApiError> {
+        let Some(tab) = caller.tab().map(str::to_owned) else {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                "`nerdr post-review` is run by a reviewer agent, in the tab `nerdr \
+                 request-review` started for it",
+            ));
+        };
+        let posted = format::parse(text).map_err(|e| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!("the review was not taken: {e}"),
+            )
+        })?;
+        // Either says so: the caller's standing, or the tab's.
+        let sandboxed = caller.kind() == CallerKind::Sandboxed
+            || self
+                .state
+                .lock()
+                .unwrap()
+                .tabs
+                .get(&tab)
+                .is_some_and(|t| t.sandboxed);
+        let reviewer = tab.clone();
+        let taken = self
+            .update_reviews(move |s| -> Result<(Review, String), PostRefused> {
+                let review = s.post(&reviewer, sandboxed, posted)?;
+                let author = s.pending.get(&reviewer).map(|p| p.author.clone());
+                Ok((review, author.unwrap_or_default()))
+            })
+            .await?;
+        let (review, author) =
+            taken.map_err(|refused| ApiError::new(ErrorCode::Denied, refused.message(&tab)))?;
+        tracing::info!(reviewer = %tab, author = %author, number = review.number,
+            comments = review.comments.len(), sandboxed, "review posted");
+        // The windows' tab lists and `nerdr wait` look again.
+        self.changed();
+        Ok(ReviewPosted {
+            author,
+            number: review.number,
+        })
+    }
+
+    /// `nerdr reviews [TAB]`: tab `tab`'s reviews (the caller's own tab
+    /// when `None`); from a terminal with no tab, every tab of `folder`'s
+    /// session (every session's without one) that has a review or a
+    /// reviewer at work.
+    pub(super) async fn list_reviews(
+        &self,
+        caller: &Caller,
+        tab: Option<String>,
+        folder: Option<PathBuf>,
+    ) -> Result<Vec<TabReviews>, ApiError> {
+        let named = tab.or_else(|| caller.tab().map(str::to_owned));
+        let (tabs, live): (Vec<(String, String)>, std::collections::BTreeSet<String>) = {
+            let state = self.state.lock().unwrap();
+            let live = state.tabs.keys().cloned().collect();
+            let tabs = match (&named, &folder) {
+                (Some(t), _) => {
+                    let found = state.tabs.get(t).ok_or_else(|| no_tab(t))?;
+                    vec![(found.id.clone(), found.name.clone())]
+                }
+                (None, Some(f)) => state
+                    .session_tabs(f)
+                    .into_iter()
+                    .map(|t| (t.id.clone(), t.name.clone()))
+                    .collect(),
+                (None, None) => state
+                    .tabs
+                    .values()
+                    .map(|t| (t.id.clone(), t.name.clone()))
+                    .collect(),
+            };
+            (tabs, live)
+        };
+        let store = self.load_reviews().await?;
+        let out = tabs
+            .into_iter()
+            .map(|(id, name)| TabReviews {
+                reviews: store.reviews_of(&id).to_vec(),
+                requested: store
+                    .pending
+                    .iter()
+                    // A reviewer closed before it posted is at work no more.
+                    .filter(|(r, p)| p.author == id && p.posted.is_none() && live.contains(*r))
+                    .map(|(reviewer, p)| ReviewRequested {
+                        reviewer_tab: reviewer.clone(),
+                        agent: p.agent.clone(),
+                        base: p.base.clone(),
+                        head: p.head.clone(),
+                        automatic: p.automatic,
+                    })
+                    .collect(),
+                tab: id,
+                name,
+            })
+            .filter(|r| named.is_some() || !r.reviews.is_empty() || !r.requested.is_empty())
+            .collect();
+        Ok(out)
+    }
+}

@@ -1,0 +1,477 @@
+//! Starting a reviewer on an author tab's work (`nerdr request-review`, and
+//! `[review] automatic`): gather the facts off the async workers (the
+//! author's branch and range, the config's agents), let the pure
+//! `review::choice` pick the reviewer, then start it as any agent is
+//! started, in a tab of its own in the author's session.
+//!
+//! The reviewer's view of the work: a worktree of its own on a new branch
+//! `nerdr/<reviewer tab>` at the author's head (made through the git guard,
+//! like every tab's), so it reads exactly the commits reviewed, nothing it
+//! does touches the author's worktree or branch, and removing it follows
+//! the rules of any tab's worktree (`nerdr close --remove-worktree`).
+//! Uncommitted changes of the author are not in it: a review is of
+//! commits. The range is `base..head`: `head` the author's branch, `base`
+//! where it forked from the main checkout's `HEAD` (`git merge-base`).
+//!
+//! Once the reviewer's screen is idle its first prompt is typed
+//! (`review::first_prompt`): the range and how to answer with `nerdr
+//! post-review`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::caller::Caller;
+use super::fresh_worktree::FreshWorktree;
+use super::launch_plan::Plan;
+use super::not_found::no_tab;
+use super::state::Worktree;
+use super::Core;
+use crate::agents::Mode;
+use crate::protocol::api::{ApiError, ErrorCode, TabKind, Until};
+use crate::protocol::replies::ReviewStarted;
+use crate::review::choice::{self, Available, Choice};
+use crate::review::store::{self, Pending};
+
+/// How long a new reviewer may take to reach its prompt (node programs
+/// start slowly on a loaded machine, behind a sandbox check).
+const PROMPT_WAIT: Duration = Duration::from_secs(180);
+
+/// The author tab as the review needs it.
+pub(super) struct Author {
+    pub(super) id: String,
+    pub(super) agent: String,
+    pub(super) sandboxed: bool,
+    pub(super) folder: PathBuf,
+    pub(super) worktree: Worktree,
+}
+
+/// What is reviewed: commits `base..head` of `branch`.
+#[derive(Debug, Clone)]
+pub(super) struct Range {
+    pub(super) base: String,
+    pub(super) head: String,
+}
+
+impl Core {
+    /// `nerdr request-review [TAB] [--reviewer AGENT]`.
+    pub(super) async fn request_review(
+        self: &Arc<Self>,
+        caller: &Caller,
+        tab: Option<String>,
+        asked: Option<String>,
+        env: Vec<(String, String)>,
+    ) -> Result<ReviewStarted, ApiError> {
+        let tab = tab
+            .or_else(|| caller.tab().map(str::to_owned))
+            .ok_or_else(|| {
+                ApiError::new(
+                    ErrorCode::BadRequest,
+                    "name the tab whose work is to be reviewed: `nerdr request-review TAB` (from \
+                 inside a tab, that tab is the default)",
+                )
+            })?;
+        self.start_review(caller, &tab, asked, env, false).await
+    }
+
+    /// The author tab `tab`, if it is an agent with a worktree of its own.
+    pub(super) fn author_of(&self, tab: &str) -> Result<Author, ApiError> {
+        let state = self.state.lock().unwrap();
+        let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+        if t.kind != TabKind::Agent {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!("tab {tab} is a terminal: only an agent's work is reviewed"),
+            ));
+        }
+        let worktree = t.worktree.clone().ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "tab {tab} has no worktree of its own (started outside a git repository, \
+                     or with --no-worktree): there is no branch of its work to review"
+                ),
+            )
+        })?;
+        Ok(Author {
+            id: t.id.clone(),
+            agent: t.agent.clone(),
+            sandboxed: t.sandboxed,
+            folder: t.folder.clone(),
+            worktree,
+        })
+    }
+
+    /// The author's range, read off the async workers.
+    pub(super) async fn range_of(&self, author: &Author) -> Result<Range, ApiError> {
+        let (repo, branch, tab) = (
+            author.worktree.repo.clone(),
+            author.worktree.branch.clone(),
+            author.id.clone(),
+        );
+        let recorded = author.worktree.recorded_base();
+        let read = super::edge::gather("reading a tab's branch for a review", move || {
+            range(&repo, &branch, &tab, recorded)
+        })
+        .await;
+        read.map_err(|why| ApiError::new(ErrorCode::BadRequest, why))
+    }
+
+    /// Start a reviewer on tab `tab`'s work; `automatic` when
+    /// `[review] automatic` asked, not a person or an agent.
+    pub(super) async fn start_review(
+        self: &Arc<Self>,
+        caller: &Caller,
+        tab: &str,
+        asked: Option<String>,
+        env: Vec<(String, String)>,
+        automatic: bool,
+    ) -> Result<ReviewStarted, ApiError> {
+        let author = self.author_of(tab)?;
+        let range = self.range_of(&author).await?;
+        let file = self.paths.config_file();
+        let config = super::edge::gather("reading the config for a review", move || {
+            crate::config::load(&file).map_err(|e| e.to_string())
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Config, e))?;
+        let agents = available(&config);
+        let choice = choice::choose(&choice::Facts {
+            author_sandboxed: author.sandboxed,
+            author_agent: &author.agent,
+            configured: config.review.agent.as_deref(),
+            asked: asked.as_deref(),
+            agents: &agents,
+        });
+        let (name, replaced) = match choice {
+            Choice::Start { agent, replaced } => (agent, replaced),
+            Choice::Refuse(why) => {
+                return Err(ApiError::new(
+                    ErrorCode::Denied,
+                    format!("no review of tab {tab}: {why}"),
+                ))
+            }
+        };
+        let agent = config
+            .resolve_agent(&name)
+            .map_err(|e| ApiError::new(ErrorCode::Config, e.to_string()))?;
+        let extra = config.review.args_for(&name).to_vec();
+        let caller_env = self.environment_for(caller, env);
+        let id = self.new_tab_id();
+        // Decided before a worktree is made; run from the author's
+        // worktree, which holds the same repository.
+        let command = self
+            .command_for(
+                &agent,
+                extra,
+                Mode::New,
+                None,
+                &caller_env,
+                &author.worktree.path,
+                false,
+            )
+            .await?;
+        // Recorded before it starts: a reviewer that goes idle at once is
+        // never taken for an author with new commits.
+        let pending = Pending {
+            author: author.id.clone(),
+            agent: agent.name.clone(),
+            base: range.base.clone(),
+            head: range.head.clone(),
+            branch: author.worktree.branch.clone(),
+            sandboxed: agent.sandboxed,
+            automatic,
+            posted: None,
+        };
+        let key = id.clone();
+        self.update_reviews(move |s| s.requested(&key, pending))
+            .await?;
+        let worktree = self
+            .review_worktree(&author.worktree.repo, &range.head, &id)
+            .await;
+        let worktree = match worktree {
+            Ok(w) => w,
+            Err(e) => {
+                self.forget_review(&id).await;
+                return Err(e);
+            }
+        };
+        let mut fresh = FreshWorktree::new(self, &id, Some(worktree.clone()));
+        let started = self
+            .launch(
+                caller,
+                Plan {
+                    id: id.clone(),
+                    folder: author.folder.clone(),
+                    cwd: worktree.path.clone(),
+                    worktree: Some(worktree),
+                    name: agent.name.clone(),
+                    command: command.display,
+                    argv: command.argv,
+                    caller_env,
+                    agent_env: command.agent_env,
+                    sandboxed: agent.sandboxed,
+                    program: false,
+                    kind: TabKind::Agent,
+                    parent: None,
+                    session_id: command.session_id,
+                    reported: None,
+                    probe: command.probe,
+                    deferred: command.deferred,
+                    detect: Some(agent.detect.clone()),
+                },
+                &mut fresh,
+            )
+            .await;
+        let started = match fresh.settle(started).await {
+            Ok(s) => s,
+            // Refused by its sandbox check: the tab stays (for `nerdr
+            // restart`), and so does the review it is for.
+            Err(e) if self.is_refused_tab(&id) => crate::protocol::replies::Started {
+                tab: id.clone(),
+                refused: Some(e.message),
+            },
+            Err(e) => {
+                self.forget_review(&id).await;
+                return Err(e);
+            }
+        };
+        tracing::info!(author = %author.id, reviewer = %started.tab, agent = %agent.name,
+            base = %range.base, head = %range.head, automatic, "review requested");
+        if started.refused.is_none() {
+            let prompt = crate::review::first_prompt(
+                &author.id,
+                &author.worktree.branch,
+                &range.base,
+                &range.head,
+            );
+            let (core, tab) = (self.clone(), started.tab.clone());
+            tokio::spawn(async move { core.type_first_prompt(&tab, prompt).await });
+        }
+        Ok(ReviewStarted {
+            tab: started.tab,
+            agent: agent.name,
+            author: author.id,
+            base: range.base,
+            head: range.head,
+            replaced,
+            refused: started.refused,
+        })
+    }
+
+    /// Whether tab `id` is there, left refused by its sandbox check.
+    fn is_refused_tab(&self, id: &str) -> bool {
+        let state = self.state.lock().unwrap();
+        state
+            .tabs
+            .get(id)
+            .is_some_and(|t| t.state == crate::protocol::api::TabState::Refused)
+    }
+
+    /// The reviewer's own worktree at `head`, on branch `nerdr/<tab>`.
+    async fn review_worktree(
+        &self,
+        repo: &Path,
+        head: &str,
+        tab: &str,
+    ) -> Result<Worktree, ApiError> {
+        let (paths, repo, head, tab) = (
+            self.paths.clone(),
+            repo.to_path_buf(),
+            head.to_string(),
+            tab.to_string(),
+        );
+        super::edge::gather("making a reviewer's worktree", move || {
+            review_worktree(&paths, &repo, &head, &tab)
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}")))
+    }
+
+    /// Once reviewer `tab` waits at its prompt, type its first prompt; if
+    /// it never gets there, its tab says so, and how to send it by hand.
+    async fn type_first_prompt(self: Arc<Self>, tab: &str, prompt: String) {
+        let waited = self.wait_for(tab, Until::Idle, Some(PROMPT_WAIT)).await;
+        match waited {
+            Ok(w) if w.reached => {
+                // The prompt has drawn; a moment for its input to be ready.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                if let Err(e) = self.type_prompt(tab, prompt).await {
+                    tracing::warn!(tab = %tab, error = %e, "the review's first prompt was not typed");
+                }
+            }
+            Ok(w) => {
+                let text = format!(
+                    "the review's first prompt was not typed: the reviewer was {} and never \
+                     idle at its prompt within {}s; answer it, then type the request yourself \
+                     (`nerdr reviews` shows the range)",
+                    w.state,
+                    PROMPT_WAIT.as_secs()
+                );
+                if let Some(t) = self.state.lock().unwrap().tabs.get_mut(tab) {
+                    t.warning = Some(text);
+                }
+                self.changed();
+            }
+            Err(_) => {}
+        }
+    }
+
+    /// Type `prompt`, and Enter once the screen shows it took the text (a
+    /// long text is a paste to some agents, and an Enter inside the paste
+    /// would be a new line).
+    async fn type_prompt(&self, tab: &str, prompt: String) -> Result<(), ApiError> {
+        let before = self.screen_of(tab);
+        self.write_input(tab, prompt.into_bytes()).await?;
+        for _ in 0..50 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            if self.screen_of(tab) != before {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        self.write_input(tab, b"\r".to_vec()).await
+    }
+
+    fn screen_of(&self, tab: &str) -> Option<String> {
+        let state = self.state.lock().unwrap();
+        state.tabs.get(tab).map(|t| t.screen_text(None))
+    }
+
+    /// Read, change and write `reviews.json`, off the async workers.
+    pub(super) async fn update_reviews<T: Send + 'static>(
+        &self,
+        change: impl FnOnce(&mut store::Store) -> T + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let path = store::file(&self.paths.state_dir);
+        super::edge::gather("updating reviews.json", move || {
+            store::update(&path, change)
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e))
+    }
+
+    /// The reviews as they are on disk, off the async workers.
+    pub(super) async fn load_reviews(&self) -> Result<store::Store, ApiError> {
+        let path = store::file(&self.paths.state_dir);
+        super::edge::gather("reading reviews.json", move || store::load(&path))
+            .await
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e))
+    }
+
+    /// A reviewer that never started is no reviewer.
+    async fn forget_review(&self, reviewer: &str) {
+        let reviewer = reviewer.to_string();
+        let _ = self
+            .update_reviews(move |s| {
+                s.pending.remove(&reviewer);
+            })
+            .await;
+    }
+}
+
+/// Every agent the config can start, for the choice.
+pub(super) fn available(config: &crate::config::Config) -> Vec<Available> {
+    let mut names: Vec<String> = crate::config::builtin_names()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    let configured: Vec<String> = config
+        .agents
+        .keys()
+        .filter(|k| !names.contains(k))
+        .cloned()
+        .collect();
+    names.extend(configured);
+    names
+        .into_iter()
+        .filter_map(|name| {
+            let a = config.resolve_agent(&name).ok()?;
+            Some(Available {
+                name,
+                sandboxed: a.sandboxed,
+                kind: a.detect,
+            })
+        })
+        .collect()
+}
+
+/// `base..head` of tab `tab`'s `branch` in `repo` (blocking git): from
+/// the commit its worktree was made from when that was recorded
+/// (`git::base`), else from its merge base with the main checkout's HEAD.
+fn range(
+    repo: &Path,
+    branch: &str,
+    tab: &str,
+    recorded: Option<crate::git::base::Recorded>,
+) -> Result<Range, String> {
+    let spec = format!("refs/heads/{branch}^{{commit}}");
+    let head =
+        crate::git::query(repo, &["rev-parse", "--verify", "--quiet", &spec]).map_err(|_| {
+            format!(
+                "tab {tab}'s branch {branch} is gone from {}",
+                repo.display()
+            )
+        })?;
+    let base = crate::git::base::resolve(recorded, repo, branch)
+        .map_err(|e| {
+            format!(
+                "tab {tab}'s branch {branch} shares no history with {}'s HEAD: {e}",
+                repo.display()
+            )
+        })?
+        .commit;
+    if base == head {
+        return Err(format!(
+            "tab {tab} has no commits of its own on {branch} yet: nothing to review (a review \
+             is of commits; uncommitted changes are not in it)"
+        ));
+    }
+    Ok(Range { base, head })
+}
+
+/// Make the reviewer's worktree (blocking git, through the guard).
+fn review_worktree(
+    paths: &crate::paths::Paths,
+    repo: &Path,
+    head: &str,
+    tab: &str,
+) -> Result<Worktree, String> {
+    let found = crate::git::worktree::repo_of(repo)
+        .ok_or_else(|| format!("{} is no git repository any more", repo.display()))?;
+    let path = paths
+        .data_dir
+        .join("worktrees")
+        .join(crate::git::worktree::repo_id(&found))
+        .join(tab);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    let branch = crate::git::worktree::branch(tab);
+    let path_arg = path.as_os_str().to_owned();
+    let args: Vec<&std::ffi::OsStr> = vec![
+        "worktree".as_ref(),
+        "add".as_ref(),
+        "-b".as_ref(),
+        branch.as_ref(),
+        path_arg.as_ref(),
+        head.as_ref(),
+    ];
+    crate::git::run(paths, &found.toplevel, &args).map_err(|e| e.to_string())?;
+    // Its base is the author's head, the commit it reviews: `nerdr diff`
+    // of the reviewer then shows only what the reviewer changed, and
+    // `nerdr clean` sees a reviewer that changed nothing as merged.
+    let recorded = crate::git::base::Recorded {
+        commit: head.to_string(),
+        branch: None,
+    };
+    crate::git::base::write_record(&path, &recorded);
+    Ok(Worktree {
+        path,
+        repo: found.toplevel,
+        branch,
+        base: Some(recorded.commit),
+        base_branch: None,
+    })
+}

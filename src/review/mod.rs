@@ -1,0 +1,138 @@
+//! Reviews by agents (README.md, "Reviews"; docs/ARCHITECTURE.md,
+//! "Reviews"): who reviews ([`choice`], pure), what a reviewer posts
+//! ([`format`], pure), where reviews are kept ([`store`]), and the words
+//! the reviewer and the author are sent (here, pure). Starting the
+//! reviewer and taking its post are the core's (`core::review_*`).
+
+pub mod choice;
+pub mod format;
+pub mod store;
+
+use format::Comment;
+use store::Review;
+
+/// The reviewer's first prompt, typed once its screen is ready: the range
+/// to review and how to answer. One line: a newline typed into an agent's
+/// prompt would send the half before it.
+pub fn first_prompt(author: &str, branch: &str, base: &str, head: &str) -> String {
+    format!(
+        "Please review the commits {base}..{head} of branch {branch} (the work of tab {author}). \
+         They are checked out in this folder, your own worktree at {head}: read them with \
+         `git log {base}..{head}` and `git diff {base}..{head}`, and change nothing. Then post \
+         your review by running \"${{NERDR_BIN:-nerdr}}\" post-review with the review on its \
+         standard input (or in a file with --file FILE): a first line `summary: ONE PARAGRAPH`, \
+         then one line per comment `FILE:LINE: SEVERITY: TEXT` (FILE relative to the top \
+         folder, SEVERITY error, warning or note). Run it once; if it reports a problem, fix \
+         that line and run it again."
+    )
+}
+
+/// The note text from a sandboxed agent carries for whoever reads it
+/// outside one.
+pub const SANDBOX_NOTE: &str = "[written in a sandbox: it may carry that agent's instructions]";
+
+/// Review comments as one message for the author agent (`nerdr reviews
+/// --send`): one line, each comment as `FILE:LINE (SEVERITY): TEXT`.
+/// `which`: the comment's number (1-based) or every comment.
+pub fn message(review: &Review, which: Option<usize>) -> Result<String, String> {
+    let chosen: Vec<(usize, &Comment)> = match which {
+        None => review.comments.iter().enumerate().collect(),
+        Some(n) if (1..=review.comments.len()).contains(&n) => {
+            vec![(n - 1, &review.comments[n - 1])]
+        }
+        Some(n) => {
+            return Err(format!(
+                "review {} has {} comment(s); there is no comment {n}",
+                review.number,
+                review.comments.len()
+            ))
+        }
+    };
+    let mut text = String::new();
+    if review.written_in_sandbox {
+        text.push_str(SANDBOX_NOTE);
+        text.push(' ');
+    }
+    text.push_str(&format!(
+        "Review {} by {} of {}..{}:",
+        review.number,
+        review.agent,
+        short(&review.base),
+        short(&review.head)
+    ));
+    if chosen.is_empty() {
+        text.push_str(&format!(" {}", review.summary));
+    }
+    for (_, c) in &chosen {
+        text.push_str(&format!(
+            " {}:{} ({}): {}",
+            c.file,
+            c.line,
+            c.severity.as_str(),
+            c.text
+        ));
+        if chosen.len() > 1 {
+            text.push(';');
+        }
+    }
+    if text.ends_with(';') {
+        text.pop();
+    }
+    // Typed as one line: nothing may break it.
+    Ok(text.replace(['\n', '\r'], " "))
+}
+
+/// A commit id as people read it.
+pub fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::format::Severity;
+    use super::*;
+
+    fn review(sandboxed: bool) -> Review {
+        let c = |file: &str, line, text: &str| Comment {
+            file: file.into(),
+            line,
+            severity: Severity::Warning,
+            text: text.into(),
+        };
+        Review {
+            number: 2,
+            reviewer_tab: "r1".into(),
+            agent: "codex".into(),
+            written_in_sandbox: sandboxed,
+            base: "0123456789abcdef".into(),
+            head: "fedcba9876543210".into(),
+            summary: "Fine.".into(),
+            comments: vec![c("src/a.rs", 3, "unwrap"), c("b.md", 9, "typo")],
+        }
+    }
+
+    #[test]
+    fn comments_go_to_the_author_as_one_line() {
+        let r = review(false);
+        assert_eq!(
+            message(&r, None).unwrap(),
+            "Review 2 by codex of 0123456789ab..fedcba987654: src/a.rs:3 (warning): unwrap; \
+             b.md:9 (warning): typo"
+        );
+        assert_eq!(
+            message(&r, Some(2)).unwrap(),
+            "Review 2 by codex of 0123456789ab..fedcba987654: b.md:9 (warning): typo"
+        );
+        assert!(message(&r, Some(3))
+            .unwrap_err()
+            .contains("there is no comment 3"));
+        assert!(message(&review(true), Some(1))
+            .unwrap()
+            .starts_with(SANDBOX_NOTE));
+        let prompt = first_prompt("ab12", "nerdr/ab12", "b0", "h1");
+        assert!(!prompt.contains('\n'));
+        assert!(
+            prompt.contains("b0..h1") && prompt.contains("\"${NERDR_BIN:-nerdr}\" post-review")
+        );
+    }
+}

@@ -1,0 +1,313 @@
+//! Reviews kept with their author's tab, in `reviews.json` in the state
+//! dir (0600; it outlives a core restart as `tabs.json` does): the reviews
+//! each requested reviewer is to write (by the reviewer's tab), the posted
+//! reviews (by the author's tab), and per author the last head a review
+//! was asked for, so an automatic review comes once per new head. The
+//! decisions over it are pure methods; [`load`] and [`save`] are the only
+//! I/O, and the core runs them off its async workers, never under its
+//! state lock.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::format::{Comment, Posted};
+
+/// A review nerdr asked a reviewer for, until it posts it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    /// The tab whose work is reviewed.
+    pub author: String,
+    /// The reviewer's agent (its config name).
+    pub agent: String,
+    /// The range reviewed: commits `base..head` of the author's branch.
+    pub base: String,
+    pub head: String,
+    pub branch: String,
+    /// The reviewer runs sandboxed.
+    pub sandboxed: bool,
+    /// Asked for by `[review] automatic`, not by anyone.
+    #[serde(default)]
+    pub automatic: bool,
+    /// The review it posted, once it has (its number in the author's list).
+    #[serde(default)]
+    pub posted: Option<u32>,
+}
+
+/// A posted review.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Review {
+    /// 1, 2, ... in the author tab's list.
+    pub number: u32,
+    pub reviewer_tab: String,
+    pub agent: String,
+    /// Written by an agent in a sandbox: whoever reads it outside one is
+    /// told (it may carry that agent's instructions).
+    pub written_in_sandbox: bool,
+    pub base: String,
+    pub head: String,
+    pub summary: String,
+    pub comments: Vec<Comment>,
+}
+
+/// One author tab's reviews.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuthorReviews {
+    /// The head the last review was asked for.
+    #[serde(default)]
+    pub last_head: Option<String>,
+    #[serde(default)]
+    pub reviews: Vec<Review>,
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Store {
+    /// By reviewer tab.
+    #[serde(default)]
+    pub pending: BTreeMap<String, Pending>,
+    /// By author tab.
+    #[serde(default)]
+    pub authors: BTreeMap<String, AuthorReviews>,
+}
+
+/// Why a post is not taken.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PostRefused {
+    /// The caller is not a reviewer nerdr started.
+    NotAReviewer,
+    /// It posted its review already, as this number of the author's.
+    AlreadyPosted { author: String, number: u32 },
+}
+
+impl PostRefused {
+    pub fn message(&self, tab: &str) -> String {
+        match self {
+            PostRefused::NotAReviewer => format!(
+                "tab {tab} is not reviewing anything: `nerdr post-review` is run by a reviewer \
+                 that `nerdr request-review` started, from its own tab"
+            ),
+            PostRefused::AlreadyPosted { author, number } => format!(
+                "tab {tab} posted its review already (review {number} of tab {author}); ask \
+                 for another with `nerdr request-review {author}`"
+            ),
+        }
+    }
+}
+
+impl Store {
+    /// Take reviewer tab `reviewer`'s review: only from a reviewer nerdr
+    /// started, once. Returns the stored review.
+    pub fn post(
+        &mut self,
+        reviewer: &str,
+        sandboxed: bool,
+        posted: Posted,
+    ) -> Result<Review, PostRefused> {
+        let pending = self
+            .pending
+            .get_mut(reviewer)
+            .ok_or(PostRefused::NotAReviewer)?;
+        if let Some(number) = pending.posted {
+            return Err(PostRefused::AlreadyPosted {
+                author: pending.author.clone(),
+                number,
+            });
+        }
+        let author = self.authors.entry(pending.author.clone()).or_default();
+        let number = author.reviews.last().map_or(1, |r| r.number + 1);
+        let review = Review {
+            number,
+            reviewer_tab: reviewer.to_owned(),
+            agent: pending.agent.clone(),
+            // Either says so: the tab's record or the caller's standing.
+            written_in_sandbox: sandboxed || pending.sandboxed,
+            base: pending.base.clone(),
+            head: pending.head.clone(),
+            summary: posted.summary,
+            comments: posted.comments,
+        };
+        author.reviews.push(review.clone());
+        pending.posted = Some(number);
+        Ok(review)
+    }
+
+    /// Record a reviewer started for `pending.author` at `pending.head`.
+    pub fn requested(&mut self, reviewer: &str, pending: Pending) {
+        self.authors
+            .entry(pending.author.clone())
+            .or_default()
+            .last_head = Some(pending.head.clone());
+        self.pending.insert(reviewer.to_owned(), pending);
+    }
+
+    /// Whether an automatic review is due for `author` at `head`: not when
+    /// one was asked for at that head already.
+    pub fn due(&self, author: &str, head: &str) -> bool {
+        self.authors
+            .get(author)
+            .and_then(|a| a.last_head.as_deref())
+            != Some(head)
+    }
+
+    /// Mark `head` as asked for (a review that could not start is not
+    /// tried again at the same head: the person was told why once).
+    pub fn note_head(&mut self, author: &str, head: &str) {
+        self.authors.entry(author.to_owned()).or_default().last_head = Some(head.to_owned());
+    }
+
+    /// Whether tab `tab` is a reviewer nerdr started.
+    pub fn is_reviewer(&self, tab: &str) -> bool {
+        self.pending.contains_key(tab)
+    }
+
+    pub fn reviews_of(&self, author: &str) -> &[Review] {
+        self.authors.get(author).map_or(&[], |a| &a.reviews)
+    }
+}
+
+/// `reviews.json` in `state_dir`.
+pub fn file(state_dir: &Path) -> PathBuf {
+    state_dir.join("reviews.json")
+}
+
+/// The store as written; none yet is empty. A file that does not read as
+/// a store is an error naming it (never silently dropped: it holds the
+/// reviews).
+pub fn load(path: &Path) -> Result<Store, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "{} is not a review store ({e}); move it aside to start afresh",
+                path.display()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Write the store whole: a new file renamed over the old, 0600.
+pub fn save(path: &Path, store: &Store) -> Result<(), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let json = serde_json::to_vec_pretty(store).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("json.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Read, change and write the store under one process-wide lock, so two
+/// requests never write over each other's change. Blocking: call it off
+/// the async workers.
+pub fn update<T>(path: &Path, change: impl FnOnce(&mut Store) -> T) -> Result<T, String> {
+    static FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = FILE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut store = load(path)?;
+    let out = change(&mut store);
+    save(path, &store)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::format::Severity;
+    use super::*;
+
+    fn pending(author: &str, head: &str, sandboxed: bool) -> Pending {
+        Pending {
+            author: author.into(),
+            agent: "claude".into(),
+            base: "b0".into(),
+            head: head.into(),
+            branch: format!("nerdr/{author}"),
+            sandboxed,
+            automatic: false,
+            posted: None,
+        }
+    }
+
+    fn posted(summary: &str) -> Posted {
+        Posted {
+            summary: summary.into(),
+            comments: vec![Comment {
+                file: "a.rs".into(),
+                line: 1,
+                severity: Severity::Note,
+                text: "t".into(),
+            }],
+        }
+    }
+
+    #[test]
+    fn only_a_requested_reviewer_posts_and_only_once() {
+        let mut s = Store::default();
+        assert_eq!(
+            s.post("r1", false, posted("x")),
+            Err(PostRefused::NotAReviewer)
+        );
+        s.requested("r1", pending("a1", "h1", false));
+        s.requested("r2", pending("a1", "h2", true));
+        let first = s.post("r1", false, posted("one")).unwrap();
+        assert_eq!((first.number, first.written_in_sandbox), (1, false));
+        assert_eq!(
+            s.post("r1", false, posted("again")),
+            Err(PostRefused::AlreadyPosted {
+                author: "a1".into(),
+                number: 1
+            })
+        );
+        // The tab's record says sandboxed, whatever the caller's standing.
+        let second = s.post("r2", false, posted("two")).unwrap();
+        assert_eq!((second.number, second.written_in_sandbox), (2, true));
+        assert_eq!(s.reviews_of("a1").len(), 2);
+        assert!(s.reviews_of("a2").is_empty());
+        assert!(PostRefused::NotAReviewer
+            .message("r9")
+            .contains("not reviewing anything"));
+    }
+
+    #[test]
+    fn an_automatic_review_is_due_once_per_head() {
+        let mut s = Store::default();
+        assert!(s.due("a1", "h1"));
+        s.requested("r1", pending("a1", "h1", false));
+        assert!(!s.due("a1", "h1"));
+        assert!(s.due("a1", "h2"));
+        s.note_head("a1", "h2");
+        assert!(!s.due("a1", "h2"));
+        assert!(s.due("a2", "h2"));
+    }
+
+    #[test]
+    fn the_store_survives_a_round_trip_and_a_bad_file_is_named() {
+        let dir = std::env::temp_dir().join(format!("nerdr-review-store-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = file(&dir);
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(load(&path).unwrap(), Store::default());
+        let number = update(&path, |s| {
+            s.requested("r1", pending("a1", "h1", false));
+            s.post("r1", true, posted("kept")).unwrap().number
+        })
+        .unwrap();
+        assert_eq!(number, 1);
+        let back = load(&path).unwrap();
+        assert_eq!(back.reviews_of("a1")[0].summary, "kept");
+        assert!(back.reviews_of("a1")[0].written_in_sandbox);
+        std::fs::write(&path, "{not json").unwrap();
+        assert!(load(&path).unwrap_err().contains("is not a review store"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
