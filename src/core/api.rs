@@ -19,7 +19,7 @@ use crate::protocol::api::{
     ListSessions, ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent,
     ReportEvent, Request, Resize, RestartTab, RunPlugin, SendText, StartAgent, WaitFor,
 };
-use crate::protocol::api::{ApiError, ErrorCode, Reply};
+use crate::protocol::api::{ApiError, ErrorCode, Reply, TabState};
 use crate::protocol::api::{CleanWorktrees, DiffTab, ListWorktrees, MergeTab};
 use crate::protocol::api::{ListReviews, PostReview, RequestReview};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
@@ -344,8 +344,15 @@ impl Core {
     /// Type `bytes` and wait to hear they were taken: a program that reads
     /// nothing refuses them once its input queue is full (`host::input`).
     pub(super) async fn write_input(&self, tab: &str, bytes: Vec<u8>) -> Result<(), ApiError> {
-        if !self.state.lock().unwrap().tabs.contains_key(tab) {
-            return Err(no_tab(tab));
+        let ended = {
+            let st = self.state.lock().unwrap();
+            let t = st.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+            ended_tab(tab, t.state, t.exit_code)
+        };
+        // The holder keeps an ended program's terminal until the tab is
+        // forgotten and would take the bytes; nobody would ever read them.
+        if let Some(why) = ended {
+            return Err(ApiError::new(ErrorCode::NotFound, why));
         }
         self.typed(tab, &bytes);
         let verdict = self.host.type_in(tab, bytes);
@@ -365,6 +372,20 @@ impl Core {
     }
 }
 
+/// Why typing into tab `tab` in `state` cannot reach a program, if it
+/// cannot.
+fn ended_tab(tab: &str, state: TabState, exit_code: Option<i32>) -> Option<String> {
+    let how = match (state, exit_code) {
+        (TabState::Exited, Some(code)) => format!("its program exited with code {code}"),
+        (TabState::Exited, None) => "its program has ended".to_string(),
+        (TabState::Refused, _) => "its sandbox check refused to start its program".to_string(),
+        (TabState::Starting | TabState::Running, _) => return None,
+    };
+    Some(format!(
+        "tab {tab}: {how}, so nothing was typed; `nerdr restart {tab}` starts it again"
+    ))
+}
+
 /// How long after typed text its Enter follows: codex takes an Enter
 /// within a few milliseconds of a burst of text for part of a paste (50 ms
 /// was enough in a trial with codex-cli 0.171).
@@ -377,3 +398,30 @@ const WHOLE: &str = "a message for an agent outside every sandbox is delivered w
                      Enter (leave out --no-enter)";
 const TOO_LONG: &str = "a message for an agent outside every sandbox must fit in 300 characters, \
                         so the user can read all of it before approving";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn typing_into_an_ended_program_is_refused_and_says_how_to_restart() {
+        for (state, code, want) in [
+            (TabState::Running, None, None),
+            (TabState::Starting, None, None),
+            (TabState::Exited, Some(3), Some("exited with code 3")),
+            (TabState::Exited, None, Some("has ended")),
+            (TabState::Refused, None, Some("sandbox check refused")),
+        ] {
+            let got = ended_tab("ab12", state, code);
+            match (want, &got) {
+                (None, None) => {}
+                (Some(w), Some(g)) => {
+                    assert!(g.contains(w), "{state:?}: {g}");
+                    assert!(g.contains("nothing was typed"), "{g}");
+                    assert!(g.contains("`nerdr restart ab12`"), "{g}");
+                }
+                _ => panic!("{state:?} {code:?}: {got:?}"),
+            }
+        }
+    }
+}

@@ -55,6 +55,24 @@ fn send_without_enter_then_enter() {
     l.wait_screen(&tab, "\npartial");
 }
 
+/// Typing into a tab whose program ended fails and says so: the holder
+/// would take the bytes, and nobody would ever read them.
+#[test]
+fn send_to_an_ended_program_fails_and_names_the_restart() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["send", &tab, "exit 3"]);
+    wait_until("the tab to show as exited", Duration::from_secs(20), || {
+        l.tabs_json(&[])
+            .first()
+            .is_some_and(|t| t["state"] == "exited")
+    });
+    let err = l.fails(&["send", &tab, "hello"]);
+    assert!(err.contains("exited with code 3"), "{err}");
+    assert!(err.contains(&format!("nerdr restart {tab}")), "{err}");
+}
+
 /// `-` and `--file` type text no argument could hold (an argument stops
 /// at 128 KiB), with the file's last newline dropped so the Enter after it
 /// is the only one.
