@@ -35,6 +35,7 @@ mod resume;
 mod reviews;
 mod reviews_claude;
 mod reviews_privilege;
+mod rev18b;
 mod robustness;
 mod sandbox;
 mod scopes;

@@ -1,0 +1,214 @@
+//! Adversarial review of reviews by agents (issue 18): attacks with the
+//! real binary against a hand-started core. Each test asserts what an
+//! attacker gets today; a test that fails means the hole is closed.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::git::git;
+use crate::support::local::Local;
+
+const BASH: &str = "command = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+fn repo(l: &Local) -> PathBuf {
+    let r = l.work();
+    git(&r, &["init", "-q"]);
+    std::fs::write(r.join("file.txt"), "hello\n").unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "first"]);
+    r
+}
+
+fn tab(l: &Local, id: &str) -> Value {
+    l.tabs_json(&[])
+        .into_iter()
+        .find(|t| t["id"] == id)
+        .unwrap_or_else(|| panic!("no tab {id}"))
+}
+
+fn worktree(l: &Local, id: &str) -> PathBuf {
+    PathBuf::from(tab(l, id)["worktree"].as_str().expect("a worktree"))
+}
+
+fn exe(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A reviewer agent whose command's first word is relative (a wrapper kept
+/// in the repository). A normal launch resolves it in the session folder
+/// and the sandbox check refuses it as agent-writable; the review path
+/// resolves it in the *author's* worktree, which the check does not count
+/// as writable, so the file the sandboxed author wrote runs on the host.
+#[test]
+fn rev18b_a_sandboxed_authors_file_runs_on_the_host_as_its_reviewers_wrapper() {
+    let l = Local::started();
+    let marker = l.path("planted-ran");
+    l.write_config(&format!(
+        "[agents.sb]\n{BASH}sandboxed = true\n\
+         [agents.bash]\ncommand = [\"tools/wrap\", \"bash\", \"--norc\", \"--noprofile\"]\n\
+         sandboxed = true\n[review]\nagent = \"bash\"\n"
+    ));
+    let r = repo(&l);
+    // The person's wrapper, in the repository.
+    exe(&r.join("tools/wrap"), "#!/bin/sh\nexec bwrap --ro-bind / / -- \"$@\"\n");
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "wrapper"]);
+    // A normal launch of that agent: refused, the wrapper is agent-writable.
+    let out = l.run(&["agent", "bash"]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(said.contains("which the agent may write"), "{said}");
+
+    // The sandboxed author (its check refuses plain bash: the tab stays,
+    // sandboxed, with its worktree, which is the agent's to write).
+    let out = l.run(&["agent", "sb"]);
+    let author = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert_eq!(tab(&l, &author)["sandboxed"], true);
+    let wt = worktree(&l, &author);
+    // What the sandboxed agent writes in its worktree.
+    exe(
+        &wt.join("tools/wrap"),
+        &format!(
+            "#!/bin/sh\necho \"outside every sandbox: $(id -u) $*\" > {}\nexit 1\n",
+            marker.display()
+        ),
+    );
+    git(&wt, &["commit", "-q", "-am", "innocent change"]);
+
+    // The person (or `[review] automatic`) asks for its review.
+    let out = l.run(&["request-review", &author]);
+    eprintln!(
+        "request-review: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let ran = crate::support::poll(Duration::from_secs(20), || marker.exists());
+    assert!(ran, "the author's wrapper did not run");
+    let text = std::fs::read_to_string(&marker).unwrap();
+    eprintln!("planted wrapper ran: {text}");
+    assert!(text.contains("probe"), "{text}");
+}
+
+/// `nerdr reviews TAB --send all` of a review with no comments types
+/// `Review N by AGENT of B..H: SUMMARY` and Enter: into an author whose
+/// agent is a shell (`nerdr agent -- bash`), the summary's `; cmd` runs.
+#[test]
+fn rev18b_a_summary_sent_to_a_shell_author_runs_as_a_command() {
+    let l = Local::started();
+    l.write_config(&format!("[agents.rev]\n{BASH}"));
+    repo(&l);
+    let marker = l.path("summary-ran");
+    let author = l.ok(&["agent", "--", "bash", "--norc", "--noprofile"]);
+    let wt = worktree(&l, &author);
+    std::fs::write(wt.join("file.txt"), "hello\nmore\n").unwrap();
+    git(&wt, &["commit", "-q", "-am", "second"]);
+    let reviewer = l.ok(&["request-review", &author, "--reviewer", "rev"]);
+    l.wait_screen(&reviewer, "bash-");
+    let review = l.path("review.txt");
+    std::fs::write(
+        &review,
+        format!("summary: fine work; touch {}\n", marker.display()),
+    )
+    .unwrap();
+    l.ok(&[
+        "send",
+        &reviewer,
+        &format!(
+            "\"$NERDR_BIN\" post-review --file {}; echo posted-$?",
+            review.display()
+        ),
+    ]);
+    l.wait_screen(&reviewer, "posted-0");
+    assert!(!marker.exists());
+    l.ok(&["reviews", &author, "--send", "all"]);
+    let ran = crate::support::poll(Duration::from_secs(10), || marker.exists());
+    eprintln!("author's screen:\n{}", l.ok(&["read", &author]));
+    assert!(ran, "the summary did not run in the author's shell");
+}
+
+/// `[review] automatic`: each new head at a turn's end starts one more
+/// reviewer, with no bound on how many are at work at once.
+#[test]
+fn rev18b_an_author_in_a_loop_starts_a_reviewer_per_commit() {
+    let l = Local::started();
+    l.write_config(&format!(
+        "[agents.sh]\n{BASH}[agents.rev]\n{BASH}[review]\nagent = \"rev\"\nautomatic = true\n"
+    ));
+    repo(&l);
+    let author = l.ok(&["agent", "sh"]);
+    let n = 6;
+    l.ok(&[
+        "send",
+        &author,
+        &format!(
+            "for i in $(seq {n}); do git -c user.name=a -c user.email=a@b commit -q --allow-empty -m s$i; \
+             \"$NERDR_BIN\" hook UserPromptSubmit </dev/null; sleep 1; \
+             \"$NERDR_BIN\" hook Stop </dev/null; sleep 1; done; echo loop-$((40+2))"
+        ),
+    ]);
+    l.wait_screen_within(&author, "loop-42", Duration::from_secs(60));
+    let mut count = 0;
+    crate::support::poll(Duration::from_secs(30), || {
+        count = l.tabs_json(&[]).len() - 1;
+        count >= n
+    });
+    eprintln!("reviewers started by one author's loop: {count}");
+    assert_eq!(count, n);
+}
+
+/// `reviews.json`: its mode, a corrupt file (named, kept, nothing started),
+/// and a post that is not UTF-8.
+#[test]
+fn rev18b_the_store_and_bad_input() {
+    use std::os::unix::fs::MetadataExt;
+    let l = Local::started();
+    l.write_config(&format!("[agents.sh]\n{BASH}[agents.rev]\n{BASH}"));
+    repo(&l);
+    let author = l.ok(&["agent", "sh"]);
+    let wt = worktree(&l, &author);
+    std::fs::write(wt.join("file.txt"), "hello\nmore\n").unwrap();
+    git(&wt, &["commit", "-q", "-am", "second"]);
+    let reviewer = l.ok(&["request-review", &author, "--reviewer", "rev"]);
+    l.wait_screen(&reviewer, "bash-");
+    let store = l.path("state/nerdr/reviews.json");
+    eprintln!("mode {:o}", std::fs::metadata(&store).unwrap().mode() & 0o777);
+    // Bad UTF-8 on stdin, and a line number past u32.
+    l.ok(&[
+        "send",
+        &reviewer,
+        "printf 'summary: \\377\\376\\n' | \"$NERDR_BIN\" post-review; echo bad-$((0+1))$?",
+    ]);
+    let s = l.wait_screen(&reviewer, "bad-1");
+    eprintln!("bad utf-8:\n{s}");
+    l.ok(&[
+        "send",
+        &reviewer,
+        "printf 'summary: s\\nnope.rs:4294967295: note: x\\n../../x:1: note: y\\n' | \"$NERDR_BIN\" post-review; echo big-$((0+1))$?",
+    ]);
+    let s = l.wait_screen(&reviewer, "big-1");
+    eprintln!("past range:\n{s}");
+    // Corrupt store.
+    let before = std::fs::read(&store).unwrap();
+    std::fs::write(&store, "{\"pending\": 5").unwrap();
+    let err = l.fails(&["reviews", &author]);
+    eprintln!("reviews on a corrupt store: {err}");
+    let tabs = l.tabs_json(&[]).len();
+    let err = l.fails(&["request-review", &author, "--reviewer", "rev"]);
+    eprintln!("request-review on a corrupt store: {err}");
+    assert_eq!(l.tabs_json(&[]).len(), tabs);
+    assert_eq!(std::fs::read_to_string(&store).unwrap(), "{\"pending\": 5");
+    std::fs::write(&store, before).unwrap();
+    // The same head again, and again: a reviewer each time.
+    for _ in 0..3 {
+        l.ok(&["request-review", &author, "--reviewer", "rev"]);
+    }
+    eprintln!("tabs after 3 more requests at one head: {}", l.tabs_json(&[]).len());
+}
