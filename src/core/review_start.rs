@@ -158,8 +158,10 @@ impl Core {
         let extra = config.review.args_for(&name).to_vec();
         let caller_env = self.environment_for(caller, env);
         let id = self.new_tab_id();
-        // Decided before a worktree is made; run from the author's
-        // worktree, which holds the same repository.
+        // Decided before a worktree is made, from the session folder as a
+        // launch there is: never from the author's worktree, where a
+        // sandboxed author's files would pass for the person's (a relative
+        // wrapper there ran on the host: review finding F1).
         let command = self
             .command_for(
                 &agent,
@@ -167,7 +169,7 @@ impl Core {
                 Mode::New,
                 None,
                 &caller_env,
-                &author.worktree.path,
+                &author.folder,
                 false,
             )
             .await?;

@@ -41,11 +41,12 @@ fn exe(path: &Path, text: &str) {
 
 /// A reviewer agent whose command's first word is relative (a wrapper kept
 /// in the repository). A normal launch resolves it in the session folder
-/// and the sandbox check refuses it as agent-writable; the review path
-/// resolves it in the *author's* worktree, which the check does not count
-/// as writable, so the file the sandboxed author wrote runs on the host.
+/// and the sandbox check refuses it as agent-writable. The review path
+/// resolved it in the *author's* worktree, which the check did not count
+/// as writable, so the file the sandboxed author wrote ran on the host;
+/// it now resolves it as a launch does, and the planted file never runs.
 #[test]
-fn rev18b_a_sandboxed_authors_file_runs_on_the_host_as_its_reviewers_wrapper() {
+fn rev18b_a_sandboxed_authors_file_never_runs_as_its_reviewers_wrapper() {
     let l = Local::started();
     let marker = l.path("planted-ran");
     l.write_config(&format!(
@@ -55,7 +56,10 @@ fn rev18b_a_sandboxed_authors_file_runs_on_the_host_as_its_reviewers_wrapper() {
     ));
     let r = repo(&l);
     // The person's wrapper, in the repository.
-    exe(&r.join("tools/wrap"), "#!/bin/sh\nexec bwrap --ro-bind / / -- \"$@\"\n");
+    exe(
+        &r.join("tools/wrap"),
+        "#!/bin/sh\nexec bwrap --ro-bind / / -- \"$@\"\n",
+    );
     git(&r, &["add", "."]);
     git(&r, &["commit", "-q", "-m", "wrapper"]);
     // A normal launch of that agent: refused, the wrapper is agent-writable.
@@ -90,11 +94,12 @@ fn rev18b_a_sandboxed_authors_file_runs_on_the_host_as_its_reviewers_wrapper() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    let ran = crate::support::poll(Duration::from_secs(20), || marker.exists());
-    assert!(ran, "the author's wrapper did not run");
-    let text = std::fs::read_to_string(&marker).unwrap();
-    eprintln!("planted wrapper ran: {text}");
-    assert!(text.contains("probe"), "{text}");
+    let ran = crate::support::poll(Duration::from_secs(10), || marker.exists());
+    assert!(
+        !ran,
+        "the author's wrapper ran on the host: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
 }
 
 /// `nerdr reviews TAB --send all` of a review with no comments types
@@ -179,7 +184,10 @@ fn rev18b_the_store_and_bad_input() {
     let reviewer = l.ok(&["request-review", &author, "--reviewer", "rev"]);
     l.wait_screen(&reviewer, "bash-");
     let store = l.path("state/nerdr/reviews.json");
-    eprintln!("mode {:o}", std::fs::metadata(&store).unwrap().mode() & 0o777);
+    eprintln!(
+        "mode {:o}",
+        std::fs::metadata(&store).unwrap().mode() & 0o777
+    );
     // Bad UTF-8 on stdin, and a line number past u32.
     l.ok(&[
         "send",
@@ -210,5 +218,8 @@ fn rev18b_the_store_and_bad_input() {
     for _ in 0..3 {
         l.ok(&["request-review", &author, "--reviewer", "rev"]);
     }
-    eprintln!("tabs after 3 more requests at one head: {}", l.tabs_json(&[]).len());
+    eprintln!(
+        "tabs after 3 more requests at one head: {}",
+        l.tabs_json(&[]).len()
+    );
 }
