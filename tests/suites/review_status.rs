@@ -190,6 +190,15 @@ fn a_refused_reviewer_gets_its_first_prompt_once_restarted() {
         format!("{SH}{}", boxed("rev", false)),
     );
     s.ok(&["restart", &reviewer]);
+    // The prompt is typed once the reviewer waits at its prompt: bash
+    // says so as an agent's hooks do.
+    s.screen_shows(&reviewer, "bash");
+    s.ok(&[
+        "send",
+        &reviewer,
+        "\"$NERDR_BIN\" hook Stop </dev/null; echo stopped-$((100+$?))",
+    ]);
+    s.screen_shows(&reviewer, "stopped-100");
     s.screen_shows(&reviewer, "Please review the commits");
     let at_work = s.requested_when(&author, |r| r["state"] == "at_work");
     assert_eq!(at_work["status"], "reviewer at work");
