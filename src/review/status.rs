@@ -125,7 +125,9 @@ mod tests {
             exit_code: code,
             ..reviewer(TabState::Exited, true, None)
         };
-        let rows: Vec<(&str, Option<u32>, Option<Reviewer>, State, &str)> = vec![
+        // Name, posted, the reviewer's tab, then the state and how its words start.
+        type Row<'a> = (&'a str, Option<u32>, Option<Reviewer<'a>>, State, &'a str);
+        let rows: Vec<Row> = vec![
             (
                 "posted, whatever its tab did",
                 Some(2),
