@@ -15,7 +15,7 @@ use crate::review::SANDBOX_NOTE;
 pub struct Args {
     /// The author's tab: its id, a unique id prefix, its number or its name (default: the tab this runs in, else every reviewed tab of this folder's session)
     pub tab: Option<String>,
-    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, base, head, summary, comments: file, line, severity, text) and requested (reviewers at work)
+    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, base, head, summary, comments: file, line, severity, text) and requested (reviews not posted yet: reviewer_tab, agent, base, head, automatic, state, status)
     #[arg(long)]
     pub json: bool,
     /// Send comment N of the latest review (or `all` of them) to the author's agent, as one message
@@ -124,12 +124,13 @@ fn text(tabs: &[TabReviews]) -> String {
         }
         for p in &t.requested {
             out.push_str(&format!(
-                "  reviewing: {} (tab {}) on {}..{}{}\n",
+                "  requested: {} (tab {}) on {}..{}{}: {}\n",
                 printable(&p.agent),
                 p.reviewer_tab,
                 crate::review::short(&p.base),
                 crate::review::short(&p.head),
-                if p.automatic { ", automatic" } else { "" }
+                if p.automatic { ", automatic" } else { "" },
+                printable(&p.status)
             ));
         }
     }
@@ -169,6 +170,8 @@ mod tests {
                 base: "0123456789abcdef".into(),
                 head: "aaaaaaaaaaaaaaaa".into(),
                 automatic: true,
+                state: crate::review::status::State::Ended,
+                status: "ended without a review (exit code 1)".into(),
             }],
         }];
         let shown = text(&tabs);
@@ -177,7 +180,8 @@ mod tests {
             format!(
                 "tab ab12 (claude-1)\n  review 1 by codex (tab r1) of 0123456789ab..fedcba987654\n    \
                  {SANDBOX_NOTE}\n    summary: ok\\u{{1b}}[2J\n    1. a.rs:3 error: bad\n  \
-                 reviewing: claude (tab r2) on 0123456789ab..aaaaaaaaaaaa, automatic\n"
+                 requested: claude (tab r2) on 0123456789ab..aaaaaaaaaaaa, automatic: ended without a \
+                 review (exit code 1)\n"
             )
         );
         assert_eq!(text(&[]), "no reviews\n");

@@ -300,6 +300,9 @@ impl Core {
             .await;
         // A launch that failed before it recorded the tab leaves its place.
         self.state.lock().unwrap().forget_place(&folder, tab);
+        if started.as_ref().is_ok_and(|s| s.refused.is_none()) {
+            self.review_restarted(tab);
+        }
         started
     }
 

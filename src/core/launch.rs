@@ -320,6 +320,7 @@ fn starting_tab(
         last_event: None,
         warning: None,
         reason: None,
+        nerdr_missing: None,
         state: Life::STARTING.state,
         pid: Life::STARTING.pid,
         start_time: Life::STARTING.start_time,

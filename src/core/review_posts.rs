@@ -4,16 +4,18 @@
 //! reviews and the reviewers still at work: the request the window's review
 //! panel reads too).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use super::caller::Caller;
 use super::not_found::no_tab;
 use super::privilege::CallerKind;
 use super::Core;
+use crate::protocol::api::TabState;
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::replies::{ReviewPosted, ReviewRequested, TabReviews};
-use crate::review::format;
 use crate::review::store::{PostRefused, Review};
+use crate::review::{format, status};
 
 impl Core {
     /// `nerdr post-review`, from reviewer tab `caller`.
@@ -75,9 +77,21 @@ impl Core {
         folder: Option<PathBuf>,
     ) -> Result<Vec<TabReviews>, ApiError> {
         let named = tab.or_else(|| caller.tab().map(str::to_owned));
-        let (tabs, live): (Vec<(String, String)>, std::collections::BTreeSet<String>) = {
+        let (tabs, reviewers): (Vec<(String, String)>, BTreeMap<String, ReviewerTab>) = {
             let state = self.state.lock().unwrap();
-            let live = state.tabs.keys().cloned().collect();
+            let reviewers = state
+                .tabs
+                .values()
+                .map(|t| {
+                    let seen = ReviewerTab {
+                        state: t.state,
+                        exit_code: t.exit_code,
+                        sandboxed: t.sandboxed,
+                        nerdr_missing: t.nerdr_missing.clone(),
+                    };
+                    (t.id.clone(), seen)
+                })
+                .collect();
             let tabs = match (&named, &folder) {
                 (Some(t), _) => {
                     let found = state.tabs.get(t).ok_or_else(|| no_tab(t))?;
@@ -94,7 +108,7 @@ impl Core {
                     .map(|t| (t.id.clone(), t.name.clone()))
                     .collect(),
             };
-            (tabs, live)
+            (tabs, reviewers)
         };
         let store = self.load_reviews().await?;
         let out = tabs
@@ -104,14 +118,30 @@ impl Core {
                 requested: store
                     .pending
                     .iter()
-                    // A reviewer closed before it posted is at work no more.
-                    .filter(|(r, p)| p.author == id && p.posted.is_none() && live.contains(*r))
-                    .map(|(reviewer, p)| ReviewRequested {
-                        reviewer_tab: reviewer.clone(),
-                        agent: p.agent.clone(),
-                        base: p.base.clone(),
-                        head: p.head.clone(),
-                        automatic: p.automatic,
+                    // Posted, it is among the reviews.
+                    .filter(|(_, p)| p.author == id && p.posted.is_none())
+                    .map(|(reviewer, p)| {
+                        let facts = status::Facts {
+                            posted: p.posted,
+                            reviewer: reviewers.get(reviewer).map(|t| status::Reviewer {
+                                tab: reviewer,
+                                agent: &p.agent,
+                                state: t.state,
+                                exit_code: t.exit_code,
+                                sandboxed: t.sandboxed,
+                                nerdr_missing: t.nerdr_missing.as_deref(),
+                            }),
+                        };
+                        let status = status::status(&facts);
+                        ReviewRequested {
+                            reviewer_tab: reviewer.clone(),
+                            agent: p.agent.clone(),
+                            base: p.base.clone(),
+                            head: p.head.clone(),
+                            automatic: p.automatic,
+                            state: status.state,
+                            status: status.words,
+                        }
                     })
                     .collect(),
                 tab: id,
@@ -121,4 +151,12 @@ impl Core {
             .collect();
         Ok(out)
     }
+}
+
+/// What a review's status reads of a reviewer's tab.
+struct ReviewerTab {
+    state: TabState,
+    exit_code: Option<i32>,
+    sandboxed: bool,
+    nerdr_missing: Option<String>,
 }

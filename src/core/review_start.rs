@@ -15,7 +15,9 @@
 //!
 //! Once the reviewer's screen is idle its first prompt is typed
 //! (`review::first_prompt`): the range and how to answer with `nerdr
-//! post-review`.
+//! post-review`. A reviewer that never got it (its sandbox check refused
+//! it) gets it when `nerdr restart` starts it again. Its tab is named
+//! after the author's (`review::reviewer_name`: `review-claude-1`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -40,6 +42,8 @@ const PROMPT_WAIT: Duration = Duration::from_secs(180);
 /// The author tab as the review needs it.
 pub(super) struct Author {
     pub(super) id: String,
+    /// What the person calls it: the reviewer is named after it.
+    pub(super) name: String,
     pub(super) agent: String,
     pub(super) sandboxed: bool,
     pub(super) folder: PathBuf,
@@ -95,6 +99,7 @@ impl Core {
         })?;
         Ok(Author {
             id: t.id.clone(),
+            name: t.name.clone(),
             agent: t.agent.clone(),
             sandboxed: t.sandboxed,
             folder: t.folder.clone(),
@@ -184,6 +189,7 @@ impl Core {
             sandboxed: agent.sandboxed,
             automatic,
             posted: None,
+            prompted: false,
         };
         let key = id.clone();
         self.update_reviews(move |s| s.requested(&key, pending))
@@ -198,6 +204,18 @@ impl Core {
                 return Err(e);
             }
         };
+        // Named after the author's tab (`review-claude-1`), not as any
+        // agent's next tab: the name the new tab takes when it is recorded.
+        {
+            let mut state = self.state.lock().unwrap();
+            let taken: Vec<String> = state
+                .session_tabs(&author.folder)
+                .into_iter()
+                .map(|t| t.name.clone())
+                .collect();
+            let name = crate::review::reviewer_name(&author.name, taken.iter().map(String::as_str));
+            state.kept_names.insert(id.clone(), name);
+        }
         let mut fresh = FreshWorktree::new(self, &id, Some(worktree.clone()));
         let started = self
             .launch(
@@ -240,6 +258,7 @@ impl Core {
         };
         tracing::info!(author = %author.id, reviewer = %started.tab, agent = %agent.name,
             base = %range.base, head = %range.head, automatic, "review requested");
+        // A reviewer its sandbox check refused gets it once restarted.
         if started.refused.is_none() {
             let prompt = crate::review::first_prompt(
                 &author.id,
@@ -259,6 +278,28 @@ impl Core {
             replaced,
             refused: started.refused,
         })
+    }
+
+    /// Tab `tab` started again (`nerdr restart`): a reviewer that never
+    /// got its first prompt (its sandbox check refused it, or it never
+    /// reached its prompt) gets it now.
+    pub(super) fn review_restarted(self: &Arc<Self>, tab: &str) {
+        let (core, tab) = (self.clone(), tab.to_string());
+        tokio::spawn(async move {
+            let store = match core.load_reviews().await {
+                Ok(s) => s,
+                Err(e) => {
+                    tracing::warn!(tab = %tab, error = %e.message, "reviews.json unread after a restart");
+                    return;
+                }
+            };
+            let Some(p) = store.unprompted(&tab) else {
+                return;
+            };
+            tracing::info!(reviewer = %tab, author = %p.author, "typing a restarted reviewer's first prompt");
+            let prompt = crate::review::first_prompt(&p.author, &p.branch, &p.base, &p.head);
+            core.type_first_prompt(&tab, prompt).await;
+        });
     }
 
     /// Whether tab `id` is there, left refused by its sandbox check.
@@ -298,8 +339,14 @@ impl Core {
             Ok(w) if w.reached => {
                 // The prompt has drawn; a moment for its input to be ready.
                 tokio::time::sleep(Duration::from_millis(500)).await;
-                if let Err(e) = self.type_prompt(tab, prompt).await {
-                    tracing::warn!(tab = %tab, error = %e, "the review's first prompt was not typed");
+                match self.type_prompt(tab, prompt).await {
+                    Ok(()) => {
+                        let key = tab.to_string();
+                        let _ = self.update_reviews(move |s| s.prompted(&key)).await;
+                    }
+                    Err(e) => {
+                        tracing::warn!(tab = %tab, error = %e, "the review's first prompt was not typed")
+                    }
                 }
             }
             Ok(w) => {
@@ -346,8 +393,14 @@ impl Core {
         change: impl FnOnce(&mut store::Store) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
         let path = store::file(&self.paths.state_dir);
+        // Pruned first: a reviewer recorded now is not a tab yet.
+        let live: std::collections::BTreeSet<String> =
+            self.state.lock().unwrap().tabs.keys().cloned().collect();
         super::edge::gather("updating reviews.json", move || {
-            store::update(&path, change)
+            store::update(&path, |s| {
+                s.prune(&live);
+                change(s)
+            })
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e))
@@ -363,6 +416,7 @@ impl Core {
 
     /// A reviewer that never started is no reviewer.
     async fn forget_review(&self, reviewer: &str) {
+        self.state.lock().unwrap().kept_names.remove(reviewer);
         let reviewer = reviewer.to_string();
         let _ = self
             .update_reviews(move |s| {

@@ -17,7 +17,7 @@ use crate::audit::{Event, Kind};
 use crate::probe::placement::{in_agent_reach, place, Placement};
 use crate::probe::plan::{plan, Plan};
 use crate::probe::targets::targets;
-use crate::probe::verdict::{verdict, Outcome, Verdict};
+use crate::probe::verdict::{nerdr_missing, verdict, Outcome, Verdict};
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::handshake::random_hex;
 
@@ -142,6 +142,7 @@ impl Core {
         };
         let took = started.elapsed();
         let verdict = verdict(&probe_plan, &nonce, &outcome);
+        self.note_nerdr_missing(launch.name, id, &nerdr_missing(&nonce, &outcome));
         let agent = programs
             .iter()
             .find(|p| p.role == AGENT_PROGRAM)
@@ -259,6 +260,19 @@ impl Core {
         tracing::warn!(tab = %id, agent = %name, reason = %message, "sandbox check refused the launch");
         self.refuse_tab(id, &message);
         Err(ApiError::new(ErrorCode::LaunchFailed, message))
+    }
+
+    /// Record what of nerdr tab `id`'s agent cannot reach from inside its
+    /// sandbox (nothing: cleared, as after a fixed sandbox's restart).
+    fn note_nerdr_missing(&self, name: &str, id: &str, missing: &[String]) {
+        let missing = (!missing.is_empty()).then(|| missing.join("; "));
+        if let Some(m) = &missing {
+            tracing::warn!(tab = %id, agent = %name, missing = %m,
+                "the sandbox keeps the agent from nerdr: its CLI and hooks cannot reach it");
+        }
+        if let Some(t) = self.state.lock().unwrap().tabs.get_mut(id) {
+            t.nerdr_missing = missing;
+        }
     }
 
     /// Leave tab `id` refused, its screen showing why.

@@ -42,6 +42,10 @@ pub struct Tab {
     pub warning: Option<String>,
     /// Why the tab is `refused` (the sandbox check's verdict).
     pub reason: Option<String>,
+    /// What of nerdr a sandboxed agent cannot reach from inside (the hook
+    /// socket, `$NERDR_BIN`), as its last sandbox check found: it cannot
+    /// use nerdr's CLI, a reviewer cannot post (`review::status`).
+    pub nerdr_missing: Option<String>,
     pub state: TabState,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
@@ -171,6 +175,8 @@ impl Tab {
             last_event: None,
             warning: None,
             reason: s.reason,
+            // Not saved: the next sandbox check finds it again.
+            nerdr_missing: None,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,

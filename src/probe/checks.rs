@@ -24,7 +24,11 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
     let plan: Plan = serde_json::from_str(&args.plan)
         .map_err(|e| anyhow::anyhow!("the probe's --plan is not a plan: {e}"))?;
-    let findings = try_all(&plan, &args.nonce);
+    let mut findings = try_all(&plan, &args.nonce);
+    findings.nerdr_missing = nerdr_missing(
+        std::env::var_os("NERDR_SOCKET").as_deref(),
+        std::env::var_os("NERDR_BIN").as_deref(),
+    );
     // One write of the whole line, so a wrapper's own output cannot split it.
     let line = format!("{}\n", findings.line(&args.nonce));
     use std::io::Write;
@@ -39,6 +43,7 @@ pub fn try_all(plan: &Plan, nonce: &str) -> Findings {
         .map(super::mounts::parse)
         .unwrap_or_default();
     Findings {
+        nerdr_missing: Vec::new(),
         findings: plan
             .checks
             .iter()
@@ -59,6 +64,45 @@ pub fn try_all(plan: &Plan, nonce: &str) -> Findings {
 }
 
 type Got = (bool, String);
+
+/// What of nerdr an agent needs and cannot reach from here, with the
+/// launch's `$NERDR_SOCKET` and `$NERDR_BIN`: the hook socket (connected,
+/// then closed without a word) and nerdr's program (an executable file).
+pub fn nerdr_missing(
+    socket: Option<&std::ffi::OsStr>,
+    bin: Option<&std::ffi::OsStr>,
+) -> Vec<String> {
+    let mut missing = Vec::new();
+    match socket {
+        None => missing.push("$NERDR_SOCKET, unset inside".to_string()),
+        Some(s) => {
+            if let Err(e) = std::os::unix::net::UnixStream::connect(s) {
+                missing.push(format!(
+                    "the hook socket {}: {}",
+                    Path::new(s).display(),
+                    errno(e)
+                ));
+            }
+        }
+    }
+    match bin {
+        None => missing.push("$NERDR_BIN, unset inside".to_string()),
+        Some(b) => {
+            let runnable = std::fs::metadata(b)
+                .map(|m| m.is_file() && m.mode() & 0o111 != 0)
+                .map_err(errno);
+            match runnable {
+                Ok(true) => {}
+                Ok(false) => missing.push(format!(
+                    "$NERDR_BIN {}: not an executable file inside",
+                    Path::new(b).display()
+                )),
+                Err(e) => missing.push(format!("$NERDR_BIN {}: {e}", Path::new(b).display())),
+            }
+        }
+    }
+    missing
+}
 
 /// The check at the target's usual path, then at each other path its
 /// filesystem shows it at in this sandbox: reached if reached anywhere.
@@ -439,6 +483,55 @@ mod tests {
 
     fn by_id<'a>(f: &'a Findings, id: &str) -> &'a Finding {
         f.findings.iter().find(|f| f.id == id).unwrap()
+    }
+
+    #[test]
+    fn what_of_nerdr_is_out_of_reach_is_named() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let sock = tmp.path().join("nerdr.sock");
+        let _listening = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        let bin = tmp.path().join("nerdr");
+        std::fs::write(&bin, "").unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let plain = tmp.path().join("plain");
+        std::fs::write(&plain, "").unwrap();
+        let gone = tmp.path().join("gone.sock");
+        let os = |p: &Path| p.as_os_str().to_owned();
+        let rows: Vec<(
+            Option<std::ffi::OsString>,
+            Option<std::ffi::OsString>,
+            Vec<String>,
+        )> = vec![
+            (Some(os(&sock)), Some(os(&bin)), vec![]),
+            (
+                Some(os(&gone)),
+                Some(os(&bin)),
+                vec![format!(
+                    "the hook socket {}: No such file or directory (os error 2)",
+                    gone.display()
+                )],
+            ),
+            (
+                Some(os(&sock)),
+                Some(os(&plain)),
+                vec![format!(
+                    "$NERDR_BIN {}: not an executable file inside",
+                    plain.display()
+                )],
+            ),
+            (
+                None,
+                None,
+                vec![
+                    "$NERDR_SOCKET, unset inside".into(),
+                    "$NERDR_BIN, unset inside".into(),
+                ],
+            ),
+        ];
+        for (socket, bin, want) in rows {
+            assert_eq!(nerdr_missing(socket.as_deref(), bin.as_deref()), want);
+        }
     }
 
     #[test]

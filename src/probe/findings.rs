@@ -15,6 +15,12 @@ pub struct Finding {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Findings {
     pub findings: Vec<Finding>,
+    /// What of nerdr the agent needs and could not reach from inside (the
+    /// hook socket, `$NERDR_BIN`), in words. Not a refusal: the agent is
+    /// kept from nerdr, not nerdr from the agent, but its CLI and hooks
+    /// (a reviewer's `post-review`) cannot work, and the person is told.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nerdr_missing: Vec<String>,
 }
 
 impl Findings {

@@ -126,6 +126,23 @@ pub fn verdict(plan: &Plan, nonce: &str, outcome: &Outcome) -> Verdict {
     }
 }
 
+/// What of nerdr the agent could not reach from inside, as the one report
+/// carrying the nonce says (`Findings::nerdr_missing`); nothing without
+/// such a report (the verdict then says the check could not be made).
+pub fn nerdr_missing(nonce: &str, outcome: &Outcome) -> Vec<String> {
+    let Outcome::Finished { stdout, .. } = outcome else {
+        return Vec::new();
+    };
+    let prefix = format!("{} {nonce} ", super::REPORT_TAG);
+    let mut lines = stdout.lines().filter_map(|l| l.strip_prefix(&prefix));
+    match (lines.next(), lines.next()) {
+        (Some(one), None) => serde_json::from_str::<Findings>(one)
+            .map(|f| f.nerdr_missing)
+            .unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
 fn last_line(text: &str) -> Option<String> {
     let l = text.lines().rev().map(str::trim).find(|l| !l.is_empty())?;
     Some(l.chars().take(200).collect())
@@ -162,6 +179,7 @@ mod tests {
 
     fn report(rows: &[(&str, bool)]) -> String {
         Findings {
+            nerdr_missing: Vec::new(),
             findings: rows
                 .iter()
                 .map(|(id, reached)| Finding {
@@ -186,6 +204,39 @@ mod tests {
         Start,
         Refuse(&'static [&'static str]),
         Unchecked(&'static str),
+    }
+
+    #[test]
+    fn what_of_nerdr_is_missing_comes_from_the_one_report() {
+        let with = |missing: &[&str]| {
+            Findings {
+                findings: Vec::new(),
+                nerdr_missing: missing.iter().map(|m| m.to_string()).collect(),
+            }
+            .line("N1")
+        };
+        let finished = |stdout: String| Outcome::Finished {
+            status: Some(0),
+            stdout,
+            stderr: String::new(),
+        };
+        let rows: Vec<(Outcome, Vec<&str>)> = vec![
+            (
+                finished(with(&["the hook socket /s: ENOENT"])),
+                vec!["the hook socket /s: ENOENT"],
+            ),
+            (finished(with(&[])), vec![]),
+            // Another nonce's report, or two: no word taken from them.
+            (finished(with(&["x"]).replace("N1", "N2")), vec![]),
+            (
+                finished(format!("{}\n{}", with(&["x"]), with(&["y"]))),
+                vec![],
+            ),
+            (Outcome::TimedOut { secs: 1 }, vec![]),
+        ];
+        for (outcome, want) in rows {
+            assert_eq!(nerdr_missing("N1", &outcome), want, "{outcome:?}");
+        }
     }
 
     #[test]

@@ -258,4 +258,9 @@ pub struct ReviewRequested {
     pub base: String,
     pub head: String,
     pub automatic: bool,
+    /// Where it is (`review::status`), and that as a line for a person.
+    #[serde(default)]
+    pub state: crate::review::status::State,
+    #[serde(default)]
+    pub status: String,
 }

@@ -438,6 +438,8 @@ fn review_replies_keep_their_fields() {
                 base: "b0".into(),
                 head: "h2".into(),
                 automatic: true,
+                state: crate::review::status::State::CannotReachNerdr,
+                status: "cannot post".into(),
             }],
         }],
         json!([{"tab": "ab12", "name": "claude-1",
@@ -446,6 +448,7 @@ fn review_replies_keep_their_fields() {
                              "summary": "ok",
                              "comments": [{"file": "a.rs", "line": 3, "severity": "warning", "text": "t"}]}],
                 "requested": [{"reviewer_tab": "r2", "agent": "claude", "base": "b0",
-                               "head": "h2", "automatic": true}]}]),
+                               "head": "h2", "automatic": true,
+                               "state": "cannot_reach_nerdr", "status": "cannot post"}]}]),
     );
 }

@@ -6,6 +6,7 @@
 
 pub mod choice;
 pub mod format;
+pub mod status;
 pub mod store;
 
 use format::Comment;
@@ -25,6 +26,16 @@ pub fn first_prompt(author: &str, branch: &str, base: &str, head: &str) -> Strin
          folder, SEVERITY error, warning or note). Run it once; if it reports a problem, fix \
          that line and run it again."
     )
+}
+
+/// A reviewer tab's name: `review-<author's name>`, made unique among
+/// `taken` (its session's names) with `-2`, `-3`, ...
+pub fn reviewer_name<'a>(author: &str, taken: impl Iterator<Item = &'a str> + Clone) -> String {
+    let first = format!("review-{author}");
+    std::iter::once(first.clone())
+        .chain((2..).map(|n| format!("{first}-{n}")))
+        .find(|name| !taken.clone().any(|t| t == name))
+        .expect("some number is free")
 }
 
 /// The note text from a sandboxed agent carries for whoever reads it
@@ -108,6 +119,27 @@ mod tests {
             head: "fedcba9876543210".into(),
             summary: "Fine.".into(),
             comments: vec![c("src/a.rs", 3, "unwrap"), c("b.md", 9, "typo")],
+        }
+    }
+
+    #[test]
+    fn a_reviewer_is_named_after_its_author_uniquely() {
+        let rows: &[(&str, &[&str], &str)] = &[
+            ("claude-1", &[], "review-claude-1"),
+            (
+                "claude-1",
+                &["claude-1", "review-claude-1"],
+                "review-claude-1-2",
+            ),
+            (
+                "fix",
+                &["review-fix", "review-fix-2", "review-fix-4"],
+                "review-fix-3",
+            ),
+            ("fix", &["review-fix-2"], "review-fix"),
+        ];
+        for (author, taken, want) in rows {
+            assert_eq!(reviewer_name(author, taken.iter().copied()), *want);
         }
     }
 

@@ -2,7 +2,13 @@
 //! dir (0600; it outlives a core restart as `tabs.json` does): the reviews
 //! each requested reviewer is to write (by the reviewer's tab), the posted
 //! reviews (by the author's tab), and per author the last head a review
-//! was asked for, so an automatic review comes once per new head. The
+//! was asked for, so an automatic review comes once per new head.
+//!
+//! It is pruned at each change ([`Store::prune`]): what belongs to a tab
+//! that is closed goes (a closed author's reviews, a closed reviewer's
+//! record once it posted), and an author keeps its last [`KEEP`] reviews.
+//! A closed tab's reviews could not be listed any more anyway (`nerdr
+//! reviews` names a tab that is there). The
 //! decisions over it are pure methods; [`load`] and [`save`] are the only
 //! I/O, and the core runs them off its async workers, never under its
 //! state lock.
@@ -14,6 +20,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::format::{Comment, Posted};
+
+/// How many reviews an author tab keeps, the latest.
+pub const KEEP: usize = 20;
 
 /// A review nerdr asked a reviewer for, until it posts it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -34,6 +43,10 @@ pub struct Pending {
     /// The review it posted, once it has (its number in the author's list).
     #[serde(default)]
     pub posted: Option<u32>,
+    /// Its first prompt was typed: a reviewer restarted before that (its
+    /// sandbox check refused it, say) gets it then.
+    #[serde(default)]
+    pub prompted: bool,
 }
 
 /// A posted review.
@@ -158,6 +171,36 @@ impl Store {
         self.authors.entry(author.to_owned()).or_default().last_head = Some(head.to_owned());
     }
 
+    /// Drop what belongs to closed tabs (`live`: the tabs there are) and
+    /// all but an author's last [`KEEP`] reviews. A reviewer not posted
+    /// yet stays while its author is there: it may be starting (not a tab
+    /// yet), or closed, which its status then says.
+    pub fn prune(&mut self, live: &std::collections::BTreeSet<String>) {
+        self.authors.retain(|author, _| live.contains(author));
+        for a in self.authors.values_mut() {
+            let over = a.reviews.len().saturating_sub(KEEP);
+            a.reviews.drain(..over);
+        }
+        self.pending.retain(|reviewer, p| {
+            live.contains(&p.author) && (p.posted.is_none() || live.contains(reviewer))
+        });
+    }
+
+    /// Note reviewer `reviewer`'s first prompt as typed.
+    pub fn prompted(&mut self, reviewer: &str) {
+        if let Some(p) = self.pending.get_mut(reviewer) {
+            p.prompted = true;
+        }
+    }
+
+    /// What reviewer `reviewer` still waits for its first prompt on: its
+    /// pending review, not posted and never prompted.
+    pub fn unprompted(&self, reviewer: &str) -> Option<&Pending> {
+        self.pending
+            .get(reviewer)
+            .filter(|p| !p.prompted && p.posted.is_none())
+    }
+
     /// Whether tab `tab` is a reviewer nerdr started.
     pub fn is_reviewer(&self, tab: &str) -> bool {
         self.pending.contains_key(tab)
@@ -235,6 +278,7 @@ mod tests {
             sandboxed,
             automatic: false,
             posted: None,
+            prompted: false,
         }
     }
 
@@ -309,5 +353,52 @@ mod tests {
         std::fs::write(&path, "{not json").unwrap();
         assert!(load(&path).unwrap_err().contains("is not a review store"));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_closed_tabs_records_go_and_an_author_keeps_its_last_reviews() {
+        let live = |tabs: &[&str]| tabs.iter().map(|t| t.to_string()).collect();
+        let mut s = Store::default();
+        s.requested("r1", pending("a1", "h1", false));
+        s.post("r1", false, posted("one")).unwrap();
+        s.requested("r2", pending("a1", "h2", false));
+        s.requested("r3", pending("a2", "h3", false));
+        s.post("r3", false, posted("three")).unwrap();
+        s.requested("r4", pending("a1", "h4", false));
+        // r1 posted and closed: its record goes, its review stays; r2 is
+        // closed unposted (its status says so) and r4 not a tab yet: both
+        // stay; a2 is closed: all of it goes.
+        s.prune(&live(&["a1", "r4"]));
+        assert_eq!(
+            s.pending.keys().collect::<Vec<_>>(),
+            vec!["r2", "r4"],
+            "{s:?}"
+        );
+        assert_eq!(s.reviews_of("a1").len(), 1);
+        assert!(!s.authors.contains_key("a2"));
+        for i in 0..KEEP + 3 {
+            let r = format!("x{i}");
+            s.requested(&r, pending("a1", &format!("h{i}"), false));
+            s.post(&r, false, posted(&format!("s{i}"))).unwrap();
+        }
+        s.prune(&live(&["a1"]));
+        let kept = s.reviews_of("a1");
+        assert_eq!(kept.len(), KEEP);
+        // The latest, numbered on from the ones before.
+        assert_eq!(kept.last().unwrap().number, KEEP as u32 + 4);
+        assert_eq!(kept.last().unwrap().summary, format!("s{}", KEEP + 2));
+    }
+
+    #[test]
+    fn a_reviewer_waits_for_its_first_prompt_until_it_is_typed() {
+        let mut s = Store::default();
+        s.requested("r1", pending("a1", "h1", false));
+        assert!(s.unprompted("r1").is_some());
+        s.prompted("r1");
+        assert!(s.unprompted("r1").is_none());
+        s.requested("r2", pending("a1", "h2", false));
+        s.post("r2", false, posted("done")).unwrap();
+        assert!(s.unprompted("r2").is_none());
+        assert!(s.unprompted("r9").is_none());
     }
 }

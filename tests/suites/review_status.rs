@@ -1,0 +1,205 @@
+//! A review's status and the reviewer's lot, as a non-root user under a
+//! real `systemd --user`: a sandboxed reviewer (bash inside bubblewrap)
+//! whose sandbox hides nerdr's state folder, and with it the hook socket,
+//! cannot post, and `nerdr reviews` says so and what to do; reviewer tabs
+//! are named after their author; a reviewer its sandbox check refused gets
+//! its first prompt once `nerdr restart` starts it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::sysenv::SystemdEnv;
+
+/// `[agents.NAME]`: bash inside bubblewrap (read-only root, the runtime
+/// dir hidden, its own PID namespace), a sandbox nerdr's check passes;
+/// `hide_state`: nerdr's state folder (the hook socket's) hidden too.
+fn boxed(name: &str, hide_state: bool) -> String {
+    let state = if hide_state {
+        " --tmpfs \\\"$(dirname \\\"$NERDR_SOCKET\\\")\\\""
+    } else {
+        ""
+    };
+    format!(
+        "[agents.{name}]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = {name} ]; \
+         then set -- bash --norc --noprofile; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
+         --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
+         --tmpfs \\\"$XDG_RUNTIME_DIR\\\"{state} -- \\\"$@\\\"\", \"{name}\"]\nsandboxed = true\n"
+    )
+}
+
+const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+
+struct Setup {
+    env: SystemdEnv,
+    repo: PathBuf,
+}
+
+impl Setup {
+    /// A repository with one commit in `~/work/r`.
+    fn new(config: &str) -> Option<Setup> {
+        let env = SystemdEnv::start()?;
+        env.run(&["nerdr", "service", "install"]);
+        env.write_user_file(".config/nerdr/config.toml", config);
+        env.write_user_file(".gitconfig", "[user]\n\tname = t\n\temail = t@e\n");
+        env.write_user_file("work/r/file.txt", "one\n");
+        let s = Setup {
+            repo: env.home().join("work/r"),
+            env,
+        };
+        s.git(&s.repo, &["init", "-q"]);
+        s.git(&s.repo, &["add", "."]);
+        s.git(&s.repo, &["commit", "-q", "-m", "first"]);
+        Some(s)
+    }
+
+    fn git(&self, dir: &Path, args: &[&str]) -> String {
+        let dir = dir.to_str().unwrap();
+        let out = self.env.run(&crate::support::git::with_identity(dir, args));
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
+    fn nerdr(&self, args: &[&str]) -> std::process::Output {
+        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&self.repo);
+        cmd.output().unwrap()
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.nerdr(args);
+        assert!(
+            out.status.success(),
+            "nerdr {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
+    fn tab(&self, id: &str) -> Value {
+        let tabs: Vec<Value> = serde_json::from_str(&self.ok(&["tabs", "--json"])).unwrap();
+        tabs.into_iter()
+            .find(|t| t["id"] == id)
+            .unwrap_or_else(|| panic!("no tab {id}"))
+    }
+
+    /// An author tab of agent `sh` with one commit of its own.
+    fn author_with_a_commit(&self) -> String {
+        let author = self.ok(&["agent", "sh"]);
+        let wt = PathBuf::from(self.tab(&author)["worktree"].as_str().unwrap());
+        std::fs::write(wt.join("file.txt"), "one\ntwo\n").unwrap();
+        self.git(&wt, &["commit", "-q", "-am", "second"]);
+        author
+    }
+
+    /// The one review `nerdr request-review` asked of `author`, once
+    /// `done` holds for it.
+    fn requested_when(&self, author: &str, done: impl Fn(&Value) -> bool) -> Value {
+        let mut last = Value::Null;
+        let ok = crate::support::poll(Duration::from_secs(60), || {
+            let all: Vec<Value> =
+                serde_json::from_str(&self.ok(&["reviews", author, "--json"])).unwrap();
+            last = all[0]["requested"][0].clone();
+            done(&last)
+        });
+        assert!(ok, "the review's status never came: {last:#}");
+        last
+    }
+
+    fn screen_shows(&self, tab: &str, needle: &str) -> String {
+        let mut last = String::new();
+        let ok = crate::support::poll(Duration::from_secs(60), || {
+            last = self.ok(&["read", tab]);
+            last.contains(needle)
+        });
+        assert!(ok, "tab {tab} never showed {needle:?}:\n{last}");
+        last
+    }
+}
+
+#[test]
+fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
+    let Some(s) = Setup::new(&format!("{SH}{}", boxed("cutoff", true))) else {
+        return;
+    };
+    let author = s.author_with_a_commit();
+    let reviewer = s.ok(&["request-review", &author, "--reviewer", "cutoff"]);
+    // Named after its author, not as the agent's next tab.
+    let author_name = s.tab(&author)["name"].as_str().unwrap().to_string();
+    assert_eq!(
+        s.tab(&reviewer)["name"],
+        format!("review-{author_name}").as_str()
+    );
+    let requested = s.requested_when(&author, |r| r["state"] == "cannot_reach_nerdr");
+    let status = requested["status"].as_str().unwrap();
+    let socket = s.env.home().join(".local/state/nerdr/nerdr.sock");
+    assert!(
+        status.starts_with("cannot post: its sandbox blocks it from reaching nerdr")
+            && status.contains(&format!("the hook socket {}", socket.display()))
+            && status.contains("agent `cutoff`")
+            && status.contains(&format!("`nerdr restart {reviewer}`"))
+            && status.contains(&format!("`nerdr read {reviewer}`")),
+        "{status}"
+    );
+    let text = s.ok(&["reviews", &author]);
+    assert!(
+        text.contains(&format!("(tab {reviewer})")) && text.contains("cannot post: its sandbox"),
+        "{text}"
+    );
+    // It is so: the reviewer's own post does not reach nerdr.
+    s.ok(&[
+        "send",
+        &reviewer,
+        "echo 'summary: fine' | \"$NERDR_BIN\" post-review; echo posted-$((100+$?))",
+    ]);
+    let screen = s.screen_shows(&reviewer, "posted-1");
+    assert!(!screen.contains("posted-100"), "{screen}");
+    let all: Vec<Value> = serde_json::from_str(&s.ok(&["reviews", &author, "--json"])).unwrap();
+    assert!(all[0]["reviews"].as_array().unwrap().is_empty(), "{all:?}");
+
+    // It exits without a review: its status says so, with the exit code.
+    s.ok(&["send", &reviewer, "exit 7"]);
+    let ended = s.requested_when(&author, |r| r["state"] == "ended");
+    assert_eq!(ended["status"], "ended without a review (exit code 7)");
+}
+
+#[test]
+fn a_refused_reviewer_gets_its_first_prompt_once_restarted() {
+    // `rev` claims a sandbox but runs bash bare: its check refuses it.
+    let bare =
+        "[agents.rev]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\nsandboxed = true\n";
+    let Some(s) = Setup::new(&format!("{SH}{bare}")) else {
+        return;
+    };
+    let author = s.author_with_a_commit();
+    let out = s.nerdr(&["request-review", &author, "--reviewer", "rev"]);
+    let reviewer = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    assert!(!reviewer.is_empty(), "{out:?}");
+    assert_eq!(s.tab(&reviewer)["state"], "refused");
+    let refused = s.requested_when(&author, |r| r["state"] == "refused");
+    assert!(
+        refused["status"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("`nerdr restart {reviewer}`")),
+        "{refused}"
+    );
+    // The sandbox fixed, it starts and is asked for its review.
+    s.env.write_user_file(
+        ".config/nerdr/config.toml",
+        format!("{SH}{}", boxed("rev", false)),
+    );
+    s.ok(&["restart", &reviewer]);
+    // The prompt is typed once the reviewer waits at its prompt: bash
+    // says so as an agent's hooks do.
+    s.screen_shows(&reviewer, "bash");
+    s.ok(&[
+        "send",
+        &reviewer,
+        "\"$NERDR_BIN\" hook Stop </dev/null; echo stopped-$((100+$?))",
+    ]);
+    s.screen_shows(&reviewer, "stopped-100");
+    s.screen_shows(&reviewer, "Please review the commits");
+    let at_work = s.requested_when(&author, |r| r["state"] == "at_work");
+    assert_eq!(at_work["status"], "reviewer at work");
+}
