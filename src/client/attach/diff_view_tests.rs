@@ -15,6 +15,7 @@ fn view(height: usize) -> DiffView {
         vec!["diff of tab 1".into()],
         parse(PATCH).unwrap(),
         vec![],
+        Default::default(),
         height,
     )
 }
@@ -124,7 +125,8 @@ fn comments_are_kept_under_their_lines_and_sent_as_one_message() {
             path: "b.md".into(),
             side: Side::New,
             line: None,
-            text: "new file".into()
+            text: "new file".into(),
+            about: None,
         }
     );
     let (out, used) = v.feed(b"Sq");
