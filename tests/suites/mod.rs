@@ -32,6 +32,7 @@ mod readme_quickstart;
 mod reconnect;
 mod replycap;
 mod resume;
+mod review_panel;
 mod reviews;
 mod reviews_claude;
 mod reviews_privilege;

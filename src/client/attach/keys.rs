@@ -45,7 +45,10 @@ pub const BINDINGS: &[(&str, &str)] = &[
     (",", "rename this tab"),
     ("s", "switch to another session"),
     ("t", "open a terminal in this tab's folder"),
-    ("g", "this tab's diff; in it c comments a line, S sends"),
+    (
+        "g",
+        "this tab's diff and reviews; c comments, S sends, > review, s/A send it",
+    ),
     (
         "[ or PageUp",
         "scroll mode: PageUp/PageDown, / to search, q to leave",
