@@ -9,51 +9,10 @@
 //! sequence, and the page is written to the person's terminal.
 
 use super::comments::{Comment, Side};
+pub use super::page_row::{row, Row, RowKind};
 use super::review_rows::{self, Reviews, Spot};
 use crate::client::patch::{FileDiff, Kind, Patch, Status};
 use crate::protocol::printable;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowKind {
-    Title,
-    Blank,
-    /// The file list's entry for file `.0`.
-    Entry(usize),
-    /// File `.0`'s header.
-    File(usize),
-    /// What a file's header says besides its name: a mode change, a
-    /// binary file, a rename without changes.
-    FileNote(usize),
-    /// Hunk `.1` of file `.0`.
-    Hunk(usize, usize),
-    /// Line `.2` of hunk `.1` of file `.0`.
-    Code(usize, usize, usize),
-    /// `\ No newline at end of file` after a line.
-    NoNewline,
-    /// Comment `.0` of the view's comments.
-    Comment(usize),
-    /// Review `.0`'s header (the view's reviews, in order).
-    ReviewHead(usize),
-    /// A line about review `.0` (its summary, the sandbox note); about
-    /// none (`usize::MAX`): a reviewer at work, reviews not read.
-    ReviewNote(usize),
-    /// Comment `.1` of review `.0`.
-    Remark(usize, usize),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    pub kind: RowKind,
-    /// The line numbers before a code line (blank for other rows under a
-    /// file), kept apart so a search does not match them.
-    pub gutter: String,
-    /// What the row says, printable; what a search looks in.
-    pub text: String,
-}
-
-fn row(kind: RowKind, gutter: String, text: String) -> Row {
-    Row { kind, gutter, text }
-}
 
 /// The letter a file gets in the list, as `git status --short` has it.
 fn letter(f: &FileDiff) -> char {
@@ -461,3 +420,7 @@ mod tests {
         assert!(after("(renamed, 100% similar)").ends_with(">> n.txt: good name"));
     }
 }
+
+#[cfg(test)]
+#[path = "review_rows_tests.rs"]
+mod review_tests;

@@ -21,6 +21,7 @@ mod marks;
 mod notice;
 mod overflow;
 mod overlay;
+mod page_row;
 mod prompt;
 mod reattach;
 mod review_rows;
