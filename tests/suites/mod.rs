@@ -33,6 +33,7 @@ mod reconnect;
 mod replycap;
 mod resume;
 mod rev18b;
+mod review_panel;
 mod review_status;
 mod reviews;
 mod reviews_claude;

@@ -234,6 +234,9 @@ impl Window {
                 text,
                 comments,
             } => self.send_comments(tab, text, comments),
+            overlay::Effect::SendReview { tab, text, what } => {
+                self.send_message(tab, text, Vec::new(), what)
+            }
             overlay::Effect::DiffClosed { tab, comments } => self.keep_drafts(tab, comments),
             overlay::Effect::DiffReload { tab, comments } => self.reload_diff(tab, comments),
         }

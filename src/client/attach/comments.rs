@@ -24,6 +24,19 @@ pub struct Comment {
     /// None: on the file as a whole.
     pub line: Option<u32>,
     pub text: String,
+    /// A question on a review comment (the review panel): which one.
+    pub about: Option<About>,
+}
+
+/// The review comment a person's comment asks about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct About {
+    /// The review's number in the tab's list.
+    pub review: u32,
+    /// The comment's index in the review (0-based).
+    pub index: usize,
+    /// What it says, one line, printable: quoted in the message.
+    pub quote: String,
 }
 
 impl Comment {
@@ -51,7 +64,17 @@ pub fn message(comments: &[Comment]) -> String {
         }
     )];
     for c in comments {
-        lines.push(format!("{}: {}", c.place(), c.text));
+        match &c.about {
+            None => lines.push(format!("{}: {}", c.place(), c.text)),
+            Some(a) => lines.push(format!(
+                "{}: a question on review {}'s comment {} (\"{}\"): {}",
+                c.place(),
+                a.review,
+                a.index + 1,
+                a.quote,
+                c.text
+            )),
+        }
     }
     lines.join("\n")
 }
@@ -131,6 +154,7 @@ mod tests {
             side,
             line,
             text: text.into(),
+            about: None,
         }
     }
 
@@ -152,6 +176,18 @@ mod tests {
              src/a.rs:12: rename this\n\
              old.txt:3 (a removed line): why did this go?\n\
              logo.png: too big"
+        );
+        // A question from the review panel quotes the comment it is on.
+        let mut q = c("src/a.rs", Side::New, Some(3), "is it?");
+        q.about = Some(About {
+            review: 2,
+            index: 0,
+            quote: "warning: unwrap".into(),
+        });
+        assert_eq!(
+            message(&[q]),
+            "A comment on your changes (file:line: comment):\n\
+             src/a.rs:3: a question on review 2's comment 1 (\"warning: unwrap\"): is it?"
         );
         // A path with a control character cannot end the line.
         assert_eq!(c("a\nb", Side::New, Some(1), "x").place(), "a\\nb:1",);

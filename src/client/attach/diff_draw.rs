@@ -1,6 +1,6 @@
 //! Drawing the diff view: the rows in view, coloured as `git diff`
 //! colours them (added green, removed red, hunk headers cyan, file
-//! headers bold), comments in yellow, the selected row in reverse video,
+//! headers bold), comments in yellow, reviews by agents in magenta, the selected row in reverse video,
 //! each row cut at the window's width; the view's status line last.
 
 use super::diff_rows::RowKind;
@@ -13,6 +13,8 @@ fn sgr(v: &DiffView, kind: RowKind) -> &'static str {
         RowKind::Title | RowKind::File(_) => "1",
         RowKind::Hunk(..) => "36",
         RowKind::Comment(_) => "33",
+        RowKind::ReviewHead(_) => "1;35",
+        RowKind::ReviewNote(_) | RowKind::Remark(..) => "35",
         RowKind::NoNewline | RowKind::FileNote(_) => "2",
         RowKind::Code(f, h, k) => match v.line_kind(f, h, k) {
             Some(Kind::Added) => "32",
@@ -79,6 +81,7 @@ mod tests {
             vec!["diff of tab 1".into()],
             parse(&text).unwrap(),
             vec![],
+            Default::default(),
             rows,
         )
     }

@@ -6,23 +6,33 @@
 //! through the `send` request, as `nerdr send` does. The window is the
 //! person, so the message is typed at once: no approval queue.
 //!
+//! The view first asks for the tab's reviews (the `reviews` request, as
+//! `nerdr reviews TAB`), then for its diff, and opens with both: the
+//! review panel. Reviews that cannot be read do not keep the diff from
+//! showing; the view says why.
+//!
 //! Comments not sent when the view closes are kept for the tab, in this
 //! window, until the view opens again or they are sent.
 
 use super::comments::Comment;
 use super::diff_view::DiffView;
 use super::overlay::Mode;
+use super::review_rows::Reviews;
 use super::Window;
 use crate::client::patch;
-use crate::protocol::api::{DiffTab, SendText, TabDiff};
+use crate::protocol::api::{DiffTab, ListReviews, SendText, TabDiff};
 use crate::protocol::printable;
-use crate::protocol::replies::Sent;
+use crate::protocol::replies::{Sent, TabReviews};
 
 /// Comments the core was asked to type into `tab`.
 pub struct Sending {
     pub id: u64,
     pub tab: String,
+    /// The person's comments in it (none for review comments).
     pub comments: Vec<Comment>,
+    /// What it is, in the person's words: `2 comments`, `review 1's
+    /// comment 3`.
+    pub what: String,
 }
 
 /// The first line of the view: which tab, what against what.
@@ -60,7 +70,7 @@ impl Window {
             self.note_for_a_key = true;
             return;
         };
-        self.ask_diff(tab);
+        self.ask_reviews(tab);
     }
 
     /// The view of `tab` asked for its diff again: its comments wait as
@@ -71,10 +81,55 @@ impl Window {
         } else {
             self.drafts.insert(tab.clone(), comments);
         }
-        self.ask_diff(tab);
+        self.ask_reviews(tab);
     }
 
-    fn ask_diff(&mut self, tab: String) {
+    fn ask_reviews(&mut self, tab: String) {
+        let id = self.request(
+            ListReviews {
+                tab: Some(tab.clone()),
+                folder: None,
+            },
+            Window::got_reviews,
+        );
+        self.reviews_asked = Some((id, tab));
+        self.await_overlay(Some(id));
+    }
+
+    fn got_reviews(&mut self, tabs: Vec<TabReviews>) {
+        let Some((_, tab)) = self.reviews_asked.take() else {
+            return;
+        };
+        let reviews = match tabs.into_iter().find(|t| t.tab == tab) {
+            Some(t) => Reviews {
+                done: t.reviews,
+                at_work: t.requested,
+                unread: None,
+            },
+            None => Reviews::default(),
+        };
+        self.ask_diff(tab, reviews);
+    }
+
+    /// The core refused request `id`: when it asked for the reviews, the
+    /// diff is asked for all the same. Whether it did.
+    pub(super) fn reviews_refused(&mut self, id: u64, message: &str) -> bool {
+        let tab = match self.reviews_asked.take() {
+            Some((asked, tab)) if asked == id => tab,
+            other => {
+                self.reviews_asked = other;
+                return false;
+            }
+        };
+        let reviews = Reviews {
+            unread: Some(message.to_string()),
+            ..Reviews::default()
+        };
+        self.ask_diff(tab, reviews);
+        true
+    }
+
+    fn ask_diff(&mut self, tab: String, reviews: Reviews) {
         let id = self.request(
             DiffTab {
                 tab: tab.clone(),
@@ -83,12 +138,19 @@ impl Window {
             },
             Window::show_diff,
         );
-        self.diff_asked = Some((id, tab));
-        self.await_overlay(Some(id));
+        self.diff_asked = Some((id, tab, reviews));
+        // The keys typed since the view was asked for wait on.
+        match &mut self.awaiting {
+            Some(a) => a.id = Some(id),
+            None => self.await_overlay(Some(id)),
+        }
     }
 
     fn show_diff(&mut self, d: TabDiff) {
-        self.diff_asked = None;
+        let reviews = match self.diff_asked.take() {
+            Some((_, tab, reviews)) if tab == d.tab => reviews,
+            _ => Reviews::default(),
+        };
         let words = self.tab_words(&d.tab);
         let mut lines = title(&words, &d);
         let (patch, read) = match patch::parse(&d.patch) {
@@ -106,21 +168,29 @@ impl Window {
                 d.branch
             ));
         }
-        self.open_view(d.tab, lines, patch);
+        self.open_view(d.tab, lines, patch, reviews);
     }
 
-    fn open_view(&mut self, tab: String, title: Vec<String>, patch: patch::Patch) {
+    fn open_view(
+        &mut self,
+        tab: String,
+        title: Vec<String>,
+        patch: patch::Patch,
+        reviews: Reviews,
+    ) {
         let comments = self.drafts.remove(&tab).unwrap_or_default();
         let height = self.view.term.0.saturating_sub(1) as usize;
-        self.mode = Mode::Diff(Box::new(DiffView::new(tab, title, patch, comments, height)));
+        self.mode = Mode::Diff(Box::new(DiffView::new(
+            tab, title, patch, comments, reviews, height,
+        )));
         self.overlay_opened();
     }
 
     /// The core refused request `id`: when it asked for a diff, the view
     /// opens and says why (a tab with no worktree). Whether it did.
     pub(super) fn diff_refused(&mut self, id: u64, message: &str) -> bool {
-        let tab = match self.diff_asked.take() {
-            Some((asked, tab)) if asked == id => tab,
+        let (tab, reviews) = match self.diff_asked.take() {
+            Some((asked, tab, reviews)) if asked == id => (tab, reviews),
             other => {
                 self.diff_asked = other;
                 return false;
@@ -131,16 +201,31 @@ impl Window {
             String::new(),
             printable(message),
         ];
-        self.open_view(tab, title, patch::Patch::default());
+        self.open_view(tab, title, patch::Patch::default(), reviews);
         true
     }
 
     pub(super) fn send_comments(&mut self, tab: String, text: String, comments: Vec<Comment>) {
+        let n = comments.len();
+        let what = format!("{n} comment{}", if n == 1 { "" } else { "s" });
+        self.send_message(tab, text, comments, what);
+    }
+
+    /// Type `text` into `tab` as one message, as `nerdr send` does.
+    pub(super) fn send_message(
+        &mut self,
+        tab: String,
+        text: String,
+        comments: Vec<Comment>,
+        what: String,
+    ) {
         if !self.connected {
-            self.not_sent("not connected to the core; S sends them once it is back".into());
+            self.say_not_sent(
+                &what,
+                "not connected to the core; send again once it is back",
+            );
             return;
         }
-        let n = comments.len();
         let id = self.request(
             SendText {
                 tab: tab.clone(),
@@ -150,23 +235,27 @@ impl Window {
             },
             Window::comments_sent,
         );
-        self.sending = Some(Sending { id, tab, comments });
         if let Mode::Diff(v) = &mut self.mode {
-            v.note = format!("sending {n} comment{}...", if n == 1 { "" } else { "s" });
+            v.note = format!("sending {what}...");
         }
+        self.sending = Some(Sending {
+            id,
+            tab,
+            comments,
+            what,
+        });
     }
 
     fn comments_sent(&mut self, sent: Sent) {
         let Some(s) = self.sending.take() else {
             return;
         };
-        let n = s.comments.len();
-        let plural = if n == 1 { "" } else { "s" };
         let words = self.tab_words(&s.tab);
+        let what = &s.what;
         let said = match sent {
-            Sent::Typed {} => format!("sent {n} comment{plural} to {words} as one message"),
+            Sent::Typed {} => format!("sent {what} to {words} as one message"),
             Sent::Queued { queued, why } => {
-                format!("{n} comment{plural} for {words} wait for approval as {queued}: {why}")
+                format!("{what} for {words} wait for approval as {queued}: {why}")
             }
         };
         match &mut self.mode {
@@ -191,8 +280,15 @@ impl Window {
     /// The core refused to type the comments: they stay, and the view
     /// (or the status line) says why.
     pub(super) fn not_sent(&mut self, why: String) {
-        self.sending = None;
-        let said = format!("comments not sent: {why}");
+        let what = match self.sending.take() {
+            Some(s) => s.what,
+            None => "comments".into(),
+        };
+        self.say_not_sent(&what, &why);
+    }
+
+    fn say_not_sent(&mut self, what: &str, why: &str) {
+        let said = format!("{what} not sent: {why}");
         match &mut self.mode {
             Mode::Diff(v) => v.note = said,
             _ => self.note = said,

@@ -9,43 +9,10 @@
 //! sequence, and the page is written to the person's terminal.
 
 use super::comments::{Comment, Side};
+pub use super::page_row::{row, Row, RowKind};
+use super::review_rows::{self, Reviews, Spot};
 use crate::client::patch::{FileDiff, Kind, Patch, Status};
 use crate::protocol::printable;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RowKind {
-    Title,
-    Blank,
-    /// The file list's entry for file `.0`.
-    Entry(usize),
-    /// File `.0`'s header.
-    File(usize),
-    /// What a file's header says besides its name: a mode change, a
-    /// binary file, a rename without changes.
-    FileNote(usize),
-    /// Hunk `.1` of file `.0`.
-    Hunk(usize, usize),
-    /// Line `.2` of hunk `.1` of file `.0`.
-    Code(usize, usize, usize),
-    /// `\ No newline at end of file` after a line.
-    NoNewline,
-    /// Comment `.0` of the view's comments.
-    Comment(usize),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Row {
-    pub kind: RowKind,
-    /// The line numbers before a code line (blank for other rows under a
-    /// file), kept apart so a search does not match them.
-    pub gutter: String,
-    /// What the row says, printable; what a search looks in.
-    pub text: String,
-}
-
-fn row(kind: RowKind, gutter: String, text: String) -> Row {
-    Row { kind, gutter, text }
-}
 
 /// The letter a file gets in the list, as `git status --short` has it.
 fn letter(f: &FileDiff) -> char {
@@ -226,6 +193,7 @@ pub fn anchor(patch: &Patch, kind: RowKind) -> Option<Comment> {
             side: Side::New,
             line: None,
             text: String::new(),
+            about: None,
         })
     };
     match kind {
@@ -244,6 +212,7 @@ pub fn anchor(patch: &Patch, kind: RowKind) -> Option<Comment> {
                 side,
                 line,
                 text: String::new(),
+                about: None,
             })
         }
         _ => None,
@@ -275,28 +244,79 @@ fn place(patch: &Patch, rows: &[Row], c: &Comment) -> usize {
         .unwrap_or(0)
 }
 
-/// Every row of the page: the title's lines, the files, and `comments`
-/// each under the row it is on.
-pub fn rows(title: &[String], patch: &Patch, comments: &[Comment]) -> Vec<Row> {
+/// Every row of the page: the title's lines, the reviews' summaries,
+/// the files, and `comments` and the reviews' comments each under the row
+/// it is on (a question on a review comment under that comment).
+pub fn rows(title: &[String], patch: &Patch, comments: &[Comment], reviews: &Reviews) -> Vec<Row> {
     let base = base(title, patch);
     let mut under: Vec<Vec<usize>> = vec![Vec::new(); base.len().max(1)];
+    let mut remarks_under: Vec<Vec<(usize, usize)>> = vec![Vec::new(); base.len().max(1)];
+    let mut at_summary = Vec::new();
+    for (r, review) in reviews.done.iter().enumerate() {
+        for (c, remark) in review.comments.iter().enumerate() {
+            match review_rows::spot(patch, &base, &remark.file, remark.line) {
+                Spot::Under(i) => remarks_under[i].push((r, c)),
+                Spot::AtSummary => at_summary.push((r, c)),
+            }
+        }
+    }
+    // A question goes under the review comment it is about, while the
+    // view has that comment.
+    let remark_of = |c: &Comment| {
+        let a = c.about.as_ref()?;
+        let r = reviews.done.iter().position(|x| x.number == a.review)?;
+        (a.index < reviews.done[r].comments.len()).then_some((r, a.index))
+    };
     for (k, c) in comments.iter().enumerate() {
-        under[place(patch, &base, c)].push(k);
+        if remark_of(c).is_none() {
+            under[place(patch, &base, c)].push(k);
+        }
     }
     let w = number_width(patch);
-    let mut out = Vec::with_capacity(base.len() + comments.len());
+    let gutter = " ".repeat(2 * w + 2);
+    let head = review_rows::head_rows(reviews, &at_summary, &gutter);
+    let n_title = title.len().min(base.len());
+    let mut page = Vec::with_capacity(base.len() + head.len() + comments.len());
+    let mut head = Some(head);
     for (i, r) in base.into_iter().enumerate() {
-        out.push(r);
-        for &k in under.get(i).into_iter().flatten() {
-            let c = &comments[k];
-            out.push(row(
-                RowKind::Comment(k),
-                " ".repeat(2 * w + 2),
-                format!(">> {}: {}", c.place(), printable(&c.text)),
+        if i == n_title {
+            page.extend(head.take().into_iter().flatten());
+        }
+        page.push(r);
+        for &(r, c) in remarks_under.get(i).into_iter().flatten() {
+            let review = &reviews.done[r];
+            page.push(row(
+                RowKind::Remark(r, c),
+                gutter.clone(),
+                review_rows::remark_text(review, &review.comments[c]),
             ));
+        }
+        for &k in under.get(i).into_iter().flatten() {
+            page.push(comment_row(&comments[k], k, &gutter));
+        }
+    }
+    page.extend(head.take().into_iter().flatten());
+    let mut out = Vec::with_capacity(page.len());
+    for r in page {
+        let kind = r.kind;
+        out.push(r);
+        if let RowKind::Remark(rr, cc) = kind {
+            for (k, c) in comments.iter().enumerate() {
+                if remark_of(c) == Some((rr, cc)) {
+                    out.push(comment_row(c, k, &gutter));
+                }
+            }
         }
     }
     out
+}
+
+fn comment_row(c: &Comment, k: usize, gutter: &str) -> Row {
+    let text = match &c.about {
+        Some(_) => format!(">> question: {}", printable(&c.text)),
+        None => format!(">> {}: {}", c.place(), printable(&c.text)),
+    };
+    row(RowKind::Comment(k), gutter.to_string(), text)
 }
 
 #[cfg(test)]
@@ -319,7 +339,12 @@ mod tests {
     #[test]
     fn the_page_lists_files_then_hunks_with_line_numbers() {
         let p = parse(PATCH).unwrap();
-        let got = texts(&rows(&["diff of tab 1".into()], &p, &[]));
+        let got = texts(&rows(
+            &["diff of tab 1".into()],
+            &p,
+            &[],
+            &Reviews::default(),
+        ));
         let want = [
             "diff of tab 1",
             "",
@@ -345,7 +370,12 @@ mod tests {
 
     #[test]
     fn an_empty_patch_is_its_title() {
-        let got = texts(&rows(&["no changes".into()], &Patch::default(), &[]));
+        let got = texts(&rows(
+            &["no changes".into()],
+            &Patch::default(),
+            &[],
+            &Reviews::default(),
+        ));
         assert_eq!(got, ["no changes"]);
     }
 
@@ -353,7 +383,7 @@ mod tests {
     #[test]
     fn comments_anchor_on_the_line_they_were_put_on() {
         let p = parse(PATCH).unwrap();
-        let r = rows(&[], &p, &[]);
+        let r = rows(&[], &p, &[], &Reviews::default());
         let at = |needle: &str| {
             let row = r.iter().find(|x| x.text.contains(needle)).unwrap();
             anchor(&p, row.kind).map(|c| c.place())
@@ -371,6 +401,7 @@ mod tests {
             side,
             line,
             text: text.into(),
+            about: None,
         };
         let comments = [
             c("a.rs", Side::New, Some(10), "why?"),
@@ -379,7 +410,7 @@ mod tests {
             c("gone.rs", Side::New, Some(1), "lost file"),
             c("n.txt", Side::New, None, "good name"),
         ];
-        let got = texts(&rows(&["t".into()], &p, &comments));
+        let got = texts(&rows(&["t".into()], &p, &comments, &Reviews::default()));
         let after =
             |line: &str| got[got.iter().position(|g| g.ends_with(line)).unwrap() + 1].clone();
         assert!(after("t").ends_with(">> gone.rs:1: lost file"), "{got:#?}");
@@ -389,3 +420,7 @@ mod tests {
         assert!(after("(renamed, 100% similar)").ends_with(">> n.txt: good name"));
     }
 }
+
+#[cfg(test)]
+#[path = "review_rows_tests.rs"]
+mod review_tests;

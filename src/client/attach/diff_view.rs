@@ -1,6 +1,11 @@
 //! The diff view (prefix `g`): the shown tab's work as a patch, its files
 //! and hunks, moved through with the keys of `less` and `tig`, and
 //! comments put on its lines, sent to the tab's agent as one message.
+//! With the tab's reviews by agents it is the review panel: each review's
+//! summary on top, its comments under their lines (`super::review_rows`),
+//! sent on to the agent with `s` (one) or `A` (all of a review), in the
+//! words of `review::message`; `c` on a review comment is a question on
+//! it, sent with the person's other comments.
 //! Pure: keys in, what the window should do out; `super::diff_draw`
 //! draws it.
 //!
@@ -15,11 +20,16 @@
 //! | `c` | a comment on the selected line (or its file) |
 //! | `x` | drop the selected comment |
 //! | `S` | send every comment to the tab's agent as one message |
-//! | `r` | ask for the diff again (the agent went on working) |
+//! | `>`/`<` | the next/previous review comment (the review panel) |
+//! | `s` | send the selected review comment to the tab's agent |
+//! | `A` | send every comment of the selected review as one message |
+//! | `r` | ask for the diff and the reviews again (the agent went on working) |
 //! | `q`, Escape | close (unsent comments stay for the next time) |
 
+use super::comments::About;
 use super::comments::{self, Comment, Edit, Typing};
 use super::diff_rows::{self, Row, RowKind};
+use super::review_rows::Reviews;
 use crate::client::patch::{Kind, Patch};
 
 #[derive(Debug)]
@@ -29,6 +39,7 @@ pub struct DiffView {
     title: Vec<String>,
     patch: Patch,
     pub comments: Vec<Comment>,
+    pub reviews: Reviews,
     rows: Vec<Row>,
     /// The selected row.
     pub sel: usize,
@@ -56,6 +67,12 @@ pub enum Outcome {
     Send(String),
     /// Ask the core for the diff again, the comments kept.
     Reload,
+    /// Send review comments to the tab's agent: the message, and what it
+    /// is in the person's words (`review 1's comment 2`).
+    SendReview {
+        text: String,
+        what: String,
+    },
 }
 
 impl DiffView {
@@ -67,6 +84,7 @@ impl DiffView {
         title: Vec<String>,
         patch: Patch,
         comments: Vec<Comment>,
+        reviews: Reviews,
         height: usize,
     ) -> Self {
         let mut v = DiffView {
@@ -74,6 +92,7 @@ impl DiffView {
             title,
             patch,
             comments,
+            reviews,
             rows: Vec::new(),
             sel: 0,
             top: 0,
@@ -95,7 +114,7 @@ impl DiffView {
     }
 
     fn rebuild(&mut self) {
-        self.rows = diff_rows::rows(&self.title, &self.patch, &self.comments);
+        self.rows = diff_rows::rows(&self.title, &self.patch, &self.comments, &self.reviews);
         self.sel = self.sel.min(self.rows.len().saturating_sub(1));
         self.follow();
     }
@@ -193,7 +212,15 @@ impl DiffView {
             }
             b"n" => self.find(false),
             b"N" => self.find(true),
-            b"c" => match diff_rows::anchor(&self.patch, self.rows[self.sel].kind) {
+            b">" => self.jump(true, |k| matches!(k, RowKind::Remark(..)), "review comment"),
+            b"<" => self.jump(
+                false,
+                |k| matches!(k, RowKind::Remark(..)),
+                "review comment",
+            ),
+            b"s" => return self.send_remark(),
+            b"A" => return self.send_review(),
+            b"c" => match self.anchor() {
                 Some(on) => {
                     self.input = Some(Input::Comment {
                         on,
@@ -218,6 +245,83 @@ impl DiffView {
             _ => {}
         }
         Outcome::Stay
+    }
+
+    /// Where `c` on the selected row puts a comment: its line, or, on a
+    /// review comment, a question on it.
+    fn anchor(&self) -> Option<Comment> {
+        let RowKind::Remark(r, c) = self.rows[self.sel].kind else {
+            return diff_rows::anchor(&self.patch, self.rows[self.sel].kind);
+        };
+        let (review, remark) = self.reviews.remark(r, c)?;
+        let quote: String =
+            crate::protocol::printable(&format!("{}: {}", remark.severity.as_str(), remark.text))
+                .chars()
+                .take(120)
+                .collect();
+        Some(Comment {
+            path: remark.file.clone(),
+            side: comments::Side::New,
+            line: Some(remark.line),
+            text: String::new(),
+            about: Some(About {
+                review: review.number,
+                index: c,
+                quote,
+            }),
+        })
+    }
+
+    /// The review the selected row is about.
+    fn selected_review(&self) -> Option<usize> {
+        match self.rows[self.sel].kind {
+            RowKind::ReviewHead(r) | RowKind::Remark(r, _) => Some(r),
+            RowKind::ReviewNote(r) if r < self.reviews.done.len() => Some(r),
+            _ => None,
+        }
+    }
+
+    fn send_remark(&mut self) -> Outcome {
+        let RowKind::Remark(r, c) = self.rows[self.sel].kind else {
+            self.note = "s sends a review comment: select one first (> goes to the next)".into();
+            return Outcome::Stay;
+        };
+        let review = &self.reviews.done[r];
+        match crate::review::message(review, Some(c + 1)) {
+            Ok(text) => Outcome::SendReview {
+                text,
+                what: format!("review {}'s comment {}", review.number, c + 1),
+            },
+            Err(e) => {
+                self.note = e;
+                Outcome::Stay
+            }
+        }
+    }
+
+    fn send_review(&mut self) -> Outcome {
+        let Some(r) = self.selected_review() else {
+            self.note =
+                "A sends a review's comments: select the review or one of its comments first"
+                    .into();
+            return Outcome::Stay;
+        };
+        let review = &self.reviews.done[r];
+        let n = review.comments.len();
+        match crate::review::message(review, None) {
+            Ok(text) => Outcome::SendReview {
+                text,
+                what: match n {
+                    0 => format!("review {}'s summary", review.number),
+                    1 => format!("review {}'s comment", review.number),
+                    n => format!("review {}'s {n} comments", review.number),
+                },
+            },
+            Err(e) => {
+                self.note = e;
+                Outcome::Stay
+            }
+        }
     }
 
     /// A key while a search or a comment is typed in the status line.
@@ -325,7 +429,12 @@ impl DiffView {
                 format!(" {}{}_", if *backward { '?' } else { '/' }, typing.text)
             }
             Some(Input::Comment { on, typing }) => format!(
-                " comment on {}: {}_   (Enter keeps it, Esc cancels)",
+                " {} {}: {}_   (Enter keeps it, Esc cancels)",
+                if on.about.is_some() {
+                    "question on the review comment at"
+                } else {
+                    "comment on"
+                },
                 on.place(),
                 typing.text
             ),
@@ -342,8 +451,13 @@ impl DiffView {
                 } else {
                     format!(" | {}", self.note)
                 };
+                let review = if self.reviews.done.is_empty() {
+                    ""
+                } else {
+                    " >/< review s send A send all"
+                };
                 format!(
-                    " diff {}/{n}{note} | j/k ]/[ hunk }}/{{ file / search c comment{kept} r reload q close",
+                    " diff {}/{n}{note} | j/k ]/[ hunk }}/{{ file / search c comment{kept}{review} r reload q close",
                     (self.sel + 1).min(n),
                 )
             }

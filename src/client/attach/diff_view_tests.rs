@@ -1,5 +1,6 @@
 use super::*;
 use crate::client::attach::comments::Side;
+use crate::client::attach::review_rows::Reviews;
 use crate::client::patch::parse;
 
 /// Two files, the first with two hunks.
@@ -15,6 +16,7 @@ fn view(height: usize) -> DiffView {
         vec!["diff of tab 1".into()],
         parse(PATCH).unwrap(),
         vec![],
+        Default::default(),
         height,
     )
 }
@@ -124,7 +126,8 @@ fn comments_are_kept_under_their_lines_and_sent_as_one_message() {
             path: "b.md".into(),
             side: Side::New,
             line: None,
-            text: "new file".into()
+            text: "new file".into(),
+            about: None,
         }
     );
     let (out, used) = v.feed(b"Sq");
@@ -201,4 +204,102 @@ fn a_resize_keeps_the_selection_in_view() {
     v.resize(3);
     assert!(v.sel >= v.top && v.sel < v.top + 3);
     assert_eq!(v.top, v.rows().len() - 3);
+}
+
+/// The review panel's keys: `>`/`<` go from review comment to review
+/// comment, `s` sends the selected one and `A` its review's, each in
+/// `review::message`'s words; elsewhere they say what to select.
+#[test]
+fn review_keys_jump_and_send() {
+    use crate::review::format::{Comment as Remark, Severity};
+    use crate::review::store::Review;
+    let remark = |file: &str, line, text: &str| Remark {
+        file: file.into(),
+        line,
+        severity: Severity::Error,
+        text: text.into(),
+    };
+    let review = |number, comments| Review {
+        number,
+        reviewer_tab: "r".into(),
+        agent: "codex".into(),
+        written_in_sandbox: false,
+        base: "b".into(),
+        head: "h".into(),
+        summary: "ok".into(),
+        comments,
+    };
+    let reviews = Reviews {
+        done: vec![
+            review(
+                1,
+                vec![remark("b.md", 2, "typo"), remark("a.rs", 2, "caps?")],
+            ),
+            review(2, vec![remark("a.rs", 21, "why here?")]),
+        ],
+        ..Reviews::default()
+    };
+    let mut v = DiffView::new(
+        "t1".into(),
+        vec!["diff of tab 1".into()],
+        parse(PATCH).unwrap(),
+        vec![],
+        reviews,
+        40,
+    );
+    let sel = |v: &DiffView| v.rows()[v.sel].kind;
+    // Off a review comment, s and A say what to select.
+    assert_eq!(v.feed(b"s").0, Outcome::Stay);
+    assert!(v.note.starts_with("s sends a review comment"), "{}", v.note);
+    assert_eq!(v.feed(b"A").0, Outcome::Stay);
+    assert!(
+        v.note.starts_with("A sends a review's comments"),
+        "{}",
+        v.note
+    );
+    // In page order: a.rs:2 (review 1), a.rs:21 (review 2), b.md:2.
+    v.feed(b">");
+    assert_eq!(sel(&v), RowKind::Remark(0, 1));
+    v.feed(b">");
+    assert_eq!(sel(&v), RowKind::Remark(1, 0));
+    v.feed(b">");
+    assert_eq!(sel(&v), RowKind::Remark(0, 0));
+    v.feed(b">");
+    assert_eq!(v.note, "no next review comment");
+    v.feed(b"<");
+    assert_eq!(sel(&v), RowKind::Remark(1, 0));
+    assert_eq!(
+        v.feed(b"s").0,
+        Outcome::SendReview {
+            text: "Review 2 by codex of b..h: a.rs:21 (error): why here?".into(),
+            what: "review 2's comment 1".into(),
+        }
+    );
+    v.feed(b"<");
+    assert_eq!(
+        v.feed(b"A").0,
+        Outcome::SendReview {
+            text: "Review 1 by codex of b..h: b.md:2 (error): typo; a.rs:2 (error): caps?".into(),
+            what: "review 1's 2 comments".into(),
+        }
+    );
+    // c on a review comment is a question on it, shown under it.
+    v.feed(b"c");
+    assert!(
+        v.status()
+            .starts_with(" question on the review comment at a.rs:2: _"),
+        "{}",
+        v.status()
+    );
+    v.feed(b"and?\r");
+    assert_eq!(
+        v.comments[0].about.as_ref().map(|a| (a.review, a.index)),
+        Some((1, 1))
+    );
+    assert_eq!(sel(&v), RowKind::Comment(0));
+    assert_eq!(v.rows()[v.sel - 1].kind, RowKind::Remark(0, 1));
+    assert!(v.rows()[v.sel].text.ends_with(">> question: and?"));
+    // g on the title: no review there.
+    v.feed(b"g");
+    assert_eq!(v.feed(b"A").0, Outcome::Stay);
 }

@@ -103,7 +103,7 @@ impl Window {
                     self.not_sent(e.message);
                     return;
                 }
-                if self.diff_refused(id, &e.message) {
+                if self.reviews_refused(id, &e.message) || self.diff_refused(id, &e.message) {
                     return;
                 }
                 // The overlay will not open: its keys were for it alone.

@@ -45,7 +45,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
     (",", "rename this tab"),
     ("s", "switch to another session"),
     ("t", "open a terminal in this tab's folder"),
-    ("g", "this tab's diff; in it c comments a line, S sends"),
+    ("g", "this tab's diff and its reviews; c comments, S sends"),
     (
         "[ or PageUp",
         "scroll mode: PageUp/PageDown, / to search, q to leave",

@@ -21,8 +21,10 @@ mod marks;
 mod notice;
 mod overflow;
 mod overlay;
+mod page_row;
 mod prompt;
 mod reattach;
+mod review_rows;
 mod scroll;
 mod session_pick;
 mod status;
@@ -94,8 +96,11 @@ struct Window {
     drafts: HashMap<String, Vec<comments::Comment>>,
     /// Comments the core was asked to type, until it answers.
     sending: Option<diff_open::Sending>,
-    /// The request for the diff the view opens on.
-    diff_asked: Option<(u64, String)>,
+    /// The request for the diff the view opens on, and the tab's reviews
+    /// it shows.
+    diff_asked: Option<(u64, String, review_rows::Reviews)>,
+    /// The request for the reviews of the tab whose view is asked for.
+    reviews_asked: Option<(u64, String)>,
 }
 
 /// Keys held for an overlay that opens on the core's reply.
@@ -204,6 +209,7 @@ impl Window {
             drafts: HashMap::new(),
             sending: None,
             diff_asked: None,
+            reviews_asked: None,
         }
     }
 

@@ -98,6 +98,13 @@ pub enum Effect {
         text: String,
         comments: Vec<Comment>,
     },
+    /// Type `text` into `tab` as one message: review comments (`what`
+    /// says which), from the review panel.
+    SendReview {
+        tab: String,
+        text: String,
+        what: String,
+    },
     /// The diff view of `tab` closed with `comments` not sent.
     DiffClosed {
         tab: String,
@@ -191,6 +198,10 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
             diff_view::Outcome::Reload => {
                 let DiffView { tab, comments, .. } = *v;
                 (Mode::Normal, Effect::DiffReload { tab, comments })
+            }
+            diff_view::Outcome::SendReview { text, what } => {
+                let tab = v.tab.clone();
+                (Mode::Diff(v), Effect::SendReview { tab, text, what })
             }
             diff_view::Outcome::Send(text) => {
                 let (tab, comments) = (v.tab.clone(), v.comments.clone());

@@ -85,10 +85,11 @@ impl Window {
         // An open question or list would be answered to a core that is gone.
         // The diff view stays, with the comments in it (unsent: `S` again
         // once back).
-        if self.sending.take().is_some() {
+        if self.sending.is_some() {
             self.not_sent(format!("lost the core ({why})"));
         }
         self.diff_asked = None;
+        self.reviews_asked = None;
         if !matches!(self.mode, Mode::Normal | Mode::Scroll(_) | Mode::Diff(_)) {
             self.mode = Mode::Normal;
             self.view.invalidate();

@@ -91,6 +91,26 @@ fn refuse(w: &mut Window, id: u64, message: &str) {
 const PATCH: &str = "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n\
     @@ -1,2 +1,2 @@\n one\n-two\n+needle\n";
 
+/// The view asks for the tab's reviews first: answer `value`.
+fn reviews_of(
+    w: &mut Window,
+    rx: &mut mpsc::UnboundedReceiver<Frame>,
+    tab: &str,
+    value: serde_json::Value,
+) {
+    use crate::protocol::api::{ListReviews, Request};
+    let asked = requests(rx);
+    let [(id, Request::Reviews(ListReviews { tab: Some(t), .. }))] = asked.as_slice() else {
+        panic!("{asked:?}");
+    };
+    assert_eq!(t, tab);
+    reply(w, *id, value);
+}
+
+fn no_reviews(w: &mut Window, rx: &mut mpsc::UnboundedReceiver<Frame>) {
+    reviews_of(w, rx, "t1", serde_json::json!([]));
+}
+
 fn a_diff(tab: &str) -> serde_json::Value {
     serde_json::json!({
         "tab": tab, "worktree": "/w/t1", "repo": "/a", "branch": "nerdr/t1",
@@ -110,6 +130,7 @@ fn the_diff_view_asks_for_the_patch_and_sends_comments_as_one_message() {
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g/needle\rcfix it\r");
+    no_reviews(&mut w, &mut rx);
     let asked = requests(&mut rx);
     let [(
         id,
@@ -165,6 +186,7 @@ fn refusals_show_in_the_diff_view() {
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g");
+    no_reviews(&mut w, &mut rx);
     let (id, _) = requests(&mut rx).remove(0);
     refuse(&mut w, id, "tab t1 has no worktree of its own");
     let Mode::Diff(v) = &w.mode else {
@@ -175,6 +197,7 @@ fn refusals_show_in_the_diff_view() {
         .iter()
         .any(|r| r.text == "tab t1 has no worktree of its own"));
     w.on_keys(b"q\x02g");
+    no_reviews(&mut w, &mut rx);
     let (id, _) = requests(&mut rx).remove(0);
     reply(&mut w, id, a_diff("t1"));
     w.on_keys(b"Gcmine\rS");
@@ -187,7 +210,7 @@ fn refusals_show_in_the_diff_view() {
     assert_eq!(v.comments.len(), 1);
     assert_eq!(
         v.note,
-        "comments not sent: tab t1 has no running program to type into"
+        "1 comment not sent: tab t1 has no running program to type into"
     );
     // The core lost: the view stays with its comments.
     w.lost("gone".into());
@@ -204,9 +227,12 @@ fn r_reloads_the_diff_with_its_comments() {
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g");
+    no_reviews(&mut w, &mut rx);
     let (id, _) = requests(&mut rx).remove(0);
     reply(&mut w, id, a_diff("t1"));
     w.on_keys(b"Gckeep me\rrG");
+    // The reviews again first, then the diff.
+    no_reviews(&mut w, &mut rx);
     let asked: Vec<_> = std::iter::from_fn(|| rx.try_recv().ok()).collect();
     let again: Vec<_> = asked
         .iter()
@@ -231,4 +257,134 @@ fn r_reloads_the_diff_with_its_comments() {
     };
     assert_eq!(v.comments.len(), 1);
     assert_eq!(v.sel, v.rows().len() - 1, "the G typed after r");
+}
+
+fn a_review(tab: &str, sandboxed: bool) -> serde_json::Value {
+    serde_json::json!([{
+        "tab": tab, "name": "sh-1",
+        "reviews": [{
+            "number": 1, "reviewer_tab": "r1", "agent": "rev",
+            "written_in_sandbox": sandboxed,
+            "base": "0123456789abcdef", "head": "fedcba9876543210",
+            "summary": "Mostly fine.",
+            "comments": [
+                {"file": "a.rs", "line": 2, "severity": "warning", "text": "why needle?"},
+                {"file": "gone.rs", "line": 7, "severity": "error", "text": "not here"},
+            ],
+        }],
+        "requested": [{
+            "reviewer_tab": "r2", "agent": "other", "base": "0123456789abcdef",
+            "head": "fedcba9876543210", "automatic": true,
+        }],
+    }])
+}
+
+/// The review panel: the reviews come with the diff; `>` selects a
+/// review comment, `s` sends it in `review::message`'s words through
+/// `send`, `A` all of the review's comments; `c` on it is a question
+/// that `S` sends with the person's comments.
+#[test]
+fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
+    use crate::protocol::api::{Request, SendText};
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.on_tabs(vec![tab("t1")]);
+    w.view.redraw("t1", 23, 80);
+    // Keys typed before either reply are the view's.
+    w.on_keys(b"\x02g>");
+    reviews_of(&mut w, &mut rx, "t1", a_review("t1", true));
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t1"));
+    let Mode::Diff(v) = &w.mode else {
+        panic!("no diff view: {:?}", w.mode);
+    };
+    let texts: Vec<&str> = v.rows().iter().map(|r| r.text.as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("summary: Mostly fine.")));
+    assert!(texts
+        .iter()
+        .any(|t| t.contains("reviewing: other (tab r2)")));
+    assert!(v.status().contains("s send A send all"), "{}", v.status());
+    // The view opens on the first file; `>` went on to the comment under
+    // its line 2. The one on a file the diff does not have is with the
+    // summary, above.
+    assert!(
+        v.rows()[v.sel].text.contains("a.rs:2 warning from rev"),
+        "{texts:#?}"
+    );
+    w.on_keys(b"s");
+    let sent = requests(&mut rx);
+    let [(
+        id,
+        Request::Send(SendText {
+            tab,
+            text,
+            enter: true,
+            ..
+        }),
+    )] = sent.as_slice()
+    else {
+        panic!("{sent:?}");
+    };
+    assert_eq!(tab, "t1");
+    assert_eq!(
+        text,
+        &format!(
+            "{} Review 1 by rev of 0123456789ab..fedcba987654: a.rs:2 (warning): why needle?",
+            crate::review::SANDBOX_NOTE
+        )
+    );
+    reply(&mut w, *id, serde_json::json!({}));
+    let Mode::Diff(v) = &w.mode else {
+        panic!("the view closed: {:?}", w.mode);
+    };
+    assert_eq!(
+        v.note,
+        "sent review 1's comment 1 to tab 1 () as one message"
+    );
+    // A: every comment of the review.
+    w.on_keys(b"A");
+    let sent = requests(&mut rx);
+    let [(_, Request::Send(SendText { text, .. }))] = sent.as_slice() else {
+        panic!("{sent:?}");
+    };
+    assert!(
+        text.ends_with("a.rs:2 (warning): why needle?; gone.rs:7 (error): not here"),
+        "{text}"
+    );
+    // A question on the review comment, sent with S.
+    w.on_keys(b"cwhy not?\rS");
+    let sent = requests(&mut rx);
+    let [(_, Request::Send(SendText { text, .. }))] = sent.as_slice() else {
+        panic!("{sent:?}");
+    };
+    assert_eq!(
+        text,
+        "A comment on your changes (file:line: comment):\n\
+         a.rs:2: a question on review 1's comment 1 (\"warning: why needle?\"): why not?"
+    );
+}
+
+/// Reviews that cannot be read leave the diff to show, and say why.
+#[test]
+fn refused_reviews_still_show_the_diff() {
+    use crate::protocol::api::Request;
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.on_tabs(vec![tab("t1")]);
+    w.view.redraw("t1", 23, 80);
+    w.on_keys(b"\x02g");
+    let (id, req) = requests(&mut rx).remove(0);
+    assert!(matches!(req, Request::Reviews(_)), "{req:?}");
+    refuse(&mut w, id, "no reviews here");
+    let (id, req) = requests(&mut rx).remove(0);
+    assert!(matches!(req, Request::Diff(_)), "{req:?}");
+    reply(&mut w, id, a_diff("t1"));
+    let Mode::Diff(v) = &w.mode else {
+        panic!("no diff view: {:?}", w.mode);
+    };
+    assert!(v
+        .rows()
+        .iter()
+        .any(|r| r.text == "The reviews could not be read: no reviews here"));
+    assert!(v.rows().iter().any(|r| r.text.contains("+needle")));
 }
