@@ -52,6 +52,9 @@ fn send(
     let Some(tab) = tabs.first() else {
         anyhow::bail!("no such tab");
     };
+    if let Some(why) = crate::review::not_for_a_program(&tab.tab, tab.program.as_deref()) {
+        anyhow::bail!(why);
+    }
     let review = match number {
         Some(n) => tab.reviews.iter().find(|r| r.number == n),
         None => tab.reviews.last(),
@@ -147,6 +150,7 @@ mod tests {
     #[test]
     fn a_review_from_a_sandbox_says_so_and_agent_text_is_made_printable() {
         let tabs = [TabReviews {
+            program: None,
             tab: "ab12".into(),
             name: "claude-1".into(),
             reviews: vec![Review {

@@ -90,6 +90,11 @@ impl Core {
             if !store.due(&tab, &range.head) {
                 continue;
             }
+            // One reviewer at a time: while one works, the head is left
+            // due, so the turn that ends after it reviews the newest head.
+            if !matches!(self.review_under_way(&tab).await, Ok(None)) {
+                continue;
+            }
             let (key, head) = (tab.clone(), range.head.clone());
             if self
                 .update_reviews(move |s| s.note_head(&key, &head))

@@ -77,7 +77,8 @@ impl Core {
         folder: Option<PathBuf>,
     ) -> Result<Vec<TabReviews>, ApiError> {
         let named = tab.or_else(|| caller.tab().map(str::to_owned));
-        let (tabs, reviewers): (Vec<(String, String)>, BTreeMap<String, ReviewerTab>) = {
+        type Named = (String, String, Option<String>);
+        let (tabs, reviewers): (Vec<Named>, BTreeMap<String, ReviewerTab>) = {
             let state = self.state.lock().unwrap();
             let reviewers = state
                 .tabs
@@ -95,25 +96,18 @@ impl Core {
             let tabs = match (&named, &folder) {
                 (Some(t), _) => {
                     let found = state.tabs.get(t).ok_or_else(|| no_tab(t))?;
-                    vec![(found.id.clone(), found.name.clone())]
+                    vec![named_tab(found)]
                 }
-                (None, Some(f)) => state
-                    .session_tabs(f)
-                    .into_iter()
-                    .map(|t| (t.id.clone(), t.name.clone()))
-                    .collect(),
-                (None, None) => state
-                    .tabs
-                    .values()
-                    .map(|t| (t.id.clone(), t.name.clone()))
-                    .collect(),
+                (None, Some(f)) => state.session_tabs(f).into_iter().map(named_tab).collect(),
+                (None, None) => state.tabs.values().map(named_tab).collect(),
             };
             (tabs, reviewers)
         };
         let store = self.load_reviews().await?;
         let out = tabs
             .into_iter()
-            .map(|(id, name)| TabReviews {
+            .map(|(id, name, program)| TabReviews {
+                program,
                 reviews: store.reviews_of(&id).to_vec(),
                 requested: store
                     .pending
@@ -159,4 +153,10 @@ struct ReviewerTab {
     exit_code: Option<i32>,
     sandboxed: bool,
     nerdr_missing: Option<String>,
+}
+
+/// A tab's id, name, and the program it runs when it is one.
+fn named_tab(t: &super::state::Tab) -> (String, String, Option<String>) {
+    let program = t.program.then(|| t.agent.clone());
+    (t.id.clone(), t.name.clone(), program)
 }

@@ -107,6 +107,35 @@ impl Core {
         })
     }
 
+    /// Why tab `author` cannot get another reviewer now: one of its
+    /// reviewers still runs without having posted. One at a time per
+    /// author, so an agent committing in a loop cannot start reviewer
+    /// after reviewer (review finding F3).
+    pub(super) async fn review_under_way(&self, author: &str) -> Result<Option<String>, ApiError> {
+        let store = self.load_reviews().await?;
+        let state = self.state.lock().unwrap();
+        Ok(store
+            .pending
+            .iter()
+            .filter(|(_, p)| p.author == author && p.posted.is_none())
+            .find_map(|(reviewer, p)| {
+                let t = state.tabs.get(reviewer)?;
+                matches!(
+                    t.state,
+                    crate::protocol::api::TabState::Starting
+                        | crate::protocol::api::TabState::Running
+                )
+                .then(|| {
+                    format!(
+                        "tab {author} is being reviewed already, by tab {reviewer} ({}); \
+                         one reviewer at a time: wait for its review (`nerdr reviews \
+                         {author}`), or close tab {reviewer}",
+                        p.agent
+                    )
+                })
+            }))
+    }
+
     /// The author's range, read off the async workers.
     pub(super) async fn range_of(&self, author: &Author) -> Result<Range, ApiError> {
         let (repo, branch, tab) = (
@@ -134,6 +163,9 @@ impl Core {
     ) -> Result<ReviewStarted, ApiError> {
         let author = self.author_of(tab)?;
         let range = self.range_of(&author).await?;
+        if let Some(why) = self.review_under_way(&author.id).await? {
+            return Err(ApiError::new(ErrorCode::Denied, why));
+        }
         let file = self.paths.config_file();
         let config = super::edge::gather("reading the config for a review", move || {
             crate::config::load(&file).map_err(|e| e.to_string())

@@ -248,6 +248,10 @@ pub struct TabReviews {
     pub name: String,
     pub reviews: Vec<crate::review::store::Review>,
     pub requested: Vec<ReviewRequested>,
+    /// The program the tab runs when it is one (`nerdr agent -- CMD`), not
+    /// a configured agent: review text is never typed into it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }
 
 /// A reviewer at work on a tab's work.

@@ -415,6 +415,7 @@ fn review_replies_keep_their_fields() {
     );
     same_wire::<ListReviews>(
         vec![TabReviews {
+            program: None,
             tab: "ab12".into(),
             name: "claude-1".into(),
             reviews: vec![Review {

@@ -98,6 +98,18 @@ pub fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }
 
+/// Why a review's text must not be typed into tab `tab`, when it runs
+/// `program` rather than a configured agent: typed into a shell, a
+/// reviewer's words (a sandboxed one's, say) would run as commands.
+pub fn not_for_a_program(tab: &str, program: Option<&str>) -> Option<String> {
+    program.map(|p| {
+        format!(
+            "tab {tab} runs a program ({p}), not an agent: a review's text typed there would \
+             be taken as its input (a shell would run it); read it with `nerdr reviews {tab}`"
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::format::Severity;

@@ -1,6 +1,6 @@
-//! Adversarial review of reviews by agents (issue 18): attacks with the
-//! real binary against a hand-started core. Each test asserts what an
-//! attacker gets today; a test that fails means the hole is closed.
+//! Adversarial review of reviews by agents (issue 18): the reviewer's
+//! attacks with the real binary against a hand-started core, each now a
+//! test that the hole stays closed, and what held (the store, bad input).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -104,9 +104,10 @@ fn rev18b_a_sandboxed_authors_file_never_runs_as_its_reviewers_wrapper() {
 
 /// `nerdr reviews TAB --send all` of a review with no comments types
 /// `Review N by AGENT of B..H: SUMMARY` and Enter: into an author whose
-/// agent is a shell (`nerdr agent -- bash`), the summary's `; cmd` runs.
+/// agent is a shell (`nerdr agent -- bash`), the summary's `; cmd` ran.
+/// Review text is now never typed into a tab that runs a program.
 #[test]
-fn rev18b_a_summary_sent_to_a_shell_author_runs_as_a_command() {
+fn rev18b_a_summary_is_never_typed_into_a_program_author() {
     let l = Local::started();
     l.write_config(&format!("[agents.rev]\n{BASH}"));
     repo(&l);
@@ -133,16 +134,17 @@ fn rev18b_a_summary_sent_to_a_shell_author_runs_as_a_command() {
     ]);
     l.wait_screen(&reviewer, "posted-0");
     assert!(!marker.exists());
-    l.ok(&["reviews", &author, "--send", "all"]);
-    let ran = crate::support::poll(Duration::from_secs(10), || marker.exists());
-    eprintln!("author's screen:\n{}", l.ok(&["read", &author]));
-    assert!(ran, "the summary did not run in the author's shell");
+    let err = l.fails(&["reviews", &author, "--send", "all"]);
+    assert!(err.contains("runs a program (bash)"), "{err}");
+    let ran = crate::support::poll(Duration::from_secs(5), || marker.exists());
+    assert!(!ran, "the summary ran in the author's shell");
 }
 
-/// `[review] automatic`: each new head at a turn's end starts one more
-/// reviewer, with no bound on how many are at work at once.
+/// `[review] automatic`: each new head at a turn's end started one more
+/// reviewer, with no bound on how many were at work at once. Now one
+/// reviewer at a time per author: a loop of commits starts one.
 #[test]
-fn rev18b_an_author_in_a_loop_starts_a_reviewer_per_commit() {
+fn rev18b_an_author_in_a_loop_starts_one_reviewer_at_a_time() {
     let l = Local::started();
     l.write_config(&format!(
         "[agents.sh]\n{BASH}[agents.rev]\n{BASH}[review]\nagent = \"rev\"\nautomatic = true\n"
@@ -161,12 +163,14 @@ fn rev18b_an_author_in_a_loop_starts_a_reviewer_per_commit() {
     ]);
     l.wait_screen_within(&author, "loop-42", Duration::from_secs(60));
     let mut count = 0;
-    crate::support::poll(Duration::from_secs(30), || {
+    crate::support::poll(Duration::from_secs(10), || {
         count = l.tabs_json(&[]).len() - 1;
-        count >= n
+        count > 1
     });
-    eprintln!("reviewers started by one author's loop: {count}");
-    assert_eq!(count, n);
+    assert_eq!(
+        count, 1,
+        "reviewers started by one author's loop of {n} commits"
+    );
 }
 
 /// `reviews.json`: its mode, a corrupt file (named, kept, nothing started),
@@ -214,12 +218,11 @@ fn rev18b_the_store_and_bad_input() {
     assert_eq!(l.tabs_json(&[]).len(), tabs);
     assert_eq!(std::fs::read_to_string(&store).unwrap(), "{\"pending\": 5");
     std::fs::write(&store, before).unwrap();
-    // The same head again, and again: a reviewer each time.
+    // The same head again, while its reviewer runs: refused, no new tab.
+    let tabs = l.tabs_json(&[]).len();
     for _ in 0..3 {
-        l.ok(&["request-review", &author, "--reviewer", "rev"]);
+        let err = l.fails(&["request-review", &author, "--reviewer", "rev"]);
+        assert!(err.contains("being reviewed already"), "{err}");
     }
-    eprintln!(
-        "tabs after 3 more requests at one head: {}",
-        l.tabs_json(&[]).len()
-    );
+    assert_eq!(l.tabs_json(&[]).len(), tabs);
 }

@@ -59,7 +59,7 @@ fn review_comments_show_in_place_and_go_to_the_author() {
     t.wait("tab 1 shown", |s: &[String]| status(s).contains("1:cat-1*"));
     // The reviewer is at work: the panel says so, with the diff.
     t.keys(&["C-b", "g"]);
-    t.wait_text(&format!("reviewing: rev (tab {reviewer})"));
+    t.wait_text(&format!("requested: rev (tab {reviewer})"));
     t.wait_text("+line 2 needle");
     t.text("q");
 
@@ -86,7 +86,7 @@ fn review_comments_show_in_place_and_go_to_the_author() {
             .unwrap_or_else(|| panic!("{needle:?} missing:\n{page}"))
     };
     assert!(page.contains("summary: one question"), "{page}");
-    assert!(!page.contains("reviewing: rev"), "{page}");
+    assert!(!page.contains("requested: rev"), "{page}");
     assert_eq!(
         row("** notes.txt:2 warning") - 1,
         row("+line 2 needle"),

@@ -226,9 +226,19 @@ fn an_automatic_review_comes_once_per_new_head() {
     turn(3);
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(requested(), 1, "a second review at the same head");
-    // A new head: one more.
+    // A new head while the first reviewer works: none more (one reviewer
+    // at a time), and the head stays due.
     commit(&l, &author, "third");
     turn(4);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(requested(), 1, "a second reviewer beside the first");
+    // Once the first reviewer is gone, the next turn's end: one more.
+    let first = listed["requested"][0]["reviewer_tab"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    l.ok(&["close", &first]);
+    turn(5);
     wait_until(
         "the second automatic review",
         Duration::from_secs(30),
@@ -236,7 +246,7 @@ fn an_automatic_review_comes_once_per_new_head() {
     );
     // A review is recorded before its reviewer starts: its tab comes.
     wait_until("the second reviewer's tab", Duration::from_secs(30), || {
-        l.tabs_json(&[]).len() == 3
+        l.tabs_json(&[]).len() == 2
     });
 }
 

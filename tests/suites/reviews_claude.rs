@@ -31,7 +31,13 @@ fn claude_reviews_a_tabs_commit_and_its_comment_reaches_the_author() {
     // The prompt nerdr types names `post-review`: the model answers it by
     // running the review through claude's shell tool.
     t.model.when_user_says("post-review", Turn::run(POST));
-    let author = t.ok(&["agent", "--", "bash", "--norc", "--noprofile"]);
+    // The author is a configured agent: review text is never typed into a
+    // tab that runs a program (`nerdr agent -- CMD`).
+    t.env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.author]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n",
+    );
+    let author = t.ok(&["agent", "author"]);
     let wt = PathBuf::from(
         t.tab_json(&author)["worktree"]
             .as_str()

@@ -282,6 +282,10 @@ impl DiffView {
     }
 
     fn send_remark(&mut self) -> Outcome {
+        if let Some(why) = &self.reviews.not_sendable {
+            self.note = why.clone();
+            return Outcome::Stay;
+        }
         let RowKind::Remark(r, c) = self.rows[self.sel].kind else {
             self.note = "s sends a review comment: select one first (> goes to the next)".into();
             return Outcome::Stay;
@@ -300,6 +304,10 @@ impl DiffView {
     }
 
     fn send_review(&mut self) -> Outcome {
+        if let Some(why) = &self.reviews.not_sendable {
+            self.note = why.clone();
+            return Outcome::Stay;
+        }
         let Some(r) = self.selected_review() else {
             self.note =
                 "A sends a review's comments: select the review or one of its comments first"

@@ -283,6 +283,12 @@ fn review_keys_jump_and_send() {
             what: "review 1's 2 comments".into(),
         }
     );
+    // Into a tab that runs a program, review text is never typed.
+    v.reviews.not_sendable = Some("tab t1 runs a program (bash), not an agent".into());
+    assert_eq!(v.feed(b"s").0, Outcome::Stay);
+    assert_eq!(v.feed(b"A").0, Outcome::Stay);
+    assert!(v.note.contains("runs a program"), "{}", v.note);
+    v.reviews.not_sendable = None;
     // c on a review comment is a question on it, shown under it.
     v.feed(b"c");
     assert!(

@@ -27,6 +27,9 @@ pub struct Reviews {
     pub at_work: Vec<ReviewRequested>,
     /// Why they could not be read, when they could not.
     pub unread: Option<String>,
+    /// Why their text must not be typed into the tab, when it must not
+    /// (`review::not_for_a_program`).
+    pub not_sendable: Option<String>,
 }
 
 impl Reviews {
@@ -152,12 +155,17 @@ pub fn head_rows(reviews: &Reviews, at_summary: &[(usize, usize)], gutter: &str)
         out.push(plain(
             RowKind::ReviewNote(usize::MAX),
             format!(
-                "reviewing: {} (tab {}) on {}..{}{}; its review is not in yet (r asks again)",
+                "requested: {} (tab {}) on {}..{}{}: {} (r asks again)",
                 printable(&p.agent),
                 printable(&p.reviewer_tab),
                 short(&p.base),
                 short(&p.head),
-                if p.automatic { ", automatic" } else { "" }
+                if p.automatic { ", automatic" } else { "" },
+                if p.status.is_empty() {
+                    "its review is not in yet".to_string()
+                } else {
+                    printable(&p.status).to_string()
+                }
             ),
         ));
     }

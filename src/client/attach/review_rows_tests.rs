@@ -72,8 +72,11 @@ fn review_comments_go_under_their_lines_files_or_summary() {
             base: "0123456789abcdef".into(),
             head: "aaaaaaaaaaaaaaaa".into(),
             automatic: false,
+            state: crate::review::status::State::CannotReachNerdr,
+            status: "cannot post: its sandbox hides the hook socket".into(),
         }],
         unread: None,
+        not_sendable: None,
     };
     let got = texts(&rows(&["title".into()], &p, &[], &reviews));
     let want = [
@@ -85,8 +88,8 @@ fn review_comments_go_under_their_lines_files_or_summary() {
         "review 2 by codex (tab r2) of 0123456789ab..fedcba987654: 1 comment",
         SANDBOX_NOTE,
         "summary: summary 2",
-        "reviewing: claude (tab r3) on 0123456789ab..aaaaaaaaaaaa; its review is not in \
-         yet (r asks again)",
+        "requested: claude (tab r3) on 0123456789ab..aaaaaaaaaaaa: cannot post: its sandbox \
+         hides the hook socket (r asks again)",
         "",
         "2 files changed, +1 -2",
         "M a.rs    +1 -1",

@@ -302,7 +302,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
     assert!(texts.iter().any(|t| t.contains("summary: Mostly fine.")));
     assert!(texts
         .iter()
-        .any(|t| t.contains("reviewing: other (tab r2)")));
+        .any(|t| t.contains("requested: other (tab r2)")));
     assert!(v.status().contains("s send A send all"), "{}", v.status());
     // The view opens on the first file; `>` went on to the comment under
     // its line 2. The one on a file the diff does not have is with the
