@@ -14,7 +14,8 @@ use crate::protocol::api::DiffTab;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`); or a
+    /// closed tab's id or branch (nerdr/ID), as `nerdr worktrees` lists it
     pub tab: String,
     /// Git's --stat of the same changes, not the patch
     #[arg(long)]

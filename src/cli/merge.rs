@@ -13,9 +13,11 @@ use crate::protocol::api::{MergeHow, MergeTab, Merged};
 #[command(
     after_help = "Merges the tab's branch (nerdr/TAB) into the branch the tab started from, or \
         into --into BRANCH, in the repository's main checkout.\n\n\
-        The main checkout must be on that branch and hold no uncommitted work; otherwise, or \
+        The main checkout must be on that branch and hold no uncommitted changes to tracked \
+        files (untracked ones are fine unless the merge would overwrite one); otherwise, or \
         when the merge conflicts, nothing is merged and the checkout is left exactly as it \
-        was (the reason says what to do). Work the tab's worktree holds uncommitted is not \
+        was (the reason names the files and says what to do). A branch whose changes are all \
+        in the target already (squashed before) is nothing new to merge. Work the tab's worktree holds uncommitted is not \
         part of the merge (commit it there first).\n\n\
         --squash makes one new commit of all the branch's changes; --ff-only only moves the \
         branch forward; --rebase first rebases the tab's branch onto the target in the tab's \
@@ -25,7 +27,8 @@ use crate::protocol::api::{MergeHow, MergeTab, Merged};
         program (a merge driver, a filter) is refused, not run."
 )]
 pub struct Args {
-    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`); or a
+    /// closed tab's id or branch (nerdr/ID), as `nerdr worktrees` lists it
     pub tab: String,
     /// The branch to merge into (default: the branch the tab's worktree started from)
     #[arg(long, value_name = "BRANCH")]

@@ -546,6 +546,25 @@ mod tests {
         }
     }
 
+    #[test]
+    fn untracked_files_in_the_main_checkout_are_gits_to_refuse() {
+        let c = |kind, path: &str| unsaved::Change {
+            kind,
+            path: path.into(),
+        };
+        let all = vec![
+            c(unsaved::ChangeKind::Untracked, "scratch.txt"),
+            c(unsaved::ChangeKind::Modified, "a.txt"),
+            c(unsaved::ChangeKind::Staged, "b.txt"),
+        ];
+        assert_eq!(tracked(&all), all[1..].to_vec());
+        let untracked_only = Facts {
+            main_changes: tracked(&all[..1]),
+            ..clean()
+        };
+        assert_eq!(ready(&untracked_only), Ready::Go);
+    }
+
     fn source(open: bool) -> Source {
         Source {
             tab: "ab12".into(),

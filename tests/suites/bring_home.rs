@@ -395,7 +395,7 @@ fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
     // sandboxed agent, which may not list worktrees either.
     st.ok(&["close", &other]);
     for (i, handle) in [other.clone(), format!("nerdr/{other}")].iter().enumerate() {
-        for (verb, said) in [("diff", "its own tab's diff"), ("merge", "cannot merge")] {
+        for (verb, said) in [("diff", "may see only"), ("merge", "cannot merge")] {
             let marker = format!("closed{verb}{i}");
             let screen = in_tab(
                 &st,
@@ -510,14 +510,20 @@ fn clean_removes_only_merged_work() {
 
     let out = st.ok(&["clean", "--merged", "--dry-run"]);
     assert!(
-        out.contains(&format!("would remove {} and branch nerdr/{m}", s(&wm))),
+        out.contains(&format!(
+            "would remove {} (closed tab {m}) and branch nerdr/{m}",
+            s(&wm)
+        )),
         "{out}"
     );
     assert!(wm.exists(), "a dry run removed it");
 
     let out = st.ok(&["clean", "--merged"]);
     assert!(
-        out.contains(&format!("removed {} and branch nerdr/{m}", s(&wm))),
+        out.contains(&format!(
+            "removed {} (closed tab {m}) and branch nerdr/{m}",
+            s(&wm)
+        )),
         "{out}"
     );
     assert!(!wm.exists(), "{out}");
@@ -541,7 +547,10 @@ fn clean_removes_only_merged_work() {
     st.ok(&["merge", "--squash", &q]);
     st.ok(&["close", &q]);
     let out = st.ok(&["clean"]);
-    assert!(out.contains(&format!("removed {}:", s(&wq))), "{out}");
+    assert!(
+        out.contains(&format!("removed {} (closed tab {q}):", s(&wq))),
+        "{out}"
+    );
     assert!(!wq.exists());
     assert_eq!(st.tip(&format!("nerdr/{q}")).len(), 40, "its branch went");
     assert!(wu.exists() && wd.exists() && wr.exists(), "{out}");
