@@ -531,6 +531,7 @@ fn clean_removes_only_merged_work() {
     assert!(!branches.contains(&m), "{branches}");
     assert!(wu.exists() && branches.contains(&u), "{out}");
     assert!(out.contains("1 commit of"), "{out}");
+    assert!(out.contains(&format!("`nerdr merge nerdr/{u}`")), "{out}");
     assert!(wd.join("draft.txt").is_file(), "{out}");
     assert!(out.contains("work no commit has"), "{out}");
     assert!(
