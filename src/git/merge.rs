@@ -411,16 +411,24 @@ fn run_merge(paths: &Paths, src: &Source, target: &str, how: MergeHow) -> Result
         }
         MergeHow::Rebase => {
             let onto = format!("refs/heads/{target}");
+            let old = tip(repo, branch)?;
             if let Err(e) = git(worktree, &["rebase", &onto]) {
                 let why = failed(worktree, e, how);
                 let _ = git(worktree, &["rebase", "--abort"]);
                 return Err(why);
             }
             git(repo, &["merge", "--ff-only", branch]).map_err(|e| {
-                format!(
-                    "{branch} was rebased onto {target}, but the fast-forward after it failed: {}",
-                    failed(repo, e, MergeHow::FfOnly)
-                )
+                let why = failed(repo, e, MergeHow::FfOnly);
+                // The worktree held no uncommitted work (`ready`), so
+                // the branch goes back where it was with nothing lost.
+                match git(worktree, &["reset", "-q", "--keep", &old]) {
+                    Ok(()) => format!("{why}\n(the rebase of {branch} was undone)"),
+                    Err(e) => format!(
+                        "{why}\n{branch} stays rebased onto {target} (it was at {}; undoing \
+                         the rebase failed: {e})",
+                        short(&old)
+                    ),
+                }
             })
         }
     }

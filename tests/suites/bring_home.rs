@@ -652,16 +652,21 @@ fn a_rebase_moves_the_base_and_a_squashed_branch_is_nothing_new() {
     let wc = st.worktree_of(&c);
     st.commit(&wc, "clash.txt", "agent\n", "agent clash");
     std::fs::write(st.repo.join("clash.txt"), "person\n").unwrap();
+    st.commit(&st.repo, "main4.txt", "m4\n", "main moves on a fourth time");
     let head = st.head();
     let status = st.status();
-    let err = st.fails(&["merge", &c]);
-    assert!(
-        err.contains("would overwrite untracked files") && err.contains("clash.txt"),
-        "{err}"
-    );
-    assert!(err.contains("nothing was merged"), "{err}");
-    assert_eq!(st.head(), head, "{err}");
-    assert_eq!(st.status(), status, "{err}");
+    let tip = st.tip(&format!("nerdr/{c}"));
+    for how in [&[][..], &["--squash"][..], &["--rebase"][..]] {
+        let err = st.fails(&[&["merge"], how, &[c.as_str()]].concat());
+        assert!(
+            err.contains("would overwrite untracked files") && err.contains("clash.txt"),
+            "{how:?}: {err}"
+        );
+        assert!(err.contains("nothing was merged"), "{how:?}: {err}");
+        assert_eq!(st.head(), head, "{how:?}: {err}");
+        assert_eq!(st.status(), status, "{how:?}: {err}");
+        assert_eq!(st.tip(&format!("nerdr/{c}")), tip, "{how:?}: {err}");
+    }
     assert_eq!(
         std::fs::read_to_string(st.repo.join("clash.txt")).unwrap(),
         "person\n"
