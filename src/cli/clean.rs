@@ -6,7 +6,7 @@
 use std::process::ExitCode;
 
 use crate::client;
-use crate::protocol::api::{CleanWorktrees, Cleaned};
+use crate::protocol::api::{CleanEntry, CleanWorktrees, Cleaned};
 use crate::protocol::printable;
 
 #[derive(Debug, clap::Args)]
@@ -45,8 +45,9 @@ fn text(c: &Cleaned) -> String {
             (Some(b), true) => format!(" and branch {}", printable(b)),
             _ => String::new(),
         };
+        let tab = label(e);
         out.push_str(&format!(
-            "{} {}{branch}: {}\n",
+            "{} {}{tab}{branch}: {}\n",
             e.action,
             printable(&e.path.display().to_string()),
             printable(&e.why)
@@ -55,10 +56,24 @@ fn text(c: &Cleaned) -> String {
     out
 }
 
+/// Which tab's worktree, as `nerdr tabs` names it: ` (tab NAME, ID)`, or
+/// for a closed tab ` (closed tab ID)` (its branch's `nerdr/<id>`).
+fn label(e: &CleanEntry) -> String {
+    let name = e.tab_name.as_deref().filter(|n| !n.is_empty());
+    let said = match (e.tab.as_deref(), name) {
+        (Some(t), Some(n)) if n != t => format!(" (tab {n}, {t})"),
+        (Some(t), _) => format!(" (tab {t})"),
+        (None, _) => match crate::git::listing::closed_id(false, e.branch.as_deref()) {
+            Some(id) => format!(" (closed tab {id})"),
+            None => String::new(),
+        },
+    };
+    printable(&said)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::api::CleanEntry;
 
     #[test]
     fn each_worktree_says_what_became_of_it() {
@@ -68,6 +83,8 @@ mod tests {
                 CleanEntry {
                     path: "/d/a".into(),
                     branch: Some("nerdr/a".into()),
+                    tab: None,
+                    tab_name: None,
                     action: "removed".into(),
                     branch_deleted: true,
                     why: "its work is merged into main".into(),
@@ -75,6 +92,8 @@ mod tests {
                 CleanEntry {
                     path: "/d/b".into(),
                     branch: Some("nerdr/b".into()),
+                    tab: Some("b".into()),
+                    tab_name: Some("fixer".into()),
                     action: "kept".into(),
                     branch_deleted: false,
                     why: "tab b is running in it".into(),
@@ -83,9 +102,12 @@ mod tests {
         };
         let t = text(&c);
         assert!(
-            t.contains("removed /d/a and branch nerdr/a: its work is merged"),
+            t.contains("removed /d/a (closed tab a) and branch nerdr/a: its work is merged"),
             "{t}"
         );
-        assert!(t.contains("kept /d/b: tab b is running in it"), "{t}");
+        assert!(
+            t.contains("kept /d/b (tab fixer, b): tab b is running in it"),
+            "{t}"
+        );
     }
 }

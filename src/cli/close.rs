@@ -32,6 +32,9 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         folder: folder.scope()?,
     })?;
     eprintln!("{}", closed_text(&closed));
+    if let Some(left) = &closed.left {
+        eprintln!("{}", printable(left));
+    }
     if let Some(r) = &closed.removed {
         eprint!("{}", removed_text(r));
     }

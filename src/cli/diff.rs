@@ -14,7 +14,8 @@ use crate::protocol::api::DiffTab;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`); or a
+    /// closed tab's id or branch (nerdr/ID), as `nerdr worktrees` lists it
     pub tab: String,
     /// Git's --stat of the same changes, not the patch
     #[arg(long)]
@@ -51,10 +52,19 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         "never" => false,
         _ => terminal,
     };
-    let text = match (colour, terminal) {
+    let mark = uncommitted_line(&d.uncommitted);
+    let mut text = match (colour, terminal) {
         (false, false) => d.patch,
         (colour, _) => shown(&d.patch, colour, args.stat),
     };
+    // Piped, the patch stays git's (`git apply` reads it): the mark goes
+    // to stderr; on a terminal it ends the text.
+    if let Some(mark) = mark {
+        match terminal {
+            true => text.push_str(&format!("{mark}\n")),
+            false => eprintln!("nerdr: {mark}"),
+        }
+    }
     let mut out = std::io::stdout().lock();
     // A reader that stops early (`| head`) is not an error.
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -62,6 +72,28 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         r => r?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The paths whose change is (in part) not committed yet, which `nerdr
+/// merge` leaves out, in one line; `None` when all of it is committed.
+fn uncommitted_line(paths: &[String]) -> Option<String> {
+    const SHOWN: usize = 10;
+    if paths.is_empty() {
+        return None;
+    }
+    let mut list: Vec<String> = paths
+        .iter()
+        .take(SHOWN)
+        .map(|p| crate::protocol::printable(p))
+        .collect();
+    if paths.len() > SHOWN {
+        list.push(format!("and {} more", paths.len() - SHOWN));
+    }
+    Some(format!(
+        "(uncommitted: {}; in the worktree only, `nerdr merge` leaves {} out until committed)",
+        list.join(", "),
+        if paths.len() == 1 { "it" } else { "them" }
+    ))
 }
 
 const RESET: &str = "\x1b[m";
@@ -182,6 +214,20 @@ mod tests {
             assert!(!got.contains("\x1b[2J"), "{got}");
         }
         assert_eq!(shown("a\tb\\t\n", false, false), "a\tb\\t\n");
+    }
+
+    #[test]
+    fn uncommitted_paths_are_marked() {
+        assert_eq!(uncommitted_line(&[]), None);
+        let one = uncommitted_line(&["b.txt".into()]).unwrap();
+        assert_eq!(
+            one,
+            "(uncommitted: b.txt; in the worktree only, `nerdr merge` leaves it out until \
+             committed)"
+        );
+        let many: Vec<String> = (0..12).map(|i| format!("f{i}\x1b")).collect();
+        let said = uncommitted_line(&many).unwrap();
+        assert!(said.contains("f9\\u{1b}, and 2 more;"), "{said}");
     }
 
     #[test]

@@ -13,9 +13,11 @@ use crate::protocol::api::{MergeHow, MergeTab, Merged};
 #[command(
     after_help = "Merges the tab's branch (nerdr/TAB) into the branch the tab started from, or \
         into --into BRANCH, in the repository's main checkout.\n\n\
-        The main checkout must be on that branch and hold no uncommitted work; otherwise, or \
+        The main checkout must be on that branch and hold no uncommitted changes to tracked \
+        files (untracked ones are fine unless the merge would overwrite one); otherwise, or \
         when the merge conflicts, nothing is merged and the checkout is left exactly as it \
-        was (the reason says what to do). Work the tab's worktree holds uncommitted is not \
+        was (the reason names the files and says what to do). A branch whose changes are all \
+        in the target already (squashed before) is nothing new to merge. Work the tab's worktree holds uncommitted is not \
         part of the merge (commit it there first).\n\n\
         --squash makes one new commit of all the branch's changes; --ff-only only moves the \
         branch forward; --rebase first rebases the tab's branch onto the target in the tab's \
@@ -25,7 +27,8 @@ use crate::protocol::api::{MergeHow, MergeTab, Merged};
         program (a merge driver, a filter) is refused, not run."
 )]
 pub struct Args {
-    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
+    /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`); or a
+    /// closed tab's id or branch (nerdr/ID), as `nerdr worktrees` lists it
     pub tab: String,
     /// The branch to merge into (default: the branch the tab's worktree started from)
     #[arg(long, value_name = "BRANCH")]
@@ -55,15 +58,34 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         folder: folder.scope()?,
     })?;
     for n in &merged.notes {
-        eprintln!("nerdr: {}", crate::protocol::printable(n));
+        eprintln!("{}", noted(n));
     }
     println!("{}", said(&merged));
     Ok(ExitCode::SUCCESS)
 }
 
+/// A note as lines: each line's control characters shown escaped, its
+/// line breaks kept.
+fn noted(n: &str) -> String {
+    n.lines()
+        .enumerate()
+        .map(|(i, l)| match i {
+            0 => format!("nerdr: {}", crate::protocol::printable(l)),
+            _ => crate::protocol::printable(l),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The result in one line.
 fn said(m: &Merged) -> String {
     let (from, to) = (short(&m.before), short(&m.after));
+    if let Some(already) = &m.already {
+        return format!(
+            "nothing new to merge: {} is {already} into {}",
+            m.branch, m.into
+        );
+    }
     if m.before == m.after {
         return format!(
             "nothing to merge: {} has every commit of {}",
@@ -100,6 +122,8 @@ mod tests {
             after: "bbbb".into(),
             fast_forward: ff,
             notes: vec![],
+            already: None,
+            new_base: None,
         };
         assert_eq!(
             said(&m(MergeHow::Merge, true, "aaaa")),
@@ -109,5 +133,35 @@ mod tests {
         assert!(said(&m(MergeHow::Squash, false, "aaaa")).contains("squashed"));
         assert!(said(&m(MergeHow::Rebase, true, "aaaa")).contains("rebased"));
         assert!(said(&m(MergeHow::Merge, false, "bbbb")).starts_with("nothing to merge"));
+    }
+
+    #[test]
+    fn notes_keep_their_lines_and_lose_their_escapes() {
+        assert_eq!(
+            noted("left out of the merge:\n  untracked: scratch.txt"),
+            "nerdr: left out of the merge:\n  untracked: scratch.txt"
+        );
+        assert_eq!(noted("a\x1b[2Jb"), "nerdr: a\\u{1b}[2Jb");
+    }
+
+    #[test]
+    fn a_squashed_branch_is_nothing_new() {
+        let m = Merged {
+            tab: "ab12".into(),
+            branch: "nerdr/ab12".into(),
+            into: "main".into(),
+            repo: "/src/r".into(),
+            how: MergeHow::Squash,
+            before: "aaaa".into(),
+            after: "aaaa".into(),
+            fast_forward: false,
+            notes: vec![],
+            already: Some("already merged (squashed in cccc)".into()),
+            new_base: None,
+        };
+        assert_eq!(
+            said(&m),
+            "nothing new to merge: nerdr/ab12 is already merged (squashed in cccc) into main"
+        );
     }
 }

@@ -36,11 +36,12 @@ fn opt<T: ToString>(v: &Option<T>) -> String {
 }
 
 fn row(w: &WorktreeInfo) -> Vec<String> {
-    let tab = match (&w.tab, &w.tab_state) {
-        (Some(t), Some(s)) => format!("{t} ({s})"),
-        (Some(t), None) => t.clone(),
-        _ => "-".into(),
-    };
+    let tab = tab_cell(
+        w.tab.as_deref(),
+        w.tab_name.as_deref(),
+        w.tab_state.as_deref(),
+        w.branch.as_deref(),
+    );
     let base = match (&w.base, &w.base_branch) {
         (Some(c), Some(b)) => format!("{b}@{}", short(c).get(..8).unwrap_or(short(c))),
         (Some(c), None) => short(c).get(..8).unwrap_or(short(c)).to_string(),
@@ -71,6 +72,32 @@ fn row(w: &WorktreeInfo) -> Vec<String> {
         merged.into(),
         printable(&w.path.display().to_string()),
     ]
+}
+
+/// Who works in it, as `nerdr tabs` names them: the open tab's name, id
+/// and state; a closed tab's id (its branch's `nerdr/<id>`, which `nerdr
+/// diff` and `nerdr merge` take), marked closed.
+pub fn tab_cell(
+    tab: Option<&str>,
+    name: Option<&str>,
+    state: Option<&str>,
+    branch: Option<&str>,
+) -> String {
+    let cell = match (tab, name.filter(|n| !n.is_empty())) {
+        (Some(t), Some(n)) if n != t => match state {
+            Some(s) => format!("{n} ({t}, {s})"),
+            None => format!("{n} ({t})"),
+        },
+        (Some(t), _) => match state {
+            Some(s) => format!("{t} ({s})"),
+            None => t.to_string(),
+        },
+        (None, _) => match crate::git::listing::closed_id(false, branch) {
+            Some(id) => format!("{id} (closed)"),
+            None => "-".into(),
+        },
+    };
+    printable(&cell)
 }
 
 /// The worktrees as a table whose columns are as wide as their widest
@@ -169,7 +196,7 @@ mod tests {
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[0].starts_with("TAB "), "{text}");
         for cell in [
-            "ab12 (running)",
+            "sh-1 (ab12, running)",
             "nerdr/ab12",
             "main@01234567",
             "+2 -0",
@@ -193,5 +220,37 @@ mod tests {
         assert!(text.contains("* a base nerdr did not record"), "{text}");
         assert!(!text.contains('\x1b'), "{text}");
         assert_eq!(table(&[], false), "no nerdr worktrees\n");
+    }
+
+    #[test]
+    fn tabs_go_by_name_and_closed_ones_by_their_branch() {
+        let cell = tab_cell;
+        assert_eq!(
+            cell(
+                Some("ab12"),
+                Some("fixer"),
+                Some("running"),
+                Some("nerdr/ab12")
+            ),
+            "fixer (ab12, running)"
+        );
+        assert_eq!(
+            cell(Some("ab12"), Some(""), Some("exited"), None),
+            "ab12 (exited)"
+        );
+        assert_eq!(cell(None, None, None, Some("nerdr/ab12")), "ab12 (closed)");
+        assert_eq!(cell(None, None, None, Some("feature")), "-");
+        assert_eq!(cell(None, None, None, None), "-");
+        let closed = WorktreeInfo {
+            tab: None,
+            tab_name: None,
+            tab_state: None,
+            ..w()
+        };
+        let text = table(&[closed], false);
+        assert!(
+            text.lines().nth(1).unwrap().starts_with("ab12 (closed)"),
+            "{text}"
+        );
     }
 }

@@ -71,6 +71,9 @@ impl Core {
             tracing::info!(tab = %t.id, agent = %t.agent, "closed tab");
             reply.tab = t.id.clone();
             reply.name = t.name.clone();
+            if let (false, Some(w)) = (remove_worktree, &t.worktree) {
+                reply.left = self.left_behind(&t.id, w).await;
+            }
             if let (true, Some(w)) = (remove_worktree, t.worktree) {
                 match self.remove_worktree(tab, &w).await {
                     Ok(r) => reply.removed = Some(r.into()),

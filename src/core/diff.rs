@@ -2,7 +2,6 @@
 //! patch, made in the core so every client gets the same one (see
 //! `git::patch`). Git runs off the async workers.
 
-use super::not_found::no_tab;
 use super::state::Worktree;
 use super::Core;
 use crate::git::{base, patch};
@@ -11,18 +10,17 @@ use crate::protocol::api::{ApiError, ErrorCode, TabDiff};
 
 impl Core {
     pub(super) async fn diff_tab(&self, tab: &str, stat: bool) -> Result<TabDiff, ApiError> {
-        let worktree = {
-            let state = self.state.lock().unwrap();
-            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
-            t.worktree.clone()
-        };
-        let Some(w) = worktree else {
-            return Err(no_worktree(tab));
-        };
-        let (paths, tab) = (self.paths.clone(), tab.to_string());
-        tokio::task::spawn_blocking(move || diff_of(&paths, &tab, &w, stat))
+        let named = self.named_worktree(tab).await?;
+        let w = named.worktree.clone();
+        let (paths, id) = (self.paths.clone(), tab.to_string());
+        let (diff, moved) = tokio::task::spawn_blocking(move || diff_of(&paths, &id, &w, stat))
             .await
-            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+            .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))??;
+        if let Some(r) = moved {
+            self.record_base(named.tab.as_deref(), &named.worktree.path, r)
+                .await;
+        }
+        Ok(diff)
     }
 }
 
@@ -38,19 +36,35 @@ pub(super) fn no_worktree(tab: &str) -> ApiError {
     )
 }
 
-fn diff_of(paths: &Paths, tab: &str, w: &Worktree, stat: bool) -> Result<TabDiff, ApiError> {
+/// The diff, and the base to record when it moved (`base::resolve`).
+fn diff_of(
+    paths: &Paths,
+    tab: &str,
+    w: &Worktree,
+    stat: bool,
+) -> Result<(TabDiff, Option<base::Recorded>), ApiError> {
     let bad = |m: String| ApiError::new(ErrorCode::BadRequest, m);
     let recorded = w.recorded_base().or_else(|| base::read_record(&w.path));
     let base = base::resolve(recorded, &w.repo, &w.branch)
         .map_err(|e| bad(format!("cannot tell where tab {tab}'s work started: {e}")))?;
     let missing = !w.path.exists();
-    let made = match missing {
-        true => patch::of_branch(paths, &w.repo, &base.commit, &w.branch, stat),
-        false => patch::of_worktree(paths, &w.path, &base.commit, stat),
-    }
-    .map_err(|e| bad(format!("cannot make tab {tab}'s diff: {e}")))?;
+    let err = |e: crate::git::GitError| bad(format!("cannot make tab {tab}'s diff: {e}"));
+    let (made, uncommitted) = match missing {
+        true => (
+            patch::of_branch(paths, &w.repo, &base.commit, &w.branch, stat).map_err(err)?,
+            Vec::new(),
+        ),
+        false => {
+            let tree = patch::worktree_tree(paths, &w.path).map_err(err)?;
+            (
+                patch::of_tree(paths, &w.path, &base.commit, &tree, stat).map_err(err)?,
+                patch::uncommitted(paths, &w.path, &tree).map_err(err)?,
+            )
+        }
+    };
     let made = patch::fits(made, &w.path, &base.commit).map_err(bad)?;
-    Ok(TabDiff {
+    let moved = base.moved.then(|| base.record());
+    let diff = TabDiff {
         tab: tab.to_string(),
         worktree: w.path.clone(),
         repo: w.repo.clone(),
@@ -60,5 +74,7 @@ fn diff_of(paths: &Paths, tab: &str, w: &Worktree, stat: bool) -> Result<TabDiff
         base_recorded: base.recorded,
         worktree_missing: missing,
         patch: String::from_utf8_lossy(&made).into_owned(),
-    })
+        uncommitted,
+    };
+    Ok((diff, moved))
 }

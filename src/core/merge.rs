@@ -2,8 +2,6 @@
 //! the main checkout (`git::merge` holds the rule and the git). Only the
 //! person and unsandboxed tabs get here (the privilege matrix).
 
-use super::diff::no_worktree;
-use super::not_found::no_tab;
 use super::Core;
 use crate::git::{base, merge};
 use crate::protocol::api::{ApiError, ErrorCode, MergeHow, Merged};
@@ -15,32 +13,39 @@ impl Core {
         into: Option<String>,
         how: MergeHow,
     ) -> Result<Merged, ApiError> {
-        let (worktree, name) = {
-            let state = self.state.lock().unwrap();
-            let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
-            (t.worktree.clone(), t.name.clone())
-        };
-        let Some(w) = worktree else {
-            return Err(no_worktree(tab));
-        };
+        let named = self.named_worktree(tab).await?;
+        let w = named.worktree.clone();
         let paths = self.paths.clone();
         let src = merge::Source {
-            tab: tab.to_string(),
-            name,
+            tab: named.tab.clone().unwrap_or_else(|| tab.to_string()),
+            name: named.name.clone(),
             worktree: w.path.clone(),
             repo: w.repo.clone(),
             branch: w.branch.clone(),
+            open: named.tab.is_some(),
         };
-        let merged = tokio::task::spawn_blocking(move || {
+        let (merged, moved) = tokio::task::spawn_blocking(move || {
             let recorded = w.recorded_base().or_else(|| base::read_record(&w.path));
             let base = base::resolve(recorded, &w.repo, &w.branch).map_err(|e| {
                 format!("nothing was merged: cannot tell where the tab's work started: {e}")
             })?;
-            merge::merge(&paths, &src, &base, into, how)
+            let merged = merge::merge(&paths, &src, &base, into, how)?;
+            let moved = match &merged.new_base {
+                Some(c) => Some(base::Recorded {
+                    commit: c.clone(),
+                    branch: base.branch.clone(),
+                }),
+                None => base.moved.then(|| base.record()),
+            };
+            Ok::<_, String>((merged, moved))
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(|why| ApiError::new(ErrorCode::BadRequest, why))?;
+        if let Some(r) = moved {
+            self.record_base(named.tab.as_deref(), &named.worktree.path, r)
+                .await;
+        }
         tracing::info!(
             tab = %tab,
             into = %merged.into,

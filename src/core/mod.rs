@@ -325,10 +325,18 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
         let tab = match f {
             Some(f) => {
                 // The holder's record is from the program's start; a
-                // rename since is in the list.
+                // rename since is in the list, and so is a base that
+                // moved (a rebase: `core::worktrees`).
                 let renamed = saved.name.clone();
+                let listed_worktree = saved.worktree.clone();
                 let mut meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
                 meta.name = renamed.or(meta.name);
+                if let (Some(w), Some(listed)) = (meta.worktree.as_mut(), listed_worktree) {
+                    if listed.path == w.path && listed.base.is_some() {
+                        w.base = listed.base;
+                        w.base_branch = listed.base_branch;
+                    }
+                }
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
                 state.snapshots.found(&f.held.tab, f.held.offset, &f.screen);

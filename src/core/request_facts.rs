@@ -181,6 +181,14 @@ impl Core {
                 };
                 Ok((Operation::StartAgent, privilege::start_target(start)))
             }
+            // No open tab of that name: a closed tab's worktree, perhaps
+            // (`Core::named_worktree`), which is no tab's: the reach of
+            // `nerdr worktrees` (a sandboxed caller is refused).
+            Request::Diff(DiffTab { tab, .. }) | Request::Merge(MergeTab { tab, .. })
+                if !self.state.lock().unwrap().tabs.contains_key(tab.as_str()) =>
+            {
+                Ok((op_of(req), Target::Nothing))
+            }
             _ if request_tab(req).is_some() => on(request_tab(req).expect("matched")),
             Request::Report(_) => Ok((Operation::Report, Target::Own)),
             // Only the tab's program itself (`nerdr sandbox`, whose proxy

@@ -3,10 +3,27 @@
 //! `git::clean`). The tabs are read under the state lock; git runs after,
 //! off the async workers.
 
+use std::path::{Path, PathBuf};
+
+use super::diff::no_worktree;
+use super::not_found::no_tab;
+use super::state::Worktree;
 use super::Core;
+use crate::git::base::{self, Recorded};
 use crate::git::clean::{self, Verdict};
 use crate::git::listing::{self, Known};
 use crate::protocol::api::{ApiError, CleanEntry, Cleaned, ErrorCode, TabState, WorktreeInfo};
+
+/// The worktree a `diff` or `merge` names: an open tab's, or one a closed
+/// tab left (named by its branch `nerdr/<id>` or that id).
+#[derive(Debug, Clone)]
+pub(super) struct Named {
+    /// The open tab's id; `None` for a closed tab's worktree.
+    pub tab: Option<String>,
+    /// The open tab's name (empty for a closed one).
+    pub name: String,
+    pub worktree: Worktree,
+}
 
 impl Core {
     /// The tabs' worktrees, as `git::listing` takes them.
@@ -31,17 +48,144 @@ impl Core {
             .collect()
     }
 
+    /// The worktree `handle` names: the open tab's (resolved by
+    /// `core::naming` already), else a closed tab's that nerdr made (see
+    /// `listing::names`). Only the person and unsandboxed tabs get to the
+    /// second (`request_facts::classify`: no tab is `Target::Nothing`).
+    pub(super) async fn named_worktree(&self, handle: &str) -> Result<Named, ApiError> {
+        let open = {
+            let state = self.state.lock().unwrap();
+            state
+                .tabs
+                .get(handle)
+                .map(|t| (t.worktree.clone(), t.name.clone()))
+        };
+        match open {
+            Some((Some(w), name)) => {
+                return Ok(Named {
+                    tab: Some(handle.to_string()),
+                    name,
+                    worktree: w,
+                })
+            }
+            Some((None, _)) => return Err(no_worktree(handle)),
+            None => {}
+        }
+        let known = self.known_worktrees();
+        let (paths, h) = (self.paths.clone(), handle.to_string());
+        let found = tokio::task::spawn_blocking(move || {
+            listing::find(&paths, &known)
+                .into_iter()
+                .find(|f| listing::names(&h, f))
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let Some(f) = found else {
+            return Err(no_tab(handle));
+        };
+        let (Some(repo), Some(branch)) = (f.repo, f.branch) else {
+            return Err(no_tab(handle));
+        };
+        let recorded = base::read_record(&f.path);
+        Ok(Named {
+            tab: None,
+            name: String::new(),
+            worktree: Worktree {
+                path: f.path,
+                repo,
+                branch,
+                base: recorded.as_ref().map(|r| r.commit.clone()),
+                base_branch: recorded.and_then(|r| r.branch),
+            },
+        })
+    }
+
+    /// A worktree's base moved (`base::resolve`, a rebase): record it in
+    /// the file beside the worktree and in its open tab's record.
+    pub(super) async fn record_base(&self, tab: Option<&str>, path: &Path, r: Recorded) {
+        let (file_path, file_r) = (path.to_path_buf(), r.clone());
+        let _ = tokio::task::spawn_blocking(move || base::write_record(&file_path, &file_r)).await;
+        self.set_recorded(tab, path, r);
+    }
+
+    fn set_recorded(&self, tab: Option<&str>, path: &Path, r: Recorded) {
+        let Some(tab) = tab else { return };
+        let set = {
+            let mut state = self.state.lock().unwrap();
+            match state
+                .tabs
+                .get_mut(tab)
+                .and_then(|t| t.worktree.as_mut())
+                .filter(|w| w.path == path)
+            {
+                Some(w) => {
+                    tracing::info!(tab = %tab, base = %r.commit, "the tab's base moved");
+                    w.base = Some(r.commit);
+                    w.base_branch = r.branch;
+                    true
+                }
+                None => false,
+            }
+        };
+        if set {
+            self.changed();
+        }
+    }
+
+    /// What a closed tab left in its worktree that is not home yet, said
+    /// with how to get it (`nerdr close` without `--remove-worktree`).
+    pub(super) async fn left_behind(&self, id: &str, w: &Worktree) -> Option<String> {
+        let (paths, w, id) = (self.paths.clone(), w.clone(), id.to_string());
+        tokio::task::spawn_blocking(move || {
+            if !w.path.exists() {
+                return None;
+            }
+            let dirty = crate::git::unsaved::changes(&paths, &w.path)
+                .map(|c| c.len())
+                .ok();
+            let recorded = w.recorded_base().or_else(|| base::read_record(&w.path));
+            let unmerged = base::resolve(recorded, &w.repo, &w.branch)
+                .ok()
+                .and_then(|b| b.branch)
+                .and_then(|bb| {
+                    let (ahead, _) = listing::ahead_behind(&w.repo, &w.branch, &bb)?;
+                    let merged =
+                        ahead == 0 || listing::content_merged(&paths, &w.repo, &w.branch, &bb);
+                    Some(if merged { 0 } else { ahead })
+                });
+            left_note(&id, &w.path, &w.branch, unmerged, dirty)
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
     pub(super) async fn list_worktrees(&self) -> Result<Vec<WorktreeInfo>, ApiError> {
         let known = self.known_worktrees();
         let paths = self.paths.clone();
-        tokio::task::spawn_blocking(move || {
+        let listed = tokio::task::spawn_blocking(move || {
             listing::find(&paths, &known)
                 .into_iter()
-                .map(|f| listing::facts(&paths, f).info())
+                .map(|f| {
+                    let facts = listing::facts(&paths, f);
+                    let moved = moved_base(&facts);
+                    if let Some((_, path, r)) = &moved {
+                        base::write_record(path, r);
+                    }
+                    (facts.info(), moved)
+                })
                 .collect::<Vec<_>>()
         })
         .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
+        let mut out = Vec::with_capacity(listed.len());
+        for (info, moved) in listed {
+            if let Some((tab, path, r)) = moved {
+                self.set_recorded(tab.as_deref(), &path, r);
+            }
+            out.push(info);
+        }
+        Ok(out)
     }
 
     pub(super) async fn clean_worktrees(
@@ -74,6 +218,62 @@ impl Core {
     }
 }
 
+/// The note for a closed tab's worktree holding `unmerged` commits and
+/// `dirty` paths of uncommitted work (`None`: git could not tell).
+fn left_note(
+    id: &str,
+    path: &Path,
+    branch: &str,
+    unmerged: Option<usize>,
+    dirty: Option<usize>,
+) -> Option<String> {
+    let plural = |n: usize, one: &str, many: &str| match n {
+        1 => format!("1 {one}"),
+        n => format!("{n} {many}"),
+    };
+    let mut held = Vec::new();
+    match unmerged {
+        Some(0) => {}
+        Some(n) => held.push(plural(n, "unmerged commit", "unmerged commits")),
+        None => held.push("commits nerdr cannot compare with their base".into()),
+    }
+    match dirty {
+        Some(0) => {}
+        Some(n) => held.push(format!(
+            "{} with uncommitted work",
+            plural(n, "path", "paths")
+        )),
+        None => held.push("perhaps uncommitted work (git cannot tell)".into()),
+    }
+    if held.is_empty() {
+        return None;
+    }
+    let commit_first = match dirty {
+        Some(0) => String::new(),
+        _ => format!(
+            " (commit the uncommitted work first: `git -C {} commit -a`)",
+            path.display()
+        ),
+    };
+    Some(format!(
+        "its worktree {} stays, on branch {branch}, with {}: see it with `nerdr diff {id}`, bring \
+         it home with `nerdr merge {id}`{commit_first}",
+        path.display(),
+        held.join(" and ")
+    ))
+}
+
+/// A base that moved since it was recorded: the open tab's id, the
+/// worktree and the base to record.
+fn moved_base(f: &listing::Facts) -> Option<(Option<String>, PathBuf, Recorded)> {
+    let b = f.base.as_ref().filter(|b| b.moved)?;
+    Some((
+        f.found.tab.as_ref().map(|k| k.tab.clone()),
+        f.found.path.clone(),
+        b.record(),
+    ))
+}
+
 /// What became of one worktree: the verdict, carried out unless `dry_run`.
 fn entry(
     paths: &crate::paths::Paths,
@@ -84,6 +284,8 @@ fn entry(
     let mut e = CleanEntry {
         path: facts.found.path.clone(),
         branch: facts.found.branch.clone(),
+        tab: facts.found.tab.as_ref().map(|k| k.tab.clone()),
+        tab_name: facts.found.tab.as_ref().map(|k| k.name.clone()),
         action: "kept".into(),
         branch_deleted: false,
         why: String::new(),
@@ -119,4 +321,34 @@ fn entry(
         }
     }
     e
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_tab_says_what_it_left_and_how_to_get_it() {
+        let note = |u, d| left_note("ab12", Path::new("/w/ab12"), "nerdr/ab12", u, d);
+        assert_eq!(note(Some(0), Some(0)), None);
+        let n = note(Some(2), Some(0)).unwrap();
+        assert_eq!(
+            n,
+            "its worktree /w/ab12 stays, on branch nerdr/ab12, with 2 unmerged commits: see it \
+             with `nerdr diff ab12`, bring it home with `nerdr merge ab12`"
+        );
+        let n = note(Some(1), Some(3)).unwrap();
+        assert!(
+            n.contains("1 unmerged commit and 3 paths with uncommitted work"),
+            "{n}"
+        );
+        assert!(n.contains("commit the uncommitted work first"), "{n}");
+        let n = note(Some(0), Some(1)).unwrap();
+        assert!(n.contains("with 1 path with uncommitted work:"), "{n}");
+        let n = note(None, None).unwrap();
+        assert!(
+            n.contains("cannot compare") && n.contains("cannot tell"),
+            "{n}"
+        );
+    }
 }

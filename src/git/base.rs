@@ -32,6 +32,21 @@ pub struct Base {
     pub branch: Option<String>,
     /// Whether it was recorded, or guessed by `git merge-base`.
     pub recorded: bool,
+    /// The recorded base was behind the commit the branch now sits on (the
+    /// target was merged into the branch since), and moved up to it: the
+    /// caller records the new one.
+    #[serde(default)]
+    pub moved: bool,
+}
+
+impl Base {
+    /// What to record for this base.
+    pub fn record(&self) -> Recorded {
+        Recorded {
+            commit: self.commit.clone(),
+            branch: self.branch.clone(),
+        }
+    }
 }
 
 impl Base {
@@ -95,13 +110,55 @@ pub fn read_record(path: &Path) -> Option<Recorded> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// The base of `branch`'s worktree: `recorded` (the tab's or the file's),
-/// else the merge base of the branch and the main checkout's HEAD, on the
-/// main checkout's branch.
+/// Where a recorded base moves: to the merge base of the branch and its
+/// target when the target was merged into the branch since (the recorded
+/// base is a proper ancestor of that merge base, and the merge base is not
+/// the branch's own tip: that is the branch merged into the target, which
+/// moves nothing). Otherwise the target's commits would count as the
+/// branch's work. Pure; see [`resolve`] for the facts.
+pub fn moved_to<'a>(
+    recorded: &str,
+    merge_base: &'a str,
+    branch_tip: &str,
+    recorded_is_ancestor: bool,
+) -> Option<&'a str> {
+    (merge_base != recorded && merge_base != branch_tip && recorded_is_ancestor)
+        .then_some(merge_base)
+}
+
+/// `r` moved up to the commit `branch` now sits on, if it moved.
+fn advance(repo: &Path, r: &Recorded, branch: &str) -> Option<String> {
+    let target = r.branch.as_deref()?;
+    let (t, b) = (
+        format!("refs/heads/{target}"),
+        format!("refs/heads/{branch}"),
+    );
+    let mb = query(repo, &["merge-base", t.as_str(), b.as_str()]).ok()?;
+    let tip = query(repo, &["rev-parse", "--verify", b.as_str()]).ok()?;
+    let ancestor = mb != r.commit
+        && query(
+            repo,
+            &[
+                "merge-base",
+                "--is-ancestor",
+                r.commit.as_str(),
+                mb.as_str(),
+            ],
+        )
+        .is_ok();
+    moved_to(&r.commit, &mb, &tip, ancestor).map(str::to_string)
+}
+
+/// The base of `branch`'s worktree: `recorded` (the tab's or the file's,
+/// moved up when the target was merged into the branch since: see
+/// [`moved_to`]), else the merge base of the branch and the main
+/// checkout's HEAD, on the main checkout's branch.
 pub fn resolve(recorded: Option<Recorded>, repo: &Path, branch: &str) -> Result<Base, GitError> {
     if let Some(r) = recorded {
+        let moved = advance(repo, &r, branch);
         return Ok(Base {
-            commit: r.commit,
+            moved: moved.is_some(),
+            commit: moved.unwrap_or(r.commit),
             branch: r.branch,
             recorded: true,
         });
@@ -112,6 +169,7 @@ pub fn resolve(recorded: Option<Recorded>, repo: &Path, branch: &str) -> Result<
         commit,
         branch: current_branch(repo),
         recorded: false,
+        moved: false,
     })
 }
 
@@ -133,6 +191,7 @@ mod tests {
             commit: "0123456789abcdef".into(),
             branch: Some("main".into()),
             recorded,
+            moved: false,
         };
         assert_eq!(b(true).guessed_note(Path::new("/w")), None);
         let note = b(false).guessed_note(Path::new("/w")).unwrap();
@@ -140,5 +199,20 @@ mod tests {
             note.contains("merge-base") && note.contains("0123456789ab"),
             "{note}"
         );
+    }
+
+    #[test]
+    fn a_base_moves_only_when_the_target_came_into_the_branch() {
+        #[rustfmt::skip]
+        let rows = [
+            // recorded, merge base, branch tip, recorded is an ancestor: moved to
+            ("nothing happened: the merge base is the base", "b", "b", "t", true, None),
+            ("the target merged into the branch (or a rebase)", "b", "m", "t", true, Some("m")),
+            ("the branch merged into the target: nothing moves", "b", "t", "t", true, None),
+            ("the branch rewritten below its base", "b", "m", "t", false, None),
+        ];
+        for (what, recorded, mb, tip, ancestor, want) in rows {
+            assert_eq!(moved_to(recorded, mb, tip, ancestor), want, "{what}");
+        }
     }
 }

@@ -112,9 +112,9 @@ pub fn verdict(i: &Input, merged_flag: bool) -> Verdict {
             branch: merged_flag,
         },
         (Some(false), Some(n)) => keep(format!(
-            "{n} commit{} of {branch} {} not merged into {base}: merge them (`git merge \
-             {branch}` in the main checkout), or delete the branch yourself if they are not \
-             wanted",
+            "{n} commit{} of {branch} {} not merged into {base}: see them with `nerdr diff \
+             {branch}`, merge them with `nerdr merge {branch}`, or delete the branch yourself if \
+             they are not wanted",
             if n == 1 { "" } else { "s" },
             if n == 1 { "is" } else { "are" }
         )),
@@ -222,7 +222,7 @@ mod tests {
             ("dirty unknown", Input { dirty: None, ..closed() }, true, keep("cannot tell")),
             ("detached", Input { branch: None, ..closed() }, true, keep("detached")),
             ("base unknown", Input { base_branch: None, ..closed() }, true, keep("detached HEAD")),
-            ("unmerged", Input { ahead: Some(1), merged: Some(false), ..closed() }, true, keep("1 commit of nerdr/ab12 is not merged into main")),
+            ("unmerged", Input { ahead: Some(1), merged: Some(false), ..closed() }, true, keep("1 commit of nerdr/ab12 is not merged into main: see them with `nerdr diff nerdr/ab12`, merge them with `nerdr merge nerdr/ab12`")),
             ("unmerged, many", Input { ahead: Some(3), merged: Some(false), ..closed() }, false, keep("3 commits")),
             ("not comparable", Input { ahead: None, merged: None, ..closed() }, true, keep("cannot compare")),
         ];

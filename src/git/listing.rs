@@ -189,6 +189,25 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
     found.into_values().collect()
 }
 
+/// The id of the closed tab whose worktree `f` is, as `nerdr worktrees`
+/// shows it: its branch's `nerdr/<id>`; `None` for an open tab's.
+pub fn closed_id(f_tab: bool, branch: Option<&str>) -> Option<&str> {
+    branch
+        .filter(|_| !f_tab)
+        .and_then(|b| b.strip_prefix("nerdr/"))
+}
+
+/// Whether `handle` names the closed tab's worktree `f`: its branch
+/// (`nerdr/<id>`), or that id. An open tab's worktree is named by its tab
+/// (`core::naming`), and one nerdr did not make is no tab's work.
+pub fn names(handle: &str, f: &Found) -> bool {
+    if f.tab.is_some() || !f.made_by_nerdr || f.repo.is_none() {
+        return false;
+    }
+    let branch = f.branch.as_deref();
+    branch == Some(handle) || closed_id(false, branch) == Some(handle)
+}
+
 /// What `nerdr worktrees` and `nerdr clean` know of one worktree.
 #[derive(Debug, Clone)]
 pub struct Facts {
@@ -364,5 +383,41 @@ worktree /odd\nname\0HEAD 4444\0locked\0\0";
         assert!(got[2].prunable);
         assert_eq!(got[3].path, PathBuf::from("/odd\nname"));
         assert!(parse_worktree_list(b"").is_empty());
+    }
+
+    #[test]
+    fn a_closed_tabs_worktree_is_named_by_its_branch_or_id() {
+        let f = |tab: bool, ours: bool| Found {
+            path: "/d/worktrees/r-1/ab12".into(),
+            repo: Some("/src/r".into()),
+            branch: Some("nerdr/ab12".into()),
+            missing: false,
+            made_by_nerdr: ours,
+            tab: tab.then(|| Known {
+                tab: "ab12".into(),
+                name: "fixer".into(),
+                state: "running".into(),
+                running: true,
+                path: "/d/worktrees/r-1/ab12".into(),
+                repo: "/src/r".into(),
+                branch: "nerdr/ab12".into(),
+                recorded: None,
+            }),
+        };
+        #[rustfmt::skip]
+        let rows = [
+            ("its branch", "nerdr/ab12", f(false, true), true),
+            ("its id", "ab12", f(false, true), true),
+            ("a prefix is not enough", "ab1", f(false, true), false),
+            ("another id", "cd34", f(false, true), false),
+            ("an open tab's: named by its tab", "ab12", f(true, true), false),
+            ("not made by nerdr", "ab12", f(false, false), false),
+        ];
+        for (what, handle, found, want) in rows {
+            assert_eq!(names(handle, &found), want, "{what}");
+        }
+        assert_eq!(closed_id(false, Some("nerdr/ab12")), Some("ab12"));
+        assert_eq!(closed_id(true, Some("nerdr/ab12")), None);
+        assert_eq!(closed_id(false, Some("main")), None);
     }
 }

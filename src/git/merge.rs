@@ -22,7 +22,8 @@ pub struct Facts {
     pub repo: PathBuf,
     /// The main checkout's branch; `None` on a detached HEAD.
     pub checked_out: Option<String>,
-    /// What the main checkout holds that no commit does.
+    /// What the main checkout holds that no commit does, untracked files
+    /// aside: git refuses by itself a merge that would overwrite one.
     pub main_changes: Vec<unsaved::Change>,
     /// The branch to merge into (`None`: unknown, nothing given).
     pub target: Option<String>,
@@ -31,6 +32,9 @@ pub struct Facts {
     /// The tab's commits the target lacks, and the reverse.
     pub ahead: usize,
     pub behind: usize,
+    /// The target holds all of the branch's changes already (a squash
+    /// merge of it, a cherry-pick), though not its commits.
+    pub content_merged: bool,
     pub how: MergeHow,
     /// The tab's worktree holds work no commit has (left out of a merge).
     pub worktree_dirty: bool,
@@ -80,13 +84,14 @@ pub fn ready(f: &Facts) -> Ready {
     }
     if !f.main_changes.is_empty() {
         return Ready::Refuse(format!(
-            "the main checkout {repo} holds work no commit has (ignored files aside):{}\n\
+            "the main checkout {repo} holds work no commit has (untracked and ignored files \
+             aside):{}\n\
              commit it or set it aside first: nerdr merges only into a clean checkout, so a \
              failed merge can leave it exactly as it was",
             unsaved::listed(&f.main_changes, 20)
         ));
     }
-    if f.ahead == 0 {
+    if f.ahead == 0 || f.content_merged {
         return Ready::NothingToMerge;
     }
     match f.how {
@@ -119,6 +124,8 @@ pub struct Source {
     pub worktree: PathBuf,
     pub repo: PathBuf,
     pub branch: String,
+    /// The tab is open (its agent can be asked to resolve a conflict).
+    pub open: bool,
 }
 
 /// What the main checkout holds that no commit does. Its checked-out
@@ -128,6 +135,119 @@ fn main_changes(paths: &Paths, repo: &Path) -> Result<Vec<unsaved::Change>, supe
         .into_iter()
         .filter(|c| c.kind != unsaved::ChangeKind::NestedRepository)
         .collect())
+}
+
+fn tracked(changes: &[unsaved::Change]) -> Vec<unsaved::Change> {
+    changes
+        .iter()
+        .filter(|c| c.kind != unsaved::ChangeKind::Untracked)
+        .cloned()
+        .collect()
+}
+
+/// The squash commit nerdr made of `branch` on `target`, if there is one.
+fn squashed_in(paths: &Paths, repo: &Path, branch: &str, target: &str) -> Option<String> {
+    let grep = format!("--grep=({branch}), squashed by nerdr");
+    let out = run(
+        paths,
+        repo,
+        &[
+            "log",
+            "--no-color",
+            "-F",
+            grep.as_str(),
+            "--format=%H",
+            "-1",
+            &format!("refs/heads/{target}"),
+        ],
+    )
+    .ok()?;
+    out.lines().next().map(str::to_string)
+}
+
+/// The unmerged paths git left in `dir` (a conflicted merge or rebase).
+fn conflicted(dir: &Path) -> Vec<String> {
+    let out = query(dir, &["ls-files", "-u", "-z"]).unwrap_or_default();
+    let mut paths: Vec<String> = out
+        .split('\0')
+        .filter_map(|e| e.split_once('\t').map(|(_, p)| p.to_string()))
+        .collect();
+    paths.dedup();
+    paths
+}
+
+/// The files git named as untracked ones a merge would overwrite.
+pub fn would_overwrite(git_said: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    let mut inside = false;
+    for line in git_said.lines() {
+        if line.contains("untracked working tree files would be") {
+            inside = true;
+        } else if inside && line.starts_with('\t') {
+            files.push(line.trim().to_string());
+        } else {
+            inside = false;
+        }
+    }
+    files
+}
+
+/// Why a merge failed, in nerdr's words: the conflicting files or the
+/// untracked ones in the way, and what to do; else git's own error.
+pub fn failure(
+    src: &Source,
+    target: &str,
+    how: MergeHow,
+    conflicts: &[String],
+    git_said: &str,
+) -> String {
+    let repo = src.repo.display();
+    let branch = &src.branch;
+    let in_the_way = would_overwrite(git_said);
+    if !in_the_way.is_empty() {
+        return format!(
+            "the merge would overwrite untracked files in the main checkout {repo}: {}
+move              them away (or commit them), then merge again",
+            in_the_way.join(", ")
+        );
+    }
+    if conflicts.is_empty() {
+        return match how {
+            MergeHow::Merge => format!("the merge failed: {git_said}"),
+            MergeHow::FfOnly => format!("the fast-forward failed: {git_said}"),
+            MergeHow::Squash => format!("the squash merge failed: {git_said}"),
+            MergeHow::Rebase => format!(
+                "the rebase of {branch} onto {target} failed, and was undone (the tab's branch \
+                 is as it was): {git_said}"
+            ),
+        };
+    }
+    let what = match how {
+        MergeHow::Rebase => format!(
+            "the rebase of {branch} onto {target} conflicts (and was undone: the tab's branch is \
+             as it was)"
+        ),
+        _ => format!("{branch} and {target} conflict"),
+    };
+    let files: String = conflicts.iter().map(|c| format!("\n  {c}")).collect();
+    let ask = match src.open {
+        true => {
+            let tab = if src.name.is_empty() {
+                &src.tab
+            } else {
+                &src.name
+            };
+            format!(
+                "ask the agent to merge {target} into its branch and resolve them (`nerdr send \
+                 {tab} \"git merge {target}\"`), then run `nerdr merge` again; or "
+            )
+        }
+        false => String::new(),
+    };
+    format!(
+        "{what} in:{files}\nto bring it home, {ask}merge by hand in the main checkout: `git -C \
+         {repo} merge {branch}`"
+    )
 }
 
 fn tip(dir: &Path, branch: &str) -> Result<String, String> {
@@ -153,7 +273,7 @@ pub fn merge(
     let repo = &src.repo;
     let target = into.or_else(|| base.branch.clone());
     let target_exists = target.as_deref().is_some_and(|t| tip(repo, t).is_ok());
-    let main_changes = main_changes(paths, repo).map_err(|e| {
+    let all_main_changes = main_changes(paths, repo).map_err(|e| {
         format!(
             "cannot tell whether the main checkout {} is clean, so nothing was merged: {e}",
             repo.display()
@@ -169,15 +289,22 @@ pub fn merge(
             .ok_or_else(|| format!("cannot compare {} with {t}", src.branch))?,
         _ => (0, 0),
     };
+    let content_merged = match (&target, ahead) {
+        (Some(t), 1..) if target_exists => {
+            super::listing::content_merged(paths, repo, &src.branch, t)
+        }
+        _ => false,
+    };
     let facts = Facts {
         repo: repo.clone(),
         checked_out: super::base::current_branch(repo),
-        main_changes,
+        main_changes: tracked(&all_main_changes),
         target: target.clone(),
         target_exists,
         branch: src.branch.clone(),
         ahead,
         behind,
+        content_merged,
         how,
         worktree_dirty: !worktree_changes.is_empty(),
         worktree_missing,
@@ -197,6 +324,10 @@ pub fn merge(
         Ready::NothingToMerge => {
             let t = target.expect("ready checked it");
             let head = tip(repo, &t)?;
+            let already = content_merged.then(|| match squashed_in(paths, repo, &src.branch, &t) {
+                Some(c) => format!("already merged (squashed in {})", short(&c)),
+                None => format!("already merged: {t} holds all of its changes"),
+            });
             return Ok(Merged {
                 tab: src.tab.clone(),
                 branch: src.branch.clone(),
@@ -207,6 +338,8 @@ pub fn merge(
                 after: head,
                 fast_forward: false,
                 notes,
+                already,
+                new_base: None,
             });
         }
         Ready::Go => target.expect("ready checked it"),
@@ -214,7 +347,7 @@ pub fn merge(
     let before = tip(repo, &target)?;
     let done = run_merge(paths, src, &target, how);
     if let Err(why) = done {
-        let restored = restore(paths, src, how, &before);
+        let restored = restore(paths, src, how, &before, &all_main_changes);
         return Err(match restored {
             Ok(()) => format!(
                 "{why}\nnothing was merged: the main checkout {} is as it was (HEAD {})",
@@ -226,7 +359,12 @@ pub fn merge(
     }
     let after = tip(repo, &target)?;
     let branch_tip = tip(repo, &src.branch)?;
+    // A rebase put the branch on the target's tip as it was: its work
+    // starts there now, not where the worktree was made.
+    let new_base = (how == MergeHow::Rebase).then(|| before.clone());
     Ok(Merged {
+        already: None,
+        new_base,
         tab: src.tab.clone(),
         branch: src.branch.clone(),
         into: target,
@@ -244,18 +382,22 @@ fn run_merge(paths: &Paths, src: &Source, target: &str, how: MergeHow) -> Result
     let worktree = src.worktree.as_path();
     let branch = src.branch.as_str();
     let git = |dir: &Path, args: &[&str]| run(paths, dir, args).map(drop);
+    // Git's own error, the conflicts read before anything is undone.
+    let failed = |dir: &Path, e: super::GitError, how: MergeHow| {
+        failure(src, target, how, &conflicted(dir), &e.to_string())
+    };
     match how {
         MergeHow::Merge => {
-            git(repo, &["merge", "--no-edit", branch]).map_err(|e| format!("the merge failed: {e}"))
+            git(repo, &["merge", "--no-edit", branch]).map_err(|e| failed(repo, e, how))
         }
-        MergeHow::FfOnly => git(repo, &["merge", "--ff-only", branch])
-            .map_err(|e| format!("the fast-forward failed: {e}")),
+        MergeHow::FfOnly => {
+            git(repo, &["merge", "--ff-only", branch]).map_err(|e| failed(repo, e, how))
+        }
         MergeHow::Squash => {
             let range = format!("refs/heads/{target}..refs/heads/{branch}");
             let log = run(paths, repo, &["log", "--no-color", "--format=* %s", &range])
                 .unwrap_or_default();
-            git(repo, &["merge", "--squash", branch])
-                .map_err(|e| format!("the squash merge failed: {e}"))?;
+            git(repo, &["merge", "--squash", branch]).map_err(|e| failed(repo, e, how))?;
             let message = format!(
                 "Work of tab {} ({branch}), squashed by nerdr\n\n{log}\n",
                 if src.name.is_empty() {
@@ -269,22 +411,38 @@ fn run_merge(paths: &Paths, src: &Source, target: &str, how: MergeHow) -> Result
         }
         MergeHow::Rebase => {
             let onto = format!("refs/heads/{target}");
+            let old = tip(repo, branch)?;
             if let Err(e) = git(worktree, &["rebase", &onto]) {
+                let why = failed(worktree, e, how);
                 let _ = git(worktree, &["rebase", "--abort"]);
-                return Err(format!(
-                    "the rebase of {branch} onto {target} failed, and was undone (the tab's \
-                     branch is as it was): {e}"
-                ));
+                return Err(why);
             }
-            git(repo, &["merge", "--ff-only", branch])
-                .map_err(|e| format!("the fast-forward after the rebase failed: {e}"))
+            git(repo, &["merge", "--ff-only", branch]).map_err(|e| {
+                let why = failed(repo, e, MergeHow::FfOnly);
+                // The worktree held no uncommitted work (`ready`), so
+                // the branch goes back where it was with nothing lost.
+                match git(worktree, &["reset", "-q", "--keep", &old]) {
+                    Ok(()) => format!("{why}\n(the rebase of {branch} was undone)"),
+                    Err(e) => format!(
+                        "{why}\n{branch} stays rebased onto {target} (it was at {}; undoing \
+                         the rebase failed: {e})",
+                        short(&old)
+                    ),
+                }
+            })
         }
     }
 }
 
 /// Put the main checkout back after a failed merge, and check it is: its
 /// HEAD where it was, and no work no commit holds (it was clean before).
-fn restore(paths: &Paths, src: &Source, how: MergeHow, before: &str) -> Result<(), String> {
+fn restore(
+    paths: &Paths,
+    src: &Source,
+    how: MergeHow,
+    before: &str,
+    was: &[unsaved::Change],
+) -> Result<(), String> {
     let repo = &src.repo;
     match how {
         MergeHow::Merge => {
@@ -322,10 +480,11 @@ fn restore(paths: &Paths, src: &Source, how: MergeHow, before: &str) -> Result<(
         ));
     }
     let changes = main_changes(paths, repo).map_err(|e| e.to_string())?;
-    if !changes.is_empty() {
+    let new: Vec<unsaved::Change> = changes.into_iter().filter(|c| !was.contains(c)).collect();
+    if !new.is_empty() {
         return Err(format!(
             "it holds changes now:{}",
-            unsaved::listed(&changes, 10)
+            unsaved::listed(&new, 10)
         ));
     }
     Ok(())
@@ -345,6 +504,7 @@ mod tests {
             branch: "nerdr/ab12".into(),
             ahead: 2,
             behind: 0,
+            content_merged: false,
             how: MergeHow::Merge,
             worktree_dirty: false,
             worktree_missing: false,
@@ -367,6 +527,8 @@ mod tests {
             ("rebase, target moved on", Facts { how: MergeHow::Rebase, behind: 3, ..clean() }, go()),
             ("dirty worktree left out of a merge", Facts { worktree_dirty: true, ..clean() }, go()),
             ("nothing to merge", Facts { ahead: 0, ..clean() }, nothing()),
+            ("squashed before: nothing new", Facts { content_merged: true, ..clean() }, nothing()),
+            ("squashed before, squash again", Facts { content_merged: true, how: MergeHow::Squash, ..clean() }, nothing()),
             ("no target", Facts { target: None, ..clean() }, Err("--into BRANCH")),
             ("target missing", Facts { target_exists: false, ..clean() }, Err("has no branch main")),
             ("into itself", Facts { target: Some("nerdr/ab12".into()), checked_out: Some("nerdr/ab12".into()), ..clean() }, Err("into itself")),
@@ -390,5 +552,76 @@ mod tests {
                 (want, got) => panic!("{what}: want {want:?}, got {got:?}"),
             }
         }
+    }
+
+    #[test]
+    fn untracked_files_in_the_main_checkout_are_gits_to_refuse() {
+        let c = |kind, path: &str| unsaved::Change {
+            kind,
+            path: path.into(),
+        };
+        let all = vec![
+            c(unsaved::ChangeKind::Untracked, "scratch.txt"),
+            c(unsaved::ChangeKind::Modified, "a.txt"),
+            c(unsaved::ChangeKind::Staged, "b.txt"),
+        ];
+        assert_eq!(tracked(&all), all[1..].to_vec());
+        let untracked_only = Facts {
+            main_changes: tracked(&all[..1]),
+            ..clean()
+        };
+        assert_eq!(ready(&untracked_only), Ready::Go);
+    }
+
+    fn source(open: bool) -> Source {
+        Source {
+            tab: "ab12".into(),
+            name: "fixer".into(),
+            worktree: "/d/w".into(),
+            repo: "/src/r".into(),
+            branch: "nerdr/ab12".into(),
+            open,
+        }
+    }
+
+    #[test]
+    fn failures_say_what_nerdr_knows_not_what_git_advises() {
+        let git = "CONFLICT (content): Merge conflict in a.txt\nAutomatic merge failed; fix \
+                   conflicts and then commit the result.";
+        let conflicts = vec!["a.txt".to_string(), "b/c.txt".to_string()];
+        for how in [MergeHow::Merge, MergeHow::Squash, MergeHow::Rebase] {
+            let said = failure(&source(true), "main", how, &conflicts, git);
+            assert!(said.contains("in:\n  a.txt\n  b/c.txt\n"), "{said}");
+            assert!(
+                !said.contains("then commit") && !said.contains("--continue"),
+                "{said}"
+            );
+            assert!(
+                said.contains("`nerdr send fixer \"git merge main\"`"),
+                "{said}"
+            );
+            assert!(said.contains("`git -C /src/r merge nerdr/ab12`"), "{said}");
+        }
+        let closed = failure(&source(false), "main", MergeHow::Merge, &conflicts, git);
+        assert!(!closed.contains("nerdr send"), "{closed}");
+        let untracked = "error: The following untracked working tree files would be \
+                         overwritten by merge:\n\tscratch.txt\n\tdir/x\nPlease move or \
+                         remove them before you merge.\nAborting";
+        assert_eq!(would_overwrite(untracked), ["scratch.txt", "dir/x"]);
+        let said = failure(&source(true), "main", MergeHow::Merge, &[], untracked);
+        assert!(
+            said.contains(
+                "overwrite untracked files in the main checkout /src/r: scratch.txt, dir/x"
+            ),
+            "{said}"
+        );
+        let other = failure(
+            &source(true),
+            "main",
+            MergeHow::Merge,
+            &[],
+            "refused by the guard",
+        );
+        assert!(other.ends_with("refused by the guard"), "{other}");
     }
 }

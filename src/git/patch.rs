@@ -55,16 +55,42 @@ pub fn worktree_tree(paths: &Paths, worktree: &Path) -> Result<String, GitError>
     run_env(paths, worktree, &["write-tree"], &env)
 }
 
-/// The patch (or with `stat`, git's `--stat`) from `base` to what
-/// `worktree` holds now.
-pub fn of_worktree(
+/// The paths where `worktree` holds work no commit has: those its tree
+/// as it is now (`worktree_tree`) changes against its HEAD. `nerdr merge`
+/// leaves them out, so `nerdr diff` marks them.
+pub fn uncommitted(paths: &Paths, worktree: &Path, tree: &str) -> Result<Vec<String>, GitError> {
+    let out = run_env(
+        paths,
+        worktree,
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--name-only",
+            "-z",
+            "HEAD",
+            tree,
+        ],
+        &[],
+    )?;
+    Ok(out
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// The patch (or with `stat`, git's `--stat`) from `base` to `tree`
+/// (what a worktree holds now: [`worktree_tree`]).
+pub fn of_tree(
     paths: &Paths,
     worktree: &Path,
     base: &str,
+    tree: &str,
     stat: bool,
 ) -> Result<Vec<u8>, GitError> {
-    let tree = worktree_tree(paths, worktree)?;
-    run_bytes_env(paths, worktree, &diff_args(stat, base, &tree), &[])
+    run_bytes_env(paths, worktree, &diff_args(stat, base, tree), &[])
 }
 
 /// The patch from `base` to `branch`'s tip, run in `repo`: for a worktree

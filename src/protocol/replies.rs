@@ -60,6 +60,10 @@ pub struct Closed {
     pub tab: String,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub name: String,
+    /// The worktree the tab leaves, when it holds work not home yet
+    /// (unmerged commits, uncommitted work), with how to get it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left: Option<String>,
 }
 
 /// What removing a worktree did: where work no commit held went, and the

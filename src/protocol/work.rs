@@ -38,6 +38,10 @@ pub struct TabDiff {
     pub worktree_missing: bool,
     /// The patch as git prints it (`git apply` reads it), or the stat.
     pub patch: String,
+    /// The paths in the patch whose change (or part of it) no commit
+    /// holds yet: `nerdr merge` leaves them out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub uncommitted: Vec<String>,
 }
 
 /// One nerdr worktree, as `nerdr worktrees --json` prints it.
@@ -128,6 +132,13 @@ pub struct Merged {
     /// Said beside the result (uncommitted work left out, a guessed base).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Nothing was merged because the target holds the branch's changes
+    /// already: how (`already merged (squashed in COMMIT)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub already: Option<String>,
+    /// The commit the tab's work starts from now (a rebase moved it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub new_base: Option<String>,
 }
 
 /// Remove closed tabs' worktrees whose work is merged; with `merged`,
@@ -151,6 +162,11 @@ pub struct Cleaned {
 pub struct CleanEntry {
     pub path: PathBuf,
     pub branch: Option<String>,
+    /// The open tab working in it, its id and name; `None` once closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_name: Option<String>,
     /// `removed`, `kept`, or on a dry run `would remove`.
     pub action: String,
     /// The branch was deleted (or would be).

@@ -254,9 +254,26 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     st.commit(&wc, "tracked.txt", "one\nagent\nthree\n", "agent c");
     st.commit(&st.repo, "tracked.txt", "one\nperson\nthree\n", "person");
     let head = st.head();
-    for how in [&[][..], &["--squash"][..]] {
+    for how in [&[][..], &["--squash"][..], &["--rebase"][..]] {
         let err = st.fails(&[&["merge"], how, &[c.as_str()]].concat());
-        assert!(err.contains("CONFLICT"), "{how:?}: {err}");
+        // nerdr's words: the files and what to do, not git's advice to
+        // finish a merge nerdr has undone.
+        assert!(err.contains("conflict"), "{how:?}: {err}");
+        assert!(err.contains(" in:\n  tracked.txt\n"), "{how:?}: {err}");
+        assert!(
+            err.contains("\"git merge main\"`") && err.contains("nerdr send"),
+            "{how:?}: {err}"
+        );
+        assert!(
+            err.contains(&format!("git -C {} merge nerdr/{c}", s(&st.repo))),
+            "{how:?}: {err}"
+        );
+        for advice in ["then commit", "--continue", "--abort", "CONFLICT ("] {
+            assert!(
+                !err.contains(advice),
+                "{how:?}: git's advice {advice:?}: {err}"
+            );
+        }
         assert!(err.contains("is as it was"), "{how:?}: {err}");
         st.unchanged(&head, &err);
         assert_eq!(
@@ -267,6 +284,7 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     let tip = st.tip(&format!("nerdr/{c}"));
     let err = st.fails(&["merge", "--rebase", &c]);
     assert!(err.contains("undone"), "{err}");
+    assert!(err.contains(" in:\n  tracked.txt\n"), "{err}");
     st.unchanged(&head, &err);
     assert_eq!(
         st.tip(&format!("nerdr/{c}")),
@@ -293,16 +311,15 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     let e = st.tab("sh");
     let we = st.worktree_of(&e);
     st.commit(&we, "e.txt", "e\n", "agent e");
-    std::fs::write(st.repo.join("mine.txt"), "mine\n").unwrap();
+    std::fs::write(st.repo.join("tracked.txt"), "mine\n").unwrap();
     let head = st.head();
     let err = st.fails(&["merge", &e]);
     assert!(
-        err.contains("untracked: mine.txt") && err.contains("clean checkout"),
+        err.contains("modified: tracked.txt") && err.contains("clean checkout"),
         "{err}"
     );
     assert_eq!(st.head(), head);
-    assert!(st.repo.join("mine.txt").is_file());
-    std::fs::remove_file(st.repo.join("mine.txt")).unwrap();
+    st.git(&st.repo, &["checkout", "--", "tracked.txt"]);
     st.git(&st.repo, &["switch", "-q", "-c", "other"]);
     let err = st.fails(&["merge", &e]);
     assert!(err.contains("is on branch other, not main"), "{err}");
@@ -374,6 +391,23 @@ fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
     );
     assert!(screen.contains("rc-other-1"), "{screen}");
     assert!(screen.contains(&format!("no tab `{other}`")), "{screen}");
+    // Closed, its worktree is reached by its id or branch: not by a
+    // sandboxed agent, which may not list worktrees either.
+    st.ok(&["close", &other]);
+    for (i, handle) in [other.clone(), format!("nerdr/{other}")].iter().enumerate() {
+        for (verb, said) in [("diff", "may see only"), ("merge", "cannot merge")] {
+            let marker = format!("closed{verb}{i}");
+            let screen = in_tab(
+                &st,
+                &boxed,
+                &format!("\"$NERDR_BIN\" {verb} {handle}"),
+                &marker,
+            );
+            assert!(screen.contains(&format!("rc-{marker}-1")), "{screen}");
+            assert!(screen.contains(said), "{verb} {handle}: {screen}");
+        }
+    }
+    assert!(st.ok(&["diff", &other]).is_empty(), "the person reaches it");
     let head = st.head();
     // A planted merge driver that the three-way merge of tracked.txt
     // would run.
@@ -476,14 +510,20 @@ fn clean_removes_only_merged_work() {
 
     let out = st.ok(&["clean", "--merged", "--dry-run"]);
     assert!(
-        out.contains(&format!("would remove {} and branch nerdr/{m}", s(&wm))),
+        out.contains(&format!(
+            "would remove {} (closed tab {m}) and branch nerdr/{m}",
+            s(&wm)
+        )),
         "{out}"
     );
     assert!(wm.exists(), "a dry run removed it");
 
     let out = st.ok(&["clean", "--merged"]);
     assert!(
-        out.contains(&format!("removed {} and branch nerdr/{m}", s(&wm))),
+        out.contains(&format!(
+            "removed {} (closed tab {m}) and branch nerdr/{m}",
+            s(&wm)
+        )),
         "{out}"
     );
     assert!(!wm.exists(), "{out}");
@@ -491,6 +531,7 @@ fn clean_removes_only_merged_work() {
     assert!(!branches.contains(&m), "{branches}");
     assert!(wu.exists() && branches.contains(&u), "{out}");
     assert!(out.contains("1 commit of"), "{out}");
+    assert!(out.contains(&format!("`nerdr merge nerdr/{u}`")), "{out}");
     assert!(wd.join("draft.txt").is_file(), "{out}");
     assert!(out.contains("work no commit has"), "{out}");
     assert!(
@@ -507,8 +548,187 @@ fn clean_removes_only_merged_work() {
     st.ok(&["merge", "--squash", &q]);
     st.ok(&["close", &q]);
     let out = st.ok(&["clean"]);
-    assert!(out.contains(&format!("removed {}:", s(&wq))), "{out}");
+    assert!(
+        out.contains(&format!("removed {} (closed tab {q}):", s(&wq))),
+        "{out}"
+    );
     assert!(!wq.exists());
     assert_eq!(st.tip(&format!("nerdr/{q}")).len(), 40, "its branch went");
     assert!(wu.exists() && wd.exists() && wr.exists(), "{out}");
+}
+
+/// The name `nerdr tabs` gives tab `tab`.
+fn name_of(st: &Setup, tab: &str) -> String {
+    let tabs: Vec<serde_json::Value> =
+        serde_json::from_str(&st.ok(&["tabs", "--all", "--json"])).unwrap();
+    let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
+    t["name"].as_str().expect("a name").to_string()
+}
+
+/// A new user's findings (issue 18): a rebase moves the tab's base, a
+/// branch the target took in moves it too, notes keep their lines, a
+/// squashed branch is nothing new, and an untracked file in the main
+/// checkout is in the way only where the merge writes.
+#[test]
+fn a_rebase_moves_the_base_and_a_squashed_branch_is_nothing_new() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    let t = st.tab("sh");
+    let wt = st.worktree_of(&t);
+    st.commit(&wt, "five.txt", "5\n", "agent: five");
+    st.commit(&st.repo, "main.txt", "m\n", "main moves on");
+    let main_tip = st.head();
+    // An untracked file in the main checkout the merge does not touch.
+    std::fs::write(st.repo.join("other.txt"), "mine\n").unwrap();
+    let (ok, out, err) = st.nerdr(&["merge", "--rebase", &t]);
+    assert!(ok && out.contains("rebased"), "{out}{err}");
+    assert_eq!(st.git(&st.repo, &["rev-parse", "HEAD~1"]), main_tip);
+    assert_eq!(
+        std::fs::read_to_string(st.repo.join("other.txt")).unwrap(),
+        "mine\n"
+    );
+    // The base is the commit the branch sits on now, everywhere.
+    let diff = st.ok(&["diff", "--stat", &t]);
+    assert!(
+        !diff.contains("main.txt"),
+        "main's commit as the agent's: {diff}"
+    );
+    assert!(diff.contains("five.txt"), "{diff}");
+    let row = st.worktree_row(&wt);
+    assert_eq!(row["base"], main_tip.as_str(), "{row:#}");
+    let record: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(wt.with_file_name(format!("{t}.base.json"))).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(record["commit"], main_tip.as_str(), "{record:#}");
+    st.env.systemctl(&["restart", "nerdr.service"]);
+    assert_eq!(
+        st.worktree_row(&wt)["base"],
+        main_tip.as_str(),
+        "after a restart"
+    );
+
+    // The agent merges main into its branch itself: main's commits are not
+    // its work either.
+    st.commit(&st.repo, "main2.txt", "m2\n", "main moves on again");
+    let main2 = st.head();
+    st.git(&wt, &["merge", "-q", "--no-edit", "main"]);
+    st.commit(&wt, "six.txt", "6\n", "agent: six");
+    let patch = st.ok(&["diff", &t]);
+    assert!(!patch.contains("main2.txt"), "{patch}");
+    assert!(patch.contains("six.txt"), "{patch}");
+    assert_eq!(st.worktree_row(&wt)["base"], main2.as_str());
+
+    // A note's lines stay lines (stderr).
+    std::fs::write(wt.join("scratch.txt"), "later\n").unwrap();
+    let (ok, _, err) = st.nerdr(&["merge", &t]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("left out of the merge:\n  untracked: scratch.txt"),
+        "{err}"
+    );
+    assert!(!err.contains("\\n"), "a literal \\n: {err}");
+
+    // Squashed once: a second squash, or a plain merge, is nothing new.
+    let q = st.tab("sh");
+    let wq = st.worktree_of(&q);
+    st.commit(&wq, "q.txt", "q\n", "agent q");
+    st.commit(&st.repo, "main3.txt", "m3\n", "main moves on a third time");
+    st.ok(&["merge", "--squash", &q]);
+    let squash = st.head();
+    for how in [&["--squash"][..], &[][..]] {
+        let (ok, out, err) = st.nerdr(&[&["merge"], how, &[q.as_str()]].concat());
+        assert!(ok, "{how:?}: {err}");
+        assert!(
+            out.contains("nothing new to merge")
+                && out.contains(&format!("squashed in {}", &squash[..12])),
+            "{how:?}: {out}"
+        );
+        assert_eq!(st.head(), squash, "{how:?}: {out}");
+    }
+
+    // An untracked file where the merge writes: git refuses, nerdr says
+    // which, and the checkout is as it was.
+    let c = st.tab("sh");
+    let wc = st.worktree_of(&c);
+    st.commit(&wc, "clash.txt", "agent\n", "agent clash");
+    std::fs::write(st.repo.join("clash.txt"), "person\n").unwrap();
+    st.commit(&st.repo, "main4.txt", "m4\n", "main moves on a fourth time");
+    let head = st.head();
+    let status = st.status();
+    let tip = st.tip(&format!("nerdr/{c}"));
+    for how in [&[][..], &["--squash"][..], &["--rebase"][..]] {
+        let err = st.fails(&[&["merge"], how, &[c.as_str()]].concat());
+        assert!(
+            err.contains("would overwrite untracked files") && err.contains("clash.txt"),
+            "{how:?}: {err}"
+        );
+        assert!(err.contains("nothing was merged"), "{how:?}: {err}");
+        assert_eq!(st.head(), head, "{how:?}: {err}");
+        assert_eq!(st.status(), status, "{how:?}: {err}");
+        assert_eq!(st.tip(&format!("nerdr/{c}")), tip, "{how:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(st.repo.join("clash.txt")).unwrap(),
+        "person\n"
+    );
+}
+
+/// A closed tab's work stays reachable by its branch or id, `worktrees`
+/// and `clean` name tabs as `nerdr tabs` does, `close` says what it
+/// leaves, and `diff` marks the uncommitted paths.
+#[test]
+fn a_closed_tabs_work_stays_reachable() {
+    let Some(st) = Setup::new(CONFIG) else { return };
+    let t = st.tab("sh");
+    let name = name_of(&st, &t);
+    let wt = st.worktree_of(&t);
+    st.commit(&wt, "a.txt", "a\n", "agent a");
+    st.commit(&wt, "b.txt", "b\n", "agent b");
+    std::fs::write(wt.join("b.txt"), "b\nmore\n").unwrap();
+    std::fs::write(wt.join("c.txt"), "c\n").unwrap();
+    let table = st.ok(&["worktrees"]);
+    assert!(table.contains(&format!("{name} ({t}, ")), "{table}");
+
+    // Uncommitted paths are marked; the piped stat stays git's.
+    let (ok, stat, err) = st.nerdr(&["diff", "--stat", &t]);
+    assert!(ok, "{err}");
+    assert!(
+        stat.contains("a.txt") && !stat.contains("uncommitted"),
+        "{stat}"
+    );
+    assert!(err.contains("(uncommitted: b.txt, c.txt;"), "{err}");
+
+    let (ok, _, err) = st.nerdr(&["close", &t]);
+    assert!(ok, "{err}");
+    assert!(
+        err.contains("2 unmerged commits and 2 paths with uncommitted work")
+            && err.contains(&format!("`nerdr diff {t}`"))
+            && err.contains(&format!("`nerdr merge {t}`")),
+        "{err}"
+    );
+    let table = st.ok(&["worktrees"]);
+    assert!(table.contains(&format!("{t} (closed)")), "{table}");
+
+    // Its id and its branch both name it.
+    let by_id = st.ok(&["diff", &t]);
+    let by_branch = st.ok(&["diff", &format!("nerdr/{t}")]);
+    assert!(by_id.contains("+a") && by_id.contains("+more"), "{by_id}");
+    assert_eq!(by_id, by_branch);
+    let err = st.fails(&["diff", "nerdr/nothing"]);
+    assert!(err.contains("no tab `nerdr/nothing`"), "{err}");
+    st.git(&wt, &["commit", "-q", "-a", "-m", "agent more"]);
+    let out = st.ok(&["merge", &format!("nerdr/{t}")]);
+    assert!(
+        out.contains(&format!("merged nerdr/{t} into main")),
+        "{out}"
+    );
+    assert!(st.repo.join("b.txt").is_file());
+
+    // A closed tab with all of its work home says nothing more.
+    let u = st.tab("sh");
+    let (ok, _, err) = st.nerdr(&["close", &u]);
+    assert!(ok && !err.contains("stays"), "{err}");
+    std::fs::remove_file(wt.join("c.txt")).unwrap();
+    let out = st.ok(&["clean", "--dry-run"]);
+    assert!(out.contains(&format!("(closed tab {t})")), "{out}");
 }
