@@ -227,7 +227,12 @@ impl Core {
         self.update_reviews(move |s| s.requested(&key, pending))
             .await?;
         let worktree = self
-            .review_worktree(&author.worktree.repo, &range.head, &id)
+            .review_worktree(
+                &author.worktree.repo,
+                &range.head,
+                &author.worktree.branch,
+                &id,
+            )
             .await;
         let worktree = match worktree {
             Ok(w) => w,
@@ -348,16 +353,18 @@ impl Core {
         &self,
         repo: &Path,
         head: &str,
+        branch: &str,
         tab: &str,
     ) -> Result<Worktree, ApiError> {
-        let (paths, repo, head, tab) = (
+        let (paths, repo, head, branch, tab) = (
             self.paths.clone(),
             repo.to_path_buf(),
             head.to_string(),
+            branch.to_string(),
             tab.to_string(),
         );
         super::edge::gather("making a reviewer's worktree", move || {
-            review_worktree(&paths, &repo, &head, &tab)
+            review_worktree(&paths, &repo, &head, &branch, &tab)
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}")))
@@ -518,48 +525,31 @@ fn range(
     Ok(Range { base, head })
 }
 
-/// Make the reviewer's worktree (blocking git, through the guard).
+/// Make the reviewer's worktree at the author's `head` (blocking git,
+/// through the guard). Its base is that head and the author's `branch`:
+/// `nerdr diff` of the reviewer shows only what the reviewer changed, and
+/// a reviewer that changed nothing counts as merged, so `nerdr clean` can
+/// take its worktree once it is closed.
 fn review_worktree(
     paths: &crate::paths::Paths,
     repo: &Path,
     head: &str,
+    branch: &str,
     tab: &str,
 ) -> Result<Worktree, String> {
     let found = crate::git::worktree::repo_of(repo)
         .ok_or_else(|| format!("{} is no git repository any more", repo.display()))?;
-    let path = paths
-        .data_dir
-        .join("worktrees")
-        .join(crate::git::worktree::repo_id(&found))
-        .join(tab);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
-    }
-    let branch = crate::git::worktree::branch(tab);
-    let path_arg = path.as_os_str().to_owned();
-    let args: Vec<&std::ffi::OsStr> = vec![
-        "worktree".as_ref(),
-        "add".as_ref(),
-        "-b".as_ref(),
-        branch.as_ref(),
-        path_arg.as_ref(),
-        head.as_ref(),
-    ];
-    crate::git::run(paths, &found.toplevel, &args).map_err(|e| e.to_string())?;
-    // Its base is the author's head, the commit it reviews: `nerdr diff`
-    // of the reviewer then shows only what the reviewer changed, and
-    // `nerdr clean` sees a reviewer that changed nothing as merged.
-    let recorded = crate::git::base::Recorded {
+    let base = crate::git::base::Recorded {
         commit: head.to_string(),
-        branch: None,
+        branch: Some(branch.to_string()),
     };
-    crate::git::base::write_record(&path, &recorded);
+    let made =
+        crate::git::worktree::create_at(paths, &found, tab, base).map_err(|e| e.to_string())?;
     Ok(Worktree {
-        path,
+        path: made.path,
         repo: found.toplevel,
-        branch,
-        base: Some(recorded.commit),
-        base_branch: None,
+        branch: crate::git::worktree::branch(tab),
+        base: Some(made.base.commit),
+        base_branch: made.base.branch,
     })
 }

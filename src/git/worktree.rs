@@ -107,6 +107,18 @@ pub fn create(paths: &Paths, repo: &Repo, tab: &str) -> Result<Made, WorktreeErr
             repo: repo.toplevel.clone(),
         });
     };
+    create_at(paths, repo, tab, base)
+}
+
+/// Make tab `tab`'s worktree on a new branch `nerdr/<tab>` at `base`'s
+/// commit, and record `base` beside it: a reviewer's starts at its
+/// author's head, with the author's branch as the one its work goes to.
+pub fn create_at(
+    paths: &Paths,
+    repo: &Repo,
+    tab: &str,
+    base: super::base::Recorded,
+) -> Result<Made, WorktreeError> {
     let path = paths
         .data_dir
         .join("worktrees")

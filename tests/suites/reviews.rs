@@ -93,6 +93,17 @@ fn a_review_is_requested_posted_listed_and_sent_to_the_author() {
         worktree(&l, &author),
         "the reviewer has a worktree of its own"
     );
+    // Its base is the author's head on the author's branch: a reviewer that
+    // changed nothing is merged there, so `nerdr clean` can take it later.
+    let listed: Vec<serde_json::Value> =
+        serde_json::from_str(&l.ok(&["worktrees", "--json"])).unwrap();
+    let row = listed
+        .iter()
+        .find(|w| w["tab"] == reviewer.as_str())
+        .expect("the reviewer's worktree is listed");
+    assert_eq!(row["base"], head.as_str(), "{row}");
+    assert_eq!(row["base_branch"], format!("nerdr/{author}"), "{row}");
+    assert_eq!(row["merged"], true, "{row}");
     assert_eq!(
         git(&wt, &["rev-parse", "HEAD"]),
         head,
