@@ -26,17 +26,19 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let text = match &args.file {
-        Some(f) => std::fs::read_to_string(f)
+    // Read at most one byte past the limit from either source, so a huge
+    // file (or /dev/zero) is refused by the format's size check rather than
+    // read whole.
+    let limit = crate::review::format::MAX_BYTES as u64 + 1;
+    let mut text = String::new();
+    match &args.file {
+        Some(f) => std::fs::File::open(f)
+            .and_then(|file| file.take(limit).read_to_string(&mut text))
             .with_context(|| format!("cannot read the review from {}", f.display()))?,
-        None => {
-            let mut text = String::new();
-            std::io::stdin()
-                .take(crate::review::format::MAX_BYTES as u64 + 1)
-                .read_to_string(&mut text)
-                .context("cannot read the review from stdin")?;
-            text
-        }
+        None => std::io::stdin()
+            .take(limit)
+            .read_to_string(&mut text)
+            .context("cannot read the review from stdin")?,
     };
     // Checked here first, so the reviewer sees its mistake by line number
     // even before the core does (which checks again).

@@ -120,7 +120,7 @@ impl Core {
                             reviewer: reviewers.get(reviewer).map(|t| status::Reviewer {
                                 tab: reviewer,
                                 agent: &p.agent,
-                                state: t.state,
+                                state: run_of(t.state),
                                 exit_code: t.exit_code,
                                 sandboxed: t.sandboxed,
                                 nerdr_missing: t.nerdr_missing.as_deref(),
@@ -159,4 +159,14 @@ struct ReviewerTab {
 fn named_tab(t: &super::state::Tab) -> (String, String, Option<String>) {
     let program = t.program.then(|| t.agent.clone());
     (t.id.clone(), t.name.clone(), program)
+}
+
+/// A tab's state as `review::status` reads it.
+fn run_of(state: TabState) -> status::Run {
+    match state {
+        TabState::Starting => status::Run::Starting,
+        TabState::Running => status::Run::Running,
+        TabState::Exited => status::Run::Exited,
+        TabState::Refused => status::Run::Refused,
+    }
 }

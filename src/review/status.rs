@@ -4,14 +4,22 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::protocol::api::TabState;
+/// How a reviewer's tab stands (`protocol::api::TabState`, restated so
+/// this module needs nothing of the protocol, which carries reviews).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Run {
+    Starting,
+    Running,
+    Exited,
+    Refused,
+}
 
 /// The reviewer's tab as the core sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reviewer<'a> {
     pub tab: &'a str,
     pub agent: &'a str,
-    pub state: TabState,
+    pub state: Run,
     pub exit_code: Option<i32>,
     pub sandboxed: bool,
     /// What of nerdr its sandbox check found out of reach from inside
@@ -70,21 +78,21 @@ pub fn status(f: &Facts) -> Status {
     };
     let tab = r.tab;
     match r.state {
-        TabState::Refused => done(
+        Run::Refused => done(
             State::Refused,
             format!(
                 "refused by its sandbox check, not started (`nerdr read {tab}` says why; \
                  `nerdr restart {tab}` once it is fixed)"
             ),
         ),
-        TabState::Exited => done(
+        Run::Exited => done(
             State::Ended,
             match r.exit_code {
                 Some(c) => format!("ended without a review (exit code {c})"),
                 None => "ended without a review (killed by a signal)".into(),
             },
         ),
-        TabState::Starting | TabState::Running => match r.nerdr_missing.filter(|_| r.sandboxed) {
+        Run::Starting | Run::Running => match r.nerdr_missing.filter(|_| r.sandboxed) {
             Some(missing) => done(
                 State::CannotReachNerdr,
                 format!(
@@ -94,7 +102,7 @@ pub fn status(f: &Facts) -> Status {
                     r.agent
                 ),
             ),
-            None if r.state == TabState::Starting => done(
+            None if r.state == Run::Starting => done(
                 State::Requested,
                 "requested, the reviewer is starting".into(),
             ),
@@ -107,7 +115,7 @@ pub fn status(f: &Facts) -> Status {
 mod tests {
     use super::*;
 
-    fn reviewer(state: TabState, sandboxed: bool, missing: Option<&str>) -> Reviewer<'_> {
+    fn reviewer(state: Run, sandboxed: bool, missing: Option<&str>) -> Reviewer<'_> {
         Reviewer {
             tab: "r1",
             agent: "boxed",
@@ -123,7 +131,7 @@ mod tests {
         let cut = Some("the hook socket /s/nerdr.sock: ENOENT");
         let ended = |code| Reviewer {
             exit_code: code,
-            ..reviewer(TabState::Exited, true, None)
+            ..reviewer(Run::Exited, true, None)
         };
         // Name, posted, the reviewer's tab, then the state and how its words start.
         type Row<'a> = (&'a str, Option<u32>, Option<Reviewer<'a>>, State, &'a str);
@@ -152,21 +160,21 @@ mod tests {
             (
                 "starting",
                 None,
-                Some(reviewer(TabState::Starting, true, None)),
+                Some(reviewer(Run::Starting, true, None)),
                 State::Requested,
                 "requested, the reviewer is starting",
             ),
             (
                 "running",
                 None,
-                Some(reviewer(TabState::Running, true, None)),
+                Some(reviewer(Run::Running, true, None)),
                 State::AtWork,
                 "reviewer at work",
             ),
             (
                 "running, nerdr out of reach",
                 None,
-                Some(reviewer(TabState::Running, true, cut)),
+                Some(reviewer(Run::Running, true, cut)),
                 State::CannotReachNerdr,
                 "cannot post: its sandbox blocks it from reaching nerdr (the hook socket \
                  /s/nerdr.sock: ENOENT); allow that in the sandbox settings of agent `boxed` \
@@ -175,14 +183,14 @@ mod tests {
             (
                 "starting, nerdr out of reach",
                 None,
-                Some(reviewer(TabState::Starting, true, cut)),
+                Some(reviewer(Run::Starting, true, cut)),
                 State::CannotReachNerdr,
                 "cannot post",
             ),
             (
                 "outside any sandbox nothing is cut off",
                 None,
-                Some(reviewer(TabState::Running, false, cut)),
+                Some(reviewer(Run::Running, false, cut)),
                 State::AtWork,
                 "reviewer at work",
             ),
@@ -213,7 +221,7 @@ mod tests {
             (
                 "refused",
                 None,
-                Some(reviewer(TabState::Refused, true, None)),
+                Some(reviewer(Run::Refused, true, None)),
                 State::Refused,
                 "refused by its sandbox check, not started (`nerdr read r1` says why; \
                  `nerdr restart r1` once it is fixed)",

@@ -153,7 +153,18 @@ fn a_tab_list_write_that_hangs_does_not_stall_the_core() {
             buf
         })
     };
+    // A write that never comes would leave the reader's open waiting for
+    // ever: after a minute, open the FIFO for writing ourselves to end it,
+    // and fail, rather than hang the suite.
+    let came = crate::support::poll(Duration::from_secs(60), || reader.is_finished());
+    if !came {
+        let _ = std::fs::OpenOptions::new().write(true).open(&tmp);
+    }
     let written = reader.join().unwrap();
+    assert!(
+        came,
+        "the core never wrote its tab list while two launches changed it"
+    );
     for c in &mut launches {
         let finished = crate::support::poll(Duration::from_secs(10), || {
             matches!(c.try_wait(), Ok(Some(_)))
