@@ -39,6 +39,9 @@ pub struct Input {
     /// Holds work no commit has; `None` when git could not say.
     pub dirty: Option<bool>,
     pub branch: Option<String>,
+    /// The branch is `nerdr/<id>` for the tab `<id>` whose worktree nerdr
+    /// made here (the folder's name): the only branch clean deletes.
+    pub own_branch: bool,
     pub base_branch: Option<String>,
     /// Commits of the branch its base branch lacks.
     pub ahead: Option<usize>,
@@ -102,6 +105,13 @@ pub fn verdict(i: &Input, merged_flag: bool) -> Verdict {
     let Some(branch) = &i.branch else {
         return keep("its HEAD is detached: its commits are on no branch".into());
     };
+    if !i.own_branch {
+        return keep(format!(
+            "it is on branch {branch}, not the branch nerdr made for it: nerdr removes only a \
+             worktree on its own nerdr/<tab> branch (and never deletes another branch); switch it \
+             back or remove it yourself with `git worktree remove`"
+        ));
+    }
     let Some(base) = &i.base_branch else {
         return keep(format!(
             "the branch {branch} was made on a detached HEAD, so where it merges is unknown"
@@ -140,10 +150,21 @@ pub fn input_of(f: &Facts) -> Input {
             .is_some_and(|c| c.iter().any(|c| c.kind == ChangeKind::NestedRepository)),
         dirty: f.changes.as_ref().map(|c| !c.is_empty()),
         branch: f.found.branch.clone(),
+        own_branch: f
+            .found
+            .branch
+            .as_deref()
+            .is_some_and(|b| own_branch(&f.found.path, b)),
         base_branch: f.base.as_ref().and_then(|b| b.branch.clone()),
         ahead: f.ahead,
         merged: f.merged,
     }
+}
+
+/// Whether `branch` is `nerdr/<id>` for the worktree folder `.../<id>`.
+pub fn own_branch(worktree: &Path, branch: &str) -> bool {
+    let id = worktree.file_name().and_then(|n| n.to_str());
+    id.is_some_and(|id| !id.is_empty() && branch.strip_prefix("nerdr/") == Some(id))
 }
 
 /// Remove the worktree `f` describes (and its branch with `branch`), once
@@ -166,7 +187,8 @@ pub fn apply(paths: &Paths, f: &Facts, branch: bool) -> Result<(), String> {
         super::worktree::remove(paths, repo, &f.found.path).map_err(|e| e.to_string())?;
         remove_empty_parent(&f.found.path);
     }
-    if let (true, Some(b)) = (branch, &f.found.branch) {
+    let own = |b: &str| own_branch(&f.found.path, b);
+    if let (true, Some(b)) = (branch, f.found.branch.as_deref().filter(|b| own(b))) {
         delete_branch(repo, b).map_err(|e| format!("the worktree went, its branch stays: {e}"))?;
     }
     Ok(())
@@ -189,6 +211,20 @@ fn remove_empty_parent(path: &Path) {
 mod tests {
     use super::*;
 
+    #[test]
+    fn only_nerdrs_own_branch_is_its_to_delete() {
+        let w = Path::new("/d/worktrees/r-1/ab12");
+        #[rustfmt::skip]
+        let rows = [
+            ("nerdr/ab12", true), ("feat", false), ("nerdr/cd34", false),
+            ("nerdr/ab12/x", false), ("ab12", false), ("nerdr/", false),
+        ];
+        for (branch, want) in rows {
+            assert_eq!(own_branch(w, branch), want, "{branch}");
+        }
+        assert!(!own_branch(Path::new("/"), "nerdr/"));
+    }
+
     fn closed() -> Input {
         Input {
             occupant: Occupant::Nobody,
@@ -198,6 +234,7 @@ mod tests {
             nested: false,
             dirty: Some(false),
             branch: Some("nerdr/ab12".into()),
+            own_branch: true,
             base_branch: Some("main".into()),
             ahead: Some(0),
             merged: Some(true),
@@ -221,6 +258,8 @@ mod tests {
             ("dirty", Input { dirty: Some(true), ..closed() }, true, keep("work no commit has")),
             ("dirty unknown", Input { dirty: None, ..closed() }, true, keep("cannot tell")),
             ("detached", Input { branch: None, ..closed() }, true, keep("detached")),
+            ("on another branch, merged", Input { branch: Some("feat".into()), own_branch: false, ..closed() }, true, keep("on branch feat, not the branch nerdr made")),
+            ("on another branch, unmerged", Input { branch: Some("feat".into()), own_branch: false, merged: Some(false), ahead: Some(1), ..closed() }, false, keep("never deletes another branch")),
             ("base unknown", Input { base_branch: None, ..closed() }, true, keep("detached HEAD")),
             ("unmerged", Input { ahead: Some(1), merged: Some(false), ..closed() }, true, keep("1 commit of nerdr/ab12 is not merged into main: see them with `nerdr diff nerdr/ab12`, merge them with `nerdr merge nerdr/ab12`")),
             ("unmerged, many", Input { ahead: Some(3), merged: Some(false), ..closed() }, false, keep("3 commits")),

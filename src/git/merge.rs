@@ -39,6 +39,19 @@ pub struct Facts {
     /// The tab's worktree holds work no commit has (left out of a merge).
     pub worktree_dirty: bool,
     pub worktree_missing: bool,
+    /// The paths the merge brings in that exist in the main checkout as
+    /// files no commit of it holds (ignored ones: git would overwrite
+    /// them, or delete them on `merge --abort`).
+    pub in_the_way: Vec<String>,
+    /// The incoming range adds or changes a `.gitattributes` or
+    /// `.gitmodules` (these paths), in a repository with sandbox history.
+    pub risky_incoming: Vec<String>,
+    /// The branch the tab's worktree has checked out (`None`: detached).
+    pub worktree_branch: Option<String>,
+    /// The worktree's branch is `nerdr/<id>` for its own folder.
+    pub worktree_own_branch: bool,
+    /// A rebase, merge or cherry-pick in progress in the tab's worktree.
+    pub worktree_busy: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,6 +107,47 @@ pub fn ready(f: &Facts) -> Ready {
     if f.ahead == 0 || f.content_merged {
         return Ready::NothingToMerge;
     }
+    if !f.in_the_way.is_empty() {
+        return Ready::Refuse(format!(
+            "the merge would write over ignored files in the main checkout {repo} (git \
+             overwrites those without a word): {}\nmove them away (or commit them), then merge \
+             again",
+            f.in_the_way.join(", ")
+        ));
+    }
+    if !f.risky_incoming.is_empty() {
+        return Ready::Refuse(format!(
+            "{} adds or changes {} where a sandboxed agent worked: git would run the filters \
+             and drivers they name (or fetch the submodules) while merging; review them by \
+             hand (`git -C {repo} diff {target}...{} -- {}`) and merge by hand if they are \
+             what you want (`git -C {repo} merge {}`)",
+            f.branch,
+            f.risky_incoming.join(", "),
+            f.branch,
+            f.risky_incoming.join(" "),
+            f.branch
+        ));
+    }
+    if f.how == MergeHow::Rebase && !f.worktree_missing {
+        if let Some(what) = f.worktree_busy {
+            return Ready::Refuse(format!(
+                "--rebase rebases {} in the tab's worktree, where a {what} is in progress: \
+                 finish it or abort it there first (nerdr leaves it alone)",
+                f.branch
+            ));
+        }
+        if f.worktree_branch.as_deref() != Some(f.branch.as_str()) || !f.worktree_own_branch {
+            return Ready::Refuse(format!(
+                "--rebase rewrites only the tab's own branch, and its worktree is on {}, not \
+                 nerdr's branch for the tab: switch it back there first, or merge without \
+                 --rebase",
+                match &f.worktree_branch {
+                    Some(b) => format!("branch {b}"),
+                    None => "a detached HEAD".into(),
+                }
+            ));
+        }
+    }
     match f.how {
         MergeHow::FfOnly if f.behind > 0 => Ready::Refuse(format!(
             "{target} is not an ancestor of {} ({} commit{} of {target} are not on it), so \
@@ -135,6 +189,114 @@ fn main_changes(paths: &Paths, repo: &Path) -> Result<Vec<unsaved::Change>, supe
         .into_iter()
         .filter(|c| c.kind != unsaved::ChangeKind::NestedRepository)
         .collect())
+}
+
+/// The paths `branch` changes since it left `target` (what a merge brings
+/// in), `.gitattributes` and renames included as plain paths.
+fn incoming(
+    paths: &Paths,
+    repo: &Path,
+    target: &str,
+    branch: &str,
+    filter: &str,
+) -> Result<Vec<String>, String> {
+    let range = format!("refs/heads/{target}...refs/heads/{branch}");
+    let filter = format!("--diff-filter={filter}");
+    let out = run(
+        paths,
+        repo,
+        &[
+            "diff",
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-renames",
+            "--name-only",
+            "-z",
+            &filter,
+            &range,
+        ],
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(out
+        .split('\0')
+        .filter(|p| !p.is_empty())
+        .map(str::to_string)
+        .collect())
+}
+
+/// Of the `written` paths (those a merge writes), the ones the checkout
+/// holds as ignored files: `ignored` is git's listing of them, a folder
+/// all of whose files are ignored ending in `/`. Untracked files that are
+/// not ignored git refuses to overwrite by itself.
+pub fn in_the_way(written: &[String], ignored: &[String]) -> Vec<String> {
+    written
+        .iter()
+        .filter(|p| {
+            ignored
+                .iter()
+                .any(|i| *i == **p || (i.ends_with('/') && p.starts_with(i.as_str())))
+        })
+        .cloned()
+        .collect()
+}
+
+/// Of the `incoming` paths, the `.gitattributes` and `.gitmodules` files.
+pub fn risky(incoming: &[String]) -> Vec<String> {
+    incoming
+        .iter()
+        .filter(|p| {
+            let name = p.rsplit('/').next().unwrap_or(p);
+            name == ".gitattributes" || name == ".gitmodules"
+        })
+        .cloned()
+        .collect()
+}
+
+/// What is in progress in a worktree whose git dir holds `has` entries.
+pub fn busy(has: impl Fn(&str) -> bool) -> Option<&'static str> {
+    [
+        ("rebase-merge", "rebase"),
+        ("rebase-apply", "rebase"),
+        ("MERGE_HEAD", "merge"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+    ]
+    .into_iter()
+    .find(|(f, _)| has(f))
+    .map(|(_, what)| what)
+}
+
+fn worktree_busy(worktree: &Path) -> Option<&'static str> {
+    let git_dir = query(
+        worktree,
+        &["rev-parse", "--path-format=absolute", "--git-dir"],
+    )
+    .ok()?;
+    let git_dir = PathBuf::from(git_dir);
+    busy(|f| git_dir.join(f).symlink_metadata().is_ok())
+}
+
+/// The ignored files and folders of the checkout (git's own listing).
+fn ignored(repo: &Path) -> Option<Vec<String>> {
+    let out = query(
+        repo,
+        &[
+            "ls-files",
+            "-z",
+            "--others",
+            "--ignored",
+            "--exclude-standard",
+            "--directory",
+        ],
+    )
+    .ok()?;
+    Some(
+        out.split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+    )
 }
 
 fn tracked(changes: &[unsaved::Change]) -> Vec<unsaved::Change> {
@@ -295,7 +457,42 @@ pub fn merge(
         }
         _ => false,
     };
+    // What the branch changes (any way), and what it writes (all but
+    // deletions: a path it deletes is not written in the checkout).
+    let listed = |filter: &str| match (&target, ahead) {
+        (Some(t), 1..) if target_exists => incoming(paths, repo, t, &src.branch, filter)
+            .map_err(|e| format!("nothing was merged: cannot list what it brings in: {e}")),
+        _ => Ok(Vec::new()),
+    };
+    let incoming = listed("ACDMRTUXB")?;
+    let written = listed("d")?;
+    let ignored_before = ignored(repo);
+    let in_the_way = match (&ignored_before, written.is_empty()) {
+        (_, true) => Vec::new(),
+        (Some(i), false) => in_the_way(&written, i),
+        (None, false) => {
+            return Err(format!(
+                "nothing was merged: cannot list the ignored files of the main checkout {}",
+                repo.display()
+            ))
+        }
+    };
+    let sandboxed = super::guard::has_history(&paths.state_dir, repo);
     let facts = Facts {
+        in_the_way,
+        risky_incoming: match sandboxed {
+            true => risky(&incoming),
+            false => Vec::new(),
+        },
+        worktree_branch: match worktree_missing {
+            true => None,
+            false => super::base::current_branch(&src.worktree),
+        },
+        worktree_own_branch: super::clean::own_branch(&src.worktree, &src.branch),
+        worktree_busy: match worktree_missing {
+            true => None,
+            false => worktree_busy(&src.worktree),
+        },
         repo: repo.clone(),
         checked_out: super::base::current_branch(repo),
         main_changes: tracked(&all_main_changes),
@@ -347,7 +544,20 @@ pub fn merge(
     let before = tip(repo, &target)?;
     let done = run_merge(paths, src, &target, how);
     if let Err(why) = done {
-        let restored = restore(paths, src, how, &before, &all_main_changes);
+        let mut restored = restore(paths, src, how, &before, &all_main_changes);
+        if let (Ok(()), Some(was)) = (&restored, &ignored_before) {
+            let now = ignored(repo).unwrap_or_default();
+            let gone: Vec<&String> = was.iter().filter(|p| !now.contains(p)).collect();
+            if !gone.is_empty() {
+                restored = Err(format!(
+                    "ignored files of it are gone: {}",
+                    gone.iter()
+                        .map(|p| p.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+        }
         return Err(match restored {
             Ok(()) => format!(
                 "{why}\nnothing was merged: the main checkout {} is as it was (HEAD {})",
@@ -412,9 +622,18 @@ fn run_merge(paths: &Paths, src: &Source, target: &str, how: MergeHow) -> Result
         MergeHow::Rebase => {
             let onto = format!("refs/heads/{target}");
             let old = tip(repo, branch)?;
+            // Only a rebase nerdr started is nerdr's to abort.
+            if let Some(what) = worktree_busy(worktree) {
+                return Err(format!(
+                    "a {what} is in progress in the tab's worktree: finish it or abort it there \
+                     first"
+                ));
+            }
             if let Err(e) = git(worktree, &["rebase", &onto]) {
                 let why = failed(worktree, e, how);
-                let _ = git(worktree, &["rebase", "--abort"]);
+                if worktree_busy(worktree).is_some() {
+                    let _ = git(worktree, &["rebase", "--abort"]);
+                }
                 return Err(why);
             }
             git(repo, &["merge", "--ff-only", branch]).map_err(|e| {
@@ -508,6 +727,11 @@ mod tests {
             how: MergeHow::Merge,
             worktree_dirty: false,
             worktree_missing: false,
+            in_the_way: vec![],
+            risky_incoming: vec![],
+            worktree_branch: Some("nerdr/ab12".into()),
+            worktree_own_branch: true,
+            worktree_busy: None,
         }
     }
 
@@ -540,6 +764,14 @@ mod tests {
             ("ff-only, ahead only", Facts { how: MergeHow::FfOnly, ..clean() }, go()),
             ("rebase, dirty worktree", Facts { how: MergeHow::Rebase, worktree_dirty: true, ..clean() }, Err("commit it there first")),
             ("rebase, worktree gone", Facts { how: MergeHow::Rebase, worktree_missing: true, ..clean() }, Err("which is gone")),
+            ("an ignored file in the way", Facts { in_the_way: vec!["secret.log".into()], ..clean() }, Err("write over ignored files in the main checkout /src/r (git overwrites those without a word): secret.log")),
+            ("ignored in the way, squash", Facts { in_the_way: vec!["a.log".into()], how: MergeHow::Squash, ..clean() }, Err("a.log")),
+            ("incoming attributes, sandboxed", Facts { risky_incoming: vec![".gitattributes".into()], ..clean() }, Err("review them by hand")),
+            ("rebase, a rebase in progress", Facts { how: MergeHow::Rebase, worktree_busy: Some("rebase"), ..clean() }, Err("a rebase is in progress")),
+            ("merge, a rebase in progress in the worktree", Facts { worktree_busy: Some("rebase"), ..clean() }, go()),
+            ("rebase, worktree on another branch", Facts { how: MergeHow::Rebase, worktree_branch: Some("feat".into()), ..clean() }, Err("its worktree is on branch feat")),
+            ("rebase, worktree detached", Facts { how: MergeHow::Rebase, worktree_branch: None, ..clean() }, Err("a detached HEAD")),
+            ("rebase, not nerdr's branch", Facts { how: MergeHow::Rebase, worktree_own_branch: false, ..clean() }, Err("only the tab's own branch")),
         ];
         for (what, facts, want) in rows {
             let got = ready(&facts);
@@ -571,6 +803,33 @@ mod tests {
             ..clean()
         };
         assert_eq!(ready(&untracked_only), Ready::Go);
+    }
+
+    #[test]
+    fn what_a_merge_would_write_over_and_what_it_must_not_bring() {
+        let v = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let incoming = v(&[
+            "secret.log",
+            "tracked.txt",
+            "new.txt",
+            "d/.gitattributes",
+            "build/x",
+        ]);
+        let ignored = v(&["secret.log", "build/", "other.log", "d"]);
+        assert_eq!(
+            in_the_way(&incoming, &ignored),
+            v(&["secret.log", "build/x"])
+        );
+        assert!(in_the_way(&incoming, &[]).is_empty());
+        assert_eq!(risky(&incoming), v(&["d/.gitattributes"]));
+        assert_eq!(
+            risky(&v(&[".gitmodules", "x.gitattributes"])),
+            v(&[".gitmodules"])
+        );
+        assert_eq!(busy(|f| f == "rebase-apply"), Some("rebase"));
+        assert_eq!(busy(|f| f == "CHERRY_PICK_HEAD"), Some("cherry-pick"));
+        assert_eq!(busy(|f| f == "MERGE_HEAD"), Some("merge"));
+        assert_eq!(busy(|_| false), None);
     }
 
     fn source(open: bool) -> Source {

@@ -11,7 +11,7 @@
 use std::ffi::OsStr;
 use std::path::Path;
 
-use super::saved::{io, Scratch};
+use super::saved::{copy_index, Scratch};
 use super::{query, run_bytes_env, run_env, GitError};
 use crate::paths::Paths;
 
@@ -45,11 +45,7 @@ pub fn worktree_tree(paths: &Paths, worktree: &Path) -> Result<String, GitError>
         &["rev-parse", "--path-format=absolute", "--git-path", "index"],
     )?);
     let scratch = Scratch::new(paths)?;
-    match std::fs::copy(&index, &scratch.0) {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io(&scratch.0, e)),
-    }
+    copy_index(&index, &scratch.0)?;
     let env: [(&str, &OsStr); 1] = [("GIT_INDEX_FILE", scratch.0.as_os_str())];
     run_env(paths, worktree, &["add", "-A"], &env)?;
     run_env(paths, worktree, &["write-tree"], &env)

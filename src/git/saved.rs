@@ -42,11 +42,7 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
     let scratch = Scratch::new(paths)?;
     // A copy of the worktree's index: staged work and tracked files that
     // are also ignored are kept, and the real index is not touched.
-    match std::fs::copy(&index, &scratch.0) {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io(&scratch.0, e)),
-    }
+    copy_index(&index, &scratch.0)?;
     let mut env: Vec<(&str, &OsStr)> = IDENTITY.iter().map(|(k, v)| (*k, OsStr::new(v))).collect();
     env.push(("GIT_INDEX_FILE", scratch.0.as_os_str()));
     let index_tree = run_env(paths, worktree, &["write-tree"], &env)?;
@@ -123,6 +119,41 @@ fn commit_tree(
 
 fn exists(dir: &Path, reference: &str) -> bool {
     query(dir, &["rev-parse", "--verify", "--quiet", reference]).is_ok()
+}
+
+/// Copy a worktree's index (`from`, in a git dir an agent may write) to
+/// `to`: only a regular file, opened without following a symlink and
+/// without blocking (a FIFO there would hold the copy for ever). A
+/// missing index copies nothing.
+pub(super) fn copy_index(from: &Path, to: &Path) -> Result<(), GitError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(from)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(from, e)),
+    };
+    let regular = file
+        .metadata()
+        .map_err(|e| io(from, e))?
+        .file_type()
+        .is_file();
+    if !regular {
+        return Err(io(
+            from,
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the worktree's index is not a regular file, so its work cannot be read \
+                 safely (remove it there; `git reset` rebuilds it)",
+            ),
+        ));
+    }
+    let mut out = std::fs::File::create(to).map_err(|e| io(to, e))?;
+    std::io::copy(&mut file, &mut out).map_err(|e| io(from, e))?;
+    Ok(())
 }
 
 pub(super) fn io(path: &Path, e: std::io::Error) -> GitError {

@@ -32,6 +32,7 @@ mod readme_quickstart;
 mod reconnect;
 mod replycap;
 mod resume;
+mod rev18;
 mod rev18b;
 mod review_panel;
 mod review_status;
