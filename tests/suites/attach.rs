@@ -402,18 +402,15 @@ fn the_window_announces_approvals_and_f3_answers_them() {
     if !have_tmux() {
         return;
     }
-    use crate::support::git::git;
     let l = Local::started();
     l.write_config(CONFIG);
-    let r = l.work();
-    git(&r, &["init", "-q"]);
-    std::fs::write(
-        r.join(".nerdr.toml"),
-        "[worktree]\nsetup = \"echo ran > setup-ran.txt\"\n",
-    )
-    .unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "setup"]);
+    l.repo_with(
+        &[(
+            ".nerdr.toml",
+            "[worktree]\nsetup = \"echo ran > setup-ran.txt\"\n",
+        )],
+        "setup",
+    );
     let tab = l.ok(&["agent", "sh"]);
     let t = Tmux::start(&l, 100, 24, "nerdr");
     t.wait("the approval note", |s: &[String]| {
@@ -423,14 +420,7 @@ fn the_window_announces_approvals_and_f3_answers_them() {
     t.keys(&["C-b", "F3"]);
     t.wait_text("echo ran > setup-ran.txt");
     t.keys(&["y"]);
-    let wt = std::path::PathBuf::from(
-        l.tabs_json(&[])
-            .iter()
-            .find(|x| x["id"] == tab.as_str())
-            .unwrap()["worktree"]
-            .as_str()
-            .unwrap(),
-    );
+    let wt = l.worktree_of(&tab);
     wait_until("the approved setup to run", Duration::from_secs(10), || {
         wt.join("setup-ran.txt").exists()
     });

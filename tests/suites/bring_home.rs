@@ -5,147 +5,22 @@
 //! for a sandboxed caller; `nerdr clean` removes only merged work. Real
 //! binary, real git, as a non-root user under the private `systemd --user`.
 
-use std::path::{Path, PathBuf};
+use crate::support::repo_session::{boxed_shell, s, RepoSession, SH};
 
-use crate::support::sysenv::SystemdEnv;
-
-const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-/// `[agents.boxed]`: bash inside bubblewrap (read-only root, the runtime
-/// dir hidden, its own PID namespace), a sandbox nerdr's check passes.
-const BOXED_SHELL: &str =
-    "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
-    then set -- bash --norc --noprofile; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
-    --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
-    --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n";
-
-struct Setup {
-    env: SystemdEnv,
-    repo: PathBuf,
-}
-
-impl Setup {
-    /// A repository on `main` with one commit (and `*.log` ignored) in
-    /// `~/work/r`; the user's git has an identity (merge commits need one).
-    fn new(config: &str) -> Option<Setup> {
-        let env = SystemdEnv::start()?;
-        env.run(&["nerdr", "service", "install"]);
-        env.write_user_file(".config/nerdr/config.toml", config);
-        env.write_user_file(
-            ".gitconfig",
-            "[user]\n\tname = t\n\temail = t@e\n[init]\n\tdefaultBranch = main\n",
-        );
-        env.write_user_file("work/r/tracked.txt", "one\ntwo\nthree\n");
-        env.write_user_file("work/r/.gitignore", "*.log\n");
-        let s = Setup {
-            repo: env.home().join("work/r"),
-            env,
-        };
-        s.git(&s.repo, &["init", "-q"]);
-        s.git(&s.repo, &["add", "."]);
-        s.git(&s.repo, &["commit", "-q", "-m", "first"]);
-        Some(s)
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let out = self
-            .env
-            .run(&crate::support::git::with_identity(s(dir), args));
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-    }
-
-    /// `git` whose stdout is kept as git wrote it.
-    fn git_raw(&self, dir: &Path, args: &[&str]) -> String {
-        let out = self
-            .env
-            .run(&crate::support::git::with_identity(s(dir), args));
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// `nerdr ARGS` as the user in the repository: (success, stdout, stderr).
-    fn nerdr(&self, args: &[&str]) -> (bool, String, String) {
-        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&self.repo);
-        let out = cmd.output().unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let (ok, out, err) = self.nerdr(args);
-        assert!(ok, "nerdr {args:?} failed: {err}");
-        out
-    }
-
-    fn fails(&self, args: &[&str]) -> String {
-        let (ok, out, err) = self.nerdr(args);
-        assert!(!ok, "nerdr {args:?} was meant to fail: {out}");
-        err
-    }
-
-    fn tab(&self, agent: &str) -> String {
-        self.ok(&["agent", agent]).trim().to_string()
-    }
-
-    fn worktree_of(&self, tab: &str) -> PathBuf {
-        let tabs: Vec<serde_json::Value> =
-            serde_json::from_str(&self.ok(&["tabs", "--all", "--json"])).unwrap();
-        let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
-        PathBuf::from(t["worktree"].as_str().expect("a worktree"))
-    }
-
-    fn worktrees(&self) -> Vec<serde_json::Value> {
-        serde_json::from_str(&self.ok(&["worktrees", "--json"])).unwrap()
-    }
-
-    fn worktree_row(&self, wt: &Path) -> serde_json::Value {
-        let rows = self.worktrees();
-        rows.iter()
-            .find(|r| r["path"] == s(wt))
-            .cloned()
-            .unwrap_or_else(|| panic!("{} not listed: {rows:#?}", wt.display()))
-    }
-
-    /// Write `file` in `dir` and commit it there.
-    fn commit(&self, dir: &Path, file: &str, text: &str, message: &str) {
-        std::fs::write(dir.join(file), text).unwrap();
-        self.git(dir, &["add", file]);
-        self.git(dir, &["commit", "-q", "-m", message]);
-    }
-
-    fn head(&self) -> String {
-        self.git(&self.repo, &["rev-parse", "HEAD"])
-    }
-
-    fn tip(&self, branch: &str) -> String {
-        self.git(&self.repo, &["rev-parse", &format!("refs/heads/{branch}")])
-    }
-
-    fn status(&self) -> String {
-        self.git(&self.repo, &["status", "--porcelain"])
-    }
-
-    /// A refused merge left the checkout exactly as it was.
-    fn unchanged(&self, head: &str, err: &str) {
-        assert_eq!(self.head(), head, "HEAD moved: {err}");
-        assert_eq!(self.status(), "", "the checkout changed: {err}");
-        assert!(!self.repo.join(".git/MERGE_HEAD").exists(), "{err}");
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+/// A refused merge left the checkout exactly as it was.
+fn unchanged(st: &RepoSession, head: &str, err: &str) {
+    assert_eq!(st.head(), head, "HEAD moved: {err}");
+    assert_eq!(st.status(), "", "the checkout changed: {err}");
+    assert!(!st.repo.join(".git/MERGE_HEAD").exists(), "{err}");
 }
 
 #[test]
 fn diff_and_worktrees_give_the_exact_patch_and_counts() {
-    let Some(st) = Setup::new(CONFIG) else { return };
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
     let base = st.head();
-    let tab = st.tab("sh");
-    let wt = st.worktree_of(&tab);
+    let (tab, wt) = st.tab_and_worktree("sh");
     // Two commits on the tab's branch, the main checkout one ahead...
     st.commit(&wt, "tracked.txt", "one\nTWO\nthree\n", "agent: two");
     st.commit(&wt, "b.txt", "b\n", "agent: b");
@@ -206,11 +81,12 @@ fn diff_and_worktrees_give_the_exact_patch_and_counts() {
 
 #[test]
 fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
-    let Some(st) = Setup::new(CONFIG) else { return };
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
 
     // Fast-forward.
-    let a = st.tab("sh");
-    let wa = st.worktree_of(&a);
+    let (a, wa) = st.tab_and_worktree("sh");
     st.commit(&wa, "a.txt", "a\n", "agent a");
     std::fs::write(wa.join("later.txt"), "not yet\n").unwrap();
     let (ok, out, err) = st.nerdr(&["merge", "--ff-only", &a]);
@@ -229,8 +105,7 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     assert_eq!(st.status(), "");
 
     // Squash, with the main checkout moved on: one new commit on top.
-    let b = st.tab("sh");
-    let wb = st.worktree_of(&b);
+    let (b, wb) = st.tab_and_worktree("sh");
     st.commit(&wb, "b1.txt", "1\n", "agent b one");
     st.commit(&wb, "b2.txt", "2\n", "agent b two");
     st.commit(&st.repo, "main.txt", "m\n", "main moves on");
@@ -249,8 +124,7 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     assert_eq!(st.status(), "");
 
     // A conflict: refused, and the checkout is exactly as it was, in each way.
-    let c = st.tab("sh");
-    let wc = st.worktree_of(&c);
+    let (c, wc) = st.tab_and_worktree("sh");
     st.commit(&wc, "tracked.txt", "one\nagent\nthree\n", "agent c");
     st.commit(&st.repo, "tracked.txt", "one\nperson\nthree\n", "person");
     let head = st.head();
@@ -275,7 +149,7 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
             );
         }
         assert!(err.contains("is as it was"), "{how:?}: {err}");
-        st.unchanged(&head, &err);
+        unchanged(&st, &head, &err);
         assert_eq!(
             std::fs::read_to_string(st.repo.join("tracked.txt")).unwrap(),
             "one\nperson\nthree\n"
@@ -285,7 +159,7 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     let err = st.fails(&["merge", "--rebase", &c]);
     assert!(err.contains("undone"), "{err}");
     assert!(err.contains(" in:\n  tracked.txt\n"), "{err}");
-    st.unchanged(&head, &err);
+    unchanged(&st, &head, &err);
     assert_eq!(
         st.tip(&format!("nerdr/{c}")),
         tip,
@@ -294,11 +168,10 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     assert_eq!(st.git(&wc, &["status", "--porcelain"]), "");
     let err = st.fails(&["merge", "--ff-only", &c]);
     assert!(err.contains("no fast-forward"), "{err}");
-    st.unchanged(&head, &err);
+    unchanged(&st, &head, &err);
 
     // Rebase: the tab's branch onto main, then a fast-forward.
-    let d = st.tab("sh");
-    let wd = st.worktree_of(&d);
+    let (d, wd) = st.tab_and_worktree("sh");
     st.commit(&wd, "d.txt", "d\n", "agent d");
     st.commit(&st.repo, "main2.txt", "m\n", "main moves on again");
     let before = st.head();
@@ -308,8 +181,7 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     assert_eq!(st.head(), st.tip(&format!("nerdr/{d}")));
 
     // A dirty main checkout, another branch checked out: refused, saying why.
-    let e = st.tab("sh");
-    let we = st.worktree_of(&e);
+    let (e, we) = st.tab_and_worktree("sh");
     st.commit(&we, "e.txt", "e\n", "agent e");
     std::fs::write(st.repo.join("tracked.txt"), "mine\n").unwrap();
     let head = st.head();
@@ -329,66 +201,42 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     assert!(st.repo.join("e.txt").is_file());
 }
 
-/// Commands typed into tab `tab`'s shell, waiting for `rc-<marker>-N`.
-fn in_tab(st: &Setup, tab: &str, line: &str, marker: &str) -> String {
-    st.ok(&["send", tab, &format!("{line} 2>&1; echo rc-{marker}-$?")]);
-    let mut last = String::new();
-    let done = crate::support::poll(std::time::Duration::from_secs(20), || {
-        last = st.ok(&["read", tab]).replace('\n', "");
-        last.contains(&format!("rc-{marker}-")) && {
-            let i = last.rfind(&format!("rc-{marker}-")).unwrap();
-            last[i + 4 + marker.len()..]
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_digit())
-        }
-    });
-    assert!(done, "tab {tab} never finished {line:?}:\n{last}");
-    last
-}
-
 #[test]
 fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
-    let Some(st) = Setup::new(&format!("{CONFIG}{BOXED_SHELL}")) else {
+    let Some(st) = RepoSession::on_main(&format!("{SH}{}", boxed_shell("boxed", false))) else {
         return;
     };
     // A sandboxed agent's tab gives the repository sandbox history.
-    let boxed = st.tab("boxed");
-    let wb = st.worktree_of(&boxed);
+    let (boxed, wb) = st.tab_and_worktree("boxed");
     st.commit(&wb, "tracked.txt", "one\nboxed\nthree\n", "boxed work");
     st.commit(&st.repo, "tracked.txt", "one\ntwo\nthree\nfour\n", "person");
     // The sandboxed agent itself: its own diff, yes; a merge or the list
     // of worktrees, no.
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &boxed,
         &format!("\"$NERDR_BIN\" diff --stat {boxed}"),
         "diff",
+        20,
     );
     assert!(screen.contains("rc-diff-0"), "{screen}");
     assert!(screen.contains("tracked.txt"), "{screen}");
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &boxed,
         &format!("\"$NERDR_BIN\" merge {boxed}"),
         "merge",
+        20,
     );
     assert!(screen.contains("rc-merge-1"), "{screen}");
     assert!(screen.contains("cannot merge"), "{screen}");
-    let screen = in_tab(&st, &boxed, "\"$NERDR_BIN\" worktrees", "list");
+    let screen = st.in_tab(&boxed, "\"$NERDR_BIN\" worktrees", "list", 20);
     assert!(screen.contains("rc-list-1"), "{screen}");
     assert!(screen.contains("cannot list worktrees"), "{screen}");
-    let screen = in_tab(&st, &boxed, "\"$NERDR_BIN\" clean --dry-run", "clean");
+    let screen = st.in_tab(&boxed, "\"$NERDR_BIN\" clean --dry-run", "clean", 20);
     assert!(screen.contains("rc-clean-1"), "{screen}");
     assert!(screen.contains("cannot clean up worktrees"), "{screen}");
     // Another tab's diff: an agent outside every sandbox reads as no tab.
     let other = st.tab("sh");
-    let screen = in_tab(
-        &st,
-        &boxed,
-        &format!("\"$NERDR_BIN\" diff {other}"),
-        "other",
-    );
+    let screen = st.in_tab(&boxed, &format!("\"$NERDR_BIN\" diff {other}"), "other", 20);
     assert!(screen.contains("rc-other-1"), "{screen}");
     assert!(screen.contains(&format!("no tab `{other}`")), "{screen}");
     // Closed, its worktree is reached by its id or branch: not by a
@@ -397,11 +245,11 @@ fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
     for (i, handle) in [other.clone(), format!("nerdr/{other}")].iter().enumerate() {
         for (verb, said) in [("diff", "may see only"), ("merge", "cannot merge")] {
             let marker = format!("closed{verb}{i}");
-            let screen = in_tab(
-                &st,
+            let screen = st.in_tab(
                 &boxed,
                 &format!("\"$NERDR_BIN\" {verb} {handle}"),
                 &marker,
+                20,
             );
             assert!(screen.contains(&format!("rc-{marker}-1")), "{screen}");
             assert!(screen.contains(said), "{verb} {handle}: {screen}");
@@ -431,7 +279,7 @@ fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
         err.contains("refuses") && err.contains("merge.evil.driver"),
         "{err}"
     );
-    st.unchanged(&head, &err);
+    unchanged(&st, &head, &err);
     assert!(!marker.exists(), "the planted merge driver ran");
 
     // The canary is live: in a repository no sandboxed agent worked in,
@@ -467,16 +315,16 @@ fn a_merge_where_a_sandboxed_agent_worked_goes_through_the_guard() {
 
 #[test]
 fn clean_removes_only_merged_work() {
-    let Some(st) = Setup::new(CONFIG) else { return };
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
     // Merged, then closed: goes, and with --merged its branch too.
-    let m = st.tab("sh");
-    let wm = st.worktree_of(&m);
+    let (m, wm) = st.tab_and_worktree("sh");
     st.commit(&wm, "m.txt", "m\n", "agent m");
     st.ok(&["merge", &m]);
     st.ok(&["close", &m]);
     // Unmerged, closed: stays.
-    let u = st.tab("sh");
-    let wu = st.worktree_of(&u);
+    let (u, wu) = st.tab_and_worktree("sh");
     st.commit(&wu, "u.txt", "u\n", "agent u");
     let base_u = st.head();
     st.ok(&["close", &u]);
@@ -500,13 +348,11 @@ fn clean_removes_only_merged_work() {
         "{table}"
     );
     // No commits but uncommitted work, closed: stays.
-    let d = st.tab("sh");
-    let wd = st.worktree_of(&d);
+    let (d, wd) = st.tab_and_worktree("sh");
     std::fs::write(wd.join("draft.txt"), "draft\n").unwrap();
     st.ok(&["close", &d]);
     // Running: stays.
-    let r = st.tab("sh");
-    let wr = st.worktree_of(&r);
+    let (r, wr) = st.tab_and_worktree("sh");
 
     let out = st.ok(&["clean", "--merged", "--dry-run"]);
     assert!(
@@ -541,8 +387,7 @@ fn clean_removes_only_merged_work() {
 
     // Squash-merged, closed: its content is in main, so it goes; without
     // --merged its branch stays.
-    let q = st.tab("sh");
-    let wq = st.worktree_of(&q);
+    let (q, wq) = st.tab_and_worktree("sh");
     st.commit(&wq, "q.txt", "q\n", "agent q");
     st.commit(&st.repo, "main.txt", "m\n", "main moves on");
     st.ok(&["merge", "--squash", &q]);
@@ -558,9 +403,8 @@ fn clean_removes_only_merged_work() {
 }
 
 /// The name `nerdr tabs` gives tab `tab`.
-fn name_of(st: &Setup, tab: &str) -> String {
-    let tabs: Vec<serde_json::Value> =
-        serde_json::from_str(&st.ok(&["tabs", "--all", "--json"])).unwrap();
+fn name_of(st: &RepoSession, tab: &str) -> String {
+    let tabs = st.tabs(&["--all"]);
     let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
     t["name"].as_str().expect("a name").to_string()
 }
@@ -571,9 +415,10 @@ fn name_of(st: &Setup, tab: &str) -> String {
 /// checkout is in the way only where the merge writes.
 #[test]
 fn a_rebase_moves_the_base_and_a_squashed_branch_is_nothing_new() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("sh");
     st.commit(&wt, "five.txt", "5\n", "agent: five");
     st.commit(&st.repo, "main.txt", "m\n", "main moves on");
     let main_tip = st.head();
@@ -629,8 +474,7 @@ fn a_rebase_moves_the_base_and_a_squashed_branch_is_nothing_new() {
     assert!(!err.contains("\\n"), "a literal \\n: {err}");
 
     // Squashed once: a second squash, or a plain merge, is nothing new.
-    let q = st.tab("sh");
-    let wq = st.worktree_of(&q);
+    let (q, wq) = st.tab_and_worktree("sh");
     st.commit(&wq, "q.txt", "q\n", "agent q");
     st.commit(&st.repo, "main3.txt", "m3\n", "main moves on a third time");
     st.ok(&["merge", "--squash", &q]);
@@ -648,8 +492,7 @@ fn a_rebase_moves_the_base_and_a_squashed_branch_is_nothing_new() {
 
     // An untracked file where the merge writes: git refuses, nerdr says
     // which, and the checkout is as it was.
-    let c = st.tab("sh");
-    let wc = st.worktree_of(&c);
+    let (c, wc) = st.tab_and_worktree("sh");
     st.commit(&wc, "clash.txt", "agent\n", "agent clash");
     std::fs::write(st.repo.join("clash.txt"), "person\n").unwrap();
     st.commit(&st.repo, "main4.txt", "m4\n", "main moves on a fourth time");
@@ -678,7 +521,9 @@ fn a_rebase_moves_the_base_and_a_squashed_branch_is_nothing_new() {
 /// leaves, and `diff` marks the uncommitted paths.
 #[test]
 fn a_closed_tabs_work_stays_reachable() {
-    let Some(st) = Setup::new(CONFIG) else { return };
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
     let t = st.tab("sh");
     let name = name_of(&st, &t);
     let wt = st.worktree_of(&t);

@@ -4,8 +4,6 @@
 //! as one message (the tab runs `cat`, so `nerdr read` shows the text it
 //! was typed); a tab with no worktree, and one with no changes, say so.
 
-use std::path::PathBuf;
-
 use crate::support::git::git;
 use crate::support::local::Local;
 use crate::support::tmux::{have_tmux, Tmux};
@@ -16,22 +14,6 @@ fn status(s: &[String]) -> String {
     s.last().cloned().unwrap_or_default()
 }
 
-/// A repository with one commit, as the session's folder.
-fn repo(l: &Local) -> PathBuf {
-    let r = l.work();
-    git(&r, &["init", "-q"]);
-    std::fs::write(r.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "first"]);
-    r
-}
-
-fn worktree(l: &Local, tab: &str) -> PathBuf {
-    let tabs = l.tabs_json(&[]);
-    let t = tabs.iter().find(|t| t["id"] == tab).expect("the tab");
-    PathBuf::from(t["worktree"].as_str().expect("a worktree"))
-}
-
 #[test]
 fn a_comment_on_a_line_of_the_diff_reaches_the_tab_as_one_message() {
     if !have_tmux() {
@@ -39,9 +21,9 @@ fn a_comment_on_a_line_of_the_diff_reaches_the_tab_as_one_message() {
     }
     let l = Local::started();
     l.write_config(CAT);
-    repo(&l);
+    l.repo_with(&[("notes.txt", "alpha\nbeta\ngamma\n")], "first");
     let tab = l.ok(&["agent", "cat"]);
-    let wt = worktree(&l, &tab);
+    let wt = l.worktree_of(&tab);
     // A commit on the tab's branch, and work not committed yet.
     std::fs::write(wt.join("notes.txt"), "alpha\nbeta needle\ngamma\n").unwrap();
     std::fs::write(wt.join("fresh.txt"), "new file\n").unwrap();
@@ -125,7 +107,7 @@ fn no_worktree_no_changes_and_unsent_comments_say_so() {
     }
     let l = Local::started();
     l.write_config(CAT);
-    repo(&l);
+    l.repo_with(&[("notes.txt", "alpha\nbeta\ngamma\n")], "first");
     l.ok(&["agent", "cat", "--no-worktree"]);
     let clean = l.ok(&["agent", "cat"]);
     let t = Tmux::start(&l, 100, 30, "nerdr");
@@ -139,7 +121,7 @@ fn no_worktree_no_changes_and_unsent_comments_say_so() {
     t.wait_text("No changes: nerdr/");
     t.text("q");
     // A comment left unsent waits for the view to open again.
-    std::fs::write(worktree(&l, &clean).join("notes.txt"), "alpha\n").unwrap();
+    std::fs::write(l.worktree_of(&clean).join("notes.txt"), "alpha\n").unwrap();
     t.keys(&["C-b", "g"]);
     t.wait_text("-gamma");
     // A smaller window: drawn again at its size, the status line last.

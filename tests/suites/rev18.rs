@@ -5,135 +5,18 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::sysenv::SystemdEnv;
-
-const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+use crate::support::repo_session::{s, RepoSession, SH};
 
 /// An agent in nerdr's own sandbox (bubblewrap, private refs and objects).
 const JAIL: &str = "[agents.jail]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"bash\"]\n\
     args = [\"--norc\", \"--noprofile\"]\nsandboxed = true\nprogram = \"bash\"\n";
 
-struct Setup {
-    env: SystemdEnv,
-    repo: PathBuf,
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-impl Setup {
-    fn new(config: &str) -> Option<Setup> {
-        let env = SystemdEnv::start()?;
-        env.run(&["nerdr", "service", "install"]);
-        env.write_user_file(".config/nerdr/config.toml", config);
-        env.write_user_file(
-            ".gitconfig",
-            "[user]\n\tname = t\n\temail = t@e\n[init]\n\tdefaultBranch = main\n",
-        );
-        env.write_user_file("work/r/tracked.txt", "one\ntwo\nthree\n");
-        env.write_user_file("work/r/.gitignore", "*.log\n");
-        let st = Setup {
-            repo: env.home().join("work/r"),
-            env,
-        };
-        st.git(&st.repo, &["init", "-q"]);
-        st.git(&st.repo, &["add", "."]);
-        st.git(&st.repo, &["commit", "-q", "-m", "first"]);
-        Some(st)
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let out = self
-            .env
-            .run(&crate::support::git::with_identity(s(dir), args));
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-    }
-
-    fn git_out(&self, dir: &Path, args: &[&str]) -> (bool, String) {
-        let out = self
-            .env
-            .output(&crate::support::git::with_identity(s(dir), args));
-        (
-            out.status.success(),
-            format!(
-                "{}{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            ),
-        )
-    }
-
-    fn nerdr(&self, args: &[&str]) -> (bool, String, String) {
-        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(if self.repo.exists() {
-            self.repo.as_path()
-        } else {
-            self.env.home()
-        });
-        let out = cmd.output().unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let (ok, out, err) = self.nerdr(args);
-        assert!(ok, "nerdr {args:?} failed: {err}");
-        out
-    }
-
-    fn tab(&self, agent: &str) -> String {
-        self.ok(&["agent", agent]).trim().to_string()
-    }
-
-    fn worktree_of(&self, tab: &str) -> PathBuf {
-        let tabs: Vec<serde_json::Value> =
-            serde_json::from_str(&self.ok(&["tabs", "--all", "--json"])).unwrap();
-        let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
-        PathBuf::from(t["worktree"].as_str().expect("a worktree"))
-    }
-
-    fn commit(&self, dir: &Path, file: &str, text: &str, message: &str) {
-        std::fs::write(dir.join(file), text).unwrap();
-        self.git(dir, &["add", "-f", file]);
-        self.git(dir, &["commit", "-q", "-m", message]);
-    }
-
-    fn tip(&self, branch: &str) -> String {
-        self.git(&self.repo, &["rev-parse", &format!("refs/heads/{branch}")])
-    }
-}
-
-/// Commands typed into tab `tab`'s shell, waiting for `rc-<marker>-N`.
-fn in_tab(st: &Setup, tab: &str, line: &str, marker: &str, secs: u64) -> String {
-    st.ok(&["send", tab, &format!("{line} 2>&1; echo rc-{marker}-$?")]);
-    let mut last = String::new();
-    let done = crate::support::poll(std::time::Duration::from_secs(secs), || {
-        last = st.ok(&["read", tab]).replace('\n', "");
-        last.contains(&format!("rc-{marker}-")) && {
-            let i = last.rfind(&format!("rc-{marker}-")).unwrap();
-            last[i + 4 + marker.len()..]
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_digit())
-        }
-    });
-    assert!(done, "tab {tab} never finished {line:?}:\n{last}");
-    last
-}
-
-/// A merge that conflicts was undone with `git merge --abort`, which
-/// deleted an ignored file of the person's that the tab's branch tracks
-/// (git overwrote it while merging); nerdr then said the checkout "is as
-/// it was". Now such a merge is refused before it starts, naming the file.
 #[test]
 fn rev18_a_failed_merge_keeps_the_persons_ignored_files() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("sh");
     st.commit(&wt, "secret.log", "from the agent\n", "agent: a log");
     st.commit(&wt, "tracked.txt", "one\nagent\nthree\n", "agent: two");
     st.commit(&st.repo, "tracked.txt", "one\nperson\nthree\n", "person");
@@ -150,9 +33,10 @@ fn rev18_a_failed_merge_keeps_the_persons_ignored_files() {
 
 #[test]
 fn rev18_a_merge_does_not_overwrite_the_persons_ignored_files() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("sh");
     st.commit(&wt, "secret.log", "from the agent\n", "agent: a log");
     std::fs::write(st.repo.join("secret.log"), "the person's own\n").unwrap();
     let (ok, out, err) = st.nerdr(&["merge", &t]);
@@ -168,9 +52,10 @@ fn rev18_a_merge_does_not_overwrite_the_persons_ignored_files() {
 /// person's that a closed tab's worktree happens to have checked out.
 #[test]
 fn rev18_clean_merged_deletes_only_nerdr_branches() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("sh");
     st.git(&wt, &["switch", "-q", "-c", "feat"]);
     st.commit(&wt, "f.txt", "f\n", "feat: the person's commit");
     let feat = st.tip("feat");
@@ -198,9 +83,10 @@ fn rev18_clean_merged_deletes_only_nerdr_branches() {
 /// person's rebase (its amended commit).
 #[test]
 fn rev18_merge_rebase_keeps_a_rebase_in_progress() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("sh");
     st.commit(&wt, "a.txt", "a\n", "a1");
     st.commit(&wt, "b.txt", "b\n", "b1");
     st.commit(&st.repo, "main.txt", "m\n", "main moves on");
@@ -243,9 +129,10 @@ fn rev18_merge_rebase_keeps_a_rebase_in_progress() {
 /// worktree to) is rewritten, not the tab's branch.
 #[test]
 fn rev18_merge_rebase_rewrites_only_the_tabs_branch() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("sh");
     st.commit(&wt, "a.txt", "a\n", "tab's work");
     st.git(&wt, &["switch", "-q", "-c", "feat"]);
     st.commit(&wt, "f.txt", "f\n", "the person's feat");
@@ -264,9 +151,10 @@ fn rev18_merge_rebase_rewrites_only_the_tabs_branch() {
 /// commands have a time limit; nerdr's copy of the index has none).
 #[test]
 fn rev18_diff_ends_with_a_fifo_for_an_index() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("sh");
     let index = st.git(
         &wt,
         &["rev-parse", "--path-format=absolute", "--git-path", "index"],
@@ -298,17 +186,15 @@ fn rev18_what_a_sandboxed_agent_can_plant() {
         crate::support::sysenv::skip("bubblewrap is not installed");
         return;
     }
-    let Some(st) = Setup::new(&format!("{CONFIG}{JAIL}")) else {
+    let Some(st) = RepoSession::on_main(&format!("{SH}{JAIL}")) else {
         return;
     };
     st.git(&st.repo, &["branch", "feat"]);
-    let t = st.tab("jail");
-    let wt = st.worktree_of(&t);
+    let (t, wt) = st.tab_and_worktree("jail");
     let record = wt.with_file_name(format!("{t}.base.json"));
     assert!(record.is_file(), "no record beside {}", wt.display());
     let before = std::fs::read_to_string(&record).unwrap();
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &t,
         &format!(
             "echo '{{\"commit\":\"--output=/tmp/x\",\"branch\":\"nerdr/{t}\"}}' > '{}'",
@@ -325,8 +211,7 @@ fn rev18_what_a_sandboxed_agent_can_plant() {
         record.display()
     );
     // HEAD and index of its admin dir.
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &t,
         "A=$(git rev-parse --path-format=absolute --git-dir); echo admin=$A; \
          echo 'ref: refs/heads/feat' > $A/HEAD && git status --short --branch | head -3",
@@ -334,8 +219,7 @@ fn rev18_what_a_sandboxed_agent_can_plant() {
         20,
     );
     eprintln!("HEAD write: {screen}");
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &t,
         "A=$(git rev-parse --path-format=absolute --git-dir); rm -f $A/index && mkfifo $A/index \
          && ls -l $A/index",
@@ -343,8 +227,7 @@ fn rev18_what_a_sandboxed_agent_can_plant() {
         20,
     );
     eprintln!("index FIFO: {screen}");
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &t,
         &format!("timeout 30 \"$NERDR_BIN\" diff --stat {t}"),
         "diff",
@@ -369,7 +252,7 @@ fn rev18_incoming_attributes_run_no_driver_where_an_agent_was_sandboxed() {
         crate::support::sysenv::skip("bubblewrap is not installed");
         return;
     }
-    let Some(st) = Setup::new(&format!("{CONFIG}{JAIL}")) else {
+    let Some(st) = RepoSession::on_main(&format!("{SH}{JAIL}")) else {
         return;
     };
     let ran = st.env.home().join("canary.ran");
@@ -395,8 +278,7 @@ fn rev18_incoming_attributes_run_no_driver_where_an_agent_was_sandboxed() {
             d = s(&driver)
         ),
     );
-    let t = st.tab("jail");
-    let wt = st.worktree_of(&t);
+    let (t, wt) = st.tab_and_worktree("jail");
     // The host's git here, as the person: attributes and a conflicting change.
     std::fs::write(
         wt.join(".gitattributes"),
@@ -462,7 +344,7 @@ fn rev18_a_sandboxed_agent_cannot_make_clean_delete_the_persons_branch() {
         crate::support::sysenv::skip("bubblewrap is not installed");
         return;
     }
-    let Some(st) = Setup::new(&format!("{CONFIG}{JAIL}")) else {
+    let Some(st) = RepoSession::on_main(&format!("{SH}{JAIL}")) else {
         return;
     };
     st.git(&st.repo, &["switch", "-q", "-c", "feat"]);
@@ -472,8 +354,7 @@ fn rev18_a_sandboxed_agent_cannot_make_clean_delete_the_persons_branch() {
     st.git(&st.repo, &["merge", "-q", "--squash", "feat"]);
     st.git(&st.repo, &["commit", "-q", "-m", "squash feat"]);
     let t = st.tab("jail");
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &t,
         "git switch -q feat && git status --short --branch",
         "sw",
@@ -496,7 +377,9 @@ fn rev18_a_sandboxed_agent_cannot_make_clean_delete_the_persons_branch() {
 /// wrong, never a panic, and the core stays up.
 #[test]
 fn rev18_bad_input_gives_clear_errors() {
-    let Some(st) = Setup::new(CONFIG) else { return };
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
     let mut said = Vec::new();
     let mut run = |what: &str, args: &[&str]| {
         let (ok, out, err) = st.nerdr(args);
@@ -511,8 +394,7 @@ fn rev18_bad_input_gives_clear_errors() {
     run("unknown tab merge", &["merge", "nosuchtab"]);
     let plain = st.ok(&["agent", "sh", "--no-worktree"]).trim().to_string();
     run("no worktree merge", &["merge", &plain]);
-    let t = st.tab("sh");
-    let wt = st.worktree_of(&t);
+    let (t, wt) = st.tab_and_worktree("sh");
     st.commit(&wt, "a.txt", "a\n", "agent");
     st.env.run(&["rm", "-rf", s(&wt)]);
     run("worktree gone diff", &["diff", &t]);
@@ -548,7 +430,7 @@ fn rev18_a_sandboxed_agent_cannot_wedge_the_core_with_diffs() {
         crate::support::sysenv::skip("bubblewrap is not installed");
         return;
     }
-    let Some(st) = Setup::new(&format!("{CONFIG}{JAIL}")) else {
+    let Some(st) = RepoSession::on_main(&format!("{SH}{JAIL}")) else {
         return;
     };
     let t = st.tab("jail");
@@ -562,8 +444,7 @@ fn rev18_a_sandboxed_agent_cannot_wedge_the_core_with_diffs() {
             .to_string()
     };
     eprintln!("core {pid} before: {}", threads(&pid));
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &t,
         &format!(
             "A=$(git rev-parse --path-format=absolute --git-dir); rm -f $A/index && mkfifo \
@@ -620,22 +501,20 @@ fn rev18_a_sandboxed_agent_reading_another_tabs_worktree() {
         crate::support::sysenv::skip("bubblewrap is not installed");
         return;
     }
-    let Some(st) = Setup::new(&format!("{CONFIG}{JAIL}")) else {
+    let Some(st) = RepoSession::on_main(&format!("{SH}{JAIL}")) else {
         return;
     };
-    let other = st.tab("sh");
-    let wo = st.worktree_of(&other);
+    let (other, wo) = st.tab_and_worktree("sh");
     std::fs::write(wo.join("other-secret.txt"), "other tab's draft\n").unwrap();
     let t = st.tab("jail");
-    let screen = in_tab(
-        &st,
+    let screen = st.in_tab(
         &t,
         &format!("cat '{}'", wo.join("other-secret.txt").display()),
         "peek",
         20,
     );
     eprintln!("peek: {screen}");
-    let screen2 = in_tab(&st, &t, &format!("\"$NERDR_BIN\" diff {other}"), "d", 20);
+    let screen2 = st.in_tab(&t, &format!("\"$NERDR_BIN\" diff {other}"), "d", 20);
     eprintln!(
         "diff of other: {}",
         &screen2[screen2.len().saturating_sub(200)..]

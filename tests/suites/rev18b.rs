@@ -3,35 +3,13 @@
 //! test that the hole stays closed, and what held (the store, bad input).
 
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-
-use serde_json::Value;
 
 use crate::support::git::git;
 use crate::support::local::Local;
 
 const BASH: &str = "command = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-fn repo(l: &Local) -> PathBuf {
-    let r = l.work();
-    git(&r, &["init", "-q"]);
-    std::fs::write(r.join("file.txt"), "hello\n").unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "first"]);
-    r
-}
-
-fn tab(l: &Local, id: &str) -> Value {
-    l.tabs_json(&[])
-        .into_iter()
-        .find(|t| t["id"] == id)
-        .unwrap_or_else(|| panic!("no tab {id}"))
-}
-
-fn worktree(l: &Local, id: &str) -> PathBuf {
-    PathBuf::from(tab(l, id)["worktree"].as_str().expect("a worktree"))
-}
 
 fn exe(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -54,7 +32,7 @@ fn rev18b_a_sandboxed_authors_file_never_runs_as_its_reviewers_wrapper() {
          [agents.bash]\ncommand = [\"tools/wrap\", \"bash\", \"--norc\", \"--noprofile\"]\n\
          sandboxed = true\n[review]\nagent = \"bash\"\n"
     ));
-    let r = repo(&l);
+    let r = l.repo_with(&[("file.txt", "hello\n")], "first");
     // The person's wrapper, in the repository.
     exe(
         &r.join("tools/wrap"),
@@ -75,8 +53,8 @@ fn rev18b_a_sandboxed_authors_file_never_runs_as_its_reviewers_wrapper() {
     // sandboxed, with its worktree, which is the agent's to write).
     let out = l.run(&["agent", "sb"]);
     let author = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert_eq!(tab(&l, &author)["sandboxed"], true);
-    let wt = worktree(&l, &author);
+    assert_eq!(l.tab(&author)["sandboxed"], true);
+    let wt = l.worktree_of(&author);
     // What the sandboxed agent writes in its worktree.
     exe(
         &wt.join("tools/wrap"),
@@ -110,10 +88,10 @@ fn rev18b_a_sandboxed_authors_file_never_runs_as_its_reviewers_wrapper() {
 fn rev18b_a_summary_is_never_typed_into_a_program_author() {
     let l = Local::started();
     l.write_config(&format!("[agents.rev]\n{BASH}"));
-    repo(&l);
+    l.repo_with(&[("file.txt", "hello\n")], "first");
     let marker = l.path("summary-ran");
     let author = l.ok(&["agent", "--", "bash", "--norc", "--noprofile"]);
-    let wt = worktree(&l, &author);
+    let wt = l.worktree_of(&author);
     std::fs::write(wt.join("file.txt"), "hello\nmore\n").unwrap();
     git(&wt, &["commit", "-q", "-am", "second"]);
     let reviewer = l.ok(&["request-review", &author, "--reviewer", "rev"]);
@@ -149,7 +127,7 @@ fn rev18b_an_author_in_a_loop_starts_one_reviewer_at_a_time() {
     l.write_config(&format!(
         "[agents.sh]\n{BASH}[agents.rev]\n{BASH}[review]\nagent = \"rev\"\nautomatic = true\n"
     ));
-    repo(&l);
+    l.repo_with(&[("file.txt", "hello\n")], "first");
     let author = l.ok(&["agent", "sh"]);
     let n = 6;
     l.ok(&[
@@ -180,9 +158,9 @@ fn rev18b_the_store_and_bad_input() {
     use std::os::unix::fs::MetadataExt;
     let l = Local::started();
     l.write_config(&format!("[agents.sh]\n{BASH}[agents.rev]\n{BASH}"));
-    repo(&l);
+    l.repo_with(&[("file.txt", "hello\n")], "first");
     let author = l.ok(&["agent", "sh"]);
-    let wt = worktree(&l, &author);
+    let wt = l.worktree_of(&author);
     std::fs::write(wt.join("file.txt"), "hello\nmore\n").unwrap();
     git(&wt, &["commit", "-q", "-am", "second"]);
     let reviewer = l.ok(&["request-review", &author, "--reviewer", "rev"]);

@@ -7,8 +7,6 @@
 //! agent and `c` on it asks a question, both read back from the author's
 //! tab (it runs `cat`) with `nerdr read`.
 
-use std::path::PathBuf;
-
 use crate::support::git::git;
 use crate::support::local::Local;
 use crate::support::tmux::{have_tmux, Tmux};
@@ -19,12 +17,6 @@ const CONFIG: &str = "[agents.cat]\ncommand = [\"cat\"]\n\
 
 fn status(s: &[String]) -> String {
     s.last().cloned().unwrap_or_default()
-}
-
-fn worktree(l: &Local, tab: &str) -> PathBuf {
-    let tabs = l.tabs_json(&[]);
-    let t = tabs.iter().find(|t| t["id"] == tab).expect("the tab");
-    PathBuf::from(t["worktree"].as_str().expect("a worktree"))
 }
 
 /// The screen of `tab` without its line breaks and spaces: a message
@@ -40,14 +32,10 @@ fn review_comments_show_in_place_and_go_to_the_author() {
     }
     let l = Local::started();
     l.write_config(CONFIG);
-    let r = l.work();
-    git(&r, &["init", "-q"]);
     let lines: Vec<String> = (1..=12).map(|n| format!("line {n}")).collect();
-    std::fs::write(r.join("notes.txt"), lines.join("\n") + "\n").unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "first"]);
+    l.repo_with(&[("notes.txt", &(lines.join("\n") + "\n"))], "first");
     let author = l.ok(&["agent", "cat"]);
-    let wt = worktree(&l, &author);
+    let wt = l.worktree_of(&author);
     let mut changed = lines.clone();
     changed[1] = "line 2 needle".into();
     std::fs::write(wt.join("notes.txt"), changed.join("\n") + "\n").unwrap();

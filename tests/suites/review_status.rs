@@ -5,88 +5,34 @@
 //! are named after their author; a reviewer its sandbox check refused gets
 //! its first prompt once `nerdr restart` starts it.
 
-use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::sysenv::SystemdEnv;
+use crate::support::repo_session::{boxed_shell, RepoSession, SH};
 
-/// `[agents.NAME]`: bash inside bubblewrap (read-only root, the runtime
-/// dir hidden, its own PID namespace), a sandbox nerdr's check passes;
-/// `hide_state`: nerdr's state folder (the hook socket's) hidden too.
-fn boxed(name: &str, hide_state: bool) -> String {
-    let state = if hide_state {
-        " --tmpfs \\\"$(dirname \\\"$NERDR_SOCKET\\\")\\\""
-    } else {
-        ""
-    };
-    format!(
-        "[agents.{name}]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = {name} ]; \
-         then set -- bash --norc --noprofile; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
-         --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
-         --tmpfs \\\"$XDG_RUNTIME_DIR\\\"{state} -- \\\"$@\\\"\", \"{name}\"]\nsandboxed = true\n"
+/// A repository with one commit in `~/work/r`.
+fn setup(config: &str) -> Option<RepoSession> {
+    RepoSession::start(
+        config,
+        &[
+            (".gitconfig", "[user]\n\tname = t\n\temail = t@e\n"),
+            ("work/r/file.txt", "one\n"),
+        ],
     )
 }
 
-const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-struct Setup {
-    env: SystemdEnv,
-    repo: PathBuf,
+/// What only these tests ask of a session.
+trait Reviews {
+    fn author_with_a_commit(&self) -> String;
+    fn requested_when(&self, author: &str, done: impl Fn(&Value) -> bool) -> Value;
 }
 
-impl Setup {
-    /// A repository with one commit in `~/work/r`.
-    fn new(config: &str) -> Option<Setup> {
-        let env = SystemdEnv::start()?;
-        env.run(&["nerdr", "service", "install"]);
-        env.write_user_file(".config/nerdr/config.toml", config);
-        env.write_user_file(".gitconfig", "[user]\n\tname = t\n\temail = t@e\n");
-        env.write_user_file("work/r/file.txt", "one\n");
-        let s = Setup {
-            repo: env.home().join("work/r"),
-            env,
-        };
-        s.git(&s.repo, &["init", "-q"]);
-        s.git(&s.repo, &["add", "."]);
-        s.git(&s.repo, &["commit", "-q", "-m", "first"]);
-        Some(s)
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let dir = dir.to_str().unwrap();
-        let out = self.env.run(&crate::support::git::with_identity(dir, args));
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-    }
-
-    fn nerdr(&self, args: &[&str]) -> std::process::Output {
-        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&self.repo);
-        cmd.output().unwrap()
-    }
-
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.nerdr(args);
-        assert!(
-            out.status.success(),
-            "nerdr {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-    }
-
-    fn tab(&self, id: &str) -> Value {
-        let tabs: Vec<Value> = serde_json::from_str(&self.ok(&["tabs", "--json"])).unwrap();
-        tabs.into_iter()
-            .find(|t| t["id"] == id)
-            .unwrap_or_else(|| panic!("no tab {id}"))
-    }
-
+impl Reviews for RepoSession {
     /// An author tab of agent `sh` with one commit of its own.
     fn author_with_a_commit(&self) -> String {
-        let author = self.ok(&["agent", "sh"]);
-        let wt = PathBuf::from(self.tab(&author)["worktree"].as_str().unwrap());
+        let author = self.tab("sh");
+        let wt = self.worktree_of(&author);
         std::fs::write(wt.join("file.txt"), "one\ntwo\n").unwrap();
         self.git(&wt, &["commit", "-q", "-am", "second"]);
         author
@@ -105,29 +51,22 @@ impl Setup {
         assert!(ok, "the review's status never came: {last:#}");
         last
     }
-
-    fn screen_shows(&self, tab: &str, needle: &str) -> String {
-        let mut last = String::new();
-        let ok = crate::support::poll(Duration::from_secs(60), || {
-            last = self.ok(&["read", tab]);
-            last.contains(needle)
-        });
-        assert!(ok, "tab {tab} never showed {needle:?}:\n{last}");
-        last
-    }
 }
 
 #[test]
 fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
-    let Some(s) = Setup::new(&format!("{SH}{}", boxed("cutoff", true))) else {
+    let Some(s) = setup(&format!("{SH}{}", boxed_shell("cutoff", true))) else {
         return;
     };
     let author = s.author_with_a_commit();
-    let reviewer = s.ok(&["request-review", &author, "--reviewer", "cutoff"]);
+    let reviewer = s
+        .ok(&["request-review", &author, "--reviewer", "cutoff"])
+        .trim_end()
+        .to_string();
     // Named after its author, not as the agent's next tab.
-    let author_name = s.tab(&author)["name"].as_str().unwrap().to_string();
+    let author_name = s.tab_row(&author)["name"].as_str().unwrap().to_string();
     assert_eq!(
-        s.tab(&reviewer)["name"],
+        s.tab_row(&reviewer)["name"],
         format!("review-{author_name}").as_str()
     );
     let requested = s.requested_when(&author, |r| r["state"] == "cannot_reach_nerdr");
@@ -152,7 +91,7 @@ fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
         &reviewer,
         "echo 'summary: fine' | \"$NERDR_BIN\" post-review; echo posted-$((100+$?))",
     ]);
-    let screen = s.screen_shows(&reviewer, "posted-1");
+    let screen = s.screen_shows(&reviewer, "posted-1", Duration::from_secs(60));
     assert!(!screen.contains("posted-100"), "{screen}");
     let all: Vec<Value> = serde_json::from_str(&s.ok(&["reviews", &author, "--json"])).unwrap();
     assert!(all[0]["reviews"].as_array().unwrap().is_empty(), "{all:?}");
@@ -168,14 +107,14 @@ fn a_refused_reviewer_gets_its_first_prompt_once_restarted() {
     // `rev` claims a sandbox but runs bash bare: its check refuses it.
     let bare =
         "[agents.rev]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\nsandboxed = true\n";
-    let Some(s) = Setup::new(&format!("{SH}{bare}")) else {
+    let Some(s) = setup(&format!("{SH}{bare}")) else {
         return;
     };
     let author = s.author_with_a_commit();
-    let out = s.nerdr(&["request-review", &author, "--reviewer", "rev"]);
-    let reviewer = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert!(!reviewer.is_empty(), "{out:?}");
-    assert_eq!(s.tab(&reviewer)["state"], "refused");
+    let (_, out, err) = s.nerdr(&["request-review", &author, "--reviewer", "rev"]);
+    let reviewer = out.trim().to_string();
+    assert!(!reviewer.is_empty(), "{out}{err}");
+    assert_eq!(s.tab_row(&reviewer)["state"], "refused");
     let refused = s.requested_when(&author, |r| r["state"] == "refused");
     assert!(
         refused["status"]
@@ -187,19 +126,23 @@ fn a_refused_reviewer_gets_its_first_prompt_once_restarted() {
     // The sandbox fixed, it starts and is asked for its review.
     s.env.write_user_file(
         ".config/nerdr/config.toml",
-        format!("{SH}{}", boxed("rev", false)),
+        format!("{SH}{}", boxed_shell("rev", false)),
     );
     s.ok(&["restart", &reviewer]);
     // The prompt is typed once the reviewer waits at its prompt: bash
     // says so as an agent's hooks do.
-    s.screen_shows(&reviewer, "bash");
+    s.screen_shows(&reviewer, "bash", Duration::from_secs(60));
     s.ok(&[
         "send",
         &reviewer,
         "\"$NERDR_BIN\" hook Stop </dev/null; echo stopped-$((100+$?))",
     ]);
-    s.screen_shows(&reviewer, "stopped-100");
-    s.screen_shows(&reviewer, "Please review the commits");
+    s.screen_shows(&reviewer, "stopped-100", Duration::from_secs(60));
+    s.screen_shows(
+        &reviewer,
+        "Please review the commits",
+        Duration::from_secs(60),
+    );
     let at_work = s.requested_when(&author, |r| r["state"] == "at_work");
     assert_eq!(at_work["status"], "reviewer at work");
 }

@@ -8,7 +8,6 @@
 //! head, or leaves why it could not on the author's tab; a sandboxed author gets only a sandboxed reviewer, or none and
 //! the reason. The real claude as the reviewer is `reviews_claude`.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -19,30 +18,9 @@ use crate::support::wait_until;
 
 const BASH: &str = "command = [\"bash\", \"--norc\", \"--noprofile\"]\n";
 
-/// A repository with one commit, as the session's folder.
-fn repo(l: &Local) -> PathBuf {
-    let r = l.work();
-    git(&r, &["init", "-q"]);
-    std::fs::write(r.join("file.txt"), "hello\n").unwrap();
-    git(&r, &["add", "."]);
-    git(&r, &["commit", "-q", "-m", "first"]);
-    r
-}
-
-fn tab(l: &Local, id: &str) -> Value {
-    l.tabs_json(&[])
-        .into_iter()
-        .find(|t| t["id"] == id)
-        .unwrap_or_else(|| panic!("no tab {id}"))
-}
-
-fn worktree(l: &Local, id: &str) -> PathBuf {
-    PathBuf::from(tab(l, id)["worktree"].as_str().expect("a worktree"))
-}
-
 /// Commit a change to `file.txt` in tab `id`'s worktree; the new head.
 fn commit(l: &Local, id: &str, line: &str) -> String {
-    let wt = worktree(l, id);
+    let wt = l.worktree_of(id);
     let text = std::fs::read_to_string(wt.join("file.txt")).unwrap();
     std::fs::write(wt.join("file.txt"), format!("{text}{line}\n")).unwrap();
     git(&wt, &["commit", "-q", "-am", line]);
@@ -68,7 +46,7 @@ fn a_review_is_requested_posted_listed_and_sent_to_the_author() {
         "[agents.sh]\n{BASH}[agents.rev]\n{BASH}[review]\nagent = \"rev\"\n\
          [review.args]\nrev = [\"-i\"]\n"
     ));
-    let r = repo(&l);
+    let r = l.repo_with(&[("file.txt", "hello\n")], "first");
     let author = l.ok(&["agent", "sh"]);
     // Nothing committed yet: nothing to review, and no tab made.
     let err = l.fails(&["request-review", &author]);
@@ -80,17 +58,17 @@ fn a_review_is_requested_posted_listed_and_sent_to_the_author() {
     let out = l.run(&["request-review", &author]);
     assert!(out.status.success(), "{out:?}");
     let reviewer = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let t = tab(&l, &reviewer);
+    let t = l.tab(&reviewer);
     assert_eq!(t["agent"], "rev");
     // The agent's own command, then [review.args].
     assert_eq!(
         t["command"],
         serde_json::json!(["bash", "--norc", "--noprofile", "-i"])
     );
-    let wt = worktree(&l, &reviewer);
+    let wt = l.worktree_of(&reviewer);
     assert_ne!(
         wt,
-        worktree(&l, &author),
+        l.worktree_of(&author),
         "the reviewer has a worktree of its own"
     );
     // Its base is the author's head on the author's branch: a reviewer that
@@ -206,7 +184,7 @@ fn an_automatic_review_comes_once_per_new_head() {
     l.write_config(&format!(
         "[agents.sh]\n{BASH}[agents.rev]\n{BASH}[review]\nagent = \"rev\"\nautomatic = true\n"
     ));
-    repo(&l);
+    l.repo_with(&[("file.txt", "hello\n")], "first");
     let author = l.ok(&["agent", "sh"]);
     let turn = |n: u32| {
         type_in(
@@ -270,12 +248,12 @@ fn a_sandboxed_author_gets_only_a_sandboxed_reviewer_or_none_and_why() {
         )
     };
     l.write_config(&config(true));
-    repo(&l);
+    l.repo_with(&[("file.txt", "hello\n")], "first");
     // With no sandbox around bash, its sandbox check refuses it; the tab
     // stays, sandboxed, with its worktree.
     let out = l.run(&["agent", "sb"]);
     let author = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    assert_eq!(tab(&l, &author)["sandboxed"], true);
+    assert_eq!(l.tab(&author)["sandboxed"], true);
     commit(&l, &author, "second");
 
     // The configured reviewer runs outside every sandbox: replaced.
@@ -286,7 +264,7 @@ fn a_sandboxed_author_gets_only_a_sandboxed_reviewer_or_none_and_why() {
         "{said}"
     );
     let reviewer = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    let t = tab(&l, &reviewer);
+    let t = l.tab(&reviewer);
     assert_eq!(
         (t["agent"].as_str(), t["sandboxed"].as_bool()),
         (Some("sb"), Some(true))
@@ -311,7 +289,7 @@ fn an_automatic_review_that_cannot_start_says_why_on_the_authors_tab() {
     let l = Local::started();
     // No [agents.bash]: the author's own agent cannot review.
     l.write_config("[review]\nautomatic = true\n");
-    repo(&l);
+    l.repo_with(&[("file.txt", "hello\n")], "first");
     let author = l.ok(&["agent", "--", "bash", "--norc", "--noprofile"]);
     commit(&l, &author, "second");
     type_in(
@@ -323,7 +301,7 @@ fn an_automatic_review_that_cannot_start_says_why_on_the_authors_tab() {
     );
     let mut warning = String::new();
     let told = crate::support::poll(Duration::from_secs(30), || {
-        warning = tab(&l, &author)["warning"]
+        warning = l.tab(&author)["warning"]
             .as_str()
             .unwrap_or_default()
             .to_string();

@@ -30,56 +30,8 @@ fn a_sandboxed_agent_asks_only_for_its_own_review_and_posts_none_unasked() {
     env.run(&["nerdr", "service", "install"]);
     let work = env.home().join("work");
     env.write_user_file("work/ops.sh", OPS);
-    let boxed = env.write_user_file("bin/boxed", "#!/bin/sh\nexec bash --norc --noprofile\n");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&boxed, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    let runtime = env.runtime_dir().display().to_string();
-    let w = work.display().to_string();
-    let boxed = boxed.display().to_string();
-    let words = [
-        "bwrap",
-        "--ro-bind",
-        "/",
-        "/",
-        "--dev-bind",
-        "/dev",
-        "/dev",
-        "--proc",
-        "/proc",
-        "--tmpfs",
-        &runtime,
-        "--bind",
-        &w,
-        &w,
-        "--unshare-pid",
-        "--die-with-parent",
-        "--",
-        &boxed,
-    ]
-    .iter()
-    .map(|w| format!("{w:?}"))
-    .collect::<Vec<_>>()
-    .join(", ");
-    env.write_user_file(
-        ".config/nerdr/config.toml",
-        format!(
-            "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
-             [agents.boxed]\ncommand = [{words}]\nsandboxed = true\n"
-        ),
-    );
-    let nerdr = |args: &[&str]| {
-        let mut cmd = env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&work);
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "nerdr {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-    };
+    env.write_user_file(".config/nerdr/config.toml", env.sh_and_boxed_agents(&work));
+    let nerdr = |args: &[&str]| env.nerdr_ok_in(&work, args);
     let plain = nerdr(&["agent", "sh"]);
     let sandboxed = nerdr(&["agent", "boxed"]);
     let out = work.join("review-ops");

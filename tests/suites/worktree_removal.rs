@@ -5,86 +5,23 @@
 //! sandboxed agent cannot force it. Real binary, real git, as a non-root
 //! user under the private `systemd --user`.
 
-use std::path::{Path, PathBuf};
+use crate::support::repo_session::{boxed_shell, s, RepoSession, SH};
 
-use crate::support::sysenv::SystemdEnv;
-
-const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-struct Setup {
-    env: SystemdEnv,
-    repo: PathBuf,
-}
-
-impl Setup {
-    /// A repository with one commit (and `*.log` ignored) in `~/work/r`.
-    fn new(config: &str) -> Option<Setup> {
-        let env = SystemdEnv::start()?;
-        env.run(&["nerdr", "service", "install"]);
-        env.write_user_file(".config/nerdr/config.toml", config);
-        env.write_user_file("work/r/tracked.txt", "one\n");
-        env.write_user_file("work/r/.gitignore", "*.log\n");
-        let s = Setup {
-            repo: env.home().join("work/r"),
-            env,
-        };
-        s.git(&s.repo, &["init", "-q"]);
-        s.git(&s.repo, &["add", "."]);
-        s.git(&s.repo, &["commit", "-q", "-m", "first"]);
-        Some(s)
-    }
-
-    fn git(&self, dir: &Path, args: &[&str]) -> String {
-        let out = self
-            .env
-            .run(&crate::support::git::with_identity(s(dir), args));
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
-    }
-
-    /// `nerdr ARGS` as the user in the repository: (success, stdout, stderr).
-    fn nerdr(&self, args: &[&str]) -> (bool, String, String) {
-        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&self.repo);
-        let out = cmd.output().unwrap();
-        (
-            out.status.success(),
-            String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    fn ok(&self, args: &[&str]) -> (String, String) {
-        let (ok, out, err) = self.nerdr(args);
-        assert!(ok, "nerdr {args:?} failed: {err}");
-        (out, err)
-    }
-
-    fn tabs(&self) -> Vec<serde_json::Value> {
-        serde_json::from_str(&self.ok(&["tabs", "--json"]).0).unwrap()
-    }
-
-    fn worktree_of(&self, tab: &str) -> PathBuf {
-        let tabs: Vec<serde_json::Value> =
-            serde_json::from_str(&self.ok(&["tabs", "--all", "--json"]).0).unwrap();
-        let t = tabs.iter().find(|t| t["id"] == tab).expect("tab listed");
-        PathBuf::from(t["worktree"].as_str().expect("a worktree"))
-    }
-
-    /// Run a shell line as the user (files the user makes, as an agent would).
-    fn sh(&self, line: &str) {
-        self.env.run(&["sh", "-c", line]);
-    }
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
+/// A repository with one commit (and `*.log` ignored) in `~/work/r`.
+fn setup(config: &str) -> Option<RepoSession> {
+    RepoSession::start(
+        config,
+        &[
+            ("work/r/tracked.txt", "one\n"),
+            ("work/r/.gitignore", "*.log\n"),
+        ],
+    )
 }
 
 #[test]
 fn a_dirty_worktree_is_refused_and_with_force_saved_before_it_goes() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let tab = st.ok(&["agent", "sh"]).0;
-    let wt = st.worktree_of(&tab);
+    let Some(st) = setup(SH) else { return };
+    let (tab, wt) = st.tab_and_worktree("sh");
     // Work of every kind: modified, staged, untracked, and an ignored file
     // (not work: not listed, not saved).
     st.sh(&format!(
@@ -108,13 +45,13 @@ fn a_dirty_worktree_is_refused_and_with_force_saved_before_it_goes() {
         "{err}"
     );
     // Nothing happened: the tab and its work are there.
-    assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
+    assert!(st.tabs(&[]).iter().any(|t| t["id"] == tab.as_str()));
     assert_eq!(
         std::fs::read_to_string(wt.join("tracked.txt")).unwrap(),
         "one\ntwo\n"
     );
 
-    let (_, said) = st.ok(&["close", "--remove-worktree", "--force", &tab]);
+    let (_, said) = st.ok_said(&["close", "--remove-worktree", "--force", &tab]);
     let reference = format!("refs/nerdr/saved/{tab}");
     assert!(
         said.contains(&format!("saved first as {reference}")),
@@ -132,10 +69,10 @@ fn a_dirty_worktree_is_refused_and_with_force_saved_before_it_goes() {
 
     // `nerdr saved` lists it, and says how to get it back.
     let listed: Vec<serde_json::Value> =
-        serde_json::from_str(&st.ok(&["saved", "--json"]).0).unwrap();
+        serde_json::from_str(&st.ok(&["saved", "--json"])).unwrap();
     assert_eq!(listed.len(), 1, "{listed:?}");
     assert_eq!(listed[0]["reference"], reference.as_str());
-    let (text, _) = st.ok(&["saved"]);
+    let text = st.ok(&["saved"]);
     assert!(
         text.contains(&reference) && text.contains("git checkout -b"),
         "{text}"
@@ -164,14 +101,13 @@ fn a_dirty_worktree_is_refused_and_with_force_saved_before_it_goes() {
 
 #[test]
 fn a_clean_worktree_goes_and_its_branch_stays_with_its_commits() {
-    let Some(st) = Setup::new(CONFIG) else { return };
-    let tab = st.ok(&["agent", "sh"]).0;
-    let wt = st.worktree_of(&tab);
+    let Some(st) = setup(SH) else { return };
+    let (tab, wt) = st.tab_and_worktree("sh");
     st.git(
         &wt,
         &["commit", "-q", "--allow-empty", "-m", "agent's work"],
     );
-    let (_, said) = st.ok(&["close", "--remove-worktree", &tab]);
+    let (_, said) = st.ok_said(&["close", "--remove-worktree", &tab]);
     assert!(!wt.exists());
     assert!(!said.contains("saved"), "nothing to save: {said}");
     assert!(
@@ -187,38 +123,28 @@ fn a_clean_worktree_goes_and_its_branch_stays_with_its_commits() {
         ),
         "agent's work"
     );
-    assert_eq!(st.ok(&["saved", "--json"]).0, "[]");
+    assert_eq!(st.ok(&["saved", "--json"]).trim_end(), "[]");
 
     // A worktree already removed by hand: nothing to lose, git's record goes.
-    let gone = st.ok(&["agent", "sh"]).0;
-    let wg = st.worktree_of(&gone);
+    let (gone, wg) = st.tab_and_worktree("sh");
     st.sh(&format!("rm -rf {}", s(&wg)));
     st.ok(&["close", "--remove-worktree", &gone]);
     let list = st.git(&st.repo, &["worktree", "list"]);
     assert!(!list.contains(&gone), "{list}");
 }
 
-/// `[agents.boxed]`: bash inside bubblewrap (read-only root, the runtime
-/// dir hidden, its own PID namespace), a sandbox nerdr's check passes.
-const BOXED_SHELL: &str =
-    "[agents.boxed]\ncommand = [\"sh\", \"-c\", \"if [ \\\"$0\\\" = boxed ]; \
-    then set -- bash --norc --noprofile; else set -- \\\"$0\\\" \\\"$@\\\"; fi; exec bwrap \
-    --ro-bind / / --dev /dev --proc /proc --unshare-pid --die-with-parent \
-    --tmpfs \\\"$XDG_RUNTIME_DIR\\\" -- \\\"$@\\\"\", \"boxed\"]\nsandboxed = true\n";
-
 #[test]
 fn a_sandboxed_agent_cannot_force_the_removal_of_its_own_dirty_worktree() {
-    let Some(st) = Setup::new(&format!("{CONFIG}{BOXED_SHELL}")) else {
+    let Some(st) = setup(&format!("{SH}{}", boxed_shell("boxed", false))) else {
         return;
     };
-    let tab = st.ok(&["agent", "boxed"]).0;
-    let wt = st.worktree_of(&tab);
+    let (tab, wt) = st.tab_and_worktree("boxed");
     st.sh(&format!("echo mine > {}/mine.txt", s(&wt)));
     let read_until = |needle: &str| {
         let mut last = String::new();
         let ok = crate::support::poll(std::time::Duration::from_secs(20), || {
             // One line of text, whatever the terminal's width wrapped.
-            last = st.ok(&["read", &tab]).0.replace('\n', "");
+            last = st.ok(&["read", &tab]).replace('\n', "");
             // The typed command holds the needle too: wait for it followed
             // by what the shell printed (an exit code), or alone for a prompt.
             last.match_indices(needle).any(|(i, _)| {
@@ -254,18 +180,19 @@ fn a_sandboxed_agent_cannot_force_the_removal_of_its_own_dirty_worktree() {
     assert!(screen.contains("plain-rc-1"), "{screen}");
     assert!(screen.contains("untracked: mine.txt"), "{screen}");
     assert!(wt.join("mine.txt").is_file());
-    assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
+    assert!(st.tabs(&[]).iter().any(|t| t["id"] == tab.as_str()));
 }
 
 #[test]
 fn a_restart_that_fails_keeps_the_tabs_worktree_and_branch() {
-    let Some(st) = Setup::new(CONFIG) else { return };
+    let Some(st) = setup(SH) else { return };
     st.env.write_user_file("work/r/sub/file.txt", "f\n");
     st.git(&st.repo, &["add", "."]);
     st.git(&st.repo, &["commit", "-q", "-m", "sub"]);
     let tab = st
         .ok(&["agent", "sh", "--folder", s(&st.repo.join("sub"))])
-        .0;
+        .trim_end()
+        .to_string();
     let wt = st.worktree_of(&tab);
     st.git(
         &wt,
@@ -301,10 +228,9 @@ fn a_restart_that_fails_keeps_the_tabs_worktree_and_branch() {
 /// the nested repository is named.
 #[test]
 fn a_nested_repository_is_never_removed_with_the_worktree() {
-    let Some(st) = Setup::new(CONFIG) else { return };
+    let Some(st) = setup(SH) else { return };
     // Committed as a gitlink on the tab's branch: `git status` is clean.
-    let tab = st.ok(&["agent", "sh"]).0;
-    let wt = st.worktree_of(&tab);
+    let (tab, wt) = st.tab_and_worktree("sh");
     st.sh(&format!(
         "cd {w} && git init -q lib && cd lib && echo c > committed.txt && git add . \
          && git -c user.name=t -c user.email=t@e commit -q -m nested && echo u > uncommitted.txt",
@@ -319,7 +245,7 @@ fn a_nested_repository_is_never_removed_with_the_worktree() {
     assert!(!err.contains("   "), "{err}");
     assert!(err.contains("\nmove each nested repository out"), "{err}");
     assert!(wt.join("lib/uncommitted.txt").is_file(), "{err}");
-    assert!(st.tabs().iter().any(|t| t["id"] == tab.as_str()));
+    assert!(st.tabs(&[]).iter().any(|t| t["id"] == tab.as_str()));
     let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", "--force", &tab]);
     assert!(!ok, "--force removed a nested repository it cannot save");
     assert!(err.contains("lib"), "{err}");
@@ -328,8 +254,7 @@ fn a_nested_repository_is_never_removed_with_the_worktree() {
 
     // Untracked, inside an untracked folder: listed, and `--force` does
     // not pass it off as saved.
-    let other = st.ok(&["agent", "sh"]).0;
-    let wo = st.worktree_of(&other);
+    let (other, wo) = st.tab_and_worktree("sh");
     st.sh(&format!(
         "cd {w} && mkdir -p deps && git init -q deps/x && cd deps/x && echo c > a.txt \
          && git add . && git -c user.name=t -c user.email=t@e commit -q -m nested \
@@ -341,11 +266,10 @@ fn a_nested_repository_is_never_removed_with_the_worktree() {
     assert!(err.contains("deps/x"), "{err}");
     assert!(wo.join("deps/x/b.txt").is_file(), "{err}");
     assert!(wo.join("deps/x/a.txt").is_file(), "{err}");
-    assert!(st.tabs().iter().any(|t| t["id"] == other.as_str()));
+    assert!(st.tabs(&[]).iter().any(|t| t["id"] == other.as_str()));
 
     // A committed nested repository whose name is not UTF-8.
-    let third = st.ok(&["agent", "sh"]).0;
-    let wn = st.worktree_of(&third);
+    let (third, wn) = st.tab_and_worktree("sh");
     st.sh(&format!(
         "cd {w} && n=\"$(printf 'l\\377b')\" && git init -q \"$n\" && cd \"$n\" && echo c > c.txt \
          && git add . && git -c user.name=t -c user.email=t@e commit -q -m nested && cd .. \
@@ -364,19 +288,18 @@ fn a_nested_repository_is_never_removed_with_the_worktree() {
 #[test]
 fn work_written_while_the_program_stops_is_saved() {
     let config = format!(
-        "{CONFIG}[agents.late]\ncommand = [\"sh\", \"-c\", \"trap 'echo late > late.txt; \
+        "{SH}[agents.late]\ncommand = [\"sh\", \"-c\", \"trap 'echo late > late.txt; \
          exit 0' HUP TERM; echo ready; while :; do sleep 0.1; done\"]\n"
     );
-    let Some(st) = Setup::new(&config) else {
+    let Some(st) = setup(&config) else {
         return;
     };
-    let tab = st.ok(&["agent", "late"]).0;
-    let wt = st.worktree_of(&tab);
+    let (tab, wt) = st.tab_and_worktree("late");
     let ready = crate::support::poll(std::time::Duration::from_secs(20), || {
-        st.ok(&["read", &tab]).0.contains("ready")
+        st.ok(&["read", &tab]).contains("ready")
     });
     assert!(ready);
-    let (_, said) = st.ok(&["close", "--remove-worktree", &tab]);
+    let (_, said) = st.ok_said(&["close", "--remove-worktree", &tab]);
     let reference = format!("refs/nerdr/saved/{tab}");
     assert!(
         said.contains(&format!("saved first as {reference}")),

@@ -180,6 +180,35 @@ impl Local {
     }
 }
 
+impl Local {
+    /// The work folder made a git repository holding `files` (paths in
+    /// it, and their text) in one commit, `message`; its path.
+    pub fn repo_with(&self, files: &[(&str, &str)], message: &str) -> PathBuf {
+        use super::git::git;
+        let r = self.work();
+        git(&r, &["init", "-q"]);
+        for (rel, text) in files {
+            std::fs::write(r.join(rel), text).unwrap();
+        }
+        git(&r, &["add", "."]);
+        git(&r, &["commit", "-q", "-m", message]);
+        r
+    }
+
+    /// Tab `id`'s row in `nerdr tabs --json`.
+    pub fn tab(&self, id: &str) -> serde_json::Value {
+        self.tabs_json(&[])
+            .into_iter()
+            .find(|t| t["id"] == id)
+            .unwrap_or_else(|| panic!("no tab {id}"))
+    }
+
+    /// Tab `id`'s worktree.
+    pub fn worktree_of(&self, id: &str) -> PathBuf {
+        PathBuf::from(self.tab(id)["worktree"].as_str().expect("a worktree"))
+    }
+}
+
 impl Drop for Local {
     fn drop(&mut self) {
         // The holder outlives cores by design; this test started it (through

@@ -7,6 +7,7 @@ pub mod git;
 pub mod local;
 pub mod netfix;
 pub mod next_build;
+pub mod repo_session;
 pub mod sysenv;
 pub mod tmux;
 pub mod twin;

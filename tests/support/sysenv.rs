@@ -387,6 +387,61 @@ impl SystemdEnv {
     pub fn output<S: AsRef<OsStr>>(&self, args: &[S]) -> Output {
         output_of(&mut self.user_cmd(args))
     }
+    /// `nerdr ARGS` as the user in `dir`; whatever happened.
+    pub fn nerdr_in(&self, dir: &Path, args: &[&str]) -> Output {
+        let mut cmd = self.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(dir);
+        cmd.output().unwrap()
+    }
+    /// `nerdr ARGS` as the user in `dir`, which must succeed: its stdout,
+    /// trimmed.
+    pub fn nerdr_ok_in(&self, dir: &Path, args: &[&str]) -> String {
+        let out = self.nerdr_in(dir, args);
+        assert!(
+            out.status.success(),
+            "nerdr {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+    /// `[agents.sh]`, a plain bash, and `[agents.boxed]`, bash in bubblewrap
+    /// (`~/bin/boxed`, written here): its own PID namespace, the runtime dir
+    /// (client socket) hidden, only `writable` writable. The last word names
+    /// the agent, where a check would go.
+    pub fn sh_and_boxed_agents(&self, writable: &Path) -> String {
+        let boxed = self.write_user_file("bin/boxed", "#!/bin/sh\nexec bash --norc --noprofile\n");
+        std::fs::set_permissions(&boxed, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let runtime = self.runtime_dir().display().to_string();
+        let w = writable.display().to_string();
+        let words = [
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev-bind",
+            "/dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            &runtime,
+            "--bind",
+            &w,
+            &w,
+            "--unshare-pid",
+            "--die-with-parent",
+            "--",
+            &boxed.display().to_string(),
+        ]
+        .iter()
+        .map(|w| format!("{w:?}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+        format!(
+            "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
+             [agents.boxed]\ncommand = [{words}]\nsandboxed = true\n"
+        )
+    }
     /// Run as root in the namespace; panic with the full report unless it succeeds.
     pub fn root_run<S: AsRef<OsStr>>(&self, args: &[S]) -> Output {
         run_ok(&mut self.root_cmd(args))

@@ -49,62 +49,17 @@ impl Setup {
         let home = env.home().to_path_buf();
         let work = home.join("work");
         env.write_user_file("work/ops.sh", OPS);
-        // The sandboxed agent: bash in bubblewrap, its own PID namespace,
-        // the runtime dir (client socket) hidden, only the work folder
-        // writable. The last word names the agent, where a check would go.
-        let boxed = env.write_user_file("bin/boxed", "#!/bin/sh\nexec bash --norc --noprofile\n");
-        set_mode(&boxed, 0o755);
-        let runtime = env.runtime_dir().display().to_string();
-        let w = work.display().to_string();
-        let words = [
-            "bwrap",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev-bind",
-            "/dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            "--tmpfs",
-            &runtime,
-            "--bind",
-            &w,
-            &w,
-            "--unshare-pid",
-            "--die-with-parent",
-            "--",
-            &boxed.display().to_string(),
-        ]
-        .iter()
-        .map(|w| format!("{w:?}"))
-        .collect::<Vec<_>>()
-        .join(", ");
+        // The sandboxed agent: only the work folder writable.
+        let agents = env.sh_and_boxed_agents(&work);
         env.write_user_file(
             ".config/nerdr/config.toml",
-            format!(
-                "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
-                 [agents.boxed]\ncommand = [{words}]\nsandboxed = true\n\
-                 [plugins]\napproval_timeout_secs = 5\n"
-            ),
+            format!("{agents}[plugins]\napproval_timeout_secs = 5\n"),
         );
         Some(Setup { env, work })
     }
 
-    fn nerdr(&self, args: &[&str]) -> std::process::Output {
-        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
-        cmd.current_dir(&self.work);
-        cmd.output().unwrap()
-    }
-
     fn ok(&self, args: &[&str]) -> String {
-        let out = self.nerdr(args);
-        assert!(
-            out.status.success(),
-            "nerdr {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+        self.env.nerdr_ok_in(&self.work, args)
     }
 
     fn screen_shows(&self, tab: &str, needle: &str) {
