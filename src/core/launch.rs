@@ -101,10 +101,20 @@ impl Core {
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
         if plan.sandboxed && plan.kind == TabKind::Agent {
-            if let Some((full, record)) = self.checked(&plan, &env, fresh).await? {
+            if let Some(full) = self.checked(&plan, &env, fresh).await? {
                 argv = full;
-                meta = record.unwrap_or(meta);
             }
+            // The record as the check left it (what of nerdr the sandbox
+            // hides, the features proven): the holder keeps it for a
+            // restarted core. Closed meanwhile, the spawn finds no tab.
+            let record = self
+                .state
+                .lock()
+                .unwrap()
+                .tabs
+                .get(&id)
+                .map(|t| serde_json::to_value(t.saved(true)).expect("a tab record serializes"));
+            meta = record.unwrap_or(meta);
         }
         let spawned = self
             .host
@@ -231,14 +241,15 @@ impl Core {
 
     /// A recorded sandboxed agent's check, then its command line completed
     /// with what the proven program supports: `Some` the new command line
-    /// and the tab's record (`None`: closed meanwhile). Refused, the tab stays (with its worktree, for `nerdr
-    /// restart`); failed after the check, it is gone.
+    /// (`None`: nothing to complete, or closed meanwhile). Refused, the tab
+    /// stays (with its worktree, for `nerdr restart`); failed after the
+    /// check, it is gone.
     async fn checked(
         self: &Arc<Self>,
         plan: &Plan,
         env: &[(String, String)],
         fresh: &mut FreshWorktree,
-    ) -> Result<Option<(Vec<String>, Option<serde_json::Value>)>, ApiError> {
+    ) -> Result<Option<Vec<String>>, ApiError> {
         let id = &plan.id;
         let checked = super::sandbox_check::Launch {
             name: &plan.name,
@@ -265,13 +276,7 @@ impl Core {
             .with_features(id, d, proven.as_deref(), &plan.caller_env)
             .await
         {
-            Ok(Some(full)) => {
-                let record =
-                    self.state.lock().unwrap().tabs.get(id).map(|t| {
-                        serde_json::to_value(t.saved(true)).expect("a tab record serializes")
-                    });
-                Ok(Some((full, record)))
-            }
+            Ok(Some(full)) => Ok(Some(full)),
             Ok(None) => Ok(None),
             Err(e) => {
                 self.state.lock().unwrap().remove(id);

@@ -118,6 +118,11 @@ pub struct Saved {
     pub state: TabState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// What of nerdr its sandbox hides from it (`Tab::nerdr_missing`):
+    /// kept so a restarted core still says a reviewer cannot post. Absent
+    /// in records written before it was kept, and where nothing is hidden.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nerdr_missing: Option<String>,
     pub pid: Option<u32>,
     pub start_time: Option<u64>,
     pub exit_code: Option<i32>,
@@ -144,6 +149,7 @@ impl Tab {
             reported: self.reported.clone(),
             state: self.state,
             reason: self.reason.clone(),
+            nerdr_missing: self.nerdr_missing.clone(),
             pid: self.pid,
             start_time: self.start_time,
             exit_code: self.exit_code,
@@ -175,8 +181,7 @@ impl Tab {
             last_event: None,
             warning: None,
             reason: s.reason,
-            // Not saved: the next sandbox check finds it again.
-            nerdr_missing: None,
+            nerdr_missing: s.nerdr_missing,
             state: s.state,
             pid: s.pid,
             start_time: s.start_time,
@@ -464,6 +469,23 @@ mod tests {
         assert_eq!(json["name"], "review");
         let back: Saved = serde_json::from_value(json).unwrap();
         assert_eq!(Tab::from_saved(back, 24, 80).name, "review");
+    }
+
+    /// What a sandboxed tab's check found out of its reach is written
+    /// with it and read back; a record from before it was kept (the
+    /// `tab` helper's) reads as nothing out of reach.
+    #[test]
+    fn what_of_nerdr_is_out_of_reach_survives_a_restart() {
+        let mut t = tab("a");
+        assert_eq!(t.nerdr_missing, None);
+        assert!(serde_json::to_value(t.saved(true)).unwrap()["nerdr_missing"].is_null());
+        t.nerdr_missing = Some("the hook socket /s: No such file or directory".into());
+        let back: Saved =
+            serde_json::from_value(serde_json::to_value(t.saved(false)).unwrap()).unwrap();
+        assert_eq!(
+            Tab::from_saved(back, 24, 80).nerdr_missing.as_deref(),
+            Some("the hook socket /s: No such file or directory")
+        );
     }
 
     /// Only live sessions hold folders: one whose tabs all closed holds

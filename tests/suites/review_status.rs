@@ -102,6 +102,38 @@ fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
     assert_eq!(ended["status"], "ended without a review (exit code 7)");
 }
 
+/// What the check found is kept with the tab's record: a core restarted
+/// (the tabs go on in the holder, no check runs again) still says the
+/// reviewer cannot post.
+#[test]
+fn a_reviewer_that_cannot_reach_nerdr_is_still_shown_so_after_a_core_restart() {
+    let Some(s) = setup(&format!("{SH}{}", boxed_shell("cutoff", true))) else {
+        return;
+    };
+    let author = s.author_with_a_commit();
+    let reviewer = s
+        .ok(&["request-review", &author, "--reviewer", "cutoff"])
+        .trim_end()
+        .to_string();
+    s.requested_when(&author, |r| r["state"] == "cannot_reach_nerdr");
+    let cannot_post = |text: &str| {
+        text.contains(&format!("(tab {reviewer})")) && text.contains("cannot post: its sandbox")
+    };
+    let text = s.ok(&["reviews", &author]);
+    assert!(cannot_post(&text), "before the restart: {text}");
+    let reviewer_pid = s.tab_row(&reviewer)["pid"].clone();
+
+    let core = s.env.unit_prop("nerdr.service", "MainPID");
+    s.env.systemctl(&["restart", "nerdr.service"]);
+    assert_ne!(s.env.unit_prop("nerdr.service", "MainPID"), core);
+    // The same reviewer, found again in the holder, not started anew.
+    assert_eq!(s.tab_row(&reviewer)["pid"], reviewer_pid);
+    let requested = s.requested_when(&author, |r| r["state"] != Value::Null);
+    assert_eq!(requested["state"], "cannot_reach_nerdr", "{requested:#}");
+    let text = s.ok(&["reviews", &author]);
+    assert!(cannot_post(&text), "after the restart: {text}");
+}
+
 #[test]
 fn a_refused_reviewer_gets_its_first_prompt_once_restarted() {
     // `rev` claims a sandbox but runs bash bare: its check refuses it.
