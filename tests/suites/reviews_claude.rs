@@ -2,7 +2,9 @@
 //! the fake model: `nerdr request-review` starts it on a tab's commit,
 //! nerdr types its first prompt once it is idle, the model's answer runs
 //! `nerdr post-review` through claude's own shell tool, the review shows in
-//! `nerdr reviews`, and `--send` types its comment into the author's tab.
+//! `nerdr reviews`, and `--send` types its comment into the author's tab;
+//! in a real window (`nerdr` in the test user's tmux) the review panel
+//! shows the comment under its line and `s` sends it to the author.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -12,6 +14,7 @@ use crate::suites::agent_turns::Turns;
 use crate::suites::sandbox::user_git;
 use crate::support::fake_model::Turn;
 use crate::support::poll;
+use crate::support::user_tmux::UserTmux;
 
 /// claude's start behind a loaded machine, then a turn.
 const START: Duration = Duration::from_secs(120);
@@ -21,13 +24,10 @@ const TURN: Duration = Duration::from_secs(120);
 const POST: &str = "printf 'summary: fine work\\nREADME:2: warning: say more\\n' \
                     | \"${NERDR_BIN:-nerdr}\" post-review";
 
-#[test]
-fn claude_reviews_a_tabs_commit_and_its_comment_reaches_the_author() {
-    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
-        claude_home(url, home, ClaudeDialogs::none())
-    }) else {
-        return;
-    };
+/// claude, asked by `nerdr request-review` to review the author's commit,
+/// posts its review through its shell tool: it shows in `nerdr reviews`.
+/// The author's tab.
+fn claude_posts_a_review(t: &Turns) -> String {
     // The prompt nerdr types names `post-review`: the model answers it by
     // running the review through claude's shell tool.
     t.model.when_user_says("post-review", Turn::run(POST));
@@ -78,10 +78,64 @@ fn claude_reviews_a_tabs_commit_and_its_comment_reaches_the_author() {
         review["comments"][0],
         serde_json::json!({"file": "README", "line": 2, "severity": "warning", "text": "say more"})
     );
+    author
+}
+
+#[test]
+fn claude_reviews_a_tabs_commit_and_its_comment_reaches_the_author() {
+    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
+        claude_home(url, home, ClaudeDialogs::none())
+    }) else {
+        return;
+    };
+    let author = claude_posts_a_review(&t);
     t.ok(&["reviews", &author, "--send", "all"]);
     // The screen wraps at 80 columns (a space at the wrap is trimmed).
     t.wait_screen(&author, "the comment in the author's tab", TURN, |s| {
         let words: String = s.split_whitespace().collect();
         words.contains("README:2(warning):saymore")
     });
+}
+
+/// The same review by the real claude, in a real window: the review panel
+/// (prefix `g` on the author's tab) shows the posted comment under its
+/// line, and `s` sends it to the author, read back with `nerdr read`.
+#[test]
+fn claudes_review_shows_in_the_panel_and_s_sends_its_comment() {
+    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
+        claude_home(url, home, ClaudeDialogs::none())
+    }) else {
+        return;
+    };
+    let author = claude_posts_a_review(&t);
+    let w = UserTmux::start(&t.env, &t.proj(), 110, 40, "nerdr");
+    w.keys(&["C-b", "1"]);
+    w.wait_within("the author's tab shown", START, |s| {
+        s.last().is_some_and(|l| l.contains("1:author-1*"))
+    });
+    w.keys(&["C-b", "g"]);
+    let s = w.wait_text("** README:2 warning from claude (review 1): say more");
+    let page = s.join("\n");
+    let row = |needle: &str| {
+        s.iter()
+            .position(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("{needle:?} missing:\n{page}"))
+    };
+    assert!(page.contains("summary: fine work"), "{page}");
+    assert_eq!(
+        row("** README:2 warning") - 1,
+        row("+more"),
+        "under its line:\n{page}"
+    );
+    // Nothing has reached the author yet; `>` selects the comment, `s`
+    // sends it.
+    let words = |s: &str| s.split_whitespace().collect::<String>();
+    assert!(!words(&t.screen(&author)).contains("saymore"));
+    w.text(">s");
+    w.wait_text("sent review 1's comment 1 to tab 1 (author-1) as one message");
+    // The screen wraps at the tab's width (a space at the wrap is trimmed).
+    let screen = t.wait_screen(&author, "the comment in the author's tab", TURN, |s| {
+        words(s).contains("README:2(warning):saymore")
+    });
+    assert!(screen.contains("Review 1 by claude of"), "{screen}");
 }
