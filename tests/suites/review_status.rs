@@ -53,16 +53,24 @@ impl Reviews for RepoSession {
     }
 }
 
-#[test]
-fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
-    let Some(s) = setup(&format!("{SH}{}", boxed_shell("cutoff", true))) else {
-        return;
-    };
+/// An author with a commit, and its review asked of `cutoff`, a sandboxed
+/// agent whose sandbox hides nerdr's state folder: (session, author,
+/// reviewer).
+fn cut_off_reviewer() -> Option<(RepoSession, String, String)> {
+    let s = setup(&format!("{SH}{}", boxed_shell("cutoff", true)))?;
     let author = s.author_with_a_commit();
     let reviewer = s
         .ok(&["request-review", &author, "--reviewer", "cutoff"])
         .trim_end()
         .to_string();
+    Some((s, author, reviewer))
+}
+
+#[test]
+fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
+    let Some((s, author, reviewer)) = cut_off_reviewer() else {
+        return;
+    };
     // Named after its author, not as the agent's next tab.
     let author_name = s.tab_row(&author)["name"].as_str().unwrap().to_string();
     assert_eq!(
@@ -107,14 +115,9 @@ fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
 /// reviewer cannot post.
 #[test]
 fn a_reviewer_that_cannot_reach_nerdr_is_still_shown_so_after_a_core_restart() {
-    let Some(s) = setup(&format!("{SH}{}", boxed_shell("cutoff", true))) else {
+    let Some((s, author, reviewer)) = cut_off_reviewer() else {
         return;
     };
-    let author = s.author_with_a_commit();
-    let reviewer = s
-        .ok(&["request-review", &author, "--reviewer", "cutoff"])
-        .trim_end()
-        .to_string();
     s.requested_when(&author, |r| r["state"] == "cannot_reach_nerdr");
     let cannot_post = |text: &str| {
         text.contains(&format!("(tab {reviewer})")) && text.contains("cannot post: its sandbox")

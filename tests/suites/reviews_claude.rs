@@ -24,6 +24,13 @@ const TURN: Duration = Duration::from_secs(120);
 const POST: &str = "printf 'summary: fine work\\nREADME:2: warning: say more\\n' \
                     | \"${NERDR_BIN:-nerdr}\" post-review";
 
+/// The real claude, its hooks reporting to nerdr, against the fake model.
+fn claude_with_hooks() -> Option<Turns> {
+    Turns::setup_with_hooks("claude", |url, home| {
+        claude_home(url, home, ClaudeDialogs::none())
+    })
+}
+
 /// claude, asked by `nerdr request-review` to review the author's commit,
 /// posts its review through its shell tool: it shows in `nerdr reviews`.
 /// The author's tab.
@@ -83,9 +90,7 @@ fn claude_posts_a_review(t: &Turns) -> String {
 
 #[test]
 fn claude_reviews_a_tabs_commit_and_its_comment_reaches_the_author() {
-    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
-        claude_home(url, home, ClaudeDialogs::none())
-    }) else {
+    let Some(t) = claude_with_hooks() else {
         return;
     };
     let author = claude_posts_a_review(&t);
@@ -102,9 +107,7 @@ fn claude_reviews_a_tabs_commit_and_its_comment_reaches_the_author() {
 /// line, and `s` sends it to the author, read back with `nerdr read`.
 #[test]
 fn claudes_review_shows_in_the_panel_and_s_sends_its_comment() {
-    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
-        claude_home(url, home, ClaudeDialogs::none())
-    }) else {
+    let Some(t) = claude_with_hooks() else {
         return;
     };
     let author = claude_posts_a_review(&t);
