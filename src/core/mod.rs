@@ -377,6 +377,11 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
             }
         }
     }
+    // The tabs' unread review marks, as a restarted core left them.
+    match crate::review::store::load(&crate::review::store::file(&paths.state_dir)) {
+        Ok(store) => review_posts::note_unread(&mut state, &store.unread_counts()),
+        Err(e) => tracing::warn!(error = %e, "reviews.json unread: no review marks"),
+    }
     state
 }
 

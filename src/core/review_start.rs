@@ -374,14 +374,17 @@ impl Core {
         // Pruned first: a reviewer recorded now is not a tab yet.
         let live: std::collections::BTreeSet<String> =
             self.state.lock().unwrap().tabs.keys().cloned().collect();
-        super::edge::gather("updating reviews.json", move || {
+        let (out, unread) = super::edge::gather("updating reviews.json", move || {
             store::update(&path, |s| {
                 s.prune(&live);
-                change(s)
+                let out = change(s);
+                (out, s.unread_counts())
             })
         })
         .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, e))
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
+        super::review_posts::note_unread(&mut self.state.lock().unwrap(), &unread);
+        Ok(out)
     }
 
     /// The reviews as they are on disk, off the async workers.

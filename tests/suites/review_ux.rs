@@ -63,3 +63,100 @@ fn a_reviewer_whose_screen_tells_no_idle_gets_its_first_prompt_once_it_settles()
     let t = tabs.iter().find(|t| t["id"] == reviewer).unwrap();
     assert!(t.get("warning").is_none(), "no warning: {t}");
 }
+
+/// The reviewer stand-in: it takes its first prompt as one line (so the
+/// prompt nerdr types cannot reach a shell), then is a shell a test types
+/// `nerdr post-review` into.
+const REVIEWED: &str = "[agents.cat]\ncommand = [\"cat\"]\n\
+    [agents.rev]\ncommand = [\"sh\", \"-c\", \"printf ready; read line; echo took-prompt; \
+    exec bash --norc --noprofile\"]\n\
+    [review]\nagent = \"rev\"\n";
+
+/// Start a reviewer on `author` and have it post a review; its tab.
+fn posted_review(l: &Local, author: &str, summary: &str) -> String {
+    let reviewer = l.ok(&["request-review", author]);
+    l.wait_screen(&reviewer, "took-prompt");
+    l.ok(&[
+        "send",
+        &reviewer,
+        &format!(
+            "printf 'summary: {summary}\\nnotes.txt:2: note: looked\\n' | \
+             \"$NERDR_BIN\" post-review; echo posted-$?"
+        ),
+    ]);
+    l.wait_screen(&reviewer, "posted-0");
+    reviewer
+}
+
+fn unread(l: &Local, tab: &str) -> u64 {
+    let tabs = l.tabs_json(&[]);
+    let t = tabs.iter().find(|t| t["id"] == tab).expect("the tab");
+    t["unread_reviews"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no unread_reviews in {t}"))
+}
+
+#[test]
+fn a_posted_review_marks_its_tab_until_the_person_reads_it() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(REVIEWED);
+    let (author, _) = author_with_a_commit(&l);
+    let t = Tmux::start(&l, 110, 30, "nerdr");
+    t.keys(&["C-b", "1"]);
+    t.wait("tab 1 shown", |s: &[String]| status(s).contains("1:cat-1*"));
+
+    let reviewer = posted_review(&l, &author, "first look");
+    assert_eq!(unread(&l, &author), 1);
+    assert_eq!(unread(&l, &reviewer), 0, "the reviewer has no reviews");
+    let table = l.ok(&["tabs"]);
+    assert!(table.contains("cat-1 @1"), "{table}");
+    assert!(
+        table.contains(&format!(
+            "{author}: 1 unread review: nerdr reviews {author}"
+        )),
+        "{table}"
+    );
+    // The window marks the tab, without a key pressed.
+    t.wait("the review mark", |s: &[String]| {
+        status(s).contains("1:cat-1*@1")
+    });
+
+    // The author's own agent (any tab) listing its reviews reads nothing
+    // for the person.
+    l.ok(&[
+        "send",
+        &reviewer,
+        &format!("\"$NERDR_BIN\" reviews {author} >/dev/null; echo listed-$?"),
+    ]);
+    l.wait_screen(&reviewer, "listed-0");
+    assert_eq!(unread(&l, &author), 1, "an agent's listing is no reading");
+
+    // The review panel shows it: read, the mark goes.
+    t.keys(&["C-b", "g"]);
+    t.wait_text("summary: first look");
+    t.text("q");
+    t.wait("the mark gone", |s: &[String]| {
+        let st = status(s);
+        st.contains("1:cat-1*") && !st.contains("@1")
+    });
+    assert_eq!(unread(&l, &author), 0);
+    assert!(!l.ok(&["tabs"]).contains("unread review"));
+
+    // Another review: `--json` is for scripts and leaves it unread;
+    // `nerdr reviews TAB` printed for the person reads it.
+    posted_review(&l, &author, "second look");
+    t.wait("the new mark", |s: &[String]| {
+        status(s).contains("1:cat-1*@1")
+    });
+    l.ok(&["reviews", &author, "--json"]);
+    assert_eq!(unread(&l, &author), 1);
+    let text = l.ok(&["reviews", &author]);
+    assert!(text.contains("second look"), "{text}");
+    assert_eq!(unread(&l, &author), 0);
+    t.wait("the mark gone again", |s: &[String]| {
+        !status(s).contains("@1")
+    });
+}

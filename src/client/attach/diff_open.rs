@@ -89,6 +89,8 @@ impl Window {
             ListReviews {
                 tab: Some(tab.clone()),
                 folder: None,
+                // The panel shows them: the tab's review mark goes.
+                mark_read: true,
             },
             Window::got_reviews,
         );
