@@ -160,3 +160,93 @@ fn a_posted_review_marks_its_tab_until_the_person_reads_it() {
         !status(s).contains("@1")
     });
 }
+
+#[test]
+fn unsent_diff_comments_outlive_the_view_and_the_window_and_follow_their_lines() {
+    use std::os::unix::fs::PermissionsExt;
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config("[agents.cat]\ncommand = [\"cat\"]\n");
+    let r = l.work();
+    git(&r, &["init", "-q"]);
+    std::fs::write(r.join("notes.txt"), "alpha\nbeta\ngamma\n").unwrap();
+    git(&r, &["add", "."]);
+    git(&r, &["commit", "-q", "-m", "first"]);
+    let tab = l.ok(&["agent", "cat"]);
+    let wt = worktree(&l, &tab);
+    std::fs::write(wt.join("notes.txt"), "alpha\nbeta needle\ngamma\n").unwrap();
+    git(&wt, &["commit", "-q", "-am", "work"]);
+
+    // Wide: the view's notes are read whole in its status line.
+    let t = Tmux::start(&l, 220, 30, "nerdr");
+    t.wait("tab 1 shown", |s: &[String]| status(s).contains("1:cat-1*"));
+    t.keys(&["C-b", "g"]);
+    t.wait_text("+beta needle");
+    // One comment on the changed line, one on the context line under it.
+    t.text("/needle");
+    t.keys(&["Enter"]);
+    t.text("ckeep me");
+    t.keys(&["Enter"]);
+    t.wait_text(">> notes.txt:2: keep me");
+    t.text("/gamma");
+    t.keys(&["Enter"]);
+    t.text("cgoes away");
+    t.keys(&["Enter"]);
+    t.wait_text(">> notes.txt:3: goes away");
+
+    // Closing the view keeps them, says so, and writes them down, 0600.
+    t.text("q");
+    t.wait_text("2 unsent comments kept (C-b g to see them)");
+    let file = l.path(&format!("state/nerdr/drafts/{tab}.json"));
+    let mode = std::fs::metadata(&file)
+        .unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "{}", file.display());
+    // Back in the same window.
+    t.keys(&["C-b", "g"]);
+    t.wait_text(">> notes.txt:3: goes away");
+    t.text("q");
+    t.wait_text("2 unsent comments kept");
+
+    // Detaching says so on the way out.
+    t.keys(&["C-b", "d"]);
+    t.wait_text("[detached] 2 unsent comments kept (C-b g to see them)");
+
+    // Meanwhile a line above both, and the context line rewritten.
+    std::fs::write(wt.join("notes.txt"), "top\nalpha\nbeta needle\nGAMMA\n").unwrap();
+
+    // A new window: the one whose line is there follows it (line 3 now);
+    // the other is dropped, saying which and what it said.
+    t.respawn(&l, "nerdr");
+    t.wait("tab 1 shown again", |s: &[String]| {
+        status(s).contains("1:cat-1*")
+    });
+    t.keys(&["C-b", "g"]);
+    let s = t.wait_text(">> notes.txt:3: keep me");
+    let page = s.join("\n");
+    assert!(
+        status(&s)
+            .contains("an unsent comment was dropped, its line is gone: notes.txt:3 \"goes away\""),
+        "{page}"
+    );
+    assert!(!page.contains(">> notes.txt:3: goes away"), "{page}");
+    let at = s.iter().position(|x| x.contains("+beta needle")).unwrap();
+    assert!(s[at + 1].contains(">> notes.txt:3: keep me"), "{page}");
+
+    // Sent, it is no draft any more.
+    t.text("S");
+    t.wait_text("sent 1 comment to tab 1 (cat-1) as one message");
+    l.wait_screen(&tab, "notes.txt:3: keep me");
+    assert!(!file.exists(), "{} left after sending", file.display());
+    t.text("q");
+    t.keys(&["C-b", "d"]);
+    let s = t.wait_text("[detached]");
+    assert!(
+        !s.join("\n").contains("unsent"),
+        "nothing kept: {}",
+        s.join("\n")
+    );
+}
