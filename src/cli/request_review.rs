@@ -14,8 +14,14 @@ use crate::protocol::api::RequestReview;
     last commit: it reads exactly the commits reviewed (base..head, base being where the \
     author's branch left the main checkout's HEAD), and nothing it does touches the author's \
     worktree. Uncommitted changes are not reviewed: commit them first. Once the reviewer waits \
-    at its prompt, nerdr types the range and how to answer (`nerdr post-review`); \
-    `nerdr reviews` lists what it posts.\n\n\
+    at its prompt (its state reads idle; for an agent whose screen rules cannot say idle, such \
+    as a program or a shell, once its screen has drawn and then stayed quiet for 1.5 s), nerdr \
+    types the range and how to answer (`nerdr post-review`); `nerdr reviews` lists what it \
+    posts.\n\n\
+    nerdr waits at most 180 s for the reviewer to be ready. After that nothing is typed and \
+    the reviewer's tab carries a warning (`nerdr tabs`, the window's status line): answer what \
+    it asks, then type the request yourself (`nerdr reviews AUTHOR` shows the range), or \
+    `nerdr restart` the reviewer to wait again.\n\n\
     The reviewer is --reviewer, else [review] agent, else the author's own agent, with the \
     agent's settings plus [review.args]. Work of a sandboxed agent is reviewed only by a \
     sandboxed agent: an unsandboxed [review] agent is replaced by a sandboxed one, and with \

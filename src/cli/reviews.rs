@@ -13,9 +13,9 @@ use crate::review::SANDBOX_NOTE;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The author's tab: its id, a unique id prefix, its number or its name (default: the tab this runs in, else every reviewed tab of this folder's session)
+    /// The author's tab: its id, a unique id prefix, its number or its name (default: the tab this runs in, else every reviewed tab of this folder's session). Named, from outside the tabs and without --json, its reviews count as read (its @N mark goes)
     pub tab: Option<String>,
-    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, base, head, summary, comments: file, line, severity, text) and requested (reviews not posted yet: reviewer_tab, agent, base, head, automatic, state, status)
+    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, base, head, summary, read, comments: file, line, severity, text) and requested (reviews not posted yet: reviewer_tab, agent, base, head, automatic, state, status)
     #[arg(long)]
     pub json: bool,
     /// Send comment N of the latest review (or `all` of them) to the author's agent, as one message
@@ -31,6 +31,9 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let tabs = client::call(ListReviews {
         tab: args.tab.clone(),
         folder: scope.clone(),
+        // Printed for a person, a named tab's reviews are read (its mark
+        // in the window and `nerdr tabs` goes); `--json` is for scripts.
+        mark_read: args.tab.is_some() && !args.json && args.send.is_none(),
     })?;
     if let Some(which) = &args.send {
         return send(&tabs, which, args.review, scope);
@@ -154,6 +157,7 @@ mod tests {
             tab: "ab12".into(),
             name: "claude-1".into(),
             reviews: vec![Review {
+                read: true,
                 number: 1,
                 reviewer_tab: "r1".into(),
                 agent: "codex".into(),

@@ -1,7 +1,8 @@
 //! `nerdr tabs [--json] [--all]`: the tabs of this folder's session. A
 //! running agent's STATE is what it is doing (working, BLOCKED, idle,
 //! done); `blocked` is in capitals so it stands out without colour, and on
-//! a terminal each state has its colour too.
+//! a terminal each state has its colour too. A tab with reviews not read
+//! yet has `@N` after its name, as in the window's status line.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -15,7 +16,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells
+    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N)
     #[arg(long)]
     pub json: bool,
 }
@@ -78,7 +79,12 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
         } else {
             String::new()
         };
-        rows.push([t.id.clone(), t.name.clone(), agent, state, pid, folder]);
+        // Marked as the window marks it: `@2`, two reviews unread.
+        let name = match t.unread_reviews {
+            0 => t.name.clone(),
+            n => format!("{} @{n}", t.name),
+        };
+        rows.push([t.id.clone(), name, agent, state, pid, folder]);
     }
     // The old fixed widths stay the least, so short tables look as before.
     let mut width = [10, 10, 12, 10, 8];
@@ -113,6 +119,15 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
         }
         if let Some(warning) = &t.warning {
             out.push_str(&format!("{}: warning: {warning}\n", t.id));
+        }
+        if t.unread_reviews > 0 {
+            let n = t.unread_reviews;
+            out.push_str(&format!(
+                "{}: {n} unread review{}: nerdr reviews {} (or the window's prefix g)\n",
+                t.id,
+                if n == 1 { "" } else { "s" },
+                t.id
+            ));
         }
     }
     out
@@ -188,18 +203,18 @@ mod tests {
             {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": null, "resumable": true, "state": "exited", "pid": null,
-             "exit_code": 0, "agent_state": null, "agent_state_since": null, "bells": 0},
+             "exit_code": 0, "agent_state": null, "agent_state_since": null, "bells": 0, "unread_reviews": 0},
             {"id": "cd34", "name": "terminal-1", "folder": "/w", "agent": "sh", "command": ["sh"],
              "sandboxed": false, "kind": "terminal", "parent": "ab12", "worktree": null,
              "session_id": null, "resumable": false, "state": "refused",
              "reason": "no such program", "pid": null, "exit_code": null,
              "warning": "hooks blocked", "agent_state": null, "agent_state_since": null,
-             "bells": 0},
+             "bells": 0, "unread_reviews": 0},
             {"id": "ef56", "name": "a-longer-name", "folder": "/w", "agent": "codex", "command": ["codex"],
              "sandboxed": false, "kind": "agent", "parent": null, "worktree": null,
              "session_id": null, "resumable": false, "state": "running", "pid": 7,
              "exit_code": null, "agent_state": "blocked",
-             "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 3},
+             "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 3, "unread_reviews": 1},
         ]);
         let before = serde_json::to_string_pretty(&wire).unwrap();
         let rows = decode::<ListTabs>(wire).unwrap();

@@ -314,9 +314,11 @@ impl Core {
             Request::PostReview(PostReview { text }) => {
                 encode::<PostReview>(self.post_review(caller, &text).await)
             }
-            Request::Reviews(ListReviews { tab, folder }) => {
-                encode::<ListReviews>(self.list_reviews(caller, tab, folder).await)
-            }
+            Request::Reviews(ListReviews {
+                tab,
+                folder,
+                mark_read,
+            }) => encode::<ListReviews>(self.list_reviews(caller, tab, folder, mark_read).await),
         }
     }
 

@@ -334,6 +334,7 @@ fn starting_tab(
         log: Default::default(),
         detection: None,
         terminal_bells: Default::default(),
+        unread_reviews: 0,
     }
 }
 

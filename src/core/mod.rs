@@ -46,6 +46,7 @@ mod reports;
 mod request_facts;
 mod review_auto;
 mod review_posts;
+mod review_prompt;
 mod review_start;
 mod sandbox_check;
 mod sandbox_facts;
@@ -97,6 +98,10 @@ pub struct Core {
     /// Bumped by every change of an agent state or of the tab list: what
     /// `nerdr wait` waits on (`waiting`).
     states: tokio::sync::watch::Sender<u64>,
+    /// Bumped by every chunk of any tab's output: what a wait for a screen
+    /// to settle (`review_prompt`) waits on, for an agent whose screen
+    /// tells no state. Nothing wakes while no one waits.
+    outputs: tokio::sync::watch::Sender<u64>,
     /// The newest `tabs.json` written, so that a slower writer never puts
     /// an older list over a newer one. Held only around the file write,
     /// never with the state.
@@ -207,6 +212,7 @@ impl Core {
                 // after it, never both.
                 self.paint_windows(st, &tab);
                 drop(state);
+                self.outputs.send_modify(|n| *n = n.wrapping_add(1));
                 output::answer(&*self.host, &tab, replies);
             }
             HostEvent::Started {
@@ -370,6 +376,11 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 tracing::warn!(tab = %f.held.tab, error = %e, "held program without a readable record")
             }
         }
+    }
+    // The tabs' unread review marks, as a restarted core left them.
+    match crate::review::store::load(&crate::review::store::file(&paths.state_dir)) {
+        Ok(store) => review_posts::note_unread(&mut state, &store.unread_counts()),
+        Err(e) => tracing::warn!(error = %e, "reviews.json unread: no review marks"),
     }
     state
 }

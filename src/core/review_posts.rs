@@ -75,7 +75,11 @@ impl Core {
         caller: &Caller,
         tab: Option<String>,
         folder: Option<PathBuf>,
+        mark_read: bool,
     ) -> Result<Vec<TabReviews>, ApiError> {
+        // Read by the person only: an agent listing reviews (its own, or
+        // another tab's) leaves the person's marks as they are.
+        let mark_read = mark_read && caller.tab().is_none();
         let named = tab.or_else(|| caller.tab().map(str::to_owned));
         type Named = (String, String, Option<String>);
         let (tabs, reviewers): (Vec<Named>, BTreeMap<String, ReviewerTab>) = {
@@ -143,7 +147,23 @@ impl Core {
             })
             .filter(|r| named.is_some() || !r.reviews.is_empty() || !r.requested.is_empty())
             .collect();
+        if let Some(tab) = named.filter(|t| mark_read && store.unread(t) > 0) {
+            self.update_reviews(move |s| s.mark_read(&tab)).await?;
+            // The windows' marks go.
+            self.changed();
+        }
         Ok(out)
+    }
+}
+
+/// Set each tab's unread review count from `unread` (by author tab; a tab
+/// not in it has none).
+pub(super) fn note_unread(
+    state: &mut super::State,
+    unread: &std::collections::BTreeMap<String, usize>,
+) {
+    for (id, t) in state.tabs.iter_mut() {
+        t.unread_reviews = unread.get(id).copied().unwrap_or(0);
     }
 }
 

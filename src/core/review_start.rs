@@ -13,15 +13,14 @@
 //! commits. The range is `base..head`: `head` the author's branch, `base`
 //! where it forked from the main checkout's `HEAD` (`git merge-base`).
 //!
-//! Once the reviewer's screen is idle its first prompt is typed
-//! (`review::first_prompt`): the range and how to answer with `nerdr
-//! post-review`. A reviewer that never got it (its sandbox check refused
+//! Once the reviewer waits at its prompt its first prompt is typed
+//! (`review::first_prompt`, by `super::review_prompt`): the range and how
+//! to answer with `nerdr post-review`. A reviewer that never got it (its sandbox check refused
 //! it) gets it when `nerdr restart` starts it again. Its tab is named
 //! after the author's (`review::reviewer_name`: `review-claude-1`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::caller::Caller;
 use super::fresh_worktree::FreshWorktree;
@@ -30,14 +29,10 @@ use super::not_found::no_tab;
 use super::state::Worktree;
 use super::Core;
 use crate::agents::Mode;
-use crate::protocol::api::{ApiError, ErrorCode, TabKind, Until};
+use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::replies::ReviewStarted;
 use crate::review::choice::{self, Available, Choice};
 use crate::review::store::{self, Pending};
-
-/// How long a new reviewer may take to reach its prompt (node programs
-/// start slowly on a loaded machine, behind a sandbox check).
-const PROMPT_WAIT: Duration = Duration::from_secs(180);
 
 /// The author tab as the review needs it.
 pub(super) struct Author {
@@ -370,62 +365,6 @@ impl Core {
         .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}")))
     }
 
-    /// Once reviewer `tab` waits at its prompt, type its first prompt; if
-    /// it never gets there, its tab says so, and how to send it by hand.
-    async fn type_first_prompt(self: Arc<Self>, tab: &str, prompt: String) {
-        let waited = self.wait_for(tab, Until::Idle, Some(PROMPT_WAIT)).await;
-        match waited {
-            Ok(w) if w.reached => {
-                // The prompt has drawn; a moment for its input to be ready.
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                match self.type_prompt(tab, prompt).await {
-                    Ok(()) => {
-                        let key = tab.to_string();
-                        let _ = self.update_reviews(move |s| s.prompted(&key)).await;
-                    }
-                    Err(e) => {
-                        tracing::warn!(tab = %tab, error = %e, "the review's first prompt was not typed")
-                    }
-                }
-            }
-            Ok(w) => {
-                let text = format!(
-                    "the review's first prompt was not typed: the reviewer was {} and never \
-                     idle at its prompt within {}s; answer it, then type the request yourself \
-                     (`nerdr reviews` shows the range)",
-                    w.state,
-                    PROMPT_WAIT.as_secs()
-                );
-                if let Some(t) = self.state.lock().unwrap().tabs.get_mut(tab) {
-                    t.warning = Some(text);
-                }
-                self.changed();
-            }
-            Err(_) => {}
-        }
-    }
-
-    /// Type `prompt`, and Enter once the screen shows it took the text (a
-    /// long text is a paste to some agents, and an Enter inside the paste
-    /// would be a new line).
-    async fn type_prompt(&self, tab: &str, prompt: String) -> Result<(), ApiError> {
-        let before = self.screen_of(tab);
-        self.write_input(tab, prompt.into_bytes()).await?;
-        for _ in 0..50 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            if self.screen_of(tab) != before {
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.write_input(tab, b"\r".to_vec()).await
-    }
-
-    fn screen_of(&self, tab: &str) -> Option<String> {
-        let state = self.state.lock().unwrap();
-        state.tabs.get(tab).map(|t| t.screen_text(None))
-    }
-
     /// Read, change and write `reviews.json`, off the async workers.
     pub(super) async fn update_reviews<T: Send + 'static>(
         &self,
@@ -435,14 +374,17 @@ impl Core {
         // Pruned first: a reviewer recorded now is not a tab yet.
         let live: std::collections::BTreeSet<String> =
             self.state.lock().unwrap().tabs.keys().cloned().collect();
-        super::edge::gather("updating reviews.json", move || {
+        let (out, unread) = super::edge::gather("updating reviews.json", move || {
             store::update(&path, |s| {
                 s.prune(&live);
-                change(s)
+                let out = change(s);
+                (out, s.unread_counts())
             })
         })
         .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, e))
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
+        super::review_posts::note_unread(&mut self.state.lock().unwrap(), &unread);
+        Ok(out)
     }
 
     /// The reviews as they are on disk, off the async workers.

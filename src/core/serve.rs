@@ -62,6 +62,7 @@ pub async fn serve(
         detector: Arc::new(crate::agents::Detector::new(&paths.state_dir)),
         wake: Wake::default(),
         states: tokio::sync::watch::Sender::new(0),
+        outputs: tokio::sync::watch::Sender::new(0),
         saved_generation: Default::default(),
         status_line: notify::StatusLine::start().context("cannot start the status thread")?,
     });

@@ -130,6 +130,12 @@ impl Snapshots {
         }
     }
 
+    /// How much output the model of `tab` has processed (its counter:
+    /// whether more came since a look).
+    pub fn offset(&self, tab: &str) -> Option<u64> {
+        self.marks.get(tab).map(|m| m.offset)
+    }
+
     /// The model of `tab` was resized.
     pub fn resized(&mut self, tab: &str) {
         let m = self.marks.entry(tab.to_string()).or_default();

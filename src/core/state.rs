@@ -56,6 +56,9 @@ pub struct Tab {
     pub detection: Option<super::detection::Detection>,
     /// A terminal's bells (an agent's are its tracker's).
     pub terminal_bells: crate::detect::Bells,
+    /// Its reviews the person has not seen, as `reviews.json` last said
+    /// (`Core::update_reviews` keeps it; not saved).
+    pub unread_reviews: usize,
 }
 
 /// A tab's own git worktree.
@@ -190,6 +193,7 @@ impl Tab {
             log: Default::default(),
             detection: None,
             terminal_bells: Default::default(),
+            unread_reviews: 0,
         }
     }
 
@@ -222,6 +226,7 @@ impl Tab {
                 Some(d) => d.tracker.bells(),
                 None => self.terminal_bells.count(),
             },
+            unread_reviews: self.unread_reviews,
         }
     }
 

@@ -22,7 +22,7 @@ mod corpus_tests;
 
 pub use crate::protocol::api::AgentState;
 pub use builtin::{builtin, load};
-pub use rules::RuleSet;
+pub use rules::{RuleSet, DEFAULT_QUIET};
 pub use tracker::Tracker;
 
 /// The bells a tab rings that nerdr tells no state of (a terminal), counted

@@ -123,6 +123,13 @@ impl RuleSet {
         &self.rules
     }
 
+    /// Whether a rule says `idle`: whether the screen can tell the agent
+    /// waits at its prompt (`core::review_prompt` settles for a quiet
+    /// screen where it cannot).
+    pub fn tells_idle(&self) -> bool {
+        self.rules.iter().any(|r| r.state == RuleState::Idle)
+    }
+
     /// How long output must be quiet before an idle-looking screen counts.
     pub fn quiet(&self) -> Duration {
         self.quiet

@@ -415,6 +415,11 @@ pub struct ListReviews {
     pub tab: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<PathBuf>,
+    /// The person is shown tab `tab`'s reviews (the review panel, `nerdr
+    /// reviews TAB` without `--json`): they are read from now on. Taken
+    /// only from a caller outside every tab (`review::unread`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mark_read: bool,
 }
 
 fn yes() -> bool {

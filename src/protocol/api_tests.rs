@@ -426,6 +426,7 @@ fn review_requests_keep_their_wire() {
     );
     same_wire(
         ListReviews {
+            mark_read: false,
             tab: Some("1".into()),
             folder: None,
         },

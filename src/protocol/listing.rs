@@ -125,6 +125,10 @@ pub struct TabInfo {
     /// tab whose count went up).
     #[serde(default)]
     pub bells: u64,
+    /// Reviews posted for the tab that the person has not been shown yet
+    /// (`review::unread`).
+    #[serde(default)]
+    pub unread_reviews: usize,
 }
 
 /// One row of `nerdr sessions --json`: a session and its tabs, as the

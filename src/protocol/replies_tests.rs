@@ -264,6 +264,7 @@ fn a_resume_report_is_taken_or_ignored_with_its_reason() {
 #[test]
 fn tab_rows_keep_their_fields() {
     let row = TabInfo {
+        unread_reviews: 2,
         id: "ab12".into(),
         name: "claude-1".into(),
         folder: "/w".into(),
@@ -303,13 +304,14 @@ fn tab_rows_keep_their_fields() {
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": "s1", "resumable": false, "state": "running", "pid": 42,
              "exit_code": null, "agent_state": "blocked",
-             "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 2},
+             "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 2,
+             "unread_reviews": 2},
             {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "terminal", "parent": "cd34",
              "worktree": "/w/.nerdr/ab12", "session_id": "s1", "resumable": false,
              "state": "refused", "reason": "the sandbox check failed", "pid": null,
              "exit_code": null, "warning": "hooks blocked", "agent_state": null,
-             "agent_state_since": null, "bells": 0},
+             "agent_state_since": null, "bells": 0, "unread_reviews": 2},
         ]),
     );
 }
@@ -419,6 +421,7 @@ fn review_replies_keep_their_fields() {
             tab: "ab12".into(),
             name: "claude-1".into(),
             reviews: vec![Review {
+                read: true,
                 number: 1,
                 reviewer_tab: "r1".into(),
                 agent: "codex".into(),
@@ -446,7 +449,7 @@ fn review_replies_keep_their_fields() {
         json!([{"tab": "ab12", "name": "claude-1",
                 "reviews": [{"number": 1, "reviewer_tab": "r1", "agent": "codex",
                              "written_in_sandbox": true, "base": "b0", "head": "h1",
-                             "summary": "ok",
+                             "summary": "ok", "read": true,
                              "comments": [{"file": "a.rs", "line": 3, "severity": "warning", "text": "t"}]}],
                 "requested": [{"reviewer_tab": "r2", "agent": "claude", "base": "b0",
                                "head": "h2", "automatic": true,

@@ -8,6 +8,7 @@ pub mod choice;
 pub mod format;
 pub mod status;
 pub mod store;
+pub mod unread;
 
 use format::Comment;
 use store::Review;
@@ -123,6 +124,7 @@ mod tests {
             text: text.into(),
         };
         Review {
+            read: true,
             number: 2,
             reviewer_tab: "r1".into(),
             agent: "codex".into(),

@@ -63,6 +63,16 @@ pub struct Review {
     pub head: String,
     pub summary: String,
     pub comments: Vec<Comment>,
+    /// Shown to the person (the window's review panel, `nerdr reviews
+    /// TAB`): until then the author's tab is marked (`super::unread`).
+    /// Absent from files written before it: those count as read.
+    #[serde(default = "read_before")]
+    pub read: bool,
+}
+
+/// Reviews stored before the flag were there to see: read.
+fn read_before() -> bool {
+    true
 }
 
 /// One author tab's reviews.
@@ -141,6 +151,7 @@ impl Store {
             head: pending.head.clone(),
             summary: posted.summary,
             comments: posted.comments,
+            read: false,
         };
         author.reviews.push(review.clone());
         pending.posted = Some(number);

@@ -134,7 +134,7 @@ fn no_worktree_no_changes_and_unsent_comments_say_so() {
     t.wait_text(">> notes.txt:3 (a removed line): later");
     t.text("q");
     t.resize(100, 30);
-    t.wait_text("1 comment on tab 2 (cat-2) not sent yet: C-b g shows it");
+    t.wait_text("1 unsent comment kept (C-b g to see it)");
     t.keys(&["C-b", "g"]);
     t.wait_text(">> notes.txt:3 (a removed line): later");
 }

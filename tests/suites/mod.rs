@@ -36,6 +36,7 @@ mod rev18;
 mod rev18b;
 mod review_panel;
 mod review_status;
+mod review_ux;
 mod reviews;
 mod reviews_claude;
 mod reviews_privilege;

@@ -237,8 +237,8 @@ impl Window {
             overlay::Effect::SendReview { tab, text, what } => {
                 self.send_message(tab, text, Vec::new(), what)
             }
-            overlay::Effect::DiffClosed { tab, comments } => self.keep_drafts(tab, comments),
-            overlay::Effect::DiffReload { tab, comments } => self.reload_diff(tab, comments),
+            overlay::Effect::DiffClosed { tab, drafts } => self.keep_drafts(tab, drafts),
+            overlay::Effect::DiffReload { tab, drafts } => self.reload_diff(tab, drafts),
         }
     }
 

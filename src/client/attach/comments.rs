@@ -8,8 +8,11 @@
 //! terminal. Text other than ASCII is taken whole, the bytes of a
 //! character arriving one key at a time.
 
+use serde::{Deserialize, Serialize};
+
 /// Which side of the diff a comment's line number counts in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Side {
     /// The file as the branch has it now (an added or a context line).
     New,
@@ -17,7 +20,8 @@ pub enum Side {
     Old,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Kept as drafts (`super::drafts`): its fields are their file's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Comment {
     pub path: String,
     pub side: Side,
@@ -29,7 +33,7 @@ pub struct Comment {
 }
 
 /// The review comment a person's comment asks about.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct About {
     /// The review's number in the tab's list.
     pub review: u32,

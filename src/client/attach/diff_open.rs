@@ -11,11 +11,14 @@
 //! review panel. Reviews that cannot be read do not keep the diff from
 //! showing; the view says why.
 //!
-//! Comments not sent when the view closes are kept for the tab, in this
-//! window, until the view opens again or they are sent.
+//! Comments not sent when the view closes are kept for the tab until
+//! the view opens again or they are sent: in this window, and in the
+//! drafts file, so a detach or another window finds them (`super::drafts`,
+//! which says why they are the window's and not the core's).
 
 use super::comments::Comment;
 use super::diff_view::DiffView;
+use super::drafts::{self, Draft};
 use super::overlay::Mode;
 use super::review_rows::Reviews;
 use super::Window;
@@ -75,13 +78,62 @@ impl Window {
 
     /// The view of `tab` asked for its diff again: its comments wait as
     /// drafts for the new view.
-    pub(super) fn reload_diff(&mut self, tab: String, comments: Vec<Comment>) {
-        if comments.is_empty() {
-            self.drafts.remove(&tab);
-        } else {
-            self.drafts.insert(tab.clone(), comments);
-        }
+    pub(super) fn reload_diff(&mut self, tab: String, drafts: Vec<Draft>) {
+        self.set_drafts(&tab, drafts);
         self.ask_reviews(tab);
+    }
+
+    /// Keep `drafts` as tab `tab`'s, here and in its file; what went
+    /// wrong writing it, in words.
+    fn set_drafts(&mut self, tab: &str, drafts: Vec<Draft>) -> Option<String> {
+        let saved = match &self.drafts_dir {
+            Some(dir) => drafts::save(dir, tab, &drafts).err(),
+            None => None,
+        };
+        if drafts.is_empty() {
+            self.drafts.remove(tab);
+        } else {
+            self.drafts.insert(tab.to_string(), drafts);
+        }
+        saved.map(|e| format!("unsent comments kept in this window only: {e}"))
+    }
+
+    /// Tab `tab`'s drafts: this window's, else those kept in its file (a
+    /// detach, another window). Taken out: the view holds them now.
+    fn take_drafts(&mut self, tab: &str) -> (Vec<Draft>, Option<String>) {
+        if let Some(d) = self.drafts.remove(tab) {
+            return (d, None);
+        }
+        match &self.drafts_dir {
+            Some(dir) => match drafts::load(dir, tab) {
+                Ok(d) => (d, None),
+                Err(e) => (Vec::new(), Some(e)),
+            },
+            None => (Vec::new(), None),
+        }
+    }
+
+    /// The window goes (a detach, the terminal closing): the open view's
+    /// comments are kept with the rest; what to say of them, if any.
+    pub(super) fn leaving(&mut self) -> Option<String> {
+        if let Mode::Diff(v) = &self.mode {
+            let (tab, d) = (v.tab.clone(), v.drafts());
+            if let Some(e) = self.set_drafts(&tab, d) {
+                return Some(e);
+            }
+        }
+        let n: usize = self.drafts.values().map(Vec::len).sum();
+        (n > 0).then(|| self.kept_words(n))
+    }
+
+    /// `2 unsent comments kept (C-b g to see them)`.
+    fn kept_words(&self, n: usize) -> String {
+        format!(
+            "{n} unsent comment{} kept ({} g to see {})",
+            if n == 1 { "" } else { "s" },
+            self.prefix_name,
+            if n == 1 { "it" } else { "them" }
+        )
     }
 
     fn ask_reviews(&mut self, tab: String) {
@@ -89,6 +141,8 @@ impl Window {
             ListReviews {
                 tab: Some(tab.clone()),
                 folder: None,
+                // The panel shows them: the tab's review mark goes.
+                mark_read: true,
             },
             Window::got_reviews,
         );
@@ -169,21 +223,45 @@ impl Window {
                 d.branch
             ));
         }
-        self.open_view(d.tab, lines, patch, reviews);
+        // Drafts are put on a diff that read, and only then.
+        let made_on = read.then_some(d.base);
+        self.open_view(d.tab, lines, patch, reviews, made_on);
     }
 
+    /// Open the view; with `made_on`, the diff read and started from that
+    /// commit: the tab's drafts are put on its lines, those whose line is
+    /// gone dropped, saying so. Without, they are shown as they were.
     fn open_view(
         &mut self,
         tab: String,
         title: Vec<String>,
         patch: patch::Patch,
         reviews: Reviews,
+        made_on: Option<String>,
     ) {
-        let comments = self.drafts.remove(&tab).unwrap_or_default();
+        let (kept, unread) = self.take_drafts(&tab);
+        let (comments, note) = match &made_on {
+            Some(_) => {
+                let put = drafts::reanchor(kept, &patch);
+                (put.kept, drafts::dropped_note(&put.dropped))
+            }
+            None => (kept.into_iter().map(|d| d.comment).collect(), None),
+        };
+        let dropped = note.is_some();
         let height = self.view.term.0.saturating_sub(1) as usize;
-        self.mode = Mode::Diff(Box::new(DiffView::new(
-            tab, title, patch, comments, reviews, height,
-        )));
+        let mut v = DiffView::new(tab, title, patch, comments, reviews, height);
+        v.made_on = made_on.unwrap_or_default();
+        let note = [unread, note].into_iter().flatten().collect::<Vec<_>>();
+        if !note.is_empty() {
+            v.note = note.join(" | ");
+        }
+        // What was dropped is gone from the file too.
+        if dropped {
+            let (tab, d) = (v.tab.clone(), v.drafts());
+            self.set_drafts(&tab, d);
+            self.drafts.remove(&tab);
+        }
+        self.mode = Mode::Diff(Box::new(v));
         self.overlay_opened();
     }
 
@@ -202,7 +280,7 @@ impl Window {
             String::new(),
             printable(message),
         ];
-        self.open_view(tab, title, patch::Patch::default(), reviews);
+        self.open_view(tab, title, patch::Patch::default(), reviews, None);
         true
     }
 
@@ -263,15 +341,19 @@ impl Window {
             Mode::Diff(v) if v.tab == s.tab => {
                 v.sent(&s.comments);
                 v.note = said;
+                // Sent: no draft in the file any more (the rest stays).
+                let d = v.drafts();
+                if !s.comments.is_empty() {
+                    self.set_drafts(&s.tab, d);
+                    self.drafts.remove(&s.tab);
+                }
             }
             _ => {
                 // The view closed meanwhile: they went, so they are no
                 // draft any more.
-                if let Some(d) = self.drafts.get_mut(&s.tab) {
-                    d.retain(|c| !s.comments.contains(c));
-                    if d.is_empty() {
-                        self.drafts.remove(&s.tab);
-                    }
+                if let Some(mut d) = self.drafts.remove(&s.tab) {
+                    d.retain(|d| !s.comments.contains(&d.comment));
+                    self.set_drafts(&s.tab, d);
                 }
                 self.note = said;
             }
@@ -297,19 +379,14 @@ impl Window {
     }
 
     /// The view of `tab` closed: what was not sent waits for it.
-    pub(super) fn keep_drafts(&mut self, tab: String, comments: Vec<Comment>) {
-        if comments.is_empty() {
-            self.drafts.remove(&tab);
-            return;
+    pub(super) fn keep_drafts(&mut self, tab: String, drafts: Vec<Draft>) {
+        let n = drafts.len();
+        let failed = self.set_drafts(&tab, drafts);
+        if n > 0 {
+            self.note = match failed {
+                Some(e) => e,
+                None => self.kept_words(n),
+            };
         }
-        let n = comments.len();
-        self.note = format!(
-            "{n} comment{} on {} not sent yet: {} g shows {}",
-            if n == 1 { "" } else { "s" },
-            self.tab_words(&tab),
-            self.prefix_name,
-            if n == 1 { "it" } else { "them" }
-        );
-        self.drafts.insert(tab, comments);
     }
 }

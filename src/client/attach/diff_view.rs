@@ -24,7 +24,7 @@
 //! | `s` | send the selected review comment to the tab's agent |
 //! | `A` | send every comment of the selected review as one message |
 //! | `r` | ask for the diff and the reviews again (the agent went on working) |
-//! | `q`, Escape | close (unsent comments stay for the next time) |
+//! | `q`, Escape | close (unsent comments stay for the next time, also after a detach: `super::drafts`) |
 
 use super::comments::About;
 use super::comments::{self, Comment, Edit, Typing};
@@ -51,6 +51,9 @@ pub struct DiffView {
     search: Option<(String, bool)>,
     /// Said in the status line until the next key.
     pub note: String,
+    /// The commit the diff starts from: what its comments were made on
+    /// (`super::drafts`).
+    pub made_on: String,
 }
 
 #[derive(Debug)]
@@ -100,6 +103,7 @@ impl DiffView {
             input: None,
             search: None,
             note: String::new(),
+            made_on: String::new(),
         };
         v.rebuild();
         // Open on the first file's header when there is one.
@@ -422,6 +426,11 @@ impl DiffView {
             }
             None => self.note = format!("`{text}` not found"),
         }
+    }
+
+    /// The unsent comments, as drafts to keep.
+    pub fn drafts(&self) -> Vec<super::drafts::Draft> {
+        super::drafts::keep(&self.patch, &self.comments, &self.made_on)
     }
 
     /// The comments were sent: they are gone from the view.

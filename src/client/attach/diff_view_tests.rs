@@ -220,6 +220,7 @@ fn review_keys_jump_and_send() {
         text: text.into(),
     };
     let review = |number, comments| Review {
+        read: true,
         number,
         reviewer_tab: "r".into(),
         agent: "codex".into(),

@@ -17,9 +17,8 @@ pub(super) async fn attached(
     prefix_name: String,
     note: String,
 ) -> anyhow::Result<String> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (out, mut link) = Link::up(link::split(stream)?);
-    let (keys_tx, mut keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
+    let (out, link) = Link::up(link::split(stream)?);
+    let (keys_tx, keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     tokio::spawn(async move {
         let mut keyboard = term::Keyboard::open();
         let mut buf = vec![0u8; 4096];
@@ -29,6 +28,26 @@ pub(super) async fn attached(
             }
         }
     });
+    let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
+    w.drafts_dir = Some(super::drafts::dir(&paths.state_dir));
+    w.attach();
+    let bye = run(&mut w, link, paths, keys_rx).await?;
+    // Unsent diff comments are kept, and the last line says so.
+    Ok(match w.leaving() {
+        Some(kept) if bye.is_empty() => kept,
+        Some(kept) => format!("{bye} {kept}"),
+        None => bye,
+    })
+}
+
+/// The loop, until the window goes: what to print after.
+async fn run(
+    w: &mut Window,
+    mut link: Link,
+    paths: Paths,
+    mut keys_rx: mpsc::UnboundedReceiver<Vec<u8>>,
+) -> anyhow::Result<String> {
+    use tokio::signal::unix::{signal, SignalKind};
     let mut winch = signal(SignalKind::window_change())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut term_sig = signal(SignalKind::terminate())?;
@@ -36,9 +55,6 @@ pub(super) async fn attached(
     // (`kill`, `timeout`), and the terminal must still be put back.
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut quit_sig = signal(SignalKind::quit())?;
-
-    let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
-    w.attach();
 
     loop {
         tokio::select! {

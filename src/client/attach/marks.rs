@@ -148,6 +148,7 @@ mod tests {
 
     pub(crate) fn tab(id: &str, state: Option<AgentState>, bells: u64) -> TabInfo {
         TabInfo {
+            unread_reviews: 0,
             id: id.into(),
             name: String::new(),
             folder: "/w".into(),

@@ -12,6 +12,7 @@ mod diff_draw;
 mod diff_open;
 mod diff_rows;
 mod diff_view;
+mod drafts;
 mod drawing;
 mod event_loop;
 mod from_core;
@@ -93,7 +94,10 @@ struct Window {
     /// Whether keys reach the core: false while reconnecting or switching.
     connected: bool,
     /// Comments not sent yet, by tab, while its diff view is closed.
-    drafts: HashMap<String, Vec<comments::Comment>>,
+    drafts: HashMap<String, Vec<drafts::Draft>>,
+    /// Where drafts are kept across windows (`drafts`); `None`: in this
+    /// window only (the table tests).
+    drafts_dir: Option<PathBuf>,
     /// Comments the core was asked to type, until it answers.
     sending: Option<diff_open::Sending>,
     /// The request for the diff the view opens on, and the tab's reviews
@@ -207,6 +211,7 @@ impl Window {
             connected: true,
             awaiting: None,
             drafts: HashMap::new(),
+            drafts_dir: None,
             sending: None,
             diff_asked: None,
             reviews_asked: None,

@@ -105,15 +105,15 @@ pub enum Effect {
         text: String,
         what: String,
     },
-    /// The diff view of `tab` closed with `comments` not sent.
+    /// The diff view of `tab` closed with `drafts` not sent.
     DiffClosed {
         tab: String,
-        comments: Vec<Comment>,
+        drafts: Vec<super::drafts::Draft>,
     },
     /// The same, to open again on a new diff of `tab`.
     DiffReload {
         tab: String,
-        comments: Vec<Comment>,
+        drafts: Vec<super::drafts::Draft>,
     },
 }
 
@@ -192,12 +192,12 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
         Mode::Diff(mut v) => match v.key(key) {
             diff_view::Outcome::Stay => (Mode::Diff(v), Effect::None),
             diff_view::Outcome::Close => {
-                let DiffView { tab, comments, .. } = *v;
-                (Mode::Normal, Effect::DiffClosed { tab, comments })
+                let drafts = v.drafts();
+                (Mode::Normal, Effect::DiffClosed { tab: v.tab, drafts })
             }
             diff_view::Outcome::Reload => {
-                let DiffView { tab, comments, .. } = *v;
-                (Mode::Normal, Effect::DiffReload { tab, comments })
+                let drafts = v.drafts();
+                (Mode::Normal, Effect::DiffReload { tab: v.tab, drafts })
             }
             diff_view::Outcome::SendReview { text, what } => {
                 let tab = v.tab.clone();

@@ -19,6 +19,7 @@ const PATCH: &str = "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n\
 
 fn review(number: u32, agent: &str, sandboxed: bool, comments: &[(&str, u32, &str)]) -> Review {
     Review {
+        read: true,
         number,
         reviewer_tab: format!("r{number}"),
         agent: agent.into(),

@@ -19,6 +19,7 @@ fn what_waits_comes_before_a_tabs_warning() {
 
 fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
     TabInfo {
+        unread_reviews: 0,
         id: id.into(),
         name: String::new(),
         folder: "/w".into(),
@@ -61,6 +62,14 @@ fn status_lines_read_right() {
     assert_eq!(
         plain(&status_line(&[], None, &m, "C-b ? help", 22), 22),
         " no tabs | C-b ? help "
+    );
+    // Unread reviews: `@` and their count, after the other marks.
+    let mut reviewed = tab("a", "claude", TabState::Running, false);
+    reviewed.agent_state = Some(Idle);
+    reviewed.unread_reviews = 2;
+    assert_eq!(
+        plain(&status_line(&[reviewed], Some("a"), &m, "", 20), 20),
+        " 1:claude.*@2       "
     );
     assert_eq!(fit("abc", 5), "abc  ");
     assert_eq!(fit("abcdef", 3), "abc");
