@@ -21,7 +21,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::caller::Caller;
 use super::fresh_worktree::FreshWorktree;
@@ -30,14 +29,10 @@ use super::not_found::no_tab;
 use super::state::Worktree;
 use super::Core;
 use crate::agents::Mode;
-use crate::protocol::api::{ApiError, ErrorCode, TabKind, Until};
+use crate::protocol::api::{ApiError, ErrorCode, TabKind};
 use crate::protocol::replies::ReviewStarted;
 use crate::review::choice::{self, Available, Choice};
 use crate::review::store::{self, Pending};
-
-/// How long a new reviewer may take to reach its prompt (node programs
-/// start slowly on a loaded machine, behind a sandbox check).
-const PROMPT_WAIT: Duration = Duration::from_secs(180);
 
 /// The author tab as the review needs it.
 pub(super) struct Author {
@@ -304,7 +299,7 @@ impl Core {
                 &range.head,
             );
             let (core, tab) = (self.clone(), started.tab.clone());
-            tokio::spawn(async move { core.type_first_prompt(&tab, prompt).await });
+            tokio::spawn(async move { core.type_review_prompt(&tab, prompt).await });
         }
         Ok(ReviewStarted {
             tab: started.tab,
@@ -335,12 +330,12 @@ impl Core {
             };
             tracing::info!(reviewer = %tab, author = %p.author, "typing a restarted reviewer's first prompt");
             let prompt = crate::review::first_prompt(&p.author, &p.branch, &p.base, &p.head);
-            core.type_first_prompt(&tab, prompt).await;
+            core.type_review_prompt(&tab, prompt).await;
         });
     }
 
     /// Whether tab `id` is there, left refused by its sandbox check.
-    fn is_refused_tab(&self, id: &str) -> bool {
+    pub(super) fn is_refused_tab(&self, id: &str) -> bool {
         let state = self.state.lock().unwrap();
         state
             .tabs
@@ -370,60 +365,21 @@ impl Core {
         .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}")))
     }
 
-    /// Once reviewer `tab` waits at its prompt, type its first prompt; if
-    /// it never gets there, its tab says so, and how to send it by hand.
-    async fn type_first_prompt(self: Arc<Self>, tab: &str, prompt: String) {
-        let waited = self.wait_for(tab, Until::Idle, Some(PROMPT_WAIT)).await;
-        match waited {
-            Ok(w) if w.reached => {
-                // The prompt has drawn; a moment for its input to be ready.
-                tokio::time::sleep(Duration::from_millis(500)).await;
-                match self.type_prompt(tab, prompt).await {
-                    Ok(()) => {
-                        let key = tab.to_string();
-                        let _ = self.update_reviews(move |s| s.prompted(&key)).await;
-                    }
-                    Err(e) => {
-                        tracing::warn!(tab = %tab, error = %e, "the review's first prompt was not typed")
-                    }
-                }
-            }
-            Ok(w) => {
-                let text = format!(
-                    "the review's first prompt was not typed: the reviewer was {} and never \
-                     idle at its prompt within {}s; answer it, then type the request yourself \
-                     (`nerdr reviews` shows the range)",
-                    w.state,
-                    PROMPT_WAIT.as_secs()
-                );
-                if let Some(t) = self.state.lock().unwrap().tabs.get_mut(tab) {
-                    t.warning = Some(text);
-                }
-                self.changed();
-            }
-            Err(_) => {}
+    /// Once reviewer `tab` waits at its prompt, type its first prompt
+    /// (`first_prompt`), and record that it was.
+    async fn type_review_prompt(self: Arc<Self>, tab: &str, prompt: String) {
+        let typed = self
+            .type_first_prompt(
+                tab,
+                prompt,
+                "the review's first prompt",
+                "`nerdr reviews` shows the range",
+            )
+            .await;
+        if typed {
+            let key = tab.to_string();
+            let _ = self.update_reviews(move |s| s.prompted(&key)).await;
         }
-    }
-
-    /// Type `prompt`, and Enter once the screen shows it took the text (a
-    /// long text is a paste to some agents, and an Enter inside the paste
-    /// would be a new line).
-    async fn type_prompt(&self, tab: &str, prompt: String) -> Result<(), ApiError> {
-        let before = self.screen_of(tab);
-        self.write_input(tab, prompt.into_bytes()).await?;
-        for _ in 0..50 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            if self.screen_of(tab) != before {
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.write_input(tab, b"\r".to_vec()).await
-    }
-
-    fn screen_of(&self, tab: &str) -> Option<String> {
-        let state = self.state.lock().unwrap();
-        state.tabs.get(tab).map(|t| t.screen_text(None))
     }
 
     /// Read, change and write `reviews.json`, off the async workers.
@@ -530,7 +486,7 @@ fn range(
 /// `nerdr diff` of the reviewer shows only what the reviewer changed, and
 /// a reviewer that changed nothing counts as merged, so `nerdr clean` can
 /// take its worktree once it is closed.
-fn review_worktree(
+pub(super) fn review_worktree(
     paths: &crate::paths::Paths,
     repo: &Path,
     head: &str,

@@ -217,6 +217,9 @@ impl Tab {
                 Some(d) => d.tracker.bells(),
                 None => self.terminal_bells.count(),
             },
+            // The spinoff store's: `spinoff::store::Links::mark`.
+            spun_off_from: None,
+            results_waiting: 0,
         }
     }
 

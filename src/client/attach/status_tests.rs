@@ -38,6 +38,8 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         agent_state: None,
         agent_state_since: None,
         bells: 0,
+        spun_off_from: None,
+        results_waiting: 0,
     }
 }
 
