@@ -342,3 +342,41 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
         .unwrap();
     assert!(row.get("results_waiting").is_none(), "{row}");
 }
+
+#[test]
+fn a_sandboxed_spinoffs_result_for_an_unsandboxed_parent_waits_for_approval() {
+    let Some(st) = Setup::new() else { return };
+    let parent = st.ok(&["agent", "sh"]);
+    // The person may spin an unsandboxed tab's work off into a sandbox.
+    let child = st.ok(&["spinoff", "--from", &parent, "--agent", "jail", "echo TASK"]);
+    let (rc, out) = st.in_tab(&child, "report", "\"$NERDR_BIN\" report-result RES-BOXED");
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("waits for the user's approval as"), "{out}");
+    assert!(
+        !st.ok(&["read", &parent]).contains("RES-BOXED"),
+        "typed unapproved"
+    );
+    let listed: Vec<serde_json::Value> =
+        serde_json::from_str(&st.ok(&["approvals", "--json"])).unwrap();
+    let question = listed
+        .iter()
+        .find(|a| a["question"].as_str().unwrap_or("").contains("RES-BOXED"))
+        .unwrap_or_else(|| panic!("no approval for the result: {listed:?}"));
+    assert!(
+        question["question"]
+            .as_str()
+            .unwrap()
+            .contains("written in a sandbox"),
+        "{question}"
+    );
+    st.ok(&["approvals", "approve", question["id"].as_str().unwrap()]);
+    let mut screen = String::new();
+    let typed = poll(Duration::from_secs(30), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("RES-BOXED")
+    });
+    assert!(
+        typed,
+        "the approved result never reached the parent:\n{screen}"
+    );
+}

@@ -19,6 +19,7 @@
 //! | `*` | the tab this window shows |
 //! | `#` | turned blocked or done while you looked elsewhere |
 //! | `^` | rang its bell while you looked elsewhere (black on yellow) |
+//! | `@2` | two results of its spinoffs wait for it (its program ended) |
 //! | `<3` `>5!` | three tabs hidden to the left, five to the right (one of them blocked) |
 
 use unicode_width::UnicodeWidthChar;
@@ -33,7 +34,7 @@ use crate::protocol::printable;
 pub const LEGEND: &[&str] = &[
     "Status line: ~ working   ! blocked: waits for you   + done   . idle",
     "             * shown here   # blocked or done while you looked elsewhere",
-    "             ^ rang its bell while you looked elsewhere",
+    "             ^ rang its bell while you looked elsewhere   @2 spinoff results wait",
     "             <3 >5 tabs hidden left/right, with the mark of one that needs you",
 ];
 
@@ -105,8 +106,12 @@ fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks) -> Span {
         ),
         other => format!(" {}", other.as_str()),
     };
+    let waiting = match t.results_waiting {
+        0 => String::new(),
+        n => format!("@{n}"),
+    };
     let text = format!(
-        "{}:{}{sb}{process}{}{}{}{}",
+        "{}:{}{sb}{process}{}{}{}{}{waiting}",
         i + 1,
         printable(name),
         glyph(t.agent_state),

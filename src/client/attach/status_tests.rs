@@ -72,6 +72,18 @@ fn status_lines_read_right() {
     assert_eq!(fit("e\u{301}x", 3), "e\u{301}x ");
 }
 
+#[test]
+fn a_parent_whose_spinoff_results_wait_is_marked_with_their_count() {
+    let mut parent = tab("b", "sh", TabState::Exited, false);
+    parent.results_waiting = 2;
+    let tabs = vec![tab("a", "claude", TabState::Running, true), parent];
+    let m = Marks::default();
+    assert_eq!(
+        plain(&status_line(&tabs, Some("a"), &m, "", 44), 44),
+        " 1:claude[sb]* 2:sh exited(1)@2             "
+    );
+}
+
 /// Each row: the agent state, the marks (unseen, bell), whether shown;
 /// the entry's text and look.
 #[test]
