@@ -20,7 +20,7 @@ use super::privilege::CallerKind;
 use super::state::Worktree;
 use super::Core;
 use crate::agents::Mode;
-use crate::protocol::api::{ApiError, ErrorCode, SpinOff, TabKind};
+use crate::protocol::api::{ApiError, ErrorCode, SpinOff, TabInfo, TabKind};
 use crate::protocol::spinoffs::SpunOff;
 use crate::spinoff::choice::{self, Choice};
 use crate::spinoff::store::{self, Spinoff};
@@ -367,4 +367,12 @@ impl Core {
             })
             .await;
     }
+}
+
+/// A row of `nerdr tabs` (and of a window's list) with what `links` has
+/// of spinoffs for it.
+pub(super) fn marked(links: &store::Links, mut info: TabInfo) -> TabInfo {
+    info.spun_off_from = links.parent_of.get(&info.id).cloned();
+    info.results_waiting = links.waiting.get(&info.id).copied().unwrap_or(0);
+    info
 }

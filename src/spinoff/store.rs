@@ -74,15 +74,6 @@ pub struct Links {
     pub waiting: BTreeMap<String, usize>,
 }
 
-impl Links {
-    /// A row of `nerdr tabs` with what it has of spinoffs.
-    pub fn mark(&self, mut info: crate::protocol::api::TabInfo) -> crate::protocol::api::TabInfo {
-        info.spun_off_from = self.parent_of.get(&info.id).cloned();
-        info.results_waiting = self.waiting.get(&info.id).copied().unwrap_or(0);
-        info
-    }
-}
-
 impl Store {
     /// Record spun-off tab `tab`.
     pub fn started(&mut self, tab: &str, spinoff: Spinoff) {
