@@ -29,7 +29,16 @@ impl Core {
         text: &str,
     ) -> Result<ResultTaken, ApiError> {
         let store = self.load_spinoffs().await?;
-        let tab = caller.tab();
+        // A terminal of the spun-off tab reports for it.
+        let tab = caller.tab().map(|own| {
+            let state = self.state.lock().unwrap();
+            match state.tabs.get(own) {
+                Some(t) if t.kind == TabKind::Terminal => t.parent.clone(),
+                _ => None,
+            }
+            .unwrap_or_else(|| own.to_string())
+        });
+        let tab = tab.as_deref();
         let record = tab.and_then(|t| store.spinoffs.get(t)).cloned();
         delivery::may_report(tab, record.is_some())
             .map_err(|why| ApiError::new(ErrorCode::Denied, why))?;

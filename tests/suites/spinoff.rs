@@ -175,7 +175,13 @@ impl Setup {
     /// files it writes in its worktree (the one folder a sandboxed shell
     /// may write; its screen wraps).
     fn in_tab(&self, tab: &str, name: &str, line: &str) -> (i32, String) {
-        let row = self.tabs().into_iter().find(|t| t["id"] == tab).unwrap();
+        let tabs = self.tabs();
+        let row = tabs.iter().find(|t| t["id"] == tab).unwrap();
+        // A terminal's is its agent tab's.
+        let row = match row["parent"].as_str() {
+            Some(p) => tabs.iter().find(|t| t["id"] == p).unwrap(),
+            None => row,
+        };
         let wt = PathBuf::from(row["worktree"].as_str().expect("a worktree"));
         let out = wt.join(format!(".out-{name}"));
         let o = out.display();
@@ -301,6 +307,15 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
     let (ok, _, err) = st.nerdr(&["report-result", "from the user"]);
     assert!(!ok && err.contains("names no tab"), "{err}");
 
+    // A terminal of the spun-off tab reports for it.
+    let term = st.ok(&["terminal", &child]);
+    let (rc, out) = st.in_tab(&term, "term", "\"$NERDR_BIN\" report-result FROM-TERMINAL");
+    assert_eq!(rc, 0, "{out}");
+    assert!(
+        out.contains(&format!("result 1 sent to tab {parent}")),
+        "{out}"
+    );
+
     st.ok(&["send", &parent, "exit"]);
     let exited = poll(Duration::from_secs(30), || {
         st.tabs()
@@ -311,7 +326,7 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
     let (rc, out) = st.in_tab(&child, "kept", "\"$NERDR_BIN\" report-result KEPT-RESULT");
     assert_eq!(rc, 0, "{out}");
     assert!(
-        out.contains(&format!("result 1 kept for tab {parent}")),
+        out.contains(&format!("result 2 kept for tab {parent}")),
         "{out}"
     );
     let row = st
