@@ -9,17 +9,16 @@ use crate::protocol::api::ReportResult;
 use crate::spinoff::store::Held;
 
 #[derive(Debug, clap::Args)]
-#[command(
-    long_about = "Report a result to the tab this tab was spun off from (run by the spun-off \
-    agent, in the tab `nerdr spinoff` started).\n\n\
+// The variant's doc comment is the about line; what follows it goes
+// after the options (a `long_about` here would be shadowed by it).
+#[command(after_help = "\
     The parent gets it as one message: TEXT, this tab's branch, its commits since the spinoff \
     point (git log --oneline, at most 20) and a diffstat. It goes only to the parent: no other \
     tab can be named, and a tab nerdr spinoff did not start cannot report. Run it again for a \
     follow-up. A parent whose program has ended keeps the result until `nerdr restart` starts \
     it; a result written in a sandbox, for a parent outside every sandbox, waits for the \
-    user's approval (`nerdr approvals`), as a message from a sandboxed agent does.",
-    after_help = "TEXT `-`, or --file, takes the text from standard input or a file."
-)]
+    user's approval (`nerdr approvals`), as a message from a sandboxed agent does.\n\n\
+    TEXT `-`, or --file, takes the text from standard input or a file.")]
 pub struct Args {
     /// What was done and found; `-` reads it from standard input
     #[arg(required_unless_present = "file")]

@@ -10,8 +10,9 @@ use crate::client;
 use crate::protocol::api::SpinOff;
 
 #[derive(Debug, clap::Args)]
-#[command(
-    long_about = "Start part of a tab's work in a new agent, in a tab of its own.\n\n\
+// The variant's doc comment is the about line; what follows it goes
+// after the options (a `long_about` here would be shadowed by it).
+#[command(after_help = "\
     The new agent gets a worktree of its own on a new branch nerdr/<its tab>, made from the \
     parent tab's current HEAD (its last commit, not where it started). The parent's \
     uncommitted changes are not carried: this says how many there were; commit them first \
@@ -23,10 +24,9 @@ use crate::protocol::api::SpinOff;
     The agent is --agent, else the parent's own agent, with its [agents.<name>] settings. \
     A sandboxed parent spins off only into sandboxed agents: an unsandboxed --agent is \
     refused, and by default a sandboxed agent of the same kind stands in when its own no \
-    longer runs sandboxed. `nerdr spinoffs` lists spinoffs and their results.",
-    after_help = "TASK `-`, or --file, takes the task from standard input or a file. \
-    It is typed as one line: line breaks become spaces."
-)]
+    longer runs sandboxed. `nerdr spinoffs` lists spinoffs and their results.\n\n\
+    TASK `-`, or --file, takes the task from standard input or a file. \
+    It is typed as one line: line breaks become spaces.")]
 pub struct Args {
     /// What the new agent is to do; `-` reads it from standard input
     #[arg(required_unless_present = "file")]
