@@ -117,11 +117,14 @@ fn claude_spins_off_a_task_and_its_result_reaches_it_as_a_message() {
         "{}",
         asked.user_text
     );
-    let listed: Vec<serde_json::Value> =
-        serde_json::from_str(&t.ok(&["spinoffs", "--json"])).unwrap();
+    let mut listed = serde_json::Value::Null;
+    let delivered = poll(TURN, || {
+        listed = serde_json::from_str(&t.ok(&["spinoffs", "--json"])).unwrap();
+        listed[0]["results"][0]["held"] == "delivered"
+    });
+    assert!(delivered, "{listed}");
     assert_eq!(listed[0]["tab"], child_id.as_str());
     assert_eq!(listed[0]["parent"], parent.as_str());
-    assert_eq!(listed[0]["results"][0]["held"], "delivered");
 }
 
 /// A plain shell and a shell in nerdr's own sandbox (bubblewrap).
@@ -350,12 +353,17 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
         typed,
         "the kept result never reached the restarted parent:\n{screen}"
     );
-    let row = st
-        .tabs()
-        .into_iter()
-        .find(|t| t["id"] == parent.as_str())
-        .unwrap();
-    assert!(row.get("results_waiting").is_none(), "{row}");
+    // Marked delivered once typed (its Enter follows the text).
+    let mut row = serde_json::Value::Null;
+    let delivered = poll(Duration::from_secs(10), || {
+        row = st
+            .tabs()
+            .into_iter()
+            .find(|t| t["id"] == parent.as_str())
+            .unwrap();
+        row.get("results_waiting").is_none()
+    });
+    assert!(delivered, "{row}");
 }
 
 #[test]
