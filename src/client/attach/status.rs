@@ -34,7 +34,7 @@ use crate::protocol::printable;
 pub const LEGEND: &[&str] = &[
     "Status line: ~ working   ! blocked: waits for you   + done   . idle",
     "             * shown here   # blocked or done while you looked elsewhere",
-    "             ^ rang its bell while you looked elsewhere   @2 spinoff results wait",
+    "             ^ rang its bell while you looked elsewhere   @2 results wait",
     "             <3 >5 tabs hidden left/right, with the mark of one that needs you",
 ];
 

@@ -292,3 +292,10 @@ fn rendering_colours_the_states_and_fills_the_width() {
     p.process(&render(&spans, 6));
     assert_eq!(p.screen().contents(), " 1:sh.");
 }
+
+#[test]
+fn every_legend_line_fits_80_columns() {
+    for line in super::LEGEND {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+}
