@@ -34,6 +34,7 @@ mod readme_tests;
 mod review;
 mod sandbox;
 mod service;
+mod spinoff;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.
 #[allow(dead_code)]

@@ -24,6 +24,7 @@ mod proxy_serve;
 mod quit;
 mod read;
 mod rename;
+mod report_result;
 mod request_review;
 mod restart;
 mod reviews;
@@ -32,6 +33,8 @@ mod saved;
 mod send;
 mod service_cmd;
 mod sessions;
+mod spinoff;
+mod spinoffs;
 mod tabs;
 mod terminal;
 mod wait;
@@ -99,6 +102,12 @@ pub enum Command {
     PostReview(post_review::Args),
     /// List a tab's reviews and their comments; --send gives comments to its agent
     Reviews(reviews::Args),
+    /// Start part of a tab's work in a new agent, in a tab and worktree of its own
+    Spinoff(spinoff::Args),
+    /// Report a result to the tab this one was spun off from (run by the spun-off agent)
+    ReportResult(report_result::Args),
+    /// List the spinoffs of this folder's session, their parents and their results
+    Spinoffs(spinoffs::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
@@ -216,6 +225,9 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RequestReview(a) => request_review::run(a, &folder),
         Command::PostReview(a) => post_review::run(a),
         Command::Reviews(a) => reviews::run(a, &folder),
+        Command::Spinoff(a) => spinoff::run(a, &folder),
+        Command::ReportResult(a) => report_result::run(a),
+        Command::Spinoffs(a) => spinoffs::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
@@ -268,7 +280,12 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Plugin(_)
         | Command::RequestReview(_)
         | Command::Reviews(_)
+        | Command::Spinoff(_)
+        | Command::Spinoffs(_)
         | Command::Git(_) => None,
+        Command::ReportResult(_) => {
+            Some("a result goes to the parent of the tab this runs in; leave out --folder")
+        }
         Command::PostReview(_) => {
             Some("a review is posted for the reviewer's own tab; leave out --folder")
         }

@@ -51,7 +51,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
 }
 
 /// The text to type: the argument itself, or what `-` or `--file` name.
-fn text_of(text: Option<String>, file: Option<PathBuf>) -> anyhow::Result<String> {
+pub(super) fn text_of(text: Option<String>, file: Option<PathBuf>) -> anyhow::Result<String> {
     let from = match (text, file) {
         (Some(t), _) if t != "-" => return Ok(t),
         (Some(_), _) => PathBuf::from("-"),

@@ -16,7 +16,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N)
+    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), results_waiting (spinoff results waiting for it; the window marks it %N)
     #[arg(long)]
     pub json: bool,
 }
@@ -127,6 +127,15 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
                 t.id,
                 if n == 1 { "" } else { "s" },
                 t.id
+            ));
+        }
+        if let Some(parent) = &t.spun_off_from {
+            out.push_str(&format!("{}: spun off from {parent}\n", t.id));
+        }
+        if t.results_waiting > 0 {
+            out.push_str(&format!(
+                "{}: {} spinoff result(s) waiting (`nerdr spinoffs`; typed once `nerdr restart {}`)\n",
+                t.id, t.results_waiting, t.id
             ));
         }
     }

@@ -302,6 +302,7 @@ impl Core {
         self.state.lock().unwrap().forget_place(&folder, tab);
         if started.as_ref().is_ok_and(|s| s.refused.is_none()) {
             self.review_restarted(tab);
+            self.spinoff_restarted(tab);
         }
         started
     }

@@ -22,6 +22,7 @@ use crate::protocol::api::{
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabState};
 use crate::protocol::api::{CleanWorktrees, DiffTab, ListWorktrees, MergeTab};
 use crate::protocol::api::{ListReviews, PostReview, RequestReview};
+use crate::protocol::api::{ListSpinoffs, ReportResult, SpinOff};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
 
 impl Core {
@@ -319,6 +320,13 @@ impl Core {
                 folder,
                 mark_read,
             }) => encode::<ListReviews>(self.list_reviews(caller, tab, folder, mark_read).await),
+            Request::SpinOff(req) => encode::<SpinOff>(self.spin_off(caller, req).await),
+            Request::ReportResult(ReportResult { text }) => {
+                encode::<ReportResult>(self.report_result(caller, &text).await)
+            }
+            Request::Spinoffs(ListSpinoffs { folder }) => {
+                encode::<ListSpinoffs>(self.list_spinoffs(caller, folder).await)
+            }
         }
     }
 

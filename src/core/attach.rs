@@ -211,7 +211,7 @@ impl Core {
         let tabs: Vec<_> = state
             .session_tabs(folder)
             .iter()
-            .map(|t| t.info())
+            .map(|t| super::spinoff::marked(&state.spinoffs, t.info()))
             .collect();
         let approvals = state.approvals.pending.len();
         for win in state

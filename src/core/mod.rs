@@ -18,6 +18,7 @@ mod detection;
 mod diff;
 mod edge;
 pub mod env;
+mod first_prompt;
 mod fresh_worktree;
 mod handles;
 mod held;
@@ -46,7 +47,6 @@ mod reports;
 mod request_facts;
 mod review_auto;
 mod review_posts;
-mod review_prompt;
 mod review_start;
 mod sandbox_check;
 mod sandbox_facts;
@@ -57,6 +57,8 @@ mod sessions;
 mod setup;
 mod setup_gate;
 mod snapshots;
+mod spinoff;
+mod spinoff_results;
 pub mod state;
 mod turns;
 mod waiting;
@@ -99,7 +101,7 @@ pub struct Core {
     /// `nerdr wait` waits on (`waiting`).
     states: tokio::sync::watch::Sender<u64>,
     /// Bumped by every chunk of any tab's output: what a wait for a screen
-    /// to settle (`review_prompt`) waits on, for an agent whose screen
+    /// to settle (`first_prompt`) waits on, for an agent whose screen
     /// tells no state. Nothing wakes while no one waits.
     outputs: tokio::sync::watch::Sender<u64>,
     /// The newest `tabs.json` written, so that a slower writer never puts
@@ -145,6 +147,9 @@ pub struct State {
     pub setup_gates: setup_gate::Gates,
     /// What the holder has of each tab's screen.
     pub snapshots: snapshots::Snapshots,
+    /// What the tab list shows of `spinoffs.json`: each spun-off tab's
+    /// parent, each parent's waiting results (`spinoff_results`).
+    pub spinoffs: crate::spinoff::store::Links,
 }
 
 /// The background tasks' doorbells.
@@ -305,8 +310,13 @@ pub fn run() -> anyhow::Result<std::process::ExitCode> {
 /// the holder still runs them (with their screens), then any the holder has
 /// that the list missed. A listed tab the holder lost shows as exited.
 fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) -> State {
+    // Unreadable, the links are empty: `nerdr spinoffs` names the file.
+    let spinoffs = crate::spinoff::store::load(&crate::spinoff::store::file(&paths.state_dir))
+        .map(|s| s.links())
+        .unwrap_or_default();
     let mut state = State {
         approvals,
+        spinoffs,
         ..State::default()
     };
     // Which rules each agent's tab is read by: the config as it is now

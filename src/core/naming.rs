@@ -126,6 +126,11 @@ fn handle_of(req: &mut Request) -> Option<(&mut String, Option<PathBuf>)> {
             tab: Some(tab),
             folder,
             ..
+        })
+        | Request::SpinOff(crate::protocol::api::SpinOff {
+            from: Some(tab),
+            folder,
+            ..
         }) => Some((tab, folder.clone())),
         _ => None,
     }

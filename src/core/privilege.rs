@@ -63,6 +63,14 @@ pub enum Operation {
     /// `nerdr post-review`: a reviewer's review, always about its own tab
     /// (target `Own`; the core then checks the tab is a reviewer's).
     PostReview,
+    /// `nerdr spinoff`: start part of a tab's work in a new agent (target:
+    /// the parent tab, whose worktree it branches from and which gets the
+    /// results; `spinoff::choice` picks the agent).
+    SpinOff,
+    /// `nerdr report-result`: a spun-off tab's result for its parent,
+    /// always about its own tab (target `Own`; the core then checks the tab
+    /// is a spinoff's, `spinoff::delivery`).
+    ReportResult,
 }
 
 /// What it is asked of.
@@ -114,8 +122,22 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
             "a review is posted by its reviewer, from its own tab (`nerdr post-review` in the \
              tab `nerdr request-review` started)",
         ),
+        // A result is reported by the spun-off tab, about itself.
+        (C::Tab | C::Sandboxed, O::ReportResult, T::Own) => Allow,
+        (C::Tab | C::Sandboxed, O::ReportResult, _) => Refuse(
+            "a result is reported by the spun-off agent, from its own tab (`nerdr \
+             report-result` in the tab `nerdr spinoff` started), and goes only to its parent",
+        ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
+        // Its spinoff runs sandboxed whatever is asked (`spinoff::choice`).
+        (C::Sandboxed, O::SpinOff, T::Own) => Allow,
+        (C::Sandboxed, O::SpinOff, T::Nothing) => {
+            Refuse("a sandboxed agent spins off from its own tab; run it there")
+        }
+        (C::Sandboxed, O::SpinOff, _) => Refuse(
+            "a sandboxed agent spins off only its own work: the results come back only to it",
+        ),
         (C::Sandboxed, O::Diff, T::Own) => Allow,
         (C::Sandboxed, O::Diff, _) => Refuse("a sandboxed agent may see only its own tab's diff"),
         (C::Sandboxed, O::ListWorktrees, _) => Refuse(
@@ -320,6 +342,8 @@ pub fn name(op: Operation) -> &'static str {
         Operation::Clean => "clean",
         Operation::RequestReview => "request-review",
         Operation::PostReview => "post-review",
+        Operation::SpinOff => "spinoff",
+        Operation::ReportResult => "report-result",
     }
 }
 
@@ -331,7 +355,7 @@ mod tests {
     use super::*;
 
     const CALLERS: [CallerKind; 3] = [User, Tab, S];
-    const OPS: [Operation; 22] = [
+    const OPS: [Operation; 24] = [
         StartAgent,
         OpenTerminal,
         Restart,
@@ -354,12 +378,14 @@ mod tests {
         Clean,
         RequestReview,
         PostReview,
+        SpinOff,
+        ReportResult,
     ];
     const TARGETS: [Target; 5] = [Own, In, Out, Term, Nothing];
 
     /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
     /// own tab, sandboxed agent, agent, terminal, nothing.
-    const SANDBOXED: [(Operation, &str); 22] = [
+    const SANDBOXED: [(Operation, &str); 24] = [
         (StartAgent, "rarrr"),
         (OpenTerminal, "rrrrr"),
         (Restart, "aarrr"),
@@ -382,6 +408,8 @@ mod tests {
         (Clean, "rrrrr"),
         (RequestReview, "aarrr"),
         (PostReview, "arrrr"),
+        (SpinOff, "arrrr"),
+        (ReportResult, "arrrr"),
     ];
 
     fn letter(v: &Verdict) -> char {
@@ -401,7 +429,7 @@ mod tests {
                     User => "aaaaa",
                     Tab if op == Decide => "rrrrr",
                     Tab if op == AskNetwork => "qrrrr",
-                    Tab if op == PostReview => "arrrr",
+                    Tab if op == PostReview || op == ReportResult => "arrrr",
                     Tab => "aaaaa",
                     S => {
                         assert_eq!(SANDBOXED[i].0, op, "table rows follow OPS");

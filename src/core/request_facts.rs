@@ -12,9 +12,9 @@ use super::not_found::no_tab;
 use super::privilege::{self, CallerKind, Operation, Target};
 use super::Core;
 use crate::protocol::api::{
-    ApiError, CloseTab, DiffTab, ExplainTab, ListReviews, ListTabs, MergeTab, OpenTerminal,
-    QuitSession, ReadScreen, RenameTab, ReportAgent, Request, RequestReview, Resize, RestartTab,
-    SendText, StartAgent, TabKind, WaitFor,
+    ApiError, CloseTab, DiffTab, ExplainTab, ListReviews, ListSpinoffs, ListTabs, MergeTab,
+    OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent, Request, RequestReview, Resize,
+    RestartTab, SendText, SpinOff, StartAgent, TabKind, WaitFor,
 };
 
 impl Core {
@@ -203,7 +203,11 @@ impl Core {
             )),
             Request::Plugin(_) => Ok((Operation::RunPlugin, Target::Nothing)),
             // No tab named: the caller's own (from a terminal, none).
-            Request::RequestReview(_) | Request::Reviews(_) | Request::PostReview(_)
+            Request::RequestReview(_)
+            | Request::Reviews(_)
+            | Request::PostReview(_)
+            | Request::SpinOff(_)
+            | Request::ReportResult(_)
                 if caller.tab().is_some() =>
             {
                 Ok((op_of(req), Target::Own))
@@ -256,6 +260,10 @@ pub(super) fn op_of(req: &Request) -> Operation {
         Request::Reviews(ListReviews { tab: Some(_), .. }) => Operation::Read,
         // Every reviewed tab of a session: the person's (from a terminal).
         Request::Reviews(ListReviews { tab: None, .. }) => Operation::Query,
+        Request::SpinOff(_) => Operation::SpinOff,
+        Request::ReportResult(_) => Operation::ReportResult,
+        // What a sandboxed caller sees of it is its own tab's (`spinoff_results`).
+        Request::Spinoffs(_) => Operation::Query,
     }
 }
 
@@ -336,7 +344,10 @@ macro_rules! review_requests {
         }) | Request::Reviews(ListReviews {
             folder: $folder,
             ..
-        })
+        }) | Request::SpinOff(SpinOff {
+            folder: $folder,
+            ..
+        }) | Request::Spinoffs(ListSpinoffs { folder: $folder })
     };
 }
 pub(super) use review_requests;
@@ -347,7 +358,10 @@ pub(super) fn request_tab(req: &Request) -> Option<&str> {
         tab_requests!(tab)
         | Request::ReportAgent(ReportAgent { tab, .. })
         | Request::RequestReview(RequestReview { tab: Some(tab), .. })
-        | Request::Reviews(ListReviews { tab: Some(tab), .. }) => Some(tab),
+        | Request::Reviews(ListReviews { tab: Some(tab), .. })
+        | Request::SpinOff(SpinOff {
+            from: Some(tab), ..
+        }) => Some(tab),
         _ => None,
     }
 }

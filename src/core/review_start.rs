@@ -14,7 +14,7 @@
 //! where it forked from the main checkout's `HEAD` (`git merge-base`).
 //!
 //! Once the reviewer waits at its prompt its first prompt is typed
-//! (`review::first_prompt`, by `super::review_prompt`): the range and how
+//! (`review::first_prompt`, by `super::first_prompt`): the range and how
 //! to answer with `nerdr post-review`. A reviewer that never got it (its sandbox check refused
 //! it) gets it when `nerdr restart` starts it again. Its tab is named
 //! after the author's (`review::reviewer_name`: `review-claude-1`).
@@ -299,7 +299,7 @@ impl Core {
                 &range.head,
             );
             let (core, tab) = (self.clone(), started.tab.clone());
-            tokio::spawn(async move { core.type_first_prompt(&tab, prompt).await });
+            tokio::spawn(async move { core.type_review_prompt(&tab, prompt).await });
         }
         Ok(ReviewStarted {
             tab: started.tab,
@@ -330,12 +330,12 @@ impl Core {
             };
             tracing::info!(reviewer = %tab, author = %p.author, "typing a restarted reviewer's first prompt");
             let prompt = crate::review::first_prompt(&p.author, &p.branch, &p.base, &p.head);
-            core.type_first_prompt(&tab, prompt).await;
+            core.type_review_prompt(&tab, prompt).await;
         });
     }
 
     /// Whether tab `id` is there, left refused by its sandbox check.
-    fn is_refused_tab(&self, id: &str) -> bool {
+    pub(super) fn is_refused_tab(&self, id: &str) -> bool {
         let state = self.state.lock().unwrap();
         state
             .tabs
@@ -363,6 +363,23 @@ impl Core {
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::LaunchFailed, format!("worktree: {e}")))
+    }
+
+    /// Once reviewer `tab` waits at its prompt, type its first prompt
+    /// (`first_prompt`), and record that it was.
+    async fn type_review_prompt(self: Arc<Self>, tab: &str, prompt: String) {
+        let typed = self
+            .type_first_prompt(
+                tab,
+                prompt,
+                "the review's first prompt",
+                "`nerdr reviews` shows the range",
+            )
+            .await;
+        if typed {
+            let key = tab.to_string();
+            let _ = self.update_reviews(move |s| s.prompted(&key)).await;
+        }
     }
 
     /// Read, change and write `reviews.json`, off the async workers.
@@ -472,7 +489,7 @@ fn range(
 /// `nerdr diff` of the reviewer shows only what the reviewer changed, and
 /// a reviewer that changed nothing counts as merged, so `nerdr clean` can
 /// take its worktree once it is closed.
-fn review_worktree(
+pub(super) fn review_worktree(
     paths: &crate::paths::Paths,
     repo: &Path,
     head: &str,

@@ -82,7 +82,7 @@ impl Core {
         Ok(rows
             .into_iter()
             .filter(|t| seen(t))
-            .map(|t| t.info())
+            .map(|t| super::spinoff::marked(&state.spinoffs, t.info()))
             .collect())
     }
 

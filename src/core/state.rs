@@ -227,6 +227,9 @@ impl Tab {
                 None => self.terminal_bells.count(),
             },
             unread_reviews: self.unread_reviews,
+            // The spinoff store's: `spinoff::store::Links::mark`.
+            spun_off_from: None,
+            results_waiting: 0,
         }
     }
 

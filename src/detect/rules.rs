@@ -124,7 +124,7 @@ impl RuleSet {
     }
 
     /// Whether a rule says `idle`: whether the screen can tell the agent
-    /// waits at its prompt (`core::review_prompt` settles for a quiet
+    /// waits at its prompt (`core::first_prompt` settles for a quiet
     /// screen where it cannot).
     pub fn tells_idle(&self) -> bool {
         self.rules.iter().any(|r| r.state == RuleState::Idle)

@@ -36,6 +36,8 @@ pub use super::work::{
     CleanEntry, CleanWorktrees, Cleaned, DiffTab, MergeHow, MergeTab, Merged, TabDiff, WorktreeInfo,
 };
 
+pub use super::spinoffs::{ListSpinoffs, ReportResult, SpinOff};
+
 pub use super::listing::{
     AgentState, CoreStatus, ProgramsMode, SessionInfo, TabInfo, TabKind, TabState,
 };
@@ -83,6 +85,12 @@ pub enum Request {
     PostReview(PostReview),
     /// A tab's reviews (`nerdr reviews`, the window's review panel).
     Reviews(ListReviews),
+    /// Start part of a tab's work in a new agent (`crate::spinoff`).
+    SpinOff(SpinOff),
+    /// A spun-off tab's result, for its parent.
+    ReportResult(ReportResult),
+    /// The spinoffs and their results (`nerdr spinoffs`).
+    Spinoffs(ListSpinoffs),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -156,6 +164,9 @@ methods! {
     RequestReview(RequestReview) => ReviewStarted, "request_review";
     PostReview(PostReview) => ReviewPosted, "post_review";
     Reviews(ListReviews) => Vec<TabReviews>, "reviews";
+    SpinOff(SpinOff) => super::spinoffs::SpunOff, "spin_off";
+    ReportResult(ReportResult) => super::spinoffs::ResultTaken, "report_result";
+    Spinoffs(ListSpinoffs) => Vec<super::spinoffs::SpinoffInfo>, "spinoffs";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.

@@ -129,6 +129,18 @@ pub struct TabInfo {
     /// (`review::unread`).
     #[serde(default)]
     pub unread_reviews: usize,
+    /// For a tab `nerdr spinoff` started: the tab it was spun off from,
+    /// which its results go to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spun_off_from: Option<String>,
+    /// Results of its spinoffs waiting for this tab (its program ended):
+    /// typed once `nerdr restart` starts it again.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub results_waiting: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// One row of `nerdr sessions --json`: a session and its tabs, as the

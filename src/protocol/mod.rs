@@ -20,6 +20,7 @@ pub mod listing;
 pub mod outbox;
 pub mod quiet;
 pub mod replies;
+pub mod spinoffs;
 pub mod work;
 
 /// Version of the client-socket protocol, sent in the hello. 2: a window's

@@ -47,6 +47,7 @@ mod service;
 mod sessions;
 mod slow_facts;
 mod small_cli;
+mod spinoff;
 mod state_attacks;
 mod state_mechanics;
 mod upgrade;

@@ -168,6 +168,8 @@ mod tests {
             agent_state: state,
             agent_state_since: None,
             bells,
+            spun_off_from: None,
+            results_waiting: 0,
         }
     }
 

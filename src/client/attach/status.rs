@@ -20,6 +20,7 @@
 //! | `#` | turned blocked or done while you looked elsewhere |
 //! | `^` | rang its bell while you looked elsewhere (black on yellow) |
 //! | `@2` | two reviews by agents posted for it that you have not read (prefix `g` shows them) |
+//! | `%2` | two results of its spinoffs wait for it (its program ended) |
 //! | `<3` `>5!` | three tabs hidden to the left, five to the right (one of them blocked) |
 
 use unicode_width::UnicodeWidthChar;
@@ -35,6 +36,7 @@ pub const LEGEND: &[&str] = &[
     "Status line: ~ working   ! blocked: waits for you   + done   . idle",
     "             * shown here   # blocked or done while you looked elsewhere",
     "             ^ rang its bell while you looked elsewhere   @2 reviews unread",
+    "             %2 results of its spinoffs wait for it",
     "             <3 >5 tabs hidden left/right, with the mark of one that needs you",
 ];
 
@@ -110,8 +112,12 @@ fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks) -> Span {
         0 => String::new(),
         n => format!("@{n}"),
     };
+    let waiting = match t.results_waiting {
+        0 => String::new(),
+        n => format!("%{n}"),
+    };
     let text = format!(
-        "{}:{}{sb}{process}{}{}{}{}{reviews}",
+        "{}:{}{sb}{process}{}{}{}{}{reviews}{waiting}",
         i + 1,
         printable(name),
         glyph(t.agent_state),

@@ -39,6 +39,8 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         agent_state: None,
         agent_state_since: None,
         bells: 0,
+        spun_off_from: None,
+        results_waiting: 0,
     }
 }
 
@@ -77,6 +79,18 @@ fn status_lines_read_right() {
     // edge is left out.
     assert_eq!(fit("日本語", 5), "日本 ");
     assert_eq!(fit("e\u{301}x", 3), "e\u{301}x ");
+}
+
+#[test]
+fn a_parent_whose_spinoff_results_wait_is_marked_with_their_count() {
+    let mut parent = tab("b", "sh", TabState::Exited, false);
+    parent.results_waiting = 2;
+    let tabs = vec![tab("a", "claude", TabState::Running, true), parent];
+    let m = Marks::default();
+    assert_eq!(
+        plain(&status_line(&tabs, Some("a"), &m, "", 44), 44),
+        " 1:claude[sb]* 2:sh exited(1)%2             "
+    );
 }
 
 /// Each row: the agent state, the marks (unseen, bell), whether shown;
@@ -286,4 +300,11 @@ fn rendering_colours_the_states_and_fills_the_width() {
     let mut p = vt100::Parser::new(1, 20, 0);
     p.process(&render(&spans, 6));
     assert_eq!(p.screen().contents(), " 1:sh.");
+}
+
+#[test]
+fn every_legend_line_fits_80_columns() {
+    for line in super::LEGEND {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
 }

@@ -1,22 +1,23 @@
-//! Typing a new reviewer's first prompt (`review::first_prompt`) once the
-//! reviewer is ready for it, or saying in its tab why it was not typed.
+//! Typing an agent's first prompt once it is ready for it: a reviewer's
+//! (`review_start`, `review::first_prompt`) and a spun-off agent's task
+//! (`spinoff`); or saying in its tab why it was not typed.
 //!
 //! Ready means what the agent's screen rules can tell ([`sign`], pure):
 //! an agent whose rules have an `idle` rule waits until its state reads
 //! idle; one whose rules cannot say idle (a custom agent with no
-//! `detect`, a program or a shell run as a reviewer, a built-in agent
-//! whose rules only tell working and blocked) would never read idle, so
-//! for it ready is a screen that has settled: it drew something, then no
-//! output for the rules' quiet period ([`crate::detect::RuleSet::quiet`],
-//! 1.5 s without rules). Nothing polls: the idle wait is `nerdr wait`'s
-//! (the state-change counter), the settled wait sleeps until the quiet
-//! period after the last output and wakes early only on output (the
-//! core's output counter, `Core::outputs`).
+//! `detect`, a program or a shell, a built-in agent whose rules only tell
+//! working and blocked) would never read idle, so for it ready is a
+//! screen that has settled: it drew something, then no output for the
+//! rules' quiet period ([`crate::detect::RuleSet::quiet`], 1.5 s without
+//! rules). Nothing polls: the idle wait is `nerdr wait`'s (the
+//! state-change counter), the settled wait sleeps until the quiet period
+//! after the last output and wakes early only on output (the core's
+//! output counter, `Core::outputs`).
 //!
-//! Either wait ends after [`PROMPT_WAIT`]: the reviewer's tab then
-//! carries a warning (`nerdr tabs`, the window's status line) saying the
-//! prompt was not typed and how to type it by hand; `nerdr restart` of the
-//! reviewer tries again (`Core::review_restarted`).
+//! Either wait ends after [`PROMPT_WAIT`]: the tab then carries a warning
+//! (`nerdr tabs`, the window's status line) saying the prompt was not
+//! typed and how to type it by hand; `nerdr restart` of the tab tries
+//! again (`Core::review_restarted`, `Core::spinoff_restarted`).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,12 +25,12 @@ use std::time::Duration;
 use super::Core;
 use crate::protocol::api::{TabState, Until};
 
-/// How long a new reviewer may take to be ready for its first prompt
+/// How long a new agent may take to be ready for its first prompt
 /// (node programs start slowly on a loaded machine, behind a sandbox
 /// check). README.md ("Reviews") and `nerdr request-review --help` say it.
 pub const PROMPT_WAIT: Duration = Duration::from_secs(180);
 
-/// What says a reviewer is ready for its first prompt.
+/// What says an agent is ready for its first prompt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sign {
     /// Its state reads idle.
@@ -38,7 +39,7 @@ pub enum Sign {
     Settled(Duration),
 }
 
-/// The sign to wait for, from the reviewer's screen rules (`None`: it has
+/// The sign to wait for, from the agent's screen rules (`None`: it has
 /// none).
 pub fn sign(rules: Option<&crate::detect::RuleSet>) -> Sign {
     match rules {
@@ -59,13 +60,21 @@ enum Waited {
 }
 
 impl Core {
-    /// Once reviewer `tab` is ready, type its first prompt; if it never
-    /// is, its tab says so, and how to send it by hand.
-    pub(super) async fn type_first_prompt(self: Arc<Self>, tab: &str, prompt: String) {
+    /// Once tab `tab` is ready, type `prompt` and Enter; whether it was
+    /// typed. If it never is ready, its tab's warning says so: `what`
+    /// names the prompt ("the review's first prompt") and `by_hand` where
+    /// the person finds it to type it themselves.
+    pub(super) async fn type_first_prompt(
+        self: &Arc<Self>,
+        tab: &str,
+        prompt: String,
+        what: &str,
+        by_hand: &str,
+    ) -> bool {
         let sign = {
             let state = self.state.lock().unwrap();
             let Some(t) = state.tabs.get(tab) else {
-                return;
+                return false;
             };
             sign(
                 t.detection
@@ -88,14 +97,12 @@ impl Core {
                     // The prompt has drawn; a moment for its input to be ready.
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
-                tracing::info!(tab = %tab, ?sign, "typing a reviewer's first prompt");
+                tracing::info!(tab = %tab, ?sign, "typing {what}");
                 match self.type_prompt(tab, prompt).await {
-                    Ok(()) => {
-                        let key = tab.to_string();
-                        let _ = self.update_reviews(move |s| s.prompted(&key)).await;
-                    }
+                    Ok(()) => true,
                     Err(e) => {
-                        tracing::warn!(tab = %tab, error = %e, "the review's first prompt was not typed")
+                        tracing::warn!(tab = %tab, error = %e, "{what} was not typed");
+                        false
                     }
                 }
             }
@@ -105,9 +112,9 @@ impl Core {
                     Sign::Settled(_) => "its screen never settled",
                 };
                 let text = format!(
-                    "the review's first prompt was not typed: the reviewer was {state} and \
-                     {ready} within {}s; answer what it asks, then type the request yourself \
-                     (`nerdr reviews` shows the range), or `nerdr restart` it to try again",
+                    "{what} was not typed: the agent was {state} and {ready} within {}s; answer \
+                     what it asks, then type it yourself ({by_hand}), or `nerdr restart` it to \
+                     try again",
                     PROMPT_WAIT.as_secs()
                 );
                 tracing::warn!(tab = %tab, "{text}");
@@ -115,8 +122,9 @@ impl Core {
                     t.warning = Some(text);
                 }
                 self.changed();
+                false
             }
-            Waited::Never => {}
+            Waited::Never => false,
         }
     }
 
@@ -175,7 +183,7 @@ impl Core {
     /// Type `prompt`, and Enter once the screen shows it took the text (a
     /// long text is a paste to some agents, and an Enter inside the paste
     /// would be a new line).
-    async fn type_prompt(
+    pub(super) async fn type_prompt(
         &self,
         tab: &str,
         prompt: String,
@@ -205,7 +213,7 @@ mod tests {
 
     /// (what, the rules, the sign)
     #[test]
-    fn what_says_a_reviewer_is_ready() {
+    fn what_says_an_agent_is_ready() {
         let claude = builtin("claude").unwrap();
         let amp = builtin("amp").unwrap();
         assert!(!amp.tells_idle(), "amp's rules say no idle (a row below)");

@@ -1,0 +1,277 @@
+//! Results coming back from spinoffs: `nerdr report-result` (taken only
+//! from a tab `nerdr spinoff` started, about itself), carried to its
+//! parent as a message the way `nerdr send` types one, or kept with the
+//! parent's record until `nerdr restart` starts it again, or put to the
+//! user first (`spinoff::delivery` decides); and `nerdr spinoffs`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::caller::Caller;
+use super::privilege::CallerKind;
+use super::question::{Approval, Asked};
+use super::Core;
+use crate::protocol::api::{ApiError, ErrorCode, TabKind, TabState, Until};
+use crate::protocol::spinoffs::{ResultTaken, SpinoffInfo};
+use crate::spinoff::delivery::{self, Delivery, Parent};
+use crate::spinoff::store::{Held, Spinoff};
+
+/// How long a restarted parent may take to reach its prompt before its
+/// waiting results are typed.
+const PARENT_WAIT: Duration = Duration::from_secs(180);
+
+impl Core {
+    /// `nerdr report-result`, from spun-off tab `caller`.
+    pub(super) async fn report_result(
+        self: &Arc<Self>,
+        caller: &Caller,
+        text: &str,
+    ) -> Result<ResultTaken, ApiError> {
+        let store = self.load_spinoffs().await?;
+        // A terminal of the spun-off tab reports for it.
+        let tab = caller.tab().map(|own| {
+            let state = self.state.lock().unwrap();
+            match state.tabs.get(own) {
+                Some(t) if t.kind == TabKind::Terminal => t.parent.clone(),
+                _ => None,
+            }
+            .unwrap_or_else(|| own.to_string())
+        });
+        let tab = tab.as_deref();
+        let record = tab.and_then(|t| store.spinoffs.get(t)).cloned();
+        delivery::may_report(tab, record.is_some())
+            .map_err(|why| ApiError::new(ErrorCode::Denied, why))?;
+        let (tab, record) = (tab.expect("checked").to_string(), record.expect("checked"));
+        if text.trim().is_empty() {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                "the result is empty: say what was done and found",
+            ));
+        }
+        // Either says so: the caller's standing, or the record's.
+        let sandboxed = record.sandboxed || caller.kind() == CallerKind::Sandboxed;
+        let (commits, diffstat) = self.work_of(&tab, &record).await;
+        let (text, key) = (text.to_string(), tab.clone());
+        let (agent, branch, base) = (
+            record.agent.clone(),
+            record.branch.clone(),
+            record.base.clone(),
+        );
+        let (number, message) = self
+            .update_spinoffs(move |s| {
+                let mut message = String::new();
+                let number = s.report(&key, |number| {
+                    message = crate::spinoff::result_message(&crate::spinoff::Result {
+                        number,
+                        tab: &key,
+                        agent: &agent,
+                        branch: &branch,
+                        base: &base,
+                        sandboxed,
+                        text: &text,
+                        commits: &commits,
+                        diffstat: &diffstat,
+                    });
+                    message.clone()
+                });
+                (number, message)
+            })
+            .await?;
+        let number = number.ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Denied,
+                format!("tab {tab}'s spinoff record is gone (its parent was closed)"),
+            )
+        })?;
+        tracing::info!(tab = %tab, parent = %record.parent, number, sandboxed, "spinoff result reported");
+        let (held, why) = self
+            .deliver_result(&tab, &record.parent, number, message, sandboxed)
+            .await;
+        Ok(ResultTaken {
+            parent: record.parent,
+            number,
+            held,
+            why,
+        })
+    }
+
+    /// Carry result `number` of spun-off tab `tab` to `parent` as the
+    /// parent is now; where it is after, and why when not delivered.
+    async fn deliver_result(
+        &self,
+        tab: &str,
+        parent: &str,
+        number: u32,
+        message: String,
+        sandboxed: bool,
+    ) -> (Held, Option<String>) {
+        let (seen, parent_sandboxed) = {
+            let state = self.state.lock().unwrap();
+            match state.tabs.get(parent) {
+                None => (Parent::Closed, false),
+                Some(t) if t.program || t.kind == TabKind::Terminal => {
+                    (Parent::Program, t.sandboxed)
+                }
+                Some(t) if matches!(t.state, TabState::Exited | TabState::Refused) => {
+                    (Parent::Stopped, t.sandboxed)
+                }
+                Some(t) => (Parent::Running, t.sandboxed),
+            }
+        };
+        let (held, why) = match delivery::deliver(seen, parent_sandboxed, sandboxed) {
+            Delivery::Type => match self.type_text(parent, message.into_bytes(), true).await {
+                Ok(()) => (Held::Delivered, None),
+                // Ended meanwhile: kept for its restart.
+                Err(e) => (Held::Waiting, Some(e.message)),
+            },
+            Delivery::Approve(why) => {
+                let id = self.new_approval_id();
+                let question = format!(
+                    "result {number} from sandboxed spun-off tab {tab} for tab {parent} (outside \
+                     every sandbox): \"{}\", then Enter",
+                    crate::protocol::printable(&message)
+                );
+                let approval = Approval {
+                    id: id.clone(),
+                    question,
+                    tab: tab.to_string(),
+                    asked: Asked::Message {
+                        to: parent.to_string(),
+                        text: format!("{message}\r"),
+                    },
+                };
+                match self.ask(approval) {
+                    Ok(()) => (Held::Approval(id), Some(why.to_string())),
+                    Err(full) => (Held::Waiting, Some(full.to_string())),
+                }
+            }
+            Delivery::Wait(why) => (Held::Waiting, Some(why.to_string())),
+        };
+        if held != Held::Waiting {
+            let (key, to) = (tab.to_string(), held.clone());
+            let _ = self.update_spinoffs(move |s| s.set(&key, number, to)).await;
+        }
+        (held, why)
+    }
+
+    /// Parent `parent` was started again: once it waits at its prompt,
+    /// the results kept for it go to it, oldest first.
+    pub(super) async fn deliver_waiting(self: &Arc<Self>, parent: &str) {
+        let waited = self.wait_for(parent, Until::Idle, Some(PARENT_WAIT)).await;
+        if !waited.is_ok_and(|w| w.reached) {
+            tracing::warn!(parent = %parent, "results kept: the restarted parent never reached its prompt");
+            return;
+        }
+        let Ok(store) = self.load_spinoffs().await else {
+            return;
+        };
+        for (tab, number, message) in store.waiting_for(parent) {
+            let sandboxed = store.spinoffs.get(&tab).is_some_and(|s| s.sandboxed);
+            // One at a time: each is a turn of the parent's.
+            let _ = self.wait_for(parent, Until::Idle, Some(PARENT_WAIT)).await;
+            let (held, _) = self
+                .deliver_result(&tab, parent, number, message, sandboxed)
+                .await;
+            tracing::info!(parent = %parent, tab = %tab, number, ?held, "kept result carried");
+        }
+    }
+
+    /// The spun-off tab's commits since its spinoff point and their
+    /// diffstat, off the async workers (host git, through the guard). A
+    /// git that fails says so in the message rather than holding the
+    /// result back.
+    async fn work_of(&self, tab: &str, record: &Spinoff) -> (Vec<String>, Vec<String>) {
+        let repo = {
+            let state = self.state.lock().unwrap();
+            state
+                .tabs
+                .get(tab)
+                .and_then(|t| t.worktree.as_ref())
+                .map(|w| w.repo.clone())
+        };
+        let Some(repo) = repo else {
+            return (Vec::new(), Vec::new());
+        };
+        let (paths, base, branch) = (
+            self.paths.clone(),
+            record.base.clone(),
+            record.branch.clone(),
+        );
+        super::edge::gather("reading a spinoff's commits", move || {
+            let range = format!("{base}..refs/heads/{branch}");
+            let limit = (crate::spinoff::MAX_COMMITS + 1).to_string();
+            let lines = |out: String| -> Vec<String> { out.lines().map(str::to_owned).collect() };
+            let commits = crate::git::run(
+                &paths,
+                &repo,
+                &[
+                    "log",
+                    "--oneline",
+                    "--no-decorate",
+                    "--no-color",
+                    "-n",
+                    &limit,
+                    &range,
+                ],
+            )
+            .map(lines)
+            .unwrap_or_else(|e| vec![format!("(git log failed: {e})")]);
+            let stat = crate::git::run(
+                &paths,
+                &repo,
+                &[
+                    "diff",
+                    "--stat=100",
+                    "--no-color",
+                    "--no-ext-diff",
+                    "--no-textconv",
+                    &base,
+                    &format!("refs/heads/{branch}"),
+                    "--",
+                ],
+            )
+            .map(lines)
+            .unwrap_or_else(|e| vec![format!("(git diff failed: {e})")]);
+            (commits, stat)
+        })
+        .await
+    }
+
+    /// `nerdr spinoffs`: the spinoffs of `folder`'s session (every
+    /// session's without one); a sandboxed caller's, only those of its own
+    /// tab (as parent or spinoff).
+    pub(super) async fn list_spinoffs(
+        &self,
+        caller: &Caller,
+        folder: Option<PathBuf>,
+    ) -> Result<Vec<SpinoffInfo>, ApiError> {
+        let store = self.load_spinoffs().await?;
+        let state = self.state.lock().unwrap();
+        let own = caller.tab();
+        let sandboxed = caller.kind() == CallerKind::Sandboxed;
+        let in_session = |id: &str| match &folder {
+            Some(f) => state.tabs.get(id).is_some_and(|t| &t.folder == f),
+            None => true,
+        };
+        Ok(store
+            .spinoffs
+            .into_iter()
+            .filter(|(tab, s)| match sandboxed {
+                true => own == Some(tab.as_str()) || own == Some(s.parent.as_str()),
+                false => in_session(tab) || in_session(&s.parent),
+            })
+            .map(|(tab, s)| SpinoffInfo {
+                open: state.tabs.contains_key(&tab),
+                tab,
+                parent: s.parent,
+                agent: s.agent,
+                sandboxed: s.sandboxed,
+                branch: s.branch,
+                base: s.base,
+                task: s.task,
+                results: s.results,
+            })
+            .collect())
+    }
+}

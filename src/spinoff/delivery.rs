@@ -1,0 +1,137 @@
+//! Where a spun-off agent's result goes (README.md, "Spinoffs";
+//! SECURITY.md, "Spinoffs"): pure over plain data, each rule a row of the
+//! table tests below. The core gathers the facts (the reporting tab's
+//! record, the parent tab as it is now) and acts on the verdict.
+//!
+//! A result goes only to the spinoff's parent: `nerdr report-result`
+//! names no target, and only a tab `nerdr spinoff` started may report,
+//! about itself. It is typed into the parent as a message, as `nerdr send`
+//! types one, when the parent's agent runs. A parent whose program has
+//! ended keeps it (its tab's record, shown in `nerdr tabs`, `nerdr
+//! spinoffs` and the window) until `nerdr restart` starts it again; a
+//! closed parent's stays listed. A result written in a sandbox and bound
+//! for an agent outside every sandbox waits for the user's approval, as a
+//! message from a sandboxed agent to one outside does (the privilege
+//! matrix's `Send` to an agent): its text is the sandboxed agent's and may
+//! carry instructions, and the parent runs where the sandbox does not reach.
+
+/// The parent tab as the delivery sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Parent {
+    /// Its agent runs: a message can be typed.
+    Running,
+    /// Its program ended (or its sandbox check refused it); its record is
+    /// there for `nerdr restart`.
+    Stopped,
+    /// It runs a program as it is (`nerdr agent -- CMD`), not an agent:
+    /// typed there, the result would be the program's input.
+    Program,
+    /// Closed: no tab any more.
+    Closed,
+}
+
+/// What is done with one result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Delivery {
+    /// Typed into the parent now, with Enter.
+    Type,
+    /// Put to the user first (`nerdr approvals`); typed once approved.
+    Approve(&'static str),
+    /// Kept with the parent's record, for later (or for reading).
+    Wait(&'static str),
+}
+
+/// The result's way to the parent (see the module docs).
+pub fn deliver(parent: Parent, parent_sandboxed: bool, child_sandboxed: bool) -> Delivery {
+    match parent {
+        Parent::Closed => Delivery::Wait(
+            "the parent tab is closed: the result is kept, and `nerdr spinoffs` shows it",
+        ),
+        Parent::Program => Delivery::Wait(
+            "the parent tab runs a program, not an agent: typed there the result would be its \
+             input; `nerdr spinoffs` shows it",
+        ),
+        Parent::Stopped => Delivery::Wait(
+            "the parent's program has ended: the result waits with its tab and is typed once \
+             `nerdr restart` starts it again",
+        ),
+        Parent::Running if child_sandboxed && !parent_sandboxed => Delivery::Approve(
+            "the result was written in a sandbox and the parent runs outside every sandbox: it \
+             waits for the user's approval, as a message from a sandboxed agent does",
+        ),
+        Parent::Running => Delivery::Type,
+    }
+}
+
+/// Whether the caller may report a result: only from a tab, and only one
+/// `nerdr spinoff` started (`spun_off`), about itself.
+pub fn may_report(tab: Option<&str>, spun_off: bool) -> Result<(), String> {
+    match (tab, spun_off) {
+        (None, _) => Err(
+            "`nerdr report-result` is run in the tab `nerdr spinoff` started (by its \
+             agent, or in a terminal of that tab's own); here it names no tab"
+                .to_string(),
+        ),
+        (Some(tab), false) => Err(format!(
+            "tab {tab} was not started by `nerdr spinoff`: only a spun-off tab reports a result, \
+             and only to the tab it was spun off from"
+        )),
+        (Some(_), true) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_way_a_result_goes() {
+        use Parent::*;
+        // (parent, parent sandboxed, child sandboxed, verdict: t type, a
+        // approve, w wait)
+        #[rustfmt::skip]
+        let rows = [
+            (Running, false, false, 't'),
+            (Running, true, true, 't'),
+            (Running, true, false, 't'),
+            (Running, false, true, 'a'),
+            (Stopped, false, false, 'w'),
+            (Stopped, false, true, 'w'),
+            (Stopped, true, true, 'w'),
+            (Program, false, false, 'w'),
+            (Program, false, true, 'w'),
+            (Closed, false, false, 'w'),
+            (Closed, true, true, 'w'),
+            (Closed, false, true, 'w'),
+        ];
+        for (parent, ps, cs, want) in rows {
+            let got = match deliver(parent, ps, cs) {
+                Delivery::Type => 't',
+                Delivery::Approve(_) => 'a',
+                Delivery::Wait(_) => 'w',
+            };
+            assert_eq!(got, want, "{parent:?}, parent sandboxed {ps}, child {cs}");
+        }
+    }
+
+    #[test]
+    fn only_a_spun_off_tab_reports() {
+        for (tab, spun, ok, says) in [
+            (None, false, false, "names no tab"),
+            (None, true, false, "names no tab"),
+            (
+                Some("ab12"),
+                false,
+                false,
+                "tab ab12 was not started by `nerdr spinoff`",
+            ),
+            (Some("ab12"), true, true, ""),
+        ] {
+            let got = may_report(tab, spun);
+            assert_eq!(got.is_ok(), ok, "{tab:?} {spun}: {got:?}");
+            if let Err(why) = got {
+                assert!(why.contains(says), "{why}");
+            }
+        }
+    }
+}

@@ -1,0 +1,281 @@
+//! Spinoffs kept in `spinoffs.json` in the state dir (0600; it outlives a
+//! core restart as `tabs.json` does): each spun-off tab's parent, where its
+//! branch started, and the results it reported, delivered or waiting for
+//! its parent. The decisions over it are pure methods; [`load`] and
+//! [`save`] are the only I/O, run by the core off its async workers and
+//! never under its state lock. A record goes once both its tabs are
+//! closed ([`Store::prune`]).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// How many results a spinoff keeps, the latest.
+pub const KEEP: usize = 10;
+
+/// One spun-off tab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spinoff {
+    /// The tab it was spun off from, which its results go to.
+    pub parent: String,
+    /// The spun-off agent (its config name).
+    pub agent: String,
+    /// The spun-off agent runs sandboxed: its results carry the note.
+    pub sandboxed: bool,
+    /// The parent's HEAD it branched from: its commits are `base..branch`.
+    pub base: String,
+    /// Its own branch (`nerdr/<tab>`).
+    pub branch: String,
+    /// The task, its first prompt.
+    pub task: String,
+    /// Its first prompt was typed; one restarted before that gets it then.
+    #[serde(default)]
+    pub prompted: bool,
+    #[serde(default)]
+    pub results: Vec<Reported>,
+}
+
+/// One reported result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reported {
+    /// 1, 2, ... per spinoff: later ones are follow-ups.
+    pub number: u32,
+    /// The message as the parent gets it (text, branch, commits, diffstat).
+    pub message: String,
+    pub held: Held,
+}
+
+/// Where a result is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Held {
+    /// Typed into the parent.
+    Delivered,
+    /// Kept for the parent (its program ended, or it is closed).
+    Waiting,
+    /// Put to the user as approval `id`.
+    Approval(String),
+}
+
+/// The whole file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Store {
+    /// By spun-off tab.
+    #[serde(default)]
+    pub spinoffs: BTreeMap<String, Spinoff>,
+}
+
+/// What the tab list shows of the store, kept in the core's state: each
+/// spun-off tab's parent, and each parent's waiting results.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Links {
+    pub parent_of: BTreeMap<String, String>,
+    pub waiting: BTreeMap<String, usize>,
+}
+
+impl Store {
+    /// Record spun-off tab `tab`.
+    pub fn started(&mut self, tab: &str, spinoff: Spinoff) {
+        self.spinoffs.insert(tab.to_string(), spinoff);
+    }
+
+    /// Add tab `tab`'s result `message`, waiting; its number, or `None`
+    /// when `tab` is no spinoff.
+    pub fn report(&mut self, tab: &str, message: impl FnOnce(u32) -> String) -> Option<u32> {
+        let s = self.spinoffs.get_mut(tab)?;
+        let number = s.results.last().map_or(1, |r| r.number + 1);
+        s.results.push(Reported {
+            number,
+            message: message(number),
+            held: Held::Waiting,
+        });
+        let extra = s.results.len().saturating_sub(KEEP);
+        // The oldest delivered go first; a waiting one is never dropped
+        // unseen while there is a delivered one to drop.
+        for _ in 0..extra {
+            match s.results.iter().position(|r| r.held == Held::Delivered) {
+                Some(i) => drop(s.results.remove(i)),
+                None => drop(s.results.remove(0)),
+            }
+        }
+        Some(number)
+    }
+
+    /// Where result `number` of tab `tab` is now.
+    pub fn set(&mut self, tab: &str, number: u32, held: Held) {
+        if let Some(r) = self
+            .spinoffs
+            .get_mut(tab)
+            .and_then(|s| s.results.iter_mut().find(|r| r.number == number))
+        {
+            r.held = held;
+        }
+    }
+
+    /// The results waiting for tab `parent`, oldest first: (spun-off tab,
+    /// number, message).
+    pub fn waiting_for(&self, parent: &str) -> Vec<(String, u32, String)> {
+        self.spinoffs
+            .iter()
+            .filter(|(_, s)| s.parent == parent)
+            .flat_map(|(tab, s)| {
+                s.results
+                    .iter()
+                    .filter(|r| r.held == Held::Waiting)
+                    .map(move |r| (tab.clone(), r.number, r.message.clone()))
+            })
+            .collect()
+    }
+
+    /// Drop the records whose spun-off tab and parent are both closed.
+    pub fn prune(&mut self, live: &std::collections::BTreeSet<String>) {
+        self.spinoffs
+            .retain(|tab, s| live.contains(tab) || live.contains(&s.parent));
+    }
+
+    pub fn links(&self) -> Links {
+        let mut links = Links::default();
+        for (tab, s) in &self.spinoffs {
+            links.parent_of.insert(tab.clone(), s.parent.clone());
+            let waiting = s.results.iter().filter(|r| r.held == Held::Waiting).count();
+            if waiting > 0 {
+                *links.waiting.entry(s.parent.clone()).or_default() += waiting;
+            }
+        }
+        links
+    }
+}
+
+pub fn file(state_dir: &Path) -> PathBuf {
+    state_dir.join("spinoffs.json")
+}
+
+/// The store as written; none yet is empty. A file that does not read as
+/// a store is an error naming it (never silently dropped: it holds
+/// results).
+pub fn load(path: &Path) -> Result<Store, String> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
+            format!(
+                "{} is not a spinoff store ({e}); move it aside to start afresh",
+                path.display()
+            )
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    }
+}
+
+/// Write the store whole: a new file renamed over the old, 0600.
+pub fn save(path: &Path, store: &Store) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let json = serde_json::to_vec_pretty(store).map_err(|e| e.to_string())?;
+    let tmp = path.with_extension("json.tmp");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(&json)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Load, change and save under one lock: two changes never interleave.
+pub fn update<T>(path: &Path, change: impl FnOnce(&mut Store) -> T) -> Result<T, String> {
+    static FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _held = FILE.lock().unwrap_or_else(|p| p.into_inner());
+    let mut store = load(path)?;
+    let out = change(&mut store);
+    save(path, &store)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spinoff(parent: &str) -> Spinoff {
+        Spinoff {
+            parent: parent.into(),
+            agent: "claude".into(),
+            sandboxed: false,
+            base: "b0".into(),
+            branch: "nerdr/c1".into(),
+            task: "do it".into(),
+            prompted: false,
+            results: vec![],
+        }
+    }
+
+    #[test]
+    fn results_are_numbered_and_wait_until_delivered() {
+        let mut s = Store::default();
+        s.started("c1", spinoff("p1"));
+        s.started("c2", spinoff("p1"));
+        assert_eq!(
+            s.report("nope", |_| "x".into()),
+            None,
+            "no spinoff, no result"
+        );
+        assert_eq!(s.report("c1", |n| format!("one {n}")), Some(1));
+        assert_eq!(s.report("c1", |n| format!("two {n}")), Some(2));
+        assert_eq!(s.report("c2", |n| format!("other {n}")), Some(1));
+        assert_eq!(s.links().waiting["p1"], 3);
+        assert_eq!(s.links().parent_of["c2"], "p1");
+        s.set("c1", 1, Held::Delivered);
+        s.set("c2", 1, Held::Approval("q1".into()));
+        let waiting = s.waiting_for("p1");
+        assert_eq!(waiting, vec![("c1".into(), 2, "two 2".into())]);
+        assert_eq!(s.links().waiting["p1"], 1);
+        assert!(s.waiting_for("p2").is_empty());
+    }
+
+    #[test]
+    fn the_oldest_delivered_go_first_past_the_limit() {
+        let mut s = Store::default();
+        s.started("c1", spinoff("p1"));
+        s.report("c1", |_| "first, waiting".into());
+        for _ in 0..KEEP {
+            let n = s.report("c1", |_| "x".into()).unwrap();
+            s.set("c1", n, Held::Delivered);
+        }
+        let kept = &s.spinoffs["c1"].results;
+        assert_eq!(kept.len(), KEEP);
+        assert_eq!(kept[0].number, 1, "the waiting one stays");
+        assert_eq!(kept[1].number, 3, "the oldest delivered went");
+    }
+
+    #[test]
+    fn a_record_goes_once_both_tabs_are_closed() {
+        let mut s = Store::default();
+        s.started("c1", spinoff("p1"));
+        s.started("c2", spinoff("p2"));
+        s.started("c3", spinoff("p3"));
+        let live = ["c1", "p2"].map(String::from).into_iter().collect();
+        s.prune(&live);
+        let left: Vec<&str> = s.spinoffs.keys().map(String::as_str).collect();
+        assert_eq!(left, ["c1", "c2"]);
+    }
+
+    #[test]
+    fn a_file_that_is_no_store_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        assert_eq!(load(&f).unwrap(), Store::default());
+        update(&f, |s| s.started("c1", spinoff("p1"))).unwrap();
+        assert_eq!(load(&f).unwrap().spinoffs["c1"].parent, "p1");
+        std::fs::write(&f, "nonsense").unwrap();
+        let e = load(&f).unwrap_err();
+        assert!(
+            e.contains("spinoffs.json") && e.contains("move it aside"),
+            "{e}"
+        );
+    }
+}

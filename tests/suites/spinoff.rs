@@ -1,0 +1,405 @@
+//! Spinoffs end to end (README.md, "Spinoffs"). The real claude
+//! (`$NERDR_AGENT_CLIS`), offline against the fake model, runs `nerdr
+//! spinoff` through its shell tool: a new claude starts in a tab and
+//! worktree of its own, gets the task as its first prompt, commits and
+//! runs `nerdr report-result`, and the result reaches the first claude as
+//! a message, in the next request it makes. Then the sandbox rules with
+//! shells: a sandboxed agent (nerdr's own sandbox) spins off only into
+//! sandboxed agents and only from its own tab, its result goes only to its
+//! parent, and a tab `nerdr spinoff` did not start cannot report.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::suites::agent_states::{claude_home, ClaudeDialogs};
+use crate::suites::agent_turns::Turns;
+use crate::support::fake_model::Turn;
+use crate::support::poll;
+use crate::support::sysenv::SystemdEnv;
+
+/// claude's start behind a loaded machine, then a turn.
+const START: Duration = Duration::from_secs(150);
+const TURN: Duration = Duration::from_secs(150);
+
+/// What the parent's model has it run.
+const SPIN: &str = "\"${NERDR_BIN:-nerdr}\" spinoff 'CHILD-TASK-7: write child.txt'";
+/// What the spun-off claude's model has it run, on its task.
+const REPORT: &str = "echo from-child > child.txt && git add child.txt && \
+                      git commit -q -m child-work && \
+                      \"${NERDR_BIN:-nerdr}\" report-result 'RESULT-FROM-CHILD-42 all done'";
+
+#[test]
+fn claude_spins_off_a_task_and_its_result_reaches_it_as_a_message() {
+    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
+        claude_home(url, home, ClaudeDialogs::none())
+    }) else {
+        return;
+    };
+    // First match wins: the child's task before the parent's request (the
+    // parent's result message carries neither marker).
+    t.model.when_user_says("CHILD-TASK-7", Turn::run(REPORT));
+    t.model.when_user_says("PLEASE-SPIN", Turn::run(SPIN));
+    let parent = t.start();
+    t.wait_idle(&parent);
+    let parent_wt = t.tab_json(&parent)["worktree"]
+        .as_str()
+        .expect("the parent has a worktree")
+        .to_string();
+    // Something uncommitted in the parent: not carried, and counted.
+    std::fs::write(
+        Path::new(&parent_wt).join("README"),
+        "changed, uncommitted\n",
+    )
+    .unwrap();
+    let since = t.prompt(&parent, "PLEASE-SPIN now");
+    t.wait_tool_result(&parent, since);
+    assert!(
+        t.a_tool_result_holds("1 uncommitted change of tab"),
+        "the spinoff's output did not count the uncommitted change:\n{}",
+        t.model.dump()
+    );
+
+    // A new tab, spun off from the parent, with a worktree and branch of
+    // its own.
+    let mut child = serde_json::Value::Null;
+    let spun = poll(START, || {
+        let tabs: Vec<serde_json::Value> =
+            serde_json::from_str(&t.ok(&["tabs", "--json"])).unwrap();
+        child = tabs
+            .into_iter()
+            .find(|r| r["spun_off_from"] == parent.as_str())
+            .unwrap_or_default();
+        !child.is_null()
+    });
+    assert!(spun, "no spun-off tab:\n{}", t.model.dump());
+    let child_id = child["id"].as_str().unwrap().to_string();
+    assert_eq!(child["agent"], "claude");
+    let child_wt = child["worktree"].as_str().expect("a worktree").to_string();
+    assert_ne!(child_wt, parent_wt);
+    assert_eq!(
+        std::fs::read_to_string(Path::new(&child_wt).join("README")).unwrap(),
+        "hello\n",
+        "the parent's uncommitted change was carried"
+    );
+
+    // Its first prompt is the task.
+    t.model.wait_for("the spun-off agent's task", START, |r| {
+        r.asked.as_ref().is_some_and(|a| {
+            a.user_text.contains("CHILD-TASK-7") && a.user_text.contains("report-result")
+        })
+    });
+
+    // Its result reaches the parent: the next request the parent makes
+    // carries it, with the branch, the commit and the diffstat.
+    let branch = format!("nerdr/{child_id}");
+    let header = format!("Result 1 from spun-off tab {child_id}");
+    t.model
+        .wait_for("the result in the parent's request", TURN, |r| {
+            r.asked.as_ref().is_some_and(|a| {
+                a.user_text.contains("RESULT-FROM-CHILD-42") && a.user_text.contains(&header)
+            })
+        });
+    let log = t.model.log();
+    let asked = log
+        .iter()
+        .filter_map(|r| r.asked.as_ref())
+        .find(|a| a.user_text.contains(&header))
+        .unwrap();
+    for want in [branch.as_str(), "child-work", "child.txt", "1 file changed"] {
+        assert!(
+            asked.user_text.contains(want),
+            "{want:?} not in {}",
+            asked.user_text
+        );
+    }
+    assert!(
+        !asked.user_text.contains("written in a sandbox"),
+        "{}",
+        asked.user_text
+    );
+    let mut listed = serde_json::Value::Null;
+    let delivered = poll(TURN, || {
+        listed = serde_json::from_str(&t.ok(&["spinoffs", "--json"])).unwrap();
+        listed[0]["results"][0]["held"] == "delivered"
+    });
+    assert!(delivered, "{listed}");
+    assert_eq!(listed[0]["tab"], child_id.as_str());
+    assert_eq!(listed[0]["parent"], parent.as_str());
+}
+
+/// A plain shell and a shell in nerdr's own sandbox (bubblewrap).
+const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
+    [agents.jail]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"bash\"]\n\
+    args = [\"--norc\", \"--noprofile\"]\nsandboxed = true\nprogram = \"bash\"\n";
+
+struct Setup {
+    env: SystemdEnv,
+    repo: PathBuf,
+}
+
+impl Setup {
+    fn new() -> Option<Setup> {
+        let env = crate::suites::sandbox::setup()?;
+        env.run(&["nerdr", "service", "install"]);
+        env.write_user_file(".config/nerdr/config.toml", CONFIG);
+        // What `in_tab` writes in a tab's worktree is no uncommitted work.
+        let proj = env.home().join("proj");
+        env.write_user_file("proj/.gitignore", ".out-*\n");
+        crate::suites::sandbox::user_git(&env, &proj, &["add", ".gitignore"]);
+        crate::suites::sandbox::user_git(&env, &proj, &["commit", "-q", "-m", "ignore"]);
+        Some(Setup {
+            repo: env.home().join("proj"),
+            env,
+        })
+    }
+
+    fn nerdr(&self, args: &[&str]) -> (bool, String, String) {
+        let mut cmd = self.env.user_cmd(&[&["nerdr"], args].concat());
+        cmd.current_dir(&self.repo);
+        let out = cmd.output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let (ok, out, err) = self.nerdr(args);
+        assert!(ok, "nerdr {args:?} failed: {err}");
+        out.trim().to_string()
+    }
+
+    fn tabs(&self) -> Vec<serde_json::Value> {
+        serde_json::from_str(&self.ok(&["tabs", "--json"])).unwrap()
+    }
+
+    /// `line` typed into tab `tab`'s shell; its output and exit code, from
+    /// files it writes in its worktree (the one folder a sandboxed shell
+    /// may write; its screen wraps).
+    fn in_tab(&self, tab: &str, name: &str, line: &str) -> (i32, String) {
+        let tabs = self.tabs();
+        let row = tabs.iter().find(|t| t["id"] == tab).unwrap();
+        // A terminal's is its agent tab's.
+        let row = match row["parent"].as_str() {
+            Some(p) => tabs.iter().find(|t| t["id"] == p).unwrap(),
+            None => row,
+        };
+        let wt = PathBuf::from(row["worktree"].as_str().expect("a worktree"));
+        let out = wt.join(format!(".out-{name}"));
+        let o = out.display();
+        self.ok(&[
+            "send",
+            tab,
+            &format!("{line} > {o}.txt 2>&1; echo $? > {o}.tmp; mv {o}.tmp {o}.rc"),
+        ]);
+        let rc = out.with_extension("rc");
+        let done = poll(Duration::from_secs(60), || rc.exists());
+        assert!(
+            done,
+            "tab {tab} never ran {line:?}:\n{}",
+            self.ok(&["read", tab])
+        );
+        let code = std::fs::read_to_string(&rc)
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap();
+        (
+            code,
+            std::fs::read_to_string(out.with_extension("txt")).unwrap(),
+        )
+    }
+}
+
+#[test]
+fn a_sandboxed_spinoff_uses_only_sandboxed_agents_and_reports_only_to_its_parent() {
+    let Some(st) = Setup::new() else { return };
+    let plain = st.ok(&["agent", "sh"]);
+    let jail = st.ok(&["agent", "jail"]);
+
+    // An agent outside every sandbox is refused, and says what is allowed.
+    let (rc, out) = st.in_tab(
+        &jail,
+        "unsandboxed",
+        "\"$NERDR_BIN\" spinoff --agent sh TASK-X",
+    );
+    assert_ne!(rc, 0, "{out}");
+    assert!(
+        out.contains("`sh` runs outside every sandbox") && out.contains("jail"),
+        "{out}"
+    );
+    // Another tab's work is not its to spin off: an unsandboxed one reads
+    // as no tab at all.
+    let (rc, out) = st.in_tab(
+        &jail,
+        "other",
+        &format!("\"$NERDR_BIN\" spinoff --from {plain} --agent jail TASK-X"),
+    );
+    assert_ne!(rc, 0, "{out}");
+    assert!(out.contains(&format!("no tab `{plain}`")), "{out}");
+    // A tab nerdr spinoff did not start reports nothing.
+    let (rc, out) = st.in_tab(&jail, "not-spun", "\"$NERDR_BIN\" report-result hello");
+    assert_ne!(rc, 0, "{out}");
+    assert!(out.contains("was not started by `nerdr spinoff`"), "{out}");
+    assert_eq!(st.tabs().len(), 2, "nothing was started");
+
+    // By default its own agent, sandboxed.
+    let (rc, out) = st.in_tab(&jail, "spin", "\"$NERDR_BIN\" spinoff 'echo TASK-TYPED'");
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("no uncommitted changes"), "{out}");
+    let child = out.lines().next().unwrap().trim().to_string();
+    let row = st
+        .tabs()
+        .into_iter()
+        .find(|t| t["id"] == child.as_str())
+        .unwrap_or_else(|| panic!("no tab {child}: {out}"));
+    assert_eq!(row["agent"], "jail");
+    assert_eq!(row["sandboxed"], true);
+    assert_eq!(row["spun_off_from"], jail.as_str());
+    let table = st.ok(&["tabs"]);
+    assert!(
+        table.contains(&format!("{child}: spun off from {jail}")),
+        "{table}"
+    );
+
+    // Its result goes to its parent, sandboxed too: typed there, with the
+    // note that it was written in a sandbox.
+    let (rc, out) = st.in_tab(
+        &child,
+        "report",
+        "\"$NERDR_BIN\" report-result RES-FROM-JAIL",
+    );
+    assert_eq!(rc, 0, "{out}");
+    assert!(
+        out.contains(&format!("result 1 sent to tab {jail}")),
+        "{out}"
+    );
+    let mut screen = String::new();
+    let typed = poll(Duration::from_secs(30), || {
+        screen = st.ok(&["read", &jail]).replace('\n', "");
+        screen.contains("RES-FROM-JAIL")
+    });
+    assert!(typed, "the result never reached the parent:\n{screen}");
+    assert!(screen.contains("written in a sandbox"), "{screen}");
+    // Nothing reached the unsandboxed tab.
+    assert!(!st.ok(&["read", &plain]).contains("RES-FROM-JAIL"));
+}
+
+#[test]
+fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_is_no_spinoff() {
+    let Some(st) = Setup::new() else { return };
+    let parent = st.ok(&["agent", "sh"]);
+    // The user names the parent.
+    let child = st.ok(&[
+        "spinoff",
+        "--from",
+        &parent,
+        "--name",
+        "helper",
+        "echo TASK",
+    ]);
+    assert_eq!(
+        st.tabs()
+            .iter()
+            .find(|t| t["id"] == child.as_str())
+            .unwrap()["name"],
+        "helper"
+    );
+    // The person is not a spun-off tab.
+    let (ok, _, err) = st.nerdr(&["report-result", "from the user"]);
+    assert!(!ok && err.contains("names no tab"), "{err}");
+
+    // A terminal of the spun-off tab reports for it.
+    let term = st.ok(&["terminal", &child]);
+    let (rc, out) = st.in_tab(&term, "term", "\"$NERDR_BIN\" report-result FROM-TERMINAL");
+    assert_eq!(rc, 0, "{out}");
+    assert!(
+        out.contains(&format!("result 1 sent to tab {parent}")),
+        "{out}"
+    );
+
+    st.ok(&["send", &parent, "exit"]);
+    let exited = poll(Duration::from_secs(30), || {
+        st.tabs()
+            .iter()
+            .any(|t| t["id"] == parent.as_str() && t["state"] == "exited")
+    });
+    assert!(exited, "the parent never exited");
+    let (rc, out) = st.in_tab(&child, "kept", "\"$NERDR_BIN\" report-result KEPT-RESULT");
+    assert_eq!(rc, 0, "{out}");
+    assert!(
+        out.contains(&format!("result 2 kept for tab {parent}")),
+        "{out}"
+    );
+    let row = st
+        .tabs()
+        .into_iter()
+        .find(|t| t["id"] == parent.as_str())
+        .unwrap();
+    assert_eq!(row["results_waiting"], 1, "{row}");
+    assert!(st.ok(&["spinoffs"]).contains("WAITING for the parent"));
+
+    st.ok(&["restart", &parent]);
+    // Its shell at its prompt says so, as an agent's hooks do: the kept
+    // result waits for an idle parent.
+    st.ok(&["send", &parent, "\"$NERDR_BIN\" hook Stop </dev/null"]);
+    let mut screen = String::new();
+    let typed = poll(Duration::from_secs(60), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("KEPT-RESULT")
+    });
+    assert!(
+        typed,
+        "the kept result never reached the restarted parent:\n{screen}"
+    );
+    // Marked delivered once typed (its Enter follows the text).
+    let mut row = serde_json::Value::Null;
+    let delivered = poll(Duration::from_secs(10), || {
+        row = st
+            .tabs()
+            .into_iter()
+            .find(|t| t["id"] == parent.as_str())
+            .unwrap();
+        row.get("results_waiting").is_none()
+    });
+    assert!(delivered, "{row}");
+}
+
+#[test]
+fn a_sandboxed_spinoffs_result_for_an_unsandboxed_parent_waits_for_approval() {
+    let Some(st) = Setup::new() else { return };
+    let parent = st.ok(&["agent", "sh"]);
+    // The person may spin an unsandboxed tab's work off into a sandbox.
+    let child = st.ok(&["spinoff", "--from", &parent, "--agent", "jail", "echo TASK"]);
+    let (rc, out) = st.in_tab(&child, "report", "\"$NERDR_BIN\" report-result RES-BOXED");
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("waits for the user's approval as"), "{out}");
+    assert!(
+        !st.ok(&["read", &parent]).contains("RES-BOXED"),
+        "typed unapproved"
+    );
+    let listed: Vec<serde_json::Value> =
+        serde_json::from_str(&st.ok(&["approvals", "--json"])).unwrap();
+    let question = listed
+        .iter()
+        .find(|a| a["question"].as_str().unwrap_or("").contains("RES-BOXED"))
+        .unwrap_or_else(|| panic!("no approval for the result: {listed:?}"));
+    assert!(
+        question["question"]
+            .as_str()
+            .unwrap()
+            .contains("written in a sandbox"),
+        "{question}"
+    );
+    st.ok(&["approvals", "approve", question["id"].as_str().unwrap()]);
+    let mut screen = String::new();
+    let typed = poll(Duration::from_secs(30), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("RES-BOXED")
+    });
+    assert!(
+        typed,
+        "the approved result never reached the parent:\n{screen}"
+    );
+}
