@@ -56,9 +56,10 @@ fn send(
         anyhow::bail!(why);
     }
     let review = match number {
-        Some(n) => tab.reviews.iter().find(|r| r.number == n),
+        Some(n) => tab.reviews.iter().find(|r| r.review.number == n),
         None => tab.reviews.last(),
-    };
+    }
+    .map(|r| &r.review);
     let Some(review) = review else {
         anyhow::bail!(
             "tab {} has no review{}; `nerdr request-review {}` asks for one",
@@ -101,7 +102,7 @@ fn text(tabs: &[TabReviews]) -> String {
         if t.reviews.is_empty() && t.requested.is_empty() {
             out.push_str("  no reviews\n");
         }
-        for r in &t.reviews {
+        for r in t.reviews.iter().map(|r| &r.review) {
             out.push_str(&format!(
                 "  review {} by {} (tab {}) of {}..{}\n",
                 r.number,
@@ -143,7 +144,7 @@ fn text(tabs: &[TabReviews]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::replies::ReviewRequested;
+    use crate::protocol::replies::{ReviewRequested, ShownReview};
     use crate::review::format::{Comment, Severity};
     use crate::review::store::Review;
 
@@ -153,20 +154,25 @@ mod tests {
             program: None,
             tab: "ab12".into(),
             name: "claude-1".into(),
-            reviews: vec![Review {
-                number: 1,
-                reviewer_tab: "r1".into(),
-                agent: "codex".into(),
-                written_in_sandbox: true,
-                base: "0123456789abcdef".into(),
-                head: "fedcba9876543210".into(),
-                summary: "ok\u{1b}[2J".into(),
-                comments: vec![Comment {
-                    file: "a.rs".into(),
-                    line: 3,
-                    severity: Severity::Error,
-                    text: "bad".into(),
-                }],
+            // As it is stored: this output makes it printable itself too.
+            reviews: vec![ShownReview {
+                from_sandbox: true,
+                note: None,
+                review: Review {
+                    number: 1,
+                    reviewer_tab: "r1".into(),
+                    agent: "codex".into(),
+                    written_in_sandbox: true,
+                    base: "0123456789abcdef".into(),
+                    head: "fedcba9876543210".into(),
+                    summary: "ok\u{1b}[2J".into(),
+                    comments: vec![Comment {
+                        file: "a.rs".into(),
+                        line: 3,
+                        severity: Severity::Error,
+                        text: "bad".into(),
+                    }],
+                },
             }],
             requested: vec![ReviewRequested {
                 reviewer_tab: "r2".into(),

@@ -45,6 +45,7 @@ mod question;
 mod reports;
 mod request_facts;
 mod review_auto;
+mod review_links;
 mod review_posts;
 mod review_start;
 mod sandbox_check;
@@ -140,6 +141,8 @@ pub struct State {
     pub setup_gates: setup_gate::Gates,
     /// What the holder has of each tab's screen.
     pub snapshots: snapshots::Snapshots,
+    /// Which tab reviews which (`reviews.json`'s, mirrored).
+    pub review_links: review_links::ReviewLinks,
 }
 
 /// The background tasks' doorbells.

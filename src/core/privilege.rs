@@ -70,6 +70,13 @@ pub enum Operation {
 pub enum Target {
     /// The caller's own tab.
     Own,
+    /// A reviewer of the caller's own work (`nerdr request-review` started
+    /// it on the caller's tab): it answers to the person, not to its
+    /// author ([`tab_target`]).
+    OwnReviewer,
+    /// The tab whose work the caller reviews: the caller is its reviewer,
+    /// whose words reach it only through the person.
+    OwnAuthor,
     /// An agent (running, or to be started) inside a sandbox.
     SandboxedAgent,
     /// An agent outside every sandbox.
@@ -87,6 +94,12 @@ pub enum Verdict {
     Queue(&'static str),
     Refuse(&'static str),
 }
+
+/// Why an author's agent may not act on its own reviewer.
+pub const REVIEWER_ANSWERS_TO_THE_USER: &str =
+    "a reviewer answers to the user, not to the agent whose work it reviews: its author may \
+     see, read and diff it, but not type into, restart, close, rename or resize it, nor post, \
+     report or ask a review for it (the user can)";
 
 pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
     use CallerKind as C;
@@ -113,6 +126,16 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         (C::Tab | C::Sandboxed, O::PostReview, _) => Refuse(
             "a review is posted by its reviewer, from its own tab (`nerdr post-review` in the \
              tab `nerdr request-review` started)",
+        ),
+        // Between a reviewer and its author, only looking: what one says
+        // to the other goes through the person (`nerdr reviews --send`).
+        (C::Tab | C::Sandboxed, O::See | O::Read | O::Diff | O::Query, T::OwnReviewer) => Allow,
+        (C::Tab | C::Sandboxed, O::See | O::Read | O::Diff | O::Query, T::OwnAuthor) => Allow,
+        (C::Tab | C::Sandboxed, _, T::OwnReviewer) => Refuse(REVIEWER_ANSWERS_TO_THE_USER),
+        (C::Tab | C::Sandboxed, _, T::OwnAuthor) => Refuse(
+            "a reviewer's words reach its author only through its review (`nerdr post-review`), \
+             which the user reads and sends on (`nerdr reviews --send`): it may see, read and \
+             diff its author's tab, nothing more",
         ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
@@ -283,7 +306,71 @@ pub fn hides_tab(caller: CallerKind, target: Target, foreign: bool) -> bool {
         (CallerKind::User | CallerKind::Tab, _) => false,
         (CallerKind::Sandboxed, Target::Agent | Target::Terminal) => true,
         (CallerKind::Sandboxed, Target::SandboxedAgent) => foreign,
+        // Its reviewer or author, which it may read: no secret to keep.
+        (CallerKind::Sandboxed, Target::OwnReviewer | Target::OwnAuthor) => foreign,
         (CallerKind::Sandboxed, Target::Own | Target::Nothing) => false,
+    }
+}
+
+/// How a tab stands to the caller's tab in the reviews: `review::store`'s
+/// pending reviews, reviewer by author ([`link`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    None,
+    /// The tab reviews the caller's work.
+    ItsReviewer,
+    /// The caller reviews the tab's work.
+    ItsAuthor,
+}
+
+/// How tab `tab` stands to the caller's tab `caller`, from `author_of`
+/// (each reviewer tab's author, as the review store has it).
+pub fn link(
+    author_of: &std::collections::BTreeMap<String, String>,
+    caller: &str,
+    tab: &str,
+) -> Link {
+    if author_of.get(tab).is_some_and(|a| a == caller) {
+        Link::ItsReviewer
+    } else if author_of.get(caller).is_some_and(|a| a == tab) {
+        Link::ItsAuthor
+    } else {
+        Link::None
+    }
+}
+
+/// A tab, as far as what it is to a caller goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TabFacts {
+    /// The caller's own tab.
+    pub own: bool,
+    /// A terminal pane, not an agent.
+    pub terminal: bool,
+    pub sandboxed: bool,
+    pub link: Link,
+}
+
+/// What a tab is to a caller. A reviewer and its author are a target of
+/// their own to each other, except where that would reach past a
+/// sandbox: to a sandboxed caller an unsandboxed reviewer or author stays
+/// an agent outside every sandbox (which it may not read).
+pub fn tab_target(caller: CallerKind, tab: TabFacts) -> Target {
+    let within_reach = caller != CallerKind::Sandboxed || tab.sandboxed;
+    match tab {
+        TabFacts { own: true, .. } => Target::Own,
+        TabFacts { terminal: true, .. } => Target::Terminal,
+        TabFacts {
+            link: Link::ItsReviewer,
+            ..
+        } if within_reach => Target::OwnReviewer,
+        TabFacts {
+            link: Link::ItsAuthor,
+            ..
+        } if within_reach => Target::OwnAuthor,
+        TabFacts {
+            sandboxed: true, ..
+        } => Target::SandboxedAgent,
+        TabFacts { .. } => Target::Agent,
     }
 }
 
@@ -327,7 +414,10 @@ pub fn name(op: Operation) -> &'static str {
 mod tests {
     use super::CallerKind::{Sandboxed as S, Tab, User};
     use super::Operation::*;
-    use super::Target::{Agent as Out, Nothing, Own, SandboxedAgent as In, Terminal as Term};
+    use super::Target::{
+        Agent as Out, Nothing, Own, OwnAuthor as Auth, OwnReviewer as Rev, SandboxedAgent as In,
+        Terminal as Term,
+    };
     use super::*;
 
     const CALLERS: [CallerKind; 3] = [User, Tab, S];
@@ -355,33 +445,62 @@ mod tests {
         RequestReview,
         PostReview,
     ];
-    const TARGETS: [Target; 5] = [Own, In, Out, Term, Nothing];
+    const TARGETS: [Target; 7] = [Own, Rev, Auth, In, Out, Term, Nothing];
 
     /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
-    /// own tab, sandboxed agent, agent, terminal, nothing.
+    /// own tab, its reviewer, its author, sandboxed agent, agent, terminal,
+    /// nothing.
     const SANDBOXED: [(Operation, &str); 22] = [
-        (StartAgent, "rarrr"),
-        (OpenTerminal, "rrrrr"),
-        (Restart, "aarrr"),
-        (Close, "aarrr"),
-        (Rename, "aarrr"),
-        (Quit, "rrrrr"),
-        (Send, "aaqrr"),
-        (Read, "aarrr"),
-        (Resize, "aarrr"),
-        (See, "arrrr"),
-        (ListApprovals, "rrrrr"),
-        (Decide, "rrrrr"),
-        (RunPlugin, "qqqqq"),
-        (Report, "arrrr"),
-        (Query, "aaaaa"),
-        (AskNetwork, "qrrrr"),
-        (Diff, "arrrr"),
-        (ListWorktrees, "rrrrr"),
-        (Merge, "rrrrr"),
-        (Clean, "rrrrr"),
-        (RequestReview, "aarrr"),
-        (PostReview, "arrrr"),
+        (StartAgent, "rrrarrr"),
+        (OpenTerminal, "rrrrrrr"),
+        (Restart, "arrarrr"),
+        (Close, "arrarrr"),
+        (Rename, "arrarrr"),
+        (Quit, "rrrrrrr"),
+        (Send, "arraqrr"),
+        (Read, "aaaarrr"),
+        (Resize, "arrarrr"),
+        (See, "aaarrrr"),
+        (ListApprovals, "rrrrrrr"),
+        (Decide, "rrrrrrr"),
+        (RunPlugin, "qrrqqqq"),
+        (Report, "arrrrrr"),
+        (Query, "aaaaaaa"),
+        (AskNetwork, "qrrrrrr"),
+        (Diff, "aaarrrr"),
+        (ListWorktrees, "rrrrrrr"),
+        (Merge, "rrrrrrr"),
+        (Clean, "rrrrrrr"),
+        (RequestReview, "arrarrr"),
+        (PostReview, "arrrrrr"),
+    ];
+
+    /// The same for an unsandboxed tab: everything but deciding, others'
+    /// network questions and others' reviews, except that its reviewer and
+    /// its author are only to be looked at.
+    const TAB: [(Operation, &str); 22] = [
+        (StartAgent, "arraaaa"),
+        (OpenTerminal, "arraaaa"),
+        (Restart, "arraaaa"),
+        (Close, "arraaaa"),
+        (Rename, "arraaaa"),
+        (Quit, "arraaaa"),
+        (Send, "arraaaa"),
+        (Read, "aaaaaaa"),
+        (Resize, "arraaaa"),
+        (See, "aaaaaaa"),
+        (ListApprovals, "arraaaa"),
+        (Decide, "rrrrrrr"),
+        (RunPlugin, "arraaaa"),
+        (Report, "arraaaa"),
+        (Query, "aaaaaaa"),
+        (AskNetwork, "qrrrrrr"),
+        (Diff, "aaaaaaa"),
+        (ListWorktrees, "arraaaa"),
+        (Merge, "arraaaa"),
+        (Clean, "arraaaa"),
+        (RequestReview, "arraaaa"),
+        (PostReview, "arrrrrr"),
     ];
 
     fn letter(v: &Verdict) -> char {
@@ -398,11 +517,11 @@ mod tests {
         for caller in CALLERS {
             for (i, op) in OPS.into_iter().enumerate() {
                 let row = match caller {
-                    User => "aaaaa",
-                    Tab if op == Decide => "rrrrr",
-                    Tab if op == AskNetwork => "qrrrr",
-                    Tab if op == PostReview => "arrrr",
-                    Tab => "aaaaa",
+                    User => "aaaaaaa",
+                    Tab => {
+                        assert_eq!(TAB[i].0, op, "table rows follow OPS");
+                        TAB[i].1
+                    }
                     S => {
                         assert_eq!(SANDBOXED[i].0, op, "table rows follow OPS");
                         SANDBOXED[i].1
@@ -501,15 +620,16 @@ mod tests {
 
     #[test]
     fn which_refusals_read_as_no_such_tab() {
-        // One letter per target (own, sandboxed agent, agent, terminal,
-        // nothing): `h` hidden, `-` refused with its reason.
+        // One letter per target (own, its reviewer, its author, sandboxed
+        // agent, agent, terminal, nothing): `h` hidden, `-` refused with
+        // its reason.
         let rows: [(CallerKind, bool, &str); 6] = [
-            (User, false, "-----"),
-            (User, true, "-----"),
-            (Tab, false, "-----"),
-            (Tab, true, "-----"),
-            (S, false, "--hh-"),
-            (S, true, "-hhh-"),
+            (User, false, "-------"),
+            (User, true, "-------"),
+            (Tab, false, "-------"),
+            (Tab, true, "-------"),
+            (S, false, "----hh-"),
+            (S, true, "-hhhhh-"),
         ];
         for (caller, foreign, row) in rows {
             for (target, want) in TARGETS.into_iter().zip(row.chars()) {
@@ -518,6 +638,89 @@ mod tests {
                     want == 'h',
                     "{caller:?} {target:?} foreign={foreign}"
                 );
+            }
+        }
+    }
+
+    #[test]
+    fn a_reviewer_and_its_author_only_look_at_each_other() {
+        let why = |target| match decide(Tab, Send, target) {
+            Verdict::Refuse(w) => w,
+            other => panic!("{other:?}"),
+        };
+        assert!(why(Rev).starts_with("a reviewer answers to the user"));
+        assert!(why(Auth).contains("only through its review"));
+        for caller in [Tab, S] {
+            for op in [
+                Restart,
+                Close,
+                Rename,
+                Send,
+                Resize,
+                PostReview,
+                Report,
+                RequestReview,
+            ] {
+                for target in [Rev, Auth] {
+                    let got = decide(caller, op, target);
+                    assert!(
+                        matches!(got, Verdict::Refuse(_)),
+                        "{caller:?} {op:?} {target:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn how_tabs_stand_to_each_other_in_the_reviews() {
+        let author_of: std::collections::BTreeMap<String, String> = [("r1", "a1"), ("r2", "r1")]
+            .into_iter()
+            .map(|(r, a)| (r.to_string(), a.to_string()))
+            .collect();
+        let rows: &[(&str, &str, Link)] = &[
+            ("a1", "r1", Link::ItsReviewer),
+            ("r1", "a1", Link::ItsAuthor),
+            // A reviewer of a reviewer: each stands so to the one next
+            // to it, not to the first author.
+            ("r1", "r2", Link::ItsReviewer),
+            ("r2", "r1", Link::ItsAuthor),
+            ("a1", "r2", Link::None),
+            ("r2", "a1", Link::None),
+            ("a1", "x", Link::None),
+            ("x", "r1", Link::None),
+        ];
+        for (caller, tab, want) in rows {
+            assert_eq!(link(&author_of, caller, tab), *want, "{caller} -> {tab}");
+        }
+    }
+
+    #[test]
+    fn what_a_tab_is_to_a_caller() {
+        use Link::{ItsAuthor as A, ItsReviewer as R, None as N};
+        let f = |own, terminal, sandboxed, link| TabFacts {
+            own,
+            terminal,
+            sandboxed,
+            link,
+        };
+        // (tab, for user, tab, sandboxed caller)
+        #[rustfmt::skip]
+        let rows: &[(TabFacts, [Target; 3])] = &[
+            (f(true, false, true, N), [Own, Own, Own]),
+            (f(false, true, false, N), [Term, Term, Term]),
+            (f(false, false, true, N), [In, In, In]),
+            (f(false, false, false, N), [Out, Out, Out]),
+            (f(false, false, true, R), [Rev, Rev, Rev]),
+            (f(false, false, true, A), [Auth, Auth, Auth]),
+            // Outside every sandbox: a sandboxed caller may not read it,
+            // reviewer or not.
+            (f(false, false, false, R), [Rev, Rev, Out]),
+            (f(false, false, false, A), [Auth, Auth, Out]),
+        ];
+        for (tab, want) in rows {
+            for (caller, want) in CALLERS.into_iter().zip(want) {
+                assert_eq!(tab_target(caller, *tab), *want, "{caller:?} {tab:?}");
             }
         }
     }

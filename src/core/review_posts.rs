@@ -13,7 +13,7 @@ use super::privilege::CallerKind;
 use super::Core;
 use crate::protocol::api::TabState;
 use crate::protocol::api::{ApiError, ErrorCode};
-use crate::protocol::replies::{ReviewPosted, ReviewRequested, TabReviews};
+use crate::protocol::replies::{ReviewPosted, ReviewRequested, ShownReview, TabReviews};
 use crate::review::store::{PostRefused, Review};
 use crate::review::{format, status};
 
@@ -108,7 +108,9 @@ impl Core {
             .into_iter()
             .map(|(id, name, program)| TabReviews {
                 program,
-                reviews: store.reviews_of(&id).to_vec(),
+                // The reviewer's words made printable: the person's
+                // terminal, a JSON reader and the author never get them raw.
+                reviews: store.reviews_of(&id).iter().map(ShownReview::of).collect(),
                 requested: store
                     .pending
                     .iter()

@@ -129,7 +129,8 @@ impl Core {
                     format!(
                         "tab {author} is being reviewed already, by tab {reviewer} ({}); \
                          one reviewer at a time: wait for its review (`nerdr reviews \
-                         {author}`), or close tab {reviewer}",
+                         {author}`), or close tab {reviewer} (the user can: an author's \
+                         agent may not close its reviewer)",
                         p.agent
                     )
                 })
@@ -426,7 +427,8 @@ impl Core {
         state.tabs.get(tab).map(|t| t.screen_text(None))
     }
 
-    /// Read, change and write `reviews.json`, off the async workers.
+    /// Read, change and write `reviews.json`, off the async workers; the
+    /// state's mirror of who reviews whom follows (`review_links`).
     pub(super) async fn update_reviews<T: Send + 'static>(
         &self,
         change: impl FnOnce(&mut store::Store) -> T + Send + 'static,
@@ -435,14 +437,34 @@ impl Core {
         // Pruned first: a reviewer recorded now is not a tab yet.
         let live: std::collections::BTreeSet<String> =
             self.state.lock().unwrap().tabs.keys().cloned().collect();
-        super::edge::gather("updating reviews.json", move || {
+        let (out, seq, links) = super::edge::gather("updating reviews.json", move || {
             store::update(&path, |s| {
                 s.prune(&live);
-                change(s)
+                let out = change(s);
+                (out, super::review_links::next_seq(), s.author_of())
             })
         })
         .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, e))
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
+        self.state.lock().unwrap().review_links.set(seq, links);
+        Ok(out)
+    }
+
+    /// Mirror who reviews whom from `reviews.json` as it is (at start: a
+    /// restarted core's reviewers stay their authors'). A store that does
+    /// not read leaves none, and says why.
+    pub(super) async fn mirror_review_links(&self) {
+        let path = store::file(&self.paths.state_dir);
+        let read = super::edge::gather("reading reviews.json", move || {
+            store::read(&path, |s| (super::review_links::next_seq(), s.author_of()))
+        })
+        .await;
+        match read {
+            Ok((seq, links)) => self.state.lock().unwrap().review_links.set(seq, links),
+            Err(e) => {
+                tracing::warn!(error = %e, "reviews.json unread: no reviewer is known as one")
+            }
+        }
     }
 
     /// The reviews as they are on disk, off the async workers.
