@@ -15,7 +15,7 @@ use crate::protocol::api::TabState;
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::replies::{ReviewPosted, ReviewRequested, ShownReview, TabReviews};
 use crate::review::store::{PostRefused, Review};
-use crate::review::{format, status};
+use crate::review::{format, range, status};
 
 impl Core {
     /// `nerdr post-review`, from reviewer tab `caller`.
@@ -37,6 +37,7 @@ impl Core {
                 format!("the review was not taken: {e}"),
             )
         })?;
+        self.on_the_range(&tab, &posted).await?;
         // Either says so: the caller's standing, or the tab's.
         let sandboxed = caller.kind() == CallerKind::Sandboxed
             || self
@@ -63,6 +64,51 @@ impl Core {
         Ok(ReviewPosted {
             author,
             number: review.number,
+        })
+    }
+
+    /// Whether reviewer `tab`'s comments are on the range it was asked to
+    /// review (`review::range`): the store and the tab's repository read
+    /// first, git run off the async workers and outside the state lock. A
+    /// tab that is no reviewer, or posted already, is refused by the post
+    /// itself.
+    async fn on_the_range(&self, tab: &str, posted: &format::Posted) -> Result<(), ApiError> {
+        let store = self.load_reviews().await?;
+        let Some(pending) = store.pending.get(tab).filter(|p| p.posted.is_none()) else {
+            return Ok(());
+        };
+        let repo = {
+            let state = self.state.lock().unwrap();
+            [tab, pending.author.as_str()].iter().find_map(|t| {
+                state
+                    .tabs
+                    .get(*t)?
+                    .worktree
+                    .as_ref()
+                    .map(|w| w.repo.clone())
+            })
+        };
+        let Some(repo) = repo else {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "the review was not taken: neither tab {tab} nor its author's tab {} has a \
+                     worktree to check its comments against",
+                    pending.author
+                ),
+            ));
+        };
+        let (base, head, asked) = (pending.base.clone(), pending.head.clone(), posted.clone());
+        let facts = super::edge::gather("reading a reviewed range's files", move || {
+            range::facts(&repo, &base, &head, &asked)
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
+        range::check(posted, &facts).map_err(|e| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!("the review was not taken: {e}"),
+            )
         })
     }
 

@@ -18,6 +18,7 @@
 
 pub mod choice;
 pub mod format;
+pub mod range;
 pub mod status;
 pub mod store;
 

@@ -310,6 +310,7 @@ mod tests {
                 severity: Severity::Note,
                 text: "t".into(),
             }],
+            lines: vec![2],
         }
     }
 
