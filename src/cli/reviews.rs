@@ -1,6 +1,8 @@
 //! `nerdr reviews [TAB] [--json] [--send N|all]`: a tab's reviews and
 //! their comments; `--send` types chosen comments to the author's agent as
-//! one message, as `nerdr send` does.
+//! one message, as `nerdr send` does (the person's to do: a reviewer's
+//! agent may not type into its author). The core escapes the reviewer's
+//! text (`review::shown`); the text form escapes it again, harmlessly.
 
 use std::process::ExitCode;
 
@@ -15,7 +17,7 @@ use crate::review::SANDBOX_NOTE;
 pub struct Args {
     /// The author's tab: its id, a unique id prefix, its number or its name (default: the tab this runs in, else every reviewed tab of this folder's session)
     pub tab: Option<String>,
-    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, base, head, summary, comments: file, line, severity, text) and requested (reviews not posted yet: reviewer_tab, agent, base, head, automatic, state, status)
+    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, from_sandbox, note (from a sandbox only), base, head, summary, comments: file, line, severity, text; hidden and control characters in the reviewer's text as escapes such as \u{202e}) and requested (reviews not posted yet: reviewer_tab, agent, base, head, automatic, state, status)
     #[arg(long)]
     pub json: bool,
     /// Send comment N of the latest review (or `all` of them) to the author's agent, as one message
