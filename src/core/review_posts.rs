@@ -1,11 +1,13 @@
 //! Reviews coming in and going out: `nerdr post-review` (a reviewer's
-//! review, taken only from a tab `request-review` started, once, and kept
-//! with the author's tab in `reviews.json`) and `nerdr reviews` (a tab's
+//! review, taken only from a tab `request-review` started, once, with its
+//! comments on the reviewed range as `review::range` rules over what git
+//! says of the range here, and kept with the author's tab in
+//! `reviews.json`) and `nerdr reviews` (a tab's
 //! reviews and the reviewers still at work: the request the window's review
 //! panel reads too).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::caller::Caller;
 use super::not_found::no_tab;
@@ -100,7 +102,7 @@ impl Core {
         };
         let (base, head, asked) = (pending.base.clone(), pending.head.clone(), posted.clone());
         let facts = super::edge::gather("reading a reviewed range's files", move || {
-            range::facts(&repo, &base, &head, &asked)
+            range_facts(&repo, &base, &head, &asked)
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
@@ -193,6 +195,58 @@ impl Core {
             .collect();
         Ok(out)
     }
+}
+
+/// What `review::range` checks `posted`'s comments against, for
+/// `base..head` in `repo` (blocking git queries).
+fn range_facts(
+    repo: &Path,
+    base: &str,
+    head: &str,
+    posted: &format::Posted,
+) -> Result<range::Facts, String> {
+    let tree = |commit: &str| {
+        crate::git::query_bytes(repo, &["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
+            .map(|b| range::parse_tree(&b))
+            .map_err(|e| {
+                format!(
+                    "cannot read commit {} of the reviewed range in {}: {e}",
+                    crate::review::short(commit),
+                    repo.display()
+                )
+            })
+    };
+    let (base_tree, head_tree) = (tree(base)?, tree(head)?);
+    let changed = range::changed(&base_tree, &head_tree);
+    let mut at_head = BTreeMap::new();
+    for file in posted.comments.iter().map(|c| &c.file) {
+        if at_head.contains_key(file) || !changed.contains(file) {
+            continue;
+        }
+        let Some(entry) = head_tree.get(file) else {
+            continue;
+        };
+        let count = match entry.size {
+            Some(size) if entry.kind == "blob" && size <= range::MAX_COUNTED => {
+                let bytes = crate::git::query_bytes(repo, &["cat-file", "blob", &entry.object])
+                    .map_err(|e| {
+                        format!(
+                            "cannot read {file:?} at {}: {e}",
+                            crate::review::short(head)
+                        )
+                    })?;
+                Some(range::count_lines(&bytes))
+            }
+            _ => None,
+        };
+        at_head.insert(file.clone(), count);
+    }
+    Ok(range::Facts {
+        base: base.to_string(),
+        head: head.to_string(),
+        changed,
+        at_head,
+    })
 }
 
 /// What a review's status reads of a reviewer's tab.

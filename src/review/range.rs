@@ -6,13 +6,13 @@
 //! belongs in the summary. Without this, a reviewer could put a comment
 //! "on" any path, which the person reads as being about the change.
 //!
-//! [`check`] is the rule, pure over [`Facts`]; [`facts`] gathers them with
-//! git (`ls-tree` of both ends, and `cat-file` of the commented files at
-//! head: queries that run nothing the repository configures). Blocking:
-//! the core calls it off its async workers and outside its state lock.
+//! [`check`] is the rule, pure over [`Facts`]; [`parse_tree`], [`changed`]
+//! and [`count_lines`] read what the core gathers with git
+//! (`core::review_posts`: `ls-tree` of both ends and `cat-file` of the
+//! commented files at head, queries that run nothing the repository
+//! configures, off its async workers and outside its state lock).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::Path;
 
 use super::format::Posted;
 use super::short;
@@ -153,48 +153,6 @@ pub fn count_lines(bytes: &[u8]) -> u32 {
     let newlines = bytes.iter().filter(|b| **b == b'\n').count();
     let unterminated = !bytes.is_empty() && !bytes.ends_with(b"\n");
     u32::try_from(newlines + usize::from(unterminated)).unwrap_or(u32::MAX)
-}
-
-/// The facts for `posted`'s comments on `base..head` in `repo` (blocking
-/// git queries).
-pub fn facts(repo: &Path, base: &str, head: &str, posted: &Posted) -> Result<Facts, String> {
-    let tree = |commit: &str| {
-        crate::git::query_bytes(repo, &["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
-            .map(|b| parse_tree(&b))
-            .map_err(|e| {
-                format!(
-                    "cannot read commit {} of the reviewed range in {}: {e}",
-                    short(commit),
-                    repo.display()
-                )
-            })
-    };
-    let (base_tree, head_tree) = (tree(base)?, tree(head)?);
-    let changed = changed(&base_tree, &head_tree);
-    let mut at_head = BTreeMap::new();
-    for file in posted.comments.iter().map(|c| &c.file) {
-        if at_head.contains_key(file) || !changed.contains(file) {
-            continue;
-        }
-        let Some(entry) = head_tree.get(file) else {
-            continue;
-        };
-        let count = match entry.size {
-            Some(size) if entry.kind == "blob" && size <= MAX_COUNTED => {
-                let bytes = crate::git::query_bytes(repo, &["cat-file", "blob", &entry.object])
-                    .map_err(|e| format!("cannot read {file:?} at {}: {e}", short(head)))?;
-                Some(count_lines(&bytes))
-            }
-            _ => None,
-        };
-        at_head.insert(file.clone(), count);
-    }
-    Ok(Facts {
-        base: base.to_string(),
-        head: head.to_string(),
-        changed,
-        at_head,
-    })
 }
 
 #[cfg(test)]
