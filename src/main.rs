@@ -25,6 +25,7 @@ mod notify;
 mod paths;
 mod peer;
 mod platform;
+mod printable;
 mod private_dir;
 mod probe;
 mod protocol;

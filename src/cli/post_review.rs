@@ -18,7 +18,10 @@ use crate::protocol::api::PostReview;
     (SEVERITY: error, warning or note; FILE relative to the repository's top folder)\n\
     or as JSON lines:\n  \
     {\"summary\": \"...\"}\n  \
-    {\"file\": \"src/main.rs\", \"line\": 12, \"severity\": \"warning\", \"text\": \"...\"}")]
+    {\"file\": \"src/main.rs\", \"line\": 12, \"severity\": \"warning\", \"text\": \"...\"}\n\
+    Each comment is on a file the reviewed range (base..head) changes, on a line that file has at\n\
+    head; remarks on other files go in the summary. Control characters are refused; the\n\
+    person sees bidirectional and zero-width characters as escapes (\\u{202e}).")]
 pub struct Args {
     /// Read the review from this file instead of stdin
     #[arg(long, value_name = "FILE")]

@@ -1,6 +1,8 @@
 //! `nerdr reviews [TAB] [--json] [--send N|all]`: a tab's reviews and
 //! their comments; `--send` types chosen comments to the author's agent as
-//! one message, as `nerdr send` does.
+//! one message, as `nerdr send` does (the person's to do: a reviewer's
+//! agent may not type into its author). The core escapes the reviewer's
+//! text (`review::shown`); the text form escapes it again, harmlessly.
 
 use std::process::ExitCode;
 
@@ -15,7 +17,7 @@ use crate::review::SANDBOX_NOTE;
 pub struct Args {
     /// The author's tab: its id, a unique id prefix, its number or its name (default: the tab this runs in, else every reviewed tab of this folder's session). Named, from outside the tabs and without --json, its reviews count as read (its @N mark goes)
     pub tab: Option<String>,
-    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, base, head, summary, read, comments: file, line, severity, text) and requested (reviews not posted yet: reviewer_tab, agent, base, head, automatic, state, status)
+    /// One JSON array: per tab, tab, name, reviews (number, reviewer_tab, agent, written_in_sandbox, from_sandbox, note (from a sandbox only), base, head, summary, read, comments: file, line, severity, text; hidden and control characters in the reviewer's text as escapes such as \u{202e}) and requested (reviews not posted yet: reviewer_tab, agent, base, head, automatic, state, status)
     #[arg(long)]
     pub json: bool,
     /// Send comment N of the latest review (or `all` of them) to the author's agent, as one message
@@ -59,9 +61,10 @@ fn send(
         anyhow::bail!(why);
     }
     let review = match number {
-        Some(n) => tab.reviews.iter().find(|r| r.number == n),
+        Some(n) => tab.reviews.iter().find(|r| r.review.number == n),
         None => tab.reviews.last(),
-    };
+    }
+    .map(|r| &r.review);
     let Some(review) = review else {
         anyhow::bail!(
             "tab {} has no review{}; `nerdr request-review {}` asks for one",
@@ -104,7 +107,7 @@ fn text(tabs: &[TabReviews]) -> String {
         if t.reviews.is_empty() && t.requested.is_empty() {
             out.push_str("  no reviews\n");
         }
-        for r in &t.reviews {
+        for r in t.reviews.iter().map(|r| &r.review) {
             out.push_str(&format!(
                 "  review {} by {} (tab {}) of {}..{}\n",
                 r.number,
@@ -146,7 +149,7 @@ fn text(tabs: &[TabReviews]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::protocol::replies::ReviewRequested;
+    use crate::protocol::replies::{ReviewRequested, ShownReview};
     use crate::review::format::{Comment, Severity};
     use crate::review::store::Review;
 
@@ -156,21 +159,26 @@ mod tests {
             program: None,
             tab: "ab12".into(),
             name: "claude-1".into(),
-            reviews: vec![Review {
-                read: true,
-                number: 1,
-                reviewer_tab: "r1".into(),
-                agent: "codex".into(),
-                written_in_sandbox: true,
-                base: "0123456789abcdef".into(),
-                head: "fedcba9876543210".into(),
-                summary: "ok\u{1b}[2J".into(),
-                comments: vec![Comment {
-                    file: "a.rs".into(),
-                    line: 3,
-                    severity: Severity::Error,
-                    text: "bad".into(),
-                }],
+            // As it is stored: this output makes it printable itself too.
+            reviews: vec![ShownReview {
+                from_sandbox: true,
+                note: None,
+                review: Review {
+                    read: true,
+                    number: 1,
+                    reviewer_tab: "r1".into(),
+                    agent: "codex".into(),
+                    written_in_sandbox: true,
+                    base: "0123456789abcdef".into(),
+                    head: "fedcba9876543210".into(),
+                    summary: "ok\u{1b}[2J".into(),
+                    comments: vec![Comment {
+                        file: "a.rs".into(),
+                        line: 3,
+                        severity: Severity::Error,
+                        text: "bad".into(),
+                    }],
+                },
             }],
             requested: vec![ReviewRequested {
                 reviewer_tab: "r2".into(),

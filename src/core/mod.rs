@@ -46,6 +46,7 @@ mod question;
 mod reports;
 mod request_facts;
 mod review_auto;
+mod review_links;
 mod review_posts;
 mod review_start;
 mod sandbox_check;
@@ -150,6 +151,8 @@ pub struct State {
     /// What the tab list shows of `spinoffs.json`: each spun-off tab's
     /// parent, each parent's waiting results (`spinoff_results`).
     pub spinoffs: crate::spinoff::store::Links,
+    /// Which tab reviews which (`reviews.json`'s, mirrored).
+    pub review_links: review_links::ReviewLinks,
 }
 
 /// The background tasks' doorbells.

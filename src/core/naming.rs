@@ -59,7 +59,12 @@ impl Core {
                     let foreign = home.as_ref().is_some_and(|h| h != folder);
                     let kind = caller.kind();
                     if kind == CallerKind::Sandboxed
-                        && (own_gone || privilege::hides_tab(kind, target_kind(caller, t), foreign))
+                        && (own_gone
+                            || privilege::hides_tab(
+                                kind,
+                                target_kind(caller, t, &state.review_links),
+                                foreign,
+                            ))
                     {
                         continue;
                     }

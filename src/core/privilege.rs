@@ -78,6 +78,13 @@ pub enum Operation {
 pub enum Target {
     /// The caller's own tab.
     Own,
+    /// A reviewer of the caller's own work (`nerdr request-review` started
+    /// it on the caller's tab): it answers to the person, not to its
+    /// author ([`tab_target`]).
+    OwnReviewer,
+    /// The tab whose work the caller reviews: the caller is its reviewer,
+    /// whose words reach it only through the person.
+    OwnAuthor,
     /// An agent (running, or to be started) inside a sandbox.
     SandboxedAgent,
     /// An agent outside every sandbox.
@@ -95,6 +102,12 @@ pub enum Verdict {
     Queue(&'static str),
     Refuse(&'static str),
 }
+
+/// Why an author's agent may not act on its own reviewer.
+pub const REVIEWER_ANSWERS_TO_THE_USER: &str =
+    "a reviewer answers to the user, not to the agent whose work it reviews: its author may \
+     see, read and diff it, but not type into, restart, close, rename or resize it, nor post, \
+     report or ask a review for it (the user can)";
 
 pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
     use CallerKind as C;
@@ -127,6 +140,16 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         (C::Tab | C::Sandboxed, O::ReportResult, _) => Refuse(
             "a result is reported by the spun-off agent, from its own tab (`nerdr \
              report-result` in the tab `nerdr spinoff` started), and goes only to its parent",
+        ),
+        // Between a reviewer and its author, only looking: what one says
+        // to the other goes through the person (`nerdr reviews --send`).
+        (C::Tab | C::Sandboxed, O::See | O::Read | O::Diff | O::Query, T::OwnReviewer) => Allow,
+        (C::Tab | C::Sandboxed, O::See | O::Read | O::Diff | O::Query, T::OwnAuthor) => Allow,
+        (C::Tab | C::Sandboxed, _, T::OwnReviewer) => Refuse(REVIEWER_ANSWERS_TO_THE_USER),
+        (C::Tab | C::Sandboxed, _, T::OwnAuthor) => Refuse(
+            "a reviewer's words reach its author only through its review (`nerdr post-review`), \
+             which the user reads and sends on (`nerdr reviews --send`): it may see, read and \
+             diff its author's tab, nothing more",
         ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
@@ -305,7 +328,71 @@ pub fn hides_tab(caller: CallerKind, target: Target, foreign: bool) -> bool {
         (CallerKind::User | CallerKind::Tab, _) => false,
         (CallerKind::Sandboxed, Target::Agent | Target::Terminal) => true,
         (CallerKind::Sandboxed, Target::SandboxedAgent) => foreign,
+        // Its reviewer or author, which it may read: no secret to keep.
+        (CallerKind::Sandboxed, Target::OwnReviewer | Target::OwnAuthor) => foreign,
         (CallerKind::Sandboxed, Target::Own | Target::Nothing) => false,
+    }
+}
+
+/// How a tab stands to the caller's tab in the reviews: `review::store`'s
+/// pending reviews, reviewer by author ([`link`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Link {
+    None,
+    /// The tab reviews the caller's work.
+    ItsReviewer,
+    /// The caller reviews the tab's work.
+    ItsAuthor,
+}
+
+/// How tab `tab` stands to the caller's tab `caller`, from `author_of`
+/// (each reviewer tab's author, as the review store has it).
+pub fn link(
+    author_of: &std::collections::BTreeMap<String, String>,
+    caller: &str,
+    tab: &str,
+) -> Link {
+    if author_of.get(tab).is_some_and(|a| a == caller) {
+        Link::ItsReviewer
+    } else if author_of.get(caller).is_some_and(|a| a == tab) {
+        Link::ItsAuthor
+    } else {
+        Link::None
+    }
+}
+
+/// A tab, as far as what it is to a caller goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TabFacts {
+    /// The caller's own tab.
+    pub own: bool,
+    /// A terminal pane, not an agent.
+    pub terminal: bool,
+    pub sandboxed: bool,
+    pub link: Link,
+}
+
+/// What a tab is to a caller. A reviewer and its author are a target of
+/// their own to each other, except where that would reach past a
+/// sandbox: to a sandboxed caller an unsandboxed reviewer or author stays
+/// an agent outside every sandbox (which it may not read).
+pub fn tab_target(caller: CallerKind, tab: TabFacts) -> Target {
+    let within_reach = caller != CallerKind::Sandboxed || tab.sandboxed;
+    match tab {
+        TabFacts { own: true, .. } => Target::Own,
+        TabFacts { terminal: true, .. } => Target::Terminal,
+        TabFacts {
+            link: Link::ItsReviewer,
+            ..
+        } if within_reach => Target::OwnReviewer,
+        TabFacts {
+            link: Link::ItsAuthor,
+            ..
+        } if within_reach => Target::OwnAuthor,
+        TabFacts {
+            sandboxed: true, ..
+        } => Target::SandboxedAgent,
+        TabFacts { .. } => Target::Agent,
     }
 }
 
@@ -348,226 +435,5 @@ pub fn name(op: Operation) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::CallerKind::{Sandboxed as S, Tab, User};
-    use super::Operation::*;
-    use super::Target::{Agent as Out, Nothing, Own, SandboxedAgent as In, Terminal as Term};
-    use super::*;
-
-    const CALLERS: [CallerKind; 3] = [User, Tab, S];
-    const OPS: [Operation; 24] = [
-        StartAgent,
-        OpenTerminal,
-        Restart,
-        Close,
-        Rename,
-        Quit,
-        Send,
-        Read,
-        Resize,
-        See,
-        ListApprovals,
-        Decide,
-        RunPlugin,
-        Report,
-        Query,
-        AskNetwork,
-        Diff,
-        ListWorktrees,
-        Merge,
-        Clean,
-        RequestReview,
-        PostReview,
-        SpinOff,
-        ReportResult,
-    ];
-    const TARGETS: [Target; 5] = [Own, In, Out, Term, Nothing];
-
-    /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
-    /// own tab, sandboxed agent, agent, terminal, nothing.
-    const SANDBOXED: [(Operation, &str); 24] = [
-        (StartAgent, "rarrr"),
-        (OpenTerminal, "rrrrr"),
-        (Restart, "aarrr"),
-        (Close, "aarrr"),
-        (Rename, "aarrr"),
-        (Quit, "rrrrr"),
-        (Send, "aaqrr"),
-        (Read, "aarrr"),
-        (Resize, "aarrr"),
-        (See, "arrrr"),
-        (ListApprovals, "rrrrr"),
-        (Decide, "rrrrr"),
-        (RunPlugin, "qqqqq"),
-        (Report, "arrrr"),
-        (Query, "aaaaa"),
-        (AskNetwork, "qrrrr"),
-        (Diff, "arrrr"),
-        (ListWorktrees, "rrrrr"),
-        (Merge, "rrrrr"),
-        (Clean, "rrrrr"),
-        (RequestReview, "aarrr"),
-        (PostReview, "arrrr"),
-        (SpinOff, "arrrr"),
-        (ReportResult, "arrrr"),
-    ];
-
-    fn letter(v: &Verdict) -> char {
-        match v {
-            Verdict::Allow => 'a',
-            Verdict::Queue(_) => 'q',
-            Verdict::Refuse(_) => 'r',
-        }
-    }
-
-    #[test]
-    fn every_cell_of_the_matrix() {
-        let mut cells = 0;
-        for caller in CALLERS {
-            for (i, op) in OPS.into_iter().enumerate() {
-                let row = match caller {
-                    User => "aaaaa",
-                    Tab if op == Decide => "rrrrr",
-                    Tab if op == AskNetwork => "qrrrr",
-                    Tab if op == PostReview || op == ReportResult => "arrrr",
-                    Tab => "aaaaa",
-                    S => {
-                        assert_eq!(SANDBOXED[i].0, op, "table rows follow OPS");
-                        SANDBOXED[i].1
-                    }
-                };
-                for (target, want) in TARGETS.into_iter().zip(row.chars()) {
-                    let got = decide(caller, op, target);
-                    assert_eq!(letter(&got), want, "{caller:?} {op:?} {target:?}: {got:?}");
-                    if let Verdict::Refuse(why) | Verdict::Queue(why) = got {
-                        assert!(why.len() > 10, "{caller:?} {op:?} {target:?} says why");
-                    }
-                    cells += 1;
-                }
-            }
-        }
-        assert_eq!(cells, CALLERS.len() * OPS.len() * TARGETS.len());
-    }
-
-    #[test]
-    fn every_extra_for_every_caller() {
-        // Each extra alone, none, and all: only a sandboxed caller is held.
-        let alone = [
-            Extras {
-                foreign_folder: true,
-                ..Extras::default()
-            },
-            Extras {
-                extra_args: true,
-                ..Extras::default()
-            },
-            Extras {
-                removes_others_worktree: true,
-                ..Extras::default()
-            },
-            Extras {
-                unsandboxed_launch: true,
-                ..Extras::default()
-            },
-            Extras {
-                no_worktree: true,
-                ..Extras::default()
-            },
-            Extras {
-                forced_removal: true,
-                ..Extras::default()
-            },
-        ];
-        let all = Extras {
-            no_worktree: true,
-            foreign_folder: true,
-            extra_args: true,
-            removes_others_worktree: true,
-            unsandboxed_launch: true,
-            forced_removal: true,
-        };
-        for caller in CALLERS {
-            assert_eq!(decide_extras(caller, Extras::default()), Verdict::Allow);
-            for extras in alone.iter().chain([&all]) {
-                let got = decide_extras(caller, *extras);
-                match caller {
-                    S => assert!(matches!(got, Verdict::Refuse(_)), "{extras:?}"),
-                    _ => assert_eq!(got, Verdict::Allow, "{caller:?} {extras:?}"),
-                }
-            }
-        }
-        let why = |e| match decide_extras(S, e) {
-            Verdict::Refuse(w) => w,
-            other => panic!("{other:?}"),
-        };
-        assert!(why(alone[0]).contains("own session's folder"));
-        assert!(why(alone[1]).contains("arguments"));
-        assert!(why(alone[2]).contains("worktree"));
-        assert!(why(alone[3]).contains("outside a sandbox"));
-        assert!(why(alone[4]).contains("checkout the user works in"));
-        assert!(why(alone[5]).contains("force a worktree's removal"));
-    }
-
-    #[test]
-    fn a_program_run_as_it_is_starts_as_an_agent_outside_every_sandbox() {
-        #[rustfmt::skip]
-        let rows: &[(&str, Start, Target, [char; 3])] = &[
-            // (what, start, target, verdict for user, tab, sandboxed)
-            ("a program run as it is is unsandboxed", Start::Program, Out, ['a', 'a', 'r']),
-            ("a sandboxed agent", Start::Agent { sandboxed: true }, In, ['a', 'a', 'a']),
-            ("an unsandboxed agent", Start::Agent { sandboxed: false }, Out, ['a', 'a', 'r']),
-            ("a name the config does not resolve", Start::Unresolved, Out, ['a', 'a', 'r']),
-        ];
-        for (what, start, target, verdicts) in rows {
-            assert_eq!(start_target(*start), *target, "{what}");
-            for (caller, want) in CALLERS.iter().zip(verdicts) {
-                let got = letter(&decide(*caller, StartAgent, start_target(*start)));
-                assert_eq!(got, *want, "{what}, asked by {caller:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn which_refusals_read_as_no_such_tab() {
-        // One letter per target (own, sandboxed agent, agent, terminal,
-        // nothing): `h` hidden, `-` refused with its reason.
-        let rows: [(CallerKind, bool, &str); 6] = [
-            (User, false, "-----"),
-            (User, true, "-----"),
-            (Tab, false, "-----"),
-            (Tab, true, "-----"),
-            (S, false, "--hh-"),
-            (S, true, "-hhh-"),
-        ];
-        for (caller, foreign, row) in rows {
-            for (target, want) in TARGETS.into_iter().zip(row.chars()) {
-                assert_eq!(
-                    hides_tab(caller, target, foreign),
-                    want == 'h',
-                    "{caller:?} {target:?} foreign={foreign}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn who_sees_a_session() {
-        let rows: [(CallerKind, usize, bool); 6] = [
-            (User, 0, true),
-            (User, 2, true),
-            (Tab, 0, false),
-            (Tab, 1, true),
-            (S, 0, false),
-            (S, 1, true),
-        ];
-        for (caller, seen, want) in rows {
-            assert_eq!(sees_session(caller, seen), want, "{caller:?} {seen}");
-        }
-    }
-
-    #[test]
-    fn operation_names_are_distinct() {
-        let names: std::collections::HashSet<_> = OPS.into_iter().map(name).collect();
-        assert_eq!(names.len(), OPS.len());
-    }
-}
+#[path = "privilege_tests.rs"]
+mod tests;

@@ -223,7 +223,7 @@ impl Core {
         }
         let state = self.state.lock().unwrap();
         let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
-        Ok(target_kind(caller, t))
+        Ok(target_kind(caller, t, &state.review_links))
     }
 }
 
@@ -267,14 +267,24 @@ pub(super) fn op_of(req: &Request) -> Operation {
     }
 }
 
-/// What tab `t` is to `caller`.
-pub(super) fn target_kind(caller: &Caller, t: &super::state::Tab) -> Target {
-    match (t.kind, t.sandboxed) {
-        _ if caller.tab() == Some(t.id.as_str()) => Target::Own,
-        (TabKind::Terminal, _) => Target::Terminal,
-        (TabKind::Agent, true) => Target::SandboxedAgent,
-        (TabKind::Agent, false) => Target::Agent,
-    }
+/// What tab `t` is to `caller`, who reviews whom as `links` has it.
+pub(super) fn target_kind(
+    caller: &Caller,
+    t: &super::state::Tab,
+    links: &super::review_links::ReviewLinks,
+) -> Target {
+    let link = caller.tab().map_or(privilege::Link::None, |own| {
+        privilege::link(&links.author_of, own, &t.id)
+    });
+    privilege::tab_target(
+        caller.kind(),
+        privilege::TabFacts {
+            own: caller.tab() == Some(t.id.as_str()),
+            terminal: t.kind == TabKind::Terminal,
+            sandboxed: t.sandboxed,
+            link,
+        },
+    )
 }
 
 /// The requests that name a tab the person chose (by id or any handle:

@@ -1,11 +1,13 @@
 //! Reviews coming in and going out: `nerdr post-review` (a reviewer's
-//! review, taken only from a tab `request-review` started, once, and kept
-//! with the author's tab in `reviews.json`) and `nerdr reviews` (a tab's
+//! review, taken only from a tab `request-review` started, once, with its
+//! comments on the reviewed range as `review::range` rules over what git
+//! says of the range here, and kept with the author's tab in
+//! `reviews.json`) and `nerdr reviews` (a tab's
 //! reviews and the reviewers still at work: the request the window's review
 //! panel reads too).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::caller::Caller;
 use super::not_found::no_tab;
@@ -13,9 +15,9 @@ use super::privilege::CallerKind;
 use super::Core;
 use crate::protocol::api::TabState;
 use crate::protocol::api::{ApiError, ErrorCode};
-use crate::protocol::replies::{ReviewPosted, ReviewRequested, TabReviews};
+use crate::protocol::replies::{ReviewPosted, ReviewRequested, ShownReview, TabReviews};
 use crate::review::store::{PostRefused, Review};
-use crate::review::{format, status};
+use crate::review::{format, range, status};
 
 impl Core {
     /// `nerdr post-review`, from reviewer tab `caller`.
@@ -37,6 +39,7 @@ impl Core {
                 format!("the review was not taken: {e}"),
             )
         })?;
+        self.on_the_range(&tab, &posted).await?;
         // Either says so: the caller's standing, or the tab's.
         let sandboxed = caller.kind() == CallerKind::Sandboxed
             || self
@@ -63,6 +66,51 @@ impl Core {
         Ok(ReviewPosted {
             author,
             number: review.number,
+        })
+    }
+
+    /// Whether reviewer `tab`'s comments are on the range it was asked to
+    /// review (`review::range`): the store and the tab's repository read
+    /// first, git run off the async workers and outside the state lock. A
+    /// tab that is no reviewer, or posted already, is refused by the post
+    /// itself.
+    async fn on_the_range(&self, tab: &str, posted: &format::Posted) -> Result<(), ApiError> {
+        let store = self.load_reviews().await?;
+        let Some(pending) = store.pending.get(tab).filter(|p| p.posted.is_none()) else {
+            return Ok(());
+        };
+        let repo = {
+            let state = self.state.lock().unwrap();
+            [tab, pending.author.as_str()].iter().find_map(|t| {
+                state
+                    .tabs
+                    .get(*t)?
+                    .worktree
+                    .as_ref()
+                    .map(|w| w.repo.clone())
+            })
+        };
+        let Some(repo) = repo else {
+            return Err(ApiError::new(
+                ErrorCode::BadRequest,
+                format!(
+                    "the review was not taken: neither tab {tab} nor its author's tab {} has a \
+                     worktree to check its comments against",
+                    pending.author
+                ),
+            ));
+        };
+        let (base, head, asked) = (pending.base.clone(), pending.head.clone(), posted.clone());
+        let facts = super::edge::gather("reading a reviewed range's files", move || {
+            range_facts(&repo, &base, &head, &asked)
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
+        range::check(posted, &facts).map_err(|e| {
+            ApiError::new(
+                ErrorCode::BadRequest,
+                format!("the review was not taken: {e}"),
+            )
         })
     }
 
@@ -112,7 +160,9 @@ impl Core {
             .into_iter()
             .map(|(id, name, program)| TabReviews {
                 program,
-                reviews: store.reviews_of(&id).to_vec(),
+                // The reviewer's words made printable: the person's
+                // terminal, a JSON reader and the author never get them raw.
+                reviews: store.reviews_of(&id).iter().map(ShownReview::of).collect(),
                 requested: store
                     .pending
                     .iter()
@@ -165,6 +215,58 @@ pub(super) fn note_unread(
     for (id, t) in state.tabs.iter_mut() {
         t.unread_reviews = unread.get(id).copied().unwrap_or(0);
     }
+}
+
+/// What `review::range` checks `posted`'s comments against, for
+/// `base..head` in `repo` (blocking git queries).
+fn range_facts(
+    repo: &Path,
+    base: &str,
+    head: &str,
+    posted: &format::Posted,
+) -> Result<range::Facts, String> {
+    let tree = |commit: &str| {
+        crate::git::query_bytes(repo, &["ls-tree", "-r", "-z", "-l", "--full-tree", commit])
+            .map(|b| range::parse_tree(&b))
+            .map_err(|e| {
+                format!(
+                    "cannot read commit {} of the reviewed range in {}: {e}",
+                    crate::review::short(commit),
+                    repo.display()
+                )
+            })
+    };
+    let (base_tree, head_tree) = (tree(base)?, tree(head)?);
+    let changed = range::changed(&base_tree, &head_tree);
+    let mut at_head = BTreeMap::new();
+    for file in posted.comments.iter().map(|c| &c.file) {
+        if at_head.contains_key(file) || !changed.contains(file) {
+            continue;
+        }
+        let Some(entry) = head_tree.get(file) else {
+            continue;
+        };
+        let count = match entry.size {
+            Some(size) if entry.kind == "blob" && size <= range::MAX_COUNTED => {
+                let bytes = crate::git::query_bytes(repo, &["cat-file", "blob", &entry.object])
+                    .map_err(|e| {
+                        format!(
+                            "cannot read {file:?} at {}: {e}",
+                            crate::review::short(head)
+                        )
+                    })?;
+                Some(range::count_lines(&bytes))
+            }
+            _ => None,
+        };
+        at_head.insert(file.clone(), count);
+    }
+    Ok(range::Facts {
+        base: base.to_string(),
+        head: head.to_string(),
+        changed,
+        at_head,
+    })
 }
 
 /// What a review's status reads of a reviewer's tab.

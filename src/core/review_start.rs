@@ -124,7 +124,8 @@ impl Core {
                     format!(
                         "tab {author} is being reviewed already, by tab {reviewer} ({}); \
                          one reviewer at a time: wait for its review (`nerdr reviews \
-                         {author}`), or close tab {reviewer}",
+                         {author}`), or close tab {reviewer} (the user can: an author's \
+                         agent may not close its reviewer)",
                         p.agent
                     )
                 })
@@ -382,7 +383,8 @@ impl Core {
         }
     }
 
-    /// Read, change and write `reviews.json`, off the async workers.
+    /// Read, change and write `reviews.json`, off the async workers; the
+    /// state's mirror of who reviews whom follows (`review_links`).
     pub(super) async fn update_reviews<T: Send + 'static>(
         &self,
         change: impl FnOnce(&mut store::Store) -> T + Send + 'static,
@@ -391,17 +393,43 @@ impl Core {
         // Pruned first: a reviewer recorded now is not a tab yet.
         let live: std::collections::BTreeSet<String> =
             self.state.lock().unwrap().tabs.keys().cloned().collect();
-        let (out, unread) = super::edge::gather("updating reviews.json", move || {
+        let (out, unread, seq, links) = super::edge::gather("updating reviews.json", move || {
             store::update(&path, |s| {
                 s.prune(&live);
                 let out = change(s);
-                (out, s.unread_counts())
+                (
+                    out,
+                    s.unread_counts(),
+                    super::review_links::next_seq(),
+                    s.author_of(),
+                )
             })
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
-        super::review_posts::note_unread(&mut self.state.lock().unwrap(), &unread);
+        {
+            let mut state = self.state.lock().unwrap();
+            super::review_posts::note_unread(&mut state, &unread);
+            state.review_links.set(seq, links);
+        }
         Ok(out)
+    }
+
+    /// Mirror who reviews whom from `reviews.json` as it is (at start: a
+    /// restarted core's reviewers stay their authors'). A store that does
+    /// not read leaves none, and says why.
+    pub(super) async fn mirror_review_links(&self) {
+        let path = store::file(&self.paths.state_dir);
+        let read = super::edge::gather("reading reviews.json", move || {
+            store::read(&path, |s| (super::review_links::next_seq(), s.author_of()))
+        })
+        .await;
+        match read {
+            Ok((seq, links)) => self.state.lock().unwrap().review_links.set(seq, links),
+            Err(e) => {
+                tracing::warn!(error = %e, "reviews.json unread: no reviewer is known as one")
+            }
+        }
     }
 
     /// The reviews as they are on disk, off the async workers.

@@ -67,6 +67,8 @@ pub async fn serve(
         status_line: notify::StatusLine::start().context("cannot start the status thread")?,
     });
     core.changed();
+    // Before any request is served: the privilege model reads it.
+    core.mirror_review_links().await;
 
     let c = core.clone();
     tokio::spawn(async move {

@@ -42,61 +42,10 @@ pub const MAX_ROWS: u16 = 500;
 pub const MAX_COLS: u16 = 1000;
 
 /// A requested terminal size, clamped to what nerdr serves.
-/// Characters a terminal shows as nothing, or that reorder what is shown:
-/// bidirectional marks and overrides, zero-width and other format
-/// characters, line and paragraph separators, variation selectors, Unicode
-/// tag characters (which can carry invisible instructions to a model), and
-/// private-use characters.
-fn hidden(c: char) -> bool {
-    matches!(c,
-        '\u{00ad}' | '\u{034f}' | '\u{061c}' | '\u{115f}' | '\u{1160}' | '\u{17b4}'
-        | '\u{17b5}' | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}'
-        | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{206f}' | '\u{3164}'
-        | '\u{fe00}'..='\u{fe0f}' | '\u{feff}' | '\u{ffa0}' | '\u{fff0}'..='\u{fffb}'
-        | '\u{e000}'..='\u{f8ff}' | '\u{e0000}'..='\u{e0fff}'
-        | '\u{f0000}'..='\u{10ffff}')
-}
-
-/// Text from elsewhere (a repository, an agent) made safe to show on a
-/// person's terminal: control characters and the characters [`hidden`]
-/// lists become visible escapes.
-pub fn printable(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if c.is_control() || hidden(c) {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+/// Text from elsewhere made safe to show (`crate::printable`), where the
+/// wire's users have always found it.
+pub use crate::printable::printable;
 
 pub fn clamp_size(rows: u16, cols: u16) -> (u16, u16) {
     (rows.clamp(2, MAX_ROWS), cols.clamp(2, MAX_COLS))
-}
-
-#[cfg(test)]
-mod printable_tests {
-    use super::printable;
-
-    #[test]
-    fn control_and_bidi_characters_become_visible() {
-        for (raw, shown) in [
-            ("npm ci", "npm ci"),
-            ("a\rb", "a\\rb"),
-            ("x\u{1b}[2Ky", "x\\u{1b}[2Ky"),
-            ("tab\there", "tab\\there"),
-            ("\u{9b}31m", "\\u{9b}31m"),
-            ("ab\u{202e}cd", "ab\\u{202e}cd"),
-            ("zero\u{200b}width", "zero\\u{200b}width"),
-            ("tag\u{e0041}\u{e0042}", "tag\\u{e0041}\\u{e0042}"),
-            ("line\u{2028}sep", "line\\u{2028}sep"),
-            ("bom\u{feff}", "bom\\u{feff}"),
-            ("pua\u{e000}", "pua\\u{e000}"),
-            ("caf\u{e9} \u{1f600}", "caf\u{e9} \u{1f600}"),
-        ] {
-            assert_eq!(printable(raw), shown, "{raw:?}");
-        }
-    }
 }

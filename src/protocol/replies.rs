@@ -250,12 +250,37 @@ pub struct ReviewPosted {
 pub struct TabReviews {
     pub tab: String,
     pub name: String,
-    pub reviews: Vec<crate::review::store::Review>,
+    pub reviews: Vec<ShownReview>,
     pub requested: Vec<ReviewRequested>,
     /// The program the tab runs when it is one (`nerdr agent -- CMD`), not
     /// a configured agent: review text is never typed into it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub program: Option<String>,
+}
+
+/// A posted review as it leaves the store (`review::shown`: the
+/// reviewer's words made printable), and, from a sandbox, the note
+/// whoever reads it outside one is given (`review::SANDBOX_NOTE`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShownReview {
+    #[serde(flatten)]
+    pub review: crate::review::store::Review,
+    /// Written by an agent in a sandbox (as `written_in_sandbox`).
+    #[serde(default)]
+    pub from_sandbox: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+impl ShownReview {
+    pub fn of(review: &crate::review::store::Review) -> ShownReview {
+        let from_sandbox = review.written_in_sandbox;
+        ShownReview {
+            review: crate::review::shown(review),
+            from_sandbox,
+            note: from_sandbox.then(|| crate::review::SANDBOX_NOTE.to_string()),
+        }
+    }
 }
 
 /// A reviewer at work on a tab's work.

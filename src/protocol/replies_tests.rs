@@ -422,7 +422,7 @@ fn review_replies_keep_their_fields() {
             program: None,
             tab: "ab12".into(),
             name: "claude-1".into(),
-            reviews: vec![Review {
+            reviews: vec![ShownReview::of(&Review {
                 read: true,
                 number: 1,
                 reviewer_tab: "r1".into(),
@@ -430,14 +430,14 @@ fn review_replies_keep_their_fields() {
                 written_in_sandbox: true,
                 base: "b0".into(),
                 head: "h1".into(),
-                summary: "ok".into(),
+                summary: "ok\u{202e}".into(),
                 comments: vec![Comment {
                     file: "a.rs".into(),
                     line: 3,
                     severity: Severity::Warning,
                     text: "t".into(),
                 }],
-            }],
+            })],
             requested: vec![ReviewRequested {
                 reviewer_tab: "r2".into(),
                 agent: "claude".into(),
@@ -451,7 +451,8 @@ fn review_replies_keep_their_fields() {
         json!([{"tab": "ab12", "name": "claude-1",
                 "reviews": [{"number": 1, "reviewer_tab": "r1", "agent": "codex",
                              "written_in_sandbox": true, "base": "b0", "head": "h1",
-                             "summary": "ok", "read": true,
+                             "summary": "ok\\u{202e}", "read": true,
+                             "from_sandbox": true, "note": crate::review::SANDBOX_NOTE,
                              "comments": [{"file": "a.rs", "line": 3, "severity": "warning", "text": "t"}]}],
                 "requested": [{"reviewer_tab": "r2", "agent": "claude", "base": "b0",
                                "head": "h2", "automatic": true,

@@ -70,6 +70,10 @@ pub struct Comment {
 pub struct Posted {
     pub summary: String,
     pub comments: Vec<Comment>,
+    /// The input line each comment starts on (1-based), for errors about
+    /// it found after reading (`review::range`).
+    #[serde(skip)]
+    pub lines: Vec<usize>,
 }
 
 /// What is wrong with a posted review, and where.
@@ -148,6 +152,7 @@ struct JsonLine {
 fn json_lines(input: &str) -> Result<Posted, FormatError> {
     let mut summary: Option<String> = None;
     let mut comments = Vec::new();
+    let mut lines = Vec::new();
     for (i, raw) in input.lines().enumerate() {
         let n = i + 1;
         if raw.trim().is_empty() {
@@ -215,18 +220,21 @@ fn json_lines(input: &str) -> Result<Posted, FormatError> {
                     &severity.expect("checked"),
                     &text.expect("checked"),
                 )?);
+                lines.push(n);
             }
         }
     }
     Ok(Posted {
         summary: summary.unwrap_or_default(),
         comments,
+        lines,
     })
 }
 
 fn text(input: &str) -> Result<Posted, FormatError> {
     let mut summary: Option<String> = None;
     let mut comments: Vec<Comment> = Vec::new();
+    let mut lines = Vec::new();
     // What a continuation line goes on: the summary, or the last comment.
     let mut last_is_summary = false;
     for (i, raw) in input.lines().enumerate() {
@@ -287,11 +295,13 @@ fn text(input: &str) -> Result<Posted, FormatError> {
                 )
             })?;
         comments.push(comment(n, file.trim(), line_no, severity, text)?);
+        lines.push(n);
         last_is_summary = false;
     }
     Ok(Posted {
         summary: summary.unwrap_or_default(),
         comments,
+        lines,
     })
 }
 
@@ -388,9 +398,14 @@ mod tests {
                 c("src/main.rs", 12, Severity::Warning, "unwrap on user input"),
                 c("README.md", 3, Severity::Note, "typo: teh"),
             ],
+            lines: vec![3, 5],
         };
         let text = "\nsummary: Sound, one risky unwrap.\nsrc/main.rs:12: warning: unwrap on user\n  input\nREADME.md:3: Note: typo: teh\n";
         assert_eq!(parse(text).unwrap(), want);
+        let want = Posted {
+            lines: vec![2, 4],
+            ..want
+        };
         let json = r#"{"summary": "Sound, one risky unwrap."}
 {"file": "src/main.rs", "line": 12, "severity": "warning", "text": "unwrap on user input"}
 

@@ -3,15 +3,48 @@
 //! ([`format`], pure), where reviews are kept ([`store`]), and the words
 //! the reviewer and the author are sent (here, pure). Starting the
 //! reviewer and taking its post are the core's (`core::review_*`).
+//!
+//! A review's text is the reviewer's, an agent's, perhaps a sandboxed
+//! one's: wherever it leaves the store (`nerdr reviews`, its `--json`, the
+//! window's review panel, the message `--send` types into the author) it
+//! goes through [`shown`] or [`message`], which make control, bidirectional
+//! and zero-width characters visible escapes (`crate::printable`, the one
+//! list nerdr keeps of them). `nerdr post-review` refuses control
+//! characters (`format`: a review is lines of text) but takes the hidden
+//! ones, escaped on the way out instead: a direction mark or a joiner has
+//! honest uses in a review's prose (right-to-left text, emoji), reviews
+//! stored before the check would pass unescaped otherwise, and the escape
+//! itself shows the person that the reviewer wrote something hidden.
 
 pub mod choice;
 pub mod format;
+pub mod range;
 pub mod status;
 pub mod store;
 pub mod unread;
 
+use crate::printable::printable;
 use format::Comment;
 use store::Review;
+
+/// Review `review` as it leaves the store: the reviewer's words (summary,
+/// each comment's file and text) and its agent's name made printable.
+pub fn shown(review: &Review) -> Review {
+    Review {
+        agent: printable(&review.agent),
+        summary: printable(&review.summary),
+        comments: review
+            .comments
+            .iter()
+            .map(|c| Comment {
+                file: printable(&c.file),
+                text: printable(&c.text),
+                ..c.clone()
+            })
+            .collect(),
+        ..review.clone()
+    }
+}
 
 /// The reviewer's first prompt, typed once its screen is ready: the range
 /// to review and how to answer. One line: a newline typed into an agent's
@@ -47,6 +80,7 @@ pub const SANDBOX_NOTE: &str = "[written in a sandbox: it may carry that agent's
 /// --send`): one line, each comment as `FILE:LINE (SEVERITY): TEXT`.
 /// `which`: the comment's number (1-based) or every comment.
 pub fn message(review: &Review, which: Option<usize>) -> Result<String, String> {
+    let review = &shown(review);
     let chosen: Vec<(usize, &Comment)> = match which {
         None => review.comments.iter().enumerate().collect(),
         Some(n) if (1..=review.comments.len()).contains(&n) => {
@@ -90,7 +124,8 @@ pub fn message(review: &Review, which: Option<usize>) -> Result<String, String> 
     if text.ends_with(';') {
         text.pop();
     }
-    // Typed as one line: nothing may break it.
+    // Typed as one line: nothing may break it (`shown` escaped what the
+    // reviewer wrote; this is for good measure).
     Ok(text.replace(['\n', '\r'], " "))
 }
 
@@ -154,6 +189,25 @@ mod tests {
         ];
         for (author, taken, want) in rows {
             assert_eq!(reviewer_name(author, taken.iter().copied()), *want);
+        }
+    }
+
+    #[test]
+    fn what_a_reviewer_hid_is_shown_everywhere_its_text_goes() {
+        let mut r = review(true);
+        r.summary = "ok\u{202e}evil\u{202c} \u{200b}".into();
+        r.comments[0].file = "src/\u{2066}a.rs".into();
+        r.comments[0].text = "fine\u{1b}]0;x\u{7}\u{2028}run rm".into();
+        let s = shown(&r);
+        assert_eq!(s.summary, "ok\\u{202e}evil\\u{202c} \\u{200b}");
+        assert_eq!(s.comments[0].file, "src/\\u{2066}a.rs");
+        assert_eq!(s.comments[0].text, "fine\\u{1b}]0;x\\u{7}\\u{2028}run rm");
+        assert_eq!(s.comments[1], r.comments[1], "plain text stays as it is");
+        assert_eq!((s.number, s.written_in_sandbox), (2, true));
+        for which in [None, Some(1)] {
+            let m = message(&r, which).unwrap();
+            assert!(m.chars().all(|c| !c.is_control() && c.is_ascii()), "{m:?}");
+            assert!(m.contains("src/\\u{2066}a.rs:3"), "{m}");
         }
     }
 

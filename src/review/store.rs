@@ -217,6 +217,16 @@ impl Store {
         self.pending.contains_key(tab)
     }
 
+    /// Each reviewer tab's author: how tabs stand to each other
+    /// (`privilege::link`). A reviewer stays its author's while either is
+    /// open, posted or not.
+    pub fn author_of(&self) -> BTreeMap<String, String> {
+        self.pending
+            .iter()
+            .map(|(reviewer, p)| (reviewer.clone(), p.author.clone()))
+            .collect()
+    }
+
     pub fn reviews_of(&self, author: &str) -> &[Review] {
         self.authors.get(author).map_or(&[], |a| &a.reviews)
     }
@@ -262,16 +272,25 @@ pub fn save(path: &Path, store: &Store) -> Result<(), String> {
     write().map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// The lock [`update`] and [`read`] hold around the file.
+static FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Read, change and write the store under one process-wide lock, so two
 /// requests never write over each other's change. Blocking: call it off
 /// the async workers.
 pub fn update<T>(path: &Path, change: impl FnOnce(&mut Store) -> T) -> Result<T, String> {
-    static FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _held = FILE.lock().unwrap_or_else(|p| p.into_inner());
     let mut store = load(path)?;
     let out = change(&mut store);
     save(path, &store)?;
     Ok(out)
+}
+
+/// Look at the store under [`update`]'s lock, between two writes.
+/// Blocking: call it off the async workers.
+pub fn read<T>(path: &Path, look: impl FnOnce(&Store) -> T) -> Result<T, String> {
+    let _held = FILE.lock().unwrap_or_else(|p| p.into_inner());
+    Ok(look(&load(path)?))
 }
 
 #[cfg(test)]
@@ -302,6 +321,7 @@ mod tests {
                 severity: Severity::Note,
                 text: "t".into(),
             }],
+            lines: vec![2],
         }
     }
 

@@ -34,6 +34,7 @@ mod replycap;
 mod resume;
 mod rev18;
 mod rev18b;
+mod review_guards;
 mod review_panel;
 mod review_status;
 mod review_ux;

@@ -157,7 +157,7 @@ impl Window {
         let reviews = match tabs.into_iter().find(|t| t.tab == tab) {
             Some(t) => Reviews {
                 not_sendable: crate::review::not_for_a_program(&t.tab, t.program.as_deref()),
-                done: t.reviews,
+                done: t.reviews.into_iter().map(|r| r.review).collect(),
                 at_work: t.requested,
                 unread: None,
             },

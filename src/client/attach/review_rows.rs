@@ -4,10 +4,13 @@
 //! review comment goes and the rows it shows as out; `super::diff_rows`
 //! puts them on the page.
 //!
-//! A review comment names a line of the file at the reviewed head: it goes
-//! under that line when the diff shows it (an added or unchanged line),
-//! else under its file's header when the diff has the file, else with its
-//! review's summary at the top. Text from agents goes through
+//! A review comment names a line of the file at the reviewed head, of a
+//! file the reviewed range changes (`post-review` takes no other:
+//! `review::range`): it goes under that line when the diff shows it (an
+//! added or unchanged line), else under its file's header when the diff
+//! has the file, else with its review's summary at the top (the view
+//! shows the tab's work as it is now, which may no longer change the
+//! file). Text from agents goes through
 //! `protocol::printable`; a review from a sandboxed reviewer carries the
 //! note `nerdr reviews` prints.
 
