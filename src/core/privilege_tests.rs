@@ -32,6 +32,8 @@ const OPS: [Operation; 24] = [
     Clean,
     RequestReview,
     PostReview,
+    SpinOff,
+    ReportResult,
 ];
 const TARGETS: [Target; 7] = [Own, Rev, Auth, In, Out, Term, Nothing];
 
