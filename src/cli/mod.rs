@@ -12,6 +12,8 @@ mod diff;
 mod doctor;
 mod explain;
 mod git;
+mod handoff;
+mod handoffs;
 mod hook;
 mod integration;
 mod log;
@@ -99,6 +101,10 @@ pub enum Command {
     PostReview(post_review::Args),
     /// List a tab's reviews and their comments; --send gives comments to its agent
     Reviews(reviews::Args),
+    /// Pass a tab's conversation to another agent (same worktree) or to you
+    Handoff(handoff::Args),
+    /// The handoffs agents gave you (`nerdr handoff --to-me`)
+    Handoffs(handoffs::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
@@ -216,6 +222,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::RequestReview(a) => request_review::run(a, &folder),
         Command::PostReview(a) => post_review::run(a),
         Command::Reviews(a) => reviews::run(a, &folder),
+        Command::Handoff(a) => handoff::run(a, &folder),
+        Command::Handoffs(a) => handoffs::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
@@ -268,6 +276,8 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Plugin(_)
         | Command::RequestReview(_)
         | Command::Reviews(_)
+        | Command::Handoff(_)
+        | Command::Handoffs(_)
         | Command::Git(_) => None,
         Command::PostReview(_) => {
             Some("a review is posted for the reviewer's own tab; leave out --folder")

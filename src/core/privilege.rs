@@ -63,6 +63,14 @@ pub enum Operation {
     /// `nerdr post-review`: a reviewer's review, always about its own tab
     /// (target `Own`; the core then checks the tab is a reviewer's).
     PostReview,
+    // --- handoffs ---
+    /// `nerdr handoff`: pass a tab's conversation on. The target is who
+    /// gets it: `Own` for the caller's own handoff to the person
+    /// (`--to-me`), the agent to start (`--to`), `Nothing` for another
+    /// tab's conversation.
+    Handoff,
+    /// `nerdr handoffs`: what was handed to the person.
+    ListHandoffs,
 }
 
 /// What it is asked of.
@@ -144,6 +152,19 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         (C::Sandboxed, O::ListApprovals, _) => {
             Refuse("the approval queue is the user's; a sandboxed agent cannot list it")
         }
+        // --- handoffs ---
+        (C::Sandboxed, O::Handoff, T::Own | T::SandboxedAgent) => Allow,
+        (C::Sandboxed, O::Handoff, T::Agent) => Queue(
+            "the agent to start runs outside every sandbox: a handoff from a sandboxed agent \
+             waits for the user's approval",
+        ),
+        (C::Sandboxed, O::Handoff, T::Terminal | T::Nothing) => Refuse(
+            "a sandboxed agent hands off only its own conversation, to a sandboxed agent or to \
+             the user",
+        ),
+        (C::Sandboxed, O::ListHandoffs, _) => Refuse(
+            "handoffs to the user are the user's to read; a sandboxed agent cannot list them",
+        ),
         (C::Sandboxed, O::RunPlugin, _) => {
             Queue("a plugin runs outside the sandbox: each run waits for the user's approval")
         }
@@ -320,6 +341,8 @@ pub fn name(op: Operation) -> &'static str {
         Operation::Clean => "clean",
         Operation::RequestReview => "request-review",
         Operation::PostReview => "post-review",
+        Operation::Handoff => "handoff",
+        Operation::ListHandoffs => "handoffs",
     }
 }
 
@@ -331,7 +354,7 @@ mod tests {
     use super::*;
 
     const CALLERS: [CallerKind; 3] = [User, Tab, S];
-    const OPS: [Operation; 22] = [
+    const OPS: [Operation; 24] = [
         StartAgent,
         OpenTerminal,
         Restart,
@@ -354,12 +377,14 @@ mod tests {
         Clean,
         RequestReview,
         PostReview,
+        Handoff,
+        ListHandoffs,
     ];
     const TARGETS: [Target; 5] = [Own, In, Out, Term, Nothing];
 
     /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
     /// own tab, sandboxed agent, agent, terminal, nothing.
-    const SANDBOXED: [(Operation, &str); 22] = [
+    const SANDBOXED: [(Operation, &str); 24] = [
         (StartAgent, "rarrr"),
         (OpenTerminal, "rrrrr"),
         (Restart, "aarrr"),
@@ -382,6 +407,8 @@ mod tests {
         (Clean, "rrrrr"),
         (RequestReview, "aarrr"),
         (PostReview, "arrrr"),
+        (Handoff, "aaqrr"),
+        (ListHandoffs, "rrrrr"),
     ];
 
     fn letter(v: &Verdict) -> char {

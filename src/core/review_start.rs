@@ -372,7 +372,7 @@ impl Core {
 
     /// Once reviewer `tab` waits at its prompt, type its first prompt; if
     /// it never gets there, its tab says so, and how to send it by hand.
-    async fn type_first_prompt(self: Arc<Self>, tab: &str, prompt: String) {
+    pub(super) async fn type_first_prompt(self: Arc<Self>, tab: &str, prompt: String) {
         let waited = self.wait_for(tab, Until::Idle, Some(PROMPT_WAIT)).await;
         match waited {
             Ok(w) if w.reached => {

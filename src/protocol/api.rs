@@ -31,6 +31,7 @@ use super::replies::{
     ReportTaken, ReviewPosted, ReviewStarted, ScreenText, Sent, SessionQuit, Started, TabReviews,
     Waited,
 };
+use super::replies::{HandedOff, HandoffInfo};
 
 pub use super::work::{
     CleanEntry, CleanWorktrees, Cleaned, DiffTab, MergeHow, MergeTab, Merged, TabDiff, WorktreeInfo,
@@ -83,6 +84,11 @@ pub enum Request {
     PostReview(PostReview),
     /// A tab's reviews (`nerdr reviews`, the window's review panel).
     Reviews(ListReviews),
+    // --- handoffs ---
+    /// Pass a tab's conversation to another agent or to the person.
+    Handoff(Handoff),
+    /// The handoffs to the person (`nerdr handoffs`).
+    Handoffs(ListHandoffs),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -156,6 +162,9 @@ methods! {
     RequestReview(RequestReview) => ReviewStarted, "request_review";
     PostReview(PostReview) => ReviewPosted, "post_review";
     Reviews(ListReviews) => Vec<TabReviews>, "reviews";
+    // --- handoffs ---
+    Handoff(Handoff) => HandedOff, "handoff";
+    Handoffs(ListHandoffs) => Vec<HandoffInfo>, "handoffs";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.
@@ -415,6 +424,47 @@ pub struct ListReviews {
     pub tab: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<PathBuf>,
+}
+
+// --- handoffs ---
+
+/// Hand tab `tab`'s conversation (the caller's own when `None`) to `to`;
+/// `text` is the agent's own handoff, else nerdr builds one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Handoff {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    pub to: HandoffTo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The caller's environment: the new agent's, and where the logs are.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// The caller's folder: tab numbers and names count in its session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
+}
+
+/// Who a handoff goes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HandoffTo {
+    /// Agent `name`, started in a new tab in the same worktree.
+    Agent { name: String },
+    /// The person: kept for `nerdr handoffs`, marked in the window.
+    Me,
+}
+
+/// The handoffs to the person, of `folder`'s session (every session's
+/// with `all`); `clear` forgets those listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListHandoffs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
+    #[serde(default)]
+    pub all: bool,
+    #[serde(default)]
+    pub clear: bool,
 }
 
 fn yes() -> bool {
