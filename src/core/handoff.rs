@@ -130,8 +130,8 @@ impl Core {
         self.room_in_queue(caller, privilege::Operation::Handoff, Some(&src.id))?;
         let id = self.new_approval_id();
         let question = format!(
-            "handoff from sandboxed tab {} ({}) to {name} (outside every sandbox), started in its \
-             worktree {}: \"{}\"",
+            "handoff from sandboxed tab {} ({}) to {name} (outside every sandbox), to start in \
+             {}: \"{}\"",
             src.id,
             src.agent,
             crate::protocol::printable(&src.cwd.display().to_string()),

@@ -16,6 +16,9 @@ use super::Said;
 /// with every character but ASCII letters and digits made `-`
 /// (`/tmp/a.b` is `-tmp-a-b`).
 pub fn project_folder(cwd: &std::path::Path) -> String {
+    // As the path is, without a trailing `/` (nerdr's record of a tab's
+    // folder may have one; claude's never does).
+    let cwd: std::path::PathBuf = cwd.components().collect();
     cwd.to_string_lossy()
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })

@@ -52,6 +52,11 @@ pub fn from_conversation(c: &Conversation, homes: &Homes, from: &From) -> Result
 
 /// The conversation's exchanges, read from where its agent keeps them.
 pub fn exchanges(c: &Conversation, homes: &Homes) -> Result<Vec<Exchange>, String> {
+    // The folder as the agents write it: no trailing `/`, no `.`.
+    let c = &Conversation {
+        cwd: c.cwd.components().collect(),
+        ..c.clone()
+    };
     match rules::build(c.kind, false) {
         Build::ClaudeLog => {
             let file = claude_log(&homes.claude, &c.cwd, c.session_id.as_deref())?;

@@ -126,6 +126,7 @@ fn claude_files_a_folder_s_logs_under_its_path_with_dashes() {
             "-home-u--local-share-nerdr-worktrees-p-ab12",
         ),
         ("/a_b c", "-a-b-c"),
+        ("/w/ab12/", "-w-ab12"),
     ] {
         assert_eq!(claude::project_folder(std::path::Path::new(cwd)), want);
     }
