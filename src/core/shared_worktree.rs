@@ -38,8 +38,10 @@ mod tests {
     #[test]
     fn a_shared_worktree_stays_while_another_tab_has_it() {
         let (w, v) = (Path::new("/w/ab12"), Path::new("/w/cd34"));
+        /// (what, the open tabs and their worktrees, the one that keeps it)
+        type Row<'a> = (&'a str, &'a [(&'a str, Option<&'a Path>)], Option<&'a str>);
         #[rustfmt::skip]
-        let rows: &[(&str, &[(&str, Option<&Path>)], Option<&str>)] = &[
+        let rows: &[Row] = &[
             ("alone in it", &[("ab12", Some(w))], None),
             ("the handoff's agent has it", &[("ab12", Some(w)), ("ef56", Some(w))], Some("ef56")),
             ("the first tab has it", &[("ab12", Some(w)), ("ef56", Some(w))], Some("ef56")),

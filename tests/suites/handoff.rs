@@ -217,7 +217,50 @@ fn a_sandboxed_agent_s_handoff_to_codex_waits_for_approval_and_carries_the_note(
         .find(|t| t["agent"] == "codex")
         .expect("codex started");
     assert_eq!(codex["sandboxed"], false, "{codex}");
+
+    // To the person it goes at once, with the note; the list is the
+    // person's alone.
+    t.ok(&["send", &sandboxed, TO_ME]);
+    let screen = t.wait_screen(&sandboxed, "the list's answer", START, |s| {
+        s.lines().any(|l| l.starts_with("list-rc="))
+    });
+    let read = |f: &str| std::fs::read_to_string(work.join(f)).unwrap_or_default();
+    assert!(
+        screen.lines().any(|l| l == "tome-rc=0"),
+        "{}
+{screen}",
+        read("tome.out")
+    );
+    assert!(
+        screen.lines().any(|l| l == "list-rc=1"),
+        "{}
+{screen}",
+        read("list.out")
+    );
+    assert!(
+        read("list.out").contains("refused `nerdr handoffs`"),
+        "{}",
+        read("list.out")
+    );
+    let kept: Vec<serde_json::Value> =
+        serde_json::from_str(&t.ok(&["handoffs", "--json", "--folder", &w])).unwrap();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0]["tab"], sandboxed.as_str());
+    assert_eq!(kept[0]["note"], crate_note());
+    assert!(kept[0]["text"]
+        .as_str()
+        .unwrap()
+        .contains("TO-ME: the printer is left"));
+    let row = t.ok(&["tabs", "--json", "--folder", &w]);
+    assert!(
+        row.contains("`nerdr handoffs` shows it"),
+        "the tab is not marked: {row}"
+    );
 }
+
+/// Its handoff to the person, and a look at the person's list.
+const TO_ME: &str = "\"$NERDR_BIN\" handoff --to-me 'TO-ME: the printer is left' > tome.out 2>&1; \
+                     echo tome-rc=$?; \"$NERDR_BIN\" handoffs > list.out 2>&1; echo list-rc=$?";
 
 /// The review's note, as nerdr writes it.
 fn crate_note() -> &'static str {
