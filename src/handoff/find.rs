@@ -260,3 +260,72 @@ fn newest(dir: &Path, keep: impl Fn(&Path) -> bool) -> Option<PathBuf> {
         .filter(|p| keep(p) && p.is_file())
         .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CODEX: &str = include_str!("../../tests/fixtures/handoff/codex-rollout.jsonl");
+    const CLAUDE: &str = include_str!("../../tests/fixtures/handoff/claude-session.jsonl");
+
+    fn put(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn each_agent_s_log_is_found_by_its_id_or_its_folder() {
+        let home = tempfile::tempdir().unwrap();
+        let homes = Homes {
+            claude: home.path().join(".claude"),
+            codex: home.path().join(".codex"),
+        };
+        let cwd = PathBuf::from("/tmp/i19h-rec/proj");
+        let id = "11111111-2222-4333-8444-555555555555";
+        put(
+            &homes
+                .claude
+                .join(format!("projects/-tmp-i19h-rec-proj/{id}.jsonl")),
+            CLAUDE,
+        );
+        let codex_id = "01a236e9-60bc-7b00-96ce-f4b2605f7753";
+        put(
+            &homes.codex.join(format!(
+                "sessions/2026/12/02/rollout-2026-12-02T13-19-54-{codex_id}.jsonl"
+            )),
+            CODEX,
+        );
+        // Another folder's newer codex log is not this tab's.
+        put(
+            &homes
+                .codex
+                .join("sessions/2026/12/03/rollout-2026-12-03T00-00-00-x.jsonl"),
+            "{\"type\":\"session_meta\",\"payload\":{\"id\":\"x\",\"cwd\":\"/elsewhere\"}}\n",
+        );
+        let conv = |kind, session: Option<&str>, cwd: &Path| Conversation {
+            kind: Some(kind),
+            session_id: session.map(str::to_string),
+            cwd: cwd.to_path_buf(),
+            program: None,
+        };
+        #[rustfmt::skip]
+        let rows: &[(&str, Kind, Option<&str>, &str)] = &[
+            ("claude by its session id", Kind::Claude, Some(id), "/tmp/i19h-rec/proj"),
+            ("claude, no id: the folder's newest", Kind::Claude, None, "/tmp/i19h-rec/proj/"),
+            ("codex by its session id", Kind::Codex, Some(codex_id), "/nowhere"),
+            ("codex, no id: the log naming the folder", Kind::Codex, None, "/tmp/i19h-rec/proj"),
+        ];
+        for (what, kind, session, cwd) in rows {
+            let got = exchanges(&conv(*kind, *session, Path::new(cwd)), &homes);
+            let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(got.len(), 2, "{what}");
+            assert_eq!(got[1].answer, "The command ran; done.", "{what}");
+        }
+        for kind in [Kind::Claude, Kind::Codex] {
+            let e = exchanges(&conv(kind, None, Path::new("/elsewhere/x")), &homes).unwrap_err();
+            assert!(e.contains("write its handoff"), "{kind:?}: {e}");
+        }
+        let e = exchanges(&conv(Kind::Gemini, None, &cwd), &homes).unwrap_err();
+        assert!(e.contains("--file FILE"), "{e}");
+    }
+}
