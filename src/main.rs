@@ -17,6 +17,7 @@ mod detect;
 mod executable;
 mod git;
 mod handed_env;
+mod handoff;
 mod holder;
 mod host;
 mod integration;

@@ -12,6 +12,8 @@ mod diff;
 mod doctor;
 mod explain;
 mod git;
+mod handoff;
+mod handoffs;
 mod hook;
 mod integration;
 mod log;
@@ -108,6 +110,10 @@ pub enum Command {
     ReportResult(report_result::Args),
     /// List the spinoffs of this folder's session, their parents and their results
     Spinoffs(spinoffs::Args),
+    /// Pass a tab's conversation to another agent (same worktree) or to you
+    Handoff(handoff::Args),
+    /// The handoffs agents gave you (`nerdr handoff --to-me`)
+    Handoffs(handoffs::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
@@ -228,6 +234,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Spinoff(a) => spinoff::run(a, &folder),
         Command::ReportResult(a) => report_result::run(a),
         Command::Spinoffs(a) => spinoffs::run(a, &folder),
+        Command::Handoff(a) => handoff::run(a, &folder),
+        Command::Handoffs(a) => handoffs::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
@@ -282,6 +290,8 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Reviews(_)
         | Command::Spinoff(_)
         | Command::Spinoffs(_)
+        | Command::Handoff(_)
+        | Command::Handoffs(_)
         | Command::Git(_) => None,
         Command::ReportResult(_) => {
             Some("a result goes to the parent of the tab this runs in; leave out --folder")

@@ -40,7 +40,14 @@ pub fn answer(
         ));
     };
     let said = match (yes, session, &asked.asked) {
-        (_, true, Asked::Setup { .. } | Asked::Message { .. } | Asked::Plugin { .. }) => {
+        (
+            _,
+            true,
+            Asked::Setup { .. }
+            | Asked::Message { .. }
+            | Asked::Plugin { .. }
+            | Asked::Handoff { .. },
+        ) => {
             return Err(ApiError::new(
                 ErrorCode::BadRequest,
                 format!("`{id}` is not a network question: --session applies to those only"),
@@ -52,7 +59,7 @@ pub fn answer(
     };
     let forget = Effect::Forget(id.to_string());
     Ok(match (&asked.asked, said) {
-        (Asked::Plugin { .. } | Asked::Network { .. }, said) => vec![
+        (Asked::Plugin { .. } | Asked::Network { .. } | Asked::Handoff { .. }, said) => vec![
             forget,
             Effect::Wake {
                 id: id.to_string(),

@@ -21,6 +21,7 @@ use crate::protocol::api::{
 };
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabState};
 use crate::protocol::api::{CleanWorktrees, DiffTab, ListWorktrees, MergeTab};
+use crate::protocol::api::{Handoff, ListHandoffs};
 use crate::protocol::api::{ListReviews, PostReview, RequestReview};
 use crate::protocol::api::{ListSpinoffs, ReportResult, SpinOff};
 use crate::protocol::replies::{ScreenText, Sent, SessionQuit};
@@ -195,6 +196,8 @@ impl Core {
             Request::AskNetwork(AskNetwork { host, port }) => {
                 encode::<AskNetwork>(self.ask_network(caller, &host, port).await)
             }
+            // --- handoffs ---
+            Request::Handoff(h) => encode::<Handoff>(self.queue_handoff(caller, h, why).await),
             other => Err(ApiError::new(
                 ErrorCode::Internal,
                 format!("nothing can wait for approval as {other:?}"),
@@ -327,6 +330,9 @@ impl Core {
             Request::Spinoffs(ListSpinoffs { folder }) => {
                 encode::<ListSpinoffs>(self.list_spinoffs(caller, folder).await)
             }
+            // --- handoffs ---
+            Request::Handoff(h) => encode::<Handoff>(self.handoff(caller, h).await),
+            Request::Handoffs(l) => encode::<ListHandoffs>(self.list_handoffs(l).await),
         }
     }
 

@@ -111,7 +111,8 @@ impl Kind {
     fn of(a: &Asked) -> Kind {
         match a {
             Asked::Setup { .. } => Kind::Setup,
-            Asked::Message { .. } => Kind::Message,
+            // A handoff is a message to another agent: the same limits.
+            Asked::Message { .. } | Asked::Handoff { .. } => Kind::Message,
             Asked::Plugin { .. } => Kind::Plugin,
             Asked::Network { .. } => Kind::Network,
         }

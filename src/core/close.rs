@@ -49,11 +49,24 @@ impl Core {
         remove_worktree: bool,
         force: bool,
     ) -> Result<Closed, ApiError> {
-        let worktree = {
+        let (worktree, shared) = {
             let state = self.state.lock().unwrap();
             let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
-            t.worktree.clone()
+            let shared = t.worktree.as_ref().and_then(|w| {
+                let tabs = state
+                    .tabs
+                    .values()
+                    .map(|o| (o.id.as_str(), o.worktree.as_ref().map(|w| w.path.as_path())));
+                super::shared_worktree::others_in(&w.path, tab, tabs)
+                    .map(|other| super::shared_worktree::refusal(tab, &w.path, other))
+            });
+            (t.worktree.clone(), shared)
         };
+        // A worktree another tab works in (a handoff's) is not removed
+        // from under it; closing without removing it is always fine.
+        if let (true, Some(why)) = (remove_worktree, shared) {
+            return Err(ApiError::new(ErrorCode::BadRequest, why));
+        }
         if let (true, Some(w)) = (remove_worktree, &worktree) {
             self.refuse_unsaved(tab, w, force).await?;
         }

@@ -136,6 +136,11 @@ fn handle_of(req: &mut Request) -> Option<(&mut String, Option<PathBuf>)> {
             from: Some(tab),
             folder,
             ..
+        })
+        | Request::Handoff(crate::protocol::api::Handoff {
+            tab: Some(tab),
+            folder,
+            ..
         }) => Some((tab, folder.clone())),
         _ => None,
     }

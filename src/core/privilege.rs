@@ -71,6 +71,14 @@ pub enum Operation {
     /// always about its own tab (target `Own`; the core then checks the tab
     /// is a spinoff's, `spinoff::delivery`).
     ReportResult,
+    // --- handoffs ---
+    /// `nerdr handoff`: pass a tab's conversation on. The target is who
+    /// gets it: `Own` for the caller's own handoff to the person
+    /// (`--to-me`), the agent to start (`--to`), `Nothing` for another
+    /// tab's conversation.
+    Handoff,
+    /// `nerdr handoffs`: what was handed to the person.
+    ListHandoffs,
 }
 
 /// What it is asked of.
@@ -189,6 +197,19 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         (C::Sandboxed, O::ListApprovals, _) => {
             Refuse("the approval queue is the user's; a sandboxed agent cannot list it")
         }
+        // --- handoffs ---
+        (C::Sandboxed, O::Handoff, T::Own | T::SandboxedAgent) => Allow,
+        (C::Sandboxed, O::Handoff, T::Agent) => Queue(
+            "the agent to start runs outside every sandbox: a handoff from a sandboxed agent \
+             waits for the user's approval",
+        ),
+        (C::Sandboxed, O::Handoff, T::Terminal | T::Nothing) => Refuse(
+            "a sandboxed agent hands off only its own conversation, to a sandboxed agent or to \
+             the user",
+        ),
+        (C::Sandboxed, O::ListHandoffs, _) => Refuse(
+            "handoffs to the user are the user's to read; a sandboxed agent cannot list them",
+        ),
         (C::Sandboxed, O::RunPlugin, _) => {
             Queue("a plugin runs outside the sandbox: each run waits for the user's approval")
         }
@@ -431,6 +452,8 @@ pub fn name(op: Operation) -> &'static str {
         Operation::PostReview => "post-review",
         Operation::SpinOff => "spinoff",
         Operation::ReportResult => "report-result",
+        Operation::Handoff => "handoff",
+        Operation::ListHandoffs => "handoffs",
     }
 }
 

@@ -9,7 +9,7 @@ use super::Target::{
 use super::*;
 
 const CALLERS: [CallerKind; 3] = [User, Tab, S];
-const OPS: [Operation; 24] = [
+const OPS: [Operation; 26] = [
     StartAgent,
     OpenTerminal,
     Restart,
@@ -34,13 +34,15 @@ const OPS: [Operation; 24] = [
     PostReview,
     SpinOff,
     ReportResult,
+    Handoff,
+    ListHandoffs,
 ];
 const TARGETS: [Target; 7] = [Own, Rev, Auth, In, Out, Term, Nothing];
 
 /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
 /// own tab, its reviewer, its author, sandboxed agent, agent, terminal,
 /// nothing.
-const SANDBOXED: [(Operation, &str); 24] = [
+const SANDBOXED: [(Operation, &str); 26] = [
     (StartAgent, "rrrarrr"),
     (OpenTerminal, "rrrrrrr"),
     (Restart, "arrarrr"),
@@ -65,12 +67,14 @@ const SANDBOXED: [(Operation, &str); 24] = [
     (PostReview, "arrrrrr"),
     (SpinOff, "arrrrrr"),
     (ReportResult, "arrrrrr"),
+    (Handoff, "arraqrr"),
+    (ListHandoffs, "rrrrrrr"),
 ];
 
 /// The same for an unsandboxed tab: everything but deciding, others'
 /// network questions and others' reviews, except that its reviewer and
 /// its author are only to be looked at.
-const TAB: [(Operation, &str); 24] = [
+const TAB: [(Operation, &str); 26] = [
     (StartAgent, "arraaaa"),
     (OpenTerminal, "arraaaa"),
     (Restart, "arraaaa"),
@@ -95,6 +99,8 @@ const TAB: [(Operation, &str); 24] = [
     (PostReview, "arrrrrr"),
     (SpinOff, "arraaaa"),
     (ReportResult, "arrrrrr"),
+    (Handoff, "arraaaa"),
+    (ListHandoffs, "arraaaa"),
 ];
 
 fn letter(v: &Verdict) -> char {

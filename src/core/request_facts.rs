@@ -102,6 +102,7 @@ impl Core {
             Request::Tabs(ListTabs { folder, .. })
             | tab_requests!(_, folder)
             | review_requests!(folder)
+            | handoff_requests!(folder)
                 if sandboxed =>
             {
                 *folder = None;
@@ -109,7 +110,8 @@ impl Core {
             }
             Request::Tabs(ListTabs { folder, .. })
             | tab_requests!(_, folder)
-            | review_requests!(folder) => folder.as_mut(),
+            | review_requests!(folder)
+            | handoff_requests!(folder) => folder.as_mut(),
             _ => None,
         };
         if let Some(folder) = folder {
@@ -181,6 +183,8 @@ impl Core {
                 };
                 Ok((Operation::StartAgent, privilege::start_target(start)))
             }
+            // --- handoffs ---
+            Request::Handoff(h) => Ok((Operation::Handoff, self.handoff_target(caller, h).await?)),
             // No open tab of that name: a closed tab's worktree, perhaps
             // (`Core::named_worktree`), which is no tab's: the reach of
             // `nerdr worktrees` (a sandboxed caller is refused).
@@ -264,6 +268,9 @@ pub(super) fn op_of(req: &Request) -> Operation {
         Request::ReportResult(_) => Operation::ReportResult,
         // What a sandboxed caller sees of it is its own tab's (`spinoff_results`).
         Request::Spinoffs(_) => Operation::Query,
+        // --- handoffs ---
+        Request::Handoff(_) => Operation::Handoff,
+        Request::Handoffs(_) => Operation::ListHandoffs,
     }
 }
 
@@ -362,6 +369,20 @@ macro_rules! review_requests {
 }
 pub(super) use review_requests;
 
+/// The handoff requests, as one pattern binding their `folder`.
+macro_rules! handoff_requests {
+    ($folder:pat) => {
+        Request::Handoff(crate::protocol::api::Handoff {
+            folder: $folder,
+            ..
+        }) | Request::Handoffs(crate::protocol::api::ListHandoffs {
+            folder: $folder,
+            ..
+        })
+    };
+}
+pub(super) use handoff_requests;
+
 /// The tab a request names, if any (a hook's `ReportAgent` names its own).
 pub(super) fn request_tab(req: &Request) -> Option<&str> {
     match req {
@@ -371,7 +392,8 @@ pub(super) fn request_tab(req: &Request) -> Option<&str> {
         | Request::Reviews(ListReviews { tab: Some(tab), .. })
         | Request::SpinOff(SpinOff {
             from: Some(tab), ..
-        }) => Some(tab),
+        })
+        | Request::Handoff(crate::protocol::api::Handoff { tab: Some(tab), .. }) => Some(tab),
         _ => None,
     }
 }

@@ -31,6 +31,7 @@ use super::replies::{
     ReportTaken, ReviewPosted, ReviewStarted, ScreenText, Sent, SessionQuit, Started, TabReviews,
     Waited,
 };
+use super::replies::{HandedOff, HandoffInfo};
 
 pub use super::work::{
     CleanEntry, CleanWorktrees, Cleaned, DiffTab, MergeHow, MergeTab, Merged, TabDiff, WorktreeInfo,
@@ -91,6 +92,11 @@ pub enum Request {
     ReportResult(ReportResult),
     /// The spinoffs and their results (`nerdr spinoffs`).
     Spinoffs(ListSpinoffs),
+    // --- handoffs ---
+    /// Pass a tab's conversation to another agent or to the person.
+    Handoff(Handoff),
+    /// The handoffs to the person (`nerdr handoffs`).
+    Handoffs(ListHandoffs),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -167,6 +173,9 @@ methods! {
     SpinOff(SpinOff) => super::spinoffs::SpunOff, "spin_off";
     ReportResult(ReportResult) => super::spinoffs::ResultTaken, "report_result";
     Spinoffs(ListSpinoffs) => Vec<super::spinoffs::SpinoffInfo>, "spinoffs";
+    // --- handoffs ---
+    Handoff(Handoff) => HandedOff, "handoff";
+    Handoffs(ListHandoffs) => Vec<HandoffInfo>, "handoffs";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.
@@ -431,6 +440,47 @@ pub struct ListReviews {
     /// only from a caller outside every tab (`review::unread`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mark_read: bool,
+}
+
+// --- handoffs ---
+
+/// Hand tab `tab`'s conversation (the caller's own when `None`) to `to`;
+/// `text` is the agent's own handoff, else nerdr builds one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Handoff {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    pub to: HandoffTo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The caller's environment: the new agent's, and where the logs are.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// The caller's folder: tab numbers and names count in its session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
+}
+
+/// Who a handoff goes to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum HandoffTo {
+    /// Agent `name`, started in a new tab in the same worktree.
+    Agent { name: String },
+    /// The person: kept for `nerdr handoffs`, marked in the window.
+    Me,
+}
+
+/// The handoffs to the person, of `folder`'s session (every session's
+/// with `all`); `clear` forgets those listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListHandoffs {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
+    #[serde(default)]
+    pub all: bool,
+    #[serde(default)]
+    pub clear: bool,
 }
 
 fn yes() -> bool {

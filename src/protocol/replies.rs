@@ -135,6 +135,9 @@ pub enum Asked {
     Plugin { name: String, args: Vec<String> },
     /// A connection a sandbox's proxy holds until the person answers.
     Network { host: String, port: u16 },
+    /// A sandboxed tab's handoff to `agent`, outside every sandbox; the
+    /// handoff waits for the answer (`core::handoff`).
+    Handoff { agent: String },
 }
 
 /// The person's answer was taken (`decide`): the setup tabs it started,
@@ -296,4 +299,51 @@ pub struct ReviewRequested {
     pub state: crate::review::status::State,
     #[serde(default)]
     pub status: String,
+}
+
+// --- handoffs (`nerdr handoff`, `nerdr handoffs`) ---
+
+/// Where a handoff went (`handoff`): the new tab its agent started in, or
+/// the number it is kept under for the person, or the approval it waits
+/// for; and the text it carries.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandedOff {
+    /// The tab handing off.
+    pub from: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Its number in `nerdr handoffs` (`--to-me`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kept: Option<u64>,
+    /// The approval it waits for, and why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queued: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+    /// nerdr built it from the agent's conversation (the agent wrote none).
+    #[serde(default)]
+    pub built: bool,
+    pub text: String,
+    /// The new tab is there but its sandbox check refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused: Option<String>,
+}
+
+/// A handoff to the person (`handoffs`), as kept.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoffInfo {
+    pub number: u64,
+    pub tab: String,
+    /// The tab's name then.
+    pub name: String,
+    pub agent: String,
+    pub folder: PathBuf,
+    /// Seconds since the epoch.
+    pub at: u64,
+    pub text: String,
+    /// The sandbox note, when a sandboxed agent wrote it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }

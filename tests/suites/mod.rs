@@ -16,6 +16,7 @@ mod fidelity_reattach;
 mod fidelity_vttest;
 mod git_guard;
 mod handles;
+mod handoff;
 mod harness;
 mod holder;
 mod idle;

@@ -24,7 +24,7 @@ fn the_help_names_the_jump_key_and_the_marks_on_80_by_24() {
         "! blocked",
         "^ rang its bell",
         "@2 reviews unread",
-        "%2 results of its spinoffs wait",
+        "%2 spinoff results wait",
         "g              this tab's diff",
         "<3 >5 tabs hidden left/right",
     ] {

@@ -36,8 +36,7 @@ pub const LEGEND: &[&str] = &[
     "Status line: ~ working   ! blocked: waits for you   + done   . idle",
     "             * shown here   # blocked or done while you looked elsewhere",
     "             ^ rang its bell while you looked elsewhere   @2 reviews unread",
-    "             %2 results of its spinoffs wait for it",
-    "             <3 >5 tabs hidden left/right, with the mark of one that needs you",
+    "             <3 >5 tabs hidden left/right, with a mark   %2 spinoff results wait",
 ];
 
 /// How a span looks. The bar is the status line's own reverse video.
