@@ -113,9 +113,10 @@ fn review_guards_an_author_only_looks_at_its_reviewer_and_a_review_stays_on_its_
     let other = l.ok(&["agent", "sh"]);
     commit(&l, &author);
     let reviewer = l.ok(&["request-review", &author]);
-    // Its first prompt typed (into bash, where it is an error), so that
-    // nothing typed below is interleaved with it.
-    l.wait_screen(&reviewer, "bash-");
+    // Its first prompt typed (nerdr types it once bash's screen settles;
+    // bash takes it for a command, a syntax error), so that nothing typed
+    // below is interleaved with it.
+    l.wait_screen(&reviewer, "syntax error near unexpected token");
 
     // Another agent of the session is not its author: it may type into it.
     assert_eq!(
@@ -276,7 +277,7 @@ fn review_guards_hold_for_a_sandboxed_author_and_reviewer() {
         (t["agent"].as_str(), t["sandboxed"].as_bool()),
         (Some("bash"), Some(true))
     );
-    l.wait_screen(&reviewer, "bash-");
+    l.wait_screen(&reviewer, "syntax error near unexpected token");
 
     // Refused with the reason, not as a tab it cannot know of.
     for (what, args) in [
