@@ -213,3 +213,33 @@ fn a_sandboxed_process_named_nerdr_core_is_no_second_core() {
     assert_eq!(core["status"], "ok", "{core}");
     assert_eq!(code, Some(0), "{checks:#?}");
 }
+
+/// Where no user manager answers, the README's first command leaves a core
+/// started by hand (its holder keeping each program in a session of its
+/// own): doctor warns about the missing manager and checks no unit files
+/// or lingering, and exits 0 (a newcomer's finding: it failed, naming
+/// `nerdr service install`, which needs the manager that is not there).
+#[test]
+fn a_core_started_by_hand_without_a_user_manager_is_warned_not_failed() {
+    let l = crate::support::local::Local::started();
+    l.ok(&["tabs"]);
+    let out = l.run(&["doctor", "--json"]);
+    let checks: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("doctor --json: {e}: {}", stdout(&out)));
+    assert_eq!(out.status.code(), Some(0), "{checks:#?}");
+    let manager = find(&checks, "user-manager");
+    assert_eq!(manager["status"], "warn", "{manager}");
+    assert!(
+        manager["detail"]
+            .as_str()
+            .unwrap()
+            .contains("started by hand"),
+        "{manager}"
+    );
+    for gone in ["units", "lingering"] {
+        assert!(
+            checks.iter().all(|c| c["name"] != gone),
+            "{gone} is checked without a manager: {checks:#?}"
+        );
+    }
+}

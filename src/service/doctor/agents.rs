@@ -206,7 +206,8 @@ mod tests {
                 Status::Ok,
                 "own session",
                 "",
-                2,
+                // A core started by hand, no manager: warnings only.
+                0,
             ),
             (
                 "a holder with sessions under systemd warns and points at the holder",

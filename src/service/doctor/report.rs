@@ -10,6 +10,9 @@ use crate::service::facts::Facts;
 
 /// Every check that applies, in the order a person would fix them.
 pub fn checks(f: &Facts) -> Vec<Check> {
+    if by_hand(f) {
+        return without_a_manager(f);
+    }
     let mut all = vec![check_manager(f), check_units(f)];
     all.extend(check_core(f));
     all.extend(f.cores.as_ref().map(|c| check_cores(f, c)));
@@ -17,6 +20,50 @@ pub fn checks(f: &Facts) -> Vec<Check> {
     all.push(check_socket(f, &f.client));
     all.extend(f.programs.as_ref().map(|p| check_programs(f, p)));
     all.extend(f.linger.map(|on| check_linger(on, &f.user)));
+    all.extend(f.bwrap.as_ref().map(check_bwrap));
+    all.extend(f.journald.map(check_journald));
+    if let Some(c) = &f.config {
+        all.push(check_config(c));
+        all.extend(check_agents(c));
+    }
+    all.extend(f.integrations.as_deref().map(check_integrations));
+    all
+}
+
+/// No service manager answers, yet a core answers on the client socket:
+/// nerdr runs as the README's first command leaves it on a machine with
+/// no user session (the core and holder started by hand). Units and
+/// lingering are then not in play, so they cannot fail the install.
+fn by_hand(f: &Facts) -> bool {
+    use crate::protocol::api::ProgramsMode;
+    f.manager.is_err()
+        && f.programs.as_ref().is_some_and(|p| {
+            p.mode.as_deref().ok().and_then(ProgramsMode::parse)
+                == Some(ProgramsMode::HolderSessions)
+        })
+}
+
+/// The checks of a core started by hand: the manager's absence is a
+/// warning (what it costs), the unit files and lingering are not checked.
+fn without_a_manager(f: &Facts) -> Vec<Check> {
+    let why = f.manager.as_ref().err().cloned().unwrap_or_default();
+    let mut all = vec![super::verdict::check(
+        "user-manager",
+        Status::Warn,
+        format!(
+            "none answers ({why}): the core runs without one, started by hand, and nothing \
+             starts it again after a reboot"
+        ),
+        Some(
+            "for a core started on demand, run nerdr in a login session with a user manager \
+             and `nerdr service install`"
+                .into(),
+        ),
+    )];
+    all.extend(f.cores.as_ref().map(|c| check_cores(f, c)));
+    all.push(check_socket(f, &f.hook));
+    all.push(check_socket(f, &f.client));
+    all.extend(f.programs.as_ref().map(|p| check_programs(f, p)));
     all.extend(f.bwrap.as_ref().map(check_bwrap));
     all.extend(f.journald.map(check_journald));
     if let Some(c) = &f.config {
@@ -113,6 +160,37 @@ mod tests {
                 "programs"
             ]
         );
+    }
+
+    #[test]
+    fn a_core_started_by_hand_without_a_manager_is_a_warning_not_a_failure() {
+        let mut f = healthy();
+        f.manager = Err("no XDG_RUNTIME_DIR bus".into());
+        f.core = None;
+        f.units
+            .files
+            .iter_mut()
+            .for_each(|(_, s)| *s = crate::service::facts::FileState::Missing);
+        // The holder keeps each program in a session of its own: no
+        // manager to put them in scopes.
+        f.programs.as_mut().unwrap().mode =
+            Ok(crate::protocol::api::ProgramsMode::HolderSessions.to_string());
+        let all = checks(&f);
+        let names: Vec<_> = all.iter().map(|c| c.name).collect();
+        assert!(
+            !names.contains(&"units") && !names.contains(&"lingering"),
+            "{names:?}"
+        );
+        assert_eq!(find(&all, "user-manager").status, Status::Warn);
+        assert!(find(&all, "user-manager")
+            .detail
+            .contains("started by hand"));
+        assert_eq!(exit_code(&all), 0, "{all:#?}");
+        // No core answering either: the missing manager fails as before.
+        f.programs = None;
+        let all = checks(&f);
+        assert_eq!(find(&all, "user-manager").status, Status::Fail);
+        assert_eq!(exit_code(&all), 2);
     }
 
     #[test]
