@@ -299,3 +299,41 @@ fn rev18d_a_sandboxed_reviewer_cannot_queue_words_for_its_unsandboxed_author() {
          instead of being refused (rc {rc}: {said}); queue: {queued}"
     );
 }
+
+/// `nerdr merge` refuses to write over the person's ignored files (rev18),
+/// comparing the paths the merge writes with git's listing of ignored
+/// files and folders. An agent's commit that adds a *file* where the
+/// person has an ignored *folder* (`secret` against `secret/`) is not
+/// caught by that comparison, and git replaces the folder, with what it
+/// held, by the file.
+#[test]
+fn rev18d_a_merge_does_not_replace_the_persons_ignored_folder_with_a_file() {
+    let l = Local::started();
+    l.write_config(&format!("[agents.sh]\n{BASH}"));
+    let r = l.repo_with(
+        &[("file.txt", "hello\n"), (".gitignore", "secret/\n")],
+        "first",
+    );
+    let tab = l.ok(&["agent", "sh"]);
+    let wt = l.worktree_of(&tab);
+    // What the agent commits: a file named like the person's folder.
+    std::fs::write(wt.join("secret"), "the agent's file\n").unwrap();
+    git(&wt, &["add", "-f", "secret"]);
+    git(&wt, &["commit", "-q", "-m", "agent: a file"]);
+    // The person's ignored folder in the main checkout.
+    std::fs::create_dir_all(r.join("secret")).unwrap();
+    std::fs::write(r.join("secret/key.txt"), "the person's key\n").unwrap();
+    let out = l.run(&["merge", &tab]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let now = std::fs::read_to_string(r.join("secret/key.txt"));
+    assert_eq!(
+        now.as_ref().map(String::as_str).ok(),
+        Some("the person's key\n"),
+        "merge replaced the person's ignored folder secret/ (and secret/key.txt) with the \
+         agent's file ({now:?}); nerdr said: {said}"
+    );
+}
