@@ -337,3 +337,53 @@ fn rev18d_a_merge_does_not_replace_the_persons_ignored_folder_with_a_file() {
          agent's file ({now:?}); nerdr said: {said}"
     );
 }
+
+/// A flag the agent sets in its worktree's index (which it may write):
+/// `skip-worktree` or `assume-unchanged` on a tracked file. `git status`
+/// then does not look at that file, so the person's edits to it read as
+/// no work, and `nerdr close --remove-worktree` (not forced) removes the
+/// worktree with them, unsaved.
+fn flagged_edit_survives_close(flag: &str) {
+    let l = Local::started();
+    l.write_config(&format!("[agents.sh]\n{BASH}"));
+    repo(&l);
+    let tab = l.ok(&["agent", "sh"]);
+    let wt = l.worktree_of(&tab);
+    // What the agent does to its index.
+    git(&wt, &["update-index", flag, "file.txt"]);
+    // The person's edit, in the worktree.
+    std::fs::write(wt.join("file.txt"), "hello\nthe person's edit\n").unwrap();
+    let out = l.run(&["close", "--remove-worktree", &tab]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let on_disk = std::fs::read_to_string(wt.join("file.txt")).unwrap_or_default();
+    let refs = git(
+        &l.work(),
+        &["for-each-ref", "--format=%(refname)", "refs/nerdr/saved/"],
+    );
+    let saved = refs.lines().any(|r| {
+        std::process::Command::new("git")
+            .current_dir(l.work())
+            .args(["show", &format!("{r}:file.txt")])
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("the person's edit"))
+    });
+    assert!(
+        on_disk.contains("the person's edit") || saved,
+        "close --remove-worktree (not forced) deleted the person's edit to file.txt, unsaved, \
+         after the agent set {flag} on it: {said}"
+    );
+}
+
+#[test]
+fn rev18d_a_skip_worktree_flag_does_not_let_close_delete_the_persons_edit() {
+    flagged_edit_survives_close("--skip-worktree");
+}
+
+#[test]
+fn rev18d_an_assume_unchanged_flag_does_not_let_close_delete_the_persons_edit() {
+    flagged_edit_survives_close("--assume-unchanged");
+}
