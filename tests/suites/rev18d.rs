@@ -387,3 +387,24 @@ fn rev18d_a_skip_worktree_flag_does_not_let_close_delete_the_persons_edit() {
 fn rev18d_an_assume_unchanged_flag_does_not_let_close_delete_the_persons_edit() {
     flagged_edit_survives_close("--assume-unchanged");
 }
+
+/// `--force` promises to save the worktree's work first; the same planted
+/// `.gitignore` keeps the person's file out of what it saves (ignored
+/// files are not saved): the worktree reads as clean, nothing is saved,
+/// and it goes with the file.
+#[test]
+fn rev18d_a_planted_gitignore_does_not_keep_the_persons_files_out_of_a_forced_save() {
+    let l = Local::started();
+    let (tab, wt) = plant_ignore_all(&l);
+    let out = l.run(&["close", "--remove-worktree", "--force", &tab]);
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        notes_kept(&l, &wt),
+        "close --remove-worktree --force neither saved nor kept the person's notes.txt (the \
+         agent's .gitignore ignores it): {said}"
+    );
+}
