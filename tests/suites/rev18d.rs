@@ -408,3 +408,36 @@ fn rev18d_a_planted_gitignore_does_not_keep_the_persons_files_out_of_a_forced_sa
          agent's .gitignore ignores it): {said}"
     );
 }
+
+/// Held: a reviewer posting many times at once (eight posts in parallel)
+/// gets one review stored, and the others are refused.
+#[test]
+fn rev18d_posts_at_once_store_one_review() {
+    let l = Local::started();
+    l.write_config(&format!("[agents.sh]\n{BASH}[agents.rev]\n{BASH}"));
+    let _ = repo(&l);
+    let author = l.ok(&["agent", "sh"]);
+    let wt = l.worktree_of(&author);
+    std::fs::write(wt.join("file.txt"), "hello\nsecond\n").unwrap();
+    git(&wt, &["commit", "-q", "-am", "second"]);
+    let reviewer = l.ok(&["request-review", &author, "--reviewer", "rev"]);
+    l.wait_screen(&reviewer, "bash-");
+    let (rc, said) = op(
+        &l,
+        &reviewer,
+        "many-posts",
+        "for i in 1 2 3 4 5 6 7 8; do printf 'summary: post %s\\n' $i | \"$NERDR_BIN\" \
+         post-review & done; wait",
+    );
+    eprintln!("posts: rc {rc}: {said}");
+    let all: Vec<serde_json::Value> =
+        serde_json::from_str(&l.ok(&["reviews", &author, "--json"])).unwrap();
+    let reviews = all[0]["reviews"].as_array().unwrap();
+    assert_eq!(reviews.len(), 1, "{reviews:?}");
+    assert_eq!(said.matches(" taken").count(), 1, "{said}");
+    assert_eq!(
+        said.matches("posted its review already").count(),
+        7,
+        "{said}"
+    );
+}
