@@ -441,3 +441,58 @@ fn rev18d_posts_at_once_store_one_review() {
         "{said}"
     );
 }
+
+/// Held: a sandboxed agent of another session learns nothing of a
+/// session's reviews and reviewers: each reads as no such tab.
+#[test]
+fn rev18d_another_sessions_reviews_read_as_no_tab() {
+    if bwrap_missing() {
+        return;
+    }
+    let l = Local::started();
+    let (author, reviewer) = sandboxed_author_and_reviewer(&l, "bash", "");
+    l.ok(&[
+        "send",
+        &reviewer,
+        "printf 'summary: fine\\n' | \"$NERDR_BIN\" post-review",
+    ]);
+    let posted = crate::support::poll(Duration::from_secs(20), || {
+        l.ok(&["reviews", &author, "--json"]).contains("fine")
+    });
+    assert!(posted, "{}", l.ok(&["read", &reviewer]));
+    // A second session: another repository, with a sandboxed agent.
+    let other = l.path("other");
+    std::fs::create_dir_all(&other).unwrap();
+    git(&other, &["init", "-q"]);
+    std::fs::write(other.join("x.txt"), "x\n").unwrap();
+    git(&other, &["add", "."]);
+    git(&other, &["commit", "-q", "-m", "x"]);
+    let out = l
+        .cmd(&["agent", "bash"])
+        .current_dir(&other)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stranger = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    l.wait_screen(&stranger, "bash");
+    for (what, args) in [
+        ("reviews", format!("reviews {author} --json")),
+        ("reviews-of-reviewer", format!("reviews {reviewer}")),
+        ("request", format!("request-review {author}")),
+        ("send", format!("send {reviewer} hello")),
+        ("read", format!("read {reviewer}")),
+    ] {
+        let (rc, said) = op(&l, &stranger, what, &format!("\"$NERDR_BIN\" {args}"));
+        assert_ne!(rc, 0, "{what}: {said}");
+        assert!(said.contains("no tab"), "{what}: {said}");
+        assert!(!said.contains("fine"), "{what}: {said}");
+    }
+    let (rc, said) = op(
+        &l,
+        &stranger,
+        "own-reviews",
+        "\"$NERDR_BIN\" reviews --json",
+    );
+    assert_eq!(rc, 0, "{said}");
+    assert!(!said.contains(&author) && !said.contains("fine"), "{said}");
+}
