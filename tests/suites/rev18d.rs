@@ -1,10 +1,14 @@
 //! Adversarial review of issue 18's fixes (fourth round), with the real
-//! binary against a hand-started core: an author's agent steering its
-//! reviewer through a tab it started itself (F4 one hop away), and a file
-//! a sandboxed agent plants in its worktree (a `.gitignore` that ignores
-//! itself) making the person's own files there look like no work, so that
-//! `nerdr close --remove-worktree` and `nerdr clean` delete them unsaved.
-//! Each test asserts the safe behaviour: a failing one is a finding.
+//! binary against a hand-started core. Findings (each test asserts the
+//! safe behaviour, and fails today): F4 one hop away (a tab the author or
+//! the reviewer started types into the other; a sandboxed reviewer's
+//! message to an unsandboxed author is queued for approval instead of
+//! refused); what an agent plants in its own worktree hiding the person's
+//! work there from `close --remove-worktree` (forced or not) and `clean`
+//! (a `.gitignore` that ignores itself, `skip-worktree` and
+//! `assume-unchanged` index flags); `merge` replacing the person's ignored
+//! folder with an agent's file of the same name. Held: posts at once store
+//! one review; another session's reviews read as no tab.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
