@@ -35,6 +35,7 @@ mod replycap;
 mod resume;
 mod rev18;
 mod rev18b;
+mod rev18d;
 mod review_guards;
 mod review_panel;
 mod review_status;
