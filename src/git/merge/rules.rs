@@ -173,17 +173,26 @@ pub struct Source {
     pub open: bool,
 }
 
-/// Of the `written` paths (those a merge writes), the ones the checkout
-/// holds as ignored files: `ignored` is git's listing of them, a folder
-/// all of whose files are ignored ending in `/`. Untracked files that are
-/// not ignored git refuses to overwrite by itself.
+/// Of the `written` paths (those a merge writes), the ones that would
+/// replace ignored files of the checkout: `ignored` is git's listing of
+/// them, a folder all of whose files are ignored ending in `/`. A path is
+/// in the way when it is an ignored file, lies in an ignored folder or
+/// under an ignored file (a folder would replace that file), or is itself
+/// a folder holding ignored files (a file would replace them). Compared
+/// as paths, not strings: `secret` written over an ignored `secret/`
+/// deleted the person's folder (adversarial review). Untracked files that
+/// are not ignored git refuses to overwrite by itself.
 pub fn in_the_way(written: &[String], ignored: &[String]) -> Vec<String> {
     written
         .iter()
         .filter(|p| {
-            ignored
-                .iter()
-                .any(|i| *i == **p || (i.ends_with('/') && p.starts_with(i.as_str())))
+            ignored.iter().any(|i| {
+                let i = i.trim_end_matches('/');
+                p.as_str() == i
+                    || p.strip_prefix(i).is_some_and(|rest| rest.starts_with('/'))
+                    || i.strip_prefix(p.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
         })
         .cloned()
         .collect()

@@ -103,10 +103,27 @@ fn what_a_merge_would_write_over_and_what_it_must_not_bring() {
         "build/x",
     ]);
     let ignored = v(&["secret.log", "build/", "other.log", "d"]);
+    // `d` is an ignored file: the folder `d/` a merge brings replaces it.
     assert_eq!(
         in_the_way(&incoming, &ignored),
-        v(&["secret.log", "build/x"])
+        v(&["secret.log", "d/.gitattributes", "build/x"])
     );
+    // (what, written, ignored, in the way)
+    #[rustfmt::skip]
+    let rows: &[(&str, &str, &str, bool)] = &[
+        ("an ignored file", "a.log", "a.log", true),
+        ("a file over an ignored folder", "secret", "secret/", true),
+        ("a file over a folder holding an ignored file", "keys", "keys/a.txt", true),
+        ("into an ignored folder", "build/x", "build/", true),
+        ("a folder over an ignored file", "d/x", "d", true),
+        ("a name that only starts alike", "secrets", "secret/", false),
+        ("a folder alike by prefix", "build2/x", "build/", false),
+        ("a file beside an ignored one", "keys.txt", "keys/a.txt", false),
+    ];
+    for (what, written, ignored, want) in rows {
+        let got = !in_the_way(&v(&[written]), &v(&[ignored])).is_empty();
+        assert_eq!(got, *want, "{what}");
+    }
     assert!(in_the_way(&incoming, &[]).is_empty());
     assert_eq!(risky(&incoming), v(&["d/.gitattributes"]));
     assert_eq!(
