@@ -46,6 +46,25 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
     let mut env: Vec<(&str, &OsStr)> = IDENTITY.iter().map(|(k, v)| (*k, OsStr::new(v))).collect();
     env.push(("GIT_INDEX_FILE", scratch.0.as_os_str()));
     let index_tree = run_env(paths, worktree, &["write-tree"], &env)?;
+    // Flags that tell git not to look at a file (an agent's
+    // `update-index --skip-worktree`) would keep its edit out of `add`:
+    // cleared in the copy, so the file is saved as it is on disk.
+    let listing = super::query_bytes(worktree, &["ls-files", "-v", "-z"])?;
+    for path in super::unsaved::flagged(&listing) {
+        let path = String::from_utf8_lossy(path).into_owned();
+        run_env(
+            paths,
+            worktree,
+            &[
+                "update-index",
+                "--no-skip-worktree",
+                "--no-assume-unchanged",
+                "--",
+                &path,
+            ],
+            &env,
+        )?;
+    }
     run_env(paths, worktree, &["add", "-A"], &env)?;
     let work_tree = run_env(paths, worktree, &["write-tree"], &env)?;
     let index_commit = commit_tree(

@@ -120,6 +120,20 @@ pub fn with_nested(mut changes: Vec<Change>, nested: &[String]) -> Vec<Change> {
     changes
 }
 
+/// The paths of the entries of `git ls-files -v -z` that git is told not
+/// to look at: `S` (skip-worktree) or a lowercase tag (assume-unchanged).
+/// `git status` never reports an edit to those, so an agent that sets the
+/// flag on a file hides the person's edit to it from the dirty check
+/// (adversarial review): [`changes`] compares them itself.
+pub fn flagged(ls_files_v: &[u8]) -> Vec<&[u8]> {
+    ls_files_v
+        .split(|b| *b == 0)
+        .filter(|e| e.len() > 2 && e[1] == b' ')
+        .filter(|e| e[0] == b'S' || e[0].is_ascii_lowercase())
+        .map(|e| &e[2..])
+        .collect()
+}
+
 /// The list as shown to a person: at most `max` lines, then how many more.
 pub fn listed(changes: &[Change], max: usize) -> String {
     let mut s: String = changes
@@ -208,7 +222,49 @@ pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> 
             })
             .map(|p| String::from_utf8_lossy(p).into_owned()),
     );
+    let mut listed = listed;
+    listed.extend(flagged_changes(worktree)?);
     Ok(with_nested(listed, &nested))
+}
+
+/// The flagged files ([`flagged`]) whose content on disk is not the
+/// index's: hashed as they are, no filter run (a filter that would make
+/// them equal only makes nerdr keep more). One absent from the disk (a
+/// sparse checkout's skip-worktree files) holds nothing to lose.
+fn flagged_changes(worktree: &Path) -> Result<Vec<Change>, GitError> {
+    use std::os::unix::ffi::OsStrExt;
+    let listing = super::query_bytes(worktree, &["ls-files", "-v", "-z"])?;
+    let flagged = flagged(&listing);
+    if flagged.is_empty() {
+        return Ok(Vec::new());
+    }
+    let stage = super::query_bytes(worktree, &["ls-files", "--stage", "-z"])?;
+    let mut out = Vec::new();
+    for path in flagged {
+        let file = worktree.join(std::ffi::OsStr::from_bytes(path));
+        let Ok(meta) = file.symlink_metadata() else {
+            continue;
+        };
+        let in_index = stage.split(|b| *b == 0).find_map(|e| {
+            let tab = e.iter().position(|b| *b == b'\t')?;
+            (&e[tab + 1..] == path).then(|| e[..tab].split(|b| *b == b' ').nth(1))?
+        });
+        let same = meta.is_file()
+            && in_index.is_some_and(|object| {
+                super::query_bytes(
+                    worktree,
+                    &["hash-object", "--no-filters", "--", &file.to_string_lossy()],
+                )
+                .is_ok_and(|h| h.trim_ascii() == object)
+            });
+        if !same {
+            out.push(Change {
+                kind: ChangeKind::Modified,
+                path: String::from_utf8_lossy(path).into_owned(),
+            });
+        }
+    }
+    Ok(out)
 }
 
 /// A folder (not a link to one) with anything in it.
@@ -242,6 +298,17 @@ pub fn commits_only_on(repo: &Path, branch: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flagged_entries_are_skip_worktree_or_assume_unchanged() {
+        let listing = b"H plain.txt\0S skipped.txt\0h assumed.txt\0s both.txt\0M merged.txt\0? x\0";
+        let got: Vec<&[u8]> = flagged(listing);
+        assert_eq!(
+            got,
+            vec![&b"skipped.txt"[..], &b"assumed.txt"[..], &b"both.txt"[..]]
+        );
+        assert!(flagged(b"").is_empty());
+    }
 
     #[test]
     fn status_entries_are_read_with_their_kind() {

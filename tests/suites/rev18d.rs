@@ -388,13 +388,11 @@ fn flagged_edit_survives_close(flag: &str) {
 }
 
 #[test]
-#[ignore = "open finding: a skip-worktree flag the agent sets hides the person's edit from close's dirty check"]
 fn rev18d_a_skip_worktree_flag_does_not_let_close_delete_the_persons_edit() {
     flagged_edit_survives_close("--skip-worktree");
 }
 
 #[test]
-#[ignore = "open finding: an assume-unchanged flag the agent sets hides the person's edit from close's dirty check"]
 fn rev18d_an_assume_unchanged_flag_does_not_let_close_delete_the_persons_edit() {
     flagged_edit_survives_close("--assume-unchanged");
 }
