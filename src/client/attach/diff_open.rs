@@ -209,7 +209,10 @@ impl Window {
         let words = self.tab_words(&d.tab);
         let mut lines = title(&words, &d);
         let (patch, read) = match patch::parse(&d.patch) {
-            Ok(p) => (p, true),
+            Ok(mut p) => {
+                p.mark_uncommitted(&d.uncommitted);
+                (p, true)
+            }
             Err(e) => {
                 lines.push(String::new());
                 lines.push(format!("The patch does not read: {e}"));
