@@ -25,6 +25,10 @@
 //! | `A` | send every comment of the selected review as one message |
 //! | `r` | ask for the diff and the reviews again (the agent went on working) |
 //! | `q`, Escape | close (unsent comments stay for the next time, also after a detach: `super::drafts`) |
+//! | the prefix, then a key | the window's command (`d` detach, `n` next tab...), the view closed, its comments kept (`super::typing`); the prefix twice: the view's `C-b` |
+//!
+//! Nothing is sent into a tab that runs a program rather than an agent
+//! (`s`, `A`, `S`: `review::not_for_a_program`).
 
 use super::comments::About;
 use super::comments::{self, Comment, Edit, Typing};
