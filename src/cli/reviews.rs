@@ -57,7 +57,11 @@ fn send(
     let Some(tab) = tabs.first() else {
         anyhow::bail!("no such tab");
     };
-    if let Some(why) = crate::review::not_for_a_program(&tab.tab, tab.program.as_deref()) {
+    if let Some(why) = crate::review::not_for_a_program(
+        &tab.tab,
+        tab.program.as_deref(),
+        crate::review::Meant::Review,
+    ) {
         anyhow::bail!(why);
     }
     let review = match number {
@@ -84,6 +88,7 @@ fn send(
         tab: tab.tab.clone(),
         text: message,
         enter: true,
+        agent_only: true,
         folder,
     })?;
     if let Sent::Queued { queued, why } = sent {

@@ -38,6 +38,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         tab: args.tab.clone(),
         text,
         enter: !args.no_enter,
+        agent_only: false,
         folder: folder.scope()?,
     })?;
     if let Sent::Queued { queued, why } = sent {

@@ -50,6 +50,10 @@ pub struct FileDiff {
     pub new_mode: Option<String>,
     pub binary: bool,
     pub hunks: Vec<Hunk>,
+    /// Its change (or part of it) is in no commit yet: `nerdr merge`
+    /// leaves it out. Not in the patch's text: the core says it
+    /// (`TabDiff::uncommitted`, see [`Patch::mark_uncommitted`]).
+    pub uncommitted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -98,6 +102,20 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
+impl Patch {
+    /// Mark the files named in `paths` (by either name of a rename) as
+    /// holding work no commit has: what `nerdr diff` names as
+    /// `(uncommitted: ...)`.
+    pub fn mark_uncommitted(&mut self, paths: &[String]) {
+        for f in &mut self.files {
+            f.uncommitted = [&f.old_path, &f.new_path]
+                .into_iter()
+                .flatten()
+                .any(|p| paths.contains(p));
+        }
+    }
+}
+
 impl FileDiff {
     fn new() -> Self {
         FileDiff {
@@ -109,6 +127,7 @@ impl FileDiff {
             new_mode: None,
             binary: false,
             hunks: Vec::new(),
+            uncommitted: false,
         }
     }
 

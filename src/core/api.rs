@@ -147,8 +147,13 @@ impl Core {
         let from = caller.tab().unwrap_or("-").to_string();
         match req {
             Request::Send(SendText {
-                tab, text, enter, ..
+                tab,
+                text,
+                enter,
+                agent_only,
+                ..
             }) => {
+                self.agent_only(&tab, agent_only)?;
                 let agent = self
                     .state
                     .lock()
@@ -239,12 +244,18 @@ impl Core {
                     })
             }),
             Request::Send(SendText {
-                tab, text, enter, ..
-            }) => encode::<SendText>(
-                self.type_text(&tab, text.into_bytes(), enter)
+                tab,
+                text,
+                enter,
+                agent_only,
+                ..
+            }) => encode::<SendText>(match self.agent_only(&tab, agent_only) {
+                Err(e) => Err(e),
+                Ok(()) => self
+                    .type_text(&tab, text.into_bytes(), enter)
                     .await
                     .map(|()| Sent::Typed {}),
-            ),
+            }),
             Request::Resize(Resize {
                 tab, rows, cols, ..
             }) => encode::<Resize>(self.resize(&tab, rows, cols)),
@@ -341,6 +352,28 @@ impl Core {
     /// look like a paste to programs without bracketed paste that guess
     /// (codex's paste-burst check makes such an Enter a new line, so the
     /// prompt never goes).
+    /// Text meant for an agent (`SendText::agent_only`) is refused when
+    /// tab `tab` runs a program: the core's word, whatever the client
+    /// checked.
+    fn agent_only(&self, tab: &str, agent_only: bool) -> Result<(), ApiError> {
+        if !agent_only {
+            return Ok(());
+        }
+        let program = {
+            let st = self.state.lock().unwrap();
+            let t = st.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
+            t.program.then(|| t.agent.clone())
+        };
+        match crate::review::not_for_a_program(
+            tab,
+            program.as_deref(),
+            crate::review::Meant::ForAnAgent,
+        ) {
+            Some(why) => Err(ApiError::new(ErrorCode::BadRequest, why)),
+            None => Ok(()),
+        }
+    }
+
     pub(super) async fn type_text(
         &self,
         tab: &str,

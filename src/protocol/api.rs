@@ -223,6 +223,12 @@ pub struct SendText {
     pub tab: String,
     pub text: String,
     pub enter: bool,
+    /// The text is for an agent (a review's, comments on a diff): refused
+    /// when the tab runs a program, where a shell would run it as
+    /// commands (`review::not_for_a_program`). Absent from older clients:
+    /// any tab.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent_only: bool,
     /// The caller's folder: tab numbers and names count in its session
     /// (absent from older clients: in every session).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -93,9 +93,20 @@ fn send_requests_keep_their_wire() {
             tab: "ab12".into(),
             text: "ls".into(),
             enter: true,
+            agent_only: false,
             folder: None,
         },
         r#"{"method":"send","params":{"tab":"ab12","text":"ls","enter":true}}"#,
+    );
+    same_wire(
+        SendText {
+            tab: "ab12".into(),
+            text: "a.rs:2: why?".into(),
+            enter: true,
+            agent_only: true,
+            folder: None,
+        },
+        r#"{"method":"send","params":{"tab":"ab12","text":"a.rs:2: why?","enter":true,"agent_only":true}}"#,
     );
 }
 

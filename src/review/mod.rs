@@ -134,15 +134,39 @@ pub fn short(commit: &str) -> &str {
     commit.get(..12).unwrap_or(commit)
 }
 
-/// Why a review's text must not be typed into tab `tab`, when it runs
-/// `program` rather than a configured agent: typed into a shell, a
-/// reviewer's words (a sandboxed one's, say) would run as commands.
-pub fn not_for_a_program(tab: &str, program: Option<&str>) -> Option<String> {
-    program.map(|p| {
-        format!(
-            "tab {tab} runs a program ({p}), not an agent: a review's text typed there would \
-             be taken as its input (a shell would run it); read it with `nerdr reviews {tab}`"
-        )
+/// What is about to be typed into a tab that may run a program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Meant {
+    /// A review's text (`s`, `A`, `nerdr reviews --send`).
+    Review,
+    /// The person's comments on a diff, questions on review comments
+    /// among them (`S` in the diff view).
+    Comments,
+    /// Any text a client marked as meant for an agent (the core's check).
+    ForAnAgent,
+}
+
+/// Why text `meant` for an agent must not be typed into tab `tab`, when
+/// it runs `program` rather than a configured agent: typed into a shell,
+/// a reviewer's words (a sandboxed one's, say), or the person's comments
+/// quoting them, would run as commands. The one check of every path that
+/// types such text: the diff view's, `nerdr reviews --send`, the core's.
+pub fn not_for_a_program(tab: &str, program: Option<&str>, meant: Meant) -> Option<String> {
+    let p = program?;
+    let head = format!("tab {tab} runs a program ({p}), not an agent");
+    Some(match meant {
+        Meant::Review => format!(
+            "{head}: a review's text typed there would be taken as its input (a shell would \
+             run it); read it with `nerdr reviews {tab}`"
+        ),
+        Meant::Comments => format!(
+            "{head}: comments typed there would be taken as its input (a shell would run \
+             them as commands); not sent, they stay as drafts"
+        ),
+        Meant::ForAnAgent => format!(
+            "{head}: text meant for an agent typed there would be taken as its input (a \
+             shell would run it as commands); not sent"
+        ),
     })
 }
 
@@ -150,6 +174,34 @@ pub fn not_for_a_program(tab: &str, program: Option<&str>) -> Option<String> {
 mod tests {
     use super::format::Severity;
     use super::*;
+
+    /// (what is typed, the tab's program, refused, the words it must say)
+    #[test]
+    fn text_for_an_agent_is_refused_a_program() {
+        #[rustfmt::skip]
+        let rows = [
+            (Meant::Review, None, false, ""),
+            (Meant::Comments, None, false, ""),
+            (Meant::ForAnAgent, None, false, ""),
+            (Meant::Review, Some("bash"), true, "a review's text"),
+            (Meant::Comments, Some("bash"), true, "they stay as drafts"),
+            (Meant::ForAnAgent, Some("bash"), true, "meant for an agent"),
+        ];
+        for (meant, program, refused, says) in rows {
+            let got = not_for_a_program("t1", program, meant);
+            assert_eq!(got.is_some(), refused, "{meant:?} {program:?}");
+            if let Some(why) = got {
+                assert!(
+                    why.starts_with("tab t1 runs a program (bash), not an agent"),
+                    "{why}"
+                );
+                assert!(
+                    why.contains(says) && why.contains("shell would run"),
+                    "{why}"
+                );
+            }
+        }
+    }
 
     fn review(sandboxed: bool) -> Review {
         let c = |file: &str, line, text: &str| Comment {

@@ -39,7 +39,7 @@ fn a_comment_on_a_line_of_the_diff_reaches_the_tab_as_one_message() {
     for want in [
         "diff of tab 1 (cat-1): ",
         "2 files changed, +3 -1",
-        "notes.txt  (modified, +2 -1)",
+        "notes.txt  (modified, +2 -1, uncommitted)",
         "fresh.txt  (added, +1)",
         "-beta",
         "+delta",

@@ -8,6 +8,7 @@ mod attention;
 mod bring_home;
 mod cli;
 mod diff_view;
+mod diff_view_fixes;
 mod doctor;
 mod fake_model;
 mod feature_detection;

@@ -156,7 +156,7 @@ impl Window {
         };
         let reviews = match tabs.into_iter().find(|t| t.tab == tab) {
             Some(t) => Reviews {
-                not_sendable: crate::review::not_for_a_program(&t.tab, t.program.as_deref()),
+                program: t.program,
                 done: t.reviews.into_iter().map(|r| r.review).collect(),
                 at_work: t.requested,
                 unread: None,
@@ -209,7 +209,10 @@ impl Window {
         let words = self.tab_words(&d.tab);
         let mut lines = title(&words, &d);
         let (patch, read) = match patch::parse(&d.patch) {
-            Ok(p) => (p, true),
+            Ok(mut p) => {
+                p.mark_uncommitted(&d.uncommitted);
+                (p, true)
+            }
             Err(e) => {
                 lines.push(String::new());
                 lines.push(format!("The patch does not read: {e}"));
@@ -310,6 +313,9 @@ impl Window {
                 tab: tab.clone(),
                 text,
                 enter: true,
+                // Comments and reviews are for the agent: the core refuses
+                // a program's tab too (`review::not_for_a_program`).
+                agent_only: true,
                 folder: None,
             },
             Window::comments_sent,

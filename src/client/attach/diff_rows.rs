@@ -47,6 +47,10 @@ fn counts(f: &FileDiff) -> String {
     }
 }
 
+/// Said of a file whose work no commit holds yet (`nerdr merge` leaves
+/// it out, as `nerdr diff` says).
+const UNCOMMITTED: &str = "uncommitted";
+
 /// What the file header says after the name.
 fn what(f: &FileDiff) -> String {
     let mut parts = vec![match f.status {
@@ -62,6 +66,9 @@ fn what(f: &FileDiff) -> String {
     let c = counts(f);
     if !c.is_empty() {
         parts.push(c);
+    }
+    if f.uncommitted {
+        parts.push(UNCOMMITTED.into());
     }
     parts.join(", ")
 }
@@ -124,7 +131,17 @@ fn base(title: &[String], patch: &Patch) -> Vec<Row> {
         rows.push(row(
             RowKind::Entry(i),
             String::new(),
-            format!("  {} {:<wide$}  {}", letter(f), names[i], counts(f)),
+            format!(
+                "  {} {:<wide$}  {}{}",
+                letter(f),
+                names[i],
+                counts(f),
+                if f.uncommitted {
+                    format!(" ({UNCOMMITTED})")
+                } else {
+                    String::new()
+                }
+            ),
         ));
     }
     let w = number_width(patch);
@@ -366,6 +383,24 @@ mod tests {
             "renamed without changes",
         ];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn files_with_uncommitted_work_say_so() {
+        let mut p = parse(PATCH).unwrap();
+        // By the new name of a rename too.
+        p.mark_uncommitted(&["a.rs".into(), "n.txt".into()]);
+        let got = texts(&rows(&[], &p, &[], &Reviews::default()));
+        for want in [
+            "  M a.rs            +1 -1 (uncommitted)",
+            "  M logo.png        binary",
+            "  R m.txt -> n.txt   (uncommitted)",
+            "a.rs  (modified, +1 -1, uncommitted)",
+            "logo.png  (modified, binary)",
+            "m.txt -> n.txt  (renamed, 100% similar, uncommitted)",
+        ] {
+            assert!(got.iter().any(|g| g == want), "{want:?} in {got:#?}");
+        }
     }
 
     #[test]

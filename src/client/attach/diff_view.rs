@@ -25,12 +25,17 @@
 //! | `A` | send every comment of the selected review as one message |
 //! | `r` | ask for the diff and the reviews again (the agent went on working) |
 //! | `q`, Escape | close (unsent comments stay for the next time, also after a detach: `super::drafts`) |
+//! | the prefix, then a key | the window's command (`d` detach, `n` next tab...), the view closed, its comments kept (`super::typing`); the prefix twice: the view's `C-b` |
+//!
+//! Nothing is sent into a tab that runs a program rather than an agent
+//! (`s`, `A`, `S`: `review::not_for_a_program`).
 
 use super::comments::About;
 use super::comments::{self, Comment, Edit, Typing};
 use super::diff_rows::{self, Row, RowKind};
 use super::review_rows::Reviews;
 use crate::client::patch::{Kind, Patch};
+use crate::review::Meant;
 
 #[derive(Debug)]
 pub struct DiffView {
@@ -244,6 +249,7 @@ impl DiffView {
             b"S" if self.comments.is_empty() => {
                 self.note = "no comments to send: c on a line writes one".into()
             }
+            b"S" if self.refused(Meant::Comments) => {}
             b"S" => return Outcome::Send(comments::message(&self.comments)),
             b"r" => return Outcome::Reload,
             _ => {}
@@ -276,6 +282,18 @@ impl DiffView {
         })
     }
 
+    /// Whether text `meant` for the agent may not be typed into the tab
+    /// (it runs a program): the one check of `s`, `A` and `S`, saying why.
+    fn refused(&mut self, meant: Meant) -> bool {
+        match crate::review::not_for_a_program(&self.tab, self.reviews.program.as_deref(), meant) {
+            Some(why) => {
+                self.note = why;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The review the selected row is about.
     fn selected_review(&self) -> Option<usize> {
         match self.rows[self.sel].kind {
@@ -286,8 +304,7 @@ impl DiffView {
     }
 
     fn send_remark(&mut self) -> Outcome {
-        if let Some(why) = &self.reviews.not_sendable {
-            self.note = why.clone();
+        if self.refused(Meant::Review) {
             return Outcome::Stay;
         }
         let RowKind::Remark(r, c) = self.rows[self.sel].kind else {
@@ -308,8 +325,7 @@ impl DiffView {
     }
 
     fn send_review(&mut self) -> Outcome {
-        if let Some(why) = &self.reviews.not_sendable {
-            self.note = why.clone();
+        if self.refused(Meant::Review) {
             return Outcome::Stay;
         }
         let Some(r) = self.selected_review() else {

@@ -285,11 +285,11 @@ fn review_keys_jump_and_send() {
         }
     );
     // Into a tab that runs a program, review text is never typed.
-    v.reviews.not_sendable = Some("tab t1 runs a program (bash), not an agent".into());
+    v.reviews.program = Some("bash".into());
     assert_eq!(v.feed(b"s").0, Outcome::Stay);
     assert_eq!(v.feed(b"A").0, Outcome::Stay);
     assert!(v.note.contains("runs a program"), "{}", v.note);
-    v.reviews.not_sendable = None;
+    v.reviews.program = None;
     // c on a review comment is a question on it, shown under it.
     v.feed(b"c");
     assert!(
@@ -306,6 +306,14 @@ fn review_keys_jump_and_send() {
     assert_eq!(sel(&v), RowKind::Comment(0));
     assert_eq!(v.rows()[v.sel - 1].kind, RowKind::Remark(0, 1));
     assert!(v.rows()[v.sel].text.ends_with(">> question: and?"));
+    // The question quotes the reviewer: into a program's tab, S refuses
+    // it too, and it stays.
+    v.reviews.program = Some("bash".into());
+    assert_eq!(v.feed(b"S").0, Outcome::Stay);
+    assert!(v.note.contains("stay as drafts"), "{}", v.note);
+    assert_eq!(v.comments.len(), 1);
+    v.reviews.program = None;
+    assert!(matches!(v.feed(b"S").0, Outcome::Send(t) if t.contains("a question on review 1")));
     // g on the title: no review there.
     v.feed(b"g");
     assert_eq!(v.feed(b"A").0, Outcome::Stay);

@@ -83,6 +83,19 @@ impl Keys {
         }
     }
 
+    pub fn prefix(&self) -> u8 {
+        self.prefix
+    }
+
+    /// Whether the prefix was typed and the next key is a command.
+    pub fn armed(&self) -> bool {
+        self.armed
+    }
+
+    pub fn set_armed(&mut self, armed: bool) {
+        self.armed = armed;
+    }
+
     /// Every action in `input`: the table tests' view of `step`.
     #[cfg(test)]
     pub fn feed(&mut self, input: &[u8]) -> Vec<Action> {
@@ -154,6 +167,16 @@ pub fn key_len(input: &[u8]) -> usize {
             .map_or(input.len(), |i| i + 3),
         [0x1b, b'O', _, ..] => 3,
         _ => 1,
+    }
+}
+
+/// The command of the key at the start of `input` after the prefix (the
+/// prefix itself apart), and the key's length: what `step` would do.
+pub fn command_of(input: &[u8]) -> (Option<Cmd>, usize) {
+    match input.first() {
+        None => (None, 0),
+        Some(0x1b) => special(input),
+        Some(&b) => (command(b), 1),
     }
 }
 

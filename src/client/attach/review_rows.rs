@@ -30,9 +30,9 @@ pub struct Reviews {
     pub at_work: Vec<ReviewRequested>,
     /// Why they could not be read, when they could not.
     pub unread: Option<String>,
-    /// Why their text must not be typed into the tab, when it must not
-    /// (`review::not_for_a_program`).
-    pub not_sendable: Option<String>,
+    /// The program the tab runs when it is not an agent: nothing the view
+    /// sends may be typed there (`review::not_for_a_program`).
+    pub program: Option<String>,
 }
 
 impl Reviews {

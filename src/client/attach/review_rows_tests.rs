@@ -77,7 +77,7 @@ fn review_comments_go_under_their_lines_files_or_summary() {
             status: "cannot post: its sandbox hides the hook socket".into(),
         }],
         unread: None,
-        not_sendable: None,
+        program: None,
     };
     let got = texts(&rows(&["title".into()], &p, &[], &reviews));
     let want = [

@@ -1,7 +1,8 @@
 //! What the person types: keys go to the shown tab's program, a command
 //! after the prefix, or the overlay that is open, in order.
 
-use super::keys::Action;
+use super::diff_view::DiffView;
+use super::keys::{self, Action};
 use super::{overlay, status, Mode, Window, AWAIT_AT_MOST};
 use crate::protocol::holder::data_frame;
 
@@ -86,6 +87,9 @@ impl Window {
                     None => rest,
                 }
             }
+            Mode::Diff(v) if self.keys.armed() || bytes[0] == self.keys.prefix() => {
+                self.prefix_in_diff(v, bytes)
+            }
             other => {
                 let (mode, effect, used) = overlay::feed(other, bytes);
                 self.mode = mode;
@@ -96,5 +100,39 @@ impl Window {
                 &bytes[used..]
             }
         }
+    }
+
+    /// The prefix in the diff view works as outside it (tmux users expect
+    /// it everywhere): a command closes the view, its comments kept as
+    /// drafts, then runs (`d` detaches, `n` shows the next tab, `?` the
+    /// help); the prefix twice is the view's own key (less's `C-b`, a
+    /// page up, with the default prefix); any other key is dropped, as
+    /// tmux does. The bytes left.
+    fn prefix_in_diff<'a>(&mut self, v: Box<DiffView>, bytes: &'a [u8]) -> &'a [u8] {
+        if !self.keys.armed() {
+            self.keys.set_armed(true);
+            self.mode = Mode::Diff(v);
+            return &bytes[1..];
+        }
+        self.keys.set_armed(false);
+        if bytes[0] == self.keys.prefix() {
+            let (mode, effect, used) = overlay::feed(Mode::Diff(v), &bytes[..1]);
+            self.mode = mode;
+            if matches!(self.mode, Mode::Normal) {
+                self.view.invalidate();
+            }
+            self.effect(effect);
+            return &bytes[used..];
+        }
+        let (cmd, used) = keys::command_of(bytes);
+        let Some(cmd) = cmd else {
+            self.mode = Mode::Diff(v);
+            return &bytes[used.max(1)..];
+        };
+        let drafts = v.drafts();
+        self.view.invalidate();
+        self.effect(overlay::Effect::DiffClosed { tab: v.tab, drafts });
+        self.command(cmd);
+        &bytes[used..]
     }
 }

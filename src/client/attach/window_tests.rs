@@ -388,3 +388,47 @@ fn refused_reviews_still_show_the_diff() {
         .any(|r| r.text == "The reviews could not be read: no reviews here"));
     assert!(v.rows().iter().any(|r| r.text.contains("+needle")));
 }
+
+/// The prefix works in the diff view as outside it: `C-b d` detaches
+/// (it paged up before, `C-b` being less's page up), the comments kept;
+/// `C-b n` shows the next tab, the view closed; the prefix twice is the
+/// view's own `C-b`; a key bound to nothing is dropped.
+#[test]
+fn the_prefix_works_in_the_diff_view() {
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.on_tabs(vec![tab("t1"), tab("t2")]);
+    w.view.redraw("t1", 23, 80);
+    let open = |w: &mut Window, rx: &mut mpsc::UnboundedReceiver<Frame>| {
+        w.on_keys(b"\x02g");
+        no_reviews(w, rx);
+        let (id, _) = requests(rx).remove(0);
+        reply(w, id, a_diff("t1"));
+        assert!(matches!(w.mode, Mode::Diff(_)), "{:?}", w.mode);
+    };
+    open(&mut w, &mut rx);
+    w.on_keys(b"Gcmine\r");
+    // Split across reads, as a person types it.
+    w.on_keys(b"\x02");
+    assert!(matches!(&w.mode, Mode::Diff(v) if v.comments.len() == 1));
+    w.on_keys(b"Z");
+    assert!(matches!(w.mode, Mode::Diff(_)), "an unbound key is dropped");
+    w.on_keys(b"G\x02\x02");
+    let Mode::Diff(v) = &w.mode else {
+        panic!("the prefix twice closed the view: {:?}", w.mode);
+    };
+    assert!(v.sel + 1 < v.rows().len(), "the view's own C-b paged up");
+    assert!(w.done.is_none());
+    w.on_keys(b"\x02n");
+    assert!(matches!(w.mode, Mode::Normal), "{:?}", w.mode);
+    assert_eq!(selects(&mut rx), vec!["t2".to_string()]);
+    assert_eq!(w.drafts.get("t1").map(Vec::len), Some(1), "kept");
+    w.view.redraw("t1", 23, 80);
+    open(&mut w, &mut rx);
+    w.on_keys(b"\x02d");
+    assert_eq!(w.done.as_deref(), Some("[detached]"));
+    assert_eq!(
+        w.leaving().as_deref(),
+        Some("1 unsent comment kept (C-b g to see it)")
+    );
+}
