@@ -97,7 +97,7 @@ fn canonical(p: &Path) -> PathBuf {
 }
 
 /// The worktrees of the repository around `dir`, main checkout first.
-fn worktrees_of(dir: &Path) -> Result<Vec<Listed>, GitError> {
+pub fn worktrees_of(dir: &Path) -> Result<Vec<Listed>, GitError> {
     Ok(parse_worktree_list(&query_bytes(
         dir,
         &["worktree", "list", "--porcelain", "-z"],

@@ -174,4 +174,8 @@ pub struct CleanEntry {
     pub branch_deleted: bool,
     /// Why it was kept, or what became of it.
     pub why: String,
+    /// A `nerdr/*` branch with no worktree (`path` is its repository):
+    /// `action` is about the branch.
+    #[serde(default)]
+    pub branch_only: bool,
 }
