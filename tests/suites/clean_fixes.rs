@@ -61,4 +61,16 @@ fn clean_merged_finds_the_branches_a_plain_clean_kept() {
     );
     let log = st.git(&st.repo, &["log", "-p", &format!("main..nerdr/{u}")]);
     assert!(log.contains("agent u"), "{log}");
+
+    // A fresh tab has nothing to merge yet: not "merged".
+    let (_f, wf) = st.tab_and_worktree("sh");
+    let table = st.ok(&["worktrees"]);
+    let row = table
+        .lines()
+        .find(|l| l.contains(s(&wf)))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(
+        row.contains("no commits") && !row.contains("merged"),
+        "{row}"
+    );
 }

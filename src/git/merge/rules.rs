@@ -141,11 +141,12 @@ pub fn ready(f: &Facts) -> Ready {
     }
     match f.how {
         MergeHow::FfOnly if f.behind > 0 => Ready::Refuse(format!(
-            "{target} is not an ancestor of {} ({} commit{} of {target} are not on it), so \
+            "{target} is not an ancestor of {} ({} commit{} of {target} {} not on it), so \
              there is no fast-forward: merge without --ff-only, or with --rebase or --squash",
             f.branch,
             f.behind,
-            if f.behind == 1 { "" } else { "s" }
+            if f.behind == 1 { "" } else { "s" },
+            if f.behind == 1 { "is" } else { "are" }
         )),
         MergeHow::Rebase if f.worktree_missing => Ready::Refuse(format!(
             "--rebase rebases {} in the tab's worktree, which is gone: merge without --rebase",
