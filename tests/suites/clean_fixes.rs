@@ -74,3 +74,28 @@ fn clean_merged_finds_the_branches_a_plain_clean_kept() {
         "{row}"
     );
 }
+
+/// `nerdr quit` names the worktrees it leaves with work not home, as
+/// `nerdr close` does.
+#[test]
+fn quit_names_the_worktrees_it_leaves_with_work_not_home() {
+    let Some(st) = RepoSession::on_main(SH) else {
+        return;
+    };
+    let (u, wu) = st.tab_and_worktree("sh");
+    st.commit(&wu, "u.txt", "u\n", "agent u");
+    let (_clean, _) = st.tab_and_worktree("sh");
+    let (_, said) = st.ok_said(&["quit"]);
+    assert!(said.contains("closed 2 tabs"), "{said}");
+    assert!(
+        said.contains(&format!("its worktree {} stays", s(&wu)))
+            && said.contains("1 unmerged commit")
+            && said.contains(&format!("nerdr/{u}")),
+        "{said}"
+    );
+    assert_eq!(
+        said.matches("stays").count(),
+        1,
+        "only the one with work: {said}"
+    );
+}
