@@ -11,7 +11,8 @@ use crate::protocol::printable;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Also delete the nerdr/* branches of the worktrees removed
+    /// Also delete the nerdr/* branches of the worktrees removed, and those
+    /// whose worktree is gone already, when all their work is merged
     #[arg(long)]
     pub merged: bool,
     /// Only say what would be removed
@@ -41,6 +42,17 @@ fn text(c: &Cleaned) -> String {
     }
     let mut out = String::new();
     for e in &c.entries {
+        if e.branch_only {
+            out.push_str(&format!(
+                "{} branch {} of {}{}: {}\n",
+                e.action,
+                printable(e.branch.as_deref().unwrap_or_default()),
+                printable(&e.path.display().to_string()),
+                label(e),
+                printable(&e.why)
+            ));
+            continue;
+        }
         let branch = match (&e.branch, e.branch_deleted) {
             (Some(b), true) => format!(" and branch {}", printable(b)),
             _ => String::new(),
@@ -88,6 +100,7 @@ mod tests {
                     action: "removed".into(),
                     branch_deleted: true,
                     why: "its work is merged into main".into(),
+                    branch_only: false,
                 },
                 CleanEntry {
                     path: "/d/b".into(),
@@ -97,6 +110,17 @@ mod tests {
                     action: "kept".into(),
                     branch_deleted: false,
                     why: "tab b is running in it".into(),
+                    branch_only: false,
+                },
+                CleanEntry {
+                    path: "/src/r".into(),
+                    branch: Some("nerdr/c".into()),
+                    tab: None,
+                    tab_name: None,
+                    action: "deleted".into(),
+                    branch_deleted: true,
+                    why: "its worktree is gone and its work is merged".into(),
+                    branch_only: true,
                 },
             ],
         };
@@ -107,6 +131,10 @@ mod tests {
         );
         assert!(
             t.contains("kept /d/b (tab fixer, b): tab b is running in it"),
+            "{t}"
+        );
+        assert!(
+            t.contains("deleted branch nerdr/c of /src/r (closed tab c): its worktree is gone"),
             "{t}"
         );
     }

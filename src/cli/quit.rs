@@ -15,5 +15,8 @@ pub fn run(_: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     })?;
     let n = quit.closed;
     eprintln!("closed {n} tab{}", if n == 1 { "" } else { "s" });
+    for left in &quit.left {
+        eprintln!("{}", crate::protocol::printable(left));
+    }
     Ok(ExitCode::SUCCESS)
 }

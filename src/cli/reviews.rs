@@ -57,13 +57,9 @@ fn send(
     let Some(tab) = tabs.first() else {
         anyhow::bail!("no such tab");
     };
-    if let Some(why) = crate::review::not_for_a_program(
-        &tab.tab,
-        tab.program.as_deref(),
-        crate::review::Meant::Review,
-    ) {
-        anyhow::bail!(why);
-    }
+    // What was asked for is checked first: a comment that does not exist
+    // is the answer, whatever else would refuse the send.
+    let chosen = send_choice(which).map_err(anyhow::Error::msg)?;
     let review = match number {
         Some(n) => tab.reviews.iter().find(|r| r.review.number == n),
         None => tab.reviews.last(),
@@ -77,13 +73,14 @@ fn send(
             tab.tab
         );
     };
-    let chosen = match which {
-        "all" => None,
-        n => Some(n.parse::<usize>().map_err(|_| {
-            anyhow::anyhow!("--send takes a comment's number (1, 2, ...) or `all`, not {n:?}")
-        })?),
-    };
     let message = crate::review::message(review, chosen).map_err(anyhow::Error::msg)?;
+    if let Some(why) = crate::review::not_for_a_program(
+        &tab.tab,
+        tab.program.as_deref(),
+        crate::review::Meant::Review,
+    ) {
+        anyhow::bail!(why);
+    }
     let sent = client::call(SendText {
         tab: tab.tab.clone(),
         text: message,
@@ -98,6 +95,16 @@ fn send(
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--send`'s argument: a comment's number, or `None` for `all`.
+fn send_choice(which: &str) -> Result<Option<usize>, String> {
+    match which {
+        "all" => Ok(None),
+        n => n.parse::<usize>().map(Some).map_err(|_| {
+            format!("--send takes a comment's number (1, 2, ...) or `all`: {n:?} is neither")
+        }),
+    }
 }
 
 /// The reviews for a person: each review's summary, then its comments
@@ -154,6 +161,19 @@ fn text(tabs: &[TabReviews]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn send_takes_a_number_or_all() {
+        assert_eq!(send_choice("all"), Ok(None));
+        assert_eq!(send_choice("5"), Ok(Some(5)));
+        for bad in ["two", "", "-1", "1,2"] {
+            let err = send_choice(bad).unwrap_err();
+            assert!(
+                err.contains("is neither") && err.contains("`all`"),
+                "{bad}: {err}"
+            );
+        }
+    }
     use crate::protocol::replies::{ReviewRequested, ShownReview};
     use crate::review::format::{Comment, Severity};
     use crate::review::store::Review;

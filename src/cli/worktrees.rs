@@ -59,6 +59,7 @@ fn row(w: &WorktreeInfo) -> Vec<String> {
         (false, None) => "?".into(),
     };
     let merged = match w.merged {
+        Some(true) if w.no_commits => "no commits",
         Some(true) => "merged",
         Some(false) => "no",
         None => "?",
@@ -185,6 +186,7 @@ mod tests {
             behind: Some(0),
             dirty: Some(1),
             merged: Some(false),
+            no_commits: false,
             missing: false,
             notes: vec![],
         }
@@ -220,6 +222,17 @@ mod tests {
         assert!(text.contains("* a base nerdr did not record"), "{text}");
         assert!(!text.contains('\x1b'), "{text}");
         assert_eq!(table(&[], false), "no nerdr worktrees\n");
+        let fresh = WorktreeInfo {
+            ahead: Some(0),
+            merged: Some(true),
+            no_commits: true,
+            ..w()
+        };
+        let text = table(&[fresh], false);
+        assert!(
+            text.contains("no commits") && !text.contains("merged "),
+            "{text}"
+        );
     }
 
     #[test]

@@ -288,8 +288,8 @@ impl Core {
                 encode::<RenameTab>(self.rename_tab(caller, &tab, &name))
             }
             Request::Quit(QuitSession { folder }) => {
-                let closed = self.quit_session(&folder).await;
-                encode::<QuitSession>(Ok(SessionQuit { closed }))
+                let (closed, left) = self.quit_session(&folder).await;
+                encode::<QuitSession>(Ok(SessionQuit { closed, left }))
             }
             Request::Agents => encode::<ListAgents>(self.agent_names().await),
             Request::Report(ReportEvent {

@@ -150,7 +150,9 @@ impl Core {
     }
 
     /// Close every tab of the session at once and forget the session.
-    pub async fn quit_session(&self, folder: &Path) -> usize {
+    /// Returns how many tabs closed, and what their worktrees hold that
+    /// is not home yet (`nerdr close`'s notes).
+    pub async fn quit_session(&self, folder: &Path) -> (usize, Vec<String>) {
         let ids: Vec<String> = self
             .state
             .lock()
@@ -166,11 +168,17 @@ impl Core {
         for id in &ids {
             self.host.forget(id);
         }
-        let mut state = self.state.lock().unwrap();
-        for id in &ids {
-            state.remove(id);
+        let removed: Vec<_> = {
+            let mut state = self.state.lock().unwrap();
+            ids.iter().filter_map(|id| state.remove(id)).collect()
+        };
+        // As `nerdr close` says it: each worktree left with work not home.
+        let mut left = Vec::new();
+        for t in &removed {
+            if let Some(w) = &t.worktree {
+                left.extend(self.left_behind(&t.id, w).await);
+            }
         }
-        drop(state);
         for id in &ids {
             self.forget_questions_of(id);
         }
@@ -179,6 +187,6 @@ impl Core {
         drop(state);
         tracing::info!(folder = %folder.display(), tabs = ids.len(), "quit session");
         self.changed();
-        ids.len()
+        (ids.len(), left)
     }
 }

@@ -11,6 +11,7 @@ use super::state::Worktree;
 use super::Core;
 use crate::git::base::{self, Recorded};
 use crate::git::clean::{self, Verdict};
+use crate::git::left_branch;
 use crate::git::listing::{self, Known};
 use crate::protocol::api::{ApiError, CleanEntry, Cleaned, ErrorCode, TabState, WorktreeInfo};
 
@@ -196,14 +197,20 @@ impl Core {
         let known = self.known_worktrees();
         let paths = self.paths.clone();
         let entries = tokio::task::spawn_blocking(move || {
-            listing::find(&paths, &known)
+            let found = listing::find(&paths, &known);
+            // Found before any worktree goes: a branch this run keeps
+            // beside a removed worktree is said with the worktree.
+            let left = left_branch::find(&paths, &known, &found);
+            let mut out = found
                 .into_iter()
                 .map(|f| {
                     let facts = listing::facts(&paths, f);
                     let verdict = clean::verdict(&clean::input_of(&facts), merged);
                     entry(&paths, &facts, verdict, dry_run)
                 })
-                .collect::<Vec<_>>()
+                .collect::<Vec<_>>();
+            out.extend(left.iter().map(|b| left_entry(b, merged, dry_run)));
+            out
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
@@ -274,6 +281,38 @@ fn moved_base(f: &listing::Facts) -> Option<(Option<String>, PathBuf, Recorded)>
     ))
 }
 
+/// What became of a `nerdr/*` branch with no worktree: the verdict,
+/// carried out unless `dry_run`.
+fn left_entry(b: &left_branch::Branch, merged: bool, dry_run: bool) -> CleanEntry {
+    let mut e = CleanEntry {
+        path: b.input.repo.clone(),
+        branch: Some(b.input.branch.clone()),
+        tab: None,
+        tab_name: None,
+        action: "kept".into(),
+        branch_deleted: false,
+        why: String::new(),
+        branch_only: true,
+    };
+    match left_branch::verdict(&b.input, merged) {
+        left_branch::Verdict::Keep(why) => e.why = why,
+        left_branch::Verdict::Delete(why) if dry_run => {
+            e.action = "would delete".into();
+            e.branch_deleted = true;
+            e.why = why;
+        }
+        left_branch::Verdict::Delete(why) => match left_branch::apply(b) {
+            Ok(()) => {
+                e.action = "deleted".into();
+                e.branch_deleted = true;
+                e.why = why;
+            }
+            Err(kept) => e.why = kept,
+        },
+    }
+    e
+}
+
 /// What became of one worktree: the verdict, carried out unless `dry_run`.
 fn entry(
     paths: &crate::paths::Paths,
@@ -289,6 +328,7 @@ fn entry(
         action: "kept".into(),
         branch_deleted: false,
         why: String::new(),
+        branch_only: false,
     };
     let base = facts
         .base

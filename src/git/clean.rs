@@ -187,6 +187,18 @@ pub fn apply(paths: &Paths, f: &Facts, branch: bool) -> Result<(), String> {
         super::worktree::remove(paths, repo, &f.found.path).map_err(|e| e.to_string())?;
         remove_empty_parent(&f.found.path);
     }
+    if !branch && f.found.branch.is_some() {
+        // A later `--merged` needs to know where the kept branch merges.
+        if let Some(parent) = f.found.path.parent() {
+            let _ = std::fs::create_dir_all(parent);
+        }
+        let base_branch = f.base.as_ref().and_then(|b| b.branch.clone());
+        let left = super::left_branch::Left {
+            repo: repo.to_path_buf(),
+            base_branch,
+        };
+        super::left_branch::write(&f.found.path, &left);
+    }
     let own = |b: &str| own_branch(&f.found.path, b);
     if let (true, Some(b)) = (branch, f.found.branch.as_deref().filter(|b| own(b))) {
         delete_branch(repo, b).map_err(|e| format!("the worktree went, its branch stays: {e}"))?;

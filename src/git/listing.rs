@@ -97,7 +97,7 @@ fn canonical(p: &Path) -> PathBuf {
 }
 
 /// The worktrees of the repository around `dir`, main checkout first.
-fn worktrees_of(dir: &Path) -> Result<Vec<Listed>, GitError> {
+pub fn worktrees_of(dir: &Path) -> Result<Vec<Listed>, GitError> {
     Ok(parse_worktree_list(&query_bytes(
         dir,
         &["worktree", "list", "--porcelain", "-z"],
@@ -220,6 +220,8 @@ pub struct Facts {
     /// All of the branch's changes are in the base branch already (its
     /// commits, or their content: a squash merge).
     pub merged: Option<bool>,
+    /// The branch's tip is its base: no commits of its own yet.
+    pub no_commits: bool,
     pub notes: Vec<String>,
 }
 
@@ -282,6 +284,7 @@ pub fn facts(paths: &Paths, found: Found) -> Facts {
         behind: None,
         changes: None,
         merged: None,
+        no_commits: false,
         notes: Vec::new(),
     };
     let Some(repo) = f.found.repo.clone() else {
@@ -326,6 +329,10 @@ pub fn facts(paths: &Paths, found: Found) -> Facts {
                         f.ahead = Some(ahead);
                         f.behind = Some(behind);
                         f.merged = Some(ahead == 0 || content_merged(paths, &repo, &branch, &bb));
+                        let full = format!("refs/heads/{branch}");
+                        f.no_commits = ahead == 0
+                            && query(&repo, &["rev-parse", "--verify", full.as_str()])
+                                .is_ok_and(|tip| tip == b.commit);
                     }
                     None => notes.push(format!("cannot compare {branch} with {bb} (is it gone?)")),
                 }
@@ -357,6 +364,7 @@ impl Facts {
             behind: self.behind,
             dirty: self.changes.as_ref().map(|c| c.len()),
             merged: self.merged,
+            no_commits: self.no_commits,
             missing: self.found.missing,
             notes: self.notes.clone(),
         }

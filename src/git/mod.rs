@@ -12,6 +12,7 @@ pub mod base;
 pub mod clean;
 pub mod guard;
 pub mod import;
+pub mod left_branch;
 pub mod listing;
 pub mod merge;
 pub mod op;

@@ -91,6 +91,10 @@ pub struct SavedWork {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionQuit {
     pub closed: usize,
+    /// What each closed tab's worktree holds that is not home yet, with
+    /// how to get it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left: Vec<String>,
 }
 
 /// The agents that can be started, built-in first (`agents`).

@@ -128,7 +128,20 @@ fn a_close_tells_what_became_of_the_worktree() {
 
 #[test]
 fn a_quit_counts_the_closed_tabs() {
-    same_wire::<QuitSession>(SessionQuit { closed: 3 }, json!({"closed": 3}));
+    same_wire::<QuitSession>(
+        SessionQuit {
+            closed: 3,
+            left: vec![],
+        },
+        json!({"closed": 3}),
+    );
+    same_wire::<QuitSession>(
+        SessionQuit {
+            closed: 1,
+            left: vec!["its worktree /w stays".into()],
+        },
+        json!({"closed": 1, "left": ["its worktree /w stays"]}),
+    );
 }
 
 #[test]

@@ -67,6 +67,10 @@ pub struct WorktreeInfo {
     pub dirty: Option<usize>,
     /// Whether the branch's commits are all in the base branch.
     pub merged: Option<bool>,
+    /// The branch is still where its work started: nothing to merge yet
+    /// (not merged work).
+    #[serde(default)]
+    pub no_commits: bool,
     /// Git still lists it but its folder is gone.
     #[serde(default)]
     pub missing: bool,
@@ -174,4 +178,8 @@ pub struct CleanEntry {
     pub branch_deleted: bool,
     /// Why it was kept, or what became of it.
     pub why: String,
+    /// A `nerdr/*` branch with no worktree (`path` is its repository):
+    /// `action` is about the branch.
+    #[serde(default)]
+    pub branch_only: bool,
 }

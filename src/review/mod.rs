@@ -88,9 +88,10 @@ pub fn message(review: &Review, which: Option<usize>) -> Result<String, String> 
         }
         Some(n) => {
             return Err(format!(
-                "review {} has {} comment(s); there is no comment {n}",
+                "review {} has {} comment{}; there is no comment {n}",
                 review.number,
-                review.comments.len()
+                review.comments.len(),
+                if review.comments.len() == 1 { "" } else { "s" }
             ))
         }
     };

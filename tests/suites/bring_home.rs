@@ -134,8 +134,13 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
         // finish a merge nerdr has undone.
         assert!(err.contains("conflict"), "{how:?}: {err}");
         assert!(err.contains(" in:\n  tracked.txt\n"), "{how:?}: {err}");
+        // The advice fits the strategy: a rebase's is to rebase.
+        let step = match how.is_empty() || how[0] == "--squash" {
+            true => "\"git merge main\"`",
+            false => "\"git rebase main\"`",
+        };
         assert!(
-            err.contains("\"git merge main\"`") && err.contains("nerdr send"),
+            err.contains(step) && err.contains("nerdr send"),
             "{how:?}: {err}"
         );
         assert!(
@@ -169,6 +174,21 @@ fn merge_fast_forwards_squashes_and_refuses_leaving_the_checkout_as_it_was() {
     let err = st.fails(&["merge", "--ff-only", &c]);
     assert!(err.contains("no fast-forward"), "{err}");
     unchanged(&st, &head, &err);
+    // The tab merged main in (a merge's advice): a rebase would replay
+    // the old commits and conflict again, so nerdr says a plain merge
+    // works now, not the same advice again.
+    let (merged_in, said) = st.git_out(&wc, &["merge", "-q", "main"]);
+    assert!(!merged_in, "the tab's merge of main conflicts: {said}");
+    st.commit(&wc, "tracked.txt", "one\nboth\nthree\n", "merge main");
+    let err = st.fails(&["merge", "--rebase", &c]);
+    assert!(
+        err.contains("holds main's head already") && err.contains("a plain `nerdr merge "),
+        "{err}"
+    );
+    assert!(!err.contains("\"git rebase main\""), "{err}");
+    unchanged(&st, &head, &err);
+    st.ok(&["merge", &c]);
+    assert_eq!(st.head(), st.tip(&format!("nerdr/{c}")), "a fast-forward");
 
     // Rebase: the tab's branch onto main, then a fast-forward.
     let (d, wd) = st.tab_and_worktree("sh");

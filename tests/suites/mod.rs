@@ -6,6 +6,7 @@ mod agent_turns;
 mod attach;
 mod attention;
 mod bring_home;
+mod clean_fixes;
 mod cli;
 mod diff_view;
 mod diff_view_fixes;

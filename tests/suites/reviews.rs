@@ -170,6 +170,8 @@ fn a_review_is_requested_posted_listed_and_sent_to_the_author() {
     assert!(!screen.contains("keep"), "only comment 1: {screen}");
     let err = l.fails(&["reviews", &author, "--send", "3"]);
     assert!(err.contains("there is no comment 3"), "{err}");
+    let err = l.fails(&["reviews", &author, "--send", "two"]);
+    assert!(err.contains("\"two\" is neither"), "{err}");
 
     // The review is kept with the author's tab across a core restart.
     l.stop_core();

@@ -316,8 +316,28 @@ fn run_merge(paths: &Paths, src: &Source, target: &str, how: MergeHow) -> Result
     let branch = src.branch.as_str();
     let git = |dir: &Path, args: &[&str]| run(paths, dir, args).map(drop);
     // Git's own error, the conflicts read before anything is undone.
+    // Asked before anything runs: the advice on a rebase's conflict
+    // depends on it.
+    let holds_target = how == MergeHow::Rebase && {
+        let (t, b) = (
+            format!("refs/heads/{target}"),
+            format!("refs/heads/{branch}"),
+        );
+        super::query(
+            repo,
+            &["merge-base", "--is-ancestor", t.as_str(), b.as_str()],
+        )
+        .is_ok()
+    };
     let failed = |dir: &Path, e: super::GitError, how: MergeHow| {
-        failure(src, target, how, &conflicted(dir), &e.to_string())
+        failure(
+            src,
+            target,
+            how,
+            &conflicted(dir),
+            &e.to_string(),
+            holds_target,
+        )
     };
     match how {
         MergeHow::Merge => {

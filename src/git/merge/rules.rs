@@ -141,11 +141,12 @@ pub fn ready(f: &Facts) -> Ready {
     }
     match f.how {
         MergeHow::FfOnly if f.behind > 0 => Ready::Refuse(format!(
-            "{target} is not an ancestor of {} ({} commit{} of {target} are not on it), so \
+            "{target} is not an ancestor of {} ({} commit{} of {target} {} not on it), so \
              there is no fast-forward: merge without --ff-only, or with --rebase or --squash",
             f.branch,
             f.behind,
-            if f.behind == 1 { "" } else { "s" }
+            if f.behind == 1 { "" } else { "s" },
+            if f.behind == 1 { "is" } else { "are" }
         )),
         MergeHow::Rebase if f.worktree_missing => Ready::Refuse(format!(
             "--rebase rebases {} in the tab's worktree, which is gone: merge without --rebase",
@@ -248,6 +249,7 @@ pub fn failure(
     how: MergeHow,
     conflicts: &[String],
     git_said: &str,
+    holds_target: bool,
 ) -> String {
     let repo = src.repo.display();
     let branch = &src.branch;
@@ -278,22 +280,58 @@ move              them away (or commit them), then merge again",
         _ => format!("{branch} and {target} conflict"),
     };
     let files: String = conflicts.iter().map(|c| format!("\n  {c}")).collect();
-    let ask = match src.open {
-        true => {
-            let tab = if src.name.is_empty() {
-                &src.tab
-            } else {
-                &src.name
-            };
-            format!(
-                "ask the agent to merge {target} into its branch and resolve them (`nerdr send \
-                 {tab} \"git merge {target}\"`), then run `nerdr merge` again; or "
-            )
-        }
-        false => String::new(),
+    let tab = if src.name.is_empty() {
+        &src.tab
+    } else {
+        &src.name
     };
+    let advice = conflict_advice(
+        src.open.then_some(tab.as_str()),
+        &Conflict {
+            target,
+            branch,
+            how,
+            holds_target,
+        },
+    );
     format!(
-        "{what} in:{files}\nto bring it home, {ask}merge by hand in the main checkout: `git -C \
+        "{what} in:{files}\nto bring it home, {advice}merge by hand in the main checkout: `git -C \
          {repo} merge {branch}`"
     )
+}
+
+/// A conflict's facts for [`conflict_advice`].
+#[derive(Debug, Clone, Copy)]
+pub struct Conflict<'a> {
+    pub target: &'a str,
+    pub branch: &'a str,
+    pub how: MergeHow,
+    /// The branch holds the target's head (the tab merged it in).
+    pub holds_target: bool,
+}
+
+/// What to do about a conflict, fitting the strategy: `tab` is the open
+/// tab whose agent can be asked. A rebase replays the branch's commits, so
+/// one that merged the target in conflicts again however often the agent
+/// merges: then a plain merge (or a fast-forward) is the way, not advice
+/// that loops.
+pub fn conflict_advice(tab: Option<&str>, c: &Conflict) -> String {
+    let Conflict { target, branch, .. } = *c;
+    let handle = tab.unwrap_or(branch);
+    match (c.how, c.holds_target, tab) {
+        (MergeHow::Rebase, true, _) => format!(
+            "{branch} holds {target}'s head already (it merged {target} in), so a rebase \
+             replays its old commits and conflicts again: a plain `nerdr merge {handle}` (or \
+             `nerdr merge --ff-only {handle}`) works now; or "
+        ),
+        (MergeHow::Rebase, false, Some(tab)) => format!(
+            "ask the agent to rebase its branch onto {target} and resolve them (`nerdr send \
+             {tab} \"git rebase {target}\"`), then run `nerdr merge --rebase {tab}` again; or "
+        ),
+        (_, _, Some(tab)) => format!(
+            "ask the agent to merge {target} into its branch and resolve them (`nerdr send \
+             {tab} \"git merge {target}\"`), then run `nerdr merge {tab}` again; or "
+        ),
+        (_, _, None) => String::new(),
+    }
 }

@@ -47,7 +47,8 @@ fn every_merge_precondition() {
         ("main on another branch", Facts { checked_out: Some("dev".into()), ..clean() }, Err("on branch dev, not main: switch it there (`git -C /src/r switch main`), or merge into dev with `--into dev`")),
         ("dirty main checkout", Facts { main_changes: dirty.clone(), ..clean() }, Err("modified: a.txt")),
         ("dirty beats nothing to merge", Facts { main_changes: dirty, ahead: 0, ..clean() }, Err("clean checkout")),
-        ("ff-only, diverged", Facts { how: MergeHow::FfOnly, behind: 1, ..clean() }, Err("no fast-forward")),
+        ("ff-only, diverged", Facts { how: MergeHow::FfOnly, behind: 1, ..clean() }, Err("(1 commit of main is not on it), so there is no fast-forward")),
+        ("ff-only, diverged more", Facts { how: MergeHow::FfOnly, behind: 2, ..clean() }, Err("(2 commits of main are not on it)")),
         ("ff-only, ahead only", Facts { how: MergeHow::FfOnly, ..clean() }, go()),
         ("rebase, dirty worktree", Facts { how: MergeHow::Rebase, worktree_dirty: true, ..clean() }, Err("commit it there first")),
         ("rebase, worktree gone", Facts { how: MergeHow::Rebase, worktree_missing: true, ..clean() }, Err("which is gone")),
@@ -153,25 +154,40 @@ fn failures_say_what_nerdr_knows_not_what_git_advises() {
                conflicts and then commit the result.";
     let conflicts = vec!["a.txt".to_string(), "b/c.txt".to_string()];
     for how in [MergeHow::Merge, MergeHow::Squash, MergeHow::Rebase] {
-        let said = failure(&source(true), "main", how, &conflicts, git);
+        let said = failure(&source(true), "main", how, &conflicts, git, false);
         assert!(said.contains("in:\n  a.txt\n  b/c.txt\n"), "{said}");
         assert!(
             !said.contains("then commit") && !said.contains("--continue"),
             "{said}"
         );
-        assert!(
-            said.contains("`nerdr send fixer \"git merge main\"`"),
-            "{said}"
-        );
+        let step = match how {
+            MergeHow::Rebase => "`nerdr send fixer \"git rebase main\"`",
+            _ => "`nerdr send fixer \"git merge main\"`",
+        };
+        assert!(said.contains(step), "{said}");
         assert!(said.contains("`git -C /src/r merge nerdr/ab12`"), "{said}");
     }
-    let closed = failure(&source(false), "main", MergeHow::Merge, &conflicts, git);
+    let closed = failure(
+        &source(false),
+        "main",
+        MergeHow::Merge,
+        &conflicts,
+        git,
+        false,
+    );
     assert!(!closed.contains("nerdr send"), "{closed}");
     let untracked = "error: The following untracked working tree files would be \
                      overwritten by merge:\n\tscratch.txt\n\tdir/x\nPlease move or \
                      remove them before you merge.\nAborting";
     assert_eq!(would_overwrite(untracked), ["scratch.txt", "dir/x"]);
-    let said = failure(&source(true), "main", MergeHow::Merge, &[], untracked);
+    let said = failure(
+        &source(true),
+        "main",
+        MergeHow::Merge,
+        &[],
+        untracked,
+        false,
+    );
     assert!(
         said.contains("overwrite untracked files in the main checkout /src/r: scratch.txt, dir/x"),
         "{said}"
@@ -182,6 +198,35 @@ fn failures_say_what_nerdr_knows_not_what_git_advises() {
         MergeHow::Merge,
         &[],
         "refused by the guard",
+        false,
     );
     assert!(other.ends_with("refused by the guard"), "{other}");
+}
+
+#[test]
+fn conflict_advice_fits_the_strategy_and_does_not_loop() {
+    use super::rules::{conflict_advice, Conflict};
+    let c = |how, holds_target| Conflict {
+        target: "main",
+        branch: "nerdr/ab12",
+        how,
+        holds_target,
+    };
+    #[rustfmt::skip]
+    let rows = [
+        ("merge", Some("sh-1"), c(MergeHow::Merge, false), "`nerdr send sh-1 \"git merge main\"`), then run `nerdr merge sh-1` again"),
+        ("merge, branch holds main", Some("sh-1"), c(MergeHow::Merge, true), "\"git merge main\""),
+        ("squash", Some("sh-1"), c(MergeHow::Squash, false), "\"git merge main\""),
+        ("rebase", Some("sh-1"), c(MergeHow::Rebase, false), "`nerdr send sh-1 \"git rebase main\"`), then run `nerdr merge --rebase sh-1` again"),
+        ("rebase after the tab merged main", Some("sh-1"), c(MergeHow::Rebase, true), "holds main's head already (it merged main in), so a rebase replays its old commits and conflicts again: a plain `nerdr merge sh-1` (or `nerdr merge --ff-only sh-1`) works now"),
+        ("rebase after a merge, tab closed", None, c(MergeHow::Rebase, true), "a plain `nerdr merge nerdr/ab12`"),
+        ("closed tab", None, c(MergeHow::Merge, false), ""),
+    ];
+    for (what, tab, conflict, want) in rows {
+        let said = conflict_advice(tab, &conflict);
+        assert!(said.contains(want), "{what}: {said}");
+        if want.is_empty() {
+            assert_eq!(said, "", "{what}");
+        }
+    }
 }
