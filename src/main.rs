@@ -21,6 +21,7 @@ mod handoff;
 mod holder;
 mod host;
 mod integration;
+mod json_store;
 mod logging;
 mod notify;
 mod paths;

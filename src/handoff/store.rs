@@ -3,7 +3,6 @@
 //! each with the tab it came from, until `nerdr handoffs --clear`.
 //! Blocking file I/O: the core calls it off its async workers.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -41,44 +40,13 @@ pub fn file(state_dir: &Path) -> PathBuf {
 /// The store as written; none yet is empty. A file that does not read as
 /// one is an error naming it (never dropped: it holds handoffs).
 pub fn load(path: &Path) -> Result<Store, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "{} is not a handoff store ({e}); move it aside to start afresh",
-                path.display()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
-}
-
-fn save(path: &Path, store: &Store) -> Result<(), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let json = serde_json::to_vec_pretty(store).map_err(|e| e.to_string())?;
-    let tmp = path.with_extension("json.tmp");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(&json)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::json_store::load(path, "a handoff store")
 }
 
 /// Read, change and write the store under one process-wide lock.
 pub fn update<T>(path: &Path, change: impl FnOnce(&mut Store) -> T) -> Result<T, String> {
     static FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _held = FILE.lock().unwrap_or_else(|p| p.into_inner());
-    let mut store = load(path)?;
-    let out = change(&mut store);
-    save(path, &store)?;
-    Ok(out)
+    crate::json_store::update(&FILE, path, "a handoff store", change)
 }
 
 #[cfg(test)]

@@ -14,7 +14,6 @@
 //! state lock.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -241,35 +240,7 @@ pub fn file(state_dir: &Path) -> PathBuf {
 /// a store is an error naming it (never silently dropped: it holds the
 /// reviews).
 pub fn load(path: &Path) -> Result<Store, String> {
-    match std::fs::read(path) {
-        Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| {
-            format!(
-                "{} is not a review store ({e}); move it aside to start afresh",
-                path.display()
-            )
-        }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Store::default()),
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
-    }
-}
-
-/// Write the store whole: a new file renamed over the old, 0600.
-pub fn save(path: &Path, store: &Store) -> Result<(), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let json = serde_json::to_vec_pretty(store).map_err(|e| e.to_string())?;
-    let tmp = path.with_extension("json.tmp");
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(&json)?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)
-    };
-    write().map_err(|e| format!("cannot write {}: {e}", path.display()))
+    crate::json_store::load(path, "a review store")
 }
 
 /// The lock [`update`] and [`read`] hold around the file.
@@ -279,11 +250,7 @@ static FILE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 /// requests never write over each other's change. Blocking: call it off
 /// the async workers.
 pub fn update<T>(path: &Path, change: impl FnOnce(&mut Store) -> T) -> Result<T, String> {
-    let _held = FILE.lock().unwrap_or_else(|p| p.into_inner());
-    let mut store = load(path)?;
-    let out = change(&mut store);
-    save(path, &store)?;
-    Ok(out)
+    crate::json_store::update(&FILE, path, "a review store", change)
 }
 
 /// Look at the store under [`update`]'s lock, between two writes.
