@@ -6,7 +6,7 @@
 //! text (what opencode adds itself, a file's content), `tool` parts,
 //! `step-start`/`step-finish` and `reasoning` are noise.
 //!
-//! DESIGN.md and the issue name the export `session export`; opencode
+//! Older descriptions of opencode name the export `session export`; opencode
 //! 1.18.33 has it as the top-level `export` (its `session` command has
 //! only `list` and `delete`).
 

@@ -4,7 +4,7 @@
 //! what this picks, or tells the caller why not.
 //!
 //! The rules: `--agent` when given, else the parent's own agent. A
-//! sandboxed parent (docs/DESIGN.md, "Working with agents") spins off only
+//! sandboxed parent (SECURITY.md, on spinoffs) spins off only
 //! into sandboxed agents: the spun-off agent works from the parent's
 //! commits and reports back to it, so an unsandboxed one would be a way out
 //! of the sandbox. An unsandboxed `--agent` is refused (never silently

@@ -1,5 +1,5 @@
-//! Spinoffs (README.md, "Spinoffs"; docs/DESIGN.md, "Working with
-//! agents"): an agent, or the person, starts part of the work in a new
+//! Spinoffs (README.md, "Spinoffs"; docs/ARCHITECTURE.md, "Spinoffs"):
+//! an agent, or the person, starts part of the work in a new
 //! agent, in a tab and worktree of its own branched from the parent's
 //! HEAD, and the new agent's results come back to the parent as messages.
 //! Which agent starts ([`choice`]) and where a result goes ([`delivery`])
