@@ -21,7 +21,6 @@ use std::time::Duration;
 
 use super::caller::Caller;
 use super::fresh_worktree::FreshWorktree;
-use super::launch_plan::Plan;
 use super::not_found::no_tab;
 use super::privilege::{self, Target};
 use super::question::{Approval, Asked, Said};
@@ -378,26 +377,14 @@ impl Core {
         let started = self
             .launch(
                 caller,
-                Plan {
-                    id: id.clone(),
-                    folder: src.folder.clone(),
-                    cwd: src.cwd.clone(),
-                    worktree: src.worktree.clone(),
-                    name: agent.name.clone(),
-                    command: command.display,
-                    argv: command.argv,
+                command.new_tab(
+                    &id,
+                    src.folder.clone(),
+                    src.cwd.clone(),
+                    src.worktree.clone(),
+                    &agent,
                     caller_env,
-                    agent_env: command.agent_env,
-                    sandboxed: agent.sandboxed,
-                    program: false,
-                    kind: TabKind::Agent,
-                    parent: None,
-                    session_id: command.session_id,
-                    reported: None,
-                    probe: command.probe,
-                    deferred: command.deferred,
-                    detect: Some(agent.detect.clone()),
-                },
+                ),
                 &mut fresh,
             )
             .await;

@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::launch_plan::Deferred;
+use super::launch_plan::{Deferred, Plan};
 use super::privilege::{self, CallerKind, Operation, Verdict};
 use super::sandbox_check::ProbeSite;
 use super::setup::Setup;
@@ -162,6 +162,43 @@ pub(super) struct AgentCommand {
     /// command to build again once it passed.
     pub(super) probe: Option<ProbeSite>,
     pub(super) deferred: Option<Deferred>,
+}
+
+impl AgentCommand {
+    /// The launch of new agent tab `id` running `agent` with this command
+    /// in `cwd` of session `folder`: a reviewer, a spinoff and a handoff's
+    /// agent start alike (an agent, not a program run as it is, with no
+    /// parent terminal and nothing reported yet).
+    pub(super) fn new_tab(
+        self,
+        id: &str,
+        folder: PathBuf,
+        cwd: PathBuf,
+        worktree: Option<super::state::Worktree>,
+        agent: &ResolvedAgent,
+        caller_env: Vec<(String, String)>,
+    ) -> Plan {
+        Plan {
+            id: id.to_string(),
+            folder,
+            cwd,
+            worktree,
+            name: agent.name.clone(),
+            command: self.display,
+            argv: self.argv,
+            caller_env,
+            agent_env: self.agent_env,
+            sandboxed: agent.sandboxed,
+            program: false,
+            kind: TabKind::Agent,
+            parent: None,
+            session_id: self.session_id,
+            reported: None,
+            probe: self.probe,
+            deferred: self.deferred,
+            detect: Some(agent.detect.clone()),
+        }
+    }
 }
 
 /// The agent's full command line: its command and args, the extra

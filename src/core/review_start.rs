@@ -24,7 +24,6 @@ use std::sync::Arc;
 
 use super::caller::Caller;
 use super::fresh_worktree::FreshWorktree;
-use super::launch_plan::Plan;
 use super::not_found::no_tab;
 use super::state::Worktree;
 use super::Core;
@@ -253,26 +252,14 @@ impl Core {
         let started = self
             .launch(
                 caller,
-                Plan {
-                    id: id.clone(),
-                    folder: author.folder.clone(),
-                    cwd: worktree.path.clone(),
-                    worktree: Some(worktree),
-                    name: agent.name.clone(),
-                    command: command.display,
-                    argv: command.argv,
+                command.new_tab(
+                    &id,
+                    author.folder.clone(),
+                    worktree.path.clone(),
+                    Some(worktree),
+                    &agent,
                     caller_env,
-                    agent_env: command.agent_env,
-                    sandboxed: agent.sandboxed,
-                    program: false,
-                    kind: TabKind::Agent,
-                    parent: None,
-                    session_id: command.session_id,
-                    reported: None,
-                    probe: command.probe,
-                    deferred: command.deferred,
-                    detect: Some(agent.detect.clone()),
-                },
+                ),
                 &mut fresh,
             )
             .await;
