@@ -63,6 +63,21 @@ fn removed_text(r: &WorktreeRemoved) -> String {
             saved.commit,
             crate::git::saved::how_to_restore(&saved.reference)
         ));
+        if !saved.ignored.is_empty() {
+            out.push_str(&format!(
+                "it holds ignored files too, which no committed .gitignore, info/exclude or \
+                 global excludes file ignores:{}\n",
+                saved
+                    .ignored
+                    .iter()
+                    .take(20)
+                    .map(|p| format!("\n  {}", crate::protocol::printable(p)))
+                    .collect::<String>()
+            ));
+            if saved.ignored.len() > 20 {
+                out.push_str(&format!("  ... and {} more\n", saved.ignored.len() - 20));
+            }
+        }
     }
     let branch = &r.branch;
     match r.branch_only_commits {
@@ -107,11 +122,22 @@ mod tests {
             saved: Some(SavedWork {
                 reference: "refs/nerdr/saved/ab12".into(),
                 commit: "c0ffee".into(),
+                ignored: vec![],
             }),
             branch: "nerdr/ab12".into(),
             branch_only_commits: Some(2),
         };
         let text = removed_text(&saved);
+        assert!(!text.contains("ignored"), "{text}");
+        let mut hidden = saved.clone();
+        if let Some(s) = hidden.saved.as_mut() {
+            s.ignored = vec!["notes.txt".into()];
+        }
+        let text = removed_text(&hidden);
+        assert!(
+            text.contains("holds ignored files too") && text.contains("\n  notes.txt\n"),
+            "{text}"
+        );
         assert!(
             text.contains("saved first as refs/nerdr/saved/ab12"),
             "{text}"

@@ -33,6 +33,7 @@ impl From<Removed> for WorktreeRemoved {
             saved: r.saved.map(|s| SavedWork {
                 reference: s.reference,
                 commit: s.commit,
+                ignored: s.ignored,
             }),
             branch: r.branch,
             branch_only_commits: r.branch_only_commits,
@@ -148,7 +149,8 @@ impl Core {
                 ErrorCode::BadRequest,
                 format!(
                     "tab {tab} was not closed: its worktree {} holds work no commit has \
-                     (ignored files aside):{}\n\
+                     (ignored files count unless a committed .gitignore, info/exclude \
+                     or your global excludes ignore them):{}\n\
                      commit it there, or close the tab and keep the worktree (`nerdr close \
                      {tab}`), or save the work under {}{tab} and remove the worktree anyway \
                      (`nerdr close --remove-worktree --force {tab}`; `nerdr saved` lists \

@@ -11,6 +11,7 @@
 pub mod base;
 pub mod clean;
 pub mod guard;
+pub mod ignored;
 pub mod import;
 pub mod left_branch;
 pub mod listing;

@@ -1,6 +1,7 @@
 //! A tab's work as one patch: its branch against its base, plus what its
 //! worktree holds that no commit does (modified, staged and untracked
-//! files; ignored ones aside, as for `git status`). The working tree is
+//! files, and ignored ones no trusted rule ignores: [`super::ignored`];
+//! the others aside, as for `git status`). The working tree is
 //! written as a tree through a temporary index in nerdr's state folder
 //! (as `git::saved` does), so the worktree, its index and its refs stay
 //! as they were, and `git diff BASE TREE` gives a patch `git apply`
@@ -38,7 +39,8 @@ fn diff_args<'a>(stat: bool, from: &'a str, to: &'a str) -> Vec<&'a str> {
     args
 }
 
-/// The tree of `worktree` as it is now, untracked files included.
+/// The tree of `worktree` as it is now, untracked files included, and
+/// ignored ones that count as work ([`super::ignored::work`]).
 pub fn worktree_tree(paths: &Paths, worktree: &Path) -> Result<String, GitError> {
     let index = std::path::PathBuf::from(query(
         worktree,
@@ -48,6 +50,8 @@ pub fn worktree_tree(paths: &Paths, worktree: &Path) -> Result<String, GitError>
     copy_index(&index, &scratch.0)?;
     let env: [(&str, &OsStr); 1] = [("GIT_INDEX_FILE", scratch.0.as_os_str())];
     run_env(paths, worktree, &["add", "-A"], &env)?;
+    let ignored = super::ignored::work(paths, worktree)?;
+    super::ignored::add_forced(paths, worktree, &env, &ignored)?;
     run_env(paths, worktree, &["write-tree"], &env)
 }
 

@@ -5,6 +5,9 @@
 //! and `git stash apply REF` bring it back. Made with plumbing and a
 //! temporary index in nerdr's state folder, so the worktree, its index and
 //! `refs/stash` stay as they were; every command goes through the guard.
+//! Ignored files that count as work ([`super::ignored`]: an agent's
+//! planted `.gitignore` is no reason to leave the person's file behind)
+//! are saved too, and named in the commit's message and in [`Saved`].
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -20,6 +23,10 @@ pub struct Saved {
     /// `refs/nerdr/saved/<tab>` (or `<tab>-2`, ... when saved before).
     pub reference: String,
     pub commit: String,
+    /// The ignored paths saved with the rest, because no rule nerdr
+    /// trusts ignores them (a folder with its trailing `/`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
 }
 
 /// The identity of nerdr's own commits: the person's may not be set, and
@@ -32,7 +39,8 @@ const IDENTITY: [(&str, &str); 4] = [
 ];
 
 /// Save what `worktree` holds beyond its HEAD (tab `tab`, on `branch`) as
-/// a commit under [`PREFIX`]. Ignored files are not saved.
+/// a commit under [`PREFIX`]. Ignored files are not saved unless they
+/// count as work ([`super::ignored::work`]).
 pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<Saved, GitError> {
     let head = query(worktree, &["rev-parse", "--verify", "HEAD^{commit}"])?;
     let index = PathBuf::from(query(
@@ -66,6 +74,8 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
         )?;
     }
     run_env(paths, worktree, &["add", "-A"], &env)?;
+    let ignored = super::ignored::work(paths, worktree)?;
+    super::ignored::add_forced(paths, worktree, &env, &ignored)?;
     let work_tree = run_env(paths, worktree, &["write-tree"], &env)?;
     let index_commit = commit_tree(
         paths,
@@ -77,8 +87,9 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
     )?;
     let message = format!(
         "nerdr: work of tab {tab} on {branch}, saved before removing its worktree\n\n\
-         worktree: {}\n",
-        worktree.display()
+         worktree: {}\n{}",
+        worktree.display(),
+        ignored_note(&ignored)
     );
     let commit = commit_tree(
         paths,
@@ -107,7 +118,13 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
             ],
         );
         match made {
-            Ok(_) => return Ok(Saved { reference, commit }),
+            Ok(_) => {
+                return Ok(Saved {
+                    reference,
+                    commit,
+                    ignored,
+                })
+            }
             Err(GitError::Failed { .. }) if exists(worktree, &reference) => continue,
             Err(e) => return Err(e),
         }
@@ -117,6 +134,21 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
         dir: worktree.to_path_buf(),
         stderr: "a thousand saved states of this tab exist already; delete old ones".into(),
     })
+}
+
+/// The lines of a save's message naming the ignored paths it holds.
+fn ignored_note(ignored: &[String]) -> String {
+    if ignored.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "\nignored, saved all the same (no committed .gitignore, info/exclude or global \
+         excludes file ignores them):\n",
+    );
+    for p in ignored {
+        s.push_str(&format!("  {}\n", crate::protocol::printable(p)));
+    }
+    s
 }
 
 /// An unsigned commit of `tree` with `parents`, in the order given.
@@ -268,5 +300,12 @@ mod tests {
         assert_eq!(got[0].commit, "c0ffee");
         assert_eq!(got[0].subject, "nerdr: work of tab ab12");
         assert_eq!(got[1].subject, "");
+    }
+
+    #[test]
+    fn a_save_message_names_the_ignored_paths_it_holds() {
+        assert_eq!(ignored_note(&[]), "");
+        let note = ignored_note(&["notes.txt".into(), "venv/".into()]);
+        assert!(note.contains("\n  notes.txt\n  venv/\n"), "{note}");
     }
 }

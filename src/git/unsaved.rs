@@ -1,7 +1,9 @@
 //! What a worktree holds that no commit does (modified, staged and
-//! untracked files; ignored ones do not count, as for `git status`), and
-//! the pure rule for removing a worktree: nerdr never deletes such work
-//! without a word. [`parse`] and [`decide`] are pure; [`changes`] asks git.
+//! untracked files, and ignored ones whose only rule an agent could have
+//! planted: see [`super::ignored`]; files a trusted rule ignores do not
+//! count, as for `git status`), and the pure rule for removing a
+//! worktree: nerdr never deletes such work without a word. [`parse`] and
+//! [`decide`] are pure; [`changes`] asks git.
 
 use std::path::Path;
 
@@ -27,6 +29,10 @@ pub enum ChangeKind {
     Untracked,
     /// An unresolved merge.
     Conflicted,
+    /// Ignored, but by no rule nerdr trusts (an untracked or changed
+    /// `.gitignore`, say: [`super::ignored`]), so as much work as an
+    /// untracked file.
+    Ignored,
     /// A repository of its own inside the worktree (a `.git` there, an
     /// agent's `git init`, a clone, a checked-out submodule): host git
     /// never looks inside one (that would run its own config), so what it
@@ -42,6 +48,7 @@ impl ChangeKind {
             ChangeKind::StagedAndModified => "staged and modified",
             ChangeKind::Untracked => "untracked",
             ChangeKind::Conflicted => "conflicted",
+            ChangeKind::Ignored => "ignored by an uncommitted rule",
             ChangeKind::NestedRepository => "nested repository",
         }
     }
@@ -74,7 +81,7 @@ pub fn parse(porcelain: &[u8]) -> Vec<Change> {
         }
         let kind = match (x, y) {
             (b'?', b'?') => ChangeKind::Untracked,
-            // Ignored files are not work nerdr keeps (nor does `git stash`).
+            // Which ignored files are work is `super::ignored`'s to say.
             (b'!', b'!') => continue,
             (b'U', _) | (_, b'U') | (b'A', b'A') | (b'D', b'D') => ChangeKind::Conflicted,
             (b' ', _) => ChangeKind::Modified,
@@ -224,6 +231,14 @@ pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> 
     );
     let mut listed = listed;
     listed.extend(flagged_changes(worktree)?);
+    listed.extend(
+        super::ignored::work(paths, worktree)?
+            .into_iter()
+            .map(|path| Change {
+                kind: ChangeKind::Ignored,
+                path,
+            }),
+    );
     Ok(with_nested(listed, &nested))
 }
 

@@ -85,6 +85,10 @@ pub struct SavedWork {
     /// `refs/nerdr/saved/<tab>` (or `<tab>-2`, ... when saved before).
     pub reference: String,
     pub commit: String,
+    /// Ignored paths saved with the rest: no rule nerdr trusts ignores
+    /// them (an agent's untracked `.gitignore`, say).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
 }
 
 /// A session was quit (`quit`): how many tabs it closed.

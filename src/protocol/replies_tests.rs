@@ -96,6 +96,7 @@ fn a_close_tells_what_became_of_the_worktree() {
                 saved: Some(SavedWork {
                     reference: "refs/nerdr/saved/ab12".into(),
                     commit: "c0ffee".into(),
+                    ignored: vec![],
                 }),
                 branch: "nerdr/ab12".into(),
                 branch_only_commits: Some(2),

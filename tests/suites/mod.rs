@@ -22,6 +22,7 @@ mod handoff;
 mod harness;
 mod holder;
 mod idle;
+mod ignored_work;
 mod integration;
 mod module_graph;
 mod notifications;

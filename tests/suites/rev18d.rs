@@ -206,7 +206,6 @@ fn notes_kept(l: &Local, wt: &Path) -> bool {
 /// work no commit holds; a planted self-ignoring `.gitignore` makes it
 /// remove one with the person's file in it, unsaved.
 #[test]
-#[ignore = "open finding: an untracked .gitignore the agent plants hides the person's untracked files from close's dirty check"]
 fn rev18d_a_planted_gitignore_does_not_let_close_delete_the_persons_files() {
     let l = Local::started();
     let (tab, wt) = plant_ignore_all(&l);
@@ -227,7 +226,6 @@ fn rev18d_a_planted_gitignore_does_not_let_close_delete_the_persons_files() {
 /// whose branch is in its base; the same plant makes it delete the
 /// person's file.
 #[test]
-#[ignore = "open finding: an untracked .gitignore the agent plants hides the person's untracked files from clean's dirty check"]
 fn rev18d_a_planted_gitignore_does_not_let_clean_delete_the_persons_files() {
     let l = Local::started();
     let (tab, wt) = plant_ignore_all(&l);
@@ -402,7 +400,6 @@ fn rev18d_an_assume_unchanged_flag_does_not_let_close_delete_the_persons_edit() 
 /// files are not saved): the worktree reads as clean, nothing is saved,
 /// and it goes with the file.
 #[test]
-#[ignore = "open finding: a forced removal's save leaves out files a planted .gitignore hides"]
 fn rev18d_a_planted_gitignore_does_not_keep_the_persons_files_out_of_a_forced_save() {
     let l = Local::started();
     let (tab, wt) = plant_ignore_all(&l);

@@ -99,7 +99,12 @@ fn ignored(repo: &Path) -> Option<Vec<String>> {
 fn tracked(changes: &[unsaved::Change]) -> Vec<unsaved::Change> {
     changes
         .iter()
-        .filter(|c| c.kind != unsaved::ChangeKind::Untracked)
+        .filter(|c| {
+            !matches!(
+                c.kind,
+                unsaved::ChangeKind::Untracked | unsaved::ChangeKind::Ignored
+            )
+        })
         .cloned()
         .collect()
 }
