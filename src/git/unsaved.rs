@@ -231,14 +231,16 @@ pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> 
     );
     let mut listed = listed;
     listed.extend(flagged_changes(worktree)?);
-    listed.extend(
-        super::ignored::work(paths, worktree)?
-            .into_iter()
-            .map(|path| Change {
-                kind: ChangeKind::Ignored,
-                path,
-            }),
-    );
+    let ignored = super::ignored::work(paths, worktree)?;
+    // git lists an ignored folder once and never looks inside: a
+    // repository in one counting as work is found here.
+    for dir in ignored.iter().filter(|p| p.ends_with('/')) {
+        nested_within(&worktree.join(dir), dir, &mut nested);
+    }
+    listed.extend(ignored.into_iter().map(|path| Change {
+        kind: ChangeKind::Ignored,
+        path,
+    }));
     Ok(with_nested(listed, &nested))
 }
 
@@ -280,6 +282,26 @@ fn flagged_changes(worktree: &Path) -> Result<Vec<Change>, GitError> {
         }
     }
     Ok(out)
+}
+
+/// The folders at or below `dir` (`rel` from the top of the worktree,
+/// with its trailing `/`) holding a `.git`: found without following a
+/// link, and not looked into further.
+fn nested_within(dir: &Path, rel: &str, out: &mut Vec<String>) {
+    if dir.join(".git").symlink_metadata().is_ok() {
+        out.push(rel.to_string());
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            let name = e.file_name();
+            let rel = format!("{rel}{}/", name.to_string_lossy());
+            nested_within(&e.path(), &rel, out);
+        }
+    }
 }
 
 /// A folder (not a link to one) with anything in it.
@@ -413,6 +435,22 @@ mod tests {
                 c(ChangeKind::NestedRepository, "lib/"),
             ]
         );
+    }
+
+    #[test]
+    fn repositories_inside_an_ignored_folder_are_found() {
+        let top = std::env::temp_dir().join(format!("nerdr-nested-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&top);
+        std::fs::create_dir_all(top.join("venv/a/clone/.git")).unwrap();
+        std::fs::create_dir_all(top.join("venv/b/c")).unwrap();
+        std::fs::create_dir_all(top.join("venv/a/clone/deeper/.git")).unwrap();
+        std::fs::create_dir_all(top.join("whole/.git")).unwrap();
+        let mut found = Vec::new();
+        nested_within(&top.join("venv"), "venv/", &mut found);
+        nested_within(&top.join("whole"), "whole/", &mut found);
+        nested_within(&top.join("absent"), "absent/", &mut found);
+        std::fs::remove_dir_all(&top).unwrap();
+        assert_eq!(found, vec!["venv/a/clone/".to_string(), "whole/".into()]);
     }
 
     #[test]

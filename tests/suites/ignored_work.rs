@@ -109,3 +109,21 @@ fn a_planted_gitignores_files_are_counted_shown_and_saved() {
         "the notes"
     );
 }
+
+/// git lists an ignored folder once and never looks inside it; a
+/// repository in one that no trusted rule ignores still keeps the
+/// worktree, `--force` or not.
+#[test]
+fn a_repository_inside_a_planted_ignored_folder_keeps_the_worktree() {
+    let Some(st) = setup() else { return };
+    let (tab, wt) = st.tab_and_worktree("sh");
+    st.sh(&format!(
+        "cd {w} && mkdir -p deps/lib && printf '*\\n' > deps/.gitignore \
+         && git init -q deps/lib/clone && echo c > deps/lib/clone/file.txt",
+        w = s(&wt)
+    ));
+    let (ok, _, err) = st.nerdr(&["close", "--remove-worktree", "--force", &tab]);
+    assert!(!ok, "removed with a nested repository in it: {err}");
+    assert!(err.contains("nested repository: deps/lib/clone/"), "{err}");
+    assert!(wt.join("deps/lib/clone/file.txt").is_file());
+}
