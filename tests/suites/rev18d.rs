@@ -118,7 +118,6 @@ fn started_by(l: &Local, starter: &str, known: &[&str]) -> String {
 /// hop away. Safe: a tab the author started (and so controls) is held as
 /// the author is.
 #[test]
-#[ignore = "open finding: a tab a sandboxed author starts is not its author, so it may type into and close the reviewer (F4 needs who started a tab)"]
 fn rev18d_an_author_cannot_steer_its_reviewer_through_a_tab_it_started() {
     if bwrap_missing() {
         return;
@@ -249,7 +248,6 @@ fn rev18d_a_planted_gitignore_does_not_let_clean_delete_the_persons_files() {
 /// only through its review and the person; a tab the reviewer started
 /// types into the author for it.
 #[test]
-#[ignore = "open finding: a tab a sandboxed reviewer starts may type into its author (F4 needs who started a tab)"]
 fn rev18d_a_reviewer_cannot_reach_its_author_through_a_tab_it_started() {
     if bwrap_missing() {
         return;
@@ -286,7 +284,6 @@ fn rev18d_a_reviewer_cannot_reach_its_author_through_a_tab_it_started() {
 /// "to tab X (outside every sandbox)", a question that does not say X is
 /// the work it reviews. Safe: refused with the F4 reason, nothing queued.
 #[test]
-#[ignore = "open finding (low): a sandboxed reviewer's send to its unsandboxed author is queued for approval, not refused"]
 fn rev18d_a_sandboxed_reviewer_cannot_queue_words_for_its_unsandboxed_author() {
     if bwrap_missing() {
         return;
