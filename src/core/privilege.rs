@@ -362,7 +362,8 @@ pub fn hides_tab(caller: CallerKind, target: Target, foreign: bool) -> bool {
         (CallerKind::User | CallerKind::Tab, _) => false,
         (CallerKind::Sandboxed, Target::Agent | Target::Terminal) => true,
         (CallerKind::Sandboxed, Target::SandboxedAgent) => foreign,
-        // Its reviewer or author, which it may read: no secret to keep.
+        // Its reviewer or author (outside every sandbox or not), whose id
+        // it knows: no secret to keep, and the refusal says F4's reason.
         (
             CallerKind::Sandboxed,
             Target::OwnReviewer | Target::OwnAuthor | Target::LinkedOutside,
