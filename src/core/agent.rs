@@ -163,6 +163,9 @@ impl Core {
                         program: named.program,
                         kind: TabKind::Agent,
                         parent: None,
+                        // What a tab's program starts, it controls: held as
+                        // that tab (F4 one hop away).
+                        started_by: self.line_of(caller.tab()),
                         session_id: command.session_id,
                         reported: None,
                         probe: command.probe,
@@ -289,6 +292,8 @@ impl Core {
                     program: old.program,
                     kind: TabKind::Agent,
                     parent: None,
+                    // Its own, whoever restarts it.
+                    started_by: old.started_by,
                     session_id: command.session_id.or(old.session_id),
                     reported: old.reported,
                     probe: command.probe,

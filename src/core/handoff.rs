@@ -377,14 +377,19 @@ impl Core {
         let started = self
             .launch(
                 caller,
-                command.new_tab(
-                    &id,
-                    src.folder.clone(),
-                    src.cwd.clone(),
-                    src.worktree.clone(),
-                    &agent,
-                    caller_env,
-                ),
+                command
+                    .new_tab(
+                        &id,
+                        src.folder.clone(),
+                        src.cwd.clone(),
+                        src.worktree.clone(),
+                        &agent,
+                        caller_env,
+                    )
+                    // Its starter's, and the source's, whose conversation and
+                    // worktree it carries on: an author's handoff is the
+                    // author (F4 one hop away; SECURITY.md).
+                    .started_by(self.line_of(caller.tab().into_iter().chain([src.id.as_str()]))),
                 &mut fresh,
             )
             .await;

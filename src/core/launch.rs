@@ -19,6 +19,7 @@ use super::launch_plan::TerminalTab;
 use super::lifecycle::{self, Event, Life};
 use super::not_found::no_tab;
 use super::planning;
+use super::privilege;
 pub(super) use super::programs::{find_program, path_of};
 use super::state::{Tab, Worktree};
 use super::Core;
@@ -66,6 +67,9 @@ impl Core {
                 caller_env,
                 sandboxed,
                 parent,
+                // A terminal a tab's program opens is that tab's to type
+                // into: held as the tab is.
+                started_by: self.line_of(caller.tab()),
             }),
             &mut FreshWorktree::none(),
         )
@@ -317,6 +321,7 @@ fn starting_tab(
         program: plan.program,
         kind: plan.kind,
         parent: plan.parent.clone(),
+        started_by: plan.started_by.clone(),
         cwd: plan.cwd.clone(),
         worktree: plan.worktree.clone(),
         term_number,
@@ -340,6 +345,21 @@ fn starting_tab(
 
 impl Core {
     /// A fresh tab id: eight hex digits, valid in unit names.
+    /// The line of starters (`privilege::line_of`) of a tab started by
+    /// the programs of tabs `starters` (a closed one counts with no line
+    /// of its own).
+    pub(super) fn line_of<'a>(&self, starters: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let state = self.state.lock().unwrap();
+        let lined: Vec<privilege::Lined> = starters
+            .into_iter()
+            .map(|id| privilege::Lined {
+                id,
+                line: state.tabs.get(id).map_or(&[][..], |t| &t.started_by),
+            })
+            .collect();
+        privilege::line_of(&lined)
+    }
+
     pub(super) fn new_tab_id(&self) -> String {
         let state = self.state.lock().unwrap();
         loop {

@@ -33,6 +33,9 @@ pub(super) struct Plan {
     pub(super) program: bool,
     pub(super) kind: TabKind,
     pub(super) parent: Option<String>,
+    /// Its line of starters (`Tab::started_by`): `Core::line_of` for a
+    /// new tab, the tab's own for a restart.
+    pub(super) started_by: Vec<String>,
     pub(super) session_id: Option<String>,
     pub(super) reported: Option<Vec<String>>,
     /// For a sandboxed agent: where its sandbox check goes.
@@ -57,9 +60,15 @@ pub(super) struct TerminalTab {
     pub(super) sandboxed: bool,
     /// The tab it was opened from.
     pub(super) parent: String,
+    pub(super) started_by: Vec<String>,
 }
 
 impl Plan {
+    /// The launch with its line of starters (`Tab::started_by`).
+    pub(super) fn started_by(self, started_by: Vec<String>) -> Plan {
+        Plan { started_by, ..self }
+    }
+
     /// A terminal tab's launch: no worktree, no agent, no screen rules.
     pub(super) fn terminal(t: TerminalTab) -> Plan {
         Plan {
@@ -76,6 +85,7 @@ impl Plan {
             program: false,
             kind: TabKind::Terminal,
             parent: Some(t.parent),
+            started_by: t.started_by,
             session_id: None,
             reported: None,
             probe: None,

@@ -60,11 +60,7 @@ impl Core {
                     let kind = caller.kind();
                     if kind == CallerKind::Sandboxed
                         && (own_gone
-                            || privilege::hides_tab(
-                                kind,
-                                target_kind(caller, t, &state.review_links),
-                                foreign,
-                            ))
+                            || privilege::hides_tab(kind, target_kind(caller, t, &state), foreign))
                     {
                         continue;
                     }

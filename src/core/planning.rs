@@ -192,6 +192,9 @@ impl AgentCommand {
             program: false,
             kind: TabKind::Agent,
             parent: None,
+            // A reviewer's stays so: it answers to the person, whoever
+            // asked for it (`privilege::line_of`).
+            started_by: Vec::new(),
             session_id: self.session_id,
             reported: None,
             probe: self.probe,

@@ -93,6 +93,11 @@ pub enum Target {
     /// The tab whose work the caller reviews: the caller is its reviewer,
     /// whose words reach it only through the person.
     OwnAuthor,
+    /// To a sandboxed caller, its reviewer or its author running outside
+    /// every sandbox: neither to be read (it is outside the caller's
+    /// sandbox) nor to be typed into (F4), so not even by the person's
+    /// approval.
+    LinkedOutside,
     /// An agent (running, or to be started) inside a sandbox.
     SandboxedAgent,
     /// An agent outside every sandbox.
@@ -158,6 +163,14 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
             "a reviewer's words reach its author only through its review (`nerdr post-review`), \
              which the user reads and sends on (`nerdr reviews --send`): it may see, read and \
              diff its author's tab, nothing more",
+        ),
+        // Only `tab_target` gives it, and only to a sandboxed caller: the
+        // two refusals above, joined.
+        (C::Tab | C::Sandboxed, O::Query, T::LinkedOutside) => Allow,
+        (C::Tab | C::Sandboxed, _, T::LinkedOutside) => Refuse(
+            "a reviewer and its author reach each other only through the user (`nerdr \
+             post-review`, `nerdr reviews --send`), and this one runs outside every sandbox, \
+             which a sandboxed agent may not read either",
         ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
@@ -349,8 +362,12 @@ pub fn hides_tab(caller: CallerKind, target: Target, foreign: bool) -> bool {
         (CallerKind::User | CallerKind::Tab, _) => false,
         (CallerKind::Sandboxed, Target::Agent | Target::Terminal) => true,
         (CallerKind::Sandboxed, Target::SandboxedAgent) => foreign,
-        // Its reviewer or author, which it may read: no secret to keep.
-        (CallerKind::Sandboxed, Target::OwnReviewer | Target::OwnAuthor) => foreign,
+        // Its reviewer or author (outside every sandbox or not), whose id
+        // it knows: no secret to keep, and the refusal says F4's reason.
+        (
+            CallerKind::Sandboxed,
+            Target::OwnReviewer | Target::OwnAuthor | Target::LinkedOutside,
+        ) => foreign,
         (CallerKind::Sandboxed, Target::Own | Target::Nothing) => false,
     }
 }
@@ -366,16 +383,62 @@ pub enum Link {
     ItsAuthor,
 }
 
+/// A tab and its line of starters: the tabs whose programs started it
+/// (`nerdr agent`, `nerdr spinoff`, `nerdr handoff --to` from a tab),
+/// oldest first: its starter's own line, then its starter. A tab counts
+/// as each tab of its line ([`link`]): what a tab starts it controls, so
+/// a reviewer or author one hop (or more) away is still that reviewer or
+/// author. The whole line is kept with the tab, so closing a tab in the
+/// middle does not break it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lined<'a> {
+    pub id: &'a str,
+    pub line: &'a [String],
+}
+
+impl Lined<'_> {
+    /// Whether this tab is `tab`, or was started (at any remove) by it.
+    fn counts_as(&self, tab: &str) -> bool {
+        self.id == tab || self.line.iter().any(|t| t == tab)
+    }
+}
+
+/// The line of starters of a tab started by programs in tabs `starters`
+/// (each given with its own line): each one's line, then itself, without
+/// repeats. None for a tab the person started, nor for a reviewer, which
+/// nerdr starts for the person whoever asked (it answers to the person:
+/// counted as its author, it would be held as the author against the
+/// author's other reviewers, and its author's helpers would not be held
+/// against it).
+pub fn line_of(starters: &[Lined]) -> Vec<String> {
+    let mut line: Vec<String> = Vec::new();
+    for s in starters {
+        for t in s.line.iter().map(String::as_str).chain([s.id]) {
+            if !line.iter().any(|l| l == t) {
+                line.push(t.to_string());
+            }
+        }
+    }
+    line
+}
+
 /// How tab `tab` stands to the caller's tab `caller`, from `author_of`
-/// (each reviewer tab's author, as the review store has it).
+/// (each reviewer tab's author, as the review store has it), each of the
+/// two counted as every tab of its line: a tab the author started is the
+/// author, one the reviewer started is the reviewer.
 pub fn link(
     author_of: &std::collections::BTreeMap<String, String>,
-    caller: &str,
-    tab: &str,
+    caller: Lined,
+    tab: Lined,
 ) -> Link {
-    if author_of.get(tab).is_some_and(|a| a == caller) {
+    let reviews = |reviewer: Lined, author: Lined| {
+        author_of
+            .iter()
+            .any(|(r, a)| reviewer.counts_as(r) && author.counts_as(a))
+    };
+    if reviews(tab, caller) {
         Link::ItsReviewer
-    } else if author_of.get(caller).is_some_and(|a| a == tab) {
+    } else if reviews(caller, tab) {
         Link::ItsAuthor
     } else {
         Link::None
@@ -394,22 +457,27 @@ pub struct TabFacts {
 }
 
 /// What a tab is to a caller. A reviewer and its author are a target of
-/// their own to each other, except where that would reach past a
-/// sandbox: to a sandboxed caller an unsandboxed reviewer or author stays
-/// an agent outside every sandbox (which it may not read).
+/// their own to each other; to a sandboxed caller an unsandboxed reviewer
+/// or author is [`Target::LinkedOutside`], which it may neither read (it
+/// is outside the caller's sandbox) nor reach through the person's
+/// approval (F4).
 pub fn tab_target(caller: CallerKind, tab: TabFacts) -> Target {
     let within_reach = caller != CallerKind::Sandboxed || tab.sandboxed;
     match tab {
         TabFacts { own: true, .. } => Target::Own,
         TabFacts { terminal: true, .. } => Target::Terminal,
         TabFacts {
+            link: Link::ItsReviewer | Link::ItsAuthor,
+            ..
+        } if !within_reach => Target::LinkedOutside,
+        TabFacts {
             link: Link::ItsReviewer,
             ..
-        } if within_reach => Target::OwnReviewer,
+        } => Target::OwnReviewer,
         TabFacts {
             link: Link::ItsAuthor,
             ..
-        } if within_reach => Target::OwnAuthor,
+        } => Target::OwnAuthor,
         TabFacts {
             sandboxed: true, ..
         } => Target::SandboxedAgent,

@@ -3,8 +3,8 @@
 use super::CallerKind::{Sandboxed as S, Tab, User};
 use super::Operation::*;
 use super::Target::{
-    Agent as Out, Nothing, Own, OwnAuthor as Auth, OwnReviewer as Rev, SandboxedAgent as In,
-    Terminal as Term,
+    Agent as Out, LinkedOutside as Far, Nothing, Own, OwnAuthor as Auth, OwnReviewer as Rev,
+    SandboxedAgent as In, Terminal as Term,
 };
 use super::*;
 
@@ -37,70 +37,70 @@ const OPS: [Operation; 26] = [
     Handoff,
     ListHandoffs,
 ];
-const TARGETS: [Target; 7] = [Own, Rev, Auth, In, Out, Term, Nothing];
+const TARGETS: [Target; 8] = [Own, Rev, Auth, Far, In, Out, Term, Nothing];
 
 /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
-/// own tab, its reviewer, its author, sandboxed agent, agent, terminal,
-/// nothing.
+/// own tab, its reviewer, its author, its reviewer or author outside every
+/// sandbox, sandboxed agent, agent, terminal, nothing.
 const SANDBOXED: [(Operation, &str); 26] = [
-    (StartAgent, "rrrarrr"),
-    (OpenTerminal, "rrrrrrr"),
-    (Restart, "arrarrr"),
-    (Close, "arrarrr"),
-    (Rename, "arrarrr"),
-    (Quit, "rrrrrrr"),
-    (Send, "arraqrr"),
-    (Read, "aaaarrr"),
-    (Resize, "arrarrr"),
-    (See, "aaarrrr"),
-    (ListApprovals, "rrrrrrr"),
-    (Decide, "rrrrrrr"),
-    (RunPlugin, "qrrqqqq"),
-    (Report, "arrrrrr"),
-    (Query, "aaaaaaa"),
-    (AskNetwork, "qrrrrrr"),
-    (Diff, "aaarrrr"),
-    (ListWorktrees, "rrrrrrr"),
-    (Merge, "rrrrrrr"),
-    (Clean, "rrrrrrr"),
-    (RequestReview, "arrarrr"),
-    (PostReview, "arrrrrr"),
-    (SpinOff, "arrrrrr"),
-    (ReportResult, "arrrrrr"),
-    (Handoff, "arraqrr"),
-    (ListHandoffs, "rrrrrrr"),
+    (StartAgent, "rrrrarrr"),
+    (OpenTerminal, "rrrrrrrr"),
+    (Restart, "arrrarrr"),
+    (Close, "arrrarrr"),
+    (Rename, "arrrarrr"),
+    (Quit, "rrrrrrrr"),
+    (Send, "arrraqrr"),
+    (Read, "aaararrr"),
+    (Resize, "arrrarrr"),
+    (See, "aaarrrrr"),
+    (ListApprovals, "rrrrrrrr"),
+    (Decide, "rrrrrrrr"),
+    (RunPlugin, "qrrrqqqq"),
+    (Report, "arrrrrrr"),
+    (Query, "aaaaaaaa"),
+    (AskNetwork, "qrrrrrrr"),
+    (Diff, "aaarrrrr"),
+    (ListWorktrees, "rrrrrrrr"),
+    (Merge, "rrrrrrrr"),
+    (Clean, "rrrrrrrr"),
+    (RequestReview, "arrrarrr"),
+    (PostReview, "arrrrrrr"),
+    (SpinOff, "arrrrrrr"),
+    (ReportResult, "arrrrrrr"),
+    (Handoff, "arrraqrr"),
+    (ListHandoffs, "rrrrrrrr"),
 ];
 
 /// The same for an unsandboxed tab: everything but deciding, others'
 /// network questions and others' reviews, except that its reviewer and
 /// its author are only to be looked at.
 const TAB: [(Operation, &str); 26] = [
-    (StartAgent, "arraaaa"),
-    (OpenTerminal, "arraaaa"),
-    (Restart, "arraaaa"),
-    (Close, "arraaaa"),
-    (Rename, "arraaaa"),
-    (Quit, "arraaaa"),
-    (Send, "arraaaa"),
-    (Read, "aaaaaaa"),
-    (Resize, "arraaaa"),
-    (See, "aaaaaaa"),
-    (ListApprovals, "arraaaa"),
-    (Decide, "rrrrrrr"),
-    (RunPlugin, "arraaaa"),
-    (Report, "arraaaa"),
-    (Query, "aaaaaaa"),
-    (AskNetwork, "qrrrrrr"),
-    (Diff, "aaaaaaa"),
-    (ListWorktrees, "arraaaa"),
-    (Merge, "arraaaa"),
-    (Clean, "arraaaa"),
-    (RequestReview, "arraaaa"),
-    (PostReview, "arrrrrr"),
-    (SpinOff, "arraaaa"),
-    (ReportResult, "arrrrrr"),
-    (Handoff, "arraaaa"),
-    (ListHandoffs, "arraaaa"),
+    (StartAgent, "arrraaaa"),
+    (OpenTerminal, "arrraaaa"),
+    (Restart, "arrraaaa"),
+    (Close, "arrraaaa"),
+    (Rename, "arrraaaa"),
+    (Quit, "arrraaaa"),
+    (Send, "arrraaaa"),
+    (Read, "aaaraaaa"),
+    (Resize, "arrraaaa"),
+    (See, "aaaraaaa"),
+    (ListApprovals, "arrraaaa"),
+    (Decide, "rrrrrrrr"),
+    (RunPlugin, "arrraaaa"),
+    (Report, "arrraaaa"),
+    (Query, "aaaaaaaa"),
+    (AskNetwork, "qrrrrrrr"),
+    (Diff, "aaaraaaa"),
+    (ListWorktrees, "arrraaaa"),
+    (Merge, "arrraaaa"),
+    (Clean, "arrraaaa"),
+    (RequestReview, "arrraaaa"),
+    (PostReview, "arrrrrrr"),
+    (SpinOff, "arrraaaa"),
+    (ReportResult, "arrrrrrr"),
+    (Handoff, "arrraaaa"),
+    (ListHandoffs, "arrraaaa"),
 ];
 
 fn letter(v: &Verdict) -> char {
@@ -117,7 +117,7 @@ fn every_cell_of_the_matrix() {
     for caller in CALLERS {
         for (i, op) in OPS.into_iter().enumerate() {
             let row = match caller {
-                User => "aaaaaaa",
+                User => "aaaaaaaa",
                 Tab => {
                     assert_eq!(TAB[i].0, op, "table rows follow OPS");
                     TAB[i].1
@@ -220,16 +220,16 @@ fn a_program_run_as_it_is_starts_as_an_agent_outside_every_sandbox() {
 
 #[test]
 fn which_refusals_read_as_no_such_tab() {
-    // One letter per target (own, its reviewer, its author, sandboxed
-    // agent, agent, terminal, nothing): `h` hidden, `-` refused with
-    // its reason.
+    // One letter per target (own, its reviewer, its author, either
+    // outside every sandbox, sandboxed agent, agent, terminal, nothing):
+    // `h` hidden, `-` refused with its reason.
     let rows: [(CallerKind, bool, &str); 6] = [
-        (User, false, "-------"),
-        (User, true, "-------"),
-        (Tab, false, "-------"),
-        (Tab, true, "-------"),
-        (S, false, "----hh-"),
-        (S, true, "-hhhhh-"),
+        (User, false, "--------"),
+        (User, true, "--------"),
+        (Tab, false, "--------"),
+        (Tab, true, "--------"),
+        (S, false, "-----hh-"),
+        (S, true, "-hhhhhh-"),
     ];
     for (caller, foreign, row) in rows {
         for (target, want) in TARGETS.into_iter().zip(row.chars()) {
@@ -262,7 +262,7 @@ fn a_reviewer_and_its_author_only_look_at_each_other() {
             RequestReview,
             SpinOff,
         ] {
-            for target in [Rev, Auth] {
+            for target in [Rev, Auth, Far] {
                 let got = decide(caller, op, target);
                 assert!(
                     matches!(got, Verdict::Refuse(_)),
@@ -279,6 +279,25 @@ fn how_tabs_stand_to_each_other_in_the_reviews() {
         .into_iter()
         .map(|(r, a)| (r.to_string(), a.to_string()))
         .collect();
+    // Each tab's line of starters. `h1` the author started, `h2` its
+    // `h1` started (`h1` closed since, say); `g1` the reviewer started;
+    // `x` and `y` no party to a review, `y` started by `x`. `r1` was asked
+    // for by `a1` itself (`nerdr request-review` in its tab), but a
+    // reviewer's line is empty (`line_of`): it is not `a1`.
+    let lines: std::collections::BTreeMap<&str, Vec<String>> = [
+        ("h1", vec!["a1"]),
+        ("h2", vec!["a1", "h1"]),
+        ("g1", vec!["r1"]),
+        ("y", vec!["x"]),
+    ]
+    .into_iter()
+    .map(|(t, l)| (t, l.into_iter().map(String::from).collect()))
+    .collect();
+    let lined = |id: &'static str| Lined {
+        id,
+        line: lines.get(id).map_or(&[][..], Vec::as_slice),
+    };
+    #[rustfmt::skip]
     let rows: &[(&str, &str, Link)] = &[
         ("a1", "r1", Link::ItsReviewer),
         ("r1", "a1", Link::ItsAuthor),
@@ -290,9 +309,70 @@ fn how_tabs_stand_to_each_other_in_the_reviews() {
         ("r2", "a1", Link::None),
         ("a1", "x", Link::None),
         ("x", "r1", Link::None),
+        // Started by the author, at one remove or two: the author.
+        ("h1", "r1", Link::ItsReviewer),
+        ("h2", "r1", Link::ItsReviewer),
+        ("r1", "h1", Link::ItsAuthor),
+        ("r1", "h2", Link::ItsAuthor),
+        // Started by the reviewer: the reviewer.
+        ("g1", "a1", Link::ItsAuthor),
+        ("a1", "g1", Link::ItsReviewer),
+        ("g1", "h2", Link::ItsAuthor),
+        ("h2", "g1", Link::ItsReviewer),
+        // g1 is r1, and so r2 reviews it; but a1's helper is nothing to
+        // r1's reviewer, and a helper nothing to its own starter.
+        ("g1", "r2", Link::ItsReviewer),
+        ("h1", "r2", Link::None),
+        ("h1", "a1", Link::None),
+        ("a1", "h1", Link::None),
+        ("g1", "r1", Link::None),
+        // A line of strangers stays strange.
+        ("y", "r1", Link::None),
+        ("y", "a1", Link::None),
+        ("r1", "y", Link::None),
     ];
     for (caller, tab, want) in rows {
-        assert_eq!(link(&author_of, caller, tab), *want, "{caller} -> {tab}");
+        assert_eq!(
+            link(&author_of, lined(caller), lined(tab)),
+            *want,
+            "{caller} -> {tab}"
+        );
+    }
+}
+
+#[test]
+fn a_tabs_line_of_starters() {
+    let line = |l: &[&str]| l.iter().map(|t| t.to_string()).collect::<Vec<_>>();
+    let (a, h1, s) = (line(&[]), line(&["a"]), line(&["p", "a"]));
+    let rows: &[(&str, Vec<Lined>, Vec<String>)] = &[
+        ("started by the person", vec![], line(&[])),
+        (
+            "by a tab with no line",
+            vec![Lined { id: "a", line: &a }],
+            line(&["a"]),
+        ),
+        (
+            "by a tab with one",
+            vec![Lined {
+                id: "h1",
+                line: &h1,
+            }],
+            line(&["a", "h1"]),
+        ),
+        (
+            "a spinoff: its starter's, then its parent's, no repeats",
+            vec![
+                Lined {
+                    id: "h1",
+                    line: &h1,
+                },
+                Lined { id: "s", line: &s },
+            ],
+            line(&["a", "h1", "p", "s"]),
+        ),
+    ];
+    for (what, starters, want) in rows {
+        assert_eq!(line_of(starters), *want, "{what}");
     }
 }
 
@@ -314,10 +394,10 @@ fn what_a_tab_is_to_a_caller() {
         (f(false, false, false, N), [Out, Out, Out]),
         (f(false, false, true, R), [Rev, Rev, Rev]),
         (f(false, false, true, A), [Auth, Auth, Auth]),
-        // Outside every sandbox: a sandboxed caller may not read it,
-        // reviewer or not.
-        (f(false, false, false, R), [Rev, Rev, Out]),
-        (f(false, false, false, A), [Auth, Auth, Out]),
+        // Outside every sandbox: a sandboxed caller may not read it, nor
+        // have its words to it queued for the person (F4).
+        (f(false, false, false, R), [Rev, Rev, Far]),
+        (f(false, false, false, A), [Auth, Auth, Far]),
     ];
     for (tab, want) in rows {
         for (caller, want) in CALLERS.into_iter().zip(want) {

@@ -227,7 +227,7 @@ impl Core {
         }
         let state = self.state.lock().unwrap();
         let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
-        Ok(target_kind(caller, t, &state.review_links))
+        Ok(target_kind(caller, t, &state))
     }
 }
 
@@ -274,14 +274,24 @@ pub(super) fn op_of(req: &Request) -> Operation {
     }
 }
 
-/// What tab `t` is to `caller`, who reviews whom as `links` has it.
-pub(super) fn target_kind(
-    caller: &Caller,
-    t: &super::state::Tab,
-    links: &super::review_links::ReviewLinks,
-) -> Target {
+/// What tab `t` is to `caller`, who reviews whom as `state`'s mirror of
+/// the reviews has it, each tab counted as every tab of its line of
+/// starters (`privilege::link`).
+pub(super) fn target_kind(caller: &Caller, t: &super::state::Tab, state: &super::State) -> Target {
     let link = caller.tab().map_or(privilege::Link::None, |own| {
-        privilege::link(&links.author_of, own, &t.id)
+        // A caller whose tab is gone has no line left to count.
+        let line = state
+            .tabs
+            .get(own)
+            .map_or(&[][..], |o| o.started_by.as_slice());
+        privilege::link(
+            &state.review_links.author_of,
+            privilege::Lined { id: own, line },
+            privilege::Lined {
+                id: &t.id,
+                line: &t.started_by,
+            },
+        )
     });
     privilege::tab_target(
         caller.kind(),

@@ -76,7 +76,7 @@ impl Core {
             privilege::decide(
                 caller.kind(),
                 Operation::See,
-                super::request_facts::target_kind(caller, t, &state.review_links),
+                super::request_facts::target_kind(caller, t, &state),
             ) == Verdict::Allow
         };
         Ok(rows
@@ -97,7 +97,7 @@ impl Core {
                     .session_tabs(folder)
                     .into_iter()
                     .map(|t| TabFacts {
-                        target: super::request_facts::target_kind(caller, t, &state.review_links),
+                        target: super::request_facts::target_kind(caller, t, &state),
                         running: t.state == TabState::Running,
                         agent_state: t.agent_state(),
                     })

@@ -132,6 +132,8 @@ impl Core {
                 caller_env: env,
                 sandboxed: false,
                 parent: agent.to_string(),
+                // The repository's setup, which nerdr runs for the person.
+                started_by: Vec::new(),
             }),
             &mut FreshWorktree::none(),
         )

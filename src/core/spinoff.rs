@@ -173,14 +173,19 @@ impl Core {
         let started = self
             .launch(
                 caller,
-                command.new_tab(
-                    &id,
-                    parent.folder.clone(),
-                    worktree.path.clone(),
-                    Some(worktree),
-                    &agent,
-                    caller_env,
-                ),
+                command
+                    .new_tab(
+                        &id,
+                        parent.folder.clone(),
+                        worktree.path.clone(),
+                        Some(worktree),
+                        &agent,
+                        caller_env,
+                    )
+                    // Its starter's, and its parent's, whose work it carries
+                    // on and to whom it reports: a spinoff of an author is the
+                    // author (F4 one hop away; SECURITY.md).
+                    .started_by(self.line_of(caller.tab().into_iter().chain([parent.id.as_str()]))),
                 &mut fresh,
             )
             .await;

@@ -27,6 +27,10 @@ pub struct Tab {
     pub program: bool,
     pub kind: TabKind,
     pub parent: Option<String>,
+    /// Its line of starters (`privilege::Lined`): the tabs whose programs
+    /// started it, oldest first; empty for a tab the person started and
+    /// for a reviewer. Kept across restarts of the tab and of the core.
+    pub started_by: Vec<String>,
     /// Where the program runs: the folder, or a folder inside the worktree.
     pub cwd: PathBuf,
     pub worktree: Option<Worktree>,
@@ -108,6 +112,10 @@ pub struct Saved {
     pub kind: TabKind,
     #[serde(default)]
     pub parent: Option<String>,
+    /// `Tab::started_by`. Absent where empty, and in records written
+    /// before it was kept (whose tabs count as the person's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub started_by: Vec<String>,
     #[serde(default)]
     pub cwd: Option<PathBuf>,
     #[serde(default)]
@@ -145,6 +153,7 @@ impl Tab {
             program: self.program,
             kind: self.kind,
             parent: self.parent.clone(),
+            started_by: self.started_by.clone(),
             cwd: Some(self.cwd.clone()),
             worktree: self.worktree.clone(),
             term_number: self.term_number,
@@ -177,6 +186,7 @@ impl Tab {
             program: s.program,
             kind: s.kind,
             parent: s.parent,
+            started_by: s.started_by,
             worktree: s.worktree,
             term_number: s.term_number,
             session_id: s.session_id,
@@ -494,6 +504,23 @@ mod tests {
             Tab::from_saved(back, 24, 80).nerdr_missing.as_deref(),
             Some("the hook socket /s: No such file or directory")
         );
+    }
+
+    /// A tab's line of starters is written with it and read back (a core
+    /// started again still holds a helper of an author as the author); a
+    /// record from before it was kept reads as the person's tab.
+    #[test]
+    fn the_line_of_starters_survives_a_restart() {
+        let mut t = tab("h");
+        assert!(t.started_by.is_empty());
+        assert!(serde_json::to_value(t.saved(false)).unwrap()["started_by"].is_null());
+        t.started_by = vec!["a".into(), "b".into()];
+        for with_secret in [false, true] {
+            let back: Saved =
+                serde_json::from_value(serde_json::to_value(t.saved(with_secret)).unwrap())
+                    .unwrap();
+            assert_eq!(Tab::from_saved(back, 24, 80).started_by, ["a", "b"]);
+        }
     }
 
     /// Only live sessions hold folders: one whose tabs all closed holds

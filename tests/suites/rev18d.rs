@@ -99,7 +99,8 @@ fn sandboxed_author_and_reviewer(l: &Local, agent: &str, more: &str) -> (String,
 
 /// The tab `starter` starts with `nerdr agent bash`, at its prompt.
 fn started_by(l: &Local, starter: &str, known: &[&str]) -> String {
-    let (rc, said) = op(l, starter, "start-proxy", "\"$NERDR_BIN\" agent bash");
+    let what = format!("start-by-{starter}");
+    let (rc, said) = op(l, starter, &what, "\"$NERDR_BIN\" agent bash");
     assert_eq!(rc, 0, "a sandboxed tab starting a sandboxed agent: {said}");
     let proxy = l
         .tabs_json(&[])
@@ -118,7 +119,6 @@ fn started_by(l: &Local, starter: &str, known: &[&str]) -> String {
 /// hop away. Safe: a tab the author started (and so controls) is held as
 /// the author is.
 #[test]
-#[ignore = "open finding: a tab a sandboxed author starts is not its author, so it may type into and close the reviewer (F4 needs who started a tab)"]
 fn rev18d_an_author_cannot_steer_its_reviewer_through_a_tab_it_started() {
     if bwrap_missing() {
         return;
@@ -247,7 +247,6 @@ fn rev18d_a_planted_gitignore_does_not_let_clean_delete_the_persons_files() {
 /// only through its review and the person; a tab the reviewer started
 /// types into the author for it.
 #[test]
-#[ignore = "open finding: a tab a sandboxed reviewer starts may type into its author (F4 needs who started a tab)"]
 fn rev18d_a_reviewer_cannot_reach_its_author_through_a_tab_it_started() {
     if bwrap_missing() {
         return;
@@ -279,12 +278,49 @@ fn rev18d_a_reviewer_cannot_reach_its_author_through_a_tab_it_started() {
     );
 }
 
+/// The line of starters holds two hops away, with the tab in the middle
+/// closed, across a core killed and started again: a tab started by a tab
+/// the author started is still the author.
+#[test]
+fn rev18d_the_authors_line_outlives_its_middle_tab_and_the_core() {
+    if bwrap_missing() {
+        return;
+    }
+    let mut l = Local::started();
+    let (author, reviewer) = sandboxed_author_and_reviewer(&l, "bash", "");
+    let h1 = started_by(&l, &author, &[&author, &reviewer]);
+    let h2 = started_by(&l, &h1, &[&author, &reviewer, &h1]);
+    l.ok(&["close", &h1]);
+    let core = l.core_pid();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(core as i32),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .unwrap();
+    l.stop_core();
+    l.start_core();
+    let (rc, said) = op(
+        &l,
+        &h2,
+        "two-hops-send",
+        &format!("\"$NERDR_BIN\" send {reviewer} 'echo two-hops-$((40+2))'"),
+    );
+    let steered = crate::support::poll(Duration::from_secs(5), || {
+        l.ok(&["read", &reviewer]).contains("two-hops-42")
+    });
+    assert!(
+        rc != 0 && !steered,
+        "tab {h2}, started by {h1} (closed), started by author {author}, typed into the \
+         author's reviewer {reviewer} after a core restart (rc {rc}: {said})"
+    );
+    assert!(said.contains("reviewer answers to the user"), "{said}");
+}
+
 /// A sandboxed reviewer of an author outside every sandbox: typing into
 /// its author is not refused (F4) but queued for the person as a message
 /// "to tab X (outside every sandbox)", a question that does not say X is
 /// the work it reviews. Safe: refused with the F4 reason, nothing queued.
 #[test]
-#[ignore = "open finding (low): a sandboxed reviewer's send to its unsandboxed author is queued for approval, not refused"]
 fn rev18d_a_sandboxed_reviewer_cannot_queue_words_for_its_unsandboxed_author() {
     if bwrap_missing() {
         return;
