@@ -132,3 +132,25 @@ fn a_sandboxed_reviewer_reads_its_authors_commits_in_its_own_worktree() {
         "{screen}"
     );
 }
+
+/// A worktree holding nerdr's data folder: its writable bind would bring
+/// every tab's worktree back over the empty folder hiding them.
+#[test]
+fn a_worktree_holding_nerdrs_data_folder_is_refused() {
+    let Some(env) = super::setup() else {
+        return;
+    };
+    let share = env.home().join(".local/share");
+    let worktrees = share.join("nerdr/worktrees");
+    env.run(&["mkdir", "-p", &worktrees.display().to_string()]);
+    let out = super::sandbox(&env, &share, &["true"]);
+    let err = super::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!(
+            "refusing to make {} writable as the worktree: it holds nerdr's data folder",
+            share.display()
+        )),
+        "{err}"
+    );
+}
