@@ -11,7 +11,8 @@ use crate::sandbox::{self, weaken::Weaken};
 #[command(
     long_about = "Run CMD in nerdr's own sandbox (bubblewrap): the worktree, the agent's own \
         config dirs and a private /tmp are writable, the rest read-only; .git/hooks and \
-        .git/config stay read-only; credential stores and $XDG_RUNTIME_DIR are hidden; \
+        .git/config stay read-only; credential stores, $XDG_RUNTIME_DIR, nerdr's state and other tabs' worktrees \
+        (in $NERDR_DATA_DIR/worktrees) are hidden; \
         own PID, IPC and network namespaces (loopback only); a cleaned environment. \
         Settings: the `sandbox` block of ~/.claude/settings.json, \
         $XDG_CONFIG_HOME/nerdr/sandbox.json, --settings FILE, and the project's \
@@ -23,7 +24,7 @@ pub struct Args {
     /// A settings file trusted like your own (may loosen the sandbox)
     #[arg(long, value_name = "FILE")]
     pub settings: Option<PathBuf>,
-    /// The folder CMD may write (default: the repository around the current folder)
+    /// The folder CMD may write (default: the repository around the current folder), never home or a folder holding $NERDR_DATA_DIR
     #[arg(long, value_name = "DIR")]
     pub worktree: Option<PathBuf>,
     /// Debug builds only: drop protections, for testing the probe

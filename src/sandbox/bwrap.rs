@@ -6,7 +6,10 @@
 //! 1. the host's root read-only, fresh `/dev` and `/proc`, a private `/tmp`
 //!    (with the home folder and nerdr's binary kept if they lie in it);
 //! 2. the runtime dir hidden (tmpfs), then the sockets the user allowed;
-//! 3. what the agent may write: its own config dirs (then, over them, its
+//! 3. nerdr's data folders that are other tabs' business hidden (other
+//!    tabs' worktrees, other runs' private git copies and audit trails), so
+//!    that what follows binds the agent's own back inside them; then what
+//!    the agent may write: its own config dirs (then, over them, its
 //!    private config copies and read-only config), `allowWrite`, the
 //!    worktree, and what `git commit` writes (the admin dir, and private
 //!    copies over the repository's objects, refs and logs, with the real
@@ -95,6 +98,14 @@ pub struct Layout {
     /// holds the tab list, the core's log and the audit file, which name
     /// every tab: a sandboxed agent must not tell which tabs exist.
     pub state_dir: Option<PathBuf>,
+    /// nerdr's data folders that exist and hold other tabs' and runs'
+    /// work: `worktrees` (every tab's uncommitted work), `sandbox-git`
+    /// (every run's private commits) and `audit` (every run's commands and
+    /// hosts). Hidden (an empty, read-only tmpfs) before the worktree is
+    /// bound, so a tab's own worktree inside comes back and no other does.
+    /// `nerdr sandbox` refuses a worktree holding one of them (its bind
+    /// would bring them all back).
+    pub data_hidden: Vec<PathBuf>,
     /// The hook socket (inside `state_dir`), if it exists: kept, so
     /// `nerdr` commands and hooks inside reach the core.
     pub hook_socket: Option<PathBuf>,
@@ -191,6 +202,14 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     if w.has(Weakening::HomeWritable) {
         a.bind("--bind", &l.home);
     }
+    // Other tabs' worktrees and other runs' history: empty folders, before
+    // the agent's own worktree (and what it writes) is bound back inside.
+    for d in &l.data_hidden {
+        a.path2("--tmpfs", d);
+    }
+    if let Some(git_dir) = git_dir_in_hidden_data(l) {
+        a.bind("--ro-bind", git_dir);
+    }
     for e in &l.writable {
         a.bind("--bind", &e.path);
     }
@@ -243,6 +262,9 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     if let Some(dir) = state {
         a.path2("--remount-ro", dir);
     }
+    for d in &l.data_hidden {
+        a.path2("--remount-ro", d);
+    }
 
     // 5. Hidden last.
     let mut hidden: Vec<Entry> = Vec::new();
@@ -260,6 +282,7 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     if let Some(dir) = state {
         hidden.retain(|e| !e.path.starts_with(dir));
     }
+    hidden.retain(|e| !in_hidden_data(l, &e.path));
     for e in &hidden {
         if e.dir {
             // An empty, read-only directory in its place.
@@ -305,6 +328,29 @@ pub fn args(l: &Layout) -> Vec<OsString> {
     a.push(["--"]);
     a.0.extend(l.cmd.iter().cloned());
     a.0
+}
+
+/// The repository's git dir, when it lies in one of nerdr's hidden data
+/// folders outside the worktree (a repository kept inside a tab's
+/// worktree): read-only again, as the host's `/` is, or git finds no
+/// repository. `None` for every other layout.
+fn git_dir_in_hidden_data(l: &Layout) -> Option<&Path> {
+    let common = l.git.common()?;
+    let hidden = l.data_hidden.iter().any(|d| common.starts_with(d));
+    (hidden && !common.starts_with(&l.worktree)).then_some(common)
+}
+
+/// `p` lies in a hidden data folder and in nothing bound back after it
+/// (the worktree, the git dir, what the agent writes): it is hidden
+/// already, and bwrap could not make a mount point for it in the
+/// read-only, empty folder.
+fn in_hidden_data(l: &Layout, p: &Path) -> bool {
+    let back = [l.worktree.as_path()]
+        .into_iter()
+        .chain(git_dir_in_hidden_data(l))
+        .chain(l.writable.iter().map(|e| e.path.as_path()))
+        .chain(l.agent_config.iter().map(|b| b.dest.as_path()));
+    l.data_hidden.iter().any(|d| p.starts_with(d)) && !back.into_iter().any(|b| p.starts_with(b))
 }
 
 /// Bind what `git commit` writes (into `a`), and return what must then be

@@ -13,6 +13,10 @@ fn base() -> Layout {
         proxy_dir: None,
         state_dir: Some("/home/u/.local/state/nerdr".into()),
         hook_socket: Some("/home/u/.local/state/nerdr/nerdr.sock".into()),
+        data_hidden: vec![
+            "/home/u/.local/share/nerdr/worktrees".into(),
+            "/home/u/.local/share/nerdr/audit".into(),
+        ],
         nerdr_run_dir: None,
         system_sockets: vec!["/run/dbus".into()],
         worktree: "/home/u/src/p".into(),
@@ -64,6 +68,8 @@ fn the_whole_vector_for_a_main_checkout() {
         "--proc /proc",
         "--tmpfs /tmp",
         "--tmpfs /run/user/1000",
+        "--tmpfs /home/u/.local/share/nerdr/worktrees",
+        "--tmpfs /home/u/.local/share/nerdr/audit",
         "--bind /home/u/.claude /home/u/.claude",
         "--bind /home/u/.claude.json /home/u/.claude.json",
         "--bind /home/u/src/p /home/u/src/p",
@@ -82,6 +88,8 @@ fn the_whole_vector_for_a_main_checkout() {
         "--tmpfs /home/u/.local/state/nerdr",
         "--ro-bind /home/u/.local/state/nerdr/nerdr.sock /home/u/.local/state/nerdr/nerdr.sock",
         "--remount-ro /home/u/.local/state/nerdr",
+        "--remount-ro /home/u/.local/share/nerdr/worktrees",
+        "--remount-ro /home/u/.local/share/nerdr/audit",
         "--tmpfs /home/u/.ssh --remount-ro /home/u/.ssh",
         "--ro-bind /dev/null /home/u/.netrc",
         "--tmpfs /run/dbus --remount-ro /run/dbus",
@@ -117,6 +125,7 @@ fn a_linked_worktree_writes_its_admin_dir_and_private_objects_refs_logs() {
     l.hidden.clear();
     l.nerdr_read_only.clear();
     l.state_dir = None;
+    l.data_hidden.clear();
     l.system_sockets.clear();
     l.worktree = "/d/wt/t1".into();
     l.cwd = "/d/wt/t1/sub".into();
@@ -399,4 +408,71 @@ fn what_is_hidden_inside_the_hidden_state_dir_needs_no_mount_of_its_own() {
     l.weaken = Weaken::parse("nerdr-writable").unwrap();
     let got = words(&args(&l));
     assert!(got.contains(&format!("--tmpfs {private} ")), "{got}");
+}
+
+/// Other tabs' worktrees are hidden before the agent's own is bound back
+/// inside, and stay hidden (read-only, empty) after every mount in them;
+/// what else lies there comes back only where the run needs it.
+#[test]
+fn other_tabs_worktrees_are_hidden_and_only_the_tabs_own_comes_back() {
+    const OWN: &str = "/d/worktrees/r-1/t1";
+    const OTHER: &str = "/d/worktrees/r-1/t2";
+    let linked = |common: &str| GitLayout::Linked {
+        dot_git: format!("{OWN}/.git").into(),
+        admin_dir: format!("{common}/worktrees/t1").into(),
+        common: common.into(),
+        protected: Protected::default(),
+    };
+    /// (what, worktree, git, hidden entries, mounted in this order, never mounted)
+    type Row<'a> = (
+        &'a str,
+        &'a str,
+        GitLayout,
+        &'a [&'a str],
+        &'a [&'a str],
+        &'a [&'a str],
+    );
+    #[rustfmt::skip]
+    let rows: Vec<Row> = vec![
+        ("a tab's worktree: bound back writable inside the hidden folder",
+         OWN, linked("/r/.git"), &[],
+         &["--tmpfs /d/worktrees ", "--bind /d/worktrees/r-1/t1 /d/worktrees/r-1/t1 ",
+           "--bind /r/.git/worktrees/t1 ", "--remount-ro /d/worktrees "],
+         &[OTHER]),
+        ("a main checkout: the folder hidden all the same",
+         "/r", GitLayout::Main { git_dir: "/r/.git".into(), protected: Protected::default() }, &[],
+         &["--tmpfs /d/worktrees ", "--bind /r /r ", "--remount-ro /d/worktrees "],
+         &[OWN]),
+        ("a repository kept in another tab's worktree: its git dir read-only again",
+         OWN, linked("/d/worktrees/r-1/t2/sub/.git"), &[],
+         &["--tmpfs /d/worktrees ", "--ro-bind /d/worktrees/r-1/t2/sub/.git /d/worktrees/r-1/t2/sub/.git ",
+           "--bind /d/worktrees/r-1/t1 ", "--remount-ro /d/worktrees "],
+         &["--bind /d/worktrees/r-1/t2 ", "--ro-bind /d/worktrees/r-1/t2 "]),
+        ("denyRead in its own worktree hidden; in another's, hidden with the folder",
+         OWN, linked("/r/.git"), &["/d/worktrees/r-1/t1/secret", "/d/worktrees/r-1/t2/secret"],
+         &["--remount-ro /d/worktrees ", "--tmpfs /d/worktrees/r-1/t1/secret "],
+         &["/d/worktrees/r-1/t2/secret"]),
+    ];
+    for (what, worktree, git, hidden, ordered, absent) in rows {
+        let mut l = base();
+        l.data_hidden = vec!["/d/worktrees".into()];
+        l.worktree = worktree.into();
+        l.cwd = worktree.into();
+        l.git = git;
+        l.private_git = None;
+        l.hidden = hidden.iter().map(|h| Entry::dir(*h)).collect();
+        let got = words(&args(&l)) + " ";
+        let mut from = 0;
+        for m in ordered {
+            let at = got[from..].find(m);
+            assert!(
+                at.is_some(),
+                "{what}: {m:?} missing or out of order in {got}"
+            );
+            from += at.unwrap() + m.len();
+        }
+        for m in absent {
+            assert!(!got.contains(m), "{what}: {m:?} in {got}");
+        }
+    }
 }

@@ -161,6 +161,15 @@ pub const CREDENTIAL_STORES: &[&str] = &[
     ".mysql_history",
 ];
 
+/// nerdr's data folders (in `$NERDR_DATA_DIR`) that are other tabs' and
+/// runs' business: every tab's worktree (uncommitted work `nerdr diff`
+/// would not show another tab), every run's private git copy (its
+/// commits not yet home) and audit trail (its commands, paths, hosts).
+/// Hidden from every sandbox; its own worktree and private copy are bound
+/// back. nerdr's state folder (tab list, reviews, spinoffs, handoffs,
+/// drafts, logs) is hidden as a whole (`Layout::state_dir`).
+pub const DATA_HIDDEN: &[&str] = &["worktrees", "sandbox-git", "audit"];
+
 /// The system bus and journald's sockets.
 const SYSTEM_SOCKETS: &[&str] = &["/run/dbus", "/run/systemd/journal"];
 
@@ -328,6 +337,10 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
     let proxy_dir = canonical(&i.paths.state_dir.join("sandbox"));
     let state_dir = canonical(&i.paths.state_dir);
     let hook_socket = canonical(&i.paths.hook_socket());
+    let data_hidden = DATA_HIDDEN
+        .iter()
+        .filter_map(|n| canonical(&i.paths.data_dir.join(n)))
+        .collect();
     let nerdr_run_dir = canonical(&i.paths.run_dir)
         .filter(|run| !runtime_dir.as_ref().is_some_and(|rt| run.starts_with(rt)));
 
@@ -344,6 +357,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             nerdr_read_only,
             proxy_dir,
             state_dir,
+            data_hidden,
             hook_socket,
             nerdr_run_dir,
             system_sockets,

@@ -108,10 +108,12 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
         // Empty but for the hook socket and this session's proxy socket.
         hidden.extend(l.state_dir.iter().cloned());
     }
+    // Empty but for this tab's own worktree.
+    hidden.extend(l.data_hidden.iter().cloned());
     section(
         &mut out,
         "Hidden (empty or missing inside: credentials, the login's sockets, nerdr's state but \
-         for its sockets)",
+         for its sockets, other tabs' worktrees)",
         &hidden,
     );
     out.push('\n');

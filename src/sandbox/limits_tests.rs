@@ -17,6 +17,7 @@ fn layout() -> Layout {
         proxy_dir: Some("/home/u/.local/state/nerdr/sandbox".into()),
         state_dir: Some("/home/u/.local/state/nerdr".into()),
         hook_socket: Some("/home/u/.local/state/nerdr/nerdr.sock".into()),
+        data_hidden: vec!["/home/u/.local/share/nerdr/worktrees".into()],
         nerdr_run_dir: Some("/run/user/1000/nerdr".into()),
         system_sockets: vec!["/run/dbus".into()],
         worktree: "/home/u/wt/t1".into(),
@@ -75,13 +76,14 @@ Read-only even inside the writable places (git admin files, nerdr's folders, pro
   /home/u/.config/nerdr
   /home/u/.claude/settings.json
 
-Hidden (empty or missing inside: credentials, the login's sockets, nerdr's state but for its sockets):
+Hidden (empty or missing inside: credentials, the login's sockets, nerdr's state but for its sockets, other tabs' worktrees):
   /home/u/.ssh
   /home/u/.aws
   /run/user/1000
   /run/user/1000/nerdr
   /run/dbus
   /home/u/.local/state/nerdr
+  /home/u/.local/share/nerdr/worktrees
 
 Network:
   no direct connections: the only way out is nerdr's proxy at http://127.0.0.1:3128 (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY are set); programs that ignore them have no network
@@ -162,11 +164,12 @@ fn no_repository_and_nothing_hidden_say_so() {
     l.nerdr_run_dir = None;
     l.system_sockets.clear();
     l.state_dir = None;
+    l.data_hidden.clear();
     let got = text(&l, &net(true));
     assert!(
         got.contains(
             "Hidden (empty or missing inside: credentials, the login's sockets, nerdr's state \
-             but for its sockets):\n  (none)\n"
+             but for its sockets, other tabs' worktrees):\n  (none)\n"
         ),
         "{got}"
     );

@@ -97,6 +97,21 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
             worktree.display()
         );
     }
+    // Its bind would bring back every tab's worktree the sandbox hides.
+    let data_held = [paths.data_dir.clone()]
+        .into_iter()
+        .chain(facts::DATA_HIDDEN.iter().map(|n| paths.data_dir.join(n)))
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .find(|d| d.starts_with(&worktree));
+    if let Some(d) = data_held {
+        anyhow::bail!(
+            "refusing to make {} writable as the worktree: it holds nerdr's data folder {} \
+             (every tab's worktree); run `nerdr sandbox` in a project folder or pass --worktree \
+             DIR, or move NERDR_DATA_DIR out of it",
+            worktree.display(),
+            d.display()
+        );
+    }
 
     // Settings: the user's own files, --settings, then the project's.
     let (layers, source_warnings) = sources::load(

@@ -1,7 +1,7 @@
 //! Adversarial review of issue 18 ("bringing work home"): attacks on
 //! `nerdr merge`, `nerdr clean` and `nerdr diff` with the real binary and
 //! real git. Each test asserts the safe behaviour the review asked for
-//! and the fixes gave; the one ignored test is a finding still open.
+//! and the fixes gave.
 
 use std::path::{Path, PathBuf};
 
@@ -496,11 +496,10 @@ fn rev18_a_sandboxed_agent_cannot_wedge_the_core_with_diffs() {
 }
 
 /// Context for the `diff` privilege row: can a program in nerdr's
-/// sandbox read another tab's worktree (or the main checkout) directly?
-/// Today it can (the sandbox binds `/` read-only): open, in the issue's note.
+/// sandbox read another tab's worktree directly? It could while the
+/// sandbox bound `/` read-only and nothing over nerdr's worktrees folder;
+/// now that folder is empty inside but for the tab's own worktree.
 #[test]
-#[ignore = "open: nerdr's sandbox binds / read-only, so a sandboxed agent reads other tabs' \
-            worktrees; `nerdr diff`'s own-tab rule does not make them confidential"]
 fn rev18_a_sandboxed_agent_reading_another_tabs_worktree() {
     if !Path::new("/usr/bin/bwrap").exists() {
         crate::support::sysenv::skip("bubblewrap is not installed");
@@ -525,7 +524,7 @@ fn rev18_a_sandboxed_agent_reading_another_tabs_worktree() {
         &screen2[screen2.len().saturating_sub(200)..]
     );
     assert!(
-        !screen.contains("other tab's draft"),
+        !screen.contains("other tab's draft") && screen.contains("rc-peek-1"),
         "a sandboxed agent reads another tab's uncommitted work directly: {screen}"
     );
 }

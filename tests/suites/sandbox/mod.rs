@@ -11,6 +11,8 @@
 //! - `history`: the repository's history survives a sandboxed program, and
 //!   a hand-run sandbox records sandbox history;
 //! - `regressions`: the confirmed findings of the adversarial review;
+//! - `other_tabs`: other tabs' worktrees are out of sight, the tab's own
+//!   and a reviewer's view of its author's commits are not;
 //! - `asking`: hosts on neither list asked of the person; the limits file;
 //! - `agent_config`: what an agent writes to its own config inside never
 //!   starts a program outside (stand-ins, then the real claude and codex);
@@ -22,6 +24,7 @@ mod agent_config;
 mod asking;
 mod escapes;
 mod history;
+mod other_tabs;
 mod regressions;
 mod settings;
 mod signals;
