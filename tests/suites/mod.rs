@@ -23,6 +23,7 @@ mod harness;
 mod holder;
 mod idle;
 mod integration;
+mod left_branch;
 mod module_graph;
 mod notifications;
 mod one_core;
