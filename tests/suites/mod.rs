@@ -11,6 +11,7 @@ mod cli;
 mod diff_view;
 mod diff_view_fixes;
 mod doctor;
+mod drafts_clean;
 mod fake_model;
 mod feature_detection;
 mod fidelity;

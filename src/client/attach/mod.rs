@@ -7,12 +7,12 @@
 
 mod choose;
 mod commands;
-mod comments;
+pub mod comments;
 mod diff_draw;
 mod diff_open;
 mod diff_rows;
 mod diff_view;
-mod drafts;
+pub mod drafts;
 mod drawing;
 mod event_loop;
 mod from_core;
