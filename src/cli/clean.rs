@@ -2,11 +2,16 @@
 //! tabs whose work is merged into their base branch (with `--merged`,
 //! their `nerdr/*` branches too). Unmerged or uncommitted work is never
 //! removed: such a worktree is kept, and the reason says what to do.
+//!
+//! It also removes the unsent diff-view comments (drafts) of tabs that no
+//! longer exist, here in the client, where drafts live
+//! (`client::attach::drafts`): each is printed whole as it goes, so the
+//! person's words are said, never dropped silently.
 
 use std::process::ExitCode;
 
 use crate::client;
-use crate::protocol::api::{CleanEntry, CleanWorktrees, Cleaned};
+use crate::protocol::api::{CleanEntry, CleanWorktrees, Cleaned, ListTabs};
 use crate::protocol::printable;
 
 #[derive(Debug, clap::Args)]
@@ -18,7 +23,7 @@ pub struct Args {
     /// Only say what would be removed
     #[arg(long)]
     pub dry_run: bool,
-    /// One JSON object: dry_run, entries [{path, branch, action, branch_deleted, why}]
+    /// One JSON object: dry_run, entries [{path, branch, action, branch_deleted, why}], drafts [{tab, file, action, comments}] (unsent diff-view comments of closed tabs)
     #[arg(long)]
     pub json: bool,
 }
@@ -28,12 +33,95 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         merged: args.merged,
         dry_run: args.dry_run,
     })?;
+    // The worktrees are cleaned already: a failure here must not hide that.
+    let drafts = gone_drafts(args.dry_run).unwrap_or_else(|e| {
+        eprintln!("nerdr: the drafts of closed tabs were not looked at: {e:#}");
+        Vec::new()
+    });
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&cleaned)?);
+        let mut v = serde_json::to_value(&cleaned)?;
+        v["drafts"] = serde_json::to_value(&drafts)?;
+        println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print!("{}", text(&cleaned));
+        print!("{}", drafts_text(&drafts));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The drafts of one tab that is gone, and what became of them.
+#[derive(Debug, serde::Serialize)]
+struct GoneDrafts {
+    tab: String,
+    file: std::path::PathBuf,
+    /// `removed`, `would remove`, or `kept: WHY` (a file that does not read).
+    action: String,
+    /// Each comment as `file:line: text`.
+    comments: Vec<String>,
+}
+
+/// Remove (on a dry run, only list) the drafts of every tab the core no
+/// longer has.
+fn gone_drafts(dry_run: bool) -> anyhow::Result<Vec<GoneDrafts>> {
+    use crate::client::attach::drafts;
+    let paths = crate::paths::Paths::from_process()?;
+    let dir = drafts::dir(&paths.state_dir);
+    let kept = drafts::kept_tabs(&dir);
+    if kept.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tabs = client::call(ListTabs {
+        folder: None,
+        all: true,
+    })?;
+    let ids: Vec<&str> = tabs.iter().map(|t| t.id.as_str()).collect();
+    let mut out = Vec::new();
+    for tab in drafts::orphans(&kept, &ids) {
+        let file = dir.join(format!("{tab}.json"));
+        let (action, comments) = match drafts::load(&dir, &tab) {
+            Err(e) => (format!("kept: {e}"), Vec::new()),
+            Ok(d) => {
+                let comments = drafts::said(&d)
+                    .lines()
+                    .map(|l| l.trim_start().to_string())
+                    .collect();
+                let action = match dry_run {
+                    true => "would remove".to_string(),
+                    false => match drafts::save(&dir, &tab, &[]) {
+                        Ok(()) => "removed".to_string(),
+                        Err(e) => format!("kept: {e}"),
+                    },
+                };
+                (action, comments)
+            }
+        };
+        out.push(GoneDrafts {
+            tab,
+            file,
+            action,
+            comments,
+        });
+    }
+    Ok(out)
+}
+
+fn drafts_text(gone: &[GoneDrafts]) -> String {
+    let mut out = String::new();
+    for g in gone {
+        let n = g.comments.len();
+        out.push_str(&format!(
+            "{} {}: {n} unsent diff-view comment{} of closed tab {}{}\n",
+            g.action,
+            g.file.display(),
+            if n == 1 { "" } else { "s" },
+            g.tab,
+            if n == 0 { "" } else { ", which read:" },
+        ));
+        for c in &g.comments {
+            out.push_str(&format!("  {c}\n"));
+        }
+    }
+    out
 }
 
 fn text(c: &Cleaned) -> String {

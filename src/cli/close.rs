@@ -83,8 +83,11 @@ fn removed_text(r: &WorktreeRemoved) -> String {
     match r.branch_only_commits {
         Some(0) | None => out.push_str(&format!("the branch {branch} stays\n")),
         Some(n) => out.push_str(&format!(
-            "the branch {branch} stays, with {n} commit{} no other branch has\n",
-            if n == 1 { "" } else { "s" }
+            "the branch {branch} stays, with {n} commit{} no other branch has: see {} with \
+             `nerdr diff {branch}`, merge {} with `nerdr merge {branch}`\n",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "it" } else { "them" },
+            if n == 1 { "it" } else { "them" },
         )),
     }
     out
@@ -146,7 +149,13 @@ mod tests {
             text.contains("git stash apply refs/nerdr/saved/ab12"),
             "{text}"
         );
-        assert!(text.contains("nerdr/ab12 stays, with 2 commits"), "{text}");
+        assert!(
+            text.contains(
+                "nerdr/ab12 stays, with 2 commits no other branch has: see them with \
+                 `nerdr diff nerdr/ab12`, merge them with `nerdr merge nerdr/ab12`"
+            ),
+            "{text}"
+        );
         let clean = WorktreeRemoved {
             saved: None,
             branch_only_commits: Some(0),

@@ -2,7 +2,8 @@
 //! running agent's STATE is what it is doing (working, BLOCKED, idle,
 //! done); `blocked` is in capitals so it stands out without colour, and on
 //! a terminal each state has its colour too. A tab with reviews not read
-//! yet has `@N` after its name, as in the window's status line.
+//! yet has `@N` after its name, as in the window's status line; a
+//! reviewer's line below the table names the tab it reviews by id.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -16,7 +17,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), results_waiting (spinoff results waiting for it; the window marks it %N)
+    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N)
     #[arg(long)]
     pub json: bool,
 }
@@ -132,6 +133,12 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
         if let Some(parent) = &t.spun_off_from {
             out.push_str(&format!("{}: spun off from {parent}\n", t.id));
         }
+        if let Some(author) = &t.reviews {
+            out.push_str(&format!(
+                "{}: reviews tab {author} (nerdr reviews {author})\n",
+                t.id
+            ));
+        }
         if t.results_waiting > 0 {
             out.push_str(&format!(
                 "{}: {} spinoff result(s) waiting (`nerdr spinoffs`; typed once `nerdr restart {}`)\n",
@@ -202,6 +209,25 @@ mod tests {
                 assert_eq!(&lines[2][at..], "/a/longer/folder", "{text}");
             }
         }
+    }
+
+    /// A reviewer's name carries only part of its author's id: the line
+    /// under the table names the author by its whole id.
+    #[test]
+    fn a_reviewer_names_the_tab_it_reviews() {
+        let wire = serde_json::json!([
+            {"id": "9f117acb", "name": "review-fix-ab12", "folder": "/w", "agent": "claude",
+             "command": ["claude"], "sandboxed": false, "kind": "agent", "parent": null,
+             "worktree": null, "session_id": null, "resumable": false, "state": "running",
+             "pid": 7, "exit_code": null, "reviews": "ab12cd34"},
+        ]);
+        let rows = decode::<ListTabs>(wire).unwrap();
+        assert_eq!(rows[0].reviews.as_deref(), Some("ab12cd34"));
+        let text = table(&rows, false, false);
+        assert!(
+            text.contains("9f117acb: reviews tab ab12cd34 (nerdr reviews ab12cd34)"),
+            "{text}"
+        );
     }
 
     /// `--json` printed the wire's JSON as it came; read into rows and

@@ -211,7 +211,11 @@ impl Core {
         let tabs: Vec<_> = state
             .session_tabs(folder)
             .iter()
-            .map(|t| super::spinoff::marked(&state.spinoffs, t.info()))
+            .map(|t| {
+                state
+                    .review_links
+                    .mark(super::spinoff::marked(&state.spinoffs, t.info()))
+            })
             .collect();
         let approvals = state.approvals.pending.len();
         for win in state

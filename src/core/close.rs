@@ -165,13 +165,27 @@ impl Core {
 
     /// Remove worktree `w` of tab `tab`, whose program has stopped: work no
     /// commit holds is saved first; if it cannot be saved, the worktree
-    /// stays. The branch always stays.
+    /// stays. The branch always stays, and so does its base (in
+    /// `<id>.left.json`, `git::left_branch`), so `nerdr diff`/`merge` of
+    /// the branch know which commits are its work.
     pub(super) async fn remove_worktree(&self, tab: &str, w: &Worktree) -> Result<Removed, String> {
         let (paths, w, id) = (self.paths.clone(), w.clone(), tab.to_string());
         let removed = tokio::task::spawn_blocking(move || -> Result<Removed, String> {
+            let recorded = w
+                .recorded_base()
+                .or_else(|| crate::git::base::read_record(&w.path));
+            let keep_base = || {
+                let left = crate::git::left_branch::Left {
+                    repo: w.repo.clone(),
+                    base_branch: recorded.as_ref().and_then(|r| r.branch.clone()),
+                    base_commit: recorded.as_ref().map(|r| r.commit.clone()),
+                };
+                crate::git::left_branch::write(&w.path, &left);
+            };
             if !w.path.exists() {
                 // Removed by hand: git's record of it is all that is left.
                 crate::git::query(&w.repo, &["worktree", "prune"]).map_err(|e| e.to_string())?;
+                keep_base();
                 return Ok(Removed {
                     worktree: w.path.clone(),
                     branch_only_commits: unsaved::commits_only_on(&w.repo, &w.branch),
@@ -213,6 +227,7 @@ impl Core {
                     .unwrap_or_default();
                 format!("{e}{kept}")
             })?;
+            keep_base();
             Ok(Removed {
                 worktree: w.path.clone(),
                 branch_only_commits: unsaved::commits_only_on(&w.repo, &w.branch),

@@ -17,8 +17,7 @@ impl Core {
             .await
             .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))??;
         if let Some(r) = moved {
-            self.record_base(named.tab.as_deref(), &named.worktree.path, r)
-                .await;
+            self.record_named_base(&named, r).await;
         }
         Ok(diff)
     }

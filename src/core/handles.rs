@@ -233,6 +233,12 @@ mod tests {
         );
     }
 
+    /// A reviewer's name is cut to fit the names the core takes.
+    #[test]
+    fn reviewer_names_fit_a_tab_name() {
+        assert_eq!(crate::review::LONGEST_NAME, MAX_NAME);
+    }
+
     #[test]
     fn default_names_take_the_lowest_free_number() {
         let rows: &[(&[&str], &str)] = &[

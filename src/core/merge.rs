@@ -43,8 +43,7 @@ impl Core {
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
         .map_err(|why| ApiError::new(ErrorCode::BadRequest, why))?;
         if let Some(r) = moved {
-            self.record_base(named.tab.as_deref(), &named.worktree.path, r)
-                .await;
+            self.record_named_base(&named, r).await;
         }
         tracing::info!(
             tab = %tab,

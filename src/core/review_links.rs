@@ -10,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::protocol::api::TabInfo;
+
 /// Each reviewer tab's author, as of write `seq` of `reviews.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReviewLinks {
@@ -28,6 +30,13 @@ pub fn next_seq() -> u64 {
 }
 
 impl ReviewLinks {
+    /// A row of `nerdr tabs` (and of a window's list) with the author tab
+    /// it reviews, for a reviewer.
+    pub fn mark(&self, mut info: TabInfo) -> TabInfo {
+        info.reviews = self.author_of.get(&info.id).cloned();
+        info
+    }
+
     /// Take the mirror of the store as it was at `seq`, unless a later one
     /// is held already.
     pub fn set(&mut self, seq: u64, author_of: BTreeMap<String, String>) {

@@ -17,7 +17,9 @@
 //! (`review::first_prompt`, by `super::first_prompt`): the range and how
 //! to answer with `nerdr post-review`. A reviewer that never got it (its sandbox check refused
 //! it) gets it when `nerdr restart` starts it again. Its tab is named
-//! after the author's (`review::reviewer_name`: `review-claude-1`).
+//! after the author's name and id (`review::reviewer_name`:
+//! `review-claude-1-ab12`), so it points at the right tab after the
+//! author closes and another takes its name.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -236,7 +238,7 @@ impl Core {
                 return Err(e);
             }
         };
-        // Named after the author's tab (`review-claude-1`), not as any
+        // Named after the author's tab (`review-claude-1-ab12`), not as any
         // agent's next tab: the name the new tab takes when it is recorded.
         {
             let mut state = self.state.lock().unwrap();
@@ -245,7 +247,11 @@ impl Core {
                 .into_iter()
                 .map(|t| t.name.clone())
                 .collect();
-            let name = crate::review::reviewer_name(&author.name, taken.iter().map(String::as_str));
+            let name = crate::review::reviewer_name(
+                &author.name,
+                &author.id,
+                taken.iter().map(String::as_str),
+            );
             state.kept_names.insert(id.clone(), name);
         }
         let mut fresh = FreshWorktree::new(self, &id, Some(worktree.clone()));

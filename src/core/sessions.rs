@@ -82,7 +82,11 @@ impl Core {
         Ok(rows
             .into_iter()
             .filter(|t| seen(t))
-            .map(|t| super::spinoff::marked(&state.spinoffs, t.info()))
+            .map(|t| {
+                state
+                    .review_links
+                    .mark(super::spinoff::marked(&state.spinoffs, t.info()))
+            })
             .collect())
     }
 

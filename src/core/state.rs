@@ -239,6 +239,8 @@ impl Tab {
             unread_reviews: self.unread_reviews,
             // The spinoff store's: `spinoff::store::Links::mark`.
             spun_off_from: None,
+            // The review store's: `ReviewLinks::mark`.
+            reviews: None,
             results_waiting: 0,
         }
     }

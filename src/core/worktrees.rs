@@ -24,6 +24,41 @@ pub(super) struct Named {
     /// The open tab's name (empty for a closed one).
     pub name: String,
     pub worktree: Worktree,
+    /// A closed tab's branch whose worktree is gone: its base is the one
+    /// recorded when the worktree went, never recorded again.
+    pub left: bool,
+}
+
+/// What a handle that is no open tab names.
+enum Closed {
+    /// A worktree a closed tab left.
+    Worktree(listing::Found),
+    /// A closed tab's branch whose worktree is gone.
+    Left(Named),
+}
+
+/// A closed tab's branch whose worktree is gone, as `diff`/`merge` take
+/// it: its base as recorded when the worktree went, or why there is none.
+fn left_named(b: &left_branch::Branch) -> Result<Named, String> {
+    let (repo, branch) = (&b.input.repo, &b.input.branch);
+    let base = left_branch::base_of(branch, repo, b.left.as_ref())?;
+    // A base comes from a record, which sits where the worktree was.
+    let path = b
+        .worktree_path()
+        .ok_or_else(|| format!("the branch {branch}'s record is not where nerdr keeps them"))?;
+    Ok(Named {
+        tab: None,
+        name: String::new(),
+        worktree: Worktree {
+            // No folder is there: the branch's commits are the work.
+            path,
+            repo: repo.clone(),
+            branch: branch.clone(),
+            base: Some(base.commit),
+            base_branch: base.branch,
+        },
+        left: true,
+    })
 }
 
 impl Core {
@@ -67,6 +102,7 @@ impl Core {
                     tab: Some(handle.to_string()),
                     name,
                     worktree: w,
+                    left: false,
                 })
             }
             Some((None, _)) => return Err(no_worktree(handle)),
@@ -75,14 +111,26 @@ impl Core {
         let known = self.known_worktrees();
         let (paths, h) = (self.paths.clone(), handle.to_string());
         let found = tokio::task::spawn_blocking(move || {
-            listing::find(&paths, &known)
+            let all = listing::find(&paths, &known);
+            if let Some(f) = all.iter().find(|f| listing::names(&h, f)) {
+                return Ok(Some(Closed::Worktree(f.clone())));
+            }
+            // A closed tab's branch whose worktree is gone.
+            match left_branch::find(&paths, &known, &all)
                 .into_iter()
-                .find(|f| listing::names(&h, f))
+                .find(|b| left_branch::names(&h, &b.input.branch))
+            {
+                Some(b) => left_named(&b).map(|n| Some(Closed::Left(n))),
+                None => Ok(None),
+            }
         })
         .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?;
-        let Some(f) = found else {
-            return Err(no_tab(handle));
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
+        .map_err(|why| ApiError::new(ErrorCode::BadRequest, why))?;
+        let f = match found {
+            Some(Closed::Worktree(f)) => f,
+            Some(Closed::Left(named)) => return Ok(named),
+            None => return Err(no_tab(handle)),
         };
         let (Some(repo), Some(branch)) = (f.repo, f.branch) else {
             return Err(no_tab(handle));
@@ -98,7 +146,26 @@ impl Core {
                 base: recorded.as_ref().map(|r| r.commit.clone()),
                 base_branch: recorded.and_then(|r| r.branch),
             },
+            left: false,
         })
+    }
+
+    /// The base of what `diff`/`merge` named moved: recorded where its base
+    /// was read from (a left branch's record, or the worktree's).
+    pub(super) async fn record_named_base(&self, named: &Named, r: Recorded) {
+        if !named.left {
+            return self
+                .record_base(named.tab.as_deref(), &named.worktree.path, r)
+                .await;
+        }
+        let w = &named.worktree;
+        let left = left_branch::Left {
+            repo: w.repo.clone(),
+            base_branch: r.branch,
+            base_commit: Some(r.commit),
+        };
+        let path = w.path.clone();
+        let _ = tokio::task::spawn_blocking(move || left_branch::write(&path, &left)).await;
     }
 
     /// A worktree's base moved (`base::resolve`, a rebase): record it in

@@ -193,9 +193,17 @@ pub fn apply(paths: &Paths, f: &Facts, branch: bool) -> Result<(), String> {
             let _ = std::fs::create_dir_all(parent);
         }
         let base_branch = f.base.as_ref().and_then(|b| b.branch.clone());
+        // A guessed base is no record: `nerdr diff` of the branch then says
+        // it has none rather than take the guess as known.
+        let base_commit = f
+            .base
+            .as_ref()
+            .filter(|b| b.recorded)
+            .map(|b| b.commit.clone());
         let left = super::left_branch::Left {
             repo: repo.to_path_buf(),
             base_branch,
+            base_commit,
         };
         super::left_branch::write(&f.found.path, &left);
     }

@@ -1,12 +1,15 @@
-//! `nerdr clean` and the `nerdr/<id>` branches whose worktree is gone (a
-//! plain `nerdr clean` keeps the branch of each worktree it removes) and
-//! whose tab is closed: with `--merged` such a branch goes when all its
-//! work is in its base branch; otherwise it is kept, named, with git
-//! commands that see and merge it (`nerdr diff`/`merge` need a tab or a
-//! worktree). The base branch is the one recorded when the worktree went
-//! (`<id>.left.json` beside where it was), else the branch the main
-//! checkout is on, and the reason says which. [`verdict`] is the pure
-//! rule; [`find`] gathers, [`apply`] deletes only the commit it judged.
+//! The `nerdr/<id>` branches whose worktree is gone (a plain `nerdr
+//! clean` and `nerdr close --remove-worktree` keep the branch of each
+//! worktree they remove) and whose tab is closed. `nerdr clean`: with
+//! `--merged` such a branch goes when all its work is in its base branch;
+//! otherwise it is kept, named, with git commands that see and merge it.
+//! `nerdr diff`/`merge` take such a branch (or its id) against the base
+//! recorded when the worktree went ([`base_of`]). The base is the one
+//! recorded then (`<id>.left.json` beside where the worktree was: the
+//! commit it started from, which older records lack, and the branch it
+//! merges into), else for clean the branch the main checkout is on, and
+//! the reason says which. [`verdict`] and [`base_of`] are pure; [`find`]
+//! gathers, [`apply`] deletes only the commit it judged.
 
 use std::path::{Path, PathBuf};
 
@@ -22,6 +25,10 @@ use crate::paths::Paths;
 pub struct Left {
     pub repo: PathBuf,
     pub base_branch: Option<String>,
+    /// The commit the worktree started from (`git::base`); records written
+    /// before it was kept have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
 }
 
 /// The file beside the worktree `path` that was.
@@ -35,6 +42,9 @@ pub fn record_file(path: &Path) -> PathBuf {
 /// only means a later clean compares with the main checkout's branch.
 pub fn write(path: &Path, left: &Left) {
     let file = record_file(path);
+    if let Some(parent) = file.parent() {
+        let _ = std::fs::create_dir_all(parent);
+    }
     let result = serde_json::to_vec_pretty(left)
         .map_err(std::io::Error::other)
         .and_then(|bytes| std::fs::write(&file, bytes));
@@ -132,6 +142,59 @@ pub struct Branch {
     pub input: Input,
     pub commit: String,
     record: Option<PathBuf>,
+    /// What the record holds, if there is one.
+    pub left: Option<Left>,
+}
+
+impl Branch {
+    /// Where its worktree was: beside the record (a path that no longer
+    /// exists, so a diff or merge of it reads the branch alone).
+    pub fn worktree_path(&self) -> Option<PathBuf> {
+        let r = self.record.as_ref()?;
+        let name = r.file_name()?.to_str()?.strip_suffix(".left.json")?;
+        Some(r.with_file_name(name))
+    }
+}
+
+/// Whether `handle` names the branch: the branch `nerdr/<id>` or its id.
+pub fn names(handle: &str, branch: &str) -> bool {
+    branch == handle || branch.strip_prefix("nerdr/") == Some(handle)
+}
+
+/// The base `nerdr diff`/`merge` take for a branch whose worktree is gone:
+/// the commit and branch recorded when it went. With no commit recorded
+/// (a record of an older nerdr) the recorded base branch is told, to
+/// compare with by hand; with nothing recorded, no base is guessed (the
+/// main checkout's branch may be any): the error names the branch and
+/// the git commands that show and merge it.
+pub fn base_of(branch: &str, repo: &Path, left: Option<&Left>) -> Result<base::Recorded, String> {
+    if let Some(Left {
+        base_commit: Some(commit),
+        base_branch,
+        ..
+    }) = left
+    {
+        return Ok(base::Recorded {
+            commit: commit.clone(),
+            branch: base_branch.clone(),
+        });
+    }
+    let repo = repo.display();
+    let (why, target) = match left.and_then(|l| l.base_branch.as_deref()) {
+        Some(b) => (
+            format!("only its base branch {b} was recorded when its worktree went"),
+            b.to_string(),
+        ),
+        None => (
+            "no base was recorded when its worktree went".to_string(),
+            "BRANCH".to_string(),
+        ),
+    };
+    Err(format!(
+        "the branch {branch} has no known base ({why}), so nerdr cannot tell which commits \
+         are its work: see them with `git -C {repo} log -p {target}..{branch}` (BRANCH the \
+         one it forked from), and merge it with `git -C {repo} merge {branch}` on that branch"
+    ))
 }
 
 /// The `nerdr/*` branches of the repositories nerdr knows (its tabs', its
@@ -204,6 +267,7 @@ pub fn find(paths: &Paths, known: &[Known], found: &[Found]) -> Vec<Branch> {
                 },
                 commit: commit.to_string(),
                 record: record.map(|(p, _)| p.clone()),
+                left: record.map(|(_, l)| l.clone()),
             });
         }
     }
@@ -240,6 +304,56 @@ mod tests {
             recorded: true,
             ahead: Some(0),
             merged: Some(true),
+        }
+    }
+
+    #[test]
+    fn a_left_branch_is_named_by_its_branch_or_id() {
+        assert!(names("nerdr/ab12", "nerdr/ab12"));
+        assert!(names("ab12", "nerdr/ab12"));
+        assert!(
+            !names("ab", "nerdr/ab12"),
+            "no prefix: a branch is named whole"
+        );
+        assert!(!names("nerdr/ab12", "nerdr/ab1"));
+        assert!(!names("main", "main2"));
+    }
+
+    #[test]
+    fn a_left_branchs_base_is_the_recorded_one_or_an_error_naming_it() {
+        let left = |commit: Option<&str>, branch: Option<&str>| Left {
+            repo: "/src/r".into(),
+            base_branch: branch.map(String::from),
+            base_commit: commit.map(String::from),
+        };
+        let repo = Path::new("/src/r");
+        let full = left(Some("c0ffee"), Some("main"));
+        assert_eq!(
+            base_of("nerdr/ab12", repo, Some(&full)),
+            Ok(base::Recorded {
+                commit: "c0ffee".into(),
+                branch: Some("main".into())
+            })
+        );
+        let detached = left(Some("c0ffee"), None);
+        assert_eq!(
+            base_of("nerdr/ab12", repo, Some(&detached)).map(|r| r.branch),
+            Ok(None)
+        );
+        #[rustfmt::skip]
+        let refused: [(&str, Option<Left>, &str); 3] = [
+            ("no record", None, "no base was recorded when its worktree went"),
+            ("an older record: a branch alone", Some(left(None, Some("main"))), "only its base branch main was recorded"),
+            ("an older record, detached", Some(left(None, None)), "no base was recorded"),
+        ];
+        for (what, l, says) in refused {
+            let e = base_of("nerdr/ab12", repo, l.as_ref()).unwrap_err();
+            assert!(
+                e.starts_with("the branch nerdr/ab12 has no known base")
+                    && e.contains(says)
+                    && e.contains("`git -C /src/r merge nerdr/ab12`"),
+                "{what}: {e}"
+            );
         }
     }
 

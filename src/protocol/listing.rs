@@ -133,6 +133,11 @@ pub struct TabInfo {
     /// which its results go to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spun_off_from: Option<String>,
+    /// For a reviewer tab: the id of the tab whose work it reviews (its
+    /// name alone could point at another tab once the author closes and a
+    /// new tab takes its name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reviews: Option<String>,
     /// Results of its spinoffs waiting for this tab (its program ended):
     /// typed once `nerdr restart` starts it again.
     #[serde(default, skip_serializing_if = "is_zero")]

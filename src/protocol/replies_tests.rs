@@ -299,6 +299,7 @@ fn tab_rows_keep_their_fields() {
         agent_state_since: Some("2026-12-01T18:41:38.123Z".into()),
         bells: 2,
         spun_off_from: None,
+        reviews: None,
         results_waiting: 0,
     };
     let refused = TabInfo {

@@ -62,10 +62,31 @@ pub fn first_prompt(author: &str, branch: &str, base: &str, head: &str) -> Strin
     )
 }
 
-/// A reviewer tab's name: `review-<author's name>`, made unique among
-/// `taken` (its session's names) with `-2`, `-3`, ...
-pub fn reviewer_name<'a>(author: &str, taken: impl Iterator<Item = &'a str> + Clone) -> String {
-    let first = format!("review-{author}");
+/// The longest tab name, as the core takes it (`core::handles::MAX_NAME`,
+/// whose tests hold the two equal): the review module is below the core.
+pub const LONGEST_NAME: usize = 24;
+
+/// How much of the author's id a reviewer's name carries: enough to tell
+/// tabs apart (a handle takes any unique prefix of two or more), short
+/// enough for the status line.
+pub const AUTHOR_ID_IN_NAME: usize = 4;
+
+/// A reviewer tab's name: `review-<author's name>-<author's id prefix>`
+/// (`review-claude-1-ab12`), made unique among `taken` (its session's
+/// names) with `-2`, `-3`, ... The id keeps the name true once the author
+/// closes and another tab takes its name; the author's name is cut so the
+/// whole stays within a tab name's length ([`LONGEST_NAME`]).
+pub fn reviewer_name<'a>(
+    author: &str,
+    author_id: &str,
+    taken: impl Iterator<Item = &'a str> + Clone,
+) -> String {
+    let id: String = author_id.chars().take(AUTHOR_ID_IN_NAME).collect();
+    // Room for `review-`, `-<id>` and a `-NN` to make it unique.
+    let room = LONGEST_NAME.saturating_sub("review-".len() + 1 + id.len() + 3);
+    let author: String = author.chars().take(room.max(1)).collect();
+    let author = author.trim_end_matches('-');
+    let first = format!("review-{author}-{id}");
     std::iter::once(first.clone())
         .chain((2..).map(|n| format!("{first}-{n}")))
         .find(|name| !taken.clone().any(|t| t == name))
@@ -226,22 +247,22 @@ mod tests {
 
     #[test]
     fn a_reviewer_is_named_after_its_author_uniquely() {
-        let rows: &[(&str, &[&str], &str)] = &[
-            ("claude-1", &[], "review-claude-1"),
-            (
-                "claude-1",
-                &["claude-1", "review-claude-1"],
-                "review-claude-1-2",
-            ),
-            (
-                "fix",
-                &["review-fix", "review-fix-2", "review-fix-4"],
-                "review-fix-3",
-            ),
-            ("fix", &["review-fix-2"], "review-fix"),
+        #[rustfmt::skip]
+        let rows: &[(&str, &str, &[&str], &str)] = &[
+            ("claude-1", "ab12cd34", &[], "review-claude-1-ab12"),
+            ("claude-1", "ab12cd34", &["claude-1", "review-claude-1-ab12"], "review-claude-1-ab12-2"),
+            ("fix", "ef56", &["review-fix-ef56", "review-fix-ef56-2", "review-fix-ef56-4"], "review-fix-ef56-3"),
+            ("fix", "ef56", &["review-fix-ef56-2"], "review-fix-ef56"),
+            // The name a closed author had, now another tab's: another id.
+            ("fix", "0a0b0c0d", &["review-fix-ef56"], "review-fix-0a0b"),
+            // A long name is cut, never the id, and never past MAX_NAME.
+            ("a-very-long-name-of-24ch", "ab12cd34", &[], "review-a-very-lo-ab12"),
+            ("abcdefgh-ijklmnop", "ab12cd34", &[], "review-abcdefgh-ab12"),
         ];
-        for (author, taken, want) in rows {
-            assert_eq!(reviewer_name(author, taken.iter().copied()), *want);
+        for (author, id, taken, want) in rows {
+            let got = reviewer_name(author, id, taken.iter().copied());
+            assert_eq!(got, *want);
+            assert!(got.len() <= LONGEST_NAME, "{got}");
         }
     }
 

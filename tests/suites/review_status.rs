@@ -71,12 +71,15 @@ fn a_reviewer_whose_sandbox_hides_nerdr_is_shown_unable_to_post() {
     let Some((s, author, reviewer)) = cut_off_reviewer() else {
         return;
     };
-    // Named after its author, not as the agent's next tab.
+    // Named after its author, name and id (a name another tab may take
+    // once the author closes), not as the agent's next tab; its row names
+    // the author by its whole id.
     let author_name = s.tab_row(&author)["name"].as_str().unwrap().to_string();
     assert_eq!(
         s.tab_row(&reviewer)["name"],
-        format!("review-{author_name}").as_str()
+        format!("review-{author_name}-{}", &author[..4]).as_str()
     );
+    assert_eq!(s.tab_row(&reviewer)["reviews"], author.as_str());
     let requested = s.requested_when(&author, |r| r["state"] == "cannot_reach_nerdr");
     let status = requested["status"].as_str().unwrap();
     let socket = s.env.home().join(".local/state/nerdr/nerdr.sock");

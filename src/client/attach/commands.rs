@@ -116,7 +116,7 @@ impl Window {
                 }
             }
             Cmd::Detach => self.done = Some("[detached]".into()),
-            Cmd::Help => self.mode = Mode::Help,
+            Cmd::Help => self.mode = Mode::Help { over: None },
             Cmd::Approvals => {
                 let id = self.request(ListApprovals, Window::show_approvals);
                 self.await_overlay(Some(id));

@@ -116,7 +116,7 @@ impl Window {
     /// The window goes (a detach, the terminal closing): the open view's
     /// comments are kept with the rest; what to say of them, if any.
     pub(super) fn leaving(&mut self) -> Option<String> {
-        if let Mode::Diff(v) = &self.mode {
+        if let Some(v) = self.mode.diff_mut() {
             let (tab, d) = (v.tab.clone(), v.drafts());
             if let Some(e) = self.set_drafts(&tab, d) {
                 return Some(e);
@@ -320,7 +320,7 @@ impl Window {
             },
             Window::comments_sent,
         );
-        if let Mode::Diff(v) = &mut self.mode {
+        if let Some(v) = self.mode.diff_mut() {
             v.note = format!("sending {what}...");
         }
         self.sending = Some(Sending {
@@ -343,8 +343,8 @@ impl Window {
                 format!("{what} for {words} wait for approval as {queued}: {why}")
             }
         };
-        match &mut self.mode {
-            Mode::Diff(v) if v.tab == s.tab => {
+        match self.mode.diff_mut() {
+            Some(v) if v.tab == s.tab => {
                 v.sent(&s.comments);
                 v.note = said;
                 // Sent: no draft in the file any more (the rest stays).
@@ -378,9 +378,9 @@ impl Window {
 
     fn say_not_sent(&mut self, what: &str, why: &str) {
         let said = format!("{what} not sent: {why}");
-        match &mut self.mode {
-            Mode::Diff(v) => v.note = said,
-            _ => self.note = said,
+        match self.mode.diff_mut() {
+            Some(v) => v.note = said,
+            None => self.note = said,
         }
     }
 

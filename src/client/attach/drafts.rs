@@ -20,6 +20,11 @@
 //! dropped, with their text, so nothing typed goes unsaid. A comment on a
 //! file stays while the diff has the file; a question on a review comment
 //! stays with the review.
+//!
+//! A tab's drafts outlive the tab (closing it from another window or `nerdr
+//! close` must not take the person's words with it); `nerdr clean` removes
+//! those of tabs that are gone ([`orphans`], pure), printing each comment
+//! whole as it does, so what goes is said, not lost silently.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -162,6 +167,51 @@ fn file(dir: &Path, tab: &str) -> Result<PathBuf, String> {
     Ok(dir.join(format!("{tab}.json")))
 }
 
+/// The tabs with drafts kept in `dir` (none when it is missing).
+pub fn kept_tabs(dir: &Path) -> Vec<String> {
+    let mut out: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let tab = name.strip_suffix(".json")?;
+            file(dir, tab).is_ok().then(|| tab.to_string())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// The tabs of `kept` that are not among `tabs` (every tab the core has):
+/// closed for good, so nothing will show their drafts again.
+pub fn orphans(kept: &[String], tabs: &[&str]) -> Vec<String> {
+    kept.iter()
+        .filter(|k| !tabs.contains(&k.as_str()))
+        .cloned()
+        .collect()
+}
+
+/// Drafts as `nerdr clean` says them when it removes them: each comment
+/// on a line of its own, whole, `  file:line: text`.
+pub fn said(drafts: &[Draft]) -> String {
+    drafts
+        .iter()
+        .map(|d| {
+            let c = &d.comment;
+            let on = match &c.about {
+                Some(a) => format!(" (on review {}: {})", a.review, a.quote),
+                None => String::new(),
+            };
+            format!(
+                "  {}{on}: {}\n",
+                c.place(),
+                crate::protocol::printable(&c.text)
+            )
+        })
+        .collect()
+}
+
 #[derive(Serialize, Deserialize)]
 struct Kept {
     tab: String,
@@ -251,6 +301,34 @@ mod tests {
             text: text.into(),
             about: None,
         }
+    }
+
+    #[test]
+    fn drafts_of_gone_tabs_are_orphans() {
+        let kept = vec!["ab12".to_string(), "cd34".to_string()];
+        assert_eq!(orphans(&kept, &["ab12", "ef56"]), vec!["cd34".to_string()]);
+        assert!(orphans(&kept, &["cd34", "ab12"]).is_empty());
+        assert_eq!(orphans(&kept, &[]), kept);
+    }
+
+    #[test]
+    fn drafts_are_kept_per_tab_and_listed_by_tab() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().join("drafts");
+        assert!(kept_tabs(&d).is_empty(), "no folder, no drafts");
+        let draft = |text: &str| Draft {
+            comment: on(Some(2), text),
+            line_text: Some("beta".into()),
+            made_on: "c0ffee".into(),
+        };
+        save(&d, "cd34", &[draft("why\u{1b}[2J this?")]).unwrap();
+        save(&d, "ab12", &[draft("one"), draft("two")]).unwrap();
+        std::fs::write(d.join("not a tab.json"), "{}").unwrap();
+        assert_eq!(kept_tabs(&d), vec!["ab12".to_string(), "cd34".to_string()]);
+        assert_eq!(
+            said(&load(&d, "cd34").unwrap()),
+            "  notes.txt:2: why\\u{1b}[2J this?\n"
+        );
     }
 
     /// (what, the diff it was made on, the comment, the new diff, where

@@ -169,6 +169,7 @@ mod tests {
             agent_state_since: None,
             bells,
             spun_off_from: None,
+            reviews: None,
             results_waiting: 0,
         }
     }

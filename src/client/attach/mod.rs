@@ -7,12 +7,12 @@
 
 mod choose;
 mod commands;
-mod comments;
+pub mod comments;
 mod diff_draw;
 mod diff_open;
 mod diff_rows;
 mod diff_view;
-mod drafts;
+pub mod drafts;
 mod drawing;
 mod event_loop;
 mod from_core;
@@ -290,7 +290,9 @@ impl Window {
         });
         match &mut self.mode {
             Mode::Scroll(s) => s.rows = size.0.saturating_sub(1).max(1) as usize,
-            Mode::Diff(v) => v.resize(size.0.saturating_sub(1) as usize),
+            Mode::Diff(v) | Mode::Help { over: Some(v) } => {
+                v.resize(size.0.saturating_sub(1) as usize)
+            }
             _ => {}
         }
     }

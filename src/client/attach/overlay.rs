@@ -36,7 +36,12 @@ pub enum Mode {
         /// 10th entry exists.
         typed: String,
     },
-    Help,
+    /// The keys' help; `over` the diff view it was asked for over (prefix
+    /// `?` there), shown again as it was when the help closes, as tmux's
+    /// help returns to copy mode.
+    Help {
+        over: Option<Box<DiffView>>,
+    },
     Confirm {
         question: String,
         yes: Effect,
@@ -117,6 +122,17 @@ pub enum Effect {
     },
 }
 
+impl Mode {
+    /// The diff view, shown or under the help: its comments are the
+    /// person's either way (kept when the window goes, marked sent).
+    pub fn diff_mut(&mut self) -> Option<&mut DiffView> {
+        match self {
+            Mode::Diff(v) | Mode::Help { over: Some(v) } => Some(v),
+            _ => None,
+        }
+    }
+}
+
 /// Feeds a read's keys to the overlay one key at a time, in order, until
 /// it closes: the new mode, what it asks for, and how many bytes it took.
 /// The bytes after the key that closed it are the window's again (a paste
@@ -126,9 +142,13 @@ pub fn feed(mut mode: Mode, keys: &[u8]) -> (Mode, Effect, usize) {
     while used < keys.len() && !matches!(mode, Mode::Normal) {
         let n = key_len(&keys[used..]);
         let effect;
+        // The key that closes the help is the help's alone; what follows
+        // it goes to the diff view under it through the window, which
+        // takes the prefix there.
+        let help = matches!(mode, Mode::Help { .. });
         (mode, effect) = key(mode, &keys[used..used + n]);
         used += n;
-        if effect != Effect::None {
+        if effect != Effect::None || help {
             return (mode, effect, used);
         }
     }
@@ -139,7 +159,7 @@ pub fn feed(mut mode: Mode, keys: &[u8]) -> (Mode, Effect, usize) {
 fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
     match mode {
         Mode::Normal => (Mode::Normal, Effect::None),
-        Mode::Help => (Mode::Normal, Effect::None),
+        Mode::Help { over } => (over.map_or(Mode::Normal, Mode::Diff), Effect::None),
         Mode::Approvals { items, sel } => {
             let n = items.len().max(1);
             match key {
@@ -229,7 +249,7 @@ fn decide(w: &Waiting, approve: bool, session: bool) -> Effect {
 pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
     match mode {
         Mode::Normal => Vec::new(),
-        Mode::Help => {
+        Mode::Help { .. } => {
             // No blank line under the title: every binding and the whole
             // legend fit 80x24.
             let mut lines = vec![format!("nerdr: keys after the prefix ({prefix})")];

@@ -14,7 +14,7 @@ fn the_quit_question_counts_in_words() {
 
 #[test]
 fn the_help_names_the_jump_key_and_the_marks_on_80_by_24() {
-    let bytes = render(&Mode::Help, "C-b", 24, 80);
+    let bytes = render(&Mode::Help { over: None }, "C-b", 24, 80);
     let mut p = vt100::Parser::new(24, 80, 0);
     p.process(&bytes);
     let text = p.screen().contents();
@@ -127,7 +127,7 @@ fn other_overlays_take_every_key_of_a_read() {
     let (m, e, used) = feed(ask(), b"zzy rest");
     assert!(matches!(m, Mode::Normal));
     assert_eq!((e, used), (Effect::Quit, 3));
-    let (m, e, used) = feed(Mode::Help, b"xls");
+    let (m, e, used) = feed(Mode::Help { over: None }, b"xls");
     assert!(matches!(m, Mode::Normal));
     assert_eq!((e, used), (Effect::None, 1));
     let items = (0..3)

@@ -90,9 +90,11 @@ impl Window {
         }
         self.diff_asked = None;
         self.reviews_asked = None;
-        if !matches!(self.mode, Mode::Normal | Mode::Scroll(_) | Mode::Diff(_)) {
-            self.mode = Mode::Normal;
-            self.view.invalidate();
+        match std::mem::replace(&mut self.mode, Mode::Normal) {
+            keep @ (Mode::Normal | Mode::Scroll(_) | Mode::Diff(_)) => self.mode = keep,
+            // The help over the diff view closes back to the view.
+            Mode::Help { over: Some(v) } => self.mode = Mode::Diff(v),
+            _ => self.view.invalidate(),
         }
         self.note = format!("lost the core ({why}): reconnecting...");
         self.note_for_a_key = false;

@@ -40,6 +40,7 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         agent_state_since: None,
         bells: 0,
         spun_off_from: None,
+        reviews: None,
         results_waiting: 0,
     }
 }

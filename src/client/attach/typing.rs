@@ -104,8 +104,9 @@ impl Window {
 
     /// The prefix in the diff view works as outside it (tmux users expect
     /// it everywhere): a command closes the view, its comments kept as
-    /// drafts, then runs (`d` detaches, `n` shows the next tab, `?` the
-    /// help); the prefix twice is the view's own key (less's `C-b`, a
+    /// drafts, then runs (`d` detaches, `n` shows the next tab), except the
+    /// help (`?`), shown over the view and closed back to it as it was, as
+    /// tmux's help over copy mode; the prefix twice is the view's own key (less's `C-b`, a
     /// page up, with the default prefix); any other key is dropped, as
     /// tmux does. The bytes left.
     fn prefix_in_diff<'a>(&mut self, v: Box<DiffView>, bytes: &'a [u8]) -> &'a [u8] {
@@ -129,6 +130,10 @@ impl Window {
             self.mode = Mode::Diff(v);
             return &bytes[used.max(1)..];
         };
+        if cmd == keys::Cmd::Help {
+            self.mode = Mode::Help { over: Some(v) };
+            return &bytes[used..];
+        }
         let drafts = v.drafts();
         self.view.invalidate();
         self.effect(overlay::Effect::DiffClosed { tab: v.tab, drafts });

@@ -432,3 +432,42 @@ fn the_prefix_works_in_the_diff_view() {
         Some("1 unsent comment kept (C-b g to see it)")
     );
 }
+
+/// `C-b ?` over the diff view shows the help and returns to the view as
+/// it was (it closed the view before, as the other prefix commands do),
+/// as tmux's help returns to copy mode; the key that closes the help is
+/// the help's; a window leaving under the help keeps the view's comments.
+#[test]
+fn the_help_over_the_diff_view_returns_to_it() {
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.on_tabs(vec![tab("t1"), tab("t2")]);
+    w.view.redraw("t1", 23, 80);
+    w.on_keys(b"\x02g");
+    no_reviews(&mut w, &mut rx);
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t1"));
+    w.on_keys(b"Gcmine\r");
+    let Mode::Diff(v) = &w.mode else {
+        panic!("no diff view: {:?}", w.mode);
+    };
+    let sel = v.sel;
+    w.on_keys(b"\x02?");
+    assert!(
+        matches!(&w.mode, Mode::Help { over: Some(v) } if v.comments.len() == 1),
+        "{:?}",
+        w.mode
+    );
+    // `g` closes the help only: not the view's top.
+    w.on_keys(b"g");
+    let Mode::Diff(v) = &w.mode else {
+        panic!("the help did not return to the view: {:?}", w.mode);
+    };
+    assert_eq!((v.sel, v.comments.len()), (sel, 1), "the view as it was");
+    assert!(w.drafts.is_empty(), "no draft: the view is still open");
+    w.on_keys(b"\x02?");
+    assert_eq!(
+        w.leaving().as_deref(),
+        Some("1 unsent comment kept (C-b g to see it)")
+    );
+}
