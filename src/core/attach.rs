@@ -212,6 +212,7 @@ impl Core {
             .session_tabs(folder)
             .iter()
             .map(|t| super::spinoff::marked(&state.spinoffs, t.info()))
+            .map(|t| super::switch::marked(&state.switches, t))
             .collect();
         let approvals = state.approvals.pending.len();
         for win in state

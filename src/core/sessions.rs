@@ -83,6 +83,7 @@ impl Core {
             .into_iter()
             .filter(|t| seen(t))
             .map(|t| super::spinoff::marked(&state.spinoffs, t.info()))
+            .map(|t| super::switch::marked(&state.switches, t))
             .collect())
     }
 

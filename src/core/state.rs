@@ -230,6 +230,7 @@ impl Tab {
             // The spinoff store's: `spinoff::store::Links::mark`.
             spun_off_from: None,
             results_waiting: 0,
+            switches: Vec::new(),
         }
     }
 

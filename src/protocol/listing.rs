@@ -137,6 +137,20 @@ pub struct TabInfo {
     /// typed once `nerdr restart` starts it again.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub results_waiting: usize,
+    /// Each time `nerdr switch` gave the tab another agent, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<SwitchInfo>,
+}
+
+/// One switch of a tab's agent (`nerdr switch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchInfo {
+    /// The agent stopped.
+    pub from: String,
+    /// The agent started in its place.
+    pub to: String,
+    /// When, in seconds since the epoch.
+    pub at: u64,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -299,6 +299,7 @@ fn tab_rows_keep_their_fields() {
         bells: 2,
         spun_off_from: None,
         results_waiting: 0,
+        switches: Vec::new(),
     };
     let refused = TabInfo {
         kind: TabKind::Terminal,

@@ -170,6 +170,7 @@ mod tests {
             bells,
             spun_off_from: None,
             results_waiting: 0,
+            switches: Vec::new(),
         }
     }
 

@@ -41,6 +41,7 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         bells: 0,
         spun_off_from: None,
         results_waiting: 0,
+        switches: Vec::new(),
     }
 }
 
