@@ -231,6 +231,12 @@ impl Tab {
             spun_off_from: None,
             results_waiting: 0,
             switches: Vec::new(),
+            limit: self
+                .detection
+                .as_ref()
+                .filter(|_| self.state == TabState::Running)
+                .and_then(|d| d.tracker.limit())
+                .map(str::to_string),
         }
     }
 

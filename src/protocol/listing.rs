@@ -140,6 +140,10 @@ pub struct TabInfo {
     /// Each time `nerdr switch` gave the tab another agent, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub switches: Vec<SwitchInfo>,
+    /// The screen rule (`limit = true`) that says the agent hit its plan's
+    /// limit, while its screen says so: the window offers `nerdr switch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
 }
 
 /// One switch of a tab's agent (`nerdr switch`).

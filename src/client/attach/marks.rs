@@ -171,6 +171,7 @@ mod tests {
             spun_off_from: None,
             results_waiting: 0,
             switches: Vec::new(),
+            limit: None,
         }
     }
 

@@ -42,6 +42,7 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         spun_off_from: None,
         results_waiting: 0,
         switches: Vec::new(),
+        limit: None,
     }
 }
 
