@@ -28,7 +28,7 @@ use crate::protocol::api::SwitchTab;
 pub struct Args {
     /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)
     pub tab: String,
-    /// The agent to start in its place (see `nerdr agent --list`)
+    /// The agent to start in its place: built in, or an [agents.NAME] of config.toml
     pub agent: String,
     /// The handoff, as written (default: built from the old agent's conversation)
     #[arg(conflicts_with_all = ["file", "no_handoff"])]

@@ -37,38 +37,28 @@ impl Core {
         s: SwitchTab,
     ) -> Result<Switched, ApiError> {
         let tab = s.tab.clone();
-        let kind = {
+        let (terminal, sandboxed, from) = {
             let state = self.state.lock().unwrap();
             let t = state
                 .tabs
                 .get(&tab)
                 .ok_or_else(|| super::not_found::no_tab(&tab))?;
-            t.kind
+            (t.kind == TabKind::Terminal, t.sandboxed, t.agent.clone())
         };
         let agent = match self.settings_of(&s.agent).await? {
             Ok((a, _)) => a,
             Err(e) => return Err(ApiError::new(ErrorCode::Config, e)),
         };
-        let facts_terminal = kind == TabKind::Terminal;
-        if facts_terminal {
-            // No conversation to read: said before anything else is asked.
-            let refusal = rules::refusal(&rules::Facts {
-                tab: &tab,
-                terminal: true,
-                sandboxed: false,
-                from: "",
-                to: &agent.name,
-                to_sandboxed: agent.sandboxed,
-                handoff: Handoff::None,
-            });
-            return Err(ApiError::new(ErrorCode::BadRequest, refusal.unwrap()));
-        }
-        let src = self.handoff_source(caller, Some(&tab))?;
+        // A terminal has no conversation: the rules refuse it below.
+        let src = match terminal {
+            true => None,
+            false => Some(self.handoff_source(caller, Some(&tab))?),
+        };
         let given = s.text.as_ref().is_some_and(|t| !t.trim().is_empty());
-        let handoff = match (s.no_handoff, given) {
-            (true, _) => Handoff::None,
-            (false, true) => Handoff::Given,
-            (false, false) => match self.conversation_reader(&src).await? {
+        let handoff = match (&src, s.no_handoff, given) {
+            (None, _, _) | (_, true, _) => Handoff::None,
+            (_, false, true) => Handoff::Given,
+            (Some(src), false, false) => match self.conversation_reader(src).await? {
                 (kind, _) if matches!(handoff_rules::build(kind, false), Build::Refuse(_)) => {
                     Handoff::Unreadable
                 }
@@ -77,15 +67,15 @@ impl Core {
         };
         let facts = rules::Facts {
             tab: &tab,
-            terminal: false,
-            sandboxed: src.sandboxed,
-            from: &src.agent,
+            terminal,
+            sandboxed,
+            from: &from,
             to: &agent.name,
             to_sandboxed: agent.sandboxed,
             handoff,
         };
         if let Some(why) = rules::refusal(&facts) {
-            return Err(match src.sandboxed && !agent.sandboxed {
+            return Err(match sandboxed && !agent.sandboxed && !terminal {
                 // A sandbox rule: journaled as the matrix's refusals are.
                 true => self.refuse(
                     caller,
@@ -96,6 +86,7 @@ impl Core {
                 false => ApiError::new(ErrorCode::BadRequest, why),
             });
         }
+        let src = src.expect("a terminal is refused above");
         // The settings the launch uses, checked again for a sandboxed
         // caller (the config may have changed since the matrix decided).
         super::planning::admit_switch(caller.kind(), Ok(agent.clone()))

@@ -5,7 +5,8 @@
 //!   person switches its tab to codex: the tab keeps its id, name,
 //!   worktree and branch, every process of claude's scope is gone, codex
 //!   runs there, its first request to the model carries the handoff built
-//!   from claude's conversation log, and `nerdr tabs` shows claude→codex;
+//!   from claude's conversation log, and `nerdr tabs` shows claude→codex,
+//!   after a core restart too;
 //! - a sandboxed agent's tab (bash in bubblewrap) is not switched to
 //!   codex, outside every sandbox: not by the person, not by the agent
 //!   itself through the real CLI; its program still runs.
@@ -126,6 +127,14 @@ fn claude_s_tab_switches_to_codex_with_its_handoff() {
     let table = t.ok(&["tabs"]);
     assert!(table.contains("claude→codex"), "{table}");
     assert!(Path::new(wt).is_dir(), "{wt} is gone");
+
+    // The history outlives the core.
+    let core = t.env.unit_prop("nerdr.service", "MainPID");
+    t.env.systemctl(&["restart", "nerdr.service"]);
+    assert_ne!(t.env.unit_prop("nerdr.service", "MainPID"), core);
+    let again = t.tab_json(&tab);
+    assert_eq!(again["switches"], now["switches"], "{again}");
+    assert_eq!(again["pid"], now["pid"], "codex kept running: {again}");
 }
 
 /// The sandboxed agent switching its own tab, through the real CLI.
