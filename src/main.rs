@@ -38,6 +38,7 @@ mod review;
 mod sandbox;
 mod service;
 mod spinoff;
+mod switch;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next
 // issues); the rest is in use.
 #[allow(dead_code)]

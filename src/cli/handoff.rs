@@ -47,23 +47,29 @@ pub struct Args {
 /// The longest handoff taken, as the core takes it.
 const MAX_TEXT: u64 = crate::handoff::MAX_WRITTEN as u64;
 
-pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
-    let text = match &args.file {
-        None => args.text,
-        Some(f) => {
-            let mut text = String::new();
-            let taken = if f.as_os_str() == "-" {
-                std::io::stdin()
-                    .take(MAX_TEXT + 1)
-                    .read_to_string(&mut text)
-            } else {
-                std::fs::File::open(f)
-                    .and_then(|file| file.take(MAX_TEXT + 1).read_to_string(&mut text))
-            };
-            taken.with_context(|| format!("cannot read the handoff from {}", f.display()))?;
-            Some(text)
-        }
+/// The handoff given: `text`, or `file`'s (`-`: stdin), read up to one
+/// byte past what the core takes (so it says the text is too long).
+pub(super) fn given(
+    text: Option<String>,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<String>> {
+    let Some(f) = file else {
+        return Ok(text);
     };
+    let mut text = String::new();
+    let taken = if f.as_os_str() == "-" {
+        std::io::stdin()
+            .take(MAX_TEXT + 1)
+            .read_to_string(&mut text)
+    } else {
+        std::fs::File::open(f).and_then(|file| file.take(MAX_TEXT + 1).read_to_string(&mut text))
+    };
+    taken.with_context(|| format!("cannot read the handoff from {}", f.display()))?;
+    Ok(Some(text))
+}
+
+pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
+    let text = given(args.text, args.file.as_deref())?;
     let to = match args.to {
         Some(name) => HandoffTo::Agent { name },
         None => HandoffTo::Me,

@@ -37,6 +37,7 @@ mod service_cmd;
 mod sessions;
 mod spinoff;
 mod spinoffs;
+mod switch;
 mod tabs;
 mod terminal;
 mod wait;
@@ -114,6 +115,8 @@ pub enum Command {
     Handoff(handoff::Args),
     /// The handoffs agents gave you (`nerdr handoff --to-me`)
     Handoffs(handoffs::Args),
+    /// Give a tab another agent (same worktree and branch), with a handoff from the one before
+    Switch(switch::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
@@ -236,6 +239,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Spinoffs(a) => spinoffs::run(a, &folder),
         Command::Handoff(a) => handoff::run(a, &folder),
         Command::Handoffs(a) => handoffs::run(a, &folder),
+        Command::Switch(a) => switch::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
@@ -292,6 +296,7 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Spinoffs(_)
         | Command::Handoff(_)
         | Command::Handoffs(_)
+        | Command::Switch(_)
         | Command::Git(_) => None,
         Command::ReportResult(_) => {
             Some("a result goes to the parent of the tab this runs in; leave out --folder")

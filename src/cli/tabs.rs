@@ -3,7 +3,8 @@
 //! done); `blocked` is in capitals so it stands out without colour, and on
 //! a terminal each state has its colour too. A tab with reviews not read
 //! yet has `@N` after its name, as in the window's status line; a
-//! reviewer's line below the table names the tab it reviews by id.
+//! reviewer's line below the table names the tab it reviews by id. A tab
+//! whose agent was switched shows the agents in turn (`claude→codex`).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -17,7 +18,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N)
+    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), switches (each `nerdr switch` of its agent: from, to, at in seconds since the epoch; the table's AGENT shows claude→codex)
     #[arg(long)]
     pub json: bool,
 }
@@ -69,10 +70,12 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
     for t in tabs {
         let (state, c) = state_cell(t);
         colours.push(c);
+        // Its switches too: `claude→codex`.
+        let agent = crate::switch::rules::chain(&t.agent, &t.switches);
         let agent = if t.sandboxed {
-            format!("{} [sb]", t.agent)
+            format!("{agent} [sb]")
         } else {
-            t.agent.clone()
+            agent
         };
         let pid = t.pid.map(|p| p.to_string()).unwrap_or_else(|| "-".into());
         let folder = if with_folder {
@@ -318,5 +321,23 @@ mod tests {
             .skip(1)
             .collect();
         assert_eq!(pid_at[0], pid_at[1], "{plain}");
+    }
+
+    /// A switched tab's AGENT names each agent in turn, from its
+    /// `switches`, and its JSON carries them.
+    #[test]
+    fn a_switched_tab_shows_its_agents_in_turn() {
+        let wire = serde_json::json!([{
+            "id": "ab12", "folder": "/w", "agent": "codex", "command": ["codex"],
+            "sandboxed": true, "kind": "agent", "parent": null, "worktree": null,
+            "session_id": null, "resumable": false, "state": "running", "pid": 1,
+            "exit_code": null,
+            "switches": [{"from": "claude", "to": "codex", "at": 1764691200}],
+        }]);
+        let rows = decode::<ListTabs>(wire).unwrap();
+        let text = table(&rows, false, false);
+        assert!(text.contains("claude→codex [sb]"), "{text}");
+        let json = json_text(&rows).unwrap();
+        assert!(json.contains("\"switches\""), "{json}");
     }
 }

@@ -314,7 +314,7 @@ impl Core {
 
     /// The error a refused launch answers with; a refusal of the privilege
     /// model is journaled as one.
-    fn refused(&self, caller: &Caller, tab: Option<&str>, r: Refusal) -> ApiError {
+    pub(super) fn refused(&self, caller: &Caller, tab: Option<&str>, r: Refusal) -> ApiError {
         match r {
             Refusal::Denied { op, why } => self.refuse(caller, op, tab, why),
             Refusal::Error(e) => e,

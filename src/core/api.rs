@@ -14,6 +14,7 @@ use super::question::{Approval, Asked};
 use super::request_facts::request_tab;
 use super::Core;
 use crate::host::HostError;
+use crate::protocol::api::SwitchTab;
 use crate::protocol::api::{
     encode, AskNetwork, CloseTab, Decide, ExplainTab, GetStatus, ListAgents, ListApprovals,
     ListSessions, ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent,
@@ -39,9 +40,10 @@ impl Core {
         let (op, target) = self.classify(caller, &req).await?;
         let foreign = self.foreign_tab(caller, &req);
         // Whether a restart would bring the tab's agent back outside a
-        // sandbox, by the config as it is now: read off the async workers,
-        // and before the state lock is taken for the extras.
-        let restarts_unsandboxed = match &req {
+        // sandbox (a switch start one there), by the config as it is now:
+        // read off the async workers, and before the state lock is taken
+        // for the extras.
+        let launches_unsandboxed = match &req {
             Request::Restart(RestartTab { tab, .. }) if !foreign => {
                 let agent = self
                     .state
@@ -59,6 +61,10 @@ impl Core {
                     None => false,
                 }
             }
+            Request::Switch(SwitchTab { agent, .. }) if !foreign => !self
+                .settings_of(agent)
+                .await?
+                .is_ok_and(|(a, _)| a.sandboxed),
             _ => false,
         };
         // What waits for the person must also be within the caller's reach:
@@ -67,7 +73,7 @@ impl Core {
             Verdict::Refuse(why) => Verdict::Refuse(why),
             other => match privilege::decide_extras(
                 caller.kind(),
-                self.extras(caller, &req, target, foreign, restarts_unsandboxed),
+                self.extras(caller, &req, target, foreign, launches_unsandboxed),
             ) {
                 Verdict::Allow => other,
                 refused => refused,
@@ -344,6 +350,7 @@ impl Core {
             // --- handoffs ---
             Request::Handoff(h) => encode::<Handoff>(self.handoff(caller, h).await),
             Request::Handoffs(l) => encode::<ListHandoffs>(self.list_handoffs(l).await),
+            Request::Switch(s) => encode::<SwitchTab>(self.switch_tab(caller, s).await),
         }
     }
 

@@ -216,6 +216,7 @@ impl Core {
                     .review_links
                     .mark(super::spinoff::marked(&state.spinoffs, t.info()))
             })
+            .map(|t| super::switch::marked(&state.switches, t))
             .collect();
         let approvals = state.approvals.pending.len();
         for win in state

@@ -36,18 +36,18 @@ use crate::protocol::replies::{HandedOff, HandoffInfo};
 /// How long a queued handoff waits for the person's answer.
 const APPROVAL_WAIT: Duration = Duration::from_secs(24 * 3600);
 
-/// The tab handing off, as the handoff needs it.
+/// The tab handing off (or switched), as the handoff needs it.
 #[derive(Debug, Clone)]
-struct Source {
-    id: String,
-    name: String,
-    agent: String,
-    program: bool,
-    sandboxed: bool,
-    folder: PathBuf,
-    cwd: PathBuf,
-    worktree: Option<Worktree>,
-    session_id: Option<String>,
+pub(super) struct Source {
+    pub(super) id: String,
+    pub(super) name: String,
+    pub(super) agent: String,
+    pub(super) program: bool,
+    pub(super) sandboxed: bool,
+    pub(super) folder: PathBuf,
+    pub(super) cwd: PathBuf,
+    pub(super) worktree: Option<Worktree>,
+    pub(super) session_id: Option<String>,
 }
 
 impl Source {
@@ -198,7 +198,11 @@ impl Core {
     }
 
     /// The tab handing off: `named`, else the caller's own.
-    fn handoff_source(&self, caller: &Caller, named: Option<&str>) -> Result<Source, ApiError> {
+    pub(super) fn handoff_source(
+        &self,
+        caller: &Caller,
+        named: Option<&str>,
+    ) -> Result<Source, ApiError> {
         let id = named.or(caller.tab()).ok_or_else(|| {
             ApiError::new(
                 ErrorCode::BadRequest,
@@ -228,7 +232,7 @@ impl Core {
     }
 
     /// The handoff's text (under its heading), and whether nerdr built it.
-    async fn handoff_text(
+    pub(super) async fn handoff_text(
         &self,
         caller: &Caller,
         src: &Source,
@@ -248,19 +252,7 @@ impl Core {
             }
             return Ok((crate::handoff::written(&src.from(), &text), false));
         }
-        // The agent's built-in rules only for a built-in agent as
-        // configured: a custom agent named `claude-work` keeps its own.
-        let resolved = match src.program {
-            true => None,
-            false => self.settings_of(&src.agent).await?.ok().map(|(a, _)| a),
-        };
-        let kind = resolved
-            .as_ref()
-            .filter(|a| a.builtin)
-            .and_then(|a| crate::agents::Kind::of(&a.name));
-        let program = resolved
-            .as_ref()
-            .and_then(|a| crate::agents::program_word(a).map(PathBuf::from));
+        let (kind, program) = self.conversation_reader(src).await?;
         let core_env: Vec<(String, String)> = std::env::vars().collect();
         let homes = rules::homes(
             caller.kind() == privilege::CallerKind::Sandboxed,
@@ -288,6 +280,28 @@ impl Core {
                 )
             })?;
         Ok((built, true))
+    }
+
+    /// Whose rules read the source's conversation (`None`: nobody's, a
+    /// custom agent or a program run as it is), and opencode's program.
+    pub(super) async fn conversation_reader(
+        &self,
+        src: &Source,
+    ) -> Result<(Option<crate::agents::Kind>, Option<PathBuf>), ApiError> {
+        // The agent's built-in rules only for a built-in agent as
+        // configured: a custom agent named `claude-work` keeps its own.
+        let resolved = match src.program {
+            true => None,
+            false => self.settings_of(&src.agent).await?.ok().map(|(a, _)| a),
+        };
+        let kind = resolved
+            .as_ref()
+            .filter(|a| a.builtin)
+            .and_then(|a| crate::agents::Kind::of(&a.name));
+        let program = resolved
+            .as_ref()
+            .and_then(|a| crate::agents::program_word(a).map(PathBuf::from));
+        Ok((kind, program))
     }
 
     /// `--to-me`: kept for `nerdr handoffs`, and the tab marked.

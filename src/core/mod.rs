@@ -63,6 +63,7 @@ mod snapshots;
 mod spinoff;
 mod spinoff_results;
 pub mod state;
+mod switch;
 mod turns;
 mod waiting;
 mod window;
@@ -155,6 +156,8 @@ pub struct State {
     pub spinoffs: crate::spinoff::store::Links,
     /// Which tab reviews which (`reviews.json`'s, mirrored).
     pub review_links: review_links::ReviewLinks,
+    /// Each tab's switches (`switches.json`'s, mirrored).
+    pub switches: std::collections::BTreeMap<String, Vec<crate::protocol::api::SwitchInfo>>,
 }
 
 /// The background tasks' doorbells.
@@ -319,9 +322,14 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
     let spinoffs = crate::spinoff::store::load(&crate::spinoff::store::file(&paths.state_dir))
         .map(|s| s.links())
         .unwrap_or_default();
+    // Unreadable, the history is empty until the next switch says why.
+    let switches = crate::switch::store::load(&crate::switch::store::file(&paths.state_dir))
+        .map(|s| s.tabs)
+        .unwrap_or_default();
     let mut state = State {
         approvals,
         spinoffs,
+        switches,
         ..State::default()
     };
     // Which rules each agent's tab is read by: the config as it is now

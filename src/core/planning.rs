@@ -105,6 +105,18 @@ pub(super) fn admit_restart(
     Ok(agent)
 }
 
+/// Whether a tab's agent may be replaced by the agent of `settings` (as
+/// the config now has them): by a sandboxed caller, only with a
+/// sandboxed one.
+pub(super) fn admit_switch(
+    caller: CallerKind,
+    settings: Settings,
+) -> Result<ResolvedAgent, Refusal> {
+    let agent = settings.map_err(config_error)?;
+    stays_sandboxed(caller, Operation::Switch, &agent)?;
+    Ok(agent)
+}
+
 /// A sandboxed caller's launch is of a sandboxed agent: checked again with
 /// the settings the launch will use, since the config may have changed
 /// since the request was classified.

@@ -111,6 +111,29 @@ fn admitting_a_new_agent_follows_the_table() {
 }
 
 #[test]
+fn admitting_a_switch_follows_the_table() {
+    #[rustfmt::skip]
+    let table: Vec<(&str, CallerKind, Settings, Want<bool>)> = vec![
+        ("a sandboxed caller never switches to an agent outside every sandbox",
+            Sandboxed, Ok(outside()), Want::Denied(Operation::Switch)),
+        ("a sandboxed caller switches to a sandboxed agent", Sandboxed, Ok(inside()), Want::Go(true)),
+        ("an unsandboxed tab's program switches to either", Tab, Ok(outside()), Want::Go(false)),
+        ("the person switches to either (the tab's own rule is switch::rules')",
+            User, Ok(outside()), Want::Go(false)),
+        ("an agent the config does not give is refused with the config's own words",
+            User, Err("no agent `tool` in /c.toml".into()),
+            error(ErrorCode::Config, "no agent `tool` in /c.toml")),
+    ];
+    for (sentence, caller, settings, want) in table {
+        assert_eq!(
+            got(admit_switch(caller, settings).map(|a| a.sandboxed)),
+            want,
+            "{sentence}"
+        );
+    }
+}
+
+#[test]
 fn admitting_a_restart_follows_the_table() {
     let outside_now = || Ok(outside());
     #[rustfmt::skip]

@@ -79,6 +79,12 @@ pub enum Operation {
     Handoff,
     /// `nerdr handoffs`: what was handed to the person.
     ListHandoffs,
+    /// `nerdr switch`: stop a tab's agent and start another in its place
+    /// (target: the tab). Like a restart, but a sandboxed agent may ask
+    /// it only of its own tab: the agent it would stop in a sibling tab is
+    /// the person's to replace. What it may switch to is
+    /// `switch::rules`' (a sandboxed tab only to sandboxed agents).
+    Switch,
 }
 
 /// What it is asked of.
@@ -119,8 +125,8 @@ pub enum Verdict {
 /// Why an author's agent may not act on its own reviewer.
 pub const REVIEWER_ANSWERS_TO_THE_USER: &str =
     "a reviewer answers to the user, not to the agent whose work it reviews: its author may \
-     see, read and diff it, but not type into, restart, close, rename or resize it, nor post, \
-     report or ask a review for it (the user can)";
+     see, read and diff it, but not type into, restart, switch, close, rename or resize it, nor \
+     post, report or ask a review for it (the user can)";
 
 pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
     use CallerKind as C;
@@ -174,6 +180,11 @@ pub fn decide(caller: CallerKind, op: Operation, target: Target) -> Verdict {
         ),
         (C::Tab, _, _) => Allow,
         (C::Sandboxed, O::Query, _) => Allow,
+        (C::Sandboxed, O::Switch, T::Own) => Allow,
+        (C::Sandboxed, O::Switch, _) => Refuse(
+            "a sandboxed agent switches only its own tab's agent (to a sandboxed one): another \
+             tab's agent is the user's to replace",
+        ),
         // Its spinoff runs sandboxed whatever is asked (`spinoff::choice`).
         (C::Sandboxed, O::SpinOff, T::Own) => Allow,
         (C::Sandboxed, O::SpinOff, T::Nothing) => {
@@ -522,6 +533,7 @@ pub fn name(op: Operation) -> &'static str {
         Operation::ReportResult => "report-result",
         Operation::Handoff => "handoff",
         Operation::ListHandoffs => "handoffs",
+        Operation::Switch => "switch",
     }
 }
 

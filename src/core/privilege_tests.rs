@@ -9,7 +9,7 @@ use super::Target::{
 use super::*;
 
 const CALLERS: [CallerKind; 3] = [User, Tab, S];
-const OPS: [Operation; 26] = [
+const OPS: [Operation; 27] = [
     StartAgent,
     OpenTerminal,
     Restart,
@@ -36,13 +36,14 @@ const OPS: [Operation; 26] = [
     ReportResult,
     Handoff,
     ListHandoffs,
+    Switch,
 ];
 const TARGETS: [Target; 8] = [Own, Rev, Auth, Far, In, Out, Term, Nothing];
 
 /// `a` allow, `q` queue, `r` refuse: one letter per target, in the order
 /// own tab, its reviewer, its author, its reviewer or author outside every
 /// sandbox, sandboxed agent, agent, terminal, nothing.
-const SANDBOXED: [(Operation, &str); 26] = [
+const SANDBOXED: [(Operation, &str); 27] = [
     (StartAgent, "rrrrarrr"),
     (OpenTerminal, "rrrrrrrr"),
     (Restart, "arrrarrr"),
@@ -69,12 +70,13 @@ const SANDBOXED: [(Operation, &str); 26] = [
     (ReportResult, "arrrrrrr"),
     (Handoff, "arrraqrr"),
     (ListHandoffs, "rrrrrrrr"),
+    (Switch, "arrrrrrr"),
 ];
 
 /// The same for an unsandboxed tab: everything but deciding, others'
 /// network questions and others' reviews, except that its reviewer and
 /// its author are only to be looked at.
-const TAB: [(Operation, &str); 26] = [
+const TAB: [(Operation, &str); 27] = [
     (StartAgent, "arrraaaa"),
     (OpenTerminal, "arrraaaa"),
     (Restart, "arrraaaa"),
@@ -101,6 +103,7 @@ const TAB: [(Operation, &str); 26] = [
     (ReportResult, "arrrrrrr"),
     (Handoff, "arrraaaa"),
     (ListHandoffs, "arrraaaa"),
+    (Switch, "arrraaaa"),
 ];
 
 fn letter(v: &Verdict) -> char {

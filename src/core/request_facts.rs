@@ -40,7 +40,7 @@ impl Core {
         req: &Request,
         target: Target,
         foreign: bool,
-        restarts_unsandboxed: bool,
+        launches_unsandboxed: bool,
     ) -> privilege::Extras {
         let mut e = privilege::Extras {
             foreign_folder: foreign,
@@ -81,7 +81,7 @@ impl Core {
                 e.removes_others_worktree = *remove_worktree && target != Target::Own;
                 e.forced_removal = *remove_worktree && *force;
             }
-            Request::Restart(_) => e.unsandboxed_launch = restarts_unsandboxed,
+            Request::Restart(_) | Request::Switch(_) => e.unsandboxed_launch = launches_unsandboxed,
             _ => {}
         }
         e
@@ -271,6 +271,7 @@ pub(super) fn op_of(req: &Request) -> Operation {
         // --- handoffs ---
         Request::Handoff(_) => Operation::Handoff,
         Request::Handoffs(_) => Operation::ListHandoffs,
+        Request::Switch(_) => Operation::Switch,
     }
 }
 
@@ -353,6 +354,10 @@ macro_rules! tab_requests {
             folder: $folder,
             ..
         }) | Request::Merge(MergeTab {
+            tab: $tab,
+            folder: $folder,
+            ..
+        }) | Request::Switch(crate::protocol::api::SwitchTab {
             tab: $tab,
             folder: $folder,
             ..

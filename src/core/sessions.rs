@@ -87,6 +87,7 @@ impl Core {
                     .review_links
                     .mark(super::spinoff::marked(&state.spinoffs, t.info()))
             })
+            .map(|t| super::switch::marked(&state.switches, t))
             .collect())
     }
 

@@ -242,6 +242,13 @@ impl Tab {
             // The review store's: `ReviewLinks::mark`.
             reviews: None,
             results_waiting: 0,
+            switches: Vec::new(),
+            limit: self
+                .detection
+                .as_ref()
+                .filter(|_| self.state == TabState::Running)
+                .and_then(|d| d.tracker.limit())
+                .map(str::to_string),
         }
     }
 

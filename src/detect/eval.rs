@@ -13,6 +13,8 @@ pub struct Hit {
     pub state: RuleState,
     /// The rows (or the title) the match touched.
     pub lines: Vec<String>,
+    /// A `limit = true` rule: the agent hit its plan's limit.
+    pub limit: bool,
 }
 
 pub fn evaluate(rules: &RuleSet, screen: &ScreenView) -> Option<Hit> {
@@ -41,6 +43,7 @@ pub fn evaluate(rules: &RuleSet, screen: &ScreenView) -> Option<Hit> {
             rule: rule.name.clone(),
             state: rule.state,
             lines: region.lines(&m),
+            limit: rule.limit,
         });
     }
     None
@@ -220,5 +223,45 @@ regex = '^› '
             ("anchored", vec!["› Ask".to_string()])
         );
         assert_eq!(evaluate(&r, &screen(&["x › Ask"], "")), None);
+    }
+
+    /// The built-in claude and codex rules flag their plan-limit lines
+    /// (the window offers a switch), and a turn running below one is
+    /// still working, not the limit.
+    #[test]
+    fn the_built_in_limit_rules_flag_the_limit_lines() {
+        let hit = |agent: &str, rows: &[&str]| {
+            let rules = crate::detect::builtin::builtin(agent).unwrap();
+            evaluate(&rules, &screen(rows, "")).map(|h| (h.rule, h.state, h.limit))
+        };
+        let limit = Some(("plan limit".to_string(), RuleState::Done, true));
+        #[rustfmt::skip]
+        let rows: &[(&str, &[&str], bool)] = &[
+            ("claude", &["⎿  Claude usage limit reached. Your limit will reset at 5pm.", "───", "❯\u{a0}"], true),
+            ("claude", &["⎿  5-hour limit reached ∙ resets 5pm", "───", "❯"], true),
+            ("claude", &["⎿  You've hit your limit · resets 5pm", "───", "❯"], true),
+            ("claude", &["● the rate of change is limited", "───", "❯"], false),
+            ("codex", &["■ You've hit your usage limit. Upgrade to Pro or try again in 2 hours.", "› Ask"], true),
+            ("codex", &["• the limit of x is 0", "› Ask"], false),
+        ];
+        for (agent, screen, want) in rows {
+            let got = hit(agent, screen);
+            match want {
+                true => assert_eq!(got, limit, "{agent}: {screen:?}"),
+                false => assert!(!got.is_some_and(|g| g.2), "{agent}: {screen:?}"),
+            }
+        }
+        // A new turn under the old line: working wins.
+        let busy = hit(
+            "claude",
+            &[
+                "⎿  Claude usage limit reached.",
+                "✻ Thinking…",
+                "───",
+                "❯",
+                "esc to interrupt",
+            ],
+        );
+        assert_eq!(busy.map(|b| (b.1, b.2)), Some((RuleState::Working, false)));
     }
 }

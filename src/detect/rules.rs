@@ -101,6 +101,9 @@ pub struct Rule {
     pub unless: Option<Matcher>,
     /// Whether a captured screen shows this rule matching.
     pub verified: bool,
+    /// Its match says the agent hit its plan's limit (`limit = true`): the
+    /// window offers to switch the tab to another agent.
+    pub limit: bool,
     /// The line of its `[[rule]]` header, for messages.
     pub line: usize,
 }
@@ -157,6 +160,7 @@ const RULE_KEYS: &[&str] = &[
     "not_contains",
     "not_regex",
     "verified",
+    "limit",
 ];
 const REGIONS: &str = "last_lines, after_rule, screen, title";
 
@@ -366,19 +370,18 @@ fn parse_rule(table: &Table, text: &str, shown: &str, index: usize) -> Result<Ru
         }
     };
     let unless = f.matcher("not_contains", "not_regex")?;
-    let verified = match table.get("verified") {
-        None => false,
-        Some(item) => match item.as_bool() {
-            Some(b) => b,
-            None => {
-                return Err(f.key_err(
-                    "verified",
-                    f.span("verified"),
-                    format!("expected true or false, found {}", kind(item)),
-                ))
-            }
-        },
+    let flag = |key: &str| match table.get(key) {
+        None => Ok(false),
+        Some(item) => item.as_bool().ok_or_else(|| {
+            f.key_err(
+                key,
+                f.span(key),
+                format!("expected true or false, found {}", kind(item)),
+            )
+        }),
     };
+    let verified = flag("verified")?;
+    let limit = flag("limit")?;
     Ok(Rule {
         name,
         state,
@@ -387,6 +390,7 @@ fn parse_rule(table: &Table, text: &str, shown: &str, index: usize) -> Result<Ru
         matcher,
         unless,
         verified,
+        limit,
         line: header_line,
     })
 }

@@ -119,6 +119,9 @@ struct State {
     osc_said: String,
     /// A report waiting for the screen to settle.
     pending: Option<(Evidence, String)>,
+    /// The `limit = true` rule the last look matched, by name: the agent
+    /// hit its plan's limit.
+    limit: Option<String>,
 }
 
 impl State {
@@ -249,6 +252,7 @@ impl Tracker {
                 osc: None,
                 osc_said: String::new(),
                 pending: None,
+                limit: None,
             },
         }
     }
@@ -318,6 +322,7 @@ impl Tracker {
         let quiet_for = rules.quiet();
         let quiet = t.last_output.is_none_or(|o| now >= o + quiet_for);
         let hit = evaluate(&rules, screen);
+        t.limit = hit.as_ref().filter(|h| h.limit).map(|h| h.rule.clone());
         t.screen_matched = hit
             .as_ref()
             .is_some_and(|h| h.state != RuleState::Unchanged);
@@ -445,6 +450,11 @@ impl Tracker {
     /// No window shows the tab any more: a turn that ends now is `done`.
     pub fn hidden(&mut self) {
         self.t.shown = false;
+    }
+
+    /// The limit rule the screen matched last look, if it did.
+    pub fn limit(&self) -> Option<&str> {
+        self.t.limit.as_deref()
     }
 
     pub fn state(&self) -> AgentState {

@@ -39,8 +39,10 @@ pub use super::work::{
 
 pub use super::spinoffs::{ListSpinoffs, ReportResult, SpinOff};
 
+pub use super::switching::{SwitchTab, Switched};
+
 pub use super::listing::{
-    AgentState, CoreStatus, ProgramsMode, SessionInfo, TabInfo, TabKind, TabState,
+    AgentState, CoreStatus, ProgramsMode, SessionInfo, SwitchInfo, TabInfo, TabKind, TabState,
 };
 
 /// A command for the core. Serialized as `{"method": ..., "params": {...}}`.
@@ -97,6 +99,8 @@ pub enum Request {
     Handoff(Handoff),
     /// The handoffs to the person (`nerdr handoffs`).
     Handoffs(ListHandoffs),
+    /// Give a tab another agent, with a handoff (`crate::switch`).
+    Switch(SwitchTab),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -176,6 +180,7 @@ methods! {
     // --- handoffs ---
     Handoff(Handoff) => HandedOff, "handoff";
     Handoffs(ListHandoffs) => Vec<HandoffInfo>, "handoffs";
+    Switch(SwitchTab) => Switched, "switch";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.

@@ -142,6 +142,24 @@ pub struct TabInfo {
     /// typed once `nerdr restart` starts it again.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub results_waiting: usize,
+    /// Each time `nerdr switch` gave the tab another agent, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub switches: Vec<SwitchInfo>,
+    /// The screen rule (`limit = true`) that says the agent hit its plan's
+    /// limit, while its screen says so: the window offers `nerdr switch`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<String>,
+}
+
+/// One switch of a tab's agent (`nerdr switch`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SwitchInfo {
+    /// The agent stopped.
+    pub from: String,
+    /// The agent started in its place.
+    pub to: String,
+    /// When, in seconds since the epoch.
+    pub at: u64,
 }
 
 fn is_zero(n: &usize) -> bool {

@@ -301,6 +301,8 @@ fn tab_rows_keep_their_fields() {
         spun_off_from: None,
         reviews: None,
         results_waiting: 0,
+        switches: Vec::new(),
+        limit: None,
     };
     let refused = TabInfo {
         kind: TabKind::Terminal,

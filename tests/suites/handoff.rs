@@ -26,7 +26,7 @@ const START: Duration = Duration::from_secs(150);
 const WORD: &str = "BLUEBERRY-42";
 
 /// claude's and codex's HOME together, both against `url`.
-fn both(url: &str, home: &Path) -> AgentHome {
+pub(crate) fn both(url: &str, home: &Path) -> AgentHome {
     let mut h = claude_home(url, home, ClaudeDialogs::none());
     let codex = agent_home::codex(url, home, &[&home.join("proj")], CodexAsks::Never);
     h.files.extend(codex.files);
@@ -36,7 +36,7 @@ fn both(url: &str, home: &Path) -> AgentHome {
 
 /// A request codex made (the Responses API) whose user text holds all of
 /// `needles`.
-fn codex_asked(r: &Logged, needles: &[&str]) -> bool {
+pub(crate) fn codex_asked(r: &Logged, needles: &[&str]) -> bool {
     r.path.ends_with("/responses")
         && r.asked
             .as_ref()
@@ -110,7 +110,7 @@ fn claude_hands_its_conversation_to_codex_in_the_same_worktree() {
 }
 
 /// Whether a `.jsonl` under `dir` (one folder down) holds `needle`.
-fn log_holds(dir: &Path, needle: &str) -> bool {
+pub(crate) fn log_holds(dir: &Path, needle: &str) -> bool {
     let Ok(folders) = std::fs::read_dir(dir) else {
         return false;
     };

@@ -58,6 +58,7 @@ mod small_cli;
 mod spinoff;
 mod state_attacks;
 mod state_mechanics;
+mod switch;
 mod upgrade;
 mod window_ui;
 mod worktree_removal;

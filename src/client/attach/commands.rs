@@ -11,7 +11,7 @@ use super::choose::Choosing;
 use super::session_pick::Session;
 use crate::protocol::api::{
     CloseTab, Decide, ListAgents, ListApprovals, ListSessions, OpenTerminal, QuitSession,
-    RenameTab, RestartTab, SessionInfo, StartAgent, TabState,
+    RenameTab, RestartTab, SessionInfo, StartAgent, SwitchTab, Switched, TabKind, TabState,
 };
 use crate::protocol::handshake::ClientMsg;
 use crate::protocol::printable;
@@ -23,8 +23,53 @@ impl Window {
             agents: names.agents,
             sel: 0,
             typed: String::new(),
+            switching: None,
         };
         self.overlay_opened();
+    }
+
+    /// The agents to switch the tab prefix `A` was typed on to, but its
+    /// own agent.
+    fn pick_switch(&mut self, names: AgentNames) {
+        let Some(tab) = self.switching.take() else {
+            return;
+        };
+        let own = self.tabs.iter().find(|t| t.id == tab).map(|t| &t.agent);
+        let agents = names
+            .agents
+            .into_iter()
+            .filter(|a| Some(a) != own)
+            .collect();
+        self.mode = Mode::Picker {
+            agents,
+            sel: 0,
+            typed: String::new(),
+            switching: Some(tab),
+        };
+        self.overlay_opened();
+    }
+
+    /// Ask for the agents to switch tab `tab` to.
+    pub(super) fn ask_switch(&mut self, tab: String) {
+        self.switching = Some(tab);
+        let id = self.request(ListAgents, Window::pick_switch);
+        self.await_overlay(Some(id));
+    }
+
+    fn show_switched(&mut self, s: Switched) {
+        self.note = match s.refused {
+            Some(why) => format!("switched to {}, refused: {why}", s.to),
+            None => format!(
+                "switched from {} to {}{}",
+                s.from,
+                s.to,
+                match s.handoff {
+                    Some(_) => "; the handoff is typed once it waits",
+                    None => "",
+                }
+            ),
+        };
+        self.note_for_a_key = true;
     }
 
     pub(super) fn show_started(&mut self, started: Started) {
@@ -157,6 +202,17 @@ impl Window {
             }
             Cmd::Sessions => self.list_sessions(),
             Cmd::Diff => self.open_diff(),
+            Cmd::SwitchAgent => match cur.map(|i| &self.tabs[i]) {
+                Some(t) if t.kind == TabKind::Agent => {
+                    let tab = t.id.clone();
+                    self.ask_switch(tab)
+                }
+                Some(_) => {
+                    self.note = "a terminal has no agent to switch".into();
+                    self.note_for_a_key = true;
+                }
+                None => {}
+            },
             Cmd::Redraw => self.view.invalidate(),
             Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
                 Some(i) => self.select_index(i),
@@ -228,6 +284,17 @@ impl Window {
                 );
             }
             overlay::Effect::Restart(tab) => self.restart(tab),
+            overlay::Effect::SwitchAgent { tab, agent } => {
+                let request = SwitchTab {
+                    tab,
+                    agent,
+                    text: None,
+                    no_handoff: false,
+                    env: crate::client::own_env(),
+                    folder: None,
+                };
+                self.request(request, Window::show_switched);
+            }
             overlay::Effect::Switch(folder) => self.switch_session(folder),
             overlay::Effect::SendComments {
                 tab,

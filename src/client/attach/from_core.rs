@@ -68,6 +68,11 @@ impl Window {
                 }
             }
         }
+        if let Some(line) =
+            super::limit_offer::offer(&mut self.limit_offered, &tabs, &self.prefix_name)
+        {
+            self.note = line;
+        }
         self.tabs = tabs;
         if let Some(r) = self.restore.clone() {
             if self.tabs.iter().any(|t| t.id == r) {

@@ -27,6 +27,9 @@ pub enum Cmd {
     Sessions,
     /// The shown tab's diff (`g`, for git: tmux binds no `g`).
     Diff,
+    /// Switch the shown tab to another agent (`A`, for agent: tmux binds
+    /// no `A`).
+    SwitchAgent,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,7 +44,10 @@ pub const BINDINGS: &[(&str, &str)] = &[
     ("n / p", "next / previous tab"),
     ("1 .. 9, 0", "tab by number (0 is tab 10)"),
     ("x", "close this tab (asks first)"),
-    ("R", "restart this tab's program (asks first if it runs)"),
+    (
+        "R / A",
+        "restart this tab (asks if it runs) / switch it to another agent",
+    ),
     (",", "rename this tab"),
     ("s", "switch to another session"),
     ("t", "open a terminal in this tab's folder"),
@@ -199,6 +205,7 @@ fn command(b: u8) -> Option<Cmd> {
         b'R' => Cmd::Restart,
         b's' => Cmd::Sessions,
         b'g' => Cmd::Diff,
+        b'A' => Cmd::SwitchAgent,
         _ => return None,
     })
 }
@@ -261,6 +268,7 @@ mod tests {
             (b"\x02\x1bn", &[Cmd(super::Cmd::Attention)]),
             (b"\x02,", &[Cmd(super::Cmd::Rename)]),
             (b"\x02R", &[Cmd(super::Cmd::Restart)]),
+            (b"\x02A", &[Cmd(super::Cmd::SwitchAgent)]),
             (b"\x02s", &[Cmd(super::Cmd::Sessions)]),
             (b"\x02\x1b[A", &[]),
             (b"\x02z", &[]),

@@ -171,6 +171,8 @@ mod tests {
             spun_off_from: None,
             reviews: None,
             results_waiting: 0,
+            switches: Vec::new(),
+            limit: None,
         }
     }
 

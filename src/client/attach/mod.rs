@@ -17,6 +17,7 @@ mod drawing;
 mod event_loop;
 mod from_core;
 mod keys;
+mod limit_offer;
 mod link;
 mod marks;
 mod notice;
@@ -67,6 +68,10 @@ struct Window {
     /// Set when the loop should end, with what to print after.
     done: Option<String>,
     offered_picker: bool,
+    /// The tab prefix `A` asked to switch, until the agents' list comes.
+    switching: Option<String>,
+    /// Tabs at their plan's limit whose switch was offered (`limit_offer`).
+    limit_offered: std::collections::HashSet<String>,
     /// How many things wait for the person's approval.
     approvals: usize,
     /// Tabs whose warning was shown.
@@ -199,6 +204,8 @@ impl Window {
             pending: HashMap::new(),
             done: None,
             offered_picker: false,
+            switching: None,
+            limit_offered: Default::default(),
             approvals: 0,
             warned: Default::default(),
             marks: Default::default(),

@@ -35,6 +35,9 @@ pub enum Mode {
         /// Digits typed so far: "1" waits for a second digit while a
         /// 10th entry exists.
         typed: String,
+        /// The tab whose agent the chosen one replaces (prefix `A`);
+        /// `None`: the chosen one starts in a new tab.
+        switching: Option<String>,
     },
     /// The keys' help; `over` the diff view it was asked for over (prefix
     /// `?` there), shown again as it was when the help closes, as tmux's
@@ -96,6 +99,11 @@ pub enum Effect {
     Switch(PathBuf),
     /// Start the tab's program again.
     Restart(String),
+    /// Stop tab `tab`'s agent and start `agent` in its place.
+    SwitchAgent {
+        tab: String,
+        agent: String,
+    },
     /// Type `text` into `tab` as one message: `comments`, which the diff
     /// view keeps until the core says they were typed.
     SendComments {
@@ -183,15 +191,33 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
             b"n" | b"N" | b"\x1b" | b"q" | b"\x03" => (Mode::Normal, Effect::None),
             _ => (Mode::Confirm { question, yes }, Effect::None),
         },
-        Mode::Picker { agents, sel, typed } => {
-            match choose::key(Choosing { sel, typed }, agents.len(), key) {
-                choose::Outcome::Stay(Choosing { sel, typed }) => {
-                    (Mode::Picker { agents, sel, typed }, Effect::None)
-                }
-                choose::Outcome::Chose(i) => (Mode::Normal, Effect::Start(agents[i].clone())),
-                choose::Outcome::Cancel => (Mode::Normal, Effect::None),
-            }
-        }
+        Mode::Picker {
+            agents,
+            sel,
+            typed,
+            switching,
+        } => match choose::key(Choosing { sel, typed }, agents.len(), key) {
+            choose::Outcome::Stay(Choosing { sel, typed }) => (
+                Mode::Picker {
+                    agents,
+                    sel,
+                    typed,
+                    switching,
+                },
+                Effect::None,
+            ),
+            choose::Outcome::Chose(i) => match switching {
+                Some(tab) => (
+                    Mode::Normal,
+                    Effect::SwitchAgent {
+                        tab,
+                        agent: agents[i].clone(),
+                    },
+                ),
+                None => (Mode::Normal, Effect::Start(agents[i].clone())),
+            },
+            choose::Outcome::Cancel => (Mode::Normal, Effect::None),
+        },
         Mode::Sessions { sessions, at } => match choose::key(at, sessions.len(), key) {
             choose::Outcome::Stay(at) => (Mode::Sessions { sessions, at }, Effect::None),
             // The session shown already: nothing to switch.
@@ -303,8 +329,17 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             rows,
             cols,
         ),
-        Mode::Picker { agents, sel, .. } => {
-            let mut lines = vec!["Start an agent in a new tab:".to_string(), String::new()];
+        Mode::Picker {
+            agents,
+            sel,
+            switching,
+            ..
+        } => {
+            let title = match switching {
+                Some(_) => "Switch this tab to another agent (it gets a handoff; same worktree):",
+                None => "Start an agent in a new tab:",
+            };
+            let mut lines = vec![title.to_string(), String::new()];
             for (i, a) in agents.iter().enumerate() {
                 let mark = if i == *sel { ">" } else { " " };
                 lines.push(format!(" {mark} {}. {a}", i + 1));

@@ -38,6 +38,7 @@ fn picker() -> Mode {
         agents: agents(2),
         sel: 0,
         typed: String::new(),
+        switching: None,
     }
 }
 
@@ -52,6 +53,7 @@ fn typed(n: usize, reads: &[&[u8]]) -> (Effect, Option<usize>, Vec<u8>) {
         agents: agents(n),
         sel: 0,
         typed: String::new(),
+        switching: None,
     };
     let (mut last, mut left) = (Effect::None, Vec::new());
     for read in reads {
@@ -255,4 +257,26 @@ fn approval_keys_follow_the_table() {
     };
     assert!(shown(true).contains("s for this sandbox run"));
     assert!(!shown(false).contains("s for this sandbox run"));
+}
+
+/// Prefix `A`'s picker: the agent chosen replaces the tab's, it starts in
+/// no new tab.
+#[test]
+fn the_switch_picker_switches_the_tab_it_was_opened_on() {
+    let m = Mode::Picker {
+        agents: agents(2),
+        sel: 0,
+        typed: String::new(),
+        switching: Some("ab12".into()),
+    };
+    let (m, effect, _) = feed(m, b"2");
+    assert_eq!(effect, Effect::None);
+    let (_, effect, _) = feed(m, b"\r");
+    assert_eq!(
+        effect,
+        Effect::SwitchAgent {
+            tab: "ab12".into(),
+            agent: "a2".into()
+        }
+    );
 }

@@ -42,6 +42,8 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         spun_off_from: None,
         reviews: None,
         results_waiting: 0,
+        switches: Vec::new(),
+        limit: None,
     }
 }
 

@@ -182,8 +182,16 @@ impl Turns {
     }
 
     pub fn tab_json(&self, tab: &str) -> serde_json::Value {
-        let tabs: Vec<serde_json::Value> =
-            serde_json::from_str(&self.ok(&["tabs", "--json"])).unwrap();
+        self.tab_json_of(&["tabs", "--json"], tab)
+    }
+
+    /// Like [`Self::tab_json`], for a tab of `folder`'s session.
+    pub fn tab_json_in(&self, folder: &str, tab: &str) -> serde_json::Value {
+        self.tab_json_of(&["tabs", "--json", "--folder", folder], tab)
+    }
+
+    fn tab_json_of(&self, args: &[&str], tab: &str) -> serde_json::Value {
+        let tabs: Vec<serde_json::Value> = serde_json::from_str(&self.ok(args)).unwrap();
         tabs.into_iter()
             .find(|t| t["id"] == tab)
             .unwrap_or_else(|| panic!("no tab {tab} in nerdr tabs"))

@@ -1,0 +1,161 @@
+//! What a switch may do, as pure functions of plain facts. Who may ask at
+//! all is the privilege matrix's (`Operation::Switch`: a sandboxed agent
+//! only its own tab, an author never its reviewer); these are the rules of
+//! the tab and the agent it is switched to, which hold for every caller,
+//! the person too.
+
+/// The tab to switch, and the agent asked for, as far as the rules go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts<'a> {
+    pub tab: &'a str,
+    /// A terminal pane, not an agent.
+    pub terminal: bool,
+    /// The tab runs sandboxed now.
+    pub sandboxed: bool,
+    /// The tab's agent (its config name).
+    pub from: &'a str,
+    /// The agent asked for, and whether its settings sandbox it.
+    pub to: &'a str,
+    pub to_sandboxed: bool,
+    /// How the first prompt of the new agent is had.
+    pub handoff: Handoff,
+}
+
+/// Where the new agent's handoff comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handoff {
+    /// Given with the switch (`TEXT` or `--file`).
+    Given,
+    /// Built from the old agent's conversation (claude, codex, opencode).
+    FromConversation,
+    /// The old agent's conversation cannot be read (a custom agent, a
+    /// program run as it is): the switch needs a handoff given.
+    Unreadable,
+    /// `--no-handoff`: the new agent starts with no first prompt.
+    None,
+}
+
+/// Why a switch does not happen; `None`: it may.
+pub fn refusal(f: &Facts) -> Option<String> {
+    let tab = f.tab;
+    if f.terminal {
+        return Some(format!(
+            "tab {tab} is a terminal: only an agent's tab is switched to another agent"
+        ));
+    }
+    if f.from == f.to {
+        return Some(format!(
+            "tab {tab} runs {} already; `nerdr restart {tab}` starts it again",
+            f.to
+        ));
+    }
+    if f.sandboxed && !f.to_sandboxed {
+        return Some(SANDBOXED_STAYS.to_string());
+    }
+    if f.handoff == Handoff::Unreadable {
+        return Some(format!(
+            "nerdr cannot read {}'s conversation to build a handoff for {}: give one \
+             (`nerdr switch {tab} {} --file FILE` or `\"TEXT\"`, e.g. what `nerdr handoff \
+             --to-me` kept), or switch without one (`--no-handoff`)",
+            f.from, f.to, f.to
+        ));
+    }
+    None
+}
+
+/// Why a sandboxed tab stays sandboxed: the work in its worktree was done
+/// (and may be steered) by an agent in a sandbox.
+pub const SANDBOXED_STAYS: &str =
+    "a sandboxed tab switches only to sandboxed agents (`sandboxed = true` in the agent's \
+     [agents.NAME] of config.toml): its worktree holds a sandboxed agent's work, which an agent \
+     outside every sandbox would run as the user";
+
+/// A tab's agent column: its first agent, then each it was switched to
+/// (`claude→codex`); the agent alone when never switched.
+pub fn chain(agent: &str, switches: &[super::store::Switch]) -> String {
+    match switches.first() {
+        None => agent.to_string(),
+        Some(first) => std::iter::once(first.from.as_str())
+            .chain(switches.iter().map(|s| s.to.as_str()))
+            .collect::<Vec<_>>()
+            .join("→"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn facts(sandboxed: bool, to_sandboxed: bool, handoff: Handoff) -> Facts<'static> {
+        Facts {
+            tab: "ab12",
+            terminal: false,
+            sandboxed,
+            from: "claude",
+            to: "codex",
+            to_sandboxed,
+            handoff,
+        }
+    }
+
+    /// (tab sandboxed, agent sandboxed, handoff, refused with)
+    #[test]
+    fn every_row() {
+        use Handoff::{FromConversation as Log, Given, None as No, Unreadable};
+        const SB: Option<&str> = Some("switches only to sandboxed agents");
+        #[rustfmt::skip]
+        let rows: &[(bool, bool, Handoff, Option<&str>)] = &[
+            (false, false, Log, None),
+            (false, true, Log, None),
+            (true, true, Log, None),
+            (true, false, Log, SB),
+            (true, false, Given, SB),
+            (true, false, No, SB),
+            (false, false, Given, None),
+            (false, false, No, None),
+            (true, true, No, None),
+            (true, true, Given, None),
+            (false, false, Unreadable, Some("--no-handoff")),
+            (true, true, Unreadable, Some("--file FILE")),
+            (true, false, Unreadable, SB),
+        ];
+        for &(sb, to_sb, h, want) in rows {
+            let got = refusal(&facts(sb, to_sb, h));
+            match (want, &got) {
+                (None, None) => {}
+                (Some(w), Some(g)) => assert!(g.contains(w), "{sb} {to_sb} {h:?}: {g}"),
+                _ => panic!("{sb} {to_sb} {h:?}: {got:?}, wanted {want:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_terminal_and_the_same_agent_are_refused_saying_what_to_do() {
+        let t = Facts {
+            terminal: true,
+            ..facts(false, false, Handoff::FromConversation)
+        };
+        assert!(refusal(&t).unwrap().contains("is a terminal"));
+        let same = Facts {
+            to: "claude",
+            ..facts(false, false, Handoff::FromConversation)
+        };
+        assert!(refusal(&same).unwrap().contains("`nerdr restart ab12`"));
+    }
+
+    #[test]
+    fn the_agent_column_chains_the_switches() {
+        use super::super::store::Switch;
+        let s = |from: &str, to: &str| Switch {
+            from: from.into(),
+            to: to.into(),
+            at: 1,
+        };
+        assert_eq!(chain("claude", &[]), "claude");
+        assert_eq!(chain("codex", &[s("claude", "codex")]), "claude→codex");
+        assert_eq!(
+            chain("claude", &[s("claude", "codex"), s("codex", "claude")]),
+            "claude→codex→claude"
+        );
+    }
+}
