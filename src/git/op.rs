@@ -53,6 +53,11 @@ impl Op {
             | "check-attr" | "check-ignore" | "ls-files" | "symbolic-ref", ..] => Op::Query,
             // Writes a ref and nothing else (hooks are off for host git).
             ["update-ref", ..] => Op::Query,
+            // Hashing without filters or writing only reads the file;
+            // with filters it runs the configured clean filter.
+            ["hash-object", ..] if has("--no-filters") && !has("-w") && !has("--stdin-paths") => {
+                Op::Query
+            }
             // `cat-file --textconv/--filters` runs drivers; plain cat-file does not.
             ["cat-file", ..] if !has("--textconv") && !has("--filters") => Op::Query,
             // Listing and reading config runs nothing; `--edit` would open an editor.
@@ -164,6 +169,9 @@ mod tests {
             (&["config", "--edit"], Op::Other),
             (&["cat-file", "-p", "HEAD"], Op::Query),
             (&["cat-file", "--textconv", "HEAD:a"], Op::Other),
+            (&["hash-object", "--no-filters", "--", "a"], Op::Query),
+            (&["hash-object", "--", "a"], Op::Other),
+            (&["hash-object", "-w", "--no-filters", "a"], Op::Other),
             (&["branch", "-D", "nerdr/x"], Op::Query),
             (&["worktree", "prune"], Op::Query),
             (

@@ -431,6 +431,26 @@ fn rev18d_an_assume_unchanged_flag_does_not_let_close_delete_the_persons_edit() 
     flagged_edit_survives_close("--assume-unchanged");
 }
 
+/// The other side of the flag check: a flagged file the person did not
+/// change holds no work, so an unforced close removes the worktree (git
+/// compares the file's hash with the index's without running a filter).
+#[test]
+fn rev18d_a_flagged_but_unchanged_file_is_no_work() {
+    let l = Local::started();
+    l.write_config(&format!("[agents.sh]\n{BASH}"));
+    repo(&l);
+    let tab = l.ok(&["agent", "sh"]);
+    let wt = l.worktree_of(&tab);
+    git(&wt, &["update-index", "--skip-worktree", "file.txt"]);
+    let out = l.run(&["close", "--remove-worktree", &tab]);
+    assert!(
+        out.status.success() && !wt.exists(),
+        "close --remove-worktree kept a worktree whose only flagged file is unchanged: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// `--force` promises to save the worktree's work first; the same planted
 /// `.gitignore` keeps the person's file out of what it saves (ignored
 /// files are not saved): the worktree reads as clean, nothing is saved,
