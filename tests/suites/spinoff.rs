@@ -306,6 +306,19 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
             .unwrap()["name"],
         "helper"
     );
+    // Its first prompt is typed once its screen settles; typing into it
+    // before then would mix the two lines. The shell has run it (as a
+    // command line it cannot parse) once its prompt is back.
+    let ran = poll(Duration::from_secs(60), || {
+        let screen = st.ok(&["read", &child]);
+        screen.contains("report-result")
+            && screen
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.trim_end().ends_with('$'))
+    });
+    assert!(ran, "the task never ran: {}", st.ok(&["read", &child]));
     // The person is not a spun-off tab.
     let (ok, _, err) = st.nerdr(&["report-result", "from the user"]);
     assert!(!ok && err.contains("names no tab"), "{err}");
