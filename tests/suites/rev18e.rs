@@ -6,9 +6,11 @@
 //! fails is a finding. Findings: a `.gitignore` the agent commits on its
 //! own branch is trusted (close, forced save); reviewers are in nobody's
 //! line of starters, so an author steers its reviewer through a reviewer
-//! of its helper; another tab's staged work (its index in
-//! `.git/worktrees/<tab>`) and the untracked files `nerdr diff` hashed
-//! into the repository's objects are readable from the sandbox. Held:
+//! of its helper (and a reviewer its author, the same way); another
+//! tab's staged work (its index in `.git/worktrees/<tab>`), the
+//! untracked files `nerdr diff` hashed into the repository's objects and
+//! the work a forced removal saved under `refs/nerdr/saved/` are readable
+//! from the sandbox. Held:
 //! switch out of the sandbox or of a reviewer; spinoff or handoff from
 //! the reviewer; writing the repository's `info/exclude`.
 
@@ -517,4 +519,95 @@ fn rev18e_an_author_cannot_spin_off_or_hand_off_from_its_reviewer() {
         "the author kept a handoff in its reviewer's name: {out}"
     );
     assert_eq!(l.tabs_json(&[]).len(), before, "a tab was started");
+}
+
+/// The other way round: a sandboxed reviewer R starts a helper HR (HR
+/// counts as R), HR asks for a review of its own work (reviewer R4, in
+/// nobody's line), R types into R4 (R is not R4's author), and R4 types
+/// into R's author A. Safe: the reviewer's words do not reach its author.
+#[test]
+fn rev18e_a_reviewer_cannot_reach_its_author_through_its_helpers_reviewer() {
+    if bwrap_missing() {
+        return;
+    }
+    let l = Local::started();
+    repo(&l);
+    boxed_config(&l, "");
+    let a = l.ok(&["agent", "bash"]);
+    l.wait_screen(&a, "bash");
+    commit_in(&l, &a, "author work");
+    let r = l.ok(&["request-review", &a, "--reviewer", "bash"]);
+    l.wait_screen(&r, "bash-");
+    let (rc, out) = op(&l, &r, "start-helper", "\"$NERDR_BIN\" agent bash");
+    assert_eq!(rc, 0, "{out}");
+    let hr = new_tab(&l, &[&a, &r]);
+    commit_in(&l, &hr, "helper work");
+    let (rc, out) = op(
+        &l,
+        &hr,
+        "helper-review",
+        "\"$NERDR_BIN\" request-review --reviewer bash",
+    );
+    assert_eq!(rc, 0, "{out}");
+    let r4 = out.lines().next().unwrap_or("").trim().to_string();
+    l.wait_screen(&r4, "bash-");
+    let script = l.path("out/reach.sh");
+    std::fs::write(
+        &script,
+        format!("\"$NERDR_BIN\" send {a} 'echo reached-two-$((40+2))'\necho sent-rc-$?\n"),
+    )
+    .unwrap();
+    let (rc, out) = op(
+        &l,
+        &r,
+        "reviewer-to-r4",
+        &format!("\"$NERDR_BIN\" send {r4} 'bash {}'", script.display()),
+    );
+    eprintln!("reviewer into R4: rc {rc}: {out}");
+    let reached = crate::support::poll(Duration::from_secs(8), || {
+        l.ok(&["read", &a]).contains("reached-two-42")
+    });
+    assert!(
+        !reached,
+        "reviewer {r} typed into {r4} (reviewer of its helper {hr}), which typed into the \
+         reviewer's author {a}:\nR4:\n{}\nA:\n{}",
+        l.ok(&["read", &r4]),
+        l.ok(&["read", &a])
+    );
+}
+
+/// `close --remove-worktree --force` saves a tab's uncommitted work as a
+/// commit under `refs/nerdr/saved/`, in the repository's refs, which a
+/// sandboxed tab reads (`git log --all`, `git show REF:FILE`). Safe: the
+/// person's saved, never-committed work stays hidden as it was in the
+/// worktree.
+#[test]
+fn rev18e_a_sandboxed_tab_cannot_read_another_tabs_saved_work() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        crate::support::sysenv::skip("bubblewrap is not installed");
+        return;
+    }
+    let Some(st) = RepoSession::on_main(&format!("{SH}{JAIL}")) else {
+        return;
+    };
+    let (other, wo) = st.tab_and_worktree("sh");
+    st.sh(&format!(
+        "cd {w} && printf 'saved-never-%s\\n' committed > draft.txt",
+        w = s(&wo)
+    ));
+    let (ok, out, err) = st.nerdr(&["close", "--remove-worktree", "--force", &other]);
+    assert!(ok, "{out}{err}");
+    let (t, _wt) = st.tab_and_worktree("jail");
+    let screen = st.in_tab(
+        &t,
+        "for r in $(git for-each-ref --format='%(refname)' refs/nerdr/saved/); do \
+         git show \"$r:draft.txt\"; done | grep -c saved-never-",
+        "saved",
+        30,
+    );
+    assert!(
+        screen.contains("rc-saved-1"),
+        "a sandboxed tab read another tab's saved, never-committed draft.txt from \
+         refs/nerdr/saved: {screen}"
+    );
 }
