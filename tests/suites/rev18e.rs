@@ -266,9 +266,15 @@ fn rev18e_an_author_cannot_steer_its_reviewer_through_its_helpers_reviewer() {
         &format!("\"$NERDR_BIN\" send {r2} 'bash {}'", script.display()),
     );
     eprintln!("author into R2 ({how} asked for it): rc {rc}: {out}");
-    let steered = crate::support::poll(Duration::from_secs(8), || {
-        l.ok(&["read", &r]).contains("steered-two-42")
+    // Whether the middle tab got to run it (the send into it refused,
+    // it never does), then whether the target shows it.
+    let ran = crate::support::poll(Duration::from_secs(30), || {
+        l.ok(&["read", &r2]).contains("sent-rc-")
     });
+    let steered = ran
+        && crate::support::poll(Duration::from_secs(20), || {
+            l.ok(&["read", &r]).contains("steered-two-42")
+        });
     assert!(
         !steered,
         "author {a} typed into {r2} (reviewer of its helper {h}, asked for by {how}), which \
@@ -564,9 +570,15 @@ fn rev18e_a_reviewer_cannot_reach_its_author_through_its_helpers_reviewer() {
         &format!("\"$NERDR_BIN\" send {r4} 'bash {}'", script.display()),
     );
     eprintln!("reviewer into R4: rc {rc}: {out}");
-    let reached = crate::support::poll(Duration::from_secs(8), || {
-        l.ok(&["read", &a]).contains("reached-two-42")
+    // Whether the middle tab got to run it (the send into it refused,
+    // it never does), then whether the target shows it.
+    let ran = crate::support::poll(Duration::from_secs(30), || {
+        l.ok(&["read", &r4]).contains("sent-rc-")
     });
+    let reached = ran
+        && crate::support::poll(Duration::from_secs(20), || {
+            l.ok(&["read", &a]).contains("reached-two-42")
+        });
     assert!(
         !reached,
         "reviewer {r} typed into {r4} (reviewer of its helper {hr}), which typed into the \
