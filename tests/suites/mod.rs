@@ -41,6 +41,7 @@ mod resume;
 mod rev18;
 mod rev18b;
 mod rev18d;
+mod rev18e;
 mod review_guards;
 mod review_panel;
 mod review_status;
