@@ -412,6 +412,15 @@ impl Lined<'_> {
     fn counts_as(&self, tab: &str) -> bool {
         self.id == tab || self.line.iter().any(|t| t == tab)
     }
+
+    /// Whether the two share a tab: one is the other, one started the
+    /// other, or one tab started both. Whoever started a tab steers it, so
+    /// the author's starters, and what they started, are on its side too.
+    fn kin(&self, other: &Lined) -> bool {
+        std::iter::once(self.id)
+            .chain(self.line.iter().map(String::as_str))
+            .any(|t| other.counts_as(t))
+    }
 }
 
 /// The line of starters of a tab started by programs in tabs `starters`
@@ -434,18 +443,25 @@ pub fn line_of(starters: &[Lined]) -> Vec<String> {
 }
 
 /// How tab `tab` stands to the caller's tab `caller`, from `author_of`
-/// (each reviewer tab's author, as the review store has it), each of the
-/// two counted as every tab of its line: a tab the author started is the
-/// author, one the reviewer started is the reviewer.
+/// (each reviewer tab's author with the author's line, as the review store
+/// has it). A tab is on the author's side if it shares a tab with the
+/// author's line ([`Lined::kin`]): a tab the author started, one that
+/// started the author, or another tab of that starter. On the reviewer's
+/// side is the reviewer and what it started (a reviewer's own line is
+/// empty: [`line_of`]).
 pub fn link(
-    author_of: &std::collections::BTreeMap<String, String>,
+    author_of: &std::collections::BTreeMap<String, crate::review::store::AuthorLine>,
     caller: Lined,
     tab: Lined,
 ) -> Link {
     let reviews = |reviewer: Lined, author: Lined| {
-        author_of
-            .iter()
-            .any(|(r, a)| reviewer.counts_as(r) && author.counts_as(a))
+        author_of.iter().any(|(r, a)| {
+            let a = Lined {
+                id: &a.author,
+                line: &a.line,
+            };
+            reviewer.counts_as(r) && author.kin(&a)
+        })
     };
     if reviews(tab, caller) {
         Link::ItsReviewer

@@ -278,24 +278,34 @@ fn a_reviewer_and_its_author_only_look_at_each_other() {
 
 #[test]
 fn how_tabs_stand_to_each_other_in_the_reviews() {
-    let author_of: std::collections::BTreeMap<String, String> = [("r1", "a1"), ("r2", "r1")]
-        .into_iter()
-        .map(|(r, a)| (r.to_string(), a.to_string()))
-        .collect();
     // Each tab's line of starters. `h1` the author started, `h2` its
     // `h1` started (`h1` closed since, say); `g1` the reviewer started;
     // `x` and `y` no party to a review, `y` started by `x`. `r1` was asked
     // for by `a1` itself (`nerdr request-review` in its tab), but a
-    // reviewer's line is empty (`line_of`): it is not `a1`.
+    // reviewer's line is empty (`line_of`): it is not `a1`. `k1` and `k2`
+    // are helpers `h1` (the author's) and `g1` (the reviewer's) asked a
+    // review of: `r3` and `r4` review them; `s1` is `h1`'s sibling.
     let lines: std::collections::BTreeMap<&str, Vec<String>> = [
         ("h1", vec!["a1"]),
         ("h2", vec!["a1", "h1"]),
+        ("s1", vec!["a1"]),
         ("g1", vec!["r1"]),
         ("y", vec!["x"]),
     ]
     .into_iter()
     .map(|(t, l)| (t, l.into_iter().map(String::from).collect()))
     .collect();
+    let author_of: std::collections::BTreeMap<String, crate::review::store::AuthorLine> =
+        [("r1", "a1"), ("r2", "r1"), ("r3", "h1"), ("r4", "g1")]
+            .into_iter()
+            .map(|(r, a)| {
+                let author = crate::review::store::AuthorLine {
+                    author: a.to_string(),
+                    line: lines.get(a).cloned().unwrap_or_default(),
+                };
+                (r.to_string(), author)
+            })
+            .collect();
     let lined = |id: &'static str| Lined {
         id,
         line: lines.get(id).map_or(&[][..], Vec::as_slice),
@@ -329,8 +339,22 @@ fn how_tabs_stand_to_each_other_in_the_reviews() {
         ("h1", "a1", Link::None),
         ("a1", "h1", Link::None),
         ("g1", "r1", Link::None),
+        // A reviewer of the author's helper is the author's reviewer too:
+        // the author steers the helper (and so does its sibling).
+        ("a1", "r3", Link::ItsReviewer),
+        ("r3", "a1", Link::ItsAuthor),
+        ("h1", "r3", Link::ItsReviewer),
+        ("s1", "r3", Link::ItsReviewer),
+        ("h2", "r3", Link::ItsReviewer),
+        // ... and it stays apart from the author's own reviewer.
+        ("r3", "r1", Link::None),
+        // A reviewer of the reviewer's helper is the reviewer's reviewer.
+        ("r1", "r4", Link::ItsReviewer),
+        ("r4", "r1", Link::ItsAuthor),
+        ("r4", "a1", Link::None),
         // A line of strangers stays strange.
         ("y", "r1", Link::None),
+        ("y", "r3", Link::None),
         ("y", "a1", Link::None),
         ("r1", "y", Link::None),
     ];

@@ -11,12 +11,13 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::protocol::api::TabInfo;
+use crate::review::store::AuthorLine;
 
 /// Each reviewer tab's author, as of write `seq` of `reviews.json`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReviewLinks {
     seq: u64,
-    pub author_of: BTreeMap<String, String>,
+    pub author_of: BTreeMap<String, AuthorLine>,
 }
 
 /// Numbers each read of the store under its file lock: the order the
@@ -33,13 +34,13 @@ impl ReviewLinks {
     /// A row of `nerdr tabs` (and of a window's list) with the author tab
     /// it reviews, for a reviewer.
     pub fn mark(&self, mut info: TabInfo) -> TabInfo {
-        info.reviews = self.author_of.get(&info.id).cloned();
+        info.reviews = self.author_of.get(&info.id).map(|a| a.author.clone());
         info
     }
 
     /// Take the mirror of the store as it was at `seq`, unless a later one
     /// is held already.
-    pub fn set(&mut self, seq: u64, author_of: BTreeMap<String, String>) {
+    pub fn set(&mut self, seq: u64, author_of: BTreeMap<String, AuthorLine>) {
         if seq > self.seq {
             *self = ReviewLinks { seq, author_of };
         }
@@ -55,7 +56,13 @@ mod tests {
         let map = |pairs: &[(&str, &str)]| {
             pairs
                 .iter()
-                .map(|(r, a)| (r.to_string(), a.to_string()))
+                .map(|(r, a)| {
+                    let author = AuthorLine {
+                        author: a.to_string(),
+                        line: Vec::new(),
+                    };
+                    (r.to_string(), author)
+                })
                 .collect::<BTreeMap<_, _>>()
         };
         let mut links = ReviewLinks::default();

@@ -44,6 +44,8 @@ pub(super) struct Author {
     pub(super) sandboxed: bool,
     pub(super) folder: PathBuf,
     pub(super) worktree: Worktree,
+    /// Its line of starters (`privilege::link`).
+    pub(super) line: Vec<String>,
 }
 
 /// What is reviewed: commits `base..head` of `branch`.
@@ -100,6 +102,7 @@ impl Core {
             sandboxed: t.sandboxed,
             folder: t.folder.clone(),
             worktree,
+            line: t.started_by.clone(),
         })
     }
 
@@ -219,6 +222,7 @@ impl Core {
             automatic,
             posted: None,
             prompted: false,
+            author_line: author.line.clone(),
         };
         let key = id.clone();
         self.update_reviews(move |s| s.requested(&key, pending))

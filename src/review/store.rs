@@ -46,6 +46,19 @@ pub struct Pending {
     /// sandbox check refused it, say) gets it then.
     #[serde(default)]
     pub prompted: bool,
+    /// The author tab's line of starters when the review was asked for
+    /// (fixed when a tab starts): kept here, so the tabs that started the
+    /// author still count as it once the author is closed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub author_line: Vec<String>,
+}
+
+/// A reviewer's author as the privilege model counts it
+/// (`privilege::link`): the author tab and its line of starters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthorLine {
+    pub author: String,
+    pub line: Vec<String>,
 }
 
 /// A posted review.
@@ -219,10 +232,16 @@ impl Store {
     /// Each reviewer tab's author: how tabs stand to each other
     /// (`privilege::link`). A reviewer stays its author's while either is
     /// open, posted or not.
-    pub fn author_of(&self) -> BTreeMap<String, String> {
+    pub fn author_of(&self) -> BTreeMap<String, AuthorLine> {
         self.pending
             .iter()
-            .map(|(reviewer, p)| (reviewer.clone(), p.author.clone()))
+            .map(|(reviewer, p)| {
+                let author = AuthorLine {
+                    author: p.author.clone(),
+                    line: p.author_line.clone(),
+                };
+                (reviewer.clone(), author)
+            })
             .collect()
     }
 
@@ -276,6 +295,7 @@ mod tests {
             automatic: false,
             posted: None,
             prompted: false,
+            author_line: Vec::new(),
         }
     }
 

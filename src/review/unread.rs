@@ -54,6 +54,7 @@ mod tests {
             automatic: false,
             posted: None,
             prompted: false,
+            author_line: Vec::new(),
         }
     }
 

@@ -207,7 +207,6 @@ fn rev18e_an_agents_committed_nested_gitignore_does_not_let_close_delete_the_per
 /// into R2 (A is not R2's author: only H is); R2, in nobody's line, types
 /// into A's own reviewer R. Safe: A does not steer R, two hops away.
 #[test]
-#[ignore = "open finding: F4 through the reviewer of a tab the author started"]
 fn rev18e_an_author_cannot_steer_its_reviewer_through_its_helpers_reviewer() {
     if bwrap_missing() {
         return;
@@ -538,7 +537,6 @@ fn rev18e_an_author_cannot_spin_off_or_hand_off_from_its_reviewer() {
 /// nobody's line), R types into R4 (R is not R4's author), and R4 types
 /// into R's author A. Safe: the reviewer's words do not reach its author.
 #[test]
-#[ignore = "open finding: F4 through the reviewer of a tab the reviewer started"]
 fn rev18e_a_reviewer_cannot_reach_its_author_through_its_helpers_reviewer() {
     if bwrap_missing() {
         return;
