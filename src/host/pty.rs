@@ -342,6 +342,21 @@ struct Started {
     go: Option<OwnedFd>,
 }
 
+/// Give the child the signal state of a program started from a login
+/// shell, whatever the core was started with: an ignore survives exec, so
+/// a core started in the background of a script (SIGINT and SIGQUIT
+/// ignored) or under `nohup` would hand on a program that Ctrl-C cannot
+/// stop. tmux does the same for its panes.
+fn default_signals() {
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, SigmaskHow};
+    let dfl = SigAction::new(SigHandler::SigDfl, SaFlags::empty(), SigSet::empty());
+    for sig in Signal::iterator().filter(|s| !matches!(s, Signal::SIGKILL | Signal::SIGSTOP)) {
+        // SAFETY: SIG_DFL installs no handler.
+        let _ = unsafe { sigaction(sig, &dfl) };
+    }
+    let _ = nix::sys::signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None);
+}
+
 /// Open the PTY and start the program, or the shim that will become it.
 fn start(bin: &PathBuf, spec: &SpawnSpec, shim: bool) -> Result<Started, HostError> {
     let program = spec.argv.first().cloned().unwrap_or_default();
@@ -359,32 +374,37 @@ fn start(bin: &PathBuf, spec: &SpawnSpec, shim: bool) -> Result<Started, HostErr
     // the shim holds the only copy, so closing `go` unread is an EOF to it.
     let mut wait_end = None;
     let mut go = None;
+    let mut shim_fd = None;
     let cmd = if shim {
         let (wait, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)
             .map_err(|e| spawn_err(format!("cannot make the shim's pipe: {e}")))?;
         let wait_fd = wait.as_raw_fd();
+        shim_fd = Some(wait_fd);
         wait_end = Some(wait);
         go = Some(write);
-        let cmd = pty_process::Command::new(bin)
+        pty_process::Command::new(bin)
             .arg("shim")
             .arg("--wait-fd")
             .arg(wait_fd.to_string())
             .arg("--")
-            .args(&spec.argv);
-        // SAFETY: fcntl is async-signal-safe; it clears close-on-exec on the
-        // child's own copy of the pipe so the shim can read it.
-        unsafe {
-            cmd.pre_exec(move || {
-                nix::fcntl::fcntl(
-                    wait_fd,
-                    nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
-                )
-                .map(drop)
-                .map_err(std::io::Error::from)
-            })
-        }
+            .args(&spec.argv)
     } else {
         pty_process::Command::new(&spec.argv[0]).args(&spec.argv[1..])
+    };
+    // SAFETY: sigaction, sigprocmask and fcntl are async-signal-safe and
+    // touch only the child.
+    let cmd = unsafe {
+        cmd.pre_exec(move || {
+            default_signals();
+            // The shim's own copy of the pipe survives exec, so it can read it.
+            if let Some(fd) = shim_fd {
+                nix::fcntl::fcntl(
+                    fd,
+                    nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+                )?;
+            }
+            Ok(())
+        })
     };
     let child = cmd
         .env_clear()

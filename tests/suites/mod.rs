@@ -60,6 +60,7 @@ mod spinoff;
 mod state_attacks;
 mod state_mechanics;
 mod switch;
+mod tab_signals;
 mod upgrade;
 mod window_ui;
 mod worktree_removal;

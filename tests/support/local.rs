@@ -45,9 +45,14 @@ impl Local {
 
     /// Start the core with `env` added to its environment.
     pub fn start_core_with(&mut self, env: &[(&str, &str)]) {
-        let child = self
-            .cmd(&["core"])
-            .envs(env.iter().copied())
+        let mut cmd = self.cmd(&["core"]);
+        cmd.envs(env.iter().copied());
+        self.start_core_from(cmd);
+    }
+
+    /// Start the core from `cmd` (`self.cmd(&["core"])`, changed).
+    pub fn start_core_from(&mut self, mut cmd: Command) {
+        let child = cmd
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
