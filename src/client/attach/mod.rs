@@ -103,6 +103,8 @@ struct Window {
     /// Where drafts are kept across windows (`drafts`); `None`: in this
     /// window only (the table tests).
     drafts_dir: Option<PathBuf>,
+    /// Tabs whose drafts the file could not keep: this window's alone.
+    window_only: std::collections::HashSet<String>,
     /// Comments the core was asked to type, until it answers.
     sending: Option<diff_open::Sending>,
     /// The request for the diff the view opens on, and the tab's reviews
@@ -219,6 +221,7 @@ impl Window {
             awaiting: None,
             drafts: HashMap::new(),
             drafts_dir: None,
+            window_only: Default::default(),
             sending: None,
             diff_asked: None,
             reviews_asked: None,

@@ -471,3 +471,60 @@ fn the_help_over_the_diff_view_returns_to_it() {
         Some("1 unsent comment kept (C-b g to see it)")
     );
 }
+
+/// A newcomer's trial: `nerdr clean` removed a closed tab's drafts, a
+/// comment on another tab was sent, yet the status line and the detach
+/// went on saying `1 unsent comment kept`. The count follows the drafts
+/// actually kept: a file gone is a draft gone, and a view closing with
+/// none says nothing stale.
+#[test]
+fn the_kept_count_follows_the_drafts_actually_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.drafts_dir = Some(dir.path().join("drafts"));
+    w.on_tabs(vec![tab("t1"), tab("t2")]);
+    w.view.redraw("t1", 23, 80);
+    w.on_keys(b"\x02g");
+    no_reviews(&mut w, &mut rx);
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t1"));
+    w.on_keys(b"Gcmine\rq");
+    assert_eq!(w.note, "1 unsent comment kept (C-b g to see it)");
+    let file = dir.path().join("drafts/t1.json");
+    assert!(file.exists());
+    // `nerdr clean`, in another process, once t1 is closed.
+    std::fs::remove_file(&file).unwrap();
+    // t2's view opens and closes with nothing unsent.
+    w.view.redraw("t2", 23, 80);
+    w.on_keys(b"\x02g");
+    reviews_of(&mut w, &mut rx, "t2", serde_json::json!([]));
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t2"));
+    w.on_keys(b"q");
+    assert_eq!(w.note, "", "no stale count once t2's view closes");
+    assert_eq!(w.leaving(), None, "t1's drafts went with their file");
+    assert!(w.drafts.is_empty());
+}
+
+/// The kept note answers the view closing, and goes with the next key.
+#[test]
+fn the_kept_note_goes_with_the_next_key() {
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.on_tabs(vec![tab("t1")]);
+    w.view.redraw("t1", 23, 80);
+    w.on_keys(b"\x02g");
+    no_reviews(&mut w, &mut rx);
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t1"));
+    w.on_keys(b"Gcmine\rq");
+    assert_eq!(w.note, "1 unsent comment kept (C-b g to see it)");
+    w.on_keys(b"x");
+    assert_eq!(w.note, "");
+    assert_eq!(
+        w.leaving().as_deref(),
+        Some("1 unsent comment kept (C-b g to see it)"),
+        "kept in this window (no drafts folder), so still counted"
+    );
+}
