@@ -11,6 +11,7 @@ pub mod comments;
 mod diff_draw;
 mod diff_open;
 mod diff_rows;
+mod diff_status;
 mod diff_view;
 pub mod drafts;
 mod drawing;

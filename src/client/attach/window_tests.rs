@@ -148,7 +148,7 @@ fn the_diff_view_asks_for_the_patch_and_sends_comments_as_one_message() {
         panic!("no diff view: {:?}", w.mode);
     };
     assert_eq!(v.comments.len(), 1, "the keys typed before the reply");
-    w.on_keys(b"S");
+    w.on_keys(b"Sy");
     let sent = requests(&mut rx);
     let [(
         id,
@@ -200,7 +200,7 @@ fn refusals_show_in_the_diff_view() {
     no_reviews(&mut w, &mut rx);
     let (id, _) = requests(&mut rx).remove(0);
     reply(&mut w, id, a_diff("t1"));
-    w.on_keys(b"Gcmine\rS");
+    w.on_keys(b"Gcmine\rSy");
     let (id, req) = requests(&mut rx).remove(0);
     assert!(matches!(req, Request::Send(_)));
     refuse(&mut w, id, "tab t1 has no running program to type into");
@@ -311,7 +311,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
         v.rows()[v.sel].text.contains("a.rs:2 warning from rev"),
         "{texts:#?}"
     );
-    w.on_keys(b"s");
+    w.on_keys(b"sy");
     let sent = requests(&mut rx);
     let [(
         id,
@@ -342,7 +342,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
         "sent review 1's comment 1 to tab 1 () as one message"
     );
     // A: every comment of the review.
-    w.on_keys(b"A");
+    w.on_keys(b"Ay");
     let sent = requests(&mut rx);
     let [(_, Request::Send(SendText { text, .. }))] = sent.as_slice() else {
         panic!("{sent:?}");
@@ -352,7 +352,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
         "{text}"
     );
     // A question on the review comment, sent with S.
-    w.on_keys(b"cwhy not?\rS");
+    w.on_keys(b"cwhy not?\rSy");
     let sent = requests(&mut rx);
     let [(_, Request::Send(SendText { text, .. }))] = sent.as_slice() else {
         panic!("{sent:?}");
