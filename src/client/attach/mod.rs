@@ -71,6 +71,9 @@ struct Window {
     offered_picker: bool,
     /// The tab prefix `A` asked to switch, until the agents' list comes.
     switching: Option<String>,
+    /// The switch asked for with a handoff (request, tab, agent): refused
+    /// for want of one, the window asks to switch without.
+    switch_asked: Option<(u64, String, String)>,
     /// Tabs at their plan's limit whose switch was offered (`limit_offer`).
     limit_offered: std::collections::HashSet<String>,
     /// How many things wait for the person's approval.
@@ -208,6 +211,7 @@ impl Window {
             done: None,
             offered_picker: false,
             switching: None,
+            switch_asked: None,
             limit_offered: Default::default(),
             approvals: 0,
             warned: Default::default(),

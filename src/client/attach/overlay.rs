@@ -103,6 +103,8 @@ pub enum Effect {
     SwitchAgent {
         tab: String,
         agent: String,
+        /// Switch with no handoff (asked after one could not be built).
+        no_handoff: bool,
     },
     /// Type `text` into `tab` as one message: `comments`, which the diff
     /// view keeps until the core says they were typed.
@@ -212,6 +214,7 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
                     Effect::SwitchAgent {
                         tab,
                         agent: agents[i].clone(),
+                        no_handoff: false,
                     },
                 ),
                 None => (Mode::Normal, Effect::Start(agents[i].clone())),

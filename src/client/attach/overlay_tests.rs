@@ -276,7 +276,8 @@ fn the_switch_picker_switches_the_tab_it_was_opened_on() {
         effect,
         Effect::SwitchAgent {
             tab: "ab12".into(),
-            agent: "a2".into()
+            agent: "a2".into(),
+            no_handoff: false,
         }
     );
 }

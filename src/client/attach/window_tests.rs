@@ -528,3 +528,68 @@ fn the_kept_note_goes_with_the_next_key() {
         "kept in this window (no drafts folder), so still counted"
     );
 }
+
+/// A newcomer's trial: `C-b A` to an agent for which no handoff can be
+/// built (the old agent's conversation does not read) ended in the
+/// core's refusal, cut off in the status line. Now the window asks to
+/// switch without one, and `y` asks the core so; `n` leaves the tab be.
+#[test]
+fn a_switch_with_no_handoff_to_be_had_asks_to_go_without() {
+    use crate::protocol::api::{Request, SwitchTab};
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 120), 2, "C-b".into(), String::new(), out);
+    let mut t1 = tab("t1");
+    t1.kind = crate::protocol::api::TabKind::Agent;
+    w.on_tabs(vec![t1]);
+    w.view.redraw("t1", 23, 120);
+    let ask = |w: &mut Window, rx: &mut mpsc::UnboundedReceiver<Frame>| {
+        w.on_keys(b"\x02A");
+        let (id, _) = requests(rx).remove(0);
+        reply(w, id, serde_json::json!({"agents": ["sh", "revbot"]}));
+        assert!(matches!(&w.mode, Mode::Picker { agents, .. } if agents == &["revbot"]));
+        w.on_keys(b"\r");
+        let asked = requests(rx);
+        let [(
+            id,
+            Request::Switch(SwitchTab {
+                agent,
+                no_handoff: false,
+                ..
+            }),
+        )] = asked.as_slice()
+        else {
+            panic!("{asked:?}");
+        };
+        assert_eq!(agent, "revbot");
+        let message = crate::switch::rules::refusal(&crate::switch::rules::Facts {
+            tab: "t1",
+            from: "sh",
+            to: "revbot",
+            terminal: false,
+            sandboxed: false,
+            to_sandboxed: false,
+            handoff: crate::switch::rules::Handoff::Unreadable,
+        })
+        .unwrap();
+        refuse(w, *id, &message);
+    };
+    ask(&mut w, &mut rx);
+    let Mode::Confirm { question, .. } = &w.mode else {
+        panic!("no question: {:?} {}", w.mode, w.note);
+    };
+    assert_eq!(
+        question,
+        "sh's conversation gives no handoff: switch tab 1 to revbot without one? y/n"
+    );
+    w.on_keys(b"y");
+    let asked = requests(&mut rx);
+    assert!(
+        matches!(asked.as_slice(), [(_, Request::Switch(SwitchTab { agent, no_handoff: true, .. }))] if agent == "revbot"),
+        "{asked:?}"
+    );
+    // `n`: nothing asked.
+    ask(&mut w, &mut rx);
+    w.on_keys(b"n");
+    assert!(matches!(w.mode, Mode::Normal));
+    assert!(requests(&mut rx).is_empty());
+}
