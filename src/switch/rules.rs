@@ -54,7 +54,7 @@ pub fn refusal(f: &Facts) -> Option<String> {
     }
     if f.handoff == Handoff::Unreadable {
         return Some(format!(
-            "nerdr cannot read {}'s conversation to build a handoff for {}: give one \
+            "nerdr cannot read {}'s {NO_HANDOFF} {}: give one \
              (`nerdr switch {tab} {} --file FILE` or `\"TEXT\"`, e.g. what `nerdr handoff \
              --to-me` kept), or switch without one (`--no-handoff`)",
             f.from, f.to, f.to
@@ -62,6 +62,10 @@ pub fn refusal(f: &Facts) -> Option<String> {
     }
     None
 }
+
+/// What the refusal of a switch with no handoff to be had says: the
+/// window, seeing it, asks whether to switch without one.
+pub const NO_HANDOFF: &str = "conversation to build a handoff for";
 
 /// Why a sandboxed tab stays sandboxed: the work in its worktree was done
 /// (and may be steered) by an agent in a sandbox.

@@ -75,7 +75,7 @@ fn a_comment_on_a_line_of_the_diff_reaches_the_tab_as_one_message() {
     t.keys(&["Enter"]);
     t.wait_text(">> fresh.txt: welcome");
 
-    t.text("S");
+    t.text("Sy");
     t.wait_text("sent 2 comments to tab 1 (cat-1) as one message");
     // Typed into the tab whole: the header line and each comment.
     let screen = l.wait_screen(&tab, "fresh.txt: welcome");

@@ -48,3 +48,72 @@ fn comments_are_never_typed_into_a_tab_that_runs_a_program() {
     assert!(!ran, "the comment ran in the tab's shell");
     assert!(s.iter().any(|l| l.contains(">> notes.txt:2: why; touch")));
 }
+
+/// A newcomer's trial: `c` on a blank row was refused and the words typed
+/// after it ran as the view's keys, where `S` sent the comments. Now a
+/// send asks `y` first and the refusal says the keys are the view's; the
+/// status line's hints fit 80 columns whole; `C-b ?` over the view lists
+/// its own keys.
+#[test]
+fn stray_typing_in_the_diff_view_never_sends() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config("[agents.cat]\ncommand = [\"cat\"]\n");
+    l.repo_with(&[("notes.txt", "alpha\nbeta\n")], "first");
+    let tab = l.ok(&["agent", "cat"]);
+    std::fs::write(
+        l.worktree_of(&tab).join("notes.txt"),
+        "alpha\nbeta needle\n",
+    )
+    .unwrap();
+
+    let t = Tmux::start(&l, 80, 24, "nerdr");
+    t.wait("tab 1 shown", |s: &[String]| status(s).contains("1:cat-1*"));
+    t.keys(&["C-b", "g"]);
+    t.wait_text("+beta needle");
+    t.text("/needle");
+    t.keys(&["Enter"]);
+    t.text("c");
+    t.wait_text("comment on notes.txt:2:");
+    t.text("say why");
+    t.keys(&["Enter"]);
+    let s = t.wait_text(">> notes.txt:2: say why");
+    // The hints end whole at 80 columns: no key cut in two.
+    let bar = status(&s);
+    assert!(bar.contains("| q close S sends 1 c"), "{bar:?}");
+    // `g`: the title, which takes no comment; then a sentence.
+    t.text("gc");
+    // Too long for one line: wrapped at words above the status line.
+    let s = t.wait_text("keys typed now");
+    assert!(
+        s.iter()
+            .any(|l| l.contains("| no comment: this row takes none")),
+        "{}",
+        s.join("\n")
+    );
+    t.text("So");
+    t.wait_text("not sent");
+    t.text("me Sent As");
+    let sent = crate::support::poll(Duration::from_secs(3), || {
+        l.ok(&["read", &tab]).contains("say why")
+    });
+    assert!(!sent, "stray typing sent the comment");
+    // `C-b ?`: the view's own keys.
+    t.keys(&["C-b", "?"]);
+    let s = t.wait_text("the diff view's keys");
+    assert!(
+        s.iter().any(|l| l.contains("asks y first")),
+        "{}",
+        s.join("\n")
+    );
+    t.text(" ");
+    t.wait_text(">> notes.txt:2: say why");
+    // `S` then `y` sends.
+    t.text("S");
+    t.wait_text("send 1 comment to the tab's agent? y/n");
+    t.text("y");
+    t.wait_text("sent 1 comment to tab 1 (cat-1)");
+    l.wait_screen(&tab, "notes.txt:2: say why");
+}

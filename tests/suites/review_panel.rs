@@ -92,7 +92,7 @@ fn review_comments_show_in_place_and_go_to_the_author() {
 
     // `>` twice: the comment at the header, then the one on line 2; `s`
     // sends it.
-    t.text(">>s");
+    t.text(">>sy");
     t.wait_text("sent review 1's comment 1 to tab 1 (cat-1) as one message");
     l.wait_screen(&author, "Review 1 by rev of");
     let screen = squeezed(&l, &author);
@@ -111,7 +111,7 @@ fn review_comments_show_in_place_and_go_to_the_author() {
     t.text("is the needle needed?");
     t.keys(&["Enter"]);
     t.wait_text(">> question: is the needle needed?");
-    t.text("S");
+    t.text("Sy");
     t.wait_text("sent 1 comment to tab 1 (cat-1) as one message");
     l.wait_screen(&author, "is the needle needed?");
     let screen = squeezed(&l, &author);

@@ -237,7 +237,7 @@ fn unsent_diff_comments_outlive_the_view_and_the_window_and_follow_their_lines()
     assert!(s[at + 1].contains(">> notes.txt:3: keep me"), "{page}");
 
     // Sent, it is no draft any more.
-    t.text("S");
+    t.text("Sy");
     t.wait_text("sent 1 comment to tab 1 (cat-1) as one message");
     l.wait_screen(&tab, "notes.txt:3: keep me");
     assert!(!file.exists(), "{} left after sending", file.display());

@@ -134,7 +134,7 @@ fn claudes_review_shows_in_the_panel_and_s_sends_its_comment() {
     // sends it.
     let words = |s: &str| s.split_whitespace().collect::<String>();
     assert!(!words(&t.screen(&author)).contains("saymore"));
-    w.text(">s");
+    w.text(">sy");
     w.wait_text("sent review 1's comment 1 to tab 1 (author-1) as one message");
     // The screen wraps at the tab's width (a space at the wrap is trimmed).
     let screen = t.wait_screen(&author, "the comment in the author's tab", TURN, |s| {

@@ -56,6 +56,39 @@ impl Window {
         self.await_overlay(Some(id));
     }
 
+    /// The core refused request `id`: when it was a switch refused for
+    /// want of a handoff (the old agent's conversation does not read), the
+    /// status line asks whether to switch without one, as `C-b x` asks
+    /// before closing. Whether it did.
+    pub(super) fn switch_refused(&mut self, id: u64, message: &str) -> bool {
+        let (tab, agent) = match self.switch_asked.take() {
+            Some((asked, tab, agent)) if asked == id => (tab, agent),
+            other => {
+                self.switch_asked = other;
+                return false;
+            }
+        };
+        if !message.contains(crate::switch::rules::NO_HANDOFF) {
+            return false;
+        }
+        let (n, from) = match self.index_of(&tab) {
+            Some(i) => ((i + 1).to_string(), printable(&self.tabs[i].agent)),
+            None => (tab.clone(), "its agent".into()),
+        };
+        self.mode = Mode::Confirm {
+            question: format!(
+                "{from}'s conversation gives no handoff: switch tab {n} to {} without one? y/n",
+                printable(&agent)
+            ),
+            yes: overlay::Effect::SwitchAgent {
+                tab,
+                agent,
+                no_handoff: true,
+            },
+        };
+        true
+    }
+
     fn show_switched(&mut self, s: Switched) {
         self.note = match s.refused {
             Some(why) => format!("switched to {}, refused: {why}", s.to),
@@ -284,16 +317,21 @@ impl Window {
                 );
             }
             overlay::Effect::Restart(tab) => self.restart(tab),
-            overlay::Effect::SwitchAgent { tab, agent } => {
+            overlay::Effect::SwitchAgent {
+                tab,
+                agent,
+                no_handoff,
+            } => {
                 let request = SwitchTab {
-                    tab,
-                    agent,
+                    tab: tab.clone(),
+                    agent: agent.clone(),
                     text: None,
-                    no_handoff: false,
+                    no_handoff,
                     env: crate::client::own_env(),
                     folder: None,
                 };
-                self.request(request, Window::show_switched);
+                let id = self.request(request, Window::show_switched);
+                self.switch_asked = (!no_handoff).then_some((id, tab, agent));
             }
             overlay::Effect::Switch(folder) => self.switch_session(folder),
             overlay::Effect::SendComments {

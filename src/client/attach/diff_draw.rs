@@ -25,11 +25,15 @@ fn sgr(v: &DiffView, kind: RowKind) -> &'static str {
     }
 }
 
-/// The bytes that draw `v` on a terminal of `rows` x `cols`.
-pub fn render(v: &DiffView, rows: u16, cols: u16) -> Vec<u8> {
+/// The bytes that draw `v` on a terminal of `rows` x `cols`, `prefix`
+/// the window's prefix key (named in the hints).
+pub fn render(v: &DiffView, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
     let width = cols as usize;
     let mut out = b"\x1b[0m\x1b[H\x1b[2J\x1b[?25l".to_vec();
-    let height = rows.saturating_sub(1) as usize;
+    let status = v.status_lines(width, prefix);
+    // A note wrapped onto more lines covers the page's last rows.
+    let under = status.len().min(rows as usize / 2).max(1);
+    let height = (rows as usize).saturating_sub(under);
     for (y, i) in (v.top..v.rows().len()).take(height).enumerate() {
         let r = &v.rows()[i];
         let line = format!("{}{}", r.gutter, r.text);
@@ -51,12 +55,15 @@ pub fn render(v: &DiffView, rows: u16, cols: u16) -> Vec<u8> {
         }
         out.extend(format!("\x1b[{};1H\x1b[0;{attrs}m{text}\x1b[0m", y + 1).as_bytes());
     }
-    let bar = [Span {
-        text: crate::protocol::printable(&v.status()),
-        look: Look::Bar,
-    }];
-    out.extend(format!("\x1b[{rows};1H").as_bytes());
-    out.extend(status::render(&bar, width));
+    let first = rows as usize + 1 - under;
+    for (k, line) in status[..under].iter().enumerate() {
+        let bar = [Span {
+            text: crate::protocol::printable(line),
+            look: Look::Bar,
+        }];
+        out.extend(format!("\x1b[{};1H", first + k).as_bytes());
+        out.extend(status::render(&bar, width));
+    }
     out
 }
 
@@ -67,7 +74,7 @@ mod tests {
 
     fn screen(v: &DiffView, rows: u16, cols: u16) -> vt100::Screen {
         let mut p = vt100::Parser::new(rows, cols, 0);
-        p.process(&render(v, rows, cols));
+        p.process(&render(v, "C-b", rows, cols));
         p.screen().clone()
     }
 

@@ -90,12 +90,37 @@ impl Window {
             Some(dir) => drafts::save(dir, tab, &drafts).err(),
             None => None,
         };
+        if saved.is_some() {
+            self.window_only.insert(tab.to_string());
+        } else {
+            self.window_only.remove(tab);
+        }
         if drafts.is_empty() {
             self.drafts.remove(tab);
         } else {
             self.drafts.insert(tab.to_string(), drafts);
         }
         saved.map(|e| format!("unsent comments kept in this window only: {e}"))
+    }
+
+    /// The drafts actually kept: those whose file went meanwhile (`nerdr
+    /// clean` removed a closed tab's, another window sent them) are no
+    /// longer this window's to count or show, so they go from it too;
+    /// those kept here alone because the file could not be written stay.
+    fn kept_count(&mut self) -> usize {
+        if let Some(dir) = &self.drafts_dir {
+            let gone: Vec<String> = self
+                .drafts
+                .keys()
+                .filter(|t| !self.window_only.contains(*t))
+                .filter(|t| drafts::load(dir, t).is_ok_and(|d| d.is_empty()))
+                .cloned()
+                .collect();
+            for t in gone {
+                self.drafts.remove(&t);
+            }
+        }
+        self.drafts.values().map(Vec::len).sum()
     }
 
     /// Tab `tab`'s drafts: this window's, else those kept in its file (a
@@ -122,7 +147,7 @@ impl Window {
                 return Some(e);
             }
         }
-        let n: usize = self.drafts.values().map(Vec::len).sum();
+        let n = self.kept_count();
         (n > 0).then(|| self.kept_words(n))
     }
 
@@ -384,15 +409,17 @@ impl Window {
         }
     }
 
-    /// The view of `tab` closed: what was not sent waits for it.
+    /// The view of `tab` closed: what was not sent waits for it, and the
+    /// status line says so until the next key (a note left standing would
+    /// go on counting drafts sent or cleaned since).
     pub(super) fn keep_drafts(&mut self, tab: String, drafts: Vec<Draft>) {
         let n = drafts.len();
         let failed = self.set_drafts(&tab, drafts);
-        if n > 0 {
-            self.note = match failed {
-                Some(e) => e,
-                None => self.kept_words(n),
-            };
-        }
+        self.note = match failed {
+            Some(e) => e,
+            None if n > 0 => self.kept_words(n),
+            None => String::new(),
+        };
+        self.note_for_a_key = n > 0;
     }
 }

@@ -19,7 +19,7 @@
 //! | `/` `?` then `n`/`N` | search forward/backward, again, the other way (wrapping) |
 //! | `c` | a comment on the selected line (or its file) |
 //! | `x` | drop the selected comment |
-//! | `S` | send every comment to the tab's agent as one message |
+//! | `S` | send every comment to the tab's agent as one message (`y` confirms, as for `s` and `A`: stray typing never sends) |
 //! | `>`/`<` | the next/previous review comment (the review panel) |
 //! | `s` | send the selected review comment to the tab's agent |
 //! | `A` | send every comment of the selected review as one message |
@@ -36,6 +36,36 @@ use super::diff_rows::{self, Row, RowKind};
 use super::review_rows::Reviews;
 use crate::client::patch::{Kind, Patch};
 use crate::review::Meant;
+
+/// The view's own keys, as the help over it lists them (prefix `?`).
+pub const KEYS: &[(&str, &str)] = &[
+    ("j/k, Down/Up", "the next/previous row"),
+    ("Space/b, PgDn/PgUp", "a page down/up"),
+    ("g/G, Home/End", "the top/the end"),
+    ("] / [", "the next/previous hunk"),
+    (
+        "} / {",
+        "the next/previous file (Enter on the list: that file)",
+    ),
+    ("/ ?, n/N", "search forward/backward, again, the other way"),
+    (
+        "c",
+        "comment on the selected line or file (a question on a review's)",
+    ),
+    ("x", "drop the selected comment"),
+    ("S", "send every comment to the tab's agent (asks y first)"),
+    ("> / <", "the next/previous review comment"),
+    (
+        "s",
+        "send the selected review comment to the agent (asks y first)",
+    ),
+    (
+        "A",
+        "send all of the selected review's comments (asks y first)",
+    ),
+    ("r", "ask for the diff and the reviews again"),
+    ("q, Esc", "close; unsent comments are kept for next time"),
+];
 
 #[derive(Debug)]
 pub struct DiffView {
@@ -59,6 +89,9 @@ pub struct DiffView {
     /// The commit the diff starts from: what its comments were made on
     /// (`super::drafts`).
     pub made_on: String,
+    /// A send asked for and not confirmed yet: the question, and what `y`
+    /// does. Letters typed by mistake (after a refused `c`) must not send.
+    confirm: Option<(String, Outcome)>,
 }
 
 #[derive(Debug)]
@@ -109,6 +142,7 @@ impl DiffView {
             search: None,
             note: String::new(),
             made_on: String::new(),
+            confirm: None,
         };
         v.rebuild();
         // Open on the first file's header when there is one.
@@ -177,7 +211,33 @@ impl DiffView {
         (Outcome::Stay, used)
     }
 
+    /// One key; a send (`S`, `s`, `A`) asks `y` first.
     pub fn key(&mut self, key: &[u8]) -> Outcome {
+        if let Some((_, send)) = self.confirm.take() {
+            if matches!(key, b"y" | b"Y") {
+                self.note.clear();
+                return send;
+            }
+            self.note = "not sent".into();
+            return Outcome::Stay;
+        }
+        match self.command(key) {
+            out @ (Outcome::Send(_) | Outcome::SendReview { .. }) => {
+                let what = match &out {
+                    Outcome::SendReview { what, .. } => what.clone(),
+                    _ => match self.comments.len() {
+                        1 => "1 comment".into(),
+                        n => format!("{n} comments"),
+                    },
+                };
+                self.confirm = Some((format!("send {what} to the tab's agent? y/n"), out));
+                Outcome::Stay
+            }
+            out => out,
+        }
+    }
+
+    fn command(&mut self, key: &[u8]) -> Outcome {
         if self.input.is_some() {
             self.typed(key);
             return Outcome::Stay;
@@ -236,7 +296,11 @@ impl DiffView {
                         typing: Typing::default(),
                     })
                 }
-                None => self.note = "c comments on a line of a file: select one first".into(),
+                None => {
+                    self.note = "no comment: this row takes none (select a line of a file, \
+                                 its header or a review comment); keys typed now are the view's"
+                        .into()
+                }
             },
             b"x" => match self.rows[self.sel].kind {
                 RowKind::Comment(k) => {
@@ -455,13 +519,25 @@ impl DiffView {
         self.rebuild();
     }
 
-    /// What the status line says.
+    /// What the status line says, at any width (the tests' reading).
+    #[cfg(test)]
     pub fn status(&self) -> String {
+        self.status_lines(usize::MAX / 2, "C-b").join(" ")
+    }
+
+    /// The status line at `width` columns, the last of the lines drawn
+    /// at the bottom: a note too long for one line takes the lines above
+    /// it, wrapped at words (`super::diff_status`).
+    pub fn status_lines(&self, width: usize, prefix: &str) -> Vec<String> {
         match &self.input {
             Some(Input::Search { backward, typing }) => {
-                format!(" {}{}_", if *backward { '?' } else { '/' }, typing.text)
+                vec![format!(
+                    " {}{}_",
+                    if *backward { '?' } else { '/' },
+                    typing.text
+                )]
             }
-            Some(Input::Comment { on, typing }) => format!(
+            Some(Input::Comment { on, typing }) => vec![format!(
                 " {} {}: {}_   (Enter keeps it, Esc cancels)",
                 if on.about.is_some() {
                     "question on the review comment at"
@@ -470,29 +546,20 @@ impl DiffView {
                 },
                 on.place(),
                 typing.text
-            ),
+            )],
             None => {
                 let n = self.rows.len();
-                let kept = match self.comments.len() {
-                    0 => String::new(),
-                    k => format!("  S sends {k}"),
+                let at = format!(" diff {}/{n}", (self.sel + 1).min(n));
+                let note = match &self.confirm {
+                    Some((question, _)) => question.as_str(),
+                    None => self.note.as_str(),
                 };
-                // The note first: it answers the last key, and a narrow
-                // window cuts the line's end.
-                let note = if self.note.is_empty() {
-                    String::new()
-                } else {
-                    format!(" | {}", self.note)
-                };
-                let review = if self.reviews.done.is_empty() {
-                    ""
-                } else {
-                    " >/< review s send A send all"
-                };
-                format!(
-                    " diff {}/{n}{note} | j/k ]/[ hunk }}/{{ file / search c comment{kept}{review} r reload q close",
-                    (self.sel + 1).min(n),
-                )
+                let hints = super::diff_status::hints(
+                    self.comments.len(),
+                    !self.reviews.done.is_empty(),
+                    prefix,
+                );
+                super::diff_status::lines(&at, note, &hints, width)
             }
         }
     }

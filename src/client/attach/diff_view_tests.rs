@@ -117,7 +117,11 @@ fn comments_are_kept_under_their_lines_and_sent_as_one_message() {
     v.feed(b"/TWO\rcnot this\x1bc\r");
     assert_eq!(v.comments.len(), 2);
     v.feed(b"gc");
-    assert!(v.note.contains("c comments on a line"), "{}", v.note);
+    assert!(
+        v.note.starts_with("no comment: this row takes none") && v.note.ends_with("the view's"),
+        "{}",
+        v.note
+    );
     // On a file header: the file as a whole.
     v.feed(b"}}cnew file\r");
     assert_eq!(
@@ -130,8 +134,8 @@ fn comments_are_kept_under_their_lines_and_sent_as_one_message() {
             about: None,
         }
     );
-    let (out, used) = v.feed(b"Sq");
-    assert_eq!(used, 1, "the key after S is the window's again");
+    let (out, used) = v.feed(b"Syq");
+    assert_eq!(used, 2, "the key after S y is the window's again");
     assert_eq!(
         out,
         Outcome::Send(
@@ -180,7 +184,7 @@ fn the_status_line_says_what_is_typed() {
     // The note before the keys: a narrow window cuts the end.
     assert!(
         v.status()
-            .contains("/22 | 1 comment kept: S sends it to the agent | j/k"),
+            .contains("/22 | 1 comment kept: S sends it to the agent | q close S sends 1"),
         "{}",
         v.status()
     );
@@ -270,7 +274,7 @@ fn review_keys_jump_and_send() {
     v.feed(b"<");
     assert_eq!(sel(&v), RowKind::Remark(1, 0));
     assert_eq!(
-        v.feed(b"s").0,
+        v.feed(b"sy").0,
         Outcome::SendReview {
             text: "Review 2 by codex of b..h: a.rs:21 (error): why here?".into(),
             what: "review 2's comment 1".into(),
@@ -278,7 +282,7 @@ fn review_keys_jump_and_send() {
     );
     v.feed(b"<");
     assert_eq!(
-        v.feed(b"A").0,
+        v.feed(b"Ay").0,
         Outcome::SendReview {
             text: "Review 1 by codex of b..h: b.md:2 (error): typo; a.rs:2 (error): caps?".into(),
             what: "review 1's 2 comments".into(),
@@ -313,8 +317,34 @@ fn review_keys_jump_and_send() {
     assert!(v.note.contains("stay as drafts"), "{}", v.note);
     assert_eq!(v.comments.len(), 1);
     v.reviews.program = None;
-    assert!(matches!(v.feed(b"S").0, Outcome::Send(t) if t.contains("a question on review 1")));
+    assert!(matches!(v.feed(b"Sy").0, Outcome::Send(t) if t.contains("a question on review 1")));
     // g on the title: no review there.
     v.feed(b"g");
     assert_eq!(v.feed(b"A").0, Outcome::Stay);
+}
+
+/// A newcomer's trial: `c` on a blank line was refused and the words
+/// typed after it ran as the view's keys, `S`, `s` and `A` among them,
+/// which sent. Every send asks `y` first; any other key answers no.
+#[test]
+fn stray_typing_after_a_refused_c_never_sends() {
+    let mut v = view(30);
+    v.feed(b"/TWO\rcrename it\r");
+    assert_eq!(v.comments.len(), 1);
+    v.feed(b"g");
+    for k in b"cSome text Sent As is, say" {
+        assert_eq!(v.key(&[*k]), Outcome::Stay, "{:?} sent", char::from(*k));
+    }
+    assert_eq!(v.comments.len(), 1, "nothing sent, nothing dropped");
+    v.feed(b"S");
+    assert!(
+        v.status()
+            .contains("send 1 comment to the tab's agent? y/n"),
+        "{}",
+        v.status()
+    );
+    assert_eq!(v.key(b"n"), Outcome::Stay);
+    assert_eq!(v.note, "not sent");
+    v.feed(b"S");
+    assert!(matches!(v.key(b"y"), Outcome::Send(_)));
 }

@@ -108,7 +108,10 @@ impl Window {
                     self.not_sent(e.message);
                     return;
                 }
-                if self.reviews_refused(id, &e.message) || self.diff_refused(id, &e.message) {
+                if self.reviews_refused(id, &e.message)
+                    || self.diff_refused(id, &e.message)
+                    || self.switch_refused(id, &e.message)
+                {
                     return;
                 }
                 // The overlay will not open: its keys were for it alone.

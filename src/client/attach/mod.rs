@@ -11,6 +11,7 @@ pub mod comments;
 mod diff_draw;
 mod diff_open;
 mod diff_rows;
+mod diff_status;
 mod diff_view;
 pub mod drafts;
 mod drawing;
@@ -70,6 +71,9 @@ struct Window {
     offered_picker: bool,
     /// The tab prefix `A` asked to switch, until the agents' list comes.
     switching: Option<String>,
+    /// The switch asked for with a handoff (request, tab, agent): refused
+    /// for want of one, the window asks to switch without.
+    switch_asked: Option<(u64, String, String)>,
     /// Tabs at their plan's limit whose switch was offered (`limit_offer`).
     limit_offered: std::collections::HashSet<String>,
     /// How many things wait for the person's approval.
@@ -103,6 +107,8 @@ struct Window {
     /// Where drafts are kept across windows (`drafts`); `None`: in this
     /// window only (the table tests).
     drafts_dir: Option<PathBuf>,
+    /// Tabs whose drafts the file could not keep: this window's alone.
+    window_only: std::collections::HashSet<String>,
     /// Comments the core was asked to type, until it answers.
     sending: Option<diff_open::Sending>,
     /// The request for the diff the view opens on, and the tab's reviews
@@ -205,6 +211,7 @@ impl Window {
             done: None,
             offered_picker: false,
             switching: None,
+            switch_asked: None,
             limit_offered: Default::default(),
             approvals: 0,
             warned: Default::default(),
@@ -219,6 +226,7 @@ impl Window {
             awaiting: None,
             drafts: HashMap::new(),
             drafts_dir: None,
+            window_only: Default::default(),
             sending: None,
             diff_asked: None,
             reviews_asked: None,

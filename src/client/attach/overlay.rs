@@ -103,6 +103,8 @@ pub enum Effect {
     SwitchAgent {
         tab: String,
         agent: String,
+        /// Switch with no handoff (asked after one could not be built).
+        no_handoff: bool,
     },
     /// Type `text` into `tab` as one message: `comments`, which the diff
     /// view keeps until the core says they were typed.
@@ -212,6 +214,7 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
                     Effect::SwitchAgent {
                         tab,
                         agent: agents[i].clone(),
+                        no_handoff: false,
                     },
                 ),
                 None => (Mode::Normal, Effect::Start(agents[i].clone())),
@@ -275,7 +278,23 @@ fn decide(w: &Waiting, approve: bool, session: bool) -> Effect {
 pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
     match mode {
         Mode::Normal => Vec::new(),
-        Mode::Help { .. } => {
+        Mode::Help { over: Some(_) } => {
+            // Over the diff view: its own keys, which are what the person
+            // is typing, and where the window's are.
+            let mut lines = vec!["nerdr: the diff view's keys".to_string()];
+            for (k, what) in diff_view::KEYS {
+                lines.push(format!("  {k:<20} {what}"));
+            }
+            lines.push(String::new());
+            lines.push(format!(
+                "{prefix} then a key: the window's command (the view closes, its comments kept);"
+            ));
+            lines.push(format!(
+                "  {prefix} ? over a tab lists them. {prefix} twice: the view's own page up."
+            ));
+            draw(&lines, " help | Any key closes this help.", rows, cols)
+        }
+        Mode::Help { over: None } => {
             // No blank line under the title: every binding and the whole
             // legend fit 80x24.
             let mut lines = vec![format!("nerdr: keys after the prefix ({prefix})")];
@@ -368,7 +387,7 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
         }
         // Drawn in place of the status line: see `Mode::status_line`.
         Mode::Rename { .. } => Vec::new(),
-        Mode::Diff(v) => super::diff_draw::render(v, rows, cols),
+        Mode::Diff(v) => super::diff_draw::render(v, prefix, rows, cols),
     }
 }
 

@@ -276,7 +276,39 @@ fn the_switch_picker_switches_the_tab_it_was_opened_on() {
         effect,
         Effect::SwitchAgent {
             tab: "ab12".into(),
-            agent: "a2".into()
+            agent: "a2".into(),
+            no_handoff: false,
         }
     );
+}
+
+/// `C-b ?` over the diff view lists the view's own keys, the sending
+/// ones among them, not only the prefix's.
+#[test]
+fn the_help_over_the_diff_view_lists_its_keys() {
+    let v = super::diff_view::DiffView::new(
+        "t1".into(),
+        vec!["diff".into()],
+        Default::default(),
+        vec![],
+        Default::default(),
+        22,
+    );
+    let mode = Mode::Help {
+        over: Some(Box::new(v)),
+    };
+    let mut p = vt100::Parser::new(24, 80, 0);
+    p.process(&render(&mode, "C-b", 24, 80));
+    let text = p.screen().contents();
+    for want in [
+        "the diff view's keys",
+        "S ",
+        "> / <",
+        "A ",
+        "x ",
+        "asks y first",
+        "C-b ? over a tab",
+    ] {
+        assert!(text.contains(want), "{want:?} missing:\n{text}");
+    }
 }

@@ -148,7 +148,7 @@ fn the_diff_view_asks_for_the_patch_and_sends_comments_as_one_message() {
         panic!("no diff view: {:?}", w.mode);
     };
     assert_eq!(v.comments.len(), 1, "the keys typed before the reply");
-    w.on_keys(b"S");
+    w.on_keys(b"Sy");
     let sent = requests(&mut rx);
     let [(
         id,
@@ -200,7 +200,7 @@ fn refusals_show_in_the_diff_view() {
     no_reviews(&mut w, &mut rx);
     let (id, _) = requests(&mut rx).remove(0);
     reply(&mut w, id, a_diff("t1"));
-    w.on_keys(b"Gcmine\rS");
+    w.on_keys(b"Gcmine\rSy");
     let (id, req) = requests(&mut rx).remove(0);
     assert!(matches!(req, Request::Send(_)));
     refuse(&mut w, id, "tab t1 has no running program to type into");
@@ -311,7 +311,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
         v.rows()[v.sel].text.contains("a.rs:2 warning from rev"),
         "{texts:#?}"
     );
-    w.on_keys(b"s");
+    w.on_keys(b"sy");
     let sent = requests(&mut rx);
     let [(
         id,
@@ -342,7 +342,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
         "sent review 1's comment 1 to tab 1 () as one message"
     );
     // A: every comment of the review.
-    w.on_keys(b"A");
+    w.on_keys(b"Ay");
     let sent = requests(&mut rx);
     let [(_, Request::Send(SendText { text, .. }))] = sent.as_slice() else {
         panic!("{sent:?}");
@@ -352,7 +352,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
         "{text}"
     );
     // A question on the review comment, sent with S.
-    w.on_keys(b"cwhy not?\rS");
+    w.on_keys(b"cwhy not?\rSy");
     let sent = requests(&mut rx);
     let [(_, Request::Send(SendText { text, .. }))] = sent.as_slice() else {
         panic!("{sent:?}");
@@ -470,4 +470,126 @@ fn the_help_over_the_diff_view_returns_to_it() {
         w.leaving().as_deref(),
         Some("1 unsent comment kept (C-b g to see it)")
     );
+}
+
+/// A newcomer's trial: `nerdr clean` removed a closed tab's drafts, a
+/// comment on another tab was sent, yet the status line and the detach
+/// went on saying `1 unsent comment kept`. The count follows the drafts
+/// actually kept: a file gone is a draft gone, and a view closing with
+/// none says nothing stale.
+#[test]
+fn the_kept_count_follows_the_drafts_actually_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.drafts_dir = Some(dir.path().join("drafts"));
+    w.on_tabs(vec![tab("t1"), tab("t2")]);
+    w.view.redraw("t1", 23, 80);
+    w.on_keys(b"\x02g");
+    no_reviews(&mut w, &mut rx);
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t1"));
+    w.on_keys(b"Gcmine\rq");
+    assert_eq!(w.note, "1 unsent comment kept (C-b g to see it)");
+    let file = dir.path().join("drafts/t1.json");
+    assert!(file.exists());
+    // `nerdr clean`, in another process, once t1 is closed.
+    std::fs::remove_file(&file).unwrap();
+    // t2's view opens and closes with nothing unsent.
+    w.view.redraw("t2", 23, 80);
+    w.on_keys(b"\x02g");
+    reviews_of(&mut w, &mut rx, "t2", serde_json::json!([]));
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t2"));
+    w.on_keys(b"q");
+    assert_eq!(w.note, "", "no stale count once t2's view closes");
+    assert_eq!(w.leaving(), None, "t1's drafts went with their file");
+    assert!(w.drafts.is_empty());
+}
+
+/// The kept note answers the view closing, and goes with the next key.
+#[test]
+fn the_kept_note_goes_with_the_next_key() {
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    w.on_tabs(vec![tab("t1")]);
+    w.view.redraw("t1", 23, 80);
+    w.on_keys(b"\x02g");
+    no_reviews(&mut w, &mut rx);
+    let (id, _) = requests(&mut rx).remove(0);
+    reply(&mut w, id, a_diff("t1"));
+    w.on_keys(b"Gcmine\rq");
+    assert_eq!(w.note, "1 unsent comment kept (C-b g to see it)");
+    w.on_keys(b"x");
+    assert_eq!(w.note, "");
+    assert_eq!(
+        w.leaving().as_deref(),
+        Some("1 unsent comment kept (C-b g to see it)"),
+        "kept in this window (no drafts folder), so still counted"
+    );
+}
+
+/// A newcomer's trial: `C-b A` to an agent for which no handoff can be
+/// built (the old agent's conversation does not read) ended in the
+/// core's refusal, cut off in the status line. Now the window asks to
+/// switch without one, and `y` asks the core so; `n` leaves the tab be.
+#[test]
+fn a_switch_with_no_handoff_to_be_had_asks_to_go_without() {
+    use crate::protocol::api::{Request, SwitchTab};
+    let (out, mut rx) = mpsc::unbounded_channel();
+    let mut w = Window::new("/a".into(), (24, 120), 2, "C-b".into(), String::new(), out);
+    let mut t1 = tab("t1");
+    t1.kind = crate::protocol::api::TabKind::Agent;
+    w.on_tabs(vec![t1]);
+    w.view.redraw("t1", 23, 120);
+    let ask = |w: &mut Window, rx: &mut mpsc::UnboundedReceiver<Frame>| {
+        w.on_keys(b"\x02A");
+        let (id, _) = requests(rx).remove(0);
+        reply(w, id, serde_json::json!({"agents": ["sh", "revbot"]}));
+        assert!(matches!(&w.mode, Mode::Picker { agents, .. } if agents == &["revbot"]));
+        w.on_keys(b"\r");
+        let asked = requests(rx);
+        let [(
+            id,
+            Request::Switch(SwitchTab {
+                agent,
+                no_handoff: false,
+                ..
+            }),
+        )] = asked.as_slice()
+        else {
+            panic!("{asked:?}");
+        };
+        assert_eq!(agent, "revbot");
+        let message = crate::switch::rules::refusal(&crate::switch::rules::Facts {
+            tab: "t1",
+            from: "sh",
+            to: "revbot",
+            terminal: false,
+            sandboxed: false,
+            to_sandboxed: false,
+            handoff: crate::switch::rules::Handoff::Unreadable,
+        })
+        .unwrap();
+        refuse(w, *id, &message);
+    };
+    ask(&mut w, &mut rx);
+    let Mode::Confirm { question, .. } = &w.mode else {
+        panic!("no question: {:?} {}", w.mode, w.note);
+    };
+    assert_eq!(
+        question,
+        "sh's conversation gives no handoff: switch tab 1 to revbot without one? y/n"
+    );
+    w.on_keys(b"y");
+    let asked = requests(&mut rx);
+    assert!(
+        matches!(asked.as_slice(), [(_, Request::Switch(SwitchTab { agent, no_handoff: true, .. }))] if agent == "revbot"),
+        "{asked:?}"
+    );
+    // `n`: nothing asked.
+    ask(&mut w, &mut rx);
+    w.on_keys(b"n");
+    assert!(matches!(w.mode, Mode::Normal));
+    assert!(requests(&mut rx).is_empty());
 }
