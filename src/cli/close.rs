@@ -65,8 +65,8 @@ fn removed_text(r: &WorktreeRemoved) -> String {
         ));
         if !saved.ignored.is_empty() {
             out.push_str(&format!(
-                "it holds ignored files too, which no committed .gitignore, info/exclude or \
-                 global excludes file ignores:{}\n",
+                "it holds ignored files too, which no .gitignore unchanged since the tab's \
+                 base, info/exclude or global excludes file ignores:{}\n",
                 saved
                     .ignored
                     .iter()

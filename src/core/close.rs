@@ -110,12 +110,13 @@ impl Core {
     /// tell (the guard refused, say): nothing is lost by asking again.
     async fn refuse_unsaved(&self, tab: &str, w: &Worktree, force: bool) -> Result<(), ApiError> {
         let (paths, path) = (self.paths.clone(), w.path.clone());
+        let wt = w.clone();
         let changes = tokio::task::spawn_blocking(move || {
             if !path.exists() {
                 // Removed by hand already: nothing there to lose.
                 return Ok(Vec::new());
             }
-            unsaved::changes(&paths, &path)
+            unsaved::changes(&paths, &path, wt.ignore_base().as_deref())
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e.to_string()))?
@@ -149,8 +150,8 @@ impl Core {
                 ErrorCode::BadRequest,
                 format!(
                     "tab {tab} was not closed: its worktree {} holds work no commit has \
-                     (ignored files count unless a committed .gitignore, info/exclude \
-                     or your global excludes ignore them):{}\n\
+                     (ignored files count unless a .gitignore unchanged since the tab's \
+                     base, info/exclude or your global excludes ignore them):{}\n\
                      commit it there, or close the tab and keep the worktree (`nerdr close \
                      {tab}`), or save the work under {}{tab} and remove the worktree anyway \
                      (`nerdr close --remove-worktree --force {tab}`; `nerdr saved` lists \
@@ -193,9 +194,11 @@ impl Core {
                     saved: None,
                 });
             }
-            let changes = unsaved::changes(&paths, &w.path).map_err(|e| {
-                format!("cannot tell whether it holds uncommitted work, so it was kept: {e}")
-            })?;
+            let ignore_base = w.ignore_base();
+            let changes =
+                unsaved::changes(&paths, &w.path, ignore_base.as_deref()).map_err(|e| {
+                    format!("cannot tell whether it holds uncommitted work, so it was kept: {e}")
+                })?;
             let saved = match unsaved::decide(
                 Stage::Stopped,
                 !changes.is_empty(),
@@ -211,12 +214,15 @@ impl Core {
                     ))
                 }
                 Removal::SaveThenRemove => {
-                    Some(saved::save(&paths, &w.path, &id, &w.branch).map_err(|e| {
-                        format!(
-                            "it holds work no commit has, which could not be saved, so it was \
+                    let base = ignore_base.as_deref();
+                    Some(
+                        saved::save(&paths, &w.path, &id, &w.branch, base).map_err(|e| {
+                            format!(
+                                "it holds work no commit has, which could not be saved, so it was \
                              kept: {e}"
-                        )
-                    })?)
+                            )
+                        })?,
+                    )
                 }
                 Removal::Go | Removal::Refuse => None,
             };

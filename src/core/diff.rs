@@ -54,10 +54,11 @@ fn diff_of(
             Vec::new(),
         ),
         false => {
-            let tree = patch::worktree_tree(paths, &w.path).map_err(err)?;
+            let ignore_base = w.ignore_base();
+            let snap = patch::worktree_tree(paths, &w.path, ignore_base.as_deref()).map_err(err)?;
             (
-                patch::of_tree(paths, &w.path, &base.commit, &tree, stat).map_err(err)?,
-                patch::uncommitted(paths, &w.path, &tree).map_err(err)?,
+                patch::of_tree(paths, &w.path, &base.commit, &snap, stat).map_err(err)?,
+                patch::uncommitted(paths, &w.path, &snap).map_err(err)?,
             )
         }
     };

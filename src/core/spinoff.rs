@@ -258,10 +258,11 @@ impl Core {
             parent.worktree.path.clone(),
             parent.id.clone(),
         );
+        let ignore_base = parent.worktree.ignore_base();
         super::edge::gather("reading a spinoff's parent worktree", move || {
             let commit = crate::git::query(&dir, &["rev-parse", "--verify", "HEAD^{commit}"])
                 .map_err(|e| format!("tab {tab}'s worktree {} has no HEAD: {e}", dir.display()))?;
-            let uncommitted = crate::git::unsaved::changes(&paths, &dir)
+            let uncommitted = crate::git::unsaved::changes(&paths, &dir, ignore_base.as_deref())
                 .map_err(|e| format!("cannot read tab {tab}'s uncommitted changes: {e}"))?
                 .len();
             Ok(Head {

@@ -90,6 +90,16 @@ impl Worktree {
             branch: self.base_branch.clone(),
         })
     }
+
+    /// The commit whose `.gitignore` files nerdr trusts in this worktree
+    /// (`git::ignored`): its recorded base, from the tab's record or the
+    /// file beside the worktree (neither is the agent's to write), never
+    /// a guess.
+    pub fn ignore_base(&self) -> Option<String> {
+        self.recorded_base()
+            .or_else(|| crate::git::base::read_record(&self.path))
+            .map(|r| r.commit)
+    }
 }
 
 /// A tab as written down: in `tabs.json` (without the secret) so a full

@@ -208,7 +208,7 @@ impl Core {
             if !w.path.exists() {
                 return None;
             }
-            let dirty = crate::git::unsaved::changes(&paths, &w.path)
+            let dirty = crate::git::unsaved::changes(&paths, &w.path, w.ignore_base().as_deref())
                 .map(|c| c.len())
                 .ok();
             let recorded = w.recorded_base().or_else(|| base::read_record(&w.path));

@@ -176,7 +176,8 @@ pub fn apply(paths: &Paths, f: &Facts, branch: bool) -> Result<(), String> {
         super::query(repo, &["worktree", "prune"]).map_err(|e| e.to_string())?;
         let _ = std::fs::remove_file(super::base::record_file(&f.found.path));
     } else {
-        let now = unsaved::changes(paths, &f.found.path)
+        let base = super::listing::ignore_base(&f.found);
+        let now = unsaved::changes(paths, &f.found.path, base.as_deref())
             .map_err(|e| format!("kept: cannot tell whether it holds uncommitted work now: {e}"))?;
         if !now.is_empty() {
             return Err(format!(

@@ -8,23 +8,29 @@
 //! - the repository's `info/exclude` and the person's own excludes file
 //!   (`core.excludesFile` from the global or system config, else git's
 //!   default `~/.config/git/ignore`): outside the worktree;
-//! - a worktree's `.gitignore` that is committed and unchanged: the same
-//!   at HEAD, in the index and on disk. A change to it is itself
-//!   uncommitted work, listed as such, and a commit is a change the
-//!   person sees in the branch's diff.
+//! - a worktree's `.gitignore` that is unchanged since the tab's
+//!   recorded base (`super::base`): the same in the base commit, in the
+//!   index and on disk. Being committed is not enough: the agent commits
+//!   on its own branch (and can point its worktree's HEAD anywhere), so
+//!   a `.gitignore` of `*` it committed there is as planted as an
+//!   untracked one (adversarial review). The base is what the tab
+//!   started from, recorded by nerdr where the agent cannot write; a
+//!   worktree with no recorded base trusts no `.gitignore`. The main
+//!   checkout, the person's own, trusts its HEAD.
 //!
-//! A file ignored by any other rule (an untracked, staged or modified
-//! `.gitignore`; an excludes file set in the repository's own config; no
-//! rule git can name) counts as work: close and clean keep its worktree,
-//! `diff` shows it, a forced removal saves it. This errs toward keeping:
-//! a tool's self-ignoring folder (`.venv/`, `.pytest_cache/` write a
-//! `.gitignore` of `*`) counts until a trusted rule ignores it.
+//! A file ignored by any other rule (a `.gitignore` the tab added or
+//! changed, committed or not; an excludes file set in the repository's
+//! own config; no rule git can name) counts as work: close and clean
+//! keep its worktree, `diff` shows it, a forced removal saves it. This
+//! errs toward keeping: a tool's self-ignoring folder (`.venv/`,
+//! `.pytest_cache/` write a `.gitignore` of `*`) counts until a trusted
+//! rule ignores it.
 //!
 //! Git names the rule: `git status --ignored=matching` lists each ignored
 //! path that a rule matches itself (an ignored folder once, never what is
 //! in it, so a committed `target/` costs one line), and `git check-ignore
-//! -v --no-index` the file each rule is in. [`source_of`] and
-//! [`counts`] are the pure rule; [`work`] gathers the facts with git.
+//! -v --no-index` the file each rule is in. [`source_of`], [`unchanged`]
+//! and [`counts`] are the pure rule; [`work`] gathers the facts with git.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -40,11 +46,11 @@ pub enum Source {
     /// The person's excludes file (global or system `core.excludesFile`,
     /// else git's default).
     PersonExcludes,
-    /// A `.gitignore` of the worktree, the same at HEAD, in the index
-    /// and on disk.
-    CommittedGitignore,
-    /// A `.gitignore` of the worktree that is not at HEAD, or differs
-    /// from it in the index or on disk.
+    /// A `.gitignore` of the worktree, the same in the trusted commit
+    /// (the tab's recorded base), in the index and on disk.
+    BaseGitignore,
+    /// A `.gitignore` of the worktree that is not in the trusted commit
+    /// (or there is none), or differs from it in the index or on disk.
     ChangedGitignore,
     /// Any other file: an excludes file the repository's or worktree's
     /// own config names, say.
@@ -61,8 +67,8 @@ pub struct Facts {
     /// The person's excludes file, as git names it (absolute).
     pub person_excludes: Option<PathBuf>,
     /// The worktree's `.gitignore` files (paths from its top) that are
-    /// committed and unchanged.
-    pub committed: HashSet<String>,
+    /// unchanged since the trusted commit ([`unchanged`]).
+    pub unchanged: HashSet<String>,
 }
 
 /// The source of a rule in `file`, as `git check-ignore -v` names it: a
@@ -83,16 +89,40 @@ pub fn source_of(file: &str, facts: &Facts) -> Source {
     if path.file_name() != Some(std::ffi::OsStr::new(".gitignore")) {
         return Source::OtherFile;
     }
-    match facts.committed.contains(file) {
-        true => Source::CommittedGitignore,
+    match facts.unchanged.contains(file) {
+        true => Source::BaseGitignore,
         false => Source::ChangedGitignore,
     }
+}
+
+/// What is known of one `.gitignore` of the worktree, gathered by
+/// [`work`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Copies {
+    /// Its blob in the trusted commit; `None` when that commit has no
+    /// such file, or there is no trusted commit (no base recorded).
+    pub at_base: Option<String>,
+    /// Its entries in the index (`git ls-files -s`): blob and stage.
+    pub in_index: Vec<(String, String)>,
+    /// Whether the file on disk is a regular file holding the base
+    /// blob's bytes (read as it is: no filter runs).
+    pub disk_is_base: bool,
+}
+
+/// Whether a `.gitignore` is unchanged since the trusted commit: there,
+/// staged as it is there (one entry, no conflict) and the same on disk.
+pub fn unchanged(c: &Copies) -> bool {
+    let Some(base) = &c.at_base else {
+        return false;
+    };
+    let staged = matches!(c.in_index.as_slice(), [(blob, stage)] if blob == base && stage == "0");
+    staged && c.disk_is_base
 }
 
 /// Whether a path ignored by a rule from `source` is work nerdr keeps.
 pub fn counts(source: Source) -> bool {
     match source {
-        Source::RepoExclude | Source::PersonExcludes | Source::CommittedGitignore => false,
+        Source::RepoExclude | Source::PersonExcludes | Source::BaseGitignore => false,
         Source::ChangedGitignore | Source::OtherFile | Source::NoRule => true,
     }
 }
@@ -120,8 +150,10 @@ pub fn rules(check_ignore: &[u8]) -> Vec<(String, String)> {
 }
 
 /// The ignored paths of `worktree` that count as work ([`counts`]), a
-/// folder once with its trailing `/`.
-pub fn work(paths: &Paths, worktree: &Path) -> Result<Vec<String>, GitError> {
+/// folder once with its trailing `/`. `base` is the commit whose
+/// `.gitignore` files are trusted: a tab's recorded base, `HEAD` for the
+/// main checkout; `None` trusts no `.gitignore`.
+pub fn work(paths: &Paths, worktree: &Path, base: Option<&str>) -> Result<Vec<String>, GitError> {
     let status = super::run_bytes_env(
         paths,
         worktree,
@@ -146,7 +178,7 @@ pub fn work(paths: &Paths, worktree: &Path) -> Result<Vec<String>, GitError> {
         input,
     )?;
     let found = rules(&found);
-    let facts = facts(worktree, &found)?;
+    let facts = facts(worktree, base, &found)?;
     // Every path git listed gets an answer (`-n`); one that did not is
     // kept all the same.
     let answered: HashSet<&str> = found.iter().map(|(_, p)| p.as_str()).collect();
@@ -184,8 +216,13 @@ pub fn add_forced(
     Ok(())
 }
 
-/// The facts about the rule files `found` names.
-fn facts(worktree: &Path, found: &[(String, String)]) -> Result<Facts, GitError> {
+/// The facts about the rule files `found` names, `.gitignore` files
+/// against `base`.
+fn facts(
+    worktree: &Path,
+    base: Option<&str>,
+    found: &[(String, String)],
+) -> Result<Facts, GitError> {
     let mut facts = Facts::default();
     let files: HashSet<&str> = found.iter().map(|(f, _)| f.as_str()).collect();
     if files.iter().any(|f| Path::new(f).is_absolute()) {
@@ -206,8 +243,8 @@ fn facts(worktree: &Path, found: &[(String, String)]) -> Result<Facts, GitError>
         let gitignore = !file.is_empty()
             && !Path::new(file).is_absolute()
             && Path::new(file).file_name() == Some(std::ffi::OsStr::new(".gitignore"));
-        if gitignore && committed(worktree, file) {
-            facts.committed.insert(file.to_string());
+        if gitignore && unchanged(&copies(worktree, base, file)) {
+            facts.unchanged.insert(file.to_string());
         }
     }
     Ok(facts)
@@ -237,31 +274,41 @@ fn person_excludes(worktree: &Path) -> Option<PathBuf> {
     }
 }
 
-/// Whether `.gitignore` file `rel` (from the top of `worktree`) is the
-/// same at HEAD, in the index and on disk (a regular file, read as it
-/// is: no filter runs).
-fn committed(worktree: &Path, rel: &str) -> bool {
-    let head = super::query(
+/// The copies of `.gitignore` file `rel` (from the top of `worktree`):
+/// in `base`, in the index, on disk. Without a base nothing is read.
+fn copies(worktree: &Path, base: Option<&str>, rel: &str) -> Copies {
+    let Some(base) = base else {
+        return Copies::default();
+    };
+    let at_base = super::query(
         worktree,
-        &["rev-parse", "--verify", "--quiet", &format!("HEAD:{rel}")],
-    );
-    let Ok(head) = head else { return false };
+        &["rev-parse", "--verify", "--quiet", &format!("{base}:{rel}")],
+    )
+    .ok();
+    let Some(blob) = at_base else {
+        return Copies::default();
+    };
     let literal = format!(":(literal){rel}");
-    let index = super::query(worktree, &["ls-files", "-s", "--", &literal]);
-    let in_index = index.is_ok_and(|l| {
-        l.lines().count() == 1 && l.split(' ').nth(1) == Some(head.as_str()) && {
-            l.split(' ').nth(2).is_some_and(|s| s.starts_with("0\t"))
-        }
-    });
-    if !in_index {
-        return false;
-    }
+    let index = super::query(worktree, &["ls-files", "-s", "--", &literal]).unwrap_or_default();
+    let in_index = index
+        .lines()
+        .filter_map(|l| {
+            let (meta, _path) = l.split_once('\t')?;
+            let mut f = meta.split(' ');
+            let (_mode, object, stage) = (f.next()?, f.next()?, f.next()?);
+            Some((object.to_string(), stage.to_string()))
+        })
+        .collect();
     let file = worktree.join(rel);
     let regular = file.symlink_metadata().is_ok_and(|m| m.is_file());
-    let Ok(stored) = super::query_bytes(worktree, &["cat-file", "blob", &head]) else {
-        return false;
-    };
-    regular && std::fs::read(&file).is_ok_and(|on_disk| on_disk == stored)
+    let disk_is_base = regular
+        && super::query_bytes(worktree, &["cat-file", "blob", &blob])
+            .is_ok_and(|stored| std::fs::read(&file).is_ok_and(|on_disk| on_disk == stored));
+    Copies {
+        at_base: Some(blob),
+        in_index,
+        disk_is_base,
+    }
 }
 
 #[cfg(test)]
@@ -274,16 +321,17 @@ mod tests {
         let facts = Facts {
             repo_exclude: Some("/r/.git/info/exclude".into()),
             person_excludes: Some("/home/p/.config/git/ignore".into()),
-            committed: [".gitignore", "sub/.gitignore"].map(String::from).into(),
+            unchanged: [".gitignore", "sub/.gitignore"].map(String::from).into(),
         };
         let none = Facts::default();
         // file, facts, its source, whether what it ignores counts as work
         let rows = [
             ("/r/.git/info/exclude", &facts, RepoExclude, false),
             ("/home/p/.config/git/ignore", &facts, PersonExcludes, false),
-            (".gitignore", &facts, CommittedGitignore, false),
-            ("sub/.gitignore", &facts, CommittedGitignore, false),
-            // Planted: untracked, or changed since HEAD.
+            (".gitignore", &facts, BaseGitignore, false),
+            ("sub/.gitignore", &facts, BaseGitignore, false),
+            // Planted: untracked, or changed since the base (committed or
+            // not), or no base recorded.
             ("other/.gitignore", &facts, ChangedGitignore, true),
             (".gitignore", &none, ChangedGitignore, true),
             // An excludes file a repository's config names, or any other.
@@ -297,6 +345,35 @@ mod tests {
         for (file, facts, source, work) in rows {
             assert_eq!(source_of(file, facts), source, "{file}");
             assert_eq!(counts(source), work, "{file}");
+        }
+    }
+
+    #[test]
+    fn every_gitignore_row() {
+        let c = |at_base: Option<&str>, index: &[(&str, &str)], disk_is_base| Copies {
+            at_base: at_base.map(String::from),
+            in_index: index
+                .iter()
+                .map(|(b, s)| (b.to_string(), s.to_string()))
+                .collect(),
+            disk_is_base,
+        };
+        #[rustfmt::skip]
+        let rows = [
+            ("the base's, staged and on disk as it is", c(Some("b"), &[("b", "0")], true), true),
+            // The tab's own commit brought it (or no base is recorded):
+            // whatever the index and disk say.
+            ("not in the base, committed by the tab", c(None, &[("t", "0")], false), false),
+            ("no base recorded", c(None, &[("b", "0")], true), false),
+            ("changed since the base, committed", c(Some("b"), &[("t", "0")], false), false),
+            ("changed since the base, staged", c(Some("b"), &[("t", "0")], true), false),
+            ("the base's, deleted from the index", c(Some("b"), &[], true), false),
+            ("the base's, changed on disk", c(Some("b"), &[("b", "0")], false), false),
+            ("a conflict", c(Some("b"), &[("b", "1"), ("t", "2")], true), false),
+            ("a conflict's stage holding the base's", c(Some("b"), &[("b", "2")], true), false),
+        ];
+        for (what, copies, want) in rows {
+            assert_eq!(unchanged(&copies), want, "{what}");
         }
     }
 

@@ -225,6 +225,18 @@ pub struct Facts {
     pub notes: Vec<String>,
 }
 
+/// The commit whose `.gitignore` files are trusted in the worktree
+/// `found` (`super::ignored`): its recorded base (the tab's record, else
+/// the file beside the worktree), never a guess.
+pub fn ignore_base(found: &Found) -> Option<String> {
+    found
+        .tab
+        .as_ref()
+        .and_then(|k| k.recorded.clone())
+        .or_else(|| base::read_record(&found.path))
+        .map(|r| r.commit)
+}
+
 /// `branch`'s commits the base branch lacks, and the reverse.
 pub fn ahead_behind(repo: &Path, branch: &str, base_branch: &str) -> Option<(usize, usize)> {
     let range = format!("refs/heads/{base_branch}...refs/heads/{branch}");
@@ -297,7 +309,7 @@ pub fn facts(paths: &Paths, found: Found) -> Facts {
         return f;
     };
     if !f.found.missing {
-        match unsaved::changes(paths, &f.found.path) {
+        match unsaved::changes(paths, &f.found.path, ignore_base(&f.found).as_deref()) {
             Ok(c) => f.changes = Some(c),
             Err(e) => notes.push(format!(
                 "cannot tell whether it holds uncommitted work: {e}"

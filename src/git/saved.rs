@@ -40,8 +40,15 @@ const IDENTITY: [(&str, &str); 4] = [
 
 /// Save what `worktree` holds beyond its HEAD (tab `tab`, on `branch`) as
 /// a commit under [`PREFIX`]. Ignored files are not saved unless they
-/// count as work ([`super::ignored::work`]).
-pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<Saved, GitError> {
+/// count as work ([`super::ignored::work`], trusting the `.gitignore`
+/// files of `base`, the tab's recorded base).
+pub fn save(
+    paths: &Paths,
+    worktree: &Path,
+    tab: &str,
+    branch: &str,
+    base: Option<&str>,
+) -> Result<Saved, GitError> {
     let head = query(worktree, &["rev-parse", "--verify", "HEAD^{commit}"])?;
     let index = PathBuf::from(query(
         worktree,
@@ -74,7 +81,7 @@ pub fn save(paths: &Paths, worktree: &Path, tab: &str, branch: &str) -> Result<S
         )?;
     }
     run_env(paths, worktree, &["add", "-A"], &env)?;
-    let ignored = super::ignored::work(paths, worktree)?;
+    let ignored = super::ignored::work(paths, worktree, base)?;
     super::ignored::add_forced(paths, worktree, &env, &ignored)?;
     let work_tree = run_env(paths, worktree, &["write-tree"], &env)?;
     let index_commit = commit_tree(
@@ -142,8 +149,8 @@ fn ignored_note(ignored: &[String]) -> String {
         return String::new();
     }
     let mut s = String::from(
-        "\nignored, saved all the same (no committed .gitignore, info/exclude or global \
-         excludes file ignores them):\n",
+        "\nignored, saved all the same (no .gitignore unchanged since the tab's base, \
+         info/exclude or global excludes file ignores them):\n",
     );
     for p in ignored {
         s.push_str(&format!("  {}\n", crate::protocol::printable(p)));

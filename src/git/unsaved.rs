@@ -29,9 +29,9 @@ pub enum ChangeKind {
     Untracked,
     /// An unresolved merge.
     Conflicted,
-    /// Ignored, but by no rule nerdr trusts (an untracked or changed
-    /// `.gitignore`, say: [`super::ignored`]), so as much work as an
-    /// untracked file.
+    /// Ignored, but by no rule nerdr trusts (a `.gitignore` the tab
+    /// added or changed since its base, committed or not, say:
+    /// [`super::ignored`]), so as much work as an untracked file.
     Ignored,
     /// A repository of its own inside the worktree (a `.git` there, an
     /// agent's `git init`, a clone, a checked-out submodule): host git
@@ -48,7 +48,7 @@ impl ChangeKind {
             ChangeKind::StagedAndModified => "staged and modified",
             ChangeKind::Untracked => "untracked",
             ChangeKind::Conflicted => "conflicted",
-            ChangeKind::Ignored => "ignored by an uncommitted rule",
+            ChangeKind::Ignored => "ignored by an untrusted rule",
             ChangeKind::NestedRepository => "nested repository",
         }
     }
@@ -198,8 +198,13 @@ pub fn decide(stage: Stage, dirty: bool, nested: bool, force: bool) -> Removal {
 /// without running git inside them: untracked ones are the folders `git
 /// status --untracked-files=all` lists (it lists files, and a folder only
 /// when it is a repository), tracked ones the gitlinks of the index whose
-/// folder holds anything.
-pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> {
+/// folder holds anything. `base` is the commit whose `.gitignore` files
+/// are trusted ([`super::ignored::work`]): the tab's recorded base.
+pub fn changes(
+    paths: &Paths,
+    worktree: &Path,
+    base: Option<&str>,
+) -> Result<Vec<Change>, GitError> {
     let status = |untracked: &str| -> Result<Vec<Change>, GitError> {
         let out = run(
             paths,
@@ -231,7 +236,7 @@ pub fn changes(paths: &Paths, worktree: &Path) -> Result<Vec<Change>, GitError> 
     );
     let mut listed = listed;
     listed.extend(flagged_changes(worktree)?);
-    let ignored = super::ignored::work(paths, worktree)?;
+    let ignored = super::ignored::work(paths, worktree, base)?;
     // git lists an ignored folder once and never looks inside: a
     // repository in one counting as work is found here.
     for dir in ignored.iter().filter(|p| p.ends_with('/')) {

@@ -82,8 +82,8 @@ fn a_planted_gitignores_files_are_counted_shown_and_saved() {
     assert!(!ok, "removed with the person's notes: {err}");
     for line in [
         "modified: .gitignore",
-        "ignored by an uncommitted rule: notes.txt",
-        "ignored by an uncommitted rule: keep/mine.txt",
+        "ignored by an untrusted rule: notes.txt",
+        "ignored by an untrusted rule: keep/mine.txt",
     ] {
         assert!(err.contains(line), "{line:?} not in: {err}");
     }

@@ -13,6 +13,10 @@
 //! from the sandbox. Held:
 //! switch out of the sandbox or of a reviewer; spinoff or handoff from
 //! the reviewer; writing the repository's `info/exclude`.
+//! Since fixed: the committed `.gitignore` (trusted only as it is in the
+//! tab's recorded base) and `nerdr diff`'s hashing (a scratch object
+//! store). Staged and saved work stay readable: a documented limit
+//! (SECURITY.md, Limits).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -164,7 +168,6 @@ fn committed_gitignore_close(force: bool) {
 }
 
 #[test]
-#[ignore = "open finding: a .gitignore the agent committed on its own branch is trusted"]
 fn rev18e_an_agents_committed_gitignore_does_not_let_close_delete_the_persons_files() {
     committed_gitignore_close(false);
 }
@@ -172,7 +175,6 @@ fn rev18e_an_agents_committed_gitignore_does_not_let_close_delete_the_persons_fi
 /// `--force` saves the worktree's work first: the same committed rule
 /// keeps the person's notes out of what it saves.
 #[test]
-#[ignore = "open finding: a .gitignore the agent committed on its own branch is trusted"]
 fn rev18e_an_agents_committed_gitignore_does_not_keep_the_persons_files_out_of_a_forced_save() {
     committed_gitignore_close(true);
 }
@@ -180,7 +182,6 @@ fn rev18e_an_agents_committed_gitignore_does_not_keep_the_persons_files_out_of_a
 /// The same through a nested folder: the agent commits `sub/.gitignore`
 /// of `*`; the person's file in `sub/` goes with the worktree.
 #[test]
-#[ignore = "open finding: a .gitignore the agent committed on its own branch is trusted"]
 fn rev18e_an_agents_committed_nested_gitignore_does_not_let_close_delete_the_persons_files() {
     let l = Local::started();
     l.write_config(&format!("[agents.sh]\n{BASH}"));
@@ -363,7 +364,7 @@ const JAIL: &str = "[agents.jail]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"
 /// show :FILE` prints another tab's staged, uncommitted file. Safe: the
 /// sandboxed tab does not read it.
 #[test]
-#[ignore = "open finding: staged work is in the shared object store"]
+#[ignore = "documented limit: staged work is in the repository's object store, which the sandbox reads (SECURITY.md, Limits: a sandboxed agent reads the repository it works on)"]
 fn rev18e_a_sandboxed_tab_cannot_read_another_tabs_staged_work() {
     if !Path::new("/usr/bin/bwrap").exists() {
         crate::support::sysenv::skip("bubblewrap is not installed");
@@ -402,7 +403,6 @@ fn rev18e_a_sandboxed_tab_cannot_read_another_tabs_staged_work() {
 /// tab's uncommitted, never-staged draft once the person looked at that
 /// tab's diff. Safe: the draft stays out of the sandbox's reach.
 #[test]
-#[ignore = "open finding: nerdr diff hashes untracked files into the shared object store"]
 fn rev18e_a_sandboxed_tab_cannot_read_a_draft_nerdr_diff_hashed() {
     if !Path::new("/usr/bin/bwrap").exists() {
         crate::support::sysenv::skip("bubblewrap is not installed");
@@ -599,7 +599,7 @@ fn rev18e_a_reviewer_cannot_reach_its_author_through_its_helpers_reviewer() {
 /// person's saved, never-committed work stays hidden as it was in the
 /// worktree.
 #[test]
-#[ignore = "open finding: saved work is in the shared object store"]
+#[ignore = "documented limit: saved work is in the repository's object store and refs, which the sandbox reads (SECURITY.md, Limits: a sandboxed agent reads the repository it works on)"]
 fn rev18e_a_sandboxed_tab_cannot_read_another_tabs_saved_work() {
     if !Path::new("/usr/bin/bwrap").exists() {
         crate::support::sysenv::skip("bubblewrap is not installed");

@@ -23,8 +23,10 @@ pub use rules::{busy, failure, in_the_way, ready, risky, Facts, Ready, Source};
 
 /// What the main checkout holds that no commit does. Its checked-out
 /// submodules are its own (a merge does not touch them): not counted.
+/// The checkout is the person's: the `.gitignore` files of its HEAD are
+/// trusted.
 fn main_changes(paths: &Paths, repo: &Path) -> Result<Vec<unsaved::Change>, super::GitError> {
-    Ok(unsaved::changes(paths, repo)?
+    Ok(unsaved::changes(paths, repo, Some("HEAD"))?
         .into_iter()
         .filter(|c| c.kind != unsaved::ChangeKind::NestedRepository)
         .collect())
@@ -172,7 +174,8 @@ pub fn merge(
     let worktree_missing = !src.worktree.exists();
     let worktree_changes = match worktree_missing {
         true => Vec::new(),
-        false => unsaved::changes(paths, &src.worktree).unwrap_or_default(),
+        false => unsaved::changes(paths, &src.worktree, base.recorded.then_some(&*base.commit))
+            .unwrap_or_default(),
     };
     let (ahead, behind) = match (&target, target_exists) {
         (Some(t), true) => super::listing::ahead_behind(repo, &src.branch, t)
