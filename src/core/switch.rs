@@ -91,19 +91,19 @@ impl Core {
         // caller (the config may have changed since the matrix decided).
         super::planning::admit_switch(caller.kind(), Ok(agent.clone()))
             .map_err(|r| self.refused(caller, Some(&tab), r))?;
+        let how = handoff_rules::give_one(handoff_rules::Asked::Switch {
+            tab: &tab,
+            to: &agent.name,
+        });
         let text = match handoff {
             Handoff::None => None,
             _ => Some(
-                self.handoff_text(caller, &src, s.text, &s.env)
+                self.handoff_text(caller, &src, s.text, &s.env, &how)
                     .await
                     .map_err(|e| {
                         ApiError::new(
                             e.code,
-                            format!(
-                                "{}; or give the switch its handoff (`--file FILE` or \"TEXT\"), \
-                                 or switch without one (`--no-handoff`)",
-                                e.message
-                            ),
+                            format!("{}; or switch without one (`--no-handoff`)", e.message),
                         )
                     })?,
             ),

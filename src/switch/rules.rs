@@ -54,10 +54,11 @@ pub fn refusal(f: &Facts) -> Option<String> {
     }
     if f.handoff == Handoff::Unreadable {
         return Some(format!(
-            "nerdr cannot read {}'s conversation to build a handoff for {}: give one \
-             (`nerdr switch {tab} {} --file FILE` or `\"TEXT\"`, e.g. what `nerdr handoff \
-             --to-me` kept), or switch without one (`--no-handoff`)",
-            f.from, f.to, f.to
+            "cannot read {}'s conversation to build a handoff for {}: give one, {} (e.g. what \
+             `nerdr handoff --to-me` kept), or switch without one (`--no-handoff`)",
+            f.from,
+            f.to,
+            crate::handoff::rules::give_one(crate::handoff::rules::Asked::Switch { tab, to: f.to })
         ));
     }
     None
@@ -96,6 +97,20 @@ mod tests {
             to_sandboxed,
             handoff,
         }
+    }
+
+    /// The CLI prints errors after `nerdr: `; a refusal starting with
+    /// "nerdr" read `nerdr: nerdr cannot read ...` (a newcomer's finding).
+    #[test]
+    fn an_unreadable_conversation_s_refusal_names_the_switch_to_give_one() {
+        let f = facts(false, false, Handoff::Unreadable);
+        let got = refusal(&f).unwrap();
+        assert!(got.starts_with("cannot read"), "{got}");
+        let give = crate::handoff::rules::give_one(crate::handoff::rules::Asked::Switch {
+            tab: f.tab,
+            to: f.to,
+        });
+        assert!(got.contains(&give), "{got}");
     }
 
     /// (tab sandboxed, agent sandboxed, handoff, refused with)
