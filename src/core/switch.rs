@@ -199,7 +199,7 @@ impl Core {
         let at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let switch = SwitchInfo {
+        let switch = store::Switch {
             from: from.to_string(),
             to: to.to_string(),
             at,
@@ -222,11 +222,22 @@ impl Core {
     }
 }
 
-/// A row of `nerdr tabs` (and of a window's list) with its switches.
+/// A row of `nerdr tabs` (and of a window's list) with its switches, each
+/// one's time in RFC 3339 as the row's other times (the file keeps
+/// seconds).
 pub(super) fn marked(
-    switches: &std::collections::BTreeMap<String, Vec<SwitchInfo>>,
+    switches: &std::collections::BTreeMap<String, Vec<store::Switch>>,
     mut info: crate::protocol::api::TabInfo,
 ) -> crate::protocol::api::TabInfo {
-    info.switches = switches.get(&info.id).cloned().unwrap_or_default();
+    info.switches = switches
+        .get(&info.id)
+        .into_iter()
+        .flatten()
+        .map(|s| SwitchInfo {
+            from: s.from.clone(),
+            to: s.to.clone(),
+            at: super::clock::rfc3339_seconds(s.at),
+        })
+        .collect();
     info
 }

@@ -73,7 +73,7 @@ pub const SANDBOXED_STAYS: &str =
 
 /// A tab's agent column: its first agent, then each it was switched to
 /// (`claude→codex`); the agent alone when never switched.
-pub fn chain(agent: &str, switches: &[super::store::Switch]) -> String {
+pub fn chain(agent: &str, switches: &[crate::protocol::listing::SwitchInfo]) -> String {
     match switches.first() {
         None => agent.to_string(),
         Some(first) => std::iter::once(first.from.as_str())
@@ -160,11 +160,11 @@ mod tests {
 
     #[test]
     fn the_agent_column_chains_the_switches() {
-        use super::super::store::Switch;
-        let s = |from: &str, to: &str| Switch {
+        use crate::protocol::listing::SwitchInfo;
+        let s = |from: &str, to: &str| SwitchInfo {
             from: from.into(),
             to: to.into(),
-            at: 1,
+            at: "2026-12-01T18:41:38Z".into(),
         };
         assert_eq!(chain("claude", &[]), "claude");
         assert_eq!(chain("codex", &[s("claude", "codex")]), "claude→codex");

@@ -1,8 +1,9 @@
 //! What `nerdr handoff --to-me`, `nerdr handoffs --clear` and `nerdr
 //! switch` tell a person about a custom agent's tab (a newcomer's
 //! findings): the suggested command lines are the ones that do what was
-//! asked, no error reads `nerdr: nerdr ...`, and the tab's "handed its
-//! work to you" mark goes when its handoff is cleared.
+//! asked, no error reads `nerdr: nerdr ...`, the tab's "handed its work
+//! to you" mark goes when its handoff is cleared, and a switch's time in
+//! `tabs --json` is RFC 3339 like the row's other times.
 
 use crate::support::local::Local;
 
@@ -64,4 +65,22 @@ fn a_custom_agent_s_switch_without_a_handoff_names_the_switch_to_give_one() {
         "{err}"
     );
     assert!(err.contains("--no-handoff"), "{err}");
+}
+
+#[test]
+fn a_switch_s_time_in_tabs_json_is_rfc3339() {
+    let l = Local::started();
+    l.write_config(AGENTS);
+    let tab = l.ok(&["agent", "sh"]);
+    l.ok(&["switch", &tab, "sh2", "--no-handoff"]);
+    let row = l.tab(&tab);
+    let at = row["switches"][0]["at"]
+        .as_str()
+        .unwrap_or_else(|| panic!("at is not text: {row}"));
+    // 2026-12-02T16:58:59Z
+    let b = at.as_bytes();
+    assert!(
+        at.len() == 20 && at.ends_with('Z') && b[4] == b'-' && b[10] == b'T' && b[13] == b':',
+        "{at}"
+    );
 }
