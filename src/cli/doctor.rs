@@ -8,7 +8,8 @@ use std::process::ExitCode;
     after_help = "Checks the service, the core process that serves (and that it is the only one), \
         config.toml, the agents' programs on PATH and the installed integrations.\n\n\
         Exit status: 0 when no check fails, warnings included \
-        (`warn`: nerdr works, the line says what to improve); 2 when one fails."
+        (`warn`: nerdr works, the line says what to improve; `info`: what the setup means, \
+        such as no units without a user manager); 2 when one fails."
 )]
 pub struct Args {
     /// One JSON array of {name, status, detail, remedy}

@@ -18,7 +18,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), switches (each `nerdr switch` of its agent: from, to, at in seconds since the epoch; the table's AGENT shows claude→codex)
+    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), switches (each `nerdr switch` of its agent: from, to, at (RFC 3339); the table's AGENT shows claude→codex)
     #[arg(long)]
     pub json: bool,
 }
@@ -332,7 +332,7 @@ mod tests {
             "sandboxed": true, "kind": "agent", "parent": null, "worktree": null,
             "session_id": null, "resumable": false, "state": "running", "pid": 1,
             "exit_code": null,
-            "switches": [{"from": "claude", "to": "codex", "at": 1764691200}],
+            "switches": [{"from": "claude", "to": "codex", "at": "2025-12-02T16:00:00Z"}],
         }]);
         let rows = decode::<ListTabs>(wire).unwrap();
         let text = table(&rows, false, false);

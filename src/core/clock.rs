@@ -25,6 +25,14 @@ pub fn monotonic_ns() -> u64 {
         .saturating_add(ts.tv_nsec as u64)
 }
 
+/// `secs` since the epoch as RFC 3339 in UTC, to the second:
+/// `2026-12-01T18:41:38Z`.
+pub fn rfc3339_seconds(secs: u64) -> String {
+    let millis = rfc3339_millis(UNIX_EPOCH + std::time::Duration::from_secs(secs));
+    // The milliseconds of a whole second are `.000`.
+    format!("{}Z", millis.trim_end_matches(".000Z"))
+}
+
 /// `t` as RFC 3339 in UTC with milliseconds: `2026-12-01T18:41:38.123Z`.
 /// A time before 1970 (a clock set wrong) shows as the epoch.
 pub fn rfc3339_millis(t: SystemTime) -> String {
@@ -82,6 +90,18 @@ mod tests {
             rfc3339_millis(UNIX_EPOCH - Duration::from_secs(5)),
             "1970-01-01T00:00:00.000Z"
         );
+    }
+
+    /// A switch's time as `nerdr tabs --json` gives it (a newcomer found
+    /// `1796230739` beside RFC 3339 times); checked with `date -u -d @SECS`.
+    #[test]
+    fn seconds_are_rfc3339_utc_to_the_second() {
+        for (secs, want) in [
+            (0, "1970-01-01T00:00:00Z"),
+            (1_796_230_739, "2026-12-02T16:58:59Z"),
+        ] {
+            assert_eq!(rfc3339_seconds(secs), want, "{secs}");
+        }
     }
 
     #[test]

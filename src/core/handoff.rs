@@ -99,7 +99,10 @@ impl Core {
         h: Handoff,
     ) -> Result<HandedOff, ApiError> {
         let src = self.handoff_source(caller, h.tab.as_deref())?;
-        let (text, built) = self.handoff_text(caller, &src, h.text, &h.env).await?;
+        let how = rules::give_one(asked(&h));
+        let (text, built) = self
+            .handoff_text(caller, &src, h.text, &h.env, &how)
+            .await?;
         match h.to {
             HandoffTo::Me => self.keep_handoff(&src, text, built).await,
             HandoffTo::Agent { name } => {
@@ -125,7 +128,10 @@ impl Core {
             ));
         };
         let src = self.handoff_source(caller, h.tab.as_deref())?;
-        let (text, built) = self.handoff_text(caller, &src, h.text, &h.env).await?;
+        let how = rules::give_one(asked(&h));
+        let (text, built) = self
+            .handoff_text(caller, &src, h.text, &h.env, &how)
+            .await?;
         self.room_in_queue(caller, privilege::Operation::Handoff, Some(&src.id))?;
         let id = self.new_approval_id();
         let question = format!(
@@ -238,6 +244,7 @@ impl Core {
         src: &Source,
         written: Option<String>,
         env: &[(String, String)],
+        how: &str,
     ) -> Result<(String, bool), ApiError> {
         if let Some(text) = written.filter(|t| !t.trim().is_empty()) {
             if text.len() > crate::handoff::MAX_WRITTEN {
@@ -268,9 +275,10 @@ impl Core {
         };
         let from = src.from();
         let agent = src.agent.clone();
+        let how = how.to_string();
         let built =
             super::edge::gather("reading an agent's conversation for a handoff", move || {
-                crate::handoff::find::from_conversation(&conversation, &homes, &from)
+                crate::handoff::find::from_conversation(&conversation, &homes, &from, &how)
             })
             .await
             .map_err(|why| {
@@ -336,9 +344,7 @@ impl Core {
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
         if let Some(t) = self.state.lock().unwrap().tabs.get_mut(&src.id) {
-            t.warning = Some(format!(
-                "handed its work to you: `nerdr handoffs` shows it (number {number})"
-            ));
+            t.warning = Some(handed_warning(number));
         }
         self.changed();
         tracing::info!(from = %src.id, number, built, "handoff kept for the user");
@@ -444,7 +450,8 @@ impl Core {
             true => None,
             false => l.folder,
         };
-        super::edge::gather("reading handoffs.json", move || {
+        let clear = l.clear;
+        let listed = super::edge::gather("reading handoffs.json", move || {
             let mine = |h: &HandoffInfo| session.as_ref().is_none_or(|f| &h.folder == f);
             if !l.clear {
                 let s = store::load(&path)?;
@@ -457,6 +464,42 @@ impl Core {
             })
         })
         .await
-        .map_err(|e| ApiError::new(ErrorCode::Internal, e))
+        .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
+        if clear && self.unmark_handed(&listed) {
+            self.changed();
+        }
+        Ok(listed)
+    }
+
+    /// A cleared handoff's mark goes with it: the tab's warning, when it
+    /// still names that handoff (a later warning of another kind stays).
+    fn unmark_handed(&self, cleared: &[HandoffInfo]) -> bool {
+        let mut state = self.state.lock().unwrap();
+        let mut changed = false;
+        for h in cleared {
+            if let Some(t) = state.tabs.get_mut(&h.tab) {
+                if t.warning.as_deref() == Some(handed_warning(h.number).as_str()) {
+                    t.warning = None;
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+}
+
+/// The mark of a tab whose handoff `number` waits in `nerdr handoffs`.
+fn handed_warning(number: u64) -> String {
+    format!("handed its work to you: `nerdr handoffs` shows it (number {number})")
+}
+
+/// What a `nerdr handoff` asked for, as its suggestions name it.
+fn asked(h: &Handoff) -> rules::Asked<'_> {
+    rules::Asked::Handoff {
+        to: match &h.to {
+            HandoffTo::Agent { name } => Some(name),
+            HandoffTo::Me => None,
+        },
+        from: h.tab.as_deref(),
     }
 }

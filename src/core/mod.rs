@@ -157,7 +157,7 @@ pub struct State {
     /// Which tab reviews which (`reviews.json`'s, mirrored).
     pub review_links: review_links::ReviewLinks,
     /// Each tab's switches (`switches.json`'s, mirrored).
-    pub switches: std::collections::BTreeMap<String, Vec<crate::protocol::api::SwitchInfo>>,
+    pub switches: std::collections::BTreeMap<String, Vec<crate::switch::store::Switch>>,
 }
 
 /// The background tasks' doorbells.

@@ -91,19 +91,19 @@ impl Core {
         // caller (the config may have changed since the matrix decided).
         super::planning::admit_switch(caller.kind(), Ok(agent.clone()))
             .map_err(|r| self.refused(caller, Some(&tab), r))?;
+        let how = handoff_rules::give_one(handoff_rules::Asked::Switch {
+            tab: &tab,
+            to: &agent.name,
+        });
         let text = match handoff {
             Handoff::None => None,
             _ => Some(
-                self.handoff_text(caller, &src, s.text, &s.env)
+                self.handoff_text(caller, &src, s.text, &s.env, &how)
                     .await
                     .map_err(|e| {
                         ApiError::new(
                             e.code,
-                            format!(
-                                "{}; or give the switch its handoff (`--file FILE` or \"TEXT\"), \
-                                 or switch without one (`--no-handoff`)",
-                                e.message
-                            ),
+                            format!("{}; or switch without one (`--no-handoff`)", e.message),
                         )
                     })?,
             ),
@@ -199,7 +199,7 @@ impl Core {
         let at = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let switch = SwitchInfo {
+        let switch = store::Switch {
             from: from.to_string(),
             to: to.to_string(),
             at,
@@ -222,11 +222,22 @@ impl Core {
     }
 }
 
-/// A row of `nerdr tabs` (and of a window's list) with its switches.
+/// A row of `nerdr tabs` (and of a window's list) with its switches, each
+/// one's time in RFC 3339 as the row's other times (the file keeps
+/// seconds).
 pub(super) fn marked(
-    switches: &std::collections::BTreeMap<String, Vec<SwitchInfo>>,
+    switches: &std::collections::BTreeMap<String, Vec<store::Switch>>,
     mut info: crate::protocol::api::TabInfo,
 ) -> crate::protocol::api::TabInfo {
-    info.switches = switches.get(&info.id).cloned().unwrap_or_default();
+    info.switches = switches
+        .get(&info.id)
+        .into_iter()
+        .flatten()
+        .map(|s| SwitchInfo {
+            from: s.from.clone(),
+            to: s.to.clone(),
+            at: super::clock::rfc3339_seconds(s.at),
+        })
+        .collect();
     info
 }

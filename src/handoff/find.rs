@@ -37,13 +37,18 @@ pub struct Conversation {
 /// Build a handoff from an agent's conversation: the document, or why
 /// there is none (what to do instead). The one entry point for every
 /// command that needs a handoff the agent did not write (`nerdr handoff`,
-/// `nerdr switch`).
-pub fn from_conversation(c: &Conversation, homes: &Homes, from: &From) -> Result<String, String> {
-    let exchanges = exchanges(c, homes)?;
+/// `nerdr switch`). `how` is the command line that gives one instead
+/// ([`rules::give_one`]), for the messages.
+pub fn from_conversation(
+    c: &Conversation,
+    homes: &Homes,
+    from: &From,
+    how: &str,
+) -> Result<String, String> {
+    let exchanges = exchanges(c, homes, how)?;
     super::document(from, &exchanges).ok_or_else(|| {
         format!(
-            "{}'s conversation in {} holds no words yet; have the agent write its handoff \
-             (`nerdr handoff \"TEXT\"` or `--file FILE`)",
+            "{}'s conversation in {} holds no words yet; have the agent write its handoff: {how}",
             from.agent,
             c.cwd.display()
         )
@@ -51,7 +56,7 @@ pub fn from_conversation(c: &Conversation, homes: &Homes, from: &From) -> Result
 }
 
 /// The conversation's exchanges, read from where its agent keeps them.
-pub fn exchanges(c: &Conversation, homes: &Homes) -> Result<Vec<Exchange>, String> {
+pub fn exchanges(c: &Conversation, homes: &Homes, how: &str) -> Result<Vec<Exchange>, String> {
     // The folder as the agents write it: no trailing `/`, no `.`.
     let c = &Conversation {
         cwd: c.cwd.components().collect(),
@@ -59,11 +64,11 @@ pub fn exchanges(c: &Conversation, homes: &Homes) -> Result<Vec<Exchange>, Strin
     };
     match rules::build(c.kind, false) {
         Build::ClaudeLog => {
-            let file = claude_log(&homes.claude, &c.cwd, c.session_id.as_deref())?;
+            let file = claude_log(&homes.claude, &c.cwd, c.session_id.as_deref(), how)?;
             Ok(super::pair(super::claude::parse(&read_tail(&file)?)))
         }
         Build::CodexLog => {
-            let file = codex_log(&homes.codex, &c.cwd, c.session_id.as_deref())?;
+            let file = codex_log(&homes.codex, &c.cwd, c.session_id.as_deref(), how)?;
             Ok(super::pair(super::codex::parse(&read_tail(&file)?)))
         }
         Build::OpencodeExport => {
@@ -74,14 +79,14 @@ pub fn exchanges(c: &Conversation, homes: &Homes) -> Result<Vec<Exchange>, Strin
             let export = opencode_export(program, &c.cwd, c.session_id.as_deref())?;
             Ok(super::pair(super::opencode::parse(&export)?))
         }
-        Build::Refuse(why) => Err(why.to_string()),
+        Build::Refuse(why) => Err(format!("{why}: {how}")),
         Build::Written => unreachable!("asked with written = false"),
     }
 }
 
 /// claude's log of session `id` for folder `cwd`; without an id (or its
 /// file), the newest log of that folder.
-fn claude_log(dir: &Path, cwd: &Path, id: Option<&str>) -> Result<PathBuf, String> {
+fn claude_log(dir: &Path, cwd: &Path, id: Option<&str>, how: &str) -> Result<PathBuf, String> {
     let folder = dir
         .join("projects")
         .join(super::claude::project_folder(cwd));
@@ -94,7 +99,7 @@ fn claude_log(dir: &Path, cwd: &Path, id: Option<&str>) -> Result<PathBuf, Strin
     newest(&folder, |p| p.extension().is_some_and(|e| e == "jsonl")).ok_or_else(|| {
         format!(
             "no claude conversation log for {} in {} (claude writes one once a turn is done); \
-             have the agent write its handoff instead (`nerdr handoff \"TEXT\"`)",
+             have the agent write its handoff instead: {how}",
             cwd.display(),
             folder.display()
         )
@@ -103,7 +108,7 @@ fn claude_log(dir: &Path, cwd: &Path, id: Option<&str>) -> Result<PathBuf, Strin
 
 /// codex's log of session `id`; without one, the newest whose
 /// `session_meta` names folder `cwd`.
-fn codex_log(dir: &Path, cwd: &Path, id: Option<&str>) -> Result<PathBuf, String> {
+fn codex_log(dir: &Path, cwd: &Path, id: Option<&str>, how: &str) -> Result<PathBuf, String> {
     let root = dir.join("sessions");
     let mut logs = Vec::new();
     // sessions/YYYY/MM/DD/rollout-*.jsonl, newest folders first.
@@ -136,8 +141,8 @@ fn codex_log(dir: &Path, cwd: &Path, id: Option<&str>) -> Result<PathBuf, String
         }
     }
     Err(format!(
-        "no codex conversation log for {} under {}; have the agent write its handoff instead \
-         (`nerdr handoff \"TEXT\"`)",
+        "no codex conversation log for {} under {}; have the agent write its handoff instead: \
+         {how}",
         cwd.display(),
         root.display()
     ))
@@ -316,16 +321,20 @@ mod tests {
             ("codex, no id: the log naming the folder", Kind::Codex, None, "/tmp/i19h-rec/proj"),
         ];
         for (what, kind, session, cwd) in rows {
-            let got = exchanges(&conv(*kind, *session, Path::new(cwd)), &homes);
+            let got = exchanges(&conv(*kind, *session, Path::new(cwd)), &homes, "HOW");
             let got = got.unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_eq!(got.len(), 2, "{what}");
             assert_eq!(got[1].answer, "The command ran; done.", "{what}");
         }
         for kind in [Kind::Claude, Kind::Codex] {
-            let e = exchanges(&conv(kind, None, Path::new("/elsewhere/x")), &homes).unwrap_err();
-            assert!(e.contains("write its handoff"), "{kind:?}: {e}");
+            let e =
+                exchanges(&conv(kind, None, Path::new("/elsewhere/x")), &homes, "HOW").unwrap_err();
+            assert!(
+                e.contains("write its handoff instead: HOW"),
+                "{kind:?}: {e}"
+            );
         }
-        let e = exchanges(&conv(Kind::Gemini, None, &cwd), &homes).unwrap_err();
-        assert!(e.contains("--file FILE"), "{e}");
+        let e = exchanges(&conv(Kind::Gemini, None, &cwd), &homes, "HOW").unwrap_err();
+        assert!(e.ends_with("pass it: HOW"), "{e}");
     }
 }

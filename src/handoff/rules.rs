@@ -36,14 +36,57 @@ pub fn build(kind: Option<Kind>, written: bool) -> Build {
             Build::Refuse(
                 "nerdr reads only claude's and codex's conversation logs and opencode's export; \
                  have the agent write its handoff (what was done, what is next, the open \
-                 questions) and pass it: `nerdr handoff --to AGENT \"TEXT\"` or `--file FILE`",
+                 questions) and pass it",
             )
         }
         None => Build::Refuse(
             "a custom agent's conversation is its own: nerdr cannot read it; have the agent \
-             write its handoff (what was done, what is next, the open questions) and pass it: \
-             `nerdr handoff --to AGENT \"TEXT\"` or `--file FILE`",
+             write its handoff (what was done, what is next, the open questions) and pass it",
         ),
+    }
+}
+
+/// What the person asked for, so that a refusal suggests the command that
+/// does the same with a handoff given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Asked<'a> {
+    /// `nerdr handoff`: `to` the agent, or `None` for `--to-me`; `from` the
+    /// tab named with `--from`, if one was.
+    Handoff {
+        to: Option<&'a str>,
+        from: Option<&'a str>,
+    },
+    /// `nerdr switch TAB AGENT`.
+    Switch { tab: &'a str, to: &'a str },
+}
+
+/// The command lines that do what was `asked` with a handoff written, for
+/// messages: `` `nerdr handoff --to-me "TEXT"` (or `--file FILE` for
+/// "TEXT") ``.
+pub fn give_one(asked: Asked) -> String {
+    let line = match asked {
+        Asked::Handoff { to, from } => {
+            let to = match to {
+                Some(agent) => format!("--to {}", word(agent)),
+                None => "--to-me".into(),
+            };
+            let from = from
+                .map(|t| format!(" --from {}", word(t)))
+                .unwrap_or_default();
+            format!("nerdr handoff {to}{from}")
+        }
+        Asked::Switch { tab, to } => format!("nerdr switch {} {}", word(tab), word(to)),
+    };
+    format!("`{line} \"TEXT\"` (or `--file FILE` for \"TEXT\")")
+}
+
+/// `w` as one shell word: as it is when it holds nothing a shell reads.
+fn word(w: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "-_.:/@+".contains(c);
+    if !w.is_empty() && w.chars().all(plain) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', r"'\''"))
     }
 }
 
@@ -141,12 +184,124 @@ mod tests {
         ] {
             match build(kind, false) {
                 Build::Refuse(why) => {
-                    assert!(why.contains("--file FILE"), "{kind:?}: {why}");
                     assert!(why.contains("write its handoff"), "{kind:?}: {why}");
+                    assert!(!why.contains("nerdr handoff"), "{kind:?}: {why}");
                 }
                 other => panic!("{kind:?}: {other:?}"),
             }
         }
+    }
+
+    /// Every suggested command line parses as what was asked (a newcomer's
+    /// finding: `--to-me` was answered with `--to AGENT`, and a claude
+    /// tab's error with `nerdr handoff "TEXT"`, which clap refuses).
+    #[test]
+    fn each_suggested_command_line_parses_as_what_was_asked() {
+        use crate::cli::{Cli, Command};
+        use clap::Parser;
+        let rows: &[(Asked, &str)] = &[
+            (
+                Asked::Handoff {
+                    to: None,
+                    from: None,
+                },
+                "to-me",
+            ),
+            (
+                Asked::Handoff {
+                    to: None,
+                    from: Some("child"),
+                },
+                "to-me from child",
+            ),
+            (
+                Asked::Handoff {
+                    to: Some("codex"),
+                    from: None,
+                },
+                "to codex",
+            ),
+            (
+                Asked::Handoff {
+                    to: Some("codex"),
+                    from: Some("my tab"),
+                },
+                "to codex from my tab",
+            ),
+            (
+                Asked::Switch {
+                    tab: "2",
+                    to: "codex",
+                },
+                "switch 2 codex",
+            ),
+            (
+                Asked::Switch {
+                    tab: "it's",
+                    to: "codex",
+                },
+                "switch it's codex",
+            ),
+        ];
+        for (asked, want) in rows {
+            let message = give_one(*asked);
+            let lines: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+            let line = lines[0];
+            let words = shell_words(line);
+            for argv in [
+                words.clone(),
+                // `--file FILE` for "TEXT".
+                words[..words.len() - 1]
+                    .iter()
+                    .cloned()
+                    .chain(["--file".into(), "FILE".into()])
+                    .collect(),
+            ] {
+                let cli = Cli::try_parse_from(&argv)
+                    .unwrap_or_else(|e| panic!("{want}: {argv:?} does not parse: {e}"));
+                let got = match cli.command {
+                    Some(Command::Handoff(a)) => {
+                        let to = match (&a.to, a.to_me) {
+                            (None, true) => "to-me".to_string(),
+                            (Some(t), false) => format!("to {t}"),
+                            other => panic!("{want}: {other:?}"),
+                        };
+                        match &a.from {
+                            Some(f) => format!("{to} from {f}"),
+                            None => to,
+                        }
+                    }
+                    Some(Command::Switch(a)) => format!("switch {} {}", a.tab, a.agent),
+                    other => panic!("{want}: {other:?}"),
+                };
+                assert_eq!(&got, want, "{message}");
+            }
+        }
+    }
+
+    /// Enough of a shell's word splitting for the suggestions: blanks,
+    /// '...' (with '\'' inside) and "...".
+    fn shell_words(line: &str) -> Vec<String> {
+        let (mut words, mut cur, mut quote, mut started) = (vec![], String::new(), None, false);
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (None, ' ') => {
+                    if started {
+                        words.push(std::mem::take(&mut cur));
+                    }
+                    started = false;
+                }
+                (None, '\'' | '"') => (quote, started) = (Some(c), true),
+                (None, '\\') => cur.extend(chars.next()),
+                (Some(q), c) if c == q => quote = None,
+                (_, c) => (cur, started) = (cur + &c.to_string(), true),
+            }
+        }
+        if started {
+            words.push(cur);
+        }
+        words
     }
 
     #[test]

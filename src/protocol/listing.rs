@@ -158,8 +158,8 @@ pub struct SwitchInfo {
     pub from: String,
     /// The agent started in its place.
     pub to: String,
-    /// When, in seconds since the epoch.
-    pub at: u64,
+    /// When, in RFC 3339 (UTC), as `agent_state_since`.
+    pub at: String,
 }
 
 fn is_zero(n: &usize) -> bool {

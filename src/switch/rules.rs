@@ -54,10 +54,11 @@ pub fn refusal(f: &Facts) -> Option<String> {
     }
     if f.handoff == Handoff::Unreadable {
         return Some(format!(
-            "nerdr cannot read {}'s {NO_HANDOFF} {}: give one \
-             (`nerdr switch {tab} {} --file FILE` or `\"TEXT\"`, e.g. what `nerdr handoff \
-             --to-me` kept), or switch without one (`--no-handoff`)",
-            f.from, f.to, f.to
+            "cannot read {}'s {NO_HANDOFF} {}: give one, {} (e.g. what \
+             `nerdr handoff --to-me` kept), or switch without one (`--no-handoff`)",
+            f.from,
+            f.to,
+            crate::handoff::rules::give_one(crate::handoff::rules::Asked::Switch { tab, to: f.to })
         ));
     }
     None
@@ -76,7 +77,7 @@ pub const SANDBOXED_STAYS: &str =
 
 /// A tab's agent column: its first agent, then each it was switched to
 /// (`claude→codex`); the agent alone when never switched.
-pub fn chain(agent: &str, switches: &[super::store::Switch]) -> String {
+pub fn chain(agent: &str, switches: &[crate::protocol::listing::SwitchInfo]) -> String {
     match switches.first() {
         None => agent.to_string(),
         Some(first) => std::iter::once(first.from.as_str())
@@ -100,6 +101,20 @@ mod tests {
             to_sandboxed,
             handoff,
         }
+    }
+
+    /// The CLI prints errors after `nerdr: `; a refusal starting with
+    /// "nerdr" read `nerdr: nerdr cannot read ...` (a newcomer's finding).
+    #[test]
+    fn an_unreadable_conversation_s_refusal_names_the_switch_to_give_one() {
+        let f = facts(false, false, Handoff::Unreadable);
+        let got = refusal(&f).unwrap();
+        assert!(got.starts_with("cannot read"), "{got}");
+        let give = crate::handoff::rules::give_one(crate::handoff::rules::Asked::Switch {
+            tab: f.tab,
+            to: f.to,
+        });
+        assert!(got.contains(&give), "{got}");
     }
 
     /// (tab sandboxed, agent sandboxed, handoff, refused with)
@@ -149,11 +164,11 @@ mod tests {
 
     #[test]
     fn the_agent_column_chains_the_switches() {
-        use super::super::store::Switch;
-        let s = |from: &str, to: &str| Switch {
+        use crate::protocol::listing::SwitchInfo;
+        let s = |from: &str, to: &str| SwitchInfo {
             from: from.into(),
             to: to.into(),
-            at: 1,
+            at: "2026-12-01T18:41:38Z".into(),
         };
         assert_eq!(chain("claude", &[]), "claude");
         assert_eq!(chain("codex", &[s("claude", "codex")]), "claude→codex");

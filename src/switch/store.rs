@@ -11,9 +11,18 @@ use serde::{Deserialize, Serialize};
 /// The most switches kept per tab: the oldest go first.
 pub const MAX_KEPT: usize = 50;
 
-/// One switch of a tab's agent; the wire's type (`nerdr tabs --json`'s
-/// `switches`).
-pub use crate::protocol::listing::SwitchInfo as Switch;
+/// One switch of a tab's agent as the file keeps it (`at` in seconds
+/// since the epoch); the core gives it to `nerdr tabs --json` as a
+/// [`crate::protocol::listing::SwitchInfo`], `at` in RFC 3339.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Switch {
+    /// The agent stopped.
+    pub from: String,
+    /// The agent started in its place.
+    pub to: String,
+    /// When, in seconds since the epoch.
+    pub at: u64,
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Store {

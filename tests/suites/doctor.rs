@@ -233,13 +233,56 @@ fn a_core_started_by_hand_without_a_user_manager_is_warned_not_failed() {
         manager["detail"]
             .as_str()
             .unwrap()
-            .contains("started by hand"),
+            .contains("`nerdr core` by hand"),
         "{manager}"
     );
-    for gone in ["units", "lingering"] {
+    assert!(
+        checks.iter().all(|c| c["name"] != "lingering"),
+        "lingering is checked without a manager: {checks:#?}"
+    );
+    assert_eq!(find(&checks, "units")["status"], "info", "{checks:#?}");
+}
+
+/// No user manager and no core running yet (or any more, after a crash
+/// or a reboot): the README's next command starts one, so doctor fails
+/// nothing and asks for neither `nerdr service install` nor lingering (a
+/// newcomer's finding: units and both sockets failed, exit 2). It starts
+/// no core itself either.
+#[test]
+fn no_user_manager_and_no_core_yet_fails_nothing() {
+    let l = crate::support::local::Local::empty();
+    let out = l.run(&["doctor", "--json"]);
+    let checks: Vec<serde_json::Value> = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|e| panic!("doctor --json: {e}: {}", stdout(&out)));
+    assert_eq!(out.status.code(), Some(0), "{checks:#?}");
+    assert!(checks.iter().all(|c| c["status"] != "fail"), "{checks:#?}");
+    assert!(
+        checks.iter().all(|c| c["name"] != "lingering"),
+        "{checks:#?}"
+    );
+    for c in checks.iter().filter(|c| c["name"] != "user-manager") {
         assert!(
-            checks.iter().all(|c| c["name"] != gone),
-            "{gone} is checked without a manager: {checks:#?}"
+            !c["remedy"]
+                .as_str()
+                .unwrap_or("")
+                .contains("nerdr service install"),
+            "{c}"
         );
     }
+    assert_eq!(find(&checks, "units")["status"], "info", "{checks:#?}");
+    for name in ["hook-socket", "client-socket"] {
+        let c = find(&checks, name);
+        assert_eq!(c["status"], "info", "{c}");
+        assert!(
+            c["detail"]
+                .as_str()
+                .unwrap()
+                .contains("the next nerdr command starts one"),
+            "{c}"
+        );
+    }
+    assert!(
+        std::os::unix::net::UnixStream::connect(l.client_socket()).is_err(),
+        "doctor started a core"
+    );
 }

@@ -20,6 +20,7 @@ mod fidelity_vttest;
 mod git_guard;
 mod handles;
 mod handoff;
+mod handoff_messages;
 mod harness;
 mod holder;
 mod idle;

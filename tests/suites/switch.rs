@@ -123,7 +123,8 @@ fn claude_s_tab_switches_to_codex_with_its_handoff() {
     assert_eq!(switches.len(), 1, "{now}");
     assert_eq!(switches[0]["from"], "claude");
     assert_eq!(switches[0]["to"], "codex");
-    assert!(switches[0]["at"].as_u64().unwrap() > 0);
+    let at = switches[0]["at"].as_str().expect("at in RFC 3339");
+    assert!(at.starts_with("20") && at.ends_with('Z'), "{now}");
     let table = t.ok(&["tabs"]);
     assert!(table.contains("claude→codex"), "{table}");
     assert!(Path::new(wt).is_dir(), "{wt} is gone");

@@ -5,8 +5,8 @@ use super::agents::{check_bwrap, check_journald, check_linger, check_programs};
 use super::config::{check_agents, check_config, check_integrations};
 use super::cores::check_cores;
 use super::setup::{check_core, check_manager, check_socket, check_units};
-use super::verdict::{Check, Status};
-use crate::service::facts::Facts;
+use super::verdict::{check, Check, Status};
+use crate::service::facts::{Facts, SocketFacts, SocketProbe};
 
 /// Every check that applies, in the order a person would fix them.
 pub fn checks(f: &Facts) -> Vec<Check> {
@@ -30,39 +30,54 @@ pub fn checks(f: &Facts) -> Vec<Check> {
     all
 }
 
-/// No service manager answers, yet a core answers on the client socket:
-/// nerdr runs as the README's first command leaves it on a machine with
-/// no user session (the core and holder started by hand). Units and
-/// lingering are then not in play, so they cannot fail the install.
+/// No service manager answers, and nerdr runs as the README says it does
+/// there: each command starts the core by hand when none runs. Either a
+/// core answers that was started so (its holder keeps programs in
+/// sessions), or nothing of systemd's is installed, so the next command
+/// starts one. Units, socket activation and lingering are then not in
+/// play, so they cannot fail the install. Installed units without a
+/// manager stay a failure: no command starts a core beside them.
 fn by_hand(f: &Facts) -> bool {
     use crate::protocol::api::ProgramsMode;
     f.manager.is_err()
-        && f.programs.as_ref().is_some_and(|p| {
-            p.mode.as_deref().ok().and_then(ProgramsMode::parse)
-                == Some(ProgramsMode::HolderSessions)
-        })
+        && (f.units.none_present()
+            || f.programs.as_ref().is_some_and(|p| {
+                p.mode.as_deref().ok().and_then(ProgramsMode::parse)
+                    == Some(ProgramsMode::HolderSessions)
+            }))
 }
 
 /// The checks of a core started by hand: the manager's absence is a
-/// warning (what it costs), the unit files and lingering are not checked.
+/// warning (what it costs), the unit files and the sockets nobody listens
+/// on are information (what the next command does), lingering is not
+/// checked (it is the user manager's).
 fn without_a_manager(f: &Facts) -> Vec<Check> {
     let why = f.manager.as_ref().err().cloned().unwrap_or_default();
-    let mut all = vec![super::verdict::check(
-        "user-manager",
-        Status::Warn,
-        format!(
-            "none answers ({why}): the core runs without one, started by hand, and nothing \
-             starts it again after a reboot"
+    let mut all = vec![
+        check(
+            "user-manager",
+            Status::Warn,
+            format!(
+                "none answers ({why}): nerdr runs without one, the core started by the first \
+                 command that needs it (or `nerdr core` by hand); nothing restarts it after a \
+                 crash or a reboot"
+            ),
+            Some(
+                "for a core systemd starts and restarts, run nerdr in a login session with a \
+                 user manager and `nerdr service install`"
+                    .into(),
+            ),
         ),
-        Some(
-            "for a core started on demand, run nerdr in a login session with a user manager \
-             and `nerdr service install`"
-                .into(),
+        check(
+            "units",
+            Status::Info,
+            "not used without a user manager".into(),
+            None,
         ),
-    )];
+    ];
     all.extend(f.cores.as_ref().map(|c| check_cores(f, c)));
-    all.push(check_socket(f, &f.hook));
-    all.push(check_socket(f, &f.client));
+    all.push(by_hand_socket(f, &f.hook));
+    all.push(by_hand_socket(f, &f.client));
     all.extend(f.programs.as_ref().map(|p| check_programs(f, p)));
     all.extend(f.bwrap.as_ref().map(check_bwrap));
     all.extend(f.journald.map(check_journald));
@@ -74,11 +89,29 @@ fn without_a_manager(f: &Facts) -> Vec<Check> {
     all
 }
 
+/// A socket without a manager: no socket, or one left by a core that
+/// ended, is what the next command replaces when it starts the core.
+fn by_hand_socket(f: &Facts, s: &SocketFacts) -> Check {
+    let c = check_socket(f, s);
+    match s.probe {
+        SocketProbe::Missing | SocketProbe::Stale => Check {
+            status: Status::Info,
+            detail: format!(
+                "{}: no core runs; the next nerdr command starts one",
+                c.detail
+            ),
+            remedy: None,
+            ..c
+        },
+        _ => c,
+    }
+}
+
 /// 2 when any check fails, else 0: a warning says what to improve on an
 /// install that works, so a script must not read it as broken.
 pub fn exit_code(checks: &[Check]) -> i32 {
     match checks.iter().map(|c| c.status).max() {
-        None | Some(Status::Ok) | Some(Status::Warn) => 0,
+        None | Some(Status::Ok) | Some(Status::Info) | Some(Status::Warn) => 0,
         Some(Status::Fail) => 2,
     }
 }
@@ -89,6 +122,7 @@ pub fn render_human(checks: &[Check]) -> String {
     for c in checks {
         let status = match c.status {
             Status::Ok => "ok",
+            Status::Info => "info",
             Status::Warn => "warn",
             Status::Fail => "FAIL",
         };
@@ -109,7 +143,7 @@ pub fn render_json(checks: &[Check]) -> String {
 mod tests {
     use super::*;
     use crate::service::doctor::find;
-    use crate::service::facts::{healthy, Platform};
+    use crate::service::facts::{healthy, Platform, SocketProbe};
 
     #[test]
     fn a_healthy_setup_is_all_ok_and_exits_0() {
@@ -177,19 +211,82 @@ mod tests {
             Ok(crate::protocol::api::ProgramsMode::HolderSessions.to_string());
         let all = checks(&f);
         let names: Vec<_> = all.iter().map(|c| c.name).collect();
-        assert!(
-            !names.contains(&"units") && !names.contains(&"lingering"),
-            "{names:?}"
-        );
+        assert!(!names.contains(&"lingering"), "{names:?}");
+        assert_eq!(find(&all, "units").status, Status::Info);
         assert_eq!(find(&all, "user-manager").status, Status::Warn);
         assert!(find(&all, "user-manager")
             .detail
-            .contains("started by hand"));
+            .contains("`nerdr core` by hand"));
         assert_eq!(exit_code(&all), 0, "{all:#?}");
-        // No core answering either: the missing manager fails as before.
+        // No core answering, units installed: no command starts a core
+        // beside them, so the missing manager fails.
         f.programs = None;
+        f.units
+            .files
+            .iter_mut()
+            .for_each(|(_, s)| *s = crate::service::facts::FileState::Current);
         let all = checks(&f);
         assert_eq!(find(&all, "user-manager").status, Status::Fail);
+        assert_eq!(exit_code(&all), 2);
+    }
+
+    /// The trial's case: no user manager, nothing installed, no core
+    /// running yet (or any more). The README says the first command starts
+    /// the core, so nothing here is a failure and no line asks for
+    /// `nerdr service install` or lingering.
+    #[test]
+    fn no_manager_and_no_core_yet_is_information_not_a_failure() {
+        for probe in [SocketProbe::Missing, SocketProbe::Stale] {
+            let mut f = healthy();
+            f.manager = Err("Failed to connect to bus: No medium found".into());
+            f.core = None;
+            f.programs = None;
+            f.units
+                .files
+                .iter_mut()
+                .for_each(|(_, s)| *s = crate::service::facts::FileState::Missing);
+            f.hook.probe = probe.clone();
+            f.client.probe = probe.clone();
+            f.linger = Some(false);
+            let all = checks(&f);
+            let names: Vec<_> = all.iter().map(|c| c.name).collect();
+            assert!(!names.contains(&"lingering"), "{names:?}");
+            assert_eq!(exit_code(&all), 0, "{all:#?}");
+            let manager = find(&all, "user-manager");
+            assert_eq!(manager.status, Status::Warn);
+            assert!(manager.detail.contains("first command"), "{manager:?}");
+            assert!(
+                manager.detail.contains("nothing restarts it"),
+                "{manager:?}"
+            );
+            assert_eq!(find(&all, "units").status, Status::Info);
+            for name in ["hook-socket", "client-socket"] {
+                let c = find(&all, name);
+                assert_eq!(c.status, Status::Info, "{c:?}");
+                assert!(
+                    c.detail.contains("the next nerdr command starts one"),
+                    "{c:?}"
+                );
+                assert_eq!(c.remedy, None, "{c:?}");
+            }
+            let out = render_human(&all);
+            assert!(!out.contains("FAIL"), "{out}");
+            assert!(out.contains("info  units"), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_socket_in_the_way_still_fails_without_a_manager() {
+        let mut f = healthy();
+        f.manager = Err("no bus".into());
+        f.programs = None;
+        f.units
+            .files
+            .iter_mut()
+            .for_each(|(_, s)| *s = crate::service::facts::FileState::Missing);
+        f.client.probe = SocketProbe::NotASocket;
+        let all = checks(&f);
+        assert_eq!(find(&all, "client-socket").status, Status::Fail);
         assert_eq!(exit_code(&all), 2);
     }
 

@@ -7,6 +7,9 @@ use serde::Serialize;
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Ok,
+    /// What a setup without some part means, with nothing to fix (no user
+    /// manager: no units, nothing restarts the core).
+    Info,
     Warn,
     Fail,
 }
