@@ -56,6 +56,11 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         into: args.into,
         how,
         folder: folder.scope()?,
+        // The merge runs in the core: who commits comes from here.
+        identity: crate::git::merge::identity::from_env(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ),
     })?;
     for n in &merged.notes {
         eprintln!("{}", noted(n));
