@@ -24,7 +24,10 @@ use crate::protocol::api::{MergeHow, MergeTab, Merged};
         own worktree (which must hold no uncommitted work; a conflicting rebase is undone), \
         then fast-forwards the target to it. In a repository where a sandboxed agent has \
         worked, git runs through nerdr's git guard: a merge that would run a configured \
-        program (a merge driver, a filter) is refused, not run."
+        program (a merge driver, a filter) is refused, not run.\n\n\
+        The commits the merge makes are by GIT_AUTHOR_NAME/EMAIL/DATE and \
+        GIT_COMMITTER_NAME/EMAIL/DATE of this shell when set (only those pass to the core), \
+        else by git's user.name/user.email."
 )]
 pub struct Args {
     /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`); or a

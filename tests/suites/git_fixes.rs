@@ -100,28 +100,38 @@ fn a_reviewer_whose_authors_branch_went_is_compared_with_its_base_commit() {
     let Some(st) = RepoSession::on_main(SH) else {
         return;
     };
+    // Two authors, each with an open reviewer: one idle, one that commits.
     let (b, wb) = st.tab_and_worktree("sh");
     st.commit(&wb, "b.txt", "b\n", "agent b");
     let idle = st.ok(&["request-review", &b, "--reviewer", "sh"]);
     let idle = idle.trim().to_string();
-    // One reviewer at a time: the first is closed (its worktree stays).
-    st.ok(&["close", &idle]);
-    let busy = st.ok(&["request-review", &b, "--reviewer", "sh"]);
+    let widle = st.worktree_of(&idle);
+    let (c, wc) = st.tab_and_worktree("sh");
+    st.commit(&wc, "c.txt", "c\n", "agent c");
+    let busy = st.ok(&["request-review", &c, "--reviewer", "sh"]);
     let busy = busy.trim().to_string();
     let wbusy = st.worktree_of(&busy);
     st.commit(&wbusy, "note.txt", "n\n", "reviewer's note");
-    st.ok(&["merge", &b]);
-    st.ok(&["close", &b]);
+    for author in [&b, &c] {
+        st.ok(&["merge", author]);
+        st.ok(&["close", author]);
+    }
     let out = st.ok(&["clean", "--merged"]);
-    assert!(out.contains(&format!("removed {}", s(&wb))), "{out}");
+    assert!(
+        out.contains(&format!("removed {}", s(&wb)))
+            && st
+                .git(&st.repo, &["branch", "--list", &format!("nerdr/{b}")])
+                .is_empty(),
+        "the authors' branches went: {out}"
+    );
+    st.ok(&["close", &idle]);
     st.ok(&["close", &busy]);
 
-    let row = st.worktree_row(&st.worktree_of(&idle));
+    let row = st.worktree_row(&widle);
     assert_eq!(row["ahead"], 0, "{row}");
     assert_eq!(row["no_commits"], true, "{row}");
 
     let out = st.ok(&["clean"]);
-    let widle = st.worktree_of(&idle);
     assert!(
         out.contains(&format!("removed {}", s(&widle))),
         "the reviewer with nothing of its own goes: {out}"
@@ -131,13 +141,13 @@ fn a_reviewer_whose_authors_branch_went_is_compared_with_its_base_commit() {
     assert!(wbusy.exists(), "{out}");
     assert!(
         out.contains(&format!(
-            "1 commit of nerdr/{busy} is its own, and its base branch nerdr/{b} is gone"
+            "1 commit of nerdr/{busy} is its own, and its base branch nerdr/{c} is gone"
         )) && out.contains(&format!("`nerdr merge nerdr/{busy} --into BRANCH`")),
         "{out}"
     );
     let diff = st.ok(&["diff", &format!("nerdr/{busy}")]);
     assert!(
-        diff.contains("note.txt") && !diff.contains("b.txt"),
+        diff.contains("note.txt") && !diff.contains("c.txt"),
         "{diff}"
     );
     st.ok(&["merge", &format!("nerdr/{busy}"), "--into", "main"]);
@@ -180,14 +190,12 @@ fn merge_commits_as_the_shells_git_identity_and_says_how_to_set_one() {
     );
     assert_eq!(st.head(), before, "nothing merged");
 
-    for (args, what) in [(vec![a.as_str()], "merge")] {
-        let out = merge(&args, true);
-        assert!(
-            out.status.success(),
-            "{what}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let out = merge(&[&a], true);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let who = st.git(&st.repo, &["log", "-1", "--format=%an <%ae> / %cn <%ce>"]);
     assert_eq!(
         who,

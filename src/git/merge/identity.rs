@@ -78,8 +78,10 @@ mod tests {
     #[test]
     fn only_the_six_identity_names_with_one_line_values_pass() {
         let kv = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        /// (what, the variables given, Ok or a part of the refusal)
+        type Row<'a> = (&'a str, Vec<(String, String)>, Result<(), &'a str>);
         #[rustfmt::skip]
-        let rows: &[(&str, Vec<(String, String)>, Result<(), &str>)] = &[
+        let rows: &[Row] = &[
             ("nothing given", vec![], Ok(())),
             ("a committer name", kv("GIT_COMMITTER_NAME", "Ada L"), Ok(())),
             ("an author date", kv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z"), Ok(())),
