@@ -83,26 +83,24 @@ fn removed_text(r: &WorktreeRemoved) -> String {
     let them = |n: usize| if n == 1 { "it" } else { "them" };
     // Unmerged (against its base) is what the person asks; commits no
     // other branch has undercounts when another branch was made from it
-    // (a reviewer's, a spinoff's), so it is said only when the base is
-    // unknown.
+    // (a reviewer's, a spinoff's), so it is said when nothing is
+    // unmerged (or the base is unknown): an empty commit is still one.
     match (r.unmerged, r.branch_only_commits) {
-        (Some(0), _) | (None, Some(0) | None) => {
-            out.push_str(&format!("the branch {branch} stays\n"))
-        }
-        (Some(n), _) => out.push_str(&format!(
+        (Some(n @ 1..), _) => out.push_str(&format!(
             "the branch {branch} stays, with {n} unmerged commit{}: see {} with `nerdr diff \
              {branch}`, merge {} with `nerdr merge {branch}`\n",
             if n == 1 { "" } else { "s" },
             them(n),
             them(n),
         )),
-        (None, Some(n)) => out.push_str(&format!(
+        (_, Some(n @ 1..)) => out.push_str(&format!(
             "the branch {branch} stays, with {n} commit{} no other branch has: see {} with \
              `nerdr diff {branch}`, merge {} with `nerdr merge {branch}`\n",
             if n == 1 { "" } else { "s" },
             them(n),
             them(n),
         )),
+        _ => out.push_str(&format!("the branch {branch} stays\n")),
     }
     out
 }
@@ -191,10 +189,16 @@ mod tests {
             "{text}"
         );
         let merged = WorktreeRemoved {
+            branch_only_commits: Some(0),
+            unmerged: Some(0),
+            ..clean.clone()
+        };
+        assert!(removed_text(&merged).ends_with("the branch nerdr/ab12 stays\n"));
+        let empty = WorktreeRemoved {
             branch_only_commits: Some(1),
             unmerged: Some(0),
             ..clean
         };
-        assert!(removed_text(&merged).ends_with("the branch nerdr/ab12 stays\n"));
+        assert!(removed_text(&empty).contains("with 1 commit no other branch has"));
     }
 }
