@@ -80,15 +80,27 @@ fn removed_text(r: &WorktreeRemoved) -> String {
         }
     }
     let branch = &r.branch;
-    match r.branch_only_commits {
-        Some(0) | None => out.push_str(&format!("the branch {branch} stays\n")),
-        Some(n) => out.push_str(&format!(
+    let them = |n: usize| if n == 1 { "it" } else { "them" };
+    // Unmerged (against its base) is what the person asks; commits no
+    // other branch has undercounts when another branch was made from it
+    // (a reviewer's, a spinoff's), so it is said when nothing is
+    // unmerged (or the base is unknown): an empty commit is still one.
+    match (r.unmerged, r.branch_only_commits) {
+        (Some(n @ 1..), _) => out.push_str(&format!(
+            "the branch {branch} stays, with {n} unmerged commit{}: see {} with `nerdr diff \
+             {branch}`, merge {} with `nerdr merge {branch}`\n",
+            if n == 1 { "" } else { "s" },
+            them(n),
+            them(n),
+        )),
+        (_, Some(n @ 1..)) => out.push_str(&format!(
             "the branch {branch} stays, with {n} commit{} no other branch has: see {} with \
              `nerdr diff {branch}`, merge {} with `nerdr merge {branch}`\n",
             if n == 1 { "" } else { "s" },
-            if n == 1 { "it" } else { "them" },
-            if n == 1 { "it" } else { "them" },
+            them(n),
+            them(n),
         )),
+        _ => out.push_str(&format!("the branch {branch} stays\n")),
     }
     out
 }
@@ -129,6 +141,7 @@ mod tests {
             }),
             branch: "nerdr/ab12".into(),
             branch_only_commits: Some(2),
+            unmerged: None,
         };
         let text = removed_text(&saved);
         assert!(!text.contains("ignored"), "{text}");
@@ -164,5 +177,28 @@ mod tests {
         let text = removed_text(&clean);
         assert!(!text.contains("saved"), "{text}");
         assert!(text.ends_with("the branch nerdr/ab12 stays\n"), "{text}");
+        // A reviewer's branch holds the commits too: unmerged still says.
+        let shared = WorktreeRemoved {
+            branch_only_commits: Some(0),
+            unmerged: Some(1),
+            ..clean.clone()
+        };
+        let text = removed_text(&shared);
+        assert!(
+            text.contains("nerdr/ab12 stays, with 1 unmerged commit: see it with `nerdr diff"),
+            "{text}"
+        );
+        let merged = WorktreeRemoved {
+            branch_only_commits: Some(0),
+            unmerged: Some(0),
+            ..clean.clone()
+        };
+        assert!(removed_text(&merged).ends_with("the branch nerdr/ab12 stays\n"));
+        let empty = WorktreeRemoved {
+            branch_only_commits: Some(1),
+            unmerged: Some(0),
+            ..clean
+        };
+        assert!(removed_text(&empty).contains("with 1 commit no other branch has"));
     }
 }

@@ -24,7 +24,10 @@ use crate::protocol::api::{MergeHow, MergeTab, Merged};
         own worktree (which must hold no uncommitted work; a conflicting rebase is undone), \
         then fast-forwards the target to it. In a repository where a sandboxed agent has \
         worked, git runs through nerdr's git guard: a merge that would run a configured \
-        program (a merge driver, a filter) is refused, not run."
+        program (a merge driver, a filter) is refused, not run.\n\n\
+        The commits the merge makes are by GIT_AUTHOR_NAME/EMAIL/DATE and \
+        GIT_COMMITTER_NAME/EMAIL/DATE of this shell when set (only those pass to the core), \
+        else by git's user.name/user.email."
 )]
 pub struct Args {
     /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`); or a
@@ -56,6 +59,11 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         into: args.into,
         how,
         folder: folder.scope()?,
+        // The merge runs in the core: who commits comes from here.
+        identity: crate::git::merge::identity::from_env(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ),
     })?;
     for n in &merged.notes {
         eprintln!("{}", noted(n));

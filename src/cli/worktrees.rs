@@ -42,6 +42,11 @@ fn row(w: &WorktreeInfo) -> Vec<String> {
         w.tab_state.as_deref(),
         w.branch.as_deref(),
     );
+    // A handoff's tab works in the worktree too: named beside it.
+    let tab = w.also.iter().fold(tab, |cell, o| {
+        let other = tab_cell(Some(&o.tab), Some(&o.name), Some(&o.state), None);
+        format!("{cell} + {other}")
+    });
     let base = match (&w.base, &w.base_branch) {
         (Some(c), Some(b)) => format!("{b}@{}", short(c).get(..8).unwrap_or(short(c))),
         (Some(c), None) => short(c).get(..8).unwrap_or(short(c)).to_string(),
@@ -178,6 +183,7 @@ mod tests {
             tab: Some("ab12".into()),
             tab_name: Some("sh-1".into()),
             tab_state: Some("running".into()),
+            also: Vec::new(),
             branch: Some("nerdr/ab12".into()),
             base: Some("0123456789abcdef".into()),
             base_branch: Some("main".into()),
@@ -210,6 +216,7 @@ mod tests {
         let closed = WorktreeInfo {
             tab: None,
             tab_state: None,
+            also: Vec::new(),
             base_recorded: false,
             dirty: Some(0),
             merged: Some(true),
@@ -258,6 +265,7 @@ mod tests {
             tab: None,
             tab_name: None,
             tab_state: None,
+            also: Vec::new(),
             ..w()
         };
         let text = table(&[closed], false);

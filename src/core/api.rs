@@ -323,9 +323,13 @@ impl Core {
                 encode::<DiffTab>(self.diff_tab(&tab, stat).await)
             }
             Request::Worktrees => encode::<ListWorktrees>(self.list_worktrees().await),
-            Request::Merge(MergeTab { tab, into, how, .. }) => {
-                encode::<MergeTab>(self.merge_tab(&tab, into, how).await)
-            }
+            Request::Merge(MergeTab {
+                tab,
+                into,
+                how,
+                identity,
+                ..
+            }) => encode::<MergeTab>(self.merge_tab(&tab, into, how, identity).await),
             Request::Clean(CleanWorktrees { merged, dry_run }) => {
                 encode::<CleanWorktrees>(self.clean_worktrees(merged, dry_run).await)
             }

@@ -24,6 +24,8 @@ pub(super) struct Removed {
     pub(super) branch: String,
     /// Commits of the branch that no other branch has.
     pub(super) branch_only_commits: Option<usize>,
+    /// Commits of the branch not in its base (`worktrees::unmerged`).
+    pub(super) unmerged: Option<usize>,
 }
 
 impl From<Removed> for WorktreeRemoved {
@@ -37,6 +39,7 @@ impl From<Removed> for WorktreeRemoved {
             }),
             branch: r.branch,
             branch_only_commits: r.branch_only_commits,
+            unmerged: r.unmerged,
         }
     }
 }
@@ -175,6 +178,8 @@ impl Core {
             let recorded = w
                 .recorded_base()
                 .or_else(|| crate::git::base::read_record(&w.path));
+            // Counted while the base's record is still beside the worktree.
+            let unmerged = super::worktrees::unmerged(&paths, &w);
             let keep_base = || {
                 let left = crate::git::left_branch::Left {
                     repo: w.repo.clone(),
@@ -190,6 +195,7 @@ impl Core {
                 return Ok(Removed {
                     worktree: w.path.clone(),
                     branch_only_commits: unsaved::commits_only_on(&w.repo, &w.branch),
+                    unmerged,
                     branch: w.branch.clone(),
                     saved: None,
                 });
@@ -237,6 +243,7 @@ impl Core {
             Ok(Removed {
                 worktree: w.path.clone(),
                 branch_only_commits: unsaved::commits_only_on(&w.repo, &w.branch),
+                unmerged,
                 branch: w.branch.clone(),
                 saved,
             })

@@ -12,7 +12,10 @@ impl Core {
         tab: &str,
         into: Option<String>,
         how: MergeHow,
+        identity: Vec<(String, String)>,
     ) -> Result<Merged, ApiError> {
+        let identity = merge::identity::admit(&identity)
+            .map_err(|why| ApiError::new(ErrorCode::BadRequest, why))?;
         let named = self.named_worktree(tab).await?;
         let w = named.worktree.clone();
         let paths = self.paths.clone();
@@ -29,7 +32,7 @@ impl Core {
             let base = base::resolve(recorded, &w.repo, &w.branch).map_err(|e| {
                 format!("nothing was merged: cannot tell where the tab's work started: {e}")
             })?;
-            let merged = merge::merge(&paths, &src, &base, into, how)?;
+            let merged = merge::merge(&paths, &src, &base, into, how, &identity)?;
             let moved = match &merged.new_base {
                 Some(c) => Some(base::Recorded {
                     commit: c.clone(),

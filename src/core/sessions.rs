@@ -178,9 +178,17 @@ impl Core {
             ids.iter().filter_map(|id| state.remove(id)).collect()
         };
         // As `nerdr close` says it: each worktree left with work not home.
+        // A worktree two of them shared (a handoff's) is said once, for
+        // the tab that made it when it is among them.
         let mut left = Vec::new();
-        for t in &removed {
-            if let Some(w) = &t.worktree {
+        let mut said = std::collections::HashSet::new();
+        let mut closing: Vec<_> = removed.iter().collect();
+        closing.sort_by_key(|t| {
+            let w = t.worktree.as_ref();
+            !w.is_some_and(|w| crate::git::clean::own_branch(&w.path, &format!("nerdr/{}", t.id)))
+        });
+        for t in closing {
+            if let Some(w) = t.worktree.as_ref().filter(|w| said.insert(w.path.clone())) {
                 left.extend(self.left_behind(&t.id, w).await);
             }
         }

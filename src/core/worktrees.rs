@@ -13,6 +13,7 @@ use crate::git::base::{self, Recorded};
 use crate::git::clean::{self, Verdict};
 use crate::git::left_branch;
 use crate::git::listing::{self, Known};
+use crate::git::unsaved::ChangeKind;
 use crate::protocol::api::{ApiError, CleanEntry, Cleaned, ErrorCode, TabState, WorktreeInfo};
 
 /// The worktree a `diff` or `merge` names: an open tab's, or one a closed
@@ -200,28 +201,44 @@ impl Core {
         }
     }
 
+    /// The open tab (id, name) that works in worktree `path`, once the
+    /// tab closing has gone from the state: the one a handoff shares it
+    /// with. The first by id, as `shared_worktree::others_in` names it.
+    pub(super) fn open_sharer(&self, path: &Path) -> Option<(String, String)> {
+        let state = self.state.lock().unwrap();
+        let mut sharing: Vec<(String, String)> = state
+            .tabs
+            .values()
+            .filter(|t| t.worktree.as_ref().is_some_and(|w| w.path == path))
+            .map(|t| (t.id.clone(), t.name.clone()))
+            .collect();
+        sharing.sort();
+        sharing.into_iter().next()
+    }
+
     /// What a closed tab left in its worktree that is not home yet, said
-    /// with how to get it (`nerdr close` without `--remove-worktree`).
+    /// with how to get it (`nerdr close` without `--remove-worktree`,
+    /// `nerdr quit`). A worktree another open tab still works in (a
+    /// handoff shares it) is that tab's: said so, with no advice.
     pub(super) async fn left_behind(&self, id: &str, w: &Worktree) -> Option<String> {
+        if let Some((other, name)) = self.open_sharer(&w.path) {
+            return Some(shared_note(&w.path, &other, &name));
+        }
         let (paths, w, id) = (self.paths.clone(), w.clone(), id.to_string());
+        // The worktree's own tab names it in `diff`/`merge`: for a
+        // handoff's tab that is the tab that made it, not the one closing.
+        let owner = listing::closed_id(false, Some(&w.branch))
+            .unwrap_or(&id)
+            .to_string();
         tokio::task::spawn_blocking(move || {
             if !w.path.exists() {
                 return None;
             }
             let dirty = crate::git::unsaved::changes(&paths, &w.path, w.ignore_base().as_deref())
-                .map(|c| c.len())
+                .map(|c| c.iter().map(|c| c.kind).collect::<Vec<_>>())
                 .ok();
-            let recorded = w.recorded_base().or_else(|| base::read_record(&w.path));
-            let unmerged = base::resolve(recorded, &w.repo, &w.branch)
-                .ok()
-                .and_then(|b| b.branch)
-                .and_then(|bb| {
-                    let (ahead, _) = listing::ahead_behind(&w.repo, &w.branch, &bb)?;
-                    let merged =
-                        ahead == 0 || listing::content_merged(&paths, &w.repo, &w.branch, &bb);
-                    Some(if merged { 0 } else { ahead })
-                });
-            left_note(&id, &w.path, &w.branch, unmerged, dirty)
+            let unmerged = unmerged(&paths, &w);
+            left_note(&id, &owner, &w.path, &w.branch, unmerged, dirty.as_deref())
         })
         .await
         .ok()
@@ -292,14 +309,63 @@ impl Core {
     }
 }
 
+/// The commits of `w`'s branch not in its base yet (0 when their
+/// content is there: a squash merge); `None` when git cannot compare.
+pub(super) fn unmerged(paths: &crate::paths::Paths, w: &Worktree) -> Option<usize> {
+    let recorded = w.recorded_base().or_else(|| base::read_record(&w.path));
+    let b = base::resolve(recorded, &w.repo, &w.branch).ok()?;
+    let bb = b.branch.clone()?;
+    if b.recorded && !listing::branch_exists(&w.repo, &bb) {
+        // Its base branch went: the recorded commit says what is its own.
+        return listing::ahead_of_commit(&w.repo, &w.branch, &b.commit);
+    }
+    let (ahead, _) = listing::ahead_behind(&w.repo, &w.branch, &bb)?;
+    let merged = ahead == 0 || listing::content_merged(paths, &w.repo, &w.branch, &bb);
+    Some(if merged { 0 } else { ahead })
+}
+
+/// A closed tab's worktree another open tab still works in.
+fn shared_note(path: &Path, other: &str, name: &str) -> String {
+    let named = match name.is_empty() {
+        true => format!("tab {other}"),
+        false => format!("tab {other} ({name})"),
+    };
+    format!(
+        "its worktree {} stays with {named}, which works in it too (a handoff shares it)",
+        path.display()
+    )
+}
+
+/// How to commit uncommitted work of `kinds` at `path`: `commit -a`
+/// takes no untracked file, so with one `add -A` comes first; staged
+/// work alone needs only `commit`. `None` (git could not tell): the
+/// command that takes everything.
+pub fn commit_advice(path: &Path, kinds: Option<&[ChangeKind]>) -> String {
+    let p = path.display();
+    let all = format!("git -C {p} add -A && git -C {p} commit");
+    let Some(kinds) = kinds else { return all };
+    if kinds
+        .iter()
+        .any(|k| matches!(k, ChangeKind::Untracked | ChangeKind::Ignored))
+    {
+        all
+    } else if kinds.iter().all(|k| *k == ChangeKind::Staged) {
+        format!("git -C {p} commit")
+    } else {
+        format!("git -C {p} commit -a")
+    }
+}
+
 /// The note for a closed tab's worktree holding `unmerged` commits and
-/// `dirty` paths of uncommitted work (`None`: git could not tell).
+/// uncommitted work of `dirty` kinds, one per path (`None`: git could
+/// not tell). `owner` is the id `diff`/`merge` know the worktree by.
 fn left_note(
-    id: &str,
+    closing: &str,
+    owner: &str,
     path: &Path,
     branch: &str,
     unmerged: Option<usize>,
-    dirty: Option<usize>,
+    dirty: Option<&[ChangeKind]>,
 ) -> Option<String> {
     let plural = |n: usize, one: &str, many: &str| match n {
         1 => format!("1 {one}"),
@@ -311,7 +377,7 @@ fn left_note(
         Some(n) => held.push(plural(n, "unmerged commit", "unmerged commits")),
         None => held.push("commits nerdr cannot compare with their base".into()),
     }
-    match dirty {
+    match dirty.map(<[_]>::len) {
         Some(0) => {}
         Some(n) => held.push(format!(
             "{} with uncommitted work",
@@ -322,16 +388,21 @@ fn left_note(
     if held.is_empty() {
         return None;
     }
-    let commit_first = match dirty {
+    let commit_first = match dirty.map(<[_]>::len) {
         Some(0) => String::new(),
         _ => format!(
-            " (commit the uncommitted work first: `git -C {} commit -a`)",
-            path.display()
+            " (commit the uncommitted work first: `{}`)",
+            commit_advice(path, dirty)
         ),
     };
+    // A handoff's tab closing after the tab that made the worktree.
+    let whose = match closing == owner {
+        true => "its worktree".to_string(),
+        false => format!("the worktree of tab {owner} it worked in,"),
+    };
     Some(format!(
-        "its worktree {} stays, on branch {branch}, with {}: see it with `nerdr diff {id}`, bring \
-         it home with `nerdr merge {id}`{commit_first}",
+        "{whose} {} stays, on branch {branch}, with {}: see it with `nerdr diff \
+         {owner}`, bring it home with `nerdr merge {owner}`{commit_first}",
         path.display(),
         held.join(" and ")
     ))
@@ -405,9 +476,17 @@ fn entry(
     match verdict {
         Verdict::Keep(why) => e.why = why,
         Verdict::Remove { branch } => {
-            let said = match branch {
-                true => format!("its work is merged into {base}; its branch goes too"),
-                false => format!(
+            let said = match (facts.base_gone, branch) {
+                (true, true) => format!(
+                    "it has no commits of its own (its base branch {base} is gone); its branch \
+                     goes too"
+                ),
+                (true, false) => format!(
+                    "it has no commits of its own (its base branch {base} is gone); its branch \
+                     stays (`--merged` deletes it)"
+                ),
+                (false, true) => format!("its work is merged into {base}; its branch goes too"),
+                (false, false) => format!(
                     "its work is merged into {base}; its branch stays (`--merged` deletes it)"
                 ),
             };
@@ -436,26 +515,84 @@ mod tests {
 
     #[test]
     fn a_closed_tab_says_what_it_left_and_how_to_get_it() {
-        let note = |u, d| left_note("ab12", Path::new("/w/ab12"), "nerdr/ab12", u, d);
-        assert_eq!(note(Some(0), Some(0)), None);
-        let n = note(Some(2), Some(0)).unwrap();
+        use ChangeKind::*;
+        let note = |u, d: Option<&[ChangeKind]>| {
+            left_note("ab12", "ab12", Path::new("/w/ab12"), "nerdr/ab12", u, d)
+        };
+        assert_eq!(note(Some(0), Some(&[])), None);
+        let n = note(Some(2), Some(&[])).unwrap();
         assert_eq!(
             n,
             "its worktree /w/ab12 stays, on branch nerdr/ab12, with 2 unmerged commits: see it \
              with `nerdr diff ab12`, bring it home with `nerdr merge ab12`"
         );
-        let n = note(Some(1), Some(3)).unwrap();
+        let n = note(Some(1), Some(&[Modified, Modified, Staged])).unwrap();
         assert!(
             n.contains("1 unmerged commit and 3 paths with uncommitted work"),
             "{n}"
         );
-        assert!(n.contains("commit the uncommitted work first"), "{n}");
-        let n = note(Some(0), Some(1)).unwrap();
+        assert!(
+            n.contains("commit the uncommitted work first: `git -C /w/ab12 commit -a`"),
+            "{n}"
+        );
+        let n = note(Some(0), Some(&[Untracked])).unwrap();
         assert!(n.contains("with 1 path with uncommitted work:"), "{n}");
+        assert!(
+            n.contains("`git -C /w/ab12 add -A && git -C /w/ab12 commit`"),
+            "an untracked file is not in `commit -a`: {n}"
+        );
         let n = note(None, None).unwrap();
         assert!(
             n.contains("cannot compare") && n.contains("cannot tell"),
             "{n}"
         );
+        assert!(n.contains("add -A"), "{n}");
+        // A handoff's tab closing after the tab that made the worktree.
+        let n = left_note(
+            "cd34",
+            "ab12",
+            Path::new("/w/ab12"),
+            "nerdr/ab12",
+            Some(1),
+            Some(&[]),
+        )
+        .unwrap();
+        assert!(
+            n.starts_with("the worktree of tab ab12 it worked in, /w/ab12 stays")
+                && n.contains("`nerdr diff ab12`")
+                && n.contains("`nerdr merge ab12`")
+                && !n.contains("cd34"),
+            "{n}"
+        );
+    }
+
+    #[test]
+    fn the_commit_advice_fits_what_is_uncommitted() {
+        use ChangeKind::*;
+        let w = Path::new("/w");
+        let all = "git -C /w add -A && git -C /w commit";
+        #[rustfmt::skip]
+        let rows: &[(&str, Option<&[ChangeKind]>, &str)] = &[
+            ("modified files", Some(&[Modified, StagedAndModified]), "git -C /w commit -a"),
+            ("staged only", Some(&[Staged, Staged]), "git -C /w commit"),
+            ("an untracked file", Some(&[Untracked]), all),
+            ("untracked among modified", Some(&[Modified, Untracked]), all),
+            ("ignored by an uncommitted rule", Some(&[Ignored]), all),
+            ("git could not tell", None, all),
+        ];
+        for (what, kinds, want) in rows {
+            assert_eq!(commit_advice(w, *kinds), *want, "{what}");
+        }
+    }
+
+    #[test]
+    fn a_shared_worktree_stays_with_the_open_tab() {
+        let n = shared_note(Path::new("/w/ab12"), "ab12", "sh-1");
+        assert_eq!(
+            n,
+            "its worktree /w/ab12 stays with tab ab12 (sh-1), which works in it too (a handoff \
+             shares it)"
+        );
+        assert!(!n.contains("merge"), "{n}");
     }
 }

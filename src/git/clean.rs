@@ -47,6 +47,8 @@ pub struct Input {
     pub ahead: Option<usize>,
     /// Its work is in the base branch (commits, or content).
     pub merged: Option<bool>,
+    /// The base branch is gone: `ahead` counts from the recorded base.
+    pub base_gone: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +123,13 @@ pub fn verdict(i: &Input, merged_flag: bool) -> Verdict {
         (Some(true), _) => Verdict::Remove {
             branch: merged_flag,
         },
+        (Some(false), Some(n)) if i.base_gone => keep(format!(
+            "{n} commit{} of {branch} {} its own, and its base branch {base} is gone: see them \
+             with `nerdr diff {branch}`, merge them with `nerdr merge {branch} --into BRANCH`, \
+             or delete the branch yourself if they are not wanted",
+            if n == 1 { "" } else { "s" },
+            if n == 1 { "is" } else { "are" }
+        )),
         (Some(false), Some(n)) => keep(format!(
             "{n} commit{} of {branch} {} not merged into {base}: see them with `nerdr diff \
              {branch}`, merge them with `nerdr merge {branch}`, or delete the branch yourself if \
@@ -158,6 +167,7 @@ pub fn input_of(f: &Facts) -> Input {
         base_branch: f.base.as_ref().and_then(|b| b.branch.clone()),
         ahead: f.ahead,
         merged: f.merged,
+        base_gone: f.base_gone,
     }
 }
 
@@ -259,6 +269,7 @@ mod tests {
             base_branch: Some("main".into()),
             ahead: Some(0),
             merged: Some(true),
+            base_gone: false,
         }
     }
 
@@ -285,6 +296,9 @@ mod tests {
             ("unmerged", Input { ahead: Some(1), merged: Some(false), ..closed() }, true, keep("1 commit of nerdr/ab12 is not merged into main: see them with `nerdr diff nerdr/ab12`, merge them with `nerdr merge nerdr/ab12`")),
             ("unmerged, many", Input { ahead: Some(3), merged: Some(false), ..closed() }, false, keep("3 commits")),
             ("not comparable", Input { ahead: None, merged: None, ..closed() }, true, keep("cannot compare")),
+            ("base branch gone, no commits of its own", Input { ahead: Some(0), base_gone: true, ..closed() }, true, Ok(true)),
+            ("base branch gone, commits of its own", Input { ahead: Some(1), merged: Some(false), base_gone: true, ..closed() }, true, keep("1 commit of nerdr/ab12 is its own, and its base branch main is gone: see them with `nerdr diff nerdr/ab12`, merge them with `nerdr merge nerdr/ab12 --into BRANCH`")),
+            ("base branch gone, uncommitted work", Input { ahead: Some(0), base_gone: true, dirty: Some(true), ..closed() }, true, keep("work no commit has")),
         ];
         for (what, input, flag, want) in rows {
             let got = verdict(&input, flag);

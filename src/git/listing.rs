@@ -89,7 +89,10 @@ pub struct Found {
     pub missing: bool,
     /// Made by nerdr: under the data dir's `worktrees/`.
     pub made_by_nerdr: bool,
+    /// The open tab it is (the one that made it, when several work in it).
     pub tab: Option<Known>,
+    /// The other open tabs working in it (a handoff's shares it).
+    pub also: Vec<Known>,
 }
 
 fn canonical(p: &Path) -> PathBuf {
@@ -136,6 +139,7 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
                         missing: false,
                         made_by_nerdr: true,
                         tab: None,
+                        also: Vec::new(),
                     },
                 );
             }
@@ -170,12 +174,14 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
                         .branch
                         .map(|b| b.trim_start_matches("refs/heads/").to_string()),
                     tab: None,
+                    also: Vec::new(),
                 },
             );
         }
     }
     for k in known {
         let path = canonical(&k.path);
+        let made_it = super::clean::own_branch(&path, &format!("nerdr/{}", k.tab));
         let entry = found.entry(path.clone()).or_insert_with(|| Found {
             missing: !k.path.exists(),
             made_by_nerdr: path.starts_with(&root),
@@ -183,8 +189,23 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
             repo: Some(canonical(&k.repo)),
             branch: Some(k.branch.clone()),
             tab: None,
+            also: Vec::new(),
         });
-        entry.tab = Some(k.clone());
+        // The tab that made it keeps it; the others are listed beside it.
+        match entry.tab.take() {
+            None => entry.tab = Some(k.clone()),
+            Some(first) if made_it => {
+                entry.also.push(first);
+                entry.tab = Some(k.clone());
+            }
+            Some(first) => {
+                entry.tab = Some(first);
+                entry.also.push(k.clone());
+            }
+        }
+    }
+    for f in found.values_mut() {
+        f.also.sort_by(|a, b| a.tab.cmp(&b.tab));
     }
     found.into_values().collect()
 }
@@ -222,6 +243,8 @@ pub struct Facts {
     pub merged: Option<bool>,
     /// The branch's tip is its base: no commits of its own yet.
     pub no_commits: bool,
+    /// Its base branch is gone: compared with the recorded base commit.
+    pub base_gone: bool,
     pub notes: Vec<String>,
 }
 
@@ -249,6 +272,24 @@ pub fn ahead_behind(repo: &Path, branch: &str, base_branch: &str) -> Option<(usi
     let behind = n.next()??;
     let ahead = n.next()??;
     Some((ahead, behind))
+}
+
+/// `branch`'s commits since `base_commit` (its recorded base), for a
+/// base branch that is gone (a reviewer's, whose author's branch
+/// `clean --merged` deleted): what is not there is the branch's own.
+pub fn ahead_of_commit(repo: &Path, branch: &str, base_commit: &str) -> Option<usize> {
+    let range = format!("{base_commit}..refs/heads/{branch}");
+    query(repo, &["rev-list", "--count", range.as_str()])
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Whether `branch` exists in `repo`.
+pub fn branch_exists(repo: &Path, branch: &str) -> bool {
+    let full = format!("refs/heads/{branch}");
+    query(repo, &["rev-parse", "--verify", "--quiet", full.as_str()]).is_ok()
 }
 
 /// Whether merging `branch` into `base_branch` would change nothing: its
@@ -297,6 +338,7 @@ pub fn facts(paths: &Paths, found: Found) -> Facts {
         changes: None,
         merged: None,
         no_commits: false,
+        base_gone: false,
         notes: Vec::new(),
     };
     let Some(repo) = f.found.repo.clone() else {
@@ -346,6 +388,31 @@ pub fn facts(paths: &Paths, found: Found) -> Facts {
                             && query(&repo, &["rev-parse", "--verify", full.as_str()])
                                 .is_ok_and(|tip| tip == b.commit);
                     }
+                    None if b.recorded && !branch_exists(&repo, &bb) => {
+                        // Its base branch went (deleted once merged): the
+                        // recorded commit still says what is its own.
+                        match ahead_of_commit(&repo, &branch, &b.commit) {
+                            Some(ahead) => {
+                                f.ahead = Some(ahead);
+                                f.merged = Some(ahead == 0);
+                                f.base_gone = true;
+                                let full = format!("refs/heads/{branch}");
+                                f.no_commits = ahead == 0
+                                    && query(&repo, &["rev-parse", "--verify", full.as_str()])
+                                        .is_ok_and(|tip| tip == b.commit);
+                                notes.push(format!(
+                                    "its base branch {bb} is gone: compared with the commit it \
+                                     started from ({})",
+                                    base::short(&b.commit)
+                                ));
+                            }
+                            None => notes.push(format!(
+                                "cannot compare {branch} with {bb} (gone) nor with the commit it \
+                                 started from ({})",
+                                base::short(&b.commit)
+                            )),
+                        }
+                    }
                     None => notes.push(format!("cannot compare {branch} with {bb} (is it gone?)")),
                 }
             } else {
@@ -368,6 +435,16 @@ impl Facts {
             tab: k.map(|k| k.tab.clone()),
             tab_name: k.map(|k| k.name.clone()),
             tab_state: k.map(|k| k.state.clone()),
+            also: self
+                .found
+                .also
+                .iter()
+                .map(|k| crate::protocol::work::SharingTab {
+                    tab: k.tab.clone(),
+                    name: k.name.clone(),
+                    state: k.state.clone(),
+                })
+                .collect(),
             branch: self.found.branch.clone(),
             base: self.base.as_ref().map(|b| b.commit.clone()),
             base_branch: self.base.as_ref().and_then(|b| b.branch.clone()),
@@ -413,6 +490,7 @@ worktree /odd\nname\0HEAD 4444\0locked\0\0";
             branch: Some("nerdr/ab12".into()),
             missing: false,
             made_by_nerdr: ours,
+            also: Vec::new(),
             tab: tab.then(|| Known {
                 tab: "ab12".into(),
                 name: "fixer".into(),

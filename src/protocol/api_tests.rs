@@ -386,6 +386,7 @@ fn work_requests_on_the_wire() {
             into: None,
             how: MergeHow::FfOnly,
             folder: None,
+            identity: Vec::new(),
         },
         r#"{"method":"merge","params":{"tab":"ab12","into":null,"how":"ff_only"}}"#,
     );
@@ -404,7 +405,8 @@ fn work_requests_on_the_wire() {
             tab: "x".into(),
             into: None,
             how: MergeHow::Merge,
-            folder: None
+            folder: None,
+            identity: Vec::new(),
         })
     );
 }

@@ -77,6 +77,10 @@ pub struct WorktreeRemoved {
     /// Commits of the branch that no other branch has (`None`: git could
     /// not tell).
     pub branch_only_commits: Option<usize>,
+    /// Commits of the branch not in its base yet (0 once merged, their
+    /// content too: a squash); absent when git could not compare.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unmerged: Option<usize>,
 }
 
 /// Where a worktree's work was saved before it was removed.

@@ -100,6 +100,7 @@ fn a_close_tells_what_became_of_the_worktree() {
                 }),
                 branch: "nerdr/ab12".into(),
                 branch_only_commits: Some(2),
+                unmerged: None,
             }),
             ..Default::default()
         },
@@ -118,6 +119,7 @@ fn a_close_tells_what_became_of_the_worktree() {
                 saved: None,
                 branch: "nerdr/ab12".into(),
                 branch_only_commits: None,
+                unmerged: None,
             }),
             ..Default::default()
         },

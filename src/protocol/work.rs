@@ -55,6 +55,9 @@ pub struct WorktreeInfo {
     pub tab_name: Option<String>,
     /// The tab's state (`running`, `exited`, ...).
     pub tab_state: Option<String>,
+    /// Other open tabs working in it too (a handoff's new agent).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<SharingTab>,
     pub branch: Option<String>,
     pub base: Option<String>,
     pub base_branch: Option<String>,
@@ -77,6 +80,14 @@ pub struct WorktreeInfo {
     /// Why a fact is unknown, or what is odd about it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+/// An open tab sharing another tab's worktree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SharingTab {
+    pub tab: String,
+    pub name: String,
+    pub state: String,
 }
 
 /// How `nerdr merge` brings the branch in.
@@ -118,6 +129,10 @@ pub struct MergeTab {
     /// The caller's folder: tab numbers and names count in its session.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub folder: Option<PathBuf>,
+    /// The caller's `GIT_AUTHOR_*` / `GIT_COMMITTER_*` (only those: see
+    /// `git::merge::identity`), for the commits the merge makes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub identity: Vec<(String, String)>,
 }
 
 /// The reply to [`MergeTab`].

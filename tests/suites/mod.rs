@@ -17,6 +17,7 @@ mod feature_detection;
 mod fidelity;
 mod fidelity_reattach;
 mod fidelity_vttest;
+mod git_fixes;
 mod git_guard;
 mod handles;
 mod handoff;

@@ -16,6 +16,7 @@ use super::{query, run, unsaved};
 use crate::paths::Paths;
 use crate::protocol::work::{MergeHow, Merged};
 
+pub mod identity;
 mod rules;
 #[cfg(test)]
 use rules::would_overwrite;
@@ -161,6 +162,7 @@ pub fn merge(
     base: &Base,
     into: Option<String>,
     how: MergeHow,
+    identity: &[(String, String)],
 ) -> Result<Merged, String> {
     let repo = &src.repo;
     let target = into.or_else(|| base.branch.clone());
@@ -273,8 +275,13 @@ pub fn merge(
         Ready::Go => target.expect("ready checked it"),
     };
     let before = tip(repo, &target)?;
-    let done = run_merge(paths, src, &target, how);
-    if let Err(why) = done {
+    let done = run_merge(paths, src, &target, how, identity);
+    if let Err(mut why) = done {
+        // git's "Please tell me who you are" names settings of its own
+        // process, not of the shell the person typed in: say what works.
+        if identity::unknown(&why) {
+            why = identity::advice(repo);
+        }
         let mut restored = restore(paths, src, how, &before, &all_main_changes);
         if let (Ok(()), Some(was)) = (&restored, &ignored_before) {
             let now = ignored(repo).unwrap_or_default();
@@ -318,11 +325,21 @@ pub fn merge(
     })
 }
 
-fn run_merge(paths: &Paths, src: &Source, target: &str, how: MergeHow) -> Result<(), String> {
+fn run_merge(
+    paths: &Paths,
+    src: &Source,
+    target: &str,
+    how: MergeHow,
+    identity: &[(String, String)],
+) -> Result<(), String> {
     let repo = src.repo.as_path();
     let worktree = src.worktree.as_path();
     let branch = src.branch.as_str();
-    let git = |dir: &Path, args: &[&str]| run(paths, dir, args).map(drop);
+    let env: Vec<(&str, &std::ffi::OsStr)> = identity
+        .iter()
+        .map(|(k, v)| (k.as_str(), std::ffi::OsStr::new(v.as_str())))
+        .collect();
+    let git = |dir: &Path, args: &[&str]| super::run_env(paths, dir, args, &env).map(drop);
     // Git's own error, the conflicts read before anything is undone.
     // Asked before anything runs: the advice on a rebase's conflict
     // depends on it.
