@@ -94,6 +94,14 @@ pub fn default_name<'a>(agent: &str, taken: impl Iterator<Item = &'a str> + Clon
         .expect("some number is free")
 }
 
+/// A new tab's number: the lowest, from 1, that no other tab of its
+/// session has (`taken`), as tmux numbers new windows.
+pub fn lowest_free(taken: &[usize]) -> usize {
+    (1..)
+        .find(|n| !taken.contains(n))
+        .expect("some number is free")
+}
+
 /// Whether `name` has the form nerdr gives new tabs, `AGENT-N` (`sh-2`,
 /// `terminal-1`, `my-agent-3`): some agent's next tab may get it by default.
 pub fn is_default_form(name: &str) -> bool {
@@ -219,6 +227,27 @@ mod tests {
         }
     }
 
+    /// Numbers are the tabs' own, not their places: after a close the
+    /// others keep theirs, and the gap names nothing.
+    #[test]
+    fn numbers_are_the_tabs_own() {
+        use Resolved::*;
+        let tabs = vec![
+            entry("b2b2b2b2", "bash-2", 2, "/p"),
+            entry("c3c3c3c3", "review-bash-1", 3, "/p"),
+        ];
+        let rows: &[(&str, Resolved)] = &[
+            ("1", Nothing),
+            ("2", Tab("b2b2b2b2".into())),
+            ("3", Tab("c3c3c3c3".into())),
+            ("bash-2", Tab("b2b2b2b2".into())),
+        ];
+        for (handle, want) in rows {
+            let got = resolve(handle, &tabs, Some(Path::new("/p")));
+            assert_eq!(&got, want, "handle {handle:?}");
+        }
+    }
+
     #[test]
     fn an_ambiguous_handle_lists_the_tabs() {
         let Resolved::Ambiguous(many) = resolve("d59", &tabs(), None) else {
@@ -249,6 +278,21 @@ mod tests {
         ];
         for (taken, want) in rows {
             assert_eq!(default_name("claude", taken.iter().copied()), *want);
+        }
+    }
+
+    #[test]
+    fn new_tabs_take_the_lowest_free_number() {
+        let rows: &[(&[usize], usize)] = &[
+            (&[], 1),
+            (&[1], 2),
+            (&[2], 1),
+            (&[1, 3], 2),
+            (&[3, 1, 2], 4),
+            (&[0, 5], 1),
+        ];
+        for (taken, want) in rows {
+            assert_eq!(lowest_free(taken), *want, "{taken:?}");
         }
     }
 

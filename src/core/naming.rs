@@ -52,8 +52,7 @@ impl Core {
             };
             let mut entries = Vec::new();
             for (folder, ids) in &state.sessions {
-                let tabs = ids.iter().filter_map(|id| state.tabs.get(id));
-                for (i, t) in tabs.enumerate() {
+                for t in ids.iter().filter_map(|id| state.tabs.get(id)) {
                     // What a sandboxed caller may not see is no candidate:
                     // neither matched nor listed as ambiguous.
                     let foreign = home.as_ref().is_some_and(|h| h != folder);
@@ -67,7 +66,7 @@ impl Core {
                     entries.push(Entry {
                         id: t.id.clone(),
                         name: t.name.clone(),
-                        number: i + 1,
+                        number: t.number,
                         folder: folder.clone(),
                     });
                 }

@@ -281,6 +281,7 @@ fn tab_rows_keep_their_fields() {
         unread_reviews: 2,
         id: "ab12".into(),
         name: "claude-1".into(),
+        number: 0,
         folder: "/w".into(),
         agent: "claude".into(),
         command: vec!["claude".into()],
