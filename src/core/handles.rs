@@ -61,6 +61,22 @@ pub fn resolve(handle: &str, entries: &[Entry], home: Option<&Path>) -> Resolved
     Resolved::Nothing
 }
 
+/// The name of the tab a handle that names none most likely meant (`bash1`
+/// for `bash-1`): among the names `resolve` would take, those of the home
+/// session if there is one. A handle of hex digits only, or with a `/`,
+/// is no mistyped name: it may be a closed tab's id or branch, which some
+/// requests take (`nerdr diff`), so it is left to them.
+pub fn meant(handle: &str, entries: &[Entry], home: Option<&Path>) -> Option<String> {
+    if handle.chars().all(|c| c.is_ascii_hexdigit()) || handle.contains('/') {
+        return None;
+    }
+    let names = entries
+        .iter()
+        .filter(|e| home.is_none_or(|h| e.folder == h))
+        .map(|e| e.name.as_str());
+    crate::did_you_mean::closest(handle, names).map(str::to_string)
+}
+
 /// The error for a handle that names several tabs, listing them.
 pub fn ambiguous(handle: &str, tabs: &[Entry]) -> ApiError {
     let list: Vec<String> = tabs
@@ -245,6 +261,30 @@ mod tests {
         for (handle, want) in rows {
             let got = resolve(handle, &tabs, Some(Path::new("/p")));
             assert_eq!(&got, want, "handle {handle:?}");
+        }
+    }
+
+    /// A handle that names nothing and reads as a typo gets the name it
+    /// most likely meant; one that could be an id or a branch gets none.
+    #[test]
+    fn a_mistyped_name_gets_the_one_meant() {
+        let rows: &[(&str, Option<&str>, Option<&str>)] = &[
+            ("claude1", Some("/p"), Some("claude-1")),
+            ("codex1", Some("/p"), Some("codex-1")),
+            ("reveiw", Some("/p"), Some("review")),
+            // Only the home session's names.
+            ("reveiw", Some("/q"), None),
+            // The same name in two sessions is one guess.
+            ("claude1", None, Some("claude-1")),
+            // Hex (an id, or a number) and branches are not guessed at.
+            ("d5920a1f", None, None),
+            ("12", Some("/p"), None),
+            ("nerdr/d5920a11", None, None),
+            ("something-else", None, None),
+        ];
+        for (handle, home, want) in rows {
+            let got = meant(handle, &tabs(), home.map(Path::new));
+            assert_eq!(got.as_deref(), *want, "{handle:?} from {home:?}");
         }
     }
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use super::caller::Caller;
 use super::handles::{self, Entry, Resolved};
-use super::not_found::no_tab;
+use super::not_found::{no_tab, no_tab_meaning};
 use super::privilege::{self, CallerKind};
 use super::request_facts::{tab_requests, target_kind};
 use super::Core;
@@ -71,7 +71,13 @@ impl Core {
                     });
                 }
             }
-            handles::resolve(handle, &entries, home.as_deref())
+            match handles::resolve(handle, &entries, home.as_deref()) {
+                Resolved::Nothing => match handles::meant(handle, &entries, home.as_deref()) {
+                    Some(meant) => return Err(no_tab_meaning(handle, &meant)),
+                    None => Resolved::Nothing,
+                },
+                found => found,
+            }
         };
         match resolved {
             Resolved::Tab(id) => *handle = id,

@@ -197,3 +197,45 @@ fn numbers_stay_with_their_tabs_after_a_close() {
     let fourth = l.ok(&["agent", "sh"]);
     assert_eq!(numbers(&l), [(fourth, 1), (second, 2), (third, 3)]);
 }
+
+/// `nerdr agent --name`: the tab starts with that name; a name `rename`
+/// would refuse is refused with `rename`'s words, and no tab is started.
+#[test]
+fn an_agent_starts_with_the_name_given() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let id = l.ok(&["agent", "sh", "--name", "helper"]);
+    assert_eq!(names(&l, &[]), [(id.clone(), "helper".into())]);
+    l.ok(&["send", "helper", "echo named-$((6*7))"]);
+    l.wait_screen(&id, "named-42");
+
+    let err = l.fails(&["agent", "sh", "--name", "helper"]);
+    assert!(
+        err.contains("another tab of this session is named `helper`"),
+        "{err}"
+    );
+    let err = l.fails(&["agent", "sh", "--name", "two words"]);
+    assert!(err.contains("a tab name is a plain word"), "{err}");
+    assert_eq!(names(&l, &[]).len(), 1);
+    // The default again without --name.
+    let next = l.ok(&["agent", "sh"]);
+    assert_eq!(names(&l, &[])[1], (next, "sh-1".into()));
+}
+
+/// A mistyped tab name or agent gets the one it most likely meant, and
+/// nothing runs.
+#[test]
+fn a_typo_gets_a_did_you_mean() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let id = l.ok(&["agent", "sh"]);
+    let err = l.fails(&["send", "sh1", "echo should-not-run"]);
+    assert!(err.contains("no tab `sh1`; did you mean `sh-1`?"), "{err}");
+    assert!(!l.ok(&["read", &id]).contains("should-not-run\n"));
+    let err = l.fails(&["agent", "shh"]);
+    assert!(
+        err.contains("unknown agent \"shh\" (did you mean `sh`?)"),
+        "{err}"
+    );
+    assert_eq!(names(&l, &[]).len(), 1);
+}

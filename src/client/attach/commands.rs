@@ -246,6 +246,7 @@ impl Window {
                         env: crate::client::own_env(),
                         worktree: true,
                         program: false,
+                        tab_name: None,
                     },
                     Window::show_started,
                 );
