@@ -14,6 +14,7 @@ mod client;
 mod config;
 mod core;
 mod detect;
+mod did_you_mean;
 mod executable;
 mod git;
 mod handed_env;

@@ -11,17 +11,22 @@ use crate::protocol::api::StartAgent;
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:\n  \
     nerdr agent claude              an agent\n  \
+    nerdr agent claude --name fix   an agent, in a tab named fix\n  \
     nerdr agent codex -- --model o3 an agent, with extra arguments for this run\n  \
     nerdr agent -- bash             any program, without config\n  \
     nerdr agent -- sh -x            any program, with its arguments")]
 pub struct Args {
     /// A built-in agent (claude, codex, opencode, ...) or an [agents.NAME]
     /// from config; without it, the words after `--` are the program to run
-    #[arg(required_unless_present = "extra_args")]
-    pub name: Option<String>,
+    #[arg(required_unless_present = "extra_args", value_name = "NAME")]
+    pub agent: Option<String>,
     /// Work in the folder itself, not in a new git worktree
     #[arg(long)]
     pub no_worktree: bool,
+    /// The new tab's name, as `nerdr rename` takes it (default: AGENT-N,
+    /// the lowest N free in the session)
+    #[arg(long, value_name = "N")]
+    pub name: Option<String>,
     /// Extra arguments for this run, after the configured ones (without
     /// NAME: the program and its arguments)
     #[arg(last = true)]
@@ -29,7 +34,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
-    let (name, extra_args, program) = match args.name {
+    let (name, extra_args, program) = match args.agent {
         Some(name) => (name, args.extra_args, false),
         None => {
             let mut words = args.extra_args.into_iter();
@@ -47,6 +52,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         env: client::own_env(),
         worktree: !args.no_worktree,
         program,
+        tab_name: args.name,
     })?;
     // The tab id alone on stdout, so scripts can capture it; a refused
     // tab's too (it stays, for `nerdr restart`), and then the reason on

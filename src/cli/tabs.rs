@@ -1,5 +1,6 @@
-//! `nerdr tabs [--json] [--all]`: the tabs of this folder's session. A
-//! running agent's STATE is what it is doing (working, BLOCKED, idle,
+//! `nerdr tabs [--json] [--all]`: the tabs of this folder's session, each
+//! with its number (`#`, what `nerdr send 2` takes and the window's status
+//! line shows). A running agent's STATE is what it is doing (working, BLOCKED, idle,
 //! done); `blocked` is in capitals so it stands out without colour, and on
 //! a terminal each state has its colour too. A tab with reviews not read
 //! yet has `@N` after its name, as in the window's status line; a
@@ -18,7 +19,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, name, folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), switches (each `nerdr switch` of its agent: from, to, at (RFC 3339); the table's AGENT shows claude→codex)
+    /// One JSON array: id, name, number (the tab's number in its session: `nerdr send 2`, the window's digit keys; kept while the tab lives), folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), switches (each `nerdr switch` of its agent: from, to, at (RFC 3339); the table's AGENT shows claude→codex)
     #[arg(long)]
     pub json: bool,
 }
@@ -57,6 +58,7 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
         return "no tabs\n".into();
     }
     let header = [
+        "#",
         "TAB",
         "NAME",
         "AGENT",
@@ -88,29 +90,38 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
             0 => t.name.clone(),
             n => format!("{} @{n}", t.name),
         };
-        rows.push([t.id.clone(), name, agent, state, pid, folder]);
+        rows.push([
+            t.number.to_string(),
+            t.id.clone(),
+            name,
+            agent,
+            state,
+            pid,
+            folder,
+        ]);
     }
     // The old fixed widths stay the least, so short tables look as before.
-    let mut width = [10, 10, 12, 10, 8];
+    let mut width = [1, 10, 10, 12, 10, 8];
     for row in &rows {
         for (w, cell) in width.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
     let mut out = String::new();
-    for ([id, name, agent, state, pid, folder], c) in rows.iter().zip(colours) {
+    for ([number, id, name, agent, state, pid, folder], c) in rows.iter().zip(colours) {
         // Padded first: the colour's escapes take no room on screen.
-        let state = format!("{state:<w$}", w = width[3]);
+        let state = format!("{state:<w$}", w = width[4]);
         let state = match c.filter(|_| colour) {
             Some(c) => format!("\x1b[{c}m{state}\x1b[0m"),
             None => state,
         };
         let line = format!(
-            "{id:<w0$} {name:<w1$} {agent:<w2$} {state} {pid:>w4$}  {folder}",
+            "{number:>w0$} {id:<w1$} {name:<w2$} {agent:<w3$} {state} {pid:>w5$}  {folder}",
             w0 = width[0],
             w1 = width[1],
             w2 = width[2],
-            w4 = width[4],
+            w3 = width[3],
+            w5 = width[5],
         );
         out.push_str(line.trim_end());
         out.push('\n');
@@ -214,6 +225,30 @@ mod tests {
         }
     }
 
+    /// `#` is each tab's own number, as the core sent it: a closed
+    /// tab's number stays a gap, not taken by the tab after it.
+    #[test]
+    fn each_row_shows_its_tabs_number() {
+        let wire = serde_json::json!([
+            {"id": "b2b2b2b2", "name": "bash-2", "number": 2, "folder": "/w", "agent": "bash",
+             "command": ["bash"], "sandboxed": false, "state": "running", "pid": 7,
+             "exit_code": null},
+            {"id": "c3c3c3c3", "name": "review-bash-1", "number": 12, "folder": "/w",
+             "agent": "claude", "command": ["claude"], "sandboxed": false,
+             "state": "running", "pid": 8, "exit_code": null},
+        ]);
+        let rows = decode::<ListTabs>(wire).unwrap();
+        let text = table(&rows, false, false);
+        let lines: Vec<&str> = text.lines().collect();
+        let words = |l: &str| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ");
+        assert_eq!(words(lines[0]), "# TAB NAME", "{text}");
+        assert_eq!(words(lines[1]), "2 b2b2b2b2 bash-2", "{text}");
+        assert_eq!(words(lines[2]), "12 c3c3c3c3 review-bash-1", "{text}");
+        // Right-aligned, so the ids line up.
+        assert_eq!(lines[1].find("b2b2"), lines[2].find("c3c3"), "{text}");
+        assert!(json_text(&rows).unwrap().contains("\"number\": 12"));
+    }
+
     /// A reviewer's name carries only part of its author's id: the line
     /// under the table names the author by its whole id.
     #[test]
@@ -238,17 +273,17 @@ mod tests {
     #[test]
     fn json_output_is_the_wire_as_it_came() {
         let wire = serde_json::json!([
-            {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
+            {"id": "ab12", "name": "claude-1", "number": 1, "folder": "/w", "agent": "claude", "command": ["claude", "--x"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": null, "resumable": true, "state": "exited", "pid": null,
              "exit_code": 0, "agent_state": null, "agent_state_since": null, "bells": 0, "unread_reviews": 0},
-            {"id": "cd34", "name": "terminal-1", "folder": "/w", "agent": "sh", "command": ["sh"],
+            {"id": "cd34", "name": "terminal-1", "number": 2, "folder": "/w", "agent": "sh", "command": ["sh"],
              "sandboxed": false, "kind": "terminal", "parent": "ab12", "worktree": null,
              "session_id": null, "resumable": false, "state": "refused",
              "reason": "no such program", "pid": null, "exit_code": null,
              "warning": "hooks blocked", "agent_state": null, "agent_state_since": null,
              "bells": 0, "unread_reviews": 0},
-            {"id": "ef56", "name": "a-longer-name", "folder": "/w", "agent": "codex", "command": ["codex"],
+            {"id": "ef56", "name": "a-longer-name", "number": 4, "folder": "/w", "agent": "codex", "command": ["codex"],
              "sandboxed": false, "kind": "agent", "parent": null, "worktree": null,
              "session_id": null, "resumable": false, "state": "running", "pid": 7,
              "exit_code": null, "agent_state": "blocked",

@@ -188,8 +188,9 @@ pub enum ConfigError {
     /// One line: the name may well be a program the person meant to run
     /// as it is, which `nerdr agent -- NAME` does.
     #[error(
-        "unknown agent \"{name}\"; to run a program that is not an agent: nerdr agent -- {name} \
+        "unknown agent \"{name}\"{}; to run a program that is not an agent: nerdr agent -- {name} \
          (agents: {}; or add [agents.{name}] with a `command` to {})",
+        crate::did_you_mean::hint(name, builtin_names().iter().copied().chain(configured.iter().map(String::as_str))),
         builtin_names().iter().map(|s| s.to_string()).chain(configured.iter().cloned()).collect::<Vec<_>>().join(", "),
         path.as_ref().map_or("the config file".into(), |p| p.display().to_string())
     )]

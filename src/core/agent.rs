@@ -26,6 +26,9 @@ pub struct Named {
     pub name: String,
     /// `name` is a program run as it is (`nerdr agent -- CMD`).
     pub program: bool,
+    /// The tab's name (`nerdr agent --name`), checked as `nerdr rename`
+    /// checks one; its default without.
+    pub tab_name: Option<String>,
 }
 
 impl Core {
@@ -58,7 +61,15 @@ impl Core {
                 tab: id,
                 refused: Some(e.message),
             }),
-            other => other,
+            other => {
+                // A name kept for a tab that never came in is let go.
+                let mut state = self.state.lock().unwrap();
+                if !state.tabs.contains_key(&id) {
+                    state.kept_names.remove(&id);
+                }
+                drop(state);
+                other
+            }
         }
     }
 
@@ -105,6 +116,18 @@ impl Core {
         .map_err(|r| self.refused(caller, None, r))?;
         let (folder, agent) = (admitted.folder, admitted.agent);
         let id = id.to_string();
+        if let Some(n) = &named.tab_name {
+            let mut state = self.state.lock().unwrap();
+            let taken: Vec<&str> = state
+                .session_tabs(&folder)
+                .into_iter()
+                .map(|t| t.name.as_str())
+                .collect();
+            let by_sandboxed = caller.kind() == super::privilege::CallerKind::Sandboxed;
+            super::handles::check_name(n, &taken, by_sandboxed)?;
+            // Taken by `State::insert` when the tab comes in.
+            state.kept_names.insert(id.clone(), n.clone());
+        }
         // Decide everything that can fail before making a worktree.
         let command = self
             .command_for(

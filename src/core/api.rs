@@ -225,11 +225,16 @@ impl Core {
                 env,
                 worktree,
                 program,
+                tab_name,
             }) => encode::<StartAgent>(
                 self.start_agent(
                     caller,
                     &folder,
-                    super::agent::Named { name, program },
+                    super::agent::Named {
+                        name,
+                        program,
+                        tab_name,
+                    },
                     extra_args,
                     env,
                     worktree,

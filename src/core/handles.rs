@@ -61,6 +61,22 @@ pub fn resolve(handle: &str, entries: &[Entry], home: Option<&Path>) -> Resolved
     Resolved::Nothing
 }
 
+/// The name of the tab a handle that names none most likely meant (`bash1`
+/// for `bash-1`): among the names `resolve` would take, those of the home
+/// session if there is one. A handle of hex digits only, or with a `/`,
+/// is no mistyped name: it may be a closed tab's id or branch, which some
+/// requests take (`nerdr diff`), so it is left to them.
+pub fn meant(handle: &str, entries: &[Entry], home: Option<&Path>) -> Option<String> {
+    if handle.chars().all(|c| c.is_ascii_hexdigit()) || handle.contains('/') {
+        return None;
+    }
+    let names = entries
+        .iter()
+        .filter(|e| home.is_none_or(|h| e.folder == h))
+        .map(|e| e.name.as_str());
+    crate::did_you_mean::closest(handle, names).map(str::to_string)
+}
+
 /// The error for a handle that names several tabs, listing them.
 pub fn ambiguous(handle: &str, tabs: &[Entry]) -> ApiError {
     let list: Vec<String> = tabs
@@ -91,6 +107,14 @@ pub fn default_name<'a>(agent: &str, taken: impl Iterator<Item = &'a str> + Clon
     (1..)
         .map(|n| format!("{agent}-{n}"))
         .find(|name| !taken.clone().any(|t| t == name))
+        .expect("some number is free")
+}
+
+/// A new tab's number: the lowest, from 1, that no other tab of its
+/// session has (`taken`), as tmux numbers new windows.
+pub fn lowest_free(taken: &[usize]) -> usize {
+    (1..)
+        .find(|n| !taken.contains(n))
         .expect("some number is free")
 }
 
@@ -219,6 +243,51 @@ mod tests {
         }
     }
 
+    /// Numbers are the tabs' own, not their places: after a close the
+    /// others keep theirs, and the gap names nothing.
+    #[test]
+    fn numbers_are_the_tabs_own() {
+        use Resolved::*;
+        let tabs = vec![
+            entry("b2b2b2b2", "bash-2", 2, "/p"),
+            entry("c3c3c3c3", "review-bash-1", 3, "/p"),
+        ];
+        let rows: &[(&str, Resolved)] = &[
+            ("1", Nothing),
+            ("2", Tab("b2b2b2b2".into())),
+            ("3", Tab("c3c3c3c3".into())),
+            ("bash-2", Tab("b2b2b2b2".into())),
+        ];
+        for (handle, want) in rows {
+            let got = resolve(handle, &tabs, Some(Path::new("/p")));
+            assert_eq!(&got, want, "handle {handle:?}");
+        }
+    }
+
+    /// A handle that names nothing and reads as a typo gets the name it
+    /// most likely meant; one that could be an id or a branch gets none.
+    #[test]
+    fn a_mistyped_name_gets_the_one_meant() {
+        let rows: &[(&str, Option<&str>, Option<&str>)] = &[
+            ("claude1", Some("/p"), Some("claude-1")),
+            ("codex1", Some("/p"), Some("codex-1")),
+            ("reveiw", Some("/p"), Some("review")),
+            // Only the home session's names.
+            ("reveiw", Some("/q"), None),
+            // The same name in two sessions is one guess.
+            ("claude1", None, Some("claude-1")),
+            // Hex (an id, or a number) and branches are not guessed at.
+            ("d5920a1f", None, None),
+            ("12", Some("/p"), None),
+            ("nerdr/d5920a11", None, None),
+            ("something-else", None, None),
+        ];
+        for (handle, home, want) in rows {
+            let got = meant(handle, &tabs(), home.map(Path::new));
+            assert_eq!(got.as_deref(), *want, "{handle:?} from {home:?}");
+        }
+    }
+
     #[test]
     fn an_ambiguous_handle_lists_the_tabs() {
         let Resolved::Ambiguous(many) = resolve("d59", &tabs(), None) else {
@@ -249,6 +318,21 @@ mod tests {
         ];
         for (taken, want) in rows {
             assert_eq!(default_name("claude", taken.iter().copied()), *want);
+        }
+    }
+
+    #[test]
+    fn new_tabs_take_the_lowest_free_number() {
+        let rows: &[(&[usize], usize)] = &[
+            (&[], 1),
+            (&[1], 2),
+            (&[2], 1),
+            (&[1, 3], 2),
+            (&[3, 1, 2], 4),
+            (&[0, 5], 1),
+        ];
+        for (taken, want) in rows {
+            assert_eq!(lowest_free(taken), *want, "{taken:?}");
         }
     }
 

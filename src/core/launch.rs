@@ -313,6 +313,8 @@ fn starting_tab(
         id: plan.id.clone(),
         // Its default, from its session's other names, when recorded.
         name: String::new(),
+        // The lowest free in its session, when recorded.
+        number: 0,
         secret,
         folder: plan.folder.clone(),
         agent: plan.name.clone(),

@@ -147,6 +147,8 @@ pub struct State {
     generation: u64,
     /// Names of tabs taken out to start again (`State::remove_keeping_place`).
     pub kept_names: std::collections::HashMap<String, String>,
+    /// Numbers of tabs taken out to start again (`State::remove_keeping_place`).
+    pub kept_numbers: std::collections::HashMap<String, usize>,
     /// Agents waiting for their worktree's setup.
     pub setup_gates: setup_gate::Gates,
     /// What the holder has of each tab's screen.
@@ -357,9 +359,12 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 // rename since is in the list, and so is a base that
                 // moved (a rebase: `core::worktrees`).
                 let renamed = saved.name.clone();
+                let listed_number = saved.number;
                 let listed_worktree = saved.worktree.clone();
                 let mut meta: Saved = serde_json::from_value(f.held.meta).unwrap_or(saved);
                 meta.name = renamed.or(meta.name);
+                // The holder's record may be from before the tab was numbered.
+                meta.number = listed_number.or(meta.number);
                 if let (Some(w), Some(listed)) = (meta.worktree.as_mut(), listed_worktree) {
                     if listed.path == w.path && listed.base.is_some() {
                         w.base = listed.base;

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use super::caller::Caller;
 use super::handles::{self, Entry, Resolved};
-use super::not_found::no_tab;
+use super::not_found::{no_tab, no_tab_meaning};
 use super::privilege::{self, CallerKind};
 use super::request_facts::{tab_requests, target_kind};
 use super::Core;
@@ -52,8 +52,7 @@ impl Core {
             };
             let mut entries = Vec::new();
             for (folder, ids) in &state.sessions {
-                let tabs = ids.iter().filter_map(|id| state.tabs.get(id));
-                for (i, t) in tabs.enumerate() {
+                for t in ids.iter().filter_map(|id| state.tabs.get(id)) {
                     // What a sandboxed caller may not see is no candidate:
                     // neither matched nor listed as ambiguous.
                     let foreign = home.as_ref().is_some_and(|h| h != folder);
@@ -67,12 +66,18 @@ impl Core {
                     entries.push(Entry {
                         id: t.id.clone(),
                         name: t.name.clone(),
-                        number: i + 1,
+                        number: t.number,
                         folder: folder.clone(),
                     });
                 }
             }
-            handles::resolve(handle, &entries, home.as_deref())
+            match handles::resolve(handle, &entries, home.as_deref()) {
+                Resolved::Nothing => match handles::meant(handle, &entries, home.as_deref()) {
+                    Some(meant) => return Err(no_tab_meaning(handle, &meant)),
+                    None => Resolved::Nothing,
+                },
+                found => found,
+            }
         };
         match resolved {
             Resolved::Tab(id) => *handle = id,

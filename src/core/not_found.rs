@@ -11,3 +11,15 @@ pub fn no_tab(tab: &str) -> ApiError {
         format!("no tab `{tab}` (see `nerdr tabs --all` for the tabs that exist)"),
     )
 }
+
+/// [`no_tab`] for a handle that looks mistyped: the name of a tab the
+/// caller may see that it most likely meant (`did_you_mean`).
+pub fn no_tab_meaning(tab: &str, meant: &str) -> ApiError {
+    ApiError::new(
+        ErrorCode::NotFound,
+        format!(
+            "no tab `{tab}`; did you mean `{meant}`? (see `nerdr tabs --all` for the tabs that \
+             exist)"
+        ),
+    )
+}

@@ -150,6 +150,7 @@ impl Core {
                 env,
                 worktree,
                 program,
+                tab_name,
                 ..
             }) if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent(StartAgent {
                 folder: own_folder()?,
@@ -158,6 +159,7 @@ impl Core {
                 env,
                 worktree,
                 program,
+                tab_name,
             })),
             other => Ok(other),
         }

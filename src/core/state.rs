@@ -16,6 +16,11 @@ pub struct Tab {
     /// What the person calls it (`claude-1`, or its `nerdr rename`); empty
     /// until [`State::insert`] gives it its default.
     pub name: String,
+    /// Its number in its session, from 1, as `nerdr send 2` and the
+    /// window's digit keys take it: kept for the tab's life (a close does
+    /// not renumber the others, as tmux's default); 0 until
+    /// [`State::insert`] gives it the lowest free one.
+    pub number: usize,
     /// The tab's `NERDR_TAB`: proves a hook caller belongs here. Never logged.
     pub secret: String,
     pub folder: PathBuf,
@@ -111,6 +116,10 @@ pub struct Saved {
     /// Absent in lists written before tabs had names.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// `Tab::number`. Absent in lists written before numbers were kept:
+    /// their tabs are numbered in the list's order, as they were shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number: Option<usize>,
     pub folder: PathBuf,
     pub agent: String,
     pub command: Vec<String>,
@@ -156,6 +165,7 @@ impl Tab {
         Saved {
             id: self.id.clone(),
             name: (!self.name.is_empty()).then(|| self.name.clone()),
+            number: (self.number > 0).then_some(self.number),
             folder: self.folder.clone(),
             agent: self.agent.clone(),
             command: self.command.clone(),
@@ -183,6 +193,7 @@ impl Tab {
         Tab {
             id: s.id,
             name: s.name.unwrap_or_default(),
+            number: s.number.unwrap_or(0),
             // A tab restored without its secret has no program that could
             // present it; a fresh random one matches nothing.
             secret: s
@@ -221,6 +232,7 @@ impl Tab {
         TabInfo {
             id: self.id.clone(),
             name: self.name.clone(),
+            number: self.number,
             folder: self.folder.clone(),
             agent: self.agent.clone(),
             command: self.command.clone(),
@@ -280,9 +292,11 @@ impl Tab {
 /// The queries over the tabs of [`State`] (defined with the rest of what
 /// the core knows, in `core`).
 impl State {
-    /// Add a tab at the end of its session, or back at its place when
-    /// [`State::remove_keeping_place`] kept one for its id (with its name).
-    /// A tab without a name gets its default (`AGENT-N`).
+    /// Add a tab to its session, or back at its place when
+    /// [`State::remove_keeping_place`] kept one for its id (with its name
+    /// and number). A tab without a name gets its default (`AGENT-N`); one
+    /// without a number, or with one another tab of its session has, the
+    /// lowest free number. A session's tabs are kept in number order.
     pub fn insert(&mut self, mut tab: Tab) {
         if tab.name.is_empty() {
             tab.name = match self.kept_names.remove(&tab.id) {
@@ -297,21 +311,59 @@ impl State {
                 }
             };
         }
-        let ids = self.sessions.entry(tab.folder.clone()).or_default();
-        if !ids.contains(&tab.id) {
-            ids.push(tab.id.clone());
+        if let Some(n) = self.kept_numbers.remove(&tab.id) {
+            tab.number = n;
         }
+        let taken = self.numbers_taken(&tab.folder, &tab.id);
+        if tab.number == 0 || taken.contains(&tab.number) {
+            tab.number = super::handles::lowest_free(&taken);
+        }
+        let numbers: Vec<(String, usize)> = self
+            .sessions
+            .get(&tab.folder)
+            .into_iter()
+            .flatten()
+            .filter(|id| **id != tab.id)
+            .map(|id| (id.clone(), self.number_of(id)))
+            .collect();
+        let at = numbers
+            .iter()
+            .position(|(_, n)| *n > tab.number)
+            .unwrap_or(numbers.len());
+        let mut ids: Vec<String> = numbers.into_iter().map(|(id, _)| id).collect();
+        ids.insert(at, tab.id.clone());
+        self.sessions.insert(tab.folder.clone(), ids);
         self.tabs.insert(tab.id.clone(), tab);
     }
 
+    /// The numbers of `folder`'s session that tab `id` may not take: its
+    /// other tabs', and those kept for tabs starting again.
+    fn numbers_taken(&self, folder: &Path, id: &str) -> Vec<usize> {
+        let ids = self.sessions.get(folder).map(Vec::as_slice).unwrap_or(&[]);
+        ids.iter()
+            .filter(|other| *other != id)
+            .map(|other| self.number_of(other))
+            .collect()
+    }
+
+    /// Tab `id`'s number, or the one kept for it while it starts again.
+    fn number_of(&self, id: &str) -> usize {
+        self.tabs
+            .get(id)
+            .map(|t| t.number)
+            .or_else(|| self.kept_numbers.get(id).copied())
+            .unwrap_or(0)
+    }
+
     /// Take a tab out that is about to start again under its id (`nerdr
-    /// restart`), keeping its place in its session and its name, so it
-    /// keeps its number and name in the windows. The place is taken again
+    /// restart`), keeping its place in its session, its name and its
+    /// number, so the windows show it as before. The place is taken again
     /// by [`State::insert`], or given up by [`State::remove`] or
     /// [`State::forget_place`].
     pub fn remove_keeping_place(&mut self, id: &str) -> Option<Tab> {
         let tab = self.tabs.remove(id)?;
         self.kept_names.insert(tab.id.clone(), tab.name.clone());
+        self.kept_numbers.insert(tab.id.clone(), tab.number);
         Some(tab)
     }
 
@@ -321,6 +373,7 @@ impl State {
             return;
         }
         self.kept_names.remove(id);
+        self.kept_numbers.remove(id);
         if let Some(ids) = self.sessions.get_mut(folder) {
             ids.retain(|t| t != id);
         }
@@ -328,6 +381,7 @@ impl State {
 
     pub fn remove(&mut self, id: &str) -> Option<Tab> {
         self.kept_names.remove(id);
+        self.kept_numbers.remove(id);
         let tab = self.tabs.remove(id)?;
         if let Some(ids) = self.sessions.get_mut(&tab.folder) {
             ids.retain(|t| t != id);
@@ -452,8 +506,9 @@ mod tests {
         tabs.iter().map(|t| t.id.as_str()).collect()
     }
 
-    /// A restarted tab keeps its place (its number in the windows); a
-    /// closed one gives it up, and so does one that did not come back.
+    /// A restarted tab keeps its place (its number); a closed one gives it
+    /// up, and so does one that did not come back: the next new tab takes
+    /// the lowest number free.
     #[test]
     fn a_tab_started_again_keeps_its_place() {
         let mut state = State::default();
@@ -467,15 +522,65 @@ mod tests {
 
         state.remove_keeping_place("b").unwrap();
         state.forget_place(Path::new("/w"), "b");
+        state.insert(tab("d"));
         state.insert(tab("b"));
-        assert_eq!(order(&state), ["a", "c", "b"]);
+        // The number given up is the lowest free: a new tab takes it.
+        assert_eq!(order(&state), ["a", "d", "c", "b"]);
+        state.remove("d");
 
         // A tab that is back keeps its place whoever asks to forget it.
         state.forget_place(Path::new("/w"), "a");
         assert_eq!(order(&state), ["a", "c", "b"]);
+        // c closes and comes back new: it takes 2, the lowest free.
         state.remove("c");
         state.insert(tab("c"));
-        assert_eq!(order(&state), ["a", "b", "c"]);
+        assert_eq!(order(&state), ["a", "c", "b"]);
+    }
+
+    /// Numbers stay with their tabs, as tmux's windows keep theirs: a
+    /// close leaves a gap the next new tab fills, a tab started again
+    /// keeps its number, a list from before numbers numbers its tabs in
+    /// order, and the session's order is the numbers'.
+    #[test]
+    fn tabs_keep_their_numbers() {
+        let mut state = State::default();
+        for id in ["a", "b", "c"] {
+            state.insert(tab(id));
+        }
+        let numbers = |s: &State| -> Vec<(String, usize)> {
+            s.session_tabs(Path::new("/w"))
+                .iter()
+                .map(|t| (t.id.clone(), t.number))
+                .collect()
+        };
+        let want = |rows: &[(&str, usize)]| -> Vec<(String, usize)> {
+            rows.iter().map(|(id, n)| (id.to_string(), *n)).collect()
+        };
+        assert_eq!(numbers(&state), want(&[("a", 1), ("b", 2), ("c", 3)]));
+        state.remove("a");
+        assert_eq!(numbers(&state), want(&[("b", 2), ("c", 3)]));
+        // Started again: its number is kept while it is out.
+        let b = state.remove_keeping_place("b").unwrap();
+        state.insert(tab("d"));
+        state.insert(b);
+        assert_eq!(numbers(&state), want(&[("d", 1), ("b", 2), ("c", 3)]));
+        state.remove("b");
+        state.insert(tab("e"));
+        assert_eq!(numbers(&state), want(&[("d", 1), ("e", 2), ("c", 3)]));
+        // Written with its number, read back with it; a number another
+        // tab has is not taken twice.
+        let json = serde_json::to_value(state.tabs["c"].saved(false)).unwrap();
+        assert_eq!(json["number"], 3);
+        state.remove("c");
+        state.insert(tab("f"));
+        let mut back = Tab::from_saved(serde_json::from_value(json).unwrap(), 24, 80);
+        assert_eq!(back.number, 3);
+        back.id = "g".into();
+        state.insert(back);
+        assert_eq!(
+            numbers(&state),
+            want(&[("d", 1), ("e", 2), ("f", 3), ("g", 4)])
+        );
     }
 
     /// A list written before tabs had names reads, and its tabs get their
@@ -499,7 +604,7 @@ mod tests {
         assert_eq!(names(&state), ["sh-1", "review", "sh-3"]);
         state.remove("a");
         state.insert(tab("d"));
-        assert_eq!(names(&state), ["review", "sh-3", "sh-1"]);
+        assert_eq!(names(&state), ["sh-1", "review", "sh-3"]);
         // Written with its name, read back with it.
         let saved = state.tabs["b"].saved(false);
         let json = serde_json::to_value(&saved).unwrap();

@@ -201,6 +201,9 @@ pub struct StartAgent {
     /// not an agent: `nerdr agent -- CMD ARGS`. No config, no sandbox.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub program: bool,
+    /// The new tab's name (`nerdr agent --name`); its default without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_name: Option<String>,
 }
 
 /// The tabs of `folder`'s session, or of every session with `all`.

@@ -32,6 +32,7 @@ fn agent_requests_keep_their_wire() {
             env: env(),
             worktree: false,
             program: false,
+            tab_name: None,
         },
         r#"{"method":"agent","params":{"folder":"/w","name":"claude","extra_args":["-x"],"env":[["A","1"]],"worktree":false}}"#,
     );
@@ -43,8 +44,9 @@ fn agent_requests_keep_their_wire() {
             env: vec![],
             worktree: true,
             program: true,
+            tab_name: Some("fix".into()),
         },
-        r#"{"method":"agent","params":{"folder":"/w","name":"sh","extra_args":["-x"],"env":[],"worktree":true,"program":true}}"#,
+        r#"{"method":"agent","params":{"folder":"/w","name":"sh","extra_args":["-x"],"env":[],"worktree":true,"program":true,"tab_name":"fix"}}"#,
     );
 }
 
@@ -274,6 +276,7 @@ fn left_out_params_take_their_defaults() {
             env: vec![],
             worktree: true,
             program: false,
+            tab_name: None,
         })
     );
     assert_eq!(

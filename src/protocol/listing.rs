@@ -85,6 +85,10 @@ pub struct TabInfo {
     /// What the person calls it (`claude-1`, or its `nerdr rename`).
     #[serde(default)]
     pub name: String,
+    /// Its number in its session, from 1 (`nerdr send 2`, the window's
+    /// digit keys): kept while the tab lives, so a close leaves a gap.
+    #[serde(default)]
+    pub number: usize,
     pub folder: PathBuf,
     pub agent: String,
     pub command: Vec<String>,

@@ -283,6 +283,7 @@ fn tab_rows_keep_their_fields() {
         unread_reviews: 2,
         id: "ab12".into(),
         name: "claude-1".into(),
+        number: 1,
         folder: "/w".into(),
         agent: "claude".into(),
         command: vec!["claude".into()],
@@ -321,13 +322,13 @@ fn tab_rows_keep_their_fields() {
     same_wire::<ListTabs>(
         vec![row, refused],
         json!([
-            {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude"],
+            {"id": "ab12", "name": "claude-1", "number": 1, "folder": "/w", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "agent", "parent": null, "worktree": "/w/.nerdr/ab12",
              "session_id": "s1", "resumable": false, "state": "running", "pid": 42,
              "exit_code": null, "agent_state": "blocked",
              "agent_state_since": "2026-12-01T18:41:38.123Z", "bells": 2,
              "unread_reviews": 2},
-            {"id": "ab12", "name": "claude-1", "folder": "/w", "agent": "claude", "command": ["claude"],
+            {"id": "ab12", "name": "claude-1", "number": 1, "folder": "/w", "agent": "claude", "command": ["claude"],
              "sandboxed": true, "kind": "terminal", "parent": "cd34",
              "worktree": "/w/.nerdr/ab12", "session_id": "s1", "resumable": false,
              "state": "refused", "reason": "the sandbox check failed", "pid": null,

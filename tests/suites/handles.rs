@@ -151,3 +151,91 @@ fn a_renamed_tab_answers_to_its_name_after_a_core_restart() {
     let third = l.ok(&["agent", "sh"]);
     assert_eq!(names(&l, &[])[2], (third, "sh-1".into()));
 }
+
+/// The trial's case: a closed tab's number is not passed on. `send 2`
+/// after closing tab 1 still reaches `sh-2`; `tabs` shows each number
+/// (`#`, `number`), across a core restart, and a new tab takes the lowest
+/// free one.
+#[test]
+fn numbers_stay_with_their_tabs_after_a_close() {
+    let mut l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let first = l.ok(&["agent", "sh"]);
+    let second = l.ok(&["agent", "sh"]);
+    let third = l.ok(&["agent", "sh"]);
+    let numbers = |l: &Local| -> Vec<(String, u64)> {
+        l.tabs_json(&[])
+            .iter()
+            .map(|t| {
+                let id = t["id"].as_str().unwrap().to_string();
+                (id, t["number"].as_u64().expect("a number"))
+            })
+            .collect()
+    };
+    l.ok(&["close", &first]);
+    assert_eq!(numbers(&l), [(second.clone(), 2), (third.clone(), 3)]);
+
+    l.ok(&["send", "2", "echo to-two-$((1+1))"]);
+    l.wait_screen(&second, "to-two-2");
+    assert!(!l.ok(&["read", &third]).contains("to-two-2"));
+    let err = l.fails(&["read", "1"]);
+    assert!(err.contains("no tab `1`"), "{err}");
+
+    let table = l.ok(&["tabs"]);
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .map(|l| l.split_whitespace().take(3).collect())
+        .collect();
+    assert_eq!(rows[0], ["#", "TAB", "NAME"], "{table}");
+    assert_eq!(rows[1], ["2", second.as_str(), "sh-2"], "{table}");
+    assert_eq!(rows[2], ["3", third.as_str(), "sh-3"], "{table}");
+
+    kill(Pid::from_raw(l.core_pid() as i32), Signal::SIGKILL).unwrap();
+    l.stop_core();
+    l.start_core();
+    assert_eq!(numbers(&l), [(second.clone(), 2), (third.clone(), 3)]);
+    let fourth = l.ok(&["agent", "sh"]);
+    assert_eq!(numbers(&l), [(fourth, 1), (second, 2), (third, 3)]);
+}
+
+/// `nerdr agent --name`: the tab starts with that name; a name `rename`
+/// would refuse is refused with `rename`'s words, and no tab is started.
+#[test]
+fn an_agent_starts_with_the_name_given() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let id = l.ok(&["agent", "sh", "--name", "helper"]);
+    assert_eq!(names(&l, &[]), [(id.clone(), "helper".into())]);
+    l.ok(&["send", "helper", "echo named-$((6*7))"]);
+    l.wait_screen(&id, "named-42");
+
+    let err = l.fails(&["agent", "sh", "--name", "helper"]);
+    assert!(
+        err.contains("another tab of this session is named `helper`"),
+        "{err}"
+    );
+    let err = l.fails(&["agent", "sh", "--name", "two words"]);
+    assert!(err.contains("a tab name is a plain word"), "{err}");
+    assert_eq!(names(&l, &[]).len(), 1);
+    // The default again without --name.
+    let next = l.ok(&["agent", "sh"]);
+    assert_eq!(names(&l, &[])[1], (next, "sh-1".into()));
+}
+
+/// A mistyped tab name or agent gets the one it most likely meant, and
+/// nothing runs.
+#[test]
+fn a_typo_gets_a_did_you_mean() {
+    let l = Local::started();
+    l.write_config(SHELL_AGENT);
+    let id = l.ok(&["agent", "sh"]);
+    let err = l.fails(&["send", "sh1", "echo should-not-run"]);
+    assert!(err.contains("no tab `sh1`; did you mean `sh-1`?"), "{err}");
+    assert!(!l.ok(&["read", &id]).contains("should-not-run\n"));
+    let err = l.fails(&["agent", "shh"]);
+    assert!(
+        err.contains("unknown agent \"shh\" (did you mean `sh`?)"),
+        "{err}"
+    );
+    assert_eq!(names(&l, &[]).len(), 1);
+}

@@ -164,12 +164,20 @@ impl Window {
                 let from = self.showing_or_asked();
                 self.select_index(from.map(|i| (i + n - 1) % n).unwrap_or(0))
             }
-            Cmd::Tab(k) if k >= 1 && k <= n => self.select_index(k - 1),
+            // A tab's own number: after a close its neighbours keep theirs.
+            Cmd::Tab(k) => match self.tabs.iter().position(|t| t.number == k) {
+                Some(i) => self.select_index(i),
+                None if n > 0 => {
+                    self.note = format!("no tab {k}");
+                    self.note_for_a_key = true;
+                }
+                None => {}
+            },
             Cmd::Close => {
                 if let Some(i) = cur {
                     let t = &self.tabs[i];
                     self.mode = Mode::Confirm {
-                        question: format!("close tab {} ({})? y/n", i + 1, printable(&t.name)),
+                        question: format!("close tab {} ({})? y/n", t.number, printable(&t.name)),
                         yes: overlay::Effect::Close(t.id.clone()),
                     };
                 }
@@ -208,7 +216,7 @@ impl Window {
             Cmd::Rename => {
                 if let Some(i) = cur {
                     let t = &self.tabs[i];
-                    let label = format!("new name for tab {} ({})", i + 1, t.name);
+                    let label = format!("new name for tab {} ({})", t.number, t.name);
                     self.mode = Mode::Rename {
                         tab: t.id.clone(),
                         prompt: prompt::Prompt::new(printable(&label)),
@@ -222,7 +230,7 @@ impl Window {
                         self.mode = Mode::Confirm {
                             question: format!(
                                 "restart tab {} ({}): stop its program and start it again? y/n",
-                                i + 1,
+                                t.number,
                                 printable(&t.name)
                             ),
                             yes: overlay::Effect::Restart(t.id.clone()),
@@ -271,6 +279,7 @@ impl Window {
                         env: crate::client::own_env(),
                         worktree: true,
                         program: false,
+                        tab_name: None,
                     },
                     Window::show_started,
                 );

@@ -62,7 +62,11 @@ impl Window {
     /// The shown tab, as the person knows it: `tab 2 (claude-1)`.
     fn tab_words(&self, tab: &str) -> String {
         match self.index_of(tab) {
-            Some(i) => format!("tab {} ({})", i + 1, printable(&self.tabs[i].name)),
+            Some(i) => format!(
+                "tab {} ({})",
+                self.tabs[i].number,
+                printable(&self.tabs[i].name)
+            ),
             None => format!("tab {tab}"),
         }
     }

@@ -59,6 +59,7 @@ impl Window {
     }
 
     pub(super) fn on_tabs(&mut self, tabs: Vec<TabInfo>) {
+        let tabs = numbered(tabs);
         let was = self.showing();
         // A tab's warning shows once in the status line, until the next key.
         for t in &tabs {
@@ -129,4 +130,15 @@ impl Window {
             }
         }
     }
+}
+
+/// The tabs with their numbers: a core from before tabs kept their numbers
+/// sends none (0), and its tabs are numbered by their places, as it did.
+fn numbered(mut tabs: Vec<TabInfo>) -> Vec<TabInfo> {
+    for (i, t) in tabs.iter_mut().enumerate() {
+        if t.number == 0 {
+            t.number = i + 1;
+        }
+    }
+    tabs
 }

@@ -15,12 +15,12 @@ use crate::protocol::printable;
 pub fn offer(offered: &mut HashSet<String>, tabs: &[TabInfo], prefix: &str) -> Option<String> {
     offered.retain(|id| tabs.iter().any(|t| &t.id == id && t.limit.is_some()));
     let mut line = None;
-    for (i, t) in tabs.iter().enumerate() {
+    for t in tabs {
         if t.limit.is_some() && offered.insert(t.id.clone()) && line.is_none() {
             line = Some(format!(
                 "tab {} ({}, {}) hit its plan's limit: {prefix} A switches it to another agent, \
                  with a handoff",
-                i + 1,
+                t.number,
                 printable(&t.name),
                 printable(&t.agent)
             ));
@@ -41,6 +41,7 @@ mod tests {
         }))
         .unwrap();
         t.limit = limit.then(|| "usage limit".to_string());
+        t.number = usize::from(id.as_bytes()[0] - b'a') + 1;
         t
     }
 

@@ -151,6 +151,7 @@ mod tests {
             unread_reviews: 0,
             id: id.into(),
             name: String::new(),
+            number: 0,
             folder: "/w".into(),
             agent: "claude".into(),
             command: vec![],

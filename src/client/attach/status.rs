@@ -94,9 +94,11 @@ fn look(s: Option<AgentState>, m: TabMarks) -> Look {
     }
 }
 
-/// One tab's entry: its number, its name (its agent's for a core that
-/// names no tabs), the sandbox mark, the program's state and the marks.
+/// One tab's entry: its number (its place, `i`, for a core that numbers
+/// no tabs), its name (its agent's for a core that names no tabs), the
+/// sandbox mark, the program's state and the marks.
 fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks) -> Span {
+    let number = if t.number > 0 { t.number } else { i + 1 };
     let name = if t.name.is_empty() { &t.agent } else { &t.name };
     let sb = if t.sandboxed { "[sb]" } else { "" };
     let process = match t.state {
@@ -116,8 +118,7 @@ fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks) -> Span {
         n => format!("%{n}"),
     };
     let text = format!(
-        "{}:{}{sb}{process}{}{}{}{}{reviews}{waiting}",
-        i + 1,
+        "{number}:{}{sb}{process}{}{}{}{}{reviews}{waiting}",
         printable(name),
         glyph(t.agent_state),
         if shown { "*" } else { "" },

@@ -22,6 +22,7 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         unread_reviews: 0,
         id: id.into(),
         name: String::new(),
+        number: 0,
         folder: "/w".into(),
         agent: agent.into(),
         command: vec![],
