@@ -15,72 +15,7 @@ use std::time::Duration;
 
 use crate::support::git::git;
 use crate::support::local::Local;
-
-const BASH: &str = "command = [\"bash\", \"--norc\", \"--noprofile\"]\n";
-
-/// A repository with one commit as the session's folder, and the folder
-/// where the tabs' commands leave what they got.
-fn repo(l: &Local) -> PathBuf {
-    let r = l.repo_with(&[("file.txt", "hello\n")], "first");
-    std::fs::create_dir_all(l.path("out")).unwrap();
-    r
-}
-
-/// Run `command` in tab `tab`'s shell (typed there, as an agent would):
-/// its exit code and what it printed.
-fn op(l: &Local, tab: &str, what: &str, command: &str) -> (i32, String) {
-    let out = l.path("out");
-    let (text, rc) = (
-        out.join(format!("{what}.txt")),
-        out.join(format!("{what}.rc")),
-    );
-    l.ok(&[
-        "send",
-        tab,
-        &format!(
-            "{{ {command}; }} >{t} 2>&1 </dev/null; echo $? >{r}.tmp; mv {r}.tmp {r}",
-            t = text.display(),
-            r = rc.display()
-        ),
-    ]);
-    let done = crate::support::poll(Duration::from_secs(30), || rc.exists());
-    assert!(
-        done,
-        "{what} never finished in tab {tab}:\n{}",
-        l.ok(&["read", tab])
-    );
-    let code = std::fs::read_to_string(&rc)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    (code, std::fs::read_to_string(&text).unwrap())
-}
-
-fn bwrap_missing() -> bool {
-    if Path::new("/usr/bin/bwrap").is_file() {
-        return false;
-    }
-    eprintln!("SKIPPED: no /usr/bin/bwrap for sandboxed tabs");
-    assert!(
-        std::env::var_os("NERDR_MUST_TEST").is_none(),
-        "NERDR_MUST_TEST is set and bwrap is missing"
-    );
-    true
-}
-
-/// `[agents.bash]`: bash in bubblewrap (nerdr's runtime dir hidden, only
-/// the output folder writable), sandboxed; `more`: further config.
-fn boxed_config(l: &Local, more: &str) {
-    let out = l.path("out").display().to_string();
-    l.write_config(&format!(
-        "[agents.bash]\ncommand = [\"bwrap\", \"--ro-bind\", \"/\", \"/\", \"--dev\", \"/dev\", \
-         \"--proc\", \"/proc\", \"--unshare-pid\", \"--die-with-parent\", \"--tmpfs\", {run:?}, \
-         \"--bind\", {out:?}, {out:?}, \"--\", \"bash\", \"--norc\"]\n\
-         sandboxed = true\n{more}",
-        run = l.path("run").display().to_string(),
-    ));
-}
+use crate::support::tab_ops::{boxed_config, bwrap_missing, op, repo, BASH};
 
 /// An author tab of agent `agent` with a commit of its own, and the
 /// reviewer (`bash`, sandboxed) the person asked for it, at its prompt.

@@ -10,14 +10,12 @@
 //! reviewed range changes.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::support::git::git;
 use crate::support::local::Local;
-
-const BASH: &str = "command = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+use crate::support::tab_ops::{self, BASH};
 
 /// The note a sandboxed reviewer's review carries (`review::SANDBOX_NOTE`).
 const SANDBOX_NOTE: &str = "[written in a sandbox: it may carry that agent's instructions]";
@@ -51,35 +49,9 @@ fn commit(l: &Local, id: &str) {
     git(&wt, &["commit", "-q", "-am", "second"]);
 }
 
-/// Run `command` in tab `tab`'s shell (typed there, as an agent would run
-/// it): its exit code and what it printed, whitespace squeezed out.
+/// [`tab_ops::op`], whitespace squeezed out of what it printed.
 fn op(l: &Local, tab: &str, what: &str, command: &str) -> (i32, String) {
-    let out = l.path("out");
-    let (text, rc) = (
-        out.join(format!("{what}.txt")),
-        out.join(format!("{what}.rc")),
-    );
-    l.ok(&[
-        "send",
-        tab,
-        &format!(
-            "{{ {command}; }} >{t} 2>&1 </dev/null; echo $? >{r}.tmp; mv {r}.tmp {r}",
-            t = text.display(),
-            r = rc.display()
-        ),
-    ]);
-    let done = crate::support::poll(Duration::from_secs(30), || rc.exists());
-    assert!(
-        done,
-        "{what} never finished in tab {tab}:\n{}",
-        l.ok(&["read", tab])
-    );
-    let code = std::fs::read_to_string(&rc)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    let said = std::fs::read_to_string(&text).unwrap();
+    let (code, said) = tab_ops::op(l, tab, what, command);
     (code, said.split_whitespace().collect())
 }
 

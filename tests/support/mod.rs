@@ -9,6 +9,7 @@ pub mod netfix;
 pub mod next_build;
 pub mod repo_session;
 pub mod sysenv;
+pub mod tab_ops;
 pub mod tmux;
 pub mod twin;
 pub mod user_tmux;
