@@ -120,3 +120,121 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         }
     }
 }
+
+/// The commands the core's refusals suggest (`handoff::rules::give_one`)
+/// are this CLI's: checked here, where the parser is.
+#[cfg(test)]
+mod tests {
+    /// Every suggested command line parses as what was asked (a newcomer's
+    /// finding: `--to-me` was answered with `--to AGENT`, and a claude
+    /// tab's error with `nerdr handoff "TEXT"`, which clap refuses).
+    #[test]
+    fn each_suggested_command_line_parses_as_what_was_asked() {
+        use super::super::{Cli, Command};
+        use crate::handoff::rules::{give_one, Asked};
+        use clap::Parser;
+        let rows: &[(Asked, &str)] = &[
+            (
+                Asked::Handoff {
+                    to: None,
+                    from: None,
+                },
+                "to-me",
+            ),
+            (
+                Asked::Handoff {
+                    to: None,
+                    from: Some("child"),
+                },
+                "to-me from child",
+            ),
+            (
+                Asked::Handoff {
+                    to: Some("codex"),
+                    from: None,
+                },
+                "to codex",
+            ),
+            (
+                Asked::Handoff {
+                    to: Some("codex"),
+                    from: Some("my tab"),
+                },
+                "to codex from my tab",
+            ),
+            (
+                Asked::Switch {
+                    tab: "2",
+                    to: "codex",
+                },
+                "switch 2 codex",
+            ),
+            (
+                Asked::Switch {
+                    tab: "it's",
+                    to: "codex",
+                },
+                "switch it's codex",
+            ),
+        ];
+        for (asked, want) in rows {
+            let message = give_one(*asked);
+            let lines: Vec<&str> = message.split('`').skip(1).step_by(2).collect();
+            let line = lines[0];
+            let words = shell_words(line);
+            for argv in [
+                words.clone(),
+                // `--file FILE` for "TEXT".
+                words[..words.len() - 1]
+                    .iter()
+                    .cloned()
+                    .chain(["--file".into(), "FILE".into()])
+                    .collect(),
+            ] {
+                let cli = Cli::try_parse_from(&argv)
+                    .unwrap_or_else(|e| panic!("{want}: {argv:?} does not parse: {e}"));
+                let got = match cli.command {
+                    Some(Command::Handoff(a)) => {
+                        let to = match (&a.to, a.to_me) {
+                            (None, true) => "to-me".to_string(),
+                            (Some(t), false) => format!("to {t}"),
+                            other => panic!("{want}: {other:?}"),
+                        };
+                        match &a.from {
+                            Some(f) => format!("{to} from {f}"),
+                            None => to,
+                        }
+                    }
+                    Some(Command::Switch(a)) => format!("switch {} {}", a.tab, a.agent),
+                    other => panic!("{want}: {other:?}"),
+                };
+                assert_eq!(&got, want, "{message}");
+            }
+        }
+    }
+
+    /// Enough of a shell's word splitting for the suggestions: blanks,
+    /// '...' (with '\'' inside) and "...".
+    fn shell_words(line: &str) -> Vec<String> {
+        let (mut words, mut cur, mut quote, mut started) = (vec![], String::new(), None, false);
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match (quote, c) {
+                (None, ' ') => {
+                    if started {
+                        words.push(std::mem::take(&mut cur));
+                    }
+                    started = false;
+                }
+                (None, '\'' | '"') => (quote, started) = (Some(c), true),
+                (None, '\\') => cur.extend(chars.next()),
+                (Some(q), c) if c == q => quote = None,
+                (_, c) => (cur, started) = (cur + &c.to_string(), true),
+            }
+        }
+        if started {
+            words.push(cur);
+        }
+        words
+    }
+}

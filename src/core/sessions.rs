@@ -185,7 +185,7 @@ impl Core {
         let mut closing: Vec<_> = removed.iter().collect();
         closing.sort_by_key(|t| {
             let w = t.worktree.as_ref();
-            !w.is_some_and(|w| crate::git::clean::own_branch(&w.path, &format!("nerdr/{}", t.id)))
+            !w.is_some_and(|w| crate::git::listing::own_branch(&w.path, &format!("nerdr/{}", t.id)))
         });
         for t in closing {
             if let Some(w) = t.worktree.as_ref().filter(|w| said.insert(w.path.clone())) {

@@ -163,18 +163,12 @@ pub fn input_of(f: &Facts) -> Input {
             .found
             .branch
             .as_deref()
-            .is_some_and(|b| own_branch(&f.found.path, b)),
+            .is_some_and(|b| super::listing::own_branch(&f.found.path, b)),
         base_branch: f.base.as_ref().and_then(|b| b.branch.clone()),
         ahead: f.ahead,
         merged: f.merged,
         base_gone: f.base_gone,
     }
-}
-
-/// Whether `branch` is `nerdr/<id>` for the worktree folder `.../<id>`.
-pub fn own_branch(worktree: &Path, branch: &str) -> bool {
-    let id = worktree.file_name().and_then(|n| n.to_str());
-    id.is_some_and(|id| !id.is_empty() && branch.strip_prefix("nerdr/") == Some(id))
 }
 
 /// Remove the worktree `f` describes (and its branch with `branch`), once
@@ -218,7 +212,7 @@ pub fn apply(paths: &Paths, f: &Facts, branch: bool) -> Result<(), String> {
         };
         super::left_branch::write(&f.found.path, &left);
     }
-    let own = |b: &str| own_branch(&f.found.path, b);
+    let own = |b: &str| super::listing::own_branch(&f.found.path, b);
     if let (true, Some(b)) = (branch, f.found.branch.as_deref().filter(|b| own(b))) {
         delete_branch(repo, b).map_err(|e| format!("the worktree went, its branch stays: {e}"))?;
     }
@@ -251,9 +245,13 @@ mod tests {
             ("nerdr/ab12/x", false), ("ab12", false), ("nerdr/", false),
         ];
         for (branch, want) in rows {
-            assert_eq!(own_branch(w, branch), want, "{branch}");
+            assert_eq!(
+                super::super::listing::own_branch(w, branch),
+                want,
+                "{branch}"
+            );
         }
-        assert!(!own_branch(Path::new("/"), "nerdr/"));
+        assert!(!super::super::listing::own_branch(Path::new("/"), "nerdr/"));
     }
 
     fn closed() -> Input {

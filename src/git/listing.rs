@@ -181,7 +181,7 @@ pub fn find(paths: &Paths, known: &[Known]) -> Vec<Found> {
     }
     for k in known {
         let path = canonical(&k.path);
-        let made_it = super::clean::own_branch(&path, &format!("nerdr/{}", k.tab));
+        let made_it = own_branch(&path, &format!("nerdr/{}", k.tab));
         let entry = found.entry(path.clone()).or_insert_with(|| Found {
             missing: !k.path.exists(),
             made_by_nerdr: path.starts_with(&root),
@@ -458,6 +458,12 @@ impl Facts {
             notes: self.notes.clone(),
         }
     }
+}
+
+/// Whether `branch` is `nerdr/<id>` for the worktree folder `.../<id>`.
+pub fn own_branch(worktree: &Path, branch: &str) -> bool {
+    let id = worktree.file_name().and_then(|n| n.to_str());
+    id.is_some_and(|id| !id.is_empty() && branch.strip_prefix("nerdr/") == Some(id))
 }
 
 #[cfg(test)]

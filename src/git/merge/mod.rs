@@ -221,7 +221,7 @@ pub fn merge(
             true => None,
             false => super::base::current_branch(&src.worktree),
         },
-        worktree_own_branch: super::clean::own_branch(&src.worktree, &src.branch),
+        worktree_own_branch: super::listing::own_branch(&src.worktree, &src.branch),
         worktree_busy: match worktree_missing {
             true => None,
             false => worktree_busy(&src.worktree),
