@@ -198,9 +198,10 @@ fn the_answer_written_with_its_command_answers_it() {
     wait_until("one tab left", Duration::from_secs(10), || {
         l.tabs_json(&[]).len() == 1
     });
+    // The tab left keeps its number, as tmux's windows do.
     t.wait("the status line to show one tab", |s: &[String]| {
         s.last()
-            .is_some_and(|l| l.contains("1:sh-2*") && !l.contains("2:sh"))
+            .is_some_and(|l| l.contains("2:sh-2*") && !l.contains("1:sh"))
     });
     let s = t.screen();
     assert!(

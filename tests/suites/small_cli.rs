@@ -28,17 +28,18 @@ fn pid_of(l: &Local, tab: &str) -> Option<u64> {
 fn assert_aligned(rows: &[String], what: &str) {
     let header = rows
         .iter()
-        .position(|r| r.starts_with("TAB "))
+        .position(|r| r.starts_with("# TAB ") || r.starts_with(" # TAB "))
         .unwrap_or_else(|| panic!("{what}: no header:\n{}", rows.join("\n")));
     let head = &rows[header];
     let pid_end = head.find("PID").unwrap() + 3;
-    let starts: Vec<usize> = ["NAME", "AGENT", "STATE"]
+    let tab_at = head.find("TAB").unwrap();
+    let starts: Vec<usize> = ["TAB", "NAME", "AGENT", "STATE"]
         .iter()
         .map(|h| head.find(h).unwrap())
         .collect();
     let table: Vec<&String> = rows[header + 1..]
         .iter()
-        .take_while(|r| r.len() > 8 && r.as_bytes()[8] == b' ')
+        .take_while(|r| r.len() > tab_at + 8 && r.as_bytes()[tab_at + 8] == b' ')
         .collect();
     assert!(table.len() >= 2, "{what}:\n{}", rows.join("\n"));
     for r in table {
