@@ -66,6 +66,21 @@ pub enum Event {
     Missing,
 }
 
+/// Whether the exit of program `exited` (its pid; none when its holder was
+/// lost) is of a program the tab no longer runs: a restart or a switch
+/// stops the old program and starts the new one before the old one's exit
+/// is reported (the holder reports it over its socket). It is not the new
+/// program's when the tab runs another pid, or when the tab has no pid yet
+/// and `exited` is the pid it ran before (`replaced`). An exit with no pid
+/// (a lost holder) ends whatever runs.
+pub fn stale_exit(exited: Option<u32>, current: Option<u32>, replaced: Option<u32>) -> bool {
+    match (exited, current) {
+        (None, _) => false,
+        (Some(p), Some(c)) => p != c,
+        (Some(p), None) => replaced == Some(p),
+    }
+}
+
 /// The tab's life after `event`.
 pub fn next(now: Life, event: Event) -> Life {
     match event {
@@ -166,6 +181,27 @@ mod tests {
             Running => life(Running, Some(42), None),
             Exited => life(Exited, Some(42), Some(3)),
             Refused => life(Refused, None, None),
+        }
+    }
+
+    #[test]
+    fn only_the_running_programs_exit_ends_the_tab() {
+        /// (what, the exit's pid, the tab's pid, the pid it ran before, stale)
+        type Row = (&'static str, Option<u32>, Option<u32>, Option<u32>, bool);
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            ("its own exit", Some(7), Some(7), None, false),
+            ("its own exit, after a restart", Some(8), Some(8), Some(7), false),
+            ("the replaced program's, once the new one runs", Some(7), Some(8), Some(7), true),
+            ("the replaced program's, before the new one's pid is known", Some(7), None, Some(7), true),
+            ("another program's while it runs", Some(9), Some(8), None, true),
+            ("an exit before the start is reported (a quick program)", Some(8), None, Some(7), false),
+            ("an exit before the start, never restarted", Some(8), None, None, false),
+            ("a lost holder's (no pid) ends it", None, Some(8), Some(7), false),
+            ("a lost holder's before a start", None, None, None, false),
+        ];
+        for (what, exited, current, replaced, stale) in rows {
+            assert_eq!(stale_exit(*exited, *current, *replaced), *stale, "{what}");
         }
     }
 

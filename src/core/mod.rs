@@ -149,6 +149,10 @@ pub struct State {
     pub kept_names: std::collections::HashMap<String, String>,
     /// Numbers of tabs taken out to start again (`State::remove_keeping_place`).
     pub kept_numbers: std::collections::HashMap<String, usize>,
+    /// The pid each tab ran before a restart or switch took it out: that
+    /// program's exit may be reported after the new one started, and is
+    /// not the new one's (`lifecycle::stale_exit`).
+    pub replaced_pids: std::collections::HashMap<String, u32>,
     /// Agents waiting for their worktree's setup.
     pub setup_gates: setup_gate::Gates,
     /// What the holder has of each tab's screen.
@@ -241,8 +245,17 @@ impl Core {
                 drop(state);
                 self.changed();
             }
-            HostEvent::Exited { tab, code } => {
+            HostEvent::Exited { tab, code, pid } => {
+                let replaced = state.replaced_pids.get(&tab).copied();
                 if let Some(t) = state.tabs.get_mut(&tab) {
+                    if lifecycle::stale_exit(pid, t.pid, replaced) {
+                        tracing::info!(tab = %tab, pid = ?pid, "the exit of the tab's previous program");
+                        if pid == replaced {
+                            state.replaced_pids.remove(&tab);
+                        }
+                        drop(state);
+                        return;
+                    }
                     if lifecycle::apply(t, lifecycle::Event::Exited { code }) {
                         tracing::info!(tab = %tab, agent = %t.agent, exit_code = code, "program exited");
                     }

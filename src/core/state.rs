@@ -364,6 +364,9 @@ impl State {
         let tab = self.tabs.remove(id)?;
         self.kept_names.insert(tab.id.clone(), tab.name.clone());
         self.kept_numbers.insert(tab.id.clone(), tab.number);
+        if let Some(pid) = tab.pid {
+            self.replaced_pids.insert(tab.id.clone(), pid);
+        }
         Some(tab)
     }
 
@@ -382,6 +385,7 @@ impl State {
     pub fn remove(&mut self, id: &str) -> Option<Tab> {
         self.kept_names.remove(id);
         self.kept_numbers.remove(id);
+        self.replaced_pids.remove(id);
         let tab = self.tabs.remove(id)?;
         if let Some(ids) = self.sessions.get_mut(&tab.folder) {
             ids.retain(|t| t != id);

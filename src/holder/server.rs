@@ -93,11 +93,16 @@ pub async fn serve(s: Served) -> anyhow::Result<()> {
                         }
                         None => None,
                     },
-                    HostEvent::Exited { tab, code } => {
-                        if let Some(k) = kept.get_mut(&tab) {
+                    HostEvent::Exited { tab, code, pid } => {
+                        // A stopped program's exit reported after the next
+                        // one in its tab started is not the new one's.
+                        if let Some(k) = kept
+                            .get_mut(&tab)
+                            .filter(|k| pid.is_none_or(|p| p == k.pid))
+                        {
                             k.exit_code = Some(code);
                         }
-                        h.to_core(Frame::control(&FromHolder::Exited { tab, code }))
+                        h.to_core(Frame::control(&FromHolder::Exited { tab, code, pid }))
                     }
                     // The PTY host reports starts through its spawn result.
                     HostEvent::Started { .. } => None,

@@ -41,7 +41,12 @@ pub enum HostEvent {
     },
     /// The program ended; `code` is its exit status, or 128+signal, or -1
     /// when it was lost with its holder.
-    Exited { tab: String, code: i32 },
+    /// `pid`: the program's, when known (a lost holder's -1 has none).
+    Exited {
+        tab: String,
+        code: i32,
+        pid: Option<u32>,
+    },
 }
 
 #[derive(Debug, Clone, thiserror::Error)]

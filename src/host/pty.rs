@@ -161,7 +161,7 @@ impl PtyHost {
             let (tab, pid) = (a.tab, a.pid);
             tokio::spawn(async move {
                 let reaped = reap_adopted(pid, &mut worker).await;
-                finish(tab, reaped, reader_done, exited_tx, events).await;
+                finish(tab, pid, reaped, reader_done, exited_tx, events).await;
             });
         }
         Ok(())
@@ -514,7 +514,7 @@ async fn place_and_run(
                 st = child.wait() => break (st.map(exit_code).unwrap_or(-1), share),
             }
         };
-        finish(tab, code, Some(reader_done), exited_tx, events).await;
+        finish(tab, pid, code, Some(reader_done), exited_tx, events).await;
     });
     Ok(Spawned { pid, start_time })
 }

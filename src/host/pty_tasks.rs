@@ -88,6 +88,7 @@ pub fn wire(
 /// arrive first, so the screen is complete when the tab shows as exited.
 pub async fn finish(
     tab: String,
+    pid: u32,
     (code, _share): (i32, OwnedRwLockReadGuard<()>),
     reader_done: Option<tokio::task::JoinHandle<()>>,
     exited_tx: watch::Sender<bool>,
@@ -98,7 +99,13 @@ pub async fn finish(
     }
     // Kept until forgotten: a stop still ends what it left behind.
     let _ = exited_tx.send(true);
-    let _ = events.send(HostEvent::Exited { tab, code }).await;
+    let _ = events
+        .send(HostEvent::Exited {
+            tab,
+            code,
+            pid: Some(pid),
+        })
+        .await;
 }
 
 /// Wait for an adopted child to end and reap it. It is this process's

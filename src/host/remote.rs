@@ -256,9 +256,13 @@ async fn read_loop(
                         None
                     }
                     // Started by a previous core: the tab shows it failed.
-                    None => Some(HostEvent::Exited { tab, code: -1 }),
+                    None => Some(HostEvent::Exited {
+                        tab,
+                        code: -1,
+                        pid: None,
+                    }),
                 },
-                FromHolder::Exited { tab, code } => Some(HostEvent::Exited { tab, code }),
+                FromHolder::Exited { tab, code, pid } => Some(HostEvent::Exited { tab, code, pid }),
                 FromHolder::Stopped { tab } => {
                     stopped = p.stops.remove(&tab).unwrap_or_default();
                     None
@@ -313,7 +317,13 @@ async fn read_loop(
         p.known.drain().collect()
     };
     for tab in lost {
-        let _ = events.send(HostEvent::Exited { tab, code: -1 }).await;
+        let _ = events
+            .send(HostEvent::Exited {
+                tab,
+                code: -1,
+                pid: None,
+            })
+            .await;
     }
     why
 }

@@ -162,6 +162,9 @@ pub enum FromHolder {
     Exited {
         tab: String,
         code: i32,
+        /// The program's pid (a holder from before it was sent sends none).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        pid: Option<u32>,
     },
     Stopped {
         tab: String,

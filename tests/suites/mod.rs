@@ -39,6 +39,7 @@ mod proxy;
 mod readme_quickstart;
 mod reconnect;
 mod replycap;
+mod restart_exit;
 mod resume;
 mod rev18;
 mod rev18b;
