@@ -96,8 +96,20 @@ pub struct DiffView {
 
 #[derive(Debug)]
 enum Input {
-    Search { backward: bool, typing: Typing },
-    Comment { on: Comment, typing: Typing },
+    Search {
+        backward: bool,
+        typing: Typing,
+    },
+    Comment {
+        on: Comment,
+        typing: Typing,
+    },
+    /// `c` on a row that takes no comment: what the person goes on typing
+    /// (a comment, as they meant) is dropped at Enter or Esc, never taken
+    /// as the view's keys (`S` then `y` of a word would send).
+    Refused {
+        typing: Typing,
+    },
 }
 
 #[derive(Debug, PartialEq, Eq)]
@@ -297,9 +309,9 @@ impl DiffView {
                     })
                 }
                 None => {
-                    self.note = "no comment: this row takes none (select a line of a file, \
-                                 its header or a review comment); keys typed now are the view's"
-                        .into()
+                    self.input = Some(Input::Refused {
+                        typing: Typing::default(),
+                    })
                 }
             },
             b"x" => match self.rows[self.sel].kind {
@@ -458,6 +470,14 @@ impl DiffView {
                     );
                 }
             },
+            Some(Input::Refused { mut typing }) => match typing.key(key) {
+                Edit::Stay => self.input = Some(Input::Refused { typing }),
+                Edit::Cancel | Edit::Done(_) => {
+                    self.note = "nothing kept: select a line of a file, its header or a review \
+                                 comment, then c"
+                        .into()
+                }
+            },
             None => {}
         }
     }
@@ -545,6 +565,10 @@ impl DiffView {
                     "comment on"
                 },
                 on.place(),
+                typing.text
+            )],
+            Some(Input::Refused { typing }) => vec![format!(
+                " no comment on this row: {}_   (dropped at Enter or Esc)",
                 typing.text
             )],
             None => {
