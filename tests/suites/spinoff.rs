@@ -543,3 +543,80 @@ fn a_sandboxed_spinoffs_result_for_an_unsandboxed_parent_waits_for_approval() {
         "the approved result never reached the parent:\n{screen}"
     );
 }
+
+#[test]
+fn the_window_marks_a_spinoff_that_ended_its_turn_unreported_and_c_b_p_reports_it() {
+    let Some(st) = Setup::new() else { return };
+    if !crate::support::tmux::have_tmux() {
+        return;
+    }
+    let parent = st.ok(&["agent", "sh"]);
+    let child = st.ok(&[
+        "spinoff",
+        "--from",
+        &parent,
+        "--name",
+        "helper",
+        "echo WINDOW-WORDS-6",
+    ]);
+    // Run (as a line the shell cannot parse) once its prompt is back:
+    // typed before then, the next line would join the task's.
+    let ran = poll(Duration::from_secs(60), || {
+        let screen = st.ok(&["read", &child]);
+        screen.contains("WINDOW-WORDS-6")
+            && screen
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.trim_end().ends_with('$'))
+    });
+    assert!(ran, "the task never ran: {}", st.ok(&["read", &child]));
+    let w = crate::support::user_tmux::UserTmux::start(&st.env, &st.repo, 200, 30, "nerdr");
+    w.wait_text("1:sh-1");
+    // Its turn ends (a shell says so as an agent's hooks do), unreported.
+    st.ok(&["send", &child, "\"$NERDR_BIN\" hook Stop </dev/null"]);
+    let mut row = serde_json::Value::Null;
+    let due = poll(Duration::from_secs(30), || {
+        row = st
+            .tabs()
+            .into_iter()
+            .find(|t| t["id"] == child.as_str())
+            .unwrap();
+        row["report_due"] == true
+    });
+    assert!(due, "{row}\n{}", st.ok(&["read", &child]));
+    let s = w.wait_text("tab 2 (helper) ended its turn without a report: C-b P reports");
+    let status = s.last().cloned().unwrap_or_default();
+    assert!(status.contains("2:helper"), "{status}");
+    assert!(
+        status
+            .split_whitespace()
+            .any(|e| e.starts_with("2:helper") && e.ends_with('?')),
+        "no ? mark: {status}"
+    );
+    // The key asks first; y sends its screen (a shell: nerdr cannot read
+    // its conversation) to the parent as the person's report.
+    w.keys(&["C-b", "P"]);
+    w.wait_text(&format!(
+        "report tab 2 (helper)'s last answer to its parent, tab {parent}? y/n"
+    ));
+    assert!(
+        !st.ok(&["read", &parent]).contains("reported by the person"),
+        "sent before y"
+    );
+    w.keys(&["y"]);
+    w.wait_text(&format!("result 1 sent to tab {parent}"));
+    let mut screen = String::new();
+    let typed = poll(Duration::from_secs(30), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("reported by the person") && screen.contains("WINDOW-WORDS-6")
+    });
+    assert!(typed, "the report never reached the parent:\n{screen}");
+    // Reported: the mark goes.
+    let row = st
+        .tabs()
+        .into_iter()
+        .find(|t| t["id"] == child.as_str())
+        .unwrap();
+    assert!(row.get("report_due").is_none(), "{row}");
+}
