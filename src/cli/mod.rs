@@ -107,7 +107,7 @@ pub enum Command {
     Reviews(reviews::Args),
     /// Start part of a tab's work in a new agent, in a tab and worktree of its own
     Spinoff(spinoff::Args),
-    /// Report a result to the tab this one was spun off from (run by the spun-off agent)
+    /// Report a result to the tab this one was spun off from (or, --for TAB, a spun-off tab's last answer to its parent)
     ReportResult(report_result::Args),
     /// List the spinoffs of this folder's session, their parents and their results
     Spinoffs(spinoffs::Args),
@@ -235,7 +235,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::PostReview(a) => post_review::run(a),
         Command::Reviews(a) => reviews::run(a, &folder),
         Command::Spinoff(a) => spinoff::run(a, &folder),
-        Command::ReportResult(a) => report_result::run(a),
+        Command::ReportResult(a) => report_result::run(a, &folder),
         Command::Spinoffs(a) => spinoffs::run(a, &folder),
         Command::Handoff(a) => handoff::run(a, &folder),
         Command::Handoffs(a) => handoffs::run(a, &folder),
@@ -294,13 +294,11 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Reviews(_)
         | Command::Spinoff(_)
         | Command::Spinoffs(_)
+        | Command::ReportResult(_)
         | Command::Handoff(_)
         | Command::Handoffs(_)
         | Command::Switch(_)
         | Command::Git(_) => None,
-        Command::ReportResult(_) => {
-            Some("a result goes to the parent of the tab this runs in; leave out --folder")
-        }
         Command::PostReview(_) => {
             Some("a review is posted for the reviewer's own tab; leave out --folder")
         }

@@ -19,7 +19,7 @@ pub struct Args {
     /// Tabs of every session
     #[arg(long)]
     pub all: bool,
-    /// One JSON array: id, name, number (the tab's number in its session: `nerdr send 2`, the window's digit keys; kept while the tab lives), folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), switches (each `nerdr switch` of its agent: from, to, at (RFC 3339); the table's AGENT shows claude→codex)
+    /// One JSON array: id, name, number (the tab's number in its session: `nerdr send 2`, the window's digit keys; kept while the tab lives), folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), report_due (a spinoff whose turn ended without a report; the window marks it ? and offers C-b P), switches (each `nerdr switch` of its agent: from, to, at (RFC 3339); the table's AGENT shows claude→codex)
     #[arg(long)]
     pub json: bool,
 }
@@ -157,6 +157,13 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
             out.push_str(&format!(
                 "{}: {} spinoff result(s) waiting (`nerdr spinoffs`; typed once `nerdr restart {}`)\n",
                 t.id, t.results_waiting, t.id
+            ));
+        }
+        if t.report_due {
+            out.push_str(&format!(
+                "{}: ended its turn without a report (`nerdr report-result --for {}` reports its \
+                 last answer to its parent)\n",
+                t.id, t.id
             ));
         }
     }

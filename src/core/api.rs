@@ -350,9 +350,7 @@ impl Core {
                 mark_read,
             }) => encode::<ListReviews>(self.list_reviews(caller, tab, folder, mark_read).await),
             Request::SpinOff(req) => encode::<SpinOff>(self.spin_off(caller, req).await),
-            Request::ReportResult(ReportResult { text }) => {
-                encode::<ReportResult>(self.report_result(caller, &text).await)
-            }
+            Request::ReportResult(r) => encode::<ReportResult>(self.report_result(caller, r).await),
             Request::Spinoffs(ListSpinoffs { folder }) => {
                 encode::<ListSpinoffs>(self.list_spinoffs(caller, folder).await)
             }

@@ -71,11 +71,24 @@ impl Core {
         what: &str,
         by_hand: &str,
     ) -> bool {
+        self.type_first_prompt_at(tab, prompt, what, by_hand)
+            .await
+            .is_some()
+    }
+
+    /// [`Core::type_first_prompt`], saying when the typing began: any
+    /// state entered after it is the agent's answer to the prompt, one
+    /// entered before it the wait for it.
+    pub(super) async fn type_first_prompt_at(
+        self: &Arc<Self>,
+        tab: &str,
+        prompt: String,
+        what: &str,
+        by_hand: &str,
+    ) -> Option<std::time::SystemTime> {
         let sign = {
             let state = self.state.lock().unwrap();
-            let Some(t) = state.tabs.get(tab) else {
-                return false;
-            };
+            let t = state.tabs.get(tab)?;
             sign(
                 t.detection
                     .as_ref()
@@ -98,11 +111,12 @@ impl Core {
                     tokio::time::sleep(Duration::from_millis(500)).await;
                 }
                 tracing::info!(tab = %tab, ?sign, "typing {what}");
+                let at = std::time::SystemTime::now();
                 match self.type_prompt(tab, prompt).await {
-                    Ok(()) => true,
+                    Ok(()) => Some(at),
                     Err(e) => {
                         tracing::warn!(tab = %tab, error = %e, "{what} was not typed");
-                        false
+                        None
                     }
                 }
             }
@@ -122,9 +136,9 @@ impl Core {
                     t.warning = Some(text);
                 }
                 self.changed();
-                false
+                None
             }
-            Waited::Never => false,
+            Waited::Never => None,
         }
     }
 

@@ -61,6 +61,7 @@ mod setup_gate;
 mod shared_worktree;
 mod snapshots;
 mod spinoff;
+mod spinoff_answer;
 mod spinoff_results;
 pub mod state;
 mod switch;

@@ -142,6 +142,11 @@ fn handle_of(req: &mut Request) -> Option<(&mut String, Option<PathBuf>)> {
             tab: Some(tab),
             folder,
             ..
+        })
+        | Request::ReportResult(crate::protocol::api::ReportResult {
+            tab: Some(tab),
+            folder,
+            ..
         }) => Some((tab, folder.clone())),
         _ => None,
     }

@@ -382,6 +382,10 @@ macro_rules! review_requests {
             folder: $folder,
             ..
         }) | Request::Spinoffs(ListSpinoffs { folder: $folder })
+            | Request::ReportResult(crate::protocol::api::ReportResult {
+                folder: $folder,
+                ..
+            })
     };
 }
 pub(super) use review_requests;
@@ -410,7 +414,12 @@ pub(super) fn request_tab(req: &Request) -> Option<&str> {
         | Request::SpinOff(SpinOff {
             from: Some(tab), ..
         })
-        | Request::Handoff(crate::protocol::api::Handoff { tab: Some(tab), .. }) => Some(tab),
+        | Request::Handoff(crate::protocol::api::Handoff { tab: Some(tab), .. })
+        // A result for a named spun-off tab: the person's for any, a
+        // program's only for its own (the tab is then `Own` to it).
+        | Request::ReportResult(crate::protocol::api::ReportResult { tab: Some(tab), .. }) => {
+            Some(tab)
+        }
         _ => None,
     }
 }

@@ -85,7 +85,7 @@ impl Core {
             .map(|t| {
                 state
                     .review_links
-                    .mark(super::spinoff::marked(&state.spinoffs, t.info()))
+                    .mark(super::spinoff::marked(&state.spinoffs, t))
             })
             .map(|t| super::switch::marked(&state.switches, t))
             .collect())

@@ -136,6 +136,7 @@ impl Core {
             branch: branch.clone(),
             task: req.task.clone(),
             prompted: false,
+            prompted_at: None,
             results: Vec::new(),
         };
         let key = id.clone();
@@ -278,19 +279,20 @@ impl Core {
     /// record that it was.
     async fn type_spinoff_prompt(self: Arc<Self>, tab: &str, prompt: String) {
         let typed = self
-            .type_first_prompt(
+            .type_first_prompt_at(
                 tab,
                 prompt,
                 "the spinoff's task",
                 "`nerdr spinoffs` shows the task",
             )
             .await;
-        if typed {
+        if let Some(at) = typed {
             let key = tab.to_string();
             let _ = self
                 .update_spinoffs(move |s| {
                     if let Some(r) = s.spinoffs.get_mut(&key) {
                         r.prompted = true;
+                        r.prompted_at = Some(crate::spinoff::due::millis(at));
                     }
                 })
                 .await;
@@ -362,10 +364,20 @@ impl Core {
     }
 }
 
-/// A row of `nerdr tabs` (and of a window's list) with what `links` has
-/// of spinoffs for it.
-pub(super) fn marked(links: &store::Links, mut info: TabInfo) -> TabInfo {
+/// A row of `nerdr tabs` (and of a window's list) for tab `t`, with what
+/// `links` has of spinoffs for it: its parent, the results waiting for it,
+/// and whether its turn ended with no report (`spinoff::due`).
+pub(super) fn marked(links: &store::Links, t: &super::state::Tab) -> TabInfo {
+    let mut info = t.info();
     info.spun_off_from = links.parent_of.get(&info.id).cloned();
     info.results_waiting = links.waiting.get(&info.id).copied().unwrap_or(0);
+    info.report_due = crate::spinoff::due::report_due(&crate::spinoff::due::Facts {
+        spun_off: info.spun_off_from.is_some(),
+        prompted_at: links.unreported.get(&info.id).copied(),
+        // Only the unreported are listed with when their task was typed.
+        reported: !links.unreported.contains_key(&info.id),
+        agent_state: t.agent_state(),
+        since: t.detection.as_ref().map(|d| d.tracker.since()),
+    });
     info
 }

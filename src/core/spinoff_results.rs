@@ -12,7 +12,7 @@ use super::caller::Caller;
 use super::privilege::CallerKind;
 use super::question::{Approval, Asked};
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, TabKind, TabState, Until};
+use crate::protocol::api::{ApiError, ErrorCode, ReportResult, TabKind, TabState, Until};
 use crate::protocol::spinoffs::{ResultTaken, SpinoffInfo};
 use crate::spinoff::delivery::{self, Delivery, Parent};
 use crate::spinoff::store::{Held, Spinoff};
@@ -22,33 +22,47 @@ use crate::spinoff::store::{Held, Spinoff};
 const PARENT_WAIT: Duration = Duration::from_secs(180);
 
 impl Core {
-    /// `nerdr report-result`, from spun-off tab `caller`.
+    /// `nerdr report-result`: from spun-off tab `caller` about itself, or
+    /// (`req.tab`) for the spun-off tab named, by the person for any, by a
+    /// program only for its own (the privilege matrix checked it). With
+    /// no text, a named tab's result is its agent's last answer.
     pub(super) async fn report_result(
         self: &Arc<Self>,
         caller: &Caller,
-        text: &str,
+        req: ReportResult,
     ) -> Result<ResultTaken, ApiError> {
         let store = self.load_spinoffs().await?;
-        // A terminal of the spun-off tab reports for it.
-        let tab = caller.tab().map(|own| {
-            let state = self.state.lock().unwrap();
-            match state.tabs.get(own) {
-                Some(t) if t.kind == TabKind::Terminal => t.parent.clone(),
-                _ => None,
-            }
-            .unwrap_or_else(|| own.to_string())
-        });
+        let tab = match &req.tab {
+            Some(named) => Some(named.clone()),
+            // A terminal of the spun-off tab reports for it.
+            None => caller.tab().map(|own| {
+                let state = self.state.lock().unwrap();
+                match state.tabs.get(own) {
+                    Some(t) if t.kind == TabKind::Terminal => t.parent.clone(),
+                    _ => None,
+                }
+                .unwrap_or_else(|| own.to_string())
+            }),
+        };
         let tab = tab.as_deref();
         let record = tab.and_then(|t| store.spinoffs.get(t)).cloned();
         delivery::may_report(tab, record.is_some())
             .map_err(|why| ApiError::new(ErrorCode::Denied, why))?;
         let (tab, record) = (tab.expect("checked").to_string(), record.expect("checked"));
-        if text.trim().is_empty() {
-            return Err(ApiError::new(
-                ErrorCode::BadRequest,
-                "the result is empty: say what was done and found",
-            ));
-        }
+        let by_person = caller.kind() == CallerKind::User;
+        let text = match (req.text.trim().is_empty(), &req.tab) {
+            (false, _) => req.text,
+            (true, Some(_)) => {
+                crate::spinoff::last_words_text(&self.last_words(&tab, &req.env).await)
+            }
+            (true, None) => {
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    "the result is empty: say what was done and found",
+                ))
+            }
+        };
+        let text = text.as_str();
         // Either says so: the caller's standing, or the record's.
         let sandboxed = record.sandboxed || caller.kind() == CallerKind::Sandboxed;
         let (commits, diffstat) = self.work_of(&tab, &record).await;
@@ -69,6 +83,7 @@ impl Core {
                         branch: &branch,
                         base: &base,
                         sandboxed,
+                        by_person,
                         text: &text,
                         commits: &commits,
                         diffstat: &diffstat,
@@ -84,7 +99,8 @@ impl Core {
                 format!("tab {tab}'s spinoff record is gone (its parent was closed)"),
             )
         })?;
-        tracing::info!(tab = %tab, parent = %record.parent, number, sandboxed, "spinoff result reported");
+        tracing::info!(tab = %tab, parent = %record.parent, number, sandboxed, by_person,
+            "spinoff result reported");
         let (held, why) = self
             .deliver_result(&tab, &record.parent, number, message, sandboxed)
             .await;

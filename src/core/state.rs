@@ -264,6 +264,7 @@ impl Tab {
             // The review store's: `ReviewLinks::mark`.
             reviews: None,
             results_waiting: 0,
+            report_due: false,
             switches: Vec::new(),
             limit: self
                 .detection

@@ -146,6 +146,12 @@ pub struct TabInfo {
     /// typed once `nerdr restart` starts it again.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub results_waiting: usize,
+    /// For a spun-off tab: its agent's turn on the task ended and it
+    /// reported nothing (`spinoff::due`); the window marks it and offers
+    /// to report its last answer to its parent (`nerdr report-result
+    /// --for TAB`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub report_due: bool,
     /// Each time `nerdr switch` gave the tab another agent, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub switches: Vec<SwitchInfo>,

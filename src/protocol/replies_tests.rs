@@ -304,6 +304,7 @@ fn tab_rows_keep_their_fields() {
         spun_off_from: None,
         reviews: None,
         results_waiting: 0,
+        report_due: false,
         switches: Vec::new(),
         limit: None,
     };

@@ -27,10 +27,24 @@ pub struct SpinOff {
 }
 
 /// A spun-off tab's result, for the tab it was spun off from (never
-/// another: the request names none).
+/// another: the request names no parent).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReportResult {
+    /// What was done and found; empty with `tab`: the spun-off agent's
+    /// last answer (from its conversation log, else its screen).
     pub text: String,
+    /// The spun-off tab reported for: the person names one (the window's
+    /// offer, `--for`); a tab's program only its own (the privilege
+    /// matrix). `None`: the caller's own tab.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    /// The caller's environment: where the agents' logs are, for the last
+    /// answer.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<(String, String)>,
+    /// The caller's folder: `tab`'s number or name counts in its session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 /// The spinoffs of `folder`'s session (every session's without one); a

@@ -4,8 +4,9 @@
 //! record, the parent tab as it is now) and acts on the verdict.
 //!
 //! A result goes only to the spinoff's parent: `nerdr report-result`
-//! names no target, and only a tab `nerdr spinoff` started may report,
-//! about itself. It is typed into the parent as a message, as `nerdr send`
+//! names no parent, and only a tab `nerdr spinoff` started is reported
+//! for: by itself, or by the person (`--for TAB`, the privilege matrix's
+//! `ReportResult` row keeps a program to its own tab). It is typed into the parent as a message, as `nerdr send`
 //! types one, when the parent's agent runs. A parent whose program has
 //! ended keeps it (its tab's record, shown in `nerdr tabs`, `nerdr
 //! spinoffs` and the window) until `nerdr restart` starts it again; a
@@ -69,7 +70,8 @@ pub fn may_report(tab: Option<&str>, spun_off: bool) -> Result<(), String> {
     match (tab, spun_off) {
         (None, _) => Err(
             "`nerdr report-result` is run in the tab `nerdr spinoff` started (by its \
-             agent, or in a terminal of that tab's own); here it names no tab"
+             agent, or in a terminal of that tab's own); here it names no tab: to report \
+             for a spun-off tab, name it with `--for TAB`"
                 .to_string(),
         ),
         (Some(tab), false) => Err(format!(

@@ -9,6 +9,7 @@
 
 pub mod choice;
 pub mod delivery;
+pub mod due;
 pub mod store;
 
 /// The most of a result's own text a message carries: the parent reads
@@ -43,6 +44,9 @@ pub struct Result<'a> {
     pub base: &'a str,
     /// Written in a sandbox: the message says so.
     pub sandboxed: bool,
+    /// The person reported it for the spun-off tab (the window's offer,
+    /// `report-result --for`): the message says so.
+    pub by_person: bool,
     pub text: &'a str,
     /// `git log --oneline base..branch`, newest first, at most
     /// [`MAX_COMMITS`] + 1 lines.
@@ -61,8 +65,13 @@ pub fn result_message(r: &Result) -> String {
         out.push(' ');
     }
     let follow = if r.number > 1 { " (follow-up)" } else { "" };
+    let by = if r.by_person {
+        ", reported by the person"
+    } else {
+        ""
+    };
     out.push_str(&format!(
-        "Result {}{follow} from spun-off tab {} ({}, branch {}): ",
+        "Result {}{follow} from spun-off tab {} ({}, branch {}){by}: ",
         r.number, r.tab, r.agent, r.branch
     ));
     let text = one_line(r.text);
@@ -107,6 +116,33 @@ pub fn result_message(r: &Result) -> String {
     one_line(&out)
 }
 
+/// The most screen lines a result made of a tab's screen carries.
+pub const SCREEN_LINES: usize = 40;
+
+/// What the person's report for a spun-off tab is made of, when they give
+/// no text: the agent's last answer, or its screen when nerdr cannot read
+/// its conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LastWords {
+    /// The last answer in its conversation log.
+    Answer(String),
+    /// Its last screen lines, and why not its log.
+    Screen { lines: String, why: String },
+}
+
+/// The result's text for [`LastWords`]: said where it comes from, so the
+/// parent knows an answer from a screen may be cut or hold the agent's
+/// own interface.
+pub fn last_words_text(w: &LastWords) -> String {
+    match w {
+        LastWords::Answer(a) => format!("(its last answer, from its conversation) {}", a.trim()),
+        LastWords::Screen { lines, why } => format!(
+            "(its last screen lines: nerdr cannot read its conversation: {why}) {}",
+            lines.trim()
+        ),
+    }
+}
+
 /// `text` with every line break a space: typed into an agent's prompt, a
 /// newline would send what came before it.
 pub fn one_line(text: &str) -> String {
@@ -125,6 +161,7 @@ mod tests {
             branch: "nerdr/c1",
             base: "0123456789abcdef",
             sandboxed: false,
+            by_person: false,
             text,
             commits,
             diffstat,
@@ -176,6 +213,30 @@ mod tests {
         );
         assert!(m.contains("f9 | 1 +; ...)"), "{m}");
         assert!(!m.contains("f10 |"), "{m}");
+    }
+
+    #[test]
+    fn the_persons_report_says_so_and_where_its_words_come_from() {
+        let said = last_words_text(&LastWords::Answer("  fixed it\n".into()));
+        assert_eq!(said, "(its last answer, from its conversation) fixed it");
+        let screen = last_words_text(&LastWords::Screen {
+            lines: "$ make\nok".into(),
+            why: "`sh` is a custom agent".into(),
+        });
+        assert!(
+            screen.starts_with("(its last screen lines: nerdr cannot read its conversation: `sh`"),
+            "{screen}"
+        );
+        let mut r = result(&[], &[], &said);
+        r.by_person = true;
+        let m = result_message(&r);
+        assert!(
+            m.starts_with(
+                "Result 1 from spun-off tab c1 (claude, branch nerdr/c1), reported by the \
+                 person: (its last answer"
+            ),
+            "{m}"
+        );
     }
 
     #[test]

@@ -32,6 +32,11 @@ pub struct Spinoff {
     /// Its first prompt was typed; one restarted before that gets it then.
     #[serde(default)]
     pub prompted: bool,
+    /// When the typing of its task began (milliseconds since the epoch):
+    /// a turn that ended after it with no result is "report due"
+    /// (`spinoff::due`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompted_at: Option<u64>,
     #[serde(default)]
     pub results: Vec<Reported>,
 }
@@ -72,6 +77,9 @@ pub struct Store {
 pub struct Links {
     pub parent_of: BTreeMap<String, String>,
     pub waiting: BTreeMap<String, usize>,
+    /// Each spun-off tab whose task was typed and that reported nothing
+    /// yet: when its task was typed (`spinoff::due`).
+    pub unreported: BTreeMap<String, std::time::SystemTime>,
 }
 
 impl Store {
@@ -138,6 +146,11 @@ impl Store {
         let mut links = Links::default();
         for (tab, s) in &self.spinoffs {
             links.parent_of.insert(tab.clone(), s.parent.clone());
+            if let (Some(at), true) = (s.prompted_at, s.results.is_empty()) {
+                links
+                    .unreported
+                    .insert(tab.clone(), super::due::from_millis(at));
+            }
             let waiting = s.results.iter().filter(|r| r.held == Held::Waiting).count();
             if waiting > 0 {
                 *links.waiting.entry(s.parent.clone()).or_default() += waiting;
@@ -177,6 +190,7 @@ mod tests {
             branch: "nerdr/c1".into(),
             task: "do it".into(),
             prompted: false,
+            prompted_at: None,
             results: vec![],
         }
     }
@@ -202,6 +216,25 @@ mod tests {
         assert_eq!(waiting, vec![("c1".into(), 2, "two 2".into())]);
         assert_eq!(s.links().waiting["p1"], 1);
         assert!(s.waiting_for("p2").is_empty());
+    }
+
+    #[test]
+    fn a_typed_task_with_no_result_is_listed_unreported() {
+        let mut s = Store::default();
+        s.started("c1", spinoff("p1"));
+        s.started("c2", spinoff("p1"));
+        assert!(s.links().unreported.is_empty(), "no task typed yet");
+        for tab in ["c1", "c2"] {
+            s.spinoffs.get_mut(tab).unwrap().prompted_at = Some(1_000);
+        }
+        s.report("c2", |_| "done".into());
+        let links = s.links();
+        let listed: Vec<&str> = links.unreported.keys().map(String::as_str).collect();
+        assert_eq!(listed, ["c1"]);
+        assert_eq!(
+            links.unreported["c1"],
+            super::super::due::from_millis(1_000)
+        );
     }
 
     #[test]

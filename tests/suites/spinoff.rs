@@ -127,6 +127,85 @@ fn claude_spins_off_a_task_and_its_result_reaches_it_as_a_message() {
     assert_eq!(listed[0]["parent"], parent.as_str());
 }
 
+/// What the spun-off claude answers its task with, reporting nothing.
+const CHILD_ANSWER: &str = "CHILD-ANSWER-99: the bug is in the parser";
+
+#[test]
+fn a_spinoff_whose_turn_ends_without_a_report_is_marked_and_the_persons_report_reaches_its_parent()
+{
+    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
+        claude_home(url, home, ClaudeDialogs::none())
+    }) else {
+        return;
+    };
+    t.model
+        .when_user_says("CHILD-TASK-8", Turn::Say(CHILD_ANSWER.into()));
+    let parent = t.start();
+    t.wait_idle(&parent);
+    // The person spins the parent's work off; the spun-off claude answers
+    // in words and never runs report-result.
+    let child = t.ok(&["spinoff", "--from", &parent, "CHILD-TASK-8: look into it"]);
+    let child = child.lines().next().unwrap().trim().to_string();
+    t.model.wait_for("the spun-off agent's answer", START, |r| {
+        r.asked
+            .as_ref()
+            .is_some_and(|a| a.user_text.contains("CHILD-TASK-8"))
+    });
+    // Its turn ended with no report: marked in the tab list.
+    let mut row = serde_json::Value::Null;
+    let due = poll(TURN, || {
+        row = t.tab_json(&child);
+        row["report_due"] == true
+    });
+    assert!(
+        due,
+        "the spun-off tab was never marked report_due: {row}\n{}",
+        t.model.dump()
+    );
+    assert!(
+        t.tab_json(&parent).get("report_due").is_none(),
+        "the parent is no spinoff"
+    );
+
+    // The person reports its last answer, read from its conversation log.
+    let before = t.model.log().len();
+    let out = t.ok(&["report-result", "--for", &child]);
+    assert!(
+        out.contains(&format!("result 1 sent to tab {parent}")),
+        "{out}"
+    );
+    let header = format!("Result 1 from spun-off tab {child}");
+    t.model
+        .wait_for("the result in the parent's request", TURN, |r| {
+            r.asked
+                .as_ref()
+                .is_some_and(|a| a.user_text.contains(&header))
+        });
+    let log = t.model.log();
+    let asked = log
+        .iter()
+        .skip(before)
+        .filter_map(|r| r.asked.as_ref())
+        .find(|a| a.user_text.contains(&header))
+        .expect("the parent's request after the report");
+    for want in [
+        "reported by the person",
+        "(its last answer, from its conversation)",
+        CHILD_ANSWER,
+        &format!("nerdr/{child}"),
+        "No commits since",
+    ] {
+        assert!(
+            asked.user_text.contains(want),
+            "{want:?} not in {}",
+            asked.user_text
+        );
+    }
+    // Reported: no longer due.
+    let cleared = poll(TURN, || t.tab_json(&child).get("report_due").is_none());
+    assert!(cleared, "still report_due: {}", t.tab_json(&child));
+}
+
 /// A plain shell and a shell in nerdr's own sandbox (bubblewrap).
 const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
     [agents.jail]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"bash\"]\n\
@@ -380,6 +459,54 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
 }
 
 #[test]
+fn a_program_reports_only_for_its_own_tab_and_the_person_reports_a_custom_agents_screen() {
+    let Some(st) = Setup::new() else { return };
+    let parent = st.ok(&["agent", "sh"]);
+    let other = st.ok(&["agent", "sh"]);
+    let child = st.ok(&["spinoff", "--from", &parent, "echo SCREEN-WORDS-5"]);
+    let ran = poll(Duration::from_secs(60), || {
+        st.ok(&["read", &child]).contains("SCREEN-WORDS-5")
+    });
+    assert!(ran, "the task never ran: {}", st.ok(&["read", &child]));
+    // Another tab's program may not report for the spun-off tab.
+    let (rc, out) = st.in_tab(
+        &other,
+        "for-other",
+        &format!("\"$NERDR_BIN\" report-result --for {child} FAKE-RESULT"),
+    );
+    assert_ne!(rc, 0, "{out}");
+    assert!(
+        out.contains("a result is reported by the spun-off agent, from its own tab"),
+        "{out}"
+    );
+    // Nor may the parent's, for its spinoff.
+    let (rc, out) = st.in_tab(
+        &parent,
+        "for-child",
+        &format!("\"$NERDR_BIN\" report-result --for {child} FAKE-RESULT"),
+    );
+    assert_ne!(rc, 0, "{out}");
+    assert!(!st.ok(&["read", &parent]).contains("Result 1 from"));
+    // The person may: a custom agent's conversation nerdr cannot read,
+    // so its last screen lines go, and the message says so.
+    let out = st.ok(&["report-result", "--for", &child]);
+    assert!(
+        out.contains(&format!("result 1 sent to tab {parent}")),
+        "{out}"
+    );
+    let mut screen = String::new();
+    let typed = poll(Duration::from_secs(30), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("SCREEN-WORDS-5") && screen.contains("reported by the person")
+    });
+    assert!(
+        typed,
+        "the person's report never reached the parent:\n{screen}"
+    );
+    assert!(screen.contains("its last screen lines"), "{screen}");
+}
+
+#[test]
 fn a_sandboxed_spinoffs_result_for_an_unsandboxed_parent_waits_for_approval() {
     let Some(st) = Setup::new() else { return };
     let parent = st.ok(&["agent", "sh"]);
@@ -415,4 +542,81 @@ fn a_sandboxed_spinoffs_result_for_an_unsandboxed_parent_waits_for_approval() {
         typed,
         "the approved result never reached the parent:\n{screen}"
     );
+}
+
+#[test]
+fn the_window_marks_a_spinoff_that_ended_its_turn_unreported_and_c_b_p_reports_it() {
+    let Some(st) = Setup::new() else { return };
+    if !crate::support::tmux::have_tmux() {
+        return;
+    }
+    let parent = st.ok(&["agent", "sh"]);
+    let child = st.ok(&[
+        "spinoff",
+        "--from",
+        &parent,
+        "--name",
+        "helper",
+        "echo WINDOW-WORDS-6",
+    ]);
+    // Run (as a line the shell cannot parse) once its prompt is back:
+    // typed before then, the next line would join the task's.
+    let ran = poll(Duration::from_secs(60), || {
+        let screen = st.ok(&["read", &child]);
+        screen.contains("WINDOW-WORDS-6")
+            && screen
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .is_some_and(|l| l.trim_end().ends_with('$'))
+    });
+    assert!(ran, "the task never ran: {}", st.ok(&["read", &child]));
+    let w = crate::support::user_tmux::UserTmux::start(&st.env, &st.repo, 200, 30, "nerdr");
+    w.wait_text("1:sh-1");
+    // Its turn ends (a shell says so as an agent's hooks do), unreported.
+    st.ok(&["send", &child, "\"$NERDR_BIN\" hook Stop </dev/null"]);
+    let mut row = serde_json::Value::Null;
+    let due = poll(Duration::from_secs(30), || {
+        row = st
+            .tabs()
+            .into_iter()
+            .find(|t| t["id"] == child.as_str())
+            .unwrap();
+        row["report_due"] == true
+    });
+    assert!(due, "{row}\n{}", st.ok(&["read", &child]));
+    let s = w.wait_text("tab 2 (helper) ended its turn without a report: C-b P reports");
+    let status = s.last().cloned().unwrap_or_default();
+    assert!(status.contains("2:helper"), "{status}");
+    assert!(
+        status
+            .split_whitespace()
+            .any(|e| e.starts_with("2:helper") && e.ends_with('?')),
+        "no ? mark: {status}"
+    );
+    // The key asks first; y sends its screen (a shell: nerdr cannot read
+    // its conversation) to the parent as the person's report.
+    w.keys(&["C-b", "P"]);
+    w.wait_text(&format!(
+        "report tab 2 (helper)'s last answer to its parent, tab {parent}? y/n"
+    ));
+    assert!(
+        !st.ok(&["read", &parent]).contains("reported by the person"),
+        "sent before y"
+    );
+    w.keys(&["y"]);
+    w.wait_text(&format!("result 1 sent to tab {parent}"));
+    let mut screen = String::new();
+    let typed = poll(Duration::from_secs(30), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("reported by the person") && screen.contains("WINDOW-WORDS-6")
+    });
+    assert!(typed, "the report never reached the parent:\n{screen}");
+    // Reported: the mark goes.
+    let row = st
+        .tabs()
+        .into_iter()
+        .find(|t| t["id"] == child.as_str())
+        .unwrap();
+    assert!(row.get("report_due").is_none(), "{row}");
 }

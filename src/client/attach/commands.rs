@@ -11,11 +11,14 @@ use super::choose::Choosing;
 use super::session_pick::Session;
 use crate::protocol::api::{
     CloseTab, Decide, ListAgents, ListApprovals, ListSessions, OpenTerminal, QuitSession,
-    RenameTab, RestartTab, SessionInfo, StartAgent, SwitchTab, Switched, TabKind, TabState,
+    RenameTab, ReportResult, RestartTab, SessionInfo, StartAgent, SwitchTab, Switched, TabKind,
+    TabState,
 };
 use crate::protocol::handshake::ClientMsg;
 use crate::protocol::printable;
 use crate::protocol::replies::{AgentNames, ApprovalsList, Asked, SessionQuit, Started};
+use crate::protocol::spinoffs::ResultTaken;
+use crate::spinoff::store::Held;
 
 impl Window {
     pub(super) fn pick_agent(&mut self, names: AgentNames) {
@@ -100,6 +103,19 @@ impl Window {
                     Some(_) => "; the handoff is typed once it waits",
                     None => "",
                 }
+            ),
+        };
+        self.note_for_a_key = true;
+    }
+
+    fn show_reported(&mut self, taken: ResultTaken) {
+        let why = taken.why.map(|w| format!(": {w}")).unwrap_or_default();
+        self.note = match taken.held {
+            Held::Delivered => format!("result {} sent to tab {}", taken.number, taken.parent),
+            Held::Waiting => format!("result {} kept for tab {}{why}", taken.number, taken.parent),
+            Held::Approval(id) => format!(
+                "result {} for tab {} waits for approval {id}{why}",
+                taken.number, taken.parent
             ),
         };
         self.note_for_a_key = true;
@@ -254,6 +270,21 @@ impl Window {
                 }
                 None => {}
             },
+            Cmd::ReportFor => {
+                let shown = cur.map(|i| self.tabs[i].id.as_str());
+                match super::report_offer::target(&self.tabs, shown) {
+                    Some(t) => {
+                        self.mode = Mode::Confirm {
+                            question: super::report_offer::question(t),
+                            yes: overlay::Effect::ReportFor(t.id.clone()),
+                        }
+                    }
+                    None => {
+                        self.note = "no spun-off tab ended its turn without a report".into();
+                        self.note_for_a_key = true;
+                    }
+                }
+            }
             Cmd::Redraw => self.view.invalidate(),
             Cmd::Attention => match marks::next_needing(&self.tabs, &self.marks, cur) {
                 Some(i) => self.select_index(i),
@@ -326,6 +357,15 @@ impl Window {
                 );
             }
             overlay::Effect::Restart(tab) => self.restart(tab),
+            overlay::Effect::ReportFor(tab) => {
+                let request = ReportResult {
+                    text: String::new(),
+                    tab: Some(tab),
+                    env: crate::client::own_env(),
+                    folder: None,
+                };
+                self.request(request, Window::show_reported);
+            }
             overlay::Effect::SwitchAgent {
                 tab,
                 agent,

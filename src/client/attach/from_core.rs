@@ -74,6 +74,11 @@ impl Window {
         {
             self.note = line;
         }
+        if let Some(line) =
+            super::report_offer::offer(&mut self.report_offered, &tabs, &self.prefix_name)
+        {
+            self.note = line;
+        }
         self.tabs = tabs;
         if let Some(r) = self.restore.clone() {
             if self.tabs.iter().any(|t| t.id == r) {

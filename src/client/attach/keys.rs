@@ -30,6 +30,9 @@ pub enum Cmd {
     /// Switch the shown tab to another agent (`A`, for agent: tmux binds
     /// no `A`).
     SwitchAgent,
+    /// Report a spun-off tab's last answer to its parent (`P`, for
+    /// parent).
+    ReportFor,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +52,10 @@ pub const BINDINGS: &[(&str, &str)] = &[
         "restart this tab (asks if it runs) / switch it to another agent",
     ),
     (",", "rename this tab"),
-    ("s", "switch to another session"),
+    (
+        "s / P",
+        "switch to another session / report a spinoff's last answer (?)",
+    ),
     ("t", "open a terminal in this tab's folder"),
     ("g", "this tab's diff and its reviews; c comments, S sends"),
     (
@@ -61,8 +67,7 @@ pub const BINDINGS: &[(&str, &str)] = &[
         "next tab that needs you: blocked, then done, then a bell",
     ),
     ("F3", "approval queue"),
-    ("r", "redraw the window"),
-    ("d", "detach (agents keep running)"),
+    ("r / d", "redraw the window / detach (agents keep running)"),
     ("q", "quit: stop this session's agents (asks first)"),
     ("?", "this help"),
     ("prefix twice", "send the prefix key itself"),
@@ -206,6 +211,7 @@ fn command(b: u8) -> Option<Cmd> {
         b's' => Cmd::Sessions,
         b'g' => Cmd::Diff,
         b'A' => Cmd::SwitchAgent,
+        b'P' => Cmd::ReportFor,
         _ => return None,
     })
 }

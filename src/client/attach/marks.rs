@@ -172,6 +172,7 @@ mod tests {
             spun_off_from: None,
             reviews: None,
             results_waiting: 0,
+            report_due: false,
             switches: Vec::new(),
             limit: None,
         }

@@ -27,6 +27,7 @@ mod overlay;
 mod page_row;
 mod prompt;
 mod reattach;
+mod report_offer;
 mod review_rows;
 mod scroll;
 mod session_pick;
@@ -76,6 +77,8 @@ struct Window {
     switch_asked: Option<(u64, String, String)>,
     /// Tabs at their plan's limit whose switch was offered (`limit_offer`).
     limit_offered: std::collections::HashSet<String>,
+    /// Spun-off tabs due a report whose offer was shown (`report_offer`).
+    report_offered: std::collections::HashSet<String>,
     /// How many things wait for the person's approval.
     approvals: usize,
     /// Tabs whose warning was shown.
@@ -213,6 +216,7 @@ impl Window {
             switching: None,
             switch_asked: None,
             limit_offered: Default::default(),
+            report_offered: Default::default(),
             approvals: 0,
             warned: Default::default(),
             marks: Default::default(),

@@ -99,6 +99,8 @@ pub enum Effect {
     Switch(PathBuf),
     /// Start the tab's program again.
     Restart(String),
+    /// Report spun-off tab `.0`'s last answer to its parent.
+    ReportFor(String),
     /// Stop tab `tab`'s agent and start `agent` in its place.
     SwitchAgent {
         tab: String,

@@ -25,6 +25,8 @@ fn the_help_names_the_jump_key_and_the_marks_on_80_by_24() {
         "^ rang its bell",
         "@2 reviews unread",
         "%2 spinoff results wait",
+        "? spinoff ended its turn without a report",
+        "report a spinoff's last answer",
         "g              this tab's diff",
         "<3 >5 tabs hidden left/right",
     ] {

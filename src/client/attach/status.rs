@@ -36,6 +36,7 @@ pub const LEGEND: &[&str] = &[
     "Status line: ~ working   ! blocked: waits for you   + done   . idle",
     "             * shown here   # blocked or done while you looked elsewhere",
     "             ^ rang its bell while you looked elsewhere   @2 reviews unread",
+    "             ? spinoff ended its turn without a report (P reports it)",
     "             <3 >5 tabs hidden left/right, with a mark   %2 spinoff results wait",
 ];
 
@@ -117,8 +118,10 @@ fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks) -> Span {
         0 => String::new(),
         n => format!("%{n}"),
     };
+    // Its turn ended with no report: prefix P reports its last answer.
+    let due = if t.report_due { "?" } else { "" };
     let text = format!(
-        "{number}:{}{sb}{process}{}{}{}{}{reviews}{waiting}",
+        "{number}:{}{sb}{process}{}{}{}{}{reviews}{waiting}{due}",
         printable(name),
         glyph(t.agent_state),
         if shown { "*" } else { "" },

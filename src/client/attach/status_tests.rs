@@ -43,6 +43,7 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         spun_off_from: None,
         reviews: None,
         results_waiting: 0,
+        report_due: false,
         switches: Vec::new(),
         limit: None,
     }
@@ -311,4 +312,16 @@ fn every_legend_line_fits_80_columns() {
     for line in super::LEGEND {
         assert!(line.chars().count() <= 80, "{line:?}");
     }
+}
+
+#[test]
+fn a_spinoff_whose_turn_ended_unreported_is_marked() {
+    let mut child = tab("b", "claude", TabState::Running, false);
+    child.report_due = true;
+    let tabs = vec![tab("a", "claude", TabState::Running, false), child];
+    let m = Marks::default();
+    assert_eq!(
+        plain(&status_line(&tabs, Some("a"), &m, "", 24), 24),
+        " 1:claude* 2:claude?    "
+    );
 }
