@@ -376,7 +376,10 @@ pub(super) fn marked(links: &store::Links, t: &super::state::Tab) -> TabInfo {
         prompted_at: links.unreported.get(&info.id).copied(),
         // Only the unreported are listed with when their task was typed.
         reported: !links.unreported.contains_key(&info.id),
-        agent_state: t.agent_state(),
+        turn_ended: matches!(
+            t.agent_state(),
+            Some(crate::protocol::api::AgentState::Idle | crate::protocol::api::AgentState::Done)
+        ),
         since: t.detection.as_ref().map(|d| d.tracker.since()),
     });
     info

@@ -8,8 +8,6 @@
 
 use std::time::SystemTime;
 
-use crate::protocol::api::AgentState;
-
 /// What the rule reads of one tab.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Facts {
@@ -19,19 +17,19 @@ pub struct Facts {
     pub prompted_at: Option<SystemTime>,
     /// It reported a result (itself, or the person for it).
     pub reported: bool,
-    /// Its agent's state; `None` when its program is not running.
-    pub agent_state: Option<AgentState>,
+    /// Its agent is idle or done (the core reads its agent state: working,
+    /// blocked, unknown, or a program not running are not).
+    pub turn_ended: bool,
     /// When that state was entered.
     pub since: Option<SystemTime>,
 }
 
 /// The tab's turn on its task ended with no result reported.
 pub fn report_due(f: &Facts) -> bool {
-    let ended = matches!(f.agent_state, Some(AgentState::Idle | AgentState::Done));
     // An idle entered before the task was typed is the wait for the task,
     // not the end of a turn on it.
     let after_task = matches!((f.prompted_at, f.since), (Some(p), Some(s)) if s >= p);
-    f.spun_off && !f.reported && ended && after_task
+    f.spun_off && !f.reported && f.turn_ended && after_task
 }
 
 /// Milliseconds since the epoch, as `spinoffs.json` keeps when a task
@@ -50,7 +48,6 @@ pub fn from_millis(ms: u64) -> SystemTime {
 mod tests {
     use super::*;
     use std::time::Duration;
-    use AgentState::*;
 
     #[test]
     fn a_turn_that_ends_unreported_is_due_and_nothing_else_is() {
@@ -58,37 +55,32 @@ mod tests {
         let before = Some(t0 - Duration::from_secs(5));
         let after = Some(t0 + Duration::from_secs(5));
         let typed = Some(t0);
-        // (spun off, task typed at, reported, agent state, since, due)
+        // (spun off, task typed at, reported, turn ended, since, due)
         #[rustfmt::skip]
         let rows = [
             // The turn on the task ended (idle, or done unseen): due.
-            (true, typed, false, Some(Idle), after, true),
-            (true, typed, false, Some(Done), after, true),
-            (true, typed, false, Some(Idle), typed, true),
+            (true, typed, false, true, after, true),
+            (true, typed, false, true, typed, true),
             // Already reported (by itself or the person): not due.
-            (true, typed, true, Some(Idle), after, false),
-            (true, typed, true, Some(Done), after, false),
+            (true, typed, true, true, after, false),
             // Not a spinoff: nobody to report to.
-            (false, typed, false, Some(Idle), after, false),
-            (false, None, false, Some(Done), after, false),
+            (false, typed, false, true, after, false),
+            (false, None, false, true, after, false),
             // Its task not typed yet, or the idle it waited in for it.
-            (true, None, false, Some(Idle), after, false),
-            (true, typed, false, Some(Idle), before, false),
-            (true, typed, false, Some(Done), before, false),
-            // Still on its turn, or waiting for the person, or unreadable.
-            (true, typed, false, Some(Working), after, false),
-            (true, typed, false, Some(Blocked), after, false),
-            (true, typed, false, Some(Unknown), after, false),
-            // Its program is not running.
-            (true, typed, false, None, after, false),
-            (true, typed, false, Some(Idle), None, false),
+            (true, None, false, true, after, false),
+            (true, typed, false, true, before, false),
+            // Still on its turn, waiting for the person, unreadable, or its
+            // program not running (the core reads each as not ended).
+            (true, typed, false, false, after, false),
+            // No time known for its state.
+            (true, typed, false, true, None, false),
         ];
-        for (spun_off, prompted_at, reported, agent_state, since, want) in rows {
+        for (spun_off, prompted_at, reported, turn_ended, since, want) in rows {
             let f = Facts {
                 spun_off,
                 prompted_at,
                 reported,
-                agent_state,
+                turn_ended,
                 since,
             };
             assert_eq!(report_due(&f), want, "{f:?}");
