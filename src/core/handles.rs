@@ -47,7 +47,7 @@ pub fn resolve(handle: &str, entries: &[Entry], home: Option<&Path>) -> Resolved
     let steps: [&dyn Fn(&Entry) -> bool; 4] = [
         &|e| e.id == handle,
         &|e| at_home(&e) && e.name == handle,
-        &|e| at_home(&e) && handle.parse::<usize>().is_ok_and(|n| n == e.number),
+        &|e| at_home(&e) && number(handle) == Some(e.number),
         &|e| handle.len() >= MIN_PREFIX && e.id.starts_with(handle),
     ];
     for step in steps {
@@ -59,6 +59,16 @@ pub fn resolve(handle: &str, entries: &[Entry], home: Option<&Path>) -> Resolved
         }
     }
     Resolved::Nothing
+}
+
+/// The tab number a handle spells: decimal digits with no leading zero, as
+/// the window shows them. `01` or `0a1…` is an id prefix, never tab 1 (ids
+/// are hex, so a prefix of digits alone is common).
+pub fn number(handle: &str) -> Option<usize> {
+    if handle.starts_with('0') || !handle.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    handle.parse().ok()
 }
 
 /// The name of the tab a handle that names none most likely meant (`bash1`
@@ -251,9 +261,15 @@ mod tests {
         let tabs = vec![
             entry("b2b2b2b2", "bash-2", 2, "/p"),
             entry("c3c3c3c3", "review-bash-1", 3, "/p"),
+            entry("02d4d4d4", "bash-4", 4, "/p"),
         ];
         let rows: &[(&str, Resolved)] = &[
             ("1", Nothing),
+            // A leading zero makes an id prefix, never a number.
+            ("02", Tab("02d4d4d4".into())),
+            ("03", Nothing),
+            ("4", Tab("02d4d4d4".into())),
+            ("+2", Nothing),
             ("2", Tab("b2b2b2b2".into())),
             ("3", Tab("c3c3c3c3".into())),
             ("bash-2", Tab("b2b2b2b2".into())),
