@@ -185,12 +185,14 @@ pub enum ConfigError {
     )]
     BadAgentName { at: Location, name: String },
 
-    /// One line: the name may well be a program the person meant to run
-    /// as it is, which `nerdr agent -- NAME` does.
+    /// One line. For `nerdr agent NAME` the name may well be a program the
+    /// person meant to run as it is, which `nerdr agent -- NAME` does; a
+    /// spinoff's, handoff's, switch's or reviewer's agent must be an agent.
     #[error(
-        "unknown agent \"{name}\"{}; to run a program that is not an agent: nerdr agent -- {name} \
+        "unknown agent \"{name}\"{}{} \
          (agents: {}; or add [agents.{name}] with a `command` to {})",
         crate::did_you_mean::hint(name, builtin_names().iter().copied().chain(configured.iter().map(String::as_str))),
+        if *run_hint { format!("; to run a program that is not an agent: nerdr agent -- {name}") } else { String::new() },
         builtin_names().iter().map(|s| s.to_string()).chain(configured.iter().cloned()).collect::<Vec<_>>().join(", "),
         path.as_ref().map_or("the config file".into(), |p| p.display().to_string())
     )]
@@ -199,6 +201,8 @@ pub enum ConfigError {
         path: Option<PathBuf>,
         /// The config's own agents, listed after the built-in ones.
         configured: Vec<String>,
+        /// Whether to say how to run NAME as a program (`nerdr agent`).
+        run_hint: bool,
     },
 }
 

@@ -252,6 +252,7 @@ impl Config {
                         .filter(|k| builtin::find(k).is_none())
                         .cloned()
                         .collect(),
+                    run_hint: false,
                 })
             }
             (_, Some(agent)) => agent,

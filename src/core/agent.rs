@@ -103,7 +103,7 @@ impl Core {
         };
         let settings = match named.program {
             true => self.program_settings(&named.name).await?,
-            false => self.settings_of(&named.name).await?,
+            false => self.settings_for(&named.name, true).await?,
         }
         .map(|(agent, config)| (agent, config.tabs.worktree));
         let admitted = planning::admit_agent(planning::Admission {
@@ -350,10 +350,35 @@ impl Core {
         &self,
         name: &str,
     ) -> Result<Result<(ResolvedAgent, crate::config::Config), String>, ApiError> {
+        self.settings_for(name, false).await
+    }
+
+    /// `settings_of` for `nerdr agent NAME`, whose unknown NAME may be a
+    /// program to run as it is: the error says how.
+    async fn settings_for(
+        &self,
+        name: &str,
+        run_hint: bool,
+    ) -> Result<Result<(ResolvedAgent, crate::config::Config), String>, ApiError> {
+        use crate::config::ConfigError;
         let (file, name) = (self.paths.config_file(), name.to_string());
         blocking(move || {
             let config = crate::config::load(&file).map_err(|e| e.to_string())?;
-            let agent = config.resolve_agent(&name).map_err(|e| e.to_string())?;
+            let agent = config.resolve_agent(&name).map_err(|e| match e {
+                ConfigError::UnknownAgent {
+                    name,
+                    path,
+                    configured,
+                    ..
+                } => ConfigError::UnknownAgent {
+                    name,
+                    path,
+                    configured,
+                    run_hint,
+                }
+                .to_string(),
+                e => e.to_string(),
+            })?;
             Ok((agent, config))
         })
         .await

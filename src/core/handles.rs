@@ -71,8 +71,9 @@ pub fn number(handle: &str) -> Option<usize> {
     handle.parse().ok()
 }
 
-/// The name of the tab a handle that names none most likely meant (`bash1`
-/// for `bash-1`): among the names `resolve` would take, those of the home
+/// The names of the tabs a handle that names none most likely meant,
+/// quoted for a question (`` `bash-1` `` for `bash1`, `` `bash-1` or
+/// `bash-2` `` for `bash`): among the names `resolve` would take, those of the home
 /// session if there is one. A handle of hex digits only, or with a `/`,
 /// is no mistyped name: it may be a closed tab's id or branch, which some
 /// requests take (`nerdr diff`), so it is left to them.
@@ -84,7 +85,7 @@ pub fn meant(handle: &str, entries: &[Entry], home: Option<&Path>) -> Option<Str
         .iter()
         .filter(|e| home.is_none_or(|h| e.folder == h))
         .map(|e| e.name.as_str());
-    crate::did_you_mean::closest(handle, names).map(str::to_string)
+    crate::did_you_mean::either(&crate::did_you_mean::nearest(handle, names))
 }
 
 /// The error for a handle that names several tabs, listing them.
@@ -285,13 +286,13 @@ mod tests {
     #[test]
     fn a_mistyped_name_gets_the_one_meant() {
         let rows: &[(&str, Option<&str>, Option<&str>)] = &[
-            ("claude1", Some("/p"), Some("claude-1")),
-            ("codex1", Some("/p"), Some("codex-1")),
-            ("reveiw", Some("/p"), Some("review")),
+            ("claude1", Some("/p"), Some("`claude-1`")),
+            ("codex1", Some("/p"), Some("`codex-1`")),
+            ("reveiw", Some("/p"), Some("`review`")),
             // Only the home session's names.
             ("reveiw", Some("/q"), None),
             // The same name in two sessions is one guess.
-            ("claude1", None, Some("claude-1")),
+            ("claude1", None, Some("`claude-1`")),
             // Hex (an id, or a number) and branches are not guessed at.
             ("d5920a1f", None, None),
             ("12", Some("/p"), None),

@@ -18,7 +18,7 @@ pub fn no_tab_meaning(tab: &str, meant: &str) -> ApiError {
     ApiError::new(
         ErrorCode::NotFound,
         format!(
-            "no tab `{tab}`; did you mean `{meant}`? (see `nerdr tabs --all` for the tabs that \
+            "no tab `{tab}`; did you mean {meant}? (see `nerdr tabs --all` for the tabs that \
              exist)"
         ),
     )

@@ -109,6 +109,23 @@ fn any_program_starts_on_the_spot_without_config() {
     assert!(err.contains("claude, ") && err.contains("codex"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     assert_eq!(text(&out.stdout), "", "no id for a start that never was");
+
+    // A handoff's agent has to be an agent: no advice to run it as a program.
+    let out = nerdr(
+        &env,
+        &[
+            "handoff",
+            "--from",
+            &sh,
+            "--to",
+            "bash",
+            "done; next: tests",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("unknown agent \"bash\""), "{err}");
+    assert!(!err.contains("nerdr agent --"), "{err}");
 }
 
 #[test]

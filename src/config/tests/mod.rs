@@ -245,7 +245,7 @@ fn resolved_agents_carry_env_resume_args_and_config_model() {
 
 #[test]
 fn unknown_agents_say_what_exists_and_where_to_add_one() {
-    let hint = "unknown agent \"amp\"; to run a program that is not an agent: nerdr agent -- amp";
+    let hint = "unknown agent \"amp\"";
     let cases: &[(&str, Config, String)] = &[
         (
             "parsed config names its file",
@@ -268,6 +268,21 @@ fn unknown_agents_say_what_exists_and_where_to_add_one() {
         assert_eq!(&got, want, "{case}");
         assert!(!got.contains('\n'), "{case}: one line");
     }
+    // `nerdr agent NAME` says how to run NAME as a program; a spinoff's or
+    // a switch's agent has to be an agent, so theirs does not.
+    let hinted = ConfigError::UnknownAgent {
+        name: "amp".into(),
+        path: None,
+        configured: vec![],
+        run_hint: true,
+    };
+    assert_eq!(
+        hinted.to_string(),
+        format!(
+            "unknown agent \"amp\"; to run a program that is not an agent: nerdr agent -- amp \
+             (agents: {BUILTINS}; or add [agents.amp] with a `command` to the config file)"
+        )
+    );
 }
 
 #[test]
