@@ -38,14 +38,6 @@ pub fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) ->
 /// How many equally close words a guess names before it is no guess.
 pub const MOST_TIED: usize = 3;
 
-/// The one candidate `nearest` finds, if it finds exactly one.
-pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    match nearest(word, candidates).as_slice() {
-        [one] => Some(one),
-        _ => None,
-    }
-}
-
 /// Words quoted and joined for a question: `` `a` ``, `` `a` or `b` ``,
 /// `` `a`, `b` or `c` ``; `None` for no words.
 pub fn either(words: &[&str]) -> Option<String> {
@@ -68,6 +60,14 @@ pub fn hint<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The one candidate `nearest` finds, if it finds exactly one.
+    fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+        match nearest(word, candidates).as_slice() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
 
     #[test]
     fn the_closest_word_if_close_and_alone() {
