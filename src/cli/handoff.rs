@@ -13,6 +13,7 @@ use crate::protocol::api::{Handoff, HandoffTo};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    about = "Pass a tab's conversation to another agent (same worktree) or to you",
     long_about = "Pass a tab's conversation on, with what was done, what is next and the open \
     questions.\n\n\
     --to AGENT starts AGENT in a new tab in the same worktree and branch, and types the \

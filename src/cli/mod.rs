@@ -93,13 +93,15 @@ pub enum Command {
     Terminal(terminal::Args),
     /// Start a tab's agent again, resuming its conversation (a running one is stopped first)
     Restart(restart::Args),
-    /// Run a program in nerdr's own sandbox (bubblewrap)
+    // About line and long help: on sandbox::Args (a doc comment here would
+    // shadow its long_about).
     Sandbox(sandbox::Args),
     /// What waits for your approval, and your answer
     Approvals(approvals::Args),
     /// Stop a tab's program and forget the tab
     Close(close::Args),
-    /// Start a reviewer agent on a tab's work, in a tab of its own
+    // About line and long help: on request_review::Args (a doc comment here would
+    // shadow its long_about).
     RequestReview(request_review::Args),
     /// Post a review, from the reviewer's tab (run by the reviewer agent)
     PostReview(post_review::Args),
@@ -111,11 +113,13 @@ pub enum Command {
     ReportResult(report_result::Args),
     /// List the spinoffs of this folder's session, their parents and their results
     Spinoffs(spinoffs::Args),
-    /// Pass a tab's conversation to another agent (same worktree) or to you
+    // About line and long help: on handoff::Args (a doc comment here would
+    // shadow its long_about).
     Handoff(handoff::Args),
     /// The handoffs agents gave you (`nerdr handoff --to-me`)
     Handoffs(handoffs::Args),
-    /// Give a tab another agent (same worktree and branch), with a handoff from the one before
+    // About line and long help: on switch::Args (a doc comment here would
+    // shadow its long_about).
     Switch(switch::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
@@ -327,5 +331,41 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::ProxyServe(_)
         | Command::ProxyBridge(_)
         | Command::SandboxInit(_) => Some("this internal command takes no --folder"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// A command whose `--help` explains more than its one line keeps that
+    /// text: a doc comment on its `Command` variant would reset the
+    /// `long_about` its `Args` declare (clap applies the variant last).
+    #[test]
+    fn long_help_is_not_shadowed_by_the_about_line() {
+        let cli = super::Cli::command();
+        for (name, starts) in [
+            ("sandbox", "Run CMD in nerdr's own sandbox"),
+            (
+                "request-review",
+                "Start a reviewer agent on a tab's work, in a tab of its own.",
+            ),
+            ("handoff", "Pass a tab's conversation on"),
+            (
+                "switch",
+                "Stop a tab's agent and start another in the same tab",
+            ),
+        ] {
+            let sub = cli.find_subcommand(name).unwrap();
+            let long = sub
+                .get_long_about()
+                .map(|s| s.to_string())
+                .unwrap_or_default();
+            assert!(long.starts_with(starts), "{name}: {long:?}");
+            assert!(
+                sub.get_about().is_some(),
+                "{name} keeps its line in `nerdr --help`"
+            );
+        }
     }
 }

@@ -9,6 +9,7 @@ use crate::protocol::api::RequestReview;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    about = "Start a reviewer agent on a tab's work, in a tab of its own",
     long_about = "Start a reviewer agent on a tab's work, in a tab of its own.\n\n\
     The reviewer gets a worktree of its own on a new branch nerdr/<its tab> at the author's \
     last commit: it reads exactly the commits reviewed (base..head, base being where the \

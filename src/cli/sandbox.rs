@@ -9,6 +9,7 @@ use crate::sandbox::{self, weaken::Weaken};
 
 #[derive(Debug, clap::Args)]
 #[command(
+    about = "Run a program in nerdr's own sandbox (bubblewrap)",
     long_about = "Run CMD in nerdr's own sandbox (bubblewrap): the worktree, the agent's own \
         config dirs and a private /tmp are writable, the rest read-only; .git/hooks and \
         .git/config stay read-only; credential stores, $XDG_RUNTIME_DIR, nerdr's state and other tabs' worktrees \

@@ -11,6 +11,7 @@ use crate::protocol::api::SwitchTab;
 
 #[derive(Debug, clap::Args)]
 #[command(
+    about = "Give a tab another agent (same worktree and branch), with a handoff from the one before",
     long_about = "Stop a tab's agent and start another in the same tab: same id, \
     name, worktree and branch. Use it when an agent hit its plan's limit (the window offers \
     it then), or to go on with another agent's strengths.\n\n\
