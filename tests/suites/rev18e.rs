@@ -34,6 +34,32 @@ fn commit_in(l: &Local, tab: &str, line: &str) {
 }
 
 /// Whether the person's file `rel` is still somewhere they can get it:
+/// Tab `from` makes tab `middle` run a send of `echo MARK-42` into tab
+/// `target` (F4 two hops away); whether `target` then shows it. Waits for
+/// the middle tab to have run the send before looking, so a slow machine
+/// does not pass the test (the send into `middle` refused, it never runs).
+fn sent_through(l: &Local, from: &str, middle: &str, target: &str, mark: &str) -> bool {
+    let script = l.path(&format!("out/{mark}.sh"));
+    std::fs::write(
+        &script,
+        format!("\"$NERDR_BIN\" send {target} 'echo {mark}-$((40+2))'\necho sent-rc-$?\n"),
+    )
+    .unwrap();
+    let (rc, out) = op(
+        l,
+        from,
+        &format!("{mark}-via-middle"),
+        &format!("\"$NERDR_BIN\" send {middle} 'bash {}'", script.display()),
+    );
+    eprintln!("{from} into {middle}: rc {rc}: {out}");
+    let ran = crate::support::poll(Duration::from_secs(30), || {
+        l.ok(&["read", middle]).contains("sent-rc-")
+    });
+    ran && crate::support::poll(Duration::from_secs(20), || {
+        l.ok(&["read", target]).contains(&format!("{mark}-42"))
+    })
+}
+
 /// on disk, or in work nerdr saved (`refs/nerdr/saved/*`).
 fn kept(l: &Local, wt: &Path, rel: &str) -> bool {
     if wt.join(rel).is_file() {
@@ -175,29 +201,8 @@ fn rev18e_an_author_cannot_steer_its_reviewer_through_its_helpers_reviewer() {
         )
     };
     l.wait_screen(&r2, "bash-");
-    // What R2 is made to run: a send into A's reviewer.
-    let script = l.path("out/steer.sh");
-    std::fs::write(
-        &script,
-        format!("\"$NERDR_BIN\" send {r} 'echo steered-two-$((40+2))'\necho sent-rc-$?\n"),
-    )
-    .unwrap();
-    let (rc, out) = op(
-        &l,
-        &a,
-        "author-to-r2",
-        &format!("\"$NERDR_BIN\" send {r2} 'bash {}'", script.display()),
-    );
-    eprintln!("author into R2 ({how} asked for it): rc {rc}: {out}");
-    // Whether the middle tab got to run it (the send into it refused,
-    // it never does), then whether the target shows it.
-    let ran = crate::support::poll(Duration::from_secs(30), || {
-        l.ok(&["read", &r2]).contains("sent-rc-")
-    });
-    let steered = ran
-        && crate::support::poll(Duration::from_secs(20), || {
-            l.ok(&["read", &r]).contains("steered-two-42")
-        });
+    eprintln!("author into R2 ({how} asked for it)");
+    let steered = sent_through(&l, &a, &r2, &r, "steered-two");
     assert!(
         !steered,
         "author {a} typed into {r2} (reviewer of its helper {h}, asked for by {how}), which \
@@ -481,28 +486,8 @@ fn rev18e_a_reviewer_cannot_reach_its_author_through_its_helpers_reviewer() {
     assert_eq!(rc, 0, "{out}");
     let r4 = out.lines().next().unwrap_or("").trim().to_string();
     l.wait_screen(&r4, "bash-");
-    let script = l.path("out/reach.sh");
-    std::fs::write(
-        &script,
-        format!("\"$NERDR_BIN\" send {a} 'echo reached-two-$((40+2))'\necho sent-rc-$?\n"),
-    )
-    .unwrap();
-    let (rc, out) = op(
-        &l,
-        &r,
-        "reviewer-to-r4",
-        &format!("\"$NERDR_BIN\" send {r4} 'bash {}'", script.display()),
-    );
-    eprintln!("reviewer into R4: rc {rc}: {out}");
-    // Whether the middle tab got to run it (the send into it refused,
-    // it never does), then whether the target shows it.
-    let ran = crate::support::poll(Duration::from_secs(30), || {
-        l.ok(&["read", &r4]).contains("sent-rc-")
-    });
-    let reached = ran
-        && crate::support::poll(Duration::from_secs(20), || {
-            l.ok(&["read", &a]).contains("reached-two-42")
-        });
+    eprintln!("reviewer into R4");
+    let reached = sent_through(&l, &r, &r4, &a, "reached-two");
     assert!(
         !reached,
         "reviewer {r} typed into {r4} (reviewer of its helper {hr}), which typed into the \
