@@ -46,6 +46,7 @@ mod switch;
 mod systemd;
 mod term;
 mod unit_names;
+mod why;
 
 use std::process::ExitCode;
 

@@ -1,0 +1,194 @@
+//! `nerdr why add` and `nerdr why`: the reasons agents (and people) give
+//! for their changes, kept with the commits they explain (README.md, "Why
+//! a change was made"). Pure: which commit a reason explains ([`bind`]),
+//! which reasons explain which lines of a file ([`explain`]), and reading
+//! what a person types (`FILE:LINE`, `A-B`). The core gathers the facts
+//! (HEAD, whether the file had uncommitted changes, `git blame`) off the
+//! async workers and keeps the records (`store`).
+//!
+//! A reason is usually given before its change is committed: it names the
+//! HEAD of that moment and that the file was dirty, and it explains the
+//! first commit after that HEAD which touches the file: "HEAD at the time,
+//! updated at the next commit of those lines". It is bound when it is
+//! read, not rewritten in the store, so a record never changes once kept.
+
+pub mod blame;
+pub mod store;
+
+use serde::{Deserialize, Serialize};
+
+/// The most text a reason keeps: a paragraph or a few, not a document.
+pub const MAX_TEXT: usize = 16 * 1024;
+
+/// One reason, as kept (a JSON line of the store).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Reason {
+    /// The repository's common git dir: worktrees of one repository share
+    /// their commits, so their reasons too.
+    pub repo: String,
+    /// The file, relative to the top of the repository; `None`: the whole
+    /// change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The lines of the file (from 1, both ends in), as the file read when
+    /// the reason was given; `None`: every line the change touched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<(u32, u32)>,
+    pub text: String,
+    /// HEAD of the worktree when the reason was given.
+    pub head: String,
+    /// Whether the file (without `file`: the worktree) had uncommitted
+    /// changes then: the reason explains the next commit, not `head`.
+    pub dirty: bool,
+    /// The tab it came from (`None`: the person, from a terminal), its
+    /// name and agent then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<String>,
+    /// Written by a sandboxed agent: whoever reads it is told.
+    #[serde(default)]
+    pub sandboxed: bool,
+    /// RFC 3339.
+    pub at: String,
+}
+
+/// Which commit a reason explains.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Binding {
+    /// This commit.
+    Commit(String),
+    /// The change is not committed yet: it explains the uncommitted lines
+    /// of the file, once the worktree's HEAD is still `head`.
+    Uncommitted,
+}
+
+/// What [`bind`] needs beyond the reason: the commits after the reason's
+/// `head` that touch its file, oldest first, on the way to the HEAD the
+/// question is asked at (`git rev-list --reverse --ancestry-path`).
+pub fn bind(reason: &Reason, commits_after: &[String]) -> Binding {
+    match (reason.dirty, commits_after.first()) {
+        (false, _) => Binding::Commit(reason.head.clone()),
+        (true, Some(next)) => Binding::Commit(next.clone()),
+        (true, None) => Binding::Uncommitted,
+    }
+}
+
+/// A line of the file asked about, as `git blame` tells it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blamed {
+    /// Its number in the file as it is now.
+    pub line: u32,
+    /// The commit that last touched it; `None`: not committed yet.
+    pub commit: Option<String>,
+    /// The file's path in that commit (a rename keeps its reasons).
+    pub path: String,
+    /// Its number in the file as that commit left it.
+    pub orig_line: u32,
+}
+
+/// Lines that share a commit and the same reasons: one entry of the answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explained {
+    /// First and last line, as the file is now.
+    pub lines: (u32, u32),
+    pub commit: Option<String>,
+    /// Indexes into the reasons given to [`explain`], oldest first.
+    pub reasons: Vec<usize>,
+}
+
+/// Which of `reasons` (each with its [`Binding`]) explain each of `lines`:
+/// a reason bound to the line's commit, about the line's file at that
+/// commit (or about no file), whose lines (if any) hold the line's number
+/// in that commit. An uncommitted line is explained by uncommitted reasons
+/// about its file, by its number now. Consecutive lines of one commit with
+/// the same reasons are one entry.
+pub fn explain(lines: &[Blamed], reasons: &[(Reason, Binding)]) -> Vec<Explained> {
+    let mut out: Vec<Explained> = Vec::new();
+    for l in lines {
+        let (number, want) = match &l.commit {
+            Some(c) => (l.orig_line, Binding::Commit(c.clone())),
+            None => (l.line, Binding::Uncommitted),
+        };
+        let found: Vec<usize> = reasons
+            .iter()
+            .enumerate()
+            .filter(|(_, (r, b))| {
+                *b == want
+                    && r.file.as_deref().is_none_or(|f| f == l.path)
+                    && r.lines.is_none_or(|(a, z)| (a..=z).contains(&number))
+            })
+            .map(|(i, _)| i)
+            .collect();
+        match out.last_mut() {
+            Some(e) if e.commit == l.commit && e.reasons == found && e.lines.1 + 1 == l.line => {
+                e.lines.1 = l.line
+            }
+            _ => out.push(Explained {
+                lines: (l.line, l.line),
+                commit: l.commit.clone(),
+                reasons: found,
+            }),
+        }
+    }
+    out
+}
+
+/// `A-B` or `A` (lines from 1), as `--lines` and `FILE:LINE` take them.
+pub fn parse_lines(s: &str) -> Result<(u32, u32), String> {
+    let number = |w: &str| -> Result<u32, String> {
+        match w.trim().parse::<u32>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => Err(format!(
+                "`{s}` is not a line or a range of lines: write A or A-B, from line 1 (e.g. 10-14)"
+            )),
+        }
+    };
+    let (a, z) = match s.split_once('-') {
+        Some((a, z)) => (number(a)?, number(z)?),
+        None => {
+            let a = number(s)?;
+            (a, a)
+        }
+    };
+    if z < a {
+        return Err(format!("`{s}` ends before it starts: write the first line first ({z}-{a})"));
+    }
+    Ok((a, z))
+}
+
+/// `FILE`, `FILE:LINE` or `FILE:A-B`: the file and its lines. A name with
+/// a colon of its own is taken whole when what follows the last colon is
+/// no line (`a:b.txt`).
+pub fn parse_target(s: &str) -> Result<(String, Option<(u32, u32)>), String> {
+    match s.rsplit_once(':') {
+        Some((file, lines))
+            if !file.is_empty() && lines.chars().all(|c| c.is_ascii_digit() || c == '-') =>
+        {
+            Ok((file.to_string(), Some(parse_lines(lines)?)))
+        }
+        _ if s.is_empty() => Err("name a file: nerdr why FILE[:LINE]".into()),
+        _ => Ok((s.to_string(), None)),
+    }
+}
+
+/// The reason's text as it may be kept: not empty, at most [`MAX_TEXT`].
+pub fn check_text(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Err("give the reason: nerdr why add [--file F [--lines A-B]] TEXT".into());
+    }
+    if text.len() > MAX_TEXT {
+        return Err(format!(
+            "the reason is {} bytes, more than the {} a reason keeps: say why in a few \
+             paragraphs, and put a longer account in a file of the change",
+            text.len(),
+            MAX_TEXT
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,119 @@
+//! Table tests of which commit a reason explains and which lines it
+//! explains, and of what a person types.
+
+use super::*;
+
+fn reason(file: Option<&str>, lines: Option<(u32, u32)>, head: &str, dirty: bool) -> Reason {
+    Reason {
+        repo: "/r/.git".into(),
+        file: file.map(Into::into),
+        lines,
+        text: "because".into(),
+        head: head.into(),
+        dirty,
+        tab: None,
+        tab_name: None,
+        agent: None,
+        sandboxed: false,
+        at: "2026-12-03T10:00:00Z".into(),
+    }
+}
+
+#[test]
+fn a_reason_explains_head_or_the_next_commit_of_its_file() {
+    let c = |s: &str| Binding::Commit(s.into());
+    #[rustfmt::skip]
+    let rows: &[(&str, bool, &[&str], Binding)] = &[
+        ("given on a clean file: the commit it was at", false, &[], c("h1")),
+        ("clean, later commits do not move it", false, &["h2", "h3"], c("h1")),
+        ("given before committing: the next commit of the file", true, &["h2", "h3"], c("h2")),
+        ("not committed yet", true, &[], Binding::Uncommitted),
+    ];
+    for (what, dirty, after, want) in rows {
+        let after: Vec<String> = after.iter().map(|s| s.to_string()).collect();
+        assert_eq!(&bind(&reason(Some("a.rs"), None, "h1", *dirty), &after), want, "{what}");
+    }
+}
+
+fn blamed(line: u32, commit: Option<&str>, path: &str, orig: u32) -> Blamed {
+    Blamed {
+        line,
+        commit: commit.map(Into::into),
+        path: path.into(),
+        orig_line: orig,
+    }
+}
+
+#[test]
+fn each_line_gets_the_reasons_of_its_commit_file_and_lines() {
+    let c = |s: &str| Binding::Commit(s.into());
+    let reasons = vec![
+        (reason(Some("a.rs"), Some((2, 3)), "x", true), c("c1")), // 0: lines 2-3 of a.rs at c1
+        (reason(Some("a.rs"), None, "x", true), c("c2")),         // 1: all of a.rs at c2
+        (reason(None, None, "x", true), c("c1")),                 // 2: the whole of c1
+        (reason(Some("b.rs"), None, "x", true), c("c1")),         // 3: another file
+        (reason(Some("a.rs"), Some((5, 5)), "x", true), Binding::Uncommitted), // 4
+        (reason(Some("old.rs"), Some((2, 2)), "x", true), c("c1")), // 5: before a rename
+    ];
+    let lines = vec![
+        // Line 1 of c1: only the whole-commit reason.
+        blamed(1, Some("c1"), "a.rs", 1),
+        // Lines 4-5 now were 2-3 at c1 (two lines added above since).
+        blamed(4, Some("c1"), "a.rs", 2),
+        blamed(5, Some("c1"), "a.rs", 3),
+        // From c2.
+        blamed(6, Some("c2"), "a.rs", 6),
+        blamed(7, Some("c2"), "a.rs", 7),
+        // Back to c1, line 4 there: not in 2-3.
+        blamed(8, Some("c1"), "a.rs", 4),
+        // A file renamed since c1: its reasons name the old path.
+        blamed(9, Some("c1"), "old.rs", 2),
+        // Not committed: explained by its number now.
+        blamed(10, None, "a.rs", 10),
+    ];
+    let got = explain(&lines, &reasons);
+    let want = vec![
+        Explained { lines: (1, 1), commit: Some("c1".into()), reasons: vec![2] },
+        Explained { lines: (4, 5), commit: Some("c1".into()), reasons: vec![0, 2] },
+        Explained { lines: (6, 7), commit: Some("c2".into()), reasons: vec![1] },
+        Explained { lines: (8, 8), commit: Some("c1".into()), reasons: vec![2] },
+        Explained { lines: (9, 9), commit: Some("c1".into()), reasons: vec![2, 5] },
+        Explained { lines: (10, 10), commit: None, reasons: vec![] },
+    ];
+    assert_eq!(got, want);
+    // An uncommitted line within an uncommitted reason's lines.
+    let got = explain(&[blamed(5, None, "a.rs", 5)], &reasons);
+    assert_eq!(got[0].reasons, vec![4]);
+}
+
+#[test]
+fn lines_and_targets_as_typed() {
+    #[rustfmt::skip]
+    let rows: &[(&str, Result<(String, Option<(u32, u32)>), ()>)] = &[
+        ("src/a.rs", Ok(("src/a.rs".into(), None))),
+        ("src/a.rs:12", Ok(("src/a.rs".into(), Some((12, 12))))),
+        ("src/a.rs:10-14", Ok(("src/a.rs".into(), Some((10, 14))))),
+        ("a:b.txt", Ok(("a:b.txt".into(), None))),
+        ("a:b.txt:3", Ok(("a:b.txt".into(), Some((3, 3))))),
+        ("src/a.rs:0", Err(())),
+        ("src/a.rs:14-10", Err(())),
+        ("src/a.rs:-", Err(())),
+        ("", Err(())),
+        (":3", Ok((":3".into(), None))),
+    ];
+    for (typed, want) in rows {
+        let got = parse_target(typed).map_err(|_| ());
+        assert_eq!(&got, want, "{typed:?}");
+    }
+    assert!(parse_lines("3-2").unwrap_err().contains("2-3"));
+}
+
+#[test]
+fn a_reasons_text_is_something_and_not_too_much() {
+    assert!(check_text("").is_err());
+    assert!(check_text(" \n").is_err());
+    assert!(check_text("why").is_ok());
+    assert!(check_text(&"x".repeat(MAX_TEXT)).is_ok());
+    let err = check_text(&"x".repeat(MAX_TEXT + 1)).unwrap_err();
+    assert!(err.contains(&format!("{}", MAX_TEXT + 1)), "{err}");
+}
