@@ -41,6 +41,7 @@ mod switch;
 mod tabs;
 mod terminal;
 mod wait;
+mod why;
 mod worktrees;
 
 use std::path::PathBuf;
@@ -121,6 +122,8 @@ pub enum Command {
     // About line and long help: on switch::Args (a doc comment here would
     // shadow its long_about).
     Switch(switch::Args),
+    // About line and long help: on why::Args.
+    Why(why::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
@@ -244,6 +247,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Handoff(a) => handoff::run(a, &folder),
         Command::Handoffs(a) => handoffs::run(a, &folder),
         Command::Switch(a) => switch::run(a, &folder),
+        Command::Why(a) => why::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
@@ -302,6 +306,7 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Handoff(_)
         | Command::Handoffs(_)
         | Command::Switch(_)
+        | Command::Why(_)
         | Command::Git(_) => None,
         Command::PostReview(_) => {
             Some("a review is posted for the reviewer's own tab; leave out --folder")

@@ -20,6 +20,7 @@ use crate::protocol::api::{
     ListSessions, ListTabs, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent,
     ReportEvent, Request, Resize, RestartTab, RunPlugin, SendText, StartAgent, WaitFor,
 };
+use crate::protocol::api::{AddWhy, AskWhy};
 use crate::protocol::api::{ApiError, ErrorCode, Reply, TabState};
 use crate::protocol::api::{CleanWorktrees, DiffTab, ListWorktrees, MergeTab};
 use crate::protocol::api::{Handoff, ListHandoffs};
@@ -358,6 +359,9 @@ impl Core {
             Request::Handoff(h) => encode::<Handoff>(self.handoff(caller, h).await),
             Request::Handoffs(l) => encode::<ListHandoffs>(self.list_handoffs(l).await),
             Request::Switch(s) => encode::<SwitchTab>(self.switch_tab(caller, s).await),
+            // --- reasons ---
+            Request::AddWhy(w) => encode::<AddWhy>(self.add_why(caller, w).await),
+            Request::Why(w) => encode::<AskWhy>(self.why_of(caller, w).await),
         }
     }
 

@@ -67,6 +67,7 @@ pub mod state;
 mod switch;
 mod turns;
 mod waiting;
+mod why;
 mod window;
 mod worktrees;
 

@@ -214,6 +214,8 @@ impl Core {
             | Request::PostReview(_)
             | Request::SpinOff(_)
             | Request::ReportResult(_)
+            | Request::AddWhy(_)
+            | Request::Why(_)
                 if caller.tab().is_some() =>
             {
                 Ok((op_of(req), Target::Own))
@@ -274,6 +276,13 @@ pub(super) fn op_of(req: &Request) -> Operation {
         Request::Handoff(_) => Operation::Handoff,
         Request::Handoffs(_) => Operation::ListHandoffs,
         Request::Switch(_) => Operation::Switch,
+        // --- reasons ---
+        // A tab's reason is its report about its own work (`why` keeps
+        // it with its own worktree's commits, whatever it names).
+        Request::AddWhy(_) => Operation::Report,
+        // What `why` shows tells what reading the work tells; a tab asks
+        // only of its own worktree's files (`why_of`).
+        Request::Why(_) => Operation::Read,
     }
 }
 

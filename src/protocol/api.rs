@@ -38,6 +38,7 @@ pub use super::work::{
 };
 
 pub use super::spinoffs::{ListSpinoffs, ReportResult, SpinOff};
+pub use super::why::{AddWhy, AskWhy};
 
 pub use super::switching::{SwitchTab, Switched};
 
@@ -101,6 +102,11 @@ pub enum Request {
     Handoffs(ListHandoffs),
     /// Give a tab another agent, with a handoff (`crate::switch`).
     Switch(SwitchTab),
+    // --- reasons ---
+    /// Keep why a change was made (`crate::why`).
+    AddWhy(AddWhy),
+    /// The reasons kept for a file's lines.
+    Why(AskWhy),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -181,6 +187,9 @@ methods! {
     Handoff(Handoff) => HandedOff, "handoff";
     Handoffs(ListHandoffs) => Vec<HandoffInfo>, "handoffs";
     Switch(SwitchTab) => Switched, "switch";
+    // --- reasons ---
+    AddWhy(AddWhy) => super::why::WhyAdded, "why_add";
+    Why(AskWhy) => super::why::WhyAnswer, "why";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.

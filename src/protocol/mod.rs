@@ -22,6 +22,7 @@ pub mod quiet;
 pub mod replies;
 pub mod spinoffs;
 pub mod switching;
+pub mod why;
 pub mod work;
 
 /// Version of the client-socket protocol, sent in the hello. 2: a window's

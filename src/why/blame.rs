@@ -27,6 +27,10 @@ pub fn parse(out: &str) -> Result<Vec<Blamed>, String> {
             if let Some(l) = current.as_mut() {
                 l.path = path.to_string();
             }
+        } else if let Some(summary) = row.strip_prefix("summary ") {
+            if let Some(l) = current.as_mut() {
+                l.summary = summary.to_string();
+            }
         } else if current.is_none() {
             let mut w = row.split(' ');
             let (Some(sha), Some(orig), Some(now)) = (w.next(), w.next(), w.next()) else {
@@ -44,6 +48,7 @@ pub fn parse(out: &str) -> Result<Vec<Blamed>, String> {
                 commit: Some(sha.to_string()),
                 path: String::new(),
                 orig_line: number(orig)?,
+                summary: String::new(),
             });
         }
     }
@@ -103,6 +108,7 @@ filename src/a.rs
             assert_eq!(g.commit.as_deref().map(|c| &c[..8]), commit);
             assert_eq!(g.path, path);
             assert_eq!(g.orig_line, orig);
+            assert!(!g.summary.is_empty());
         }
     }
 

@@ -61,18 +61,23 @@ pub enum Binding {
     /// This commit.
     Commit(String),
     /// The change is not committed yet: it explains the uncommitted lines
-    /// of the file, once the worktree's HEAD is still `head`.
+    /// of the file (the HEAD asked at is still the reason's `head`).
     Uncommitted,
+    /// Not committed on the way to the HEAD asked at (another branch, or a
+    /// worktree that moved on without it): it explains nothing here.
+    Elsewhere,
 }
 
-/// What [`bind`] needs beyond the reason: the commits after the reason's
-/// `head` that touch its file, oldest first, on the way to the HEAD the
-/// question is asked at (`git rev-list --reverse --ancestry-path`).
-pub fn bind(reason: &Reason, commits_after: &[String]) -> Binding {
+/// What [`bind`] needs beyond the reason: the HEAD the question is asked
+/// at, and the commits after the reason's `head` that touch its file,
+/// oldest first, on the way to that HEAD (`git rev-list --reverse
+/// --ancestry-path`).
+pub fn bind(reason: &Reason, head_now: &str, commits_after: &[String]) -> Binding {
     match (reason.dirty, commits_after.first()) {
         (false, _) => Binding::Commit(reason.head.clone()),
         (true, Some(next)) => Binding::Commit(next.clone()),
-        (true, None) => Binding::Uncommitted,
+        (true, None) if reason.head == head_now => Binding::Uncommitted,
+        (true, None) => Binding::Elsewhere,
     }
 }
 
@@ -87,6 +92,8 @@ pub struct Blamed {
     pub path: String,
     /// Its number in the file as that commit left it.
     pub orig_line: u32,
+    /// The commit's subject line.
+    pub summary: String,
 }
 
 /// Lines that share a commit and the same reasons: one entry of the answer.
@@ -95,6 +102,7 @@ pub struct Explained {
     /// First and last line, as the file is now.
     pub lines: (u32, u32),
     pub commit: Option<String>,
+    pub summary: String,
     /// Indexes into the reasons given to [`explain`], oldest first.
     pub reasons: Vec<usize>,
 }
@@ -129,6 +137,7 @@ pub fn explain(lines: &[Blamed], reasons: &[(Reason, Binding)]) -> Vec<Explained
             _ => out.push(Explained {
                 lines: (l.line, l.line),
                 commit: l.commit.clone(),
+                summary: l.summary.clone(),
                 reasons: found,
             }),
         }
@@ -154,7 +163,9 @@ pub fn parse_lines(s: &str) -> Result<(u32, u32), String> {
         }
     };
     if z < a {
-        return Err(format!("`{s}` ends before it starts: write the first line first ({z}-{a})"));
+        return Err(format!(
+            "`{s}` ends before it starts: write the first line first ({z}-{a})"
+        ));
     }
     Ok((a, z))
 }

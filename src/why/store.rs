@@ -23,8 +23,7 @@ pub fn append(path: &Path, reason: &Reason) -> Result<(), String> {
     line.push('\n');
     let _one = APPEND.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
     }
     let mut f = {
         use std::os::unix::fs::OpenOptionsExt;
@@ -106,7 +105,10 @@ mod tests {
         append(&path, &reason("/other/.git", "elsewhere")).unwrap();
         append(&path, &reason("/r/.git", "two\nlines")).unwrap();
         let got = of_repo(&path, "/r/.git").unwrap();
-        assert_eq!(got, vec![reason("/r/.git", "one"), reason("/r/.git", "two\nlines")]);
+        assert_eq!(
+            got,
+            vec![reason("/r/.git", "one"), reason("/r/.git", "two\nlines")]
+        );
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o600);
@@ -115,7 +117,10 @@ mod tests {
     #[test]
     fn a_bad_line_is_named_and_a_cut_last_line_left_out() {
         let good = serde_json::to_string(&reason("/r", "ok")).unwrap();
-        assert_eq!(parse(&format!("{good}\n{{\"repo\":"), "/r").unwrap().len(), 1);
+        assert_eq!(
+            parse(&format!("{good}\n{{\"repo\":"), "/r").unwrap().len(),
+            1
+        );
         let err = parse(&format!("{good}\nnot json\n{good}\n"), "/r").unwrap_err();
         assert_eq!(err.0, 2);
         assert_eq!(parse("", "/r").unwrap(), vec![]);

@@ -23,15 +23,17 @@ fn reason(file: Option<&str>, lines: Option<(u32, u32)>, head: &str, dirty: bool
 fn a_reason_explains_head_or_the_next_commit_of_its_file() {
     let c = |s: &str| Binding::Commit(s.into());
     #[rustfmt::skip]
-    let rows: &[(&str, bool, &[&str], Binding)] = &[
-        ("given on a clean file: the commit it was at", false, &[], c("h1")),
-        ("clean, later commits do not move it", false, &["h2", "h3"], c("h1")),
-        ("given before committing: the next commit of the file", true, &["h2", "h3"], c("h2")),
-        ("not committed yet", true, &[], Binding::Uncommitted),
+    let rows: &[(&str, bool, &str, &[&str], Binding)] = &[
+        ("given on a clean file: the commit it was at", false, "h1", &[], c("h1")),
+        ("clean, later commits do not move it", false, "h3", &["h2", "h3"], c("h1")),
+        ("given before committing: the next commit of the file", true, "h3", &["h2", "h3"], c("h2")),
+        ("not committed yet", true, "h1", &[], Binding::Uncommitted),
+        ("not committed on the way here", true, "h9", &[], Binding::Elsewhere),
     ];
-    for (what, dirty, after, want) in rows {
+    for (what, dirty, now, after, want) in rows {
         let after: Vec<String> = after.iter().map(|s| s.to_string()).collect();
-        assert_eq!(&bind(&reason(Some("a.rs"), None, "h1", *dirty), &after), want, "{what}");
+        let r = reason(Some("a.rs"), None, "h1", *dirty);
+        assert_eq!(&bind(&r, now, &after), want, "{what}");
     }
 }
 
@@ -41,6 +43,7 @@ fn blamed(line: u32, commit: Option<&str>, path: &str, orig: u32) -> Blamed {
         commit: commit.map(Into::into),
         path: path.into(),
         orig_line: orig,
+        summary: format!("{commit:?}"),
     }
 }
 
@@ -52,7 +55,10 @@ fn each_line_gets_the_reasons_of_its_commit_file_and_lines() {
         (reason(Some("a.rs"), None, "x", true), c("c2")),         // 1: all of a.rs at c2
         (reason(None, None, "x", true), c("c1")),                 // 2: the whole of c1
         (reason(Some("b.rs"), None, "x", true), c("c1")),         // 3: another file
-        (reason(Some("a.rs"), Some((5, 5)), "x", true), Binding::Uncommitted), // 4
+        (
+            reason(Some("a.rs"), Some((5, 5)), "x", true),
+            Binding::Uncommitted,
+        ), // 4
         (reason(Some("old.rs"), Some((2, 2)), "x", true), c("c1")), // 5: before a rename
     ];
     let lines = vec![
@@ -73,12 +79,42 @@ fn each_line_gets_the_reasons_of_its_commit_file_and_lines() {
     ];
     let got = explain(&lines, &reasons);
     let want = vec![
-        Explained { lines: (1, 1), commit: Some("c1".into()), reasons: vec![2] },
-        Explained { lines: (4, 5), commit: Some("c1".into()), reasons: vec![0, 2] },
-        Explained { lines: (6, 7), commit: Some("c2".into()), reasons: vec![1] },
-        Explained { lines: (8, 8), commit: Some("c1".into()), reasons: vec![2] },
-        Explained { lines: (9, 9), commit: Some("c1".into()), reasons: vec![2, 5] },
-        Explained { lines: (10, 10), commit: None, reasons: vec![] },
+        Explained {
+            lines: (1, 1),
+            commit: Some("c1".into()),
+            summary: format!("{:?}", Some("c1")),
+            reasons: vec![2],
+        },
+        Explained {
+            lines: (4, 5),
+            commit: Some("c1".into()),
+            summary: format!("{:?}", Some("c1")),
+            reasons: vec![0, 2],
+        },
+        Explained {
+            lines: (6, 7),
+            commit: Some("c2".into()),
+            summary: format!("{:?}", Some("c2")),
+            reasons: vec![1],
+        },
+        Explained {
+            lines: (8, 8),
+            commit: Some("c1".into()),
+            summary: format!("{:?}", Some("c1")),
+            reasons: vec![2],
+        },
+        Explained {
+            lines: (9, 9),
+            commit: Some("c1".into()),
+            summary: format!("{:?}", Some("c1")),
+            reasons: vec![2, 5],
+        },
+        Explained {
+            lines: (10, 10),
+            commit: None,
+            summary: "None".into(),
+            reasons: vec![],
+        },
     ];
     assert_eq!(got, want);
     // An uncommitted line within an uncommitted reason's lines.
@@ -89,7 +125,8 @@ fn each_line_gets_the_reasons_of_its_commit_file_and_lines() {
 #[test]
 fn lines_and_targets_as_typed() {
     #[rustfmt::skip]
-    let rows: &[(&str, Result<(String, Option<(u32, u32)>), ()>)] = &[
+    type Target = Result<(String, Option<(u32, u32)>), ()>;
+    let rows: &[(&str, Target)] = &[
         ("src/a.rs", Ok(("src/a.rs".into(), None))),
         ("src/a.rs:12", Ok(("src/a.rs".into(), Some((12, 12))))),
         ("src/a.rs:10-14", Ok(("src/a.rs".into(), Some((10, 14))))),

@@ -65,6 +65,7 @@ mod state_mechanics;
 mod switch;
 mod tab_signals;
 mod upgrade;
+mod why;
 mod window_ui;
 mod worktree_removal;
 mod worktrees;

@@ -33,7 +33,6 @@ fn commit_in(l: &Local, tab: &str, line: &str) {
     git(&wt, &["commit", "-q", "-am", line]);
 }
 
-/// Whether the person's file `rel` is still somewhere they can get it:
 /// Tab `from` makes tab `middle` run a send of `echo MARK-42` into tab
 /// `target` (F4 two hops away); whether `target` then shows it. Waits for
 /// the middle tab to have run the send before looking, so a slow machine
@@ -60,6 +59,7 @@ fn sent_through(l: &Local, from: &str, middle: &str, target: &str, mark: &str) -
     })
 }
 
+/// Whether the person's file `rel` is still somewhere they can get it:
 /// on disk, or in work nerdr saved (`refs/nerdr/saved/*`).
 fn kept(l: &Local, wt: &Path, rel: &str) -> bool {
     if wt.join(rel).is_file() {

@@ -1,0 +1,268 @@
+//! `nerdr why add` and `nerdr why` in the core: the facts `crate::why`'s
+//! rules need (the repository, HEAD, whether the file has uncommitted
+//! changes, `git blame` through the guard, the commits after a reason's
+//! HEAD) gathered off the async workers and outside the state lock; the
+//! reasons kept in `$NERDR_DATA_DIR/why.jsonl`. A tab keeps and reads
+//! reasons only for files of its own worktree: it cannot speak for
+//! another tab's work, nor read it through `why`.
+
+use std::path::{Path, PathBuf};
+
+use super::caller::Caller;
+use super::privilege::CallerKind;
+use super::Core;
+use crate::paths::Paths;
+use crate::protocol::api::{AddWhy, ApiError, AskWhy, ErrorCode};
+use crate::protocol::why::{WhyAdded, WhyAnswer, WhyEntry, WhyReason};
+use crate::why::{self, store, Binding, Reason};
+
+/// Who gives or asks: the person from a terminal, or a tab (its tree is
+/// all it may name).
+struct Asker {
+    tab: Option<(String, String, String)>,
+    tree: Option<PathBuf>,
+    sandboxed: bool,
+}
+
+/// Where a named file is.
+struct Located {
+    top: PathBuf,
+    common: String,
+    rel: Option<String>,
+    head: String,
+}
+
+fn bad(message: impl Into<String>) -> ApiError {
+    ApiError::new(ErrorCode::BadRequest, message)
+}
+
+impl Core {
+    fn asker(&self, caller: &Caller) -> Result<Asker, ApiError> {
+        let Some(id) = caller.tab() else {
+            return Ok(Asker {
+                tab: None,
+                tree: None,
+                sandboxed: false,
+            });
+        };
+        let state = self.state.lock().unwrap();
+        let t = state
+            .tabs
+            .get(id)
+            .ok_or_else(|| super::not_found::no_tab(id))?;
+        let tree = t.worktree.as_ref().map_or(&t.folder, |w| &w.path).clone();
+        Ok(Asker {
+            tab: Some((t.id.clone(), t.name.clone(), t.agent.clone())),
+            tree: Some(tree),
+            sandboxed: caller.kind() == CallerKind::Sandboxed || t.sandboxed,
+        })
+    }
+
+    /// `nerdr why add`.
+    pub(super) async fn add_why(&self, caller: &Caller, w: AddWhy) -> Result<WhyAdded, ApiError> {
+        why::check_text(&w.text).map_err(bad)?;
+        let asker = self.asker(caller)?;
+        let paths = self.paths.clone();
+        let at = super::clock::rfc3339_millis(std::time::SystemTime::now());
+        super::edge::gather_at(
+            "keeping a reason for a change",
+            &w.folder.clone(),
+            move || {
+                let found = locate(&w.folder, w.file.as_deref(), asker.tree.as_deref())?;
+                let status: Vec<&str> = match &found.rel {
+                    Some(rel) => vec!["status", "--porcelain", "--", rel],
+                    None => vec!["status", "--porcelain"],
+                };
+                let dirty = !crate::git::run(&paths, &found.top, &status)
+                    .map_err(|e| e.to_string())?
+                    .is_empty();
+                let (tab, tab_name, agent) = match asker.tab {
+                    Some((t, n, a)) => (Some(t), Some(n), Some(a)),
+                    None => (None, None, None),
+                };
+                let reason = Reason {
+                    repo: found.common,
+                    file: found.rel.clone(),
+                    lines: w.lines,
+                    text: w.text,
+                    head: found.head.clone(),
+                    dirty,
+                    tab,
+                    tab_name,
+                    agent,
+                    sandboxed: asker.sandboxed,
+                    at,
+                };
+                store::append(&paths.data_dir.join(store::FILE), &reason)?;
+                tracing::info!(file = ?reason.file, tab = ?reason.tab, dirty, "reason kept");
+                Ok::<_, String>(WhyAdded {
+                    file: found.rel,
+                    commit: (!dirty).then_some(found.head),
+                })
+            },
+        )
+        .await
+        .map_err(bad)
+    }
+
+    /// `nerdr why FILE[:LINE]`.
+    pub(super) async fn why_of(&self, caller: &Caller, w: AskWhy) -> Result<WhyAnswer, ApiError> {
+        let asker = self.asker(caller)?;
+        let paths = self.paths.clone();
+        super::edge::gather_at(
+            "reading the reasons for a file",
+            &w.folder.clone(),
+            move || answer(&paths, &w, asker.tree.as_deref()),
+        )
+        .await
+        .map_err(bad)
+    }
+}
+
+/// The answer to `w`, all facts gathered here (blocking).
+fn answer(paths: &Paths, w: &AskWhy, tree: Option<&Path>) -> Result<WhyAnswer, String> {
+    let found = locate(&w.folder, Some(&w.file), tree)?;
+    let rel = found.rel.clone().unwrap_or_default();
+    let range = w.lines.map(|(a, z)| format!("-L{a},{z}"));
+    let mut args = vec!["blame", "--line-porcelain"];
+    args.extend(range.as_deref());
+    args.extend(["--", rel.as_str()]);
+    let blamed = crate::git::run(paths, &found.top, &args)
+        .map_err(|e| e.to_string())
+        .and_then(|out| why::blame::parse(&out))?;
+    let reasons = store::of_repo(&paths.data_dir.join(store::FILE), &found.common)?;
+    let bound: Vec<(Reason, Binding)> = reasons
+        .into_iter()
+        .map(|r| {
+            let after = match (r.dirty, r.head == found.head) {
+                (true, false) => commits_after(&found.top, &r, &found.head),
+                _ => Vec::new(),
+            };
+            let b = why::bind(&r, &found.head, &after);
+            (r, b)
+        })
+        .filter(|(_, b)| *b != Binding::Elsewhere)
+        .collect();
+    let entries = why::explain(&blamed, &bound)
+        .into_iter()
+        .map(|e| WhyEntry {
+            lines: e.lines,
+            commit: e.commit,
+            summary: crate::printable::printable(&e.summary),
+            reasons: e
+                .reasons
+                .into_iter()
+                .map(|i| {
+                    let r = &bound[i].0;
+                    WhyReason {
+                        text: crate::printable::printable(&r.text),
+                        tab: r.tab.clone(),
+                        tab_name: r.tab_name.as_deref().map(crate::printable::printable),
+                        agent: r.agent.clone(),
+                        sandboxed: r.sandboxed,
+                        at: r.at.clone(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    Ok(WhyAnswer {
+        file: crate::printable::printable(&rel),
+        entries,
+    })
+}
+
+/// The commits after `r`'s HEAD that touch its file, oldest first, on the
+/// way to `head` (none when its HEAD is not on that way, or is gone).
+fn commits_after(top: &Path, r: &Reason, head: &str) -> Vec<String> {
+    let range = format!("{}..{head}", r.head);
+    let mut args = vec!["rev-list", "--reverse", "--ancestry-path", range.as_str()];
+    if let Some(f) = &r.file {
+        args.extend(["--", f.as_str()]);
+    }
+    crate::git::query(top, &args)
+        .map(|out| out.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The repository, HEAD and path of `file` (relative to `folder`, or
+/// absolute; none: the folder itself), which must be inside `tree` when
+/// one is given: a tab names only its own worktree's files, and relative
+/// names count from its tree when its folder is elsewhere.
+fn locate(folder: &Path, file: Option<&Path>, tree: Option<&Path>) -> Result<Located, String> {
+    let base = match tree {
+        Some(t) if !folder.starts_with(t) => t,
+        _ => folder,
+    };
+    let named = file.map_or_else(|| base.to_path_buf(), |f| base.join(f));
+    let path = canonical(&named)?;
+    if let Some(t) = tree {
+        let t = canonical(t)?;
+        if !path.starts_with(&t) {
+            return Err(format!(
+                "{} is outside this tab's worktree {}: a tab keeps and reads reasons only for \
+                 its own work",
+                named.display(),
+                t.display()
+            ));
+        }
+    }
+    let dir = if path.is_dir() {
+        path.clone()
+    } else {
+        path.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let query = |args: &[&str]| crate::git::query(&dir, args).map_err(|e| e.to_string());
+    let top = query(&["rev-parse", "--show-toplevel"])
+        .map_err(|_| format!("{} is not in a git repository", named.display()))?;
+    let top = canonical(Path::new(&top))?;
+    let common = query(&["rev-parse", "--path-format=absolute", "--git-common-dir"])?;
+    let head = query(&["rev-parse", "--verify", "-q", "HEAD"]).map_err(|_| {
+        format!(
+            "{} has no commit yet: commit first, then say why",
+            top.display()
+        )
+    })?;
+    let rel = match file {
+        None => None,
+        Some(_) => Some(
+            path.strip_prefix(&top)
+                .map_err(|_| {
+                    format!(
+                        "{} is outside its repository {}",
+                        named.display(),
+                        top.display()
+                    )
+                })?
+                .to_string_lossy()
+                .into_owned(),
+        ),
+    };
+    if rel.as_deref() == Some("") {
+        return Err(format!(
+            "{} is the repository itself: name a file in it",
+            named.display()
+        ));
+    }
+    Ok(Located {
+        top,
+        common,
+        rel,
+        head,
+    })
+}
+
+/// `path` with its links resolved; a file that is gone (a deletion to
+/// explain) through its folder.
+fn canonical(path: &Path) -> Result<PathBuf, String> {
+    if let Ok(p) = path.canonicalize() {
+        return Ok(p);
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map(|d| d.join(name))
+            .map_err(|e| format!("cannot find {}: {e}", path.display())),
+        _ => Err(format!("cannot find {}", path.display())),
+    }
+}

@@ -1,0 +1,132 @@
+//! `nerdr why add` and `nerdr why` (issue: what agents and people look
+//! up): the real binary, a hand-started core, real git, and a bash tab
+//! as the agent that says why.
+
+use crate::support::git::git;
+use crate::support::local::Local;
+use crate::support::tab_ops::{op, repo, BASH};
+
+fn why(l: &Local, folder: &std::path::Path, target: &str) -> String {
+    l.ok(&["why", "--folder", &folder.display().to_string(), target])
+}
+
+#[test]
+fn a_reason_explains_its_lines_once_committed_and_after_later_commits() {
+    let l = Local::started();
+    repo(&l);
+    l.write_config(&format!("[agents.sh]\n{BASH}"));
+    let tab = l.ok(&["agent", "sh"]).trim().to_string();
+    l.wait_screen(&tab, "bash");
+    let wt = l.worktree_of(&tab);
+    std::fs::write(wt.join("file.txt"), "hello\nalpha\nbeta\ngamma\n").unwrap();
+
+    // The agent says why before it commits.
+    let (rc, out) = op(
+        &l,
+        &tab,
+        "add",
+        "\"$NERDR_BIN\" why add --file file.txt --lines 2-3 'alpha and beta: the parser needs both'",
+    );
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("for the next commit of file.txt"), "{out}");
+    // Not committed yet: shown on the uncommitted lines.
+    let shown = why(&l, &wt, "file.txt:2");
+    assert!(shown.contains("not committed yet"), "{shown}");
+    assert!(shown.contains("the parser needs both"), "{shown}");
+
+    git(&wt, &["commit", "-q", "-am", "parse alpha and beta"]);
+    let shown = why(&l, &wt, "file.txt:2");
+    assert!(shown.contains("file.txt:2  "), "{shown}");
+    assert!(
+        shown.contains("parse alpha and beta"),
+        "the commit's subject: {shown}"
+    );
+    assert!(shown.contains("the parser needs both"), "{shown}");
+    assert!(shown.contains("sh-1 (sh)"), "the tab and agent: {shown}");
+    // The whole file: lines 2-3 explained, the other two not.
+    let shown = why(&l, &wt, "file.txt");
+    assert!(shown.contains("file.txt:2-3  "), "{shown}");
+    assert!(
+        shown.contains("2 more lines have no reason kept"),
+        "{shown}"
+    );
+    for bare in ["file.txt:1", "file.txt:4"] {
+        let shown = why(&l, &wt, bare);
+        assert!(
+            shown.starts_with("no reason kept for file.txt"),
+            "{bare}: {shown}"
+        );
+    }
+
+    // Unrelated later commits: a line above, another file. The reason
+    // follows its lines.
+    std::fs::write(wt.join("file.txt"), "header\nhello\nalpha\nbeta\ngamma\n").unwrap();
+    std::fs::write(wt.join("other.txt"), "other\n").unwrap();
+    git(&wt, &["add", "."]);
+    git(&wt, &["commit", "-q", "-m", "a header and another file"]);
+    let shown = why(&l, &wt, "file.txt:3-4");
+    assert!(shown.contains("file.txt:3-4  "), "{shown}");
+    assert!(shown.contains("the parser needs both"), "{shown}");
+    assert!(why(&l, &wt, "file.txt:2").starts_with("no reason kept"));
+
+    let json: serde_json::Value = serde_json::from_str(&l.ok(&[
+        "why",
+        "--folder",
+        &wt.display().to_string(),
+        "--json",
+        "file.txt",
+    ]))
+    .unwrap();
+    let with: Vec<&serde_json::Value> = json["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| !e["reasons"].as_array().unwrap().is_empty())
+        .collect();
+    assert_eq!(with.len(), 1, "{json}");
+    assert_eq!(with[0]["lines"], serde_json::json!([3, 4]));
+    let r = &with[0]["reasons"][0];
+    assert_eq!(r["tab"], tab.as_str());
+    assert_eq!(r["agent"], "sh");
+    assert_eq!(r["sandboxed"], false);
+}
+
+#[test]
+fn the_person_says_why_of_a_commit_and_a_tab_only_of_its_own_work() {
+    let l = Local::started();
+    let main = repo(&l);
+    l.write_config(&format!("[agents.sh]\n{BASH}"));
+    // The person, in the main checkout, of a clean file: HEAD's commit.
+    let kept = l.ok(&["why", "add", "--file", "file.txt", "greets the reader"]);
+    assert!(kept.contains("for commit "), "{kept}");
+    let shown = why(&l, &main, "file.txt:1");
+    assert!(shown.contains("first"), "{shown}");
+    assert!(shown.contains("you, "), "{shown}");
+    assert!(shown.contains("greets the reader"), "{shown}");
+
+    let tab = l.ok(&["agent", "sh"]).trim().to_string();
+    l.wait_screen(&tab, "bash");
+    let outside = main.join("file.txt").display().to_string();
+    for (what, command) in [
+        (
+            "add-outside",
+            format!("\"$NERDR_BIN\" why add --file {outside} 'mine now'"),
+        ),
+        ("read-outside", format!("\"$NERDR_BIN\" why {outside}")),
+    ] {
+        let (rc, out) = op(&l, &tab, what, &command);
+        assert_ne!(rc, 0, "{what}: {out}");
+        assert!(out.contains("outside this tab's worktree"), "{what}: {out}");
+    }
+    // Bad input names what is wrong.
+    let err = l.fails(&["why", "add", "--file", "file.txt", "--lines", "3-1", "x"]);
+    assert!(err.contains("1-3"), "{err}");
+    let err = l.fails(&["why", "add", "--file", "file.txt", ""]);
+    assert!(err.contains("give the reason"), "{err}");
+    let err = l.fails(&["why", "file.txt:0"]);
+    assert!(err.contains("from line 1"), "{err}");
+    let err = l.fails(&["why", "nosuch.txt"]);
+    assert!(err.contains("nosuch.txt"), "{err}");
+    // Nothing the person said was lost to the refusals.
+    assert!(why(&l, &main, "file.txt:1").contains("greets the reader"));
+}
