@@ -20,6 +20,7 @@ mod edit;
 mod files;
 pub(crate) mod jsonc;
 mod jsonhooks;
+mod skills;
 mod state;
 
 use std::ffi::OsString;
@@ -216,8 +217,42 @@ fn save(record: &Record, path: &Path) -> anyhow::Result<()> {
     files::write(path, &text)
 }
 
-/// `nerdr integration install AGENT`. Running it again changes nothing.
+/// `nerdr integration install AGENT`: the hooks, then the skill. Running
+/// it again changes nothing.
 pub fn install(agent: Agent) -> anyhow::Result<()> {
+    install_hooks(agent)?;
+    let (file, record) = skill_where(agent)?;
+    println!("{}", skills::install(agent, &file, &record)?);
+    Ok(())
+}
+
+/// `nerdr integration uninstall AGENT`: the hooks, then the skill.
+pub fn uninstall(agent: Agent) -> anyhow::Result<()> {
+    uninstall_hooks(agent)?;
+    let (file, record) = skill_where(agent)?;
+    if let Some(said) = skills::uninstall(agent, &file, &record)? {
+        println!("{said}");
+    }
+    Ok(())
+}
+
+/// The agent's skill file, and the record of the skills nerdr wrote.
+fn skill_where(agent: Agent) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let file = skills::skill_file(agent, &AgentEnv::from_process()).ok_or_else(|| {
+        anyhow!(
+            "neither {} nor HOME is set, so there is no {} skills folder; set HOME",
+            agent.variable(),
+            agent.name()
+        )
+    })?;
+    let record = Paths::from_process()?
+        .state_dir
+        .join("integrations")
+        .join("skills.json");
+    Ok((std::path::absolute(&file)?, record))
+}
+
+fn install_hooks(agent: Agent) -> anyhow::Result<()> {
     let w = locate(agent)?;
     let file = &w.file;
     let before = files::read(file)?;
@@ -273,8 +308,8 @@ pub fn install(agent: Agent) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `nerdr integration uninstall AGENT`: removes exactly what install added.
-pub fn uninstall(agent: Agent) -> anyhow::Result<()> {
+/// Removes exactly the hooks install added.
+fn uninstall_hooks(agent: Agent) -> anyhow::Result<()> {
     let w = locate(agent)?;
     let file = &w.file;
     let mut record = Record::load(&w.record)?;
