@@ -26,6 +26,7 @@ fn the_help_names_the_jump_key_and_the_marks_on_80_by_24() {
         "@2 reviews unread",
         "%2 spinoff results wait",
         "? spinoff ended its turn without a report",
+        "& work handed to you",
         "report a spinoff's last answer",
         "g              this tab's diff",
         "<3 >5 tabs hidden left/right",
