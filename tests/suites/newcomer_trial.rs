@@ -1,13 +1,15 @@
 //! Issue 19's marks and questions, seen as a person sees them: a tab whose
 //! agent handed its work to the person (`nerdr handoff --to-me`) is marked
 //! `&` in the window and `handed_to_you` in `nerdr tabs --json`, until
-//! `nerdr handoffs --clear`.
+//! `nerdr handoffs --clear`; `nerdr switch` asks before it stops a
+//! running agent (on a terminal) or refuses without `--force` (without).
 
 use crate::support::local::Local;
 use crate::support::tmux::have_tmux;
 use crate::support::tmux::Tmux;
 
-const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
+const SH: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
+                  [agents.sh2]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n";
 
 /// The status line's entries before the note.
 fn entries(s: &[String]) -> Vec<String> {
@@ -69,4 +71,36 @@ fn a_handoff_to_the_person_marks_its_tab_until_cleared() {
             .any(|e| e.starts_with("2:sh-2") && !e.contains('&'))
     });
     assert_eq!(handed(&l, &second), false);
+}
+
+#[test]
+fn switch_asks_on_a_terminal_and_refuses_without_one_unless_forced() {
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(SH);
+    let tab = l.ok(&["agent", "sh"]);
+    let pid = l.tab(&tab)["pid"].clone();
+    // No terminal: refused, saying how, and nothing stopped.
+    let err = l.fails(&["switch", &tab, "sh2", "--no-handoff"]);
+    assert!(err.contains("tab 1 (sh-1) runs sh"), "{err}");
+    assert!(err.contains("add --force"), "{err}");
+    assert_eq!(l.tab(&tab)["pid"], pid);
+    assert_eq!(l.tab(&tab)["agent"], "sh");
+    // A terminal: asked, naming the tab and both agents; no keeps it.
+    let t = Tmux::start(&l, 120, 10, "nerdr switch 1 sh2 --no-handoff");
+    t.wait_text("switch tab 1 (sh-1) from sh to sh2? sh is stopped");
+    t.text("n");
+    t.keys(&["Enter"]);
+    t.wait_text("EXITED=1");
+    assert!(t.screen().iter().any(|l| l.contains("not switched")));
+    assert_eq!(l.tab(&tab)["pid"], pid);
+    // Yes switches.
+    t.respawn(&l, "nerdr switch 1 sh2 --no-handoff");
+    t.wait_text("switch tab 1 (sh-1) from sh to sh2?");
+    t.text("y");
+    t.keys(&["Enter"]);
+    t.wait_text("EXITED=0");
+    assert_eq!(l.tab(&tab)["agent"], "sh2");
 }
