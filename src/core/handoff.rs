@@ -421,7 +421,8 @@ impl Core {
         let started = fresh.settle(started).await?;
         tracing::info!(from = %src.id, to = %started.tab, agent = %agent.name, built, "handed off");
         if started.refused.is_none() {
-            let prompt = crate::handoff::as_prompt(&text, note);
+            let by = self.handed_by(caller, src, built);
+            let prompt = crate::handoff::as_prompt_from(&text, note, by.as_deref());
             let (core, tab) = (self.clone(), started.tab.clone());
             tokio::spawn(async move {
                 core.type_first_prompt(
@@ -442,6 +443,18 @@ impl Core {
             refused: started.refused,
             ..HandedOff::default()
         })
+    }
+
+    /// Who hands the work over, for the receiving agent's first prompt:
+    /// the agent whose conversation nerdr built it from, else the agent of
+    /// the caller's tab that wrote it, else the person (`None`).
+    pub(super) fn handed_by(&self, caller: &Caller, src: &Source, built: bool) -> Option<String> {
+        if built {
+            return Some(src.agent.clone());
+        }
+        let tab = caller.tab()?;
+        let state = self.state.lock().unwrap();
+        Some(state.tabs.get(tab).map_or(&src.agent, |t| &t.agent).clone())
     }
 
     /// `nerdr handoffs`: the person's, of the session (or all); `clear`

@@ -109,6 +109,8 @@ fn claude_s_tab_switches_to_codex_with_its_handoff() {
 
     let needles = [
         "Handoff from tab",
+        // Its source named: the handoff is built from claude's words.
+        "The agent claude hands this work over to you",
         "LIMIT-TURN: write the scanner",
         WORD,
         "Next: the emitter.",
