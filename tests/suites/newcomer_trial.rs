@@ -104,3 +104,32 @@ fn switch_asks_on_a_terminal_and_refuses_without_one_unless_forced() {
     t.wait_text("EXITED=0");
     assert_eq!(l.tab(&tab)["agent"], "sh2");
 }
+
+#[test]
+fn spinoffs_says_a_closed_parent_is_closed_and_why_its_result_is_kept() {
+    let l = Local::started();
+    l.write_config(SH);
+    l.repo_with(&[("a.txt", "a\n")], "first");
+    let parent = l.ok(&["agent", "sh"]);
+    let child = l.ok(&["spinoff", "--from", &parent, "echo TASK"]);
+    let open = l.ok(&["spinoffs"]);
+    assert!(
+        open.contains(&format!("{child} from {parent}: sh")),
+        "{open}"
+    );
+    l.ok(&["close", &parent]);
+    l.ok(&["report-result", "--for", &child, "THE-RESULT"]);
+    let listed = l.ok(&["spinoffs"]);
+    assert!(
+        listed.contains(&format!("{child} from {parent} (closed): sh")),
+        "{listed}"
+    );
+    assert!(
+        listed.contains("result 1 (kept: the parent tab is closed)"),
+        "{listed}"
+    );
+    assert!(!listed.contains("WAITING"), "{listed}");
+    let rows: Vec<serde_json::Value> =
+        serde_json::from_str(&l.ok(&["spinoffs", "--json"])).unwrap();
+    assert_eq!(rows[0]["parent_open"], false, "{rows:?}");
+}
