@@ -110,13 +110,16 @@ impl Window {
 
     fn show_reported(&mut self, taken: ResultTaken) {
         let why = taken.why.map(|w| format!(": {w}")).unwrap_or_default();
+        let parent = super::report_offer::named(&self.tabs, &taken.parent);
         self.note = match taken.held {
-            Held::Delivered => format!("result {} sent to tab {}", taken.number, taken.parent),
-            Held::Waiting => format!("result {} kept for tab {}{why}", taken.number, taken.parent),
-            Held::Approval(id) => format!(
-                "result {} for tab {} waits for approval {id}{why}",
-                taken.number, taken.parent
-            ),
+            Held::Delivered => format!("result {} sent to {parent}", taken.number),
+            Held::Waiting => format!("result {} kept for {parent}{why}", taken.number),
+            Held::Approval(id) => {
+                format!(
+                    "result {} for {parent} waits for approval {id}{why}",
+                    taken.number
+                )
+            }
         };
         self.note_for_a_key = true;
     }
@@ -275,7 +278,7 @@ impl Window {
                 match super::report_offer::target(&self.tabs, shown) {
                     Some(t) => {
                         self.mode = Mode::Confirm {
-                            question: super::report_offer::question(t),
+                            question: super::report_offer::question(t, &self.tabs),
                             yes: overlay::Effect::ReportFor(t.id.clone()),
                         }
                     }
