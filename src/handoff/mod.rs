@@ -179,10 +179,13 @@ pub fn heading(from: &From) -> String {
         Some((path, branch)) => format!(", worktree {} on branch {branch}", path.display()),
         None => String::new(),
     };
-    format!(
-        "# Handoff from tab {} ({}){place}\n\n",
-        from.tab, from.agent
-    )
+    // `tab` reads `name (id)`: the agent joins its brackets, as `nerdr
+    // handoffs` prints it, never a second pair.
+    let tab = match from.tab.strip_suffix(')') {
+        Some(open) => format!("{open}, {})", from.agent),
+        None => format!("{} ({})", from.tab, from.agent),
+    };
+    format!("# Handoff from tab {tab}{place}\n\n")
 }
 
 /// An agent's own handoff, under the heading.
