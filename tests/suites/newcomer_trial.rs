@@ -18,12 +18,14 @@ fn entries(s: &[String]) -> Vec<String> {
     tabs.split_whitespace().map(str::to_string).collect()
 }
 
-fn handed(l: &Local, id: &str) -> serde_json::Value {
-    l.tabs_json(&[])
-        .into_iter()
-        .find(|t| t["id"] == id)
-        .map(|t| t["handed_to_you"].clone())
-        .unwrap_or(serde_json::Value::Null)
+/// Whether `nerdr tabs --json` says tab `id` handed its work to the
+/// person (the key is there only when it did).
+fn handed(l: &Local, id: &str) -> bool {
+    let row = l.tab(id);
+    match row.get("handed_to_you") {
+        None => false,
+        Some(v) => v.as_bool().unwrap_or_else(|| panic!("not a bool: {row}")),
+    }
 }
 
 #[test]
@@ -35,7 +37,7 @@ fn a_handoff_to_the_person_marks_its_tab_until_cleared() {
     l.write_config(SH);
     let first = l.ok(&["agent", "sh"]);
     let second = l.ok(&["agent", "sh"]);
-    assert_eq!(handed(&l, &second), false);
+    assert!(!handed(&l, &second));
     let t = Tmux::start(&l, 100, 24, "nerdr");
     t.wait("both tabs", |s: &[String]| {
         entries(s).iter().any(|e| e.starts_with("2:sh-2"))
@@ -58,8 +60,8 @@ fn a_handoff_to_the_person_marks_its_tab_until_cleared() {
             .any(|e| e.starts_with("1:") && e.contains('&')),
         "{s:?}"
     );
-    assert_eq!(handed(&l, &second), true);
-    assert_eq!(handed(&l, &first), false);
+    assert!(handed(&l, &second));
+    assert!(!handed(&l, &first));
     // The help lists the mark.
     t.keys(&["C-b", "?"]);
     t.wait_text("& work handed to you");
@@ -70,7 +72,7 @@ fn a_handoff_to_the_person_marks_its_tab_until_cleared() {
             .iter()
             .any(|e| e.starts_with("2:sh-2") && !e.contains('&'))
     });
-    assert_eq!(handed(&l, &second), false);
+    assert!(!handed(&l, &second));
 }
 
 #[test]
