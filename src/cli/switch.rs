@@ -2,12 +2,20 @@
 //! goes on with another agent, in the same worktree and branch, with a
 //! handoff from the agent before as its first prompt (README.md,
 //! "Switching agents").
+//!
+//! A running tab's agent is stopped, which a person should choose: on a
+//! terminal the command asks, naming the tab and both agents; without one
+//! (a script) it refuses unless `--force` says so, as `nerdr restart`.
 
+use std::io::{BufRead, IsTerminal, Write};
 use std::process::ExitCode;
+
+use anyhow::bail;
 
 use super::Folder;
 use crate::client;
-use crate::protocol::api::SwitchTab;
+use crate::protocol::api::{ExplainTab, ListTabs, SwitchTab};
+use crate::protocol::printable;
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -21,8 +29,9 @@ use crate::protocol::api::SwitchTab;
     is stopped. A custom agent's conversation cannot be read: give the handoff, or \
     --no-handoff. The agent's [agents.NAME] settings (args, env, wrapper, sandboxed) apply \
     as to a new tab.\n\n\
-    The old agent's processes are stopped (its scope, all of them) without asking: its \
-    conversation stays in its own log, and the worktree's files stay as they are. A \
+    The old agent's processes are stopped (its scope, all of them): on a terminal the command \
+    asks first; without one it refuses unless --force is given. Its conversation stays in its \
+    own log, and the worktree's files stay as they are. A \
     sandboxed tab switches only to sandboxed agents; a sandboxed agent may switch only its \
     own tab. `nerdr tabs` shows each tab's switches (claude→codex)."
 )]
@@ -43,12 +52,82 @@ pub struct Args {
     /// Print the result as JSON: tab, from, to, handoff (the text typed), built, refused
     #[arg(long)]
     pub json: bool,
+    /// Switch a running tab without asking (its agent is stopped)
+    #[arg(short, long, visible_alias = "yes")]
+    pub force: bool,
+}
+
+/// What to do before switching a tab whose program is in `state`.
+#[derive(Debug, PartialEq, Eq)]
+enum Step {
+    Switch,
+    Ask,
+    Refuse,
+}
+
+fn step(state: &str, force: bool, terminal: bool) -> Step {
+    match (state == "running", force, terminal) {
+        (false, _, _) | (true, true, _) => Step::Switch,
+        (true, false, true) => Step::Ask,
+        (true, false, false) => Step::Refuse,
+    }
+}
+
+/// The tab as the person knows it: `tab 2 (claude-1)`, else its id.
+fn tab_words(id: &str) -> String {
+    let listed = client::call(ListTabs {
+        folder: None,
+        all: true,
+    })
+    .ok();
+    match listed.into_iter().flatten().find(|t| t.id == id) {
+        Some(t) if t.number > 0 => format!("tab {} ({})", t.number, printable(&t.name)),
+        Some(t) => format!("tab {} ({})", printable(&t.id), printable(&t.name)),
+        None => format!("tab {}", printable(id)),
+    }
 }
 
 pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
+    // The handoff read from stdin leaves no answer to read there.
+    let stdin_free = args.file.as_deref() != Some(std::path::Path::new("-"));
     let text = super::handoff::given(args.text, args.file.as_deref())?;
+    // By id from here on: the question is about the tab that is switched.
+    // A tab the caller may not look at (or none) is the core's to refuse.
+    let tab = match client::call(ExplainTab {
+        tab: args.tab.clone(),
+        folder: folder.scope()?,
+    }) {
+        Err(_) => args.tab,
+        Ok(e) => {
+            let terminal = stdin_free && std::io::stdin().is_terminal();
+            let (from, to) = (printable(&e.agent), printable(&args.agent));
+            match step(&e.state, args.force, terminal) {
+                Step::Switch => {}
+                Step::Refuse => bail!(
+                    "{} runs {from}: switching to {to} stops it first; add --force (-f) to \
+                     switch anyway",
+                    tab_words(&e.tab)
+                ),
+                Step::Ask => {
+                    eprint!(
+                        "switch {} from {from} to {to}? {from} is stopped (all its processes) \
+                         [y/N] ",
+                        tab_words(&e.tab)
+                    );
+                    std::io::stderr().flush()?;
+                    let mut answer = String::new();
+                    std::io::stdin().lock().read_line(&mut answer)?;
+                    if !matches!(answer.trim(), "y" | "Y" | "yes") {
+                        eprintln!("not switched");
+                        return Ok(ExitCode::FAILURE);
+                    }
+                }
+            }
+            e.tab
+        }
+    };
     let done = client::call(SwitchTab {
-        tab: args.tab,
+        tab,
         agent: args.agent,
         text,
         no_handoff: args.no_handoff,
@@ -75,6 +154,33 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         Some(reason) => {
             eprintln!("nerdr: {reason}");
             Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{step, Step};
+
+    /// (state, --force, stdin a terminal, what happens)
+    #[test]
+    fn a_running_agent_is_switched_only_when_the_person_says_so() {
+        #[rustfmt::skip]
+        let rows = [
+            ("exited", false, false, Step::Switch),
+            ("exited", false, true, Step::Switch),
+            ("refused", false, false, Step::Switch),
+            ("running", true, false, Step::Switch),
+            ("running", true, true, Step::Switch),
+            ("running", false, true, Step::Ask),
+            ("running", false, false, Step::Refuse),
+        ];
+        for (state, force, terminal, want) in rows {
+            assert_eq!(
+                step(state, force, terminal),
+                want,
+                "{state} {force} {terminal}"
+            );
         }
     }
 }

@@ -284,10 +284,21 @@ fn program_problem(program: &str, words: &[String]) -> Option<(String, String)> 
     if words.iter().any(|w| file_name(w) == program) {
         return None;
     }
-    let last = words.last().map(|w| file_name(w)).unwrap_or_default();
+    // The last word that is no option: `--norc` is an argument, not the
+    // program, and its place is `args`.
+    let at = words.iter().rposition(|w| !w.starts_with('-'));
+    let last = at.map(|i| file_name(&words[i])).unwrap_or_default();
+    let options = at.map_or(words, |i| &words[i + 1..]);
+    let fix = match options.is_empty() {
+        true => format!("set it to the program the command runs, e.g. program = \"{last}\""),
+        false => format!(
+            "set it to the program the command runs, e.g. program = \"{last}\" ({options:?} \
+             are its arguments: move them from `command` to `args`, e.g. args = {options:?})"
+        ),
+    };
     Some((
         format!("is \"{program}\", but no word of `command` {words:?} runs a program of that name"),
-        format!("set it to the program the command runs, e.g. program = \"{last}\""),
+        fix,
     ))
 }
 

@@ -32,10 +32,20 @@ pub(super) fn missing_program(agent: &ResolvedAgent, config_file: &Path) -> Opti
     if words.iter().any(|w| file_name(w) == program) {
         return None;
     }
-    // What the wrapper runs last: the word the person most likely meant.
-    let runs = words.last().map_or("", |w| file_name(w));
+    // What the wrapper runs last, its options aside: the word the person
+    // most likely meant (`--norc` is bash's argument, whose place is
+    // `args`, never the program).
+    let at = words.iter().rposition(|w| !w.starts_with('-'));
+    let runs = at.map_or("", |i| file_name(&words[i]));
+    let options = at.map_or(words, |i| &words[i + 1..]);
     let (name, file) = (&agent.name, config_file.display());
-    Some(match (agent.builtin, &agent.program) {
+    let args = match options.is_empty() {
+        true => String::new(),
+        false => format!(
+            "; {options:?} are {runs}'s arguments: move them from command to args = {options:?}"
+        ),
+    };
+    let advice = match (agent.builtin, &agent.program) {
         (false, None) => format!(
             "agent \"{name}\" runs {runs} inside the sandbox: add program = \"{runs}\" to \
              [agents.{name}] in {file} (or name the section after the program)"
@@ -49,7 +59,8 @@ pub(super) fn missing_program(agent: &ResolvedAgent, config_file: &Path) -> Opti
              with {program} in [agents.{name}] in {file}, or define a custom agent under \
              another name with program = \"{runs}\""
         ),
-    })
+    };
+    Some(format!("{advice}{args}"))
 }
 
 #[cfg(test)]
@@ -81,6 +92,10 @@ mod tests {
             ("args after the command are not the program",
              format!("[agents.sbsh]\n{WRAP}\nargs = [\"sbsh\"]\n"), "sbsh", "sbsh",
              Some("agent \"sbsh\" runs bash inside the sandbox: add program = \"bash\"")),
+            ("a wrapper's options after the program are its arguments, not the program",
+             "[agents.box]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"bash\", \"--norc\"]\nsandboxed = true\n".into(),
+             "box", "box",
+             Some("agent \"box\" runs bash inside the sandbox: add program = \"bash\" to [agents.box] in /c.toml (or name the section after the program); [\"--norc\"] are bash's arguments: move them from command to args = [\"--norc\"]")),
             ("a built-in agent by its program, not its name",
              "[agents.cursor]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"cursor-agent\"]\nsandboxed = true\n".into(),
              "cursor", "cursor-agent", None),

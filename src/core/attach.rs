@@ -217,6 +217,7 @@ impl Core {
                     .mark(super::spinoff::marked(&state.spinoffs, t))
             })
             .map(|t| super::switch::marked(&state.switches, t))
+            .map(|t| super::handoff::marked(&state.handed, t))
             .collect();
         let approvals = state.approvals.pending.len();
         for win in state

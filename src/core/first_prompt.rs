@@ -113,7 +113,21 @@ impl Core {
                 tracing::info!(tab = %tab, ?sign, "typing {what}");
                 let at = std::time::SystemTime::now();
                 match self.type_prompt(tab, prompt).await {
-                    Ok(()) => Some(at),
+                    Ok(()) => {
+                        // Its Enter is in: a turn on it ends at the next
+                        // idle, however fast (`spinoff::due`).
+                        if let Some(d) = self
+                            .state
+                            .lock()
+                            .unwrap()
+                            .tabs
+                            .get_mut(tab)
+                            .and_then(|t| t.detection.as_mut())
+                        {
+                            d.tracker.prompt_entered();
+                        }
+                        Some(at)
+                    }
                     Err(e) => {
                         tracing::warn!(tab = %tab, error = %e, "{what} was not typed");
                         None

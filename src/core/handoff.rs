@@ -7,7 +7,8 @@
 //!   and once idle gets the handoff typed as its first prompt, as a
 //!   reviewer does (`first_prompt::type_first_prompt`);
 //! - `--to-me`: kept in `handoffs.json` (`handoff::store`) and the tab is
-//!   marked (its warning, which the window shows).
+//!   marked: `handed_to_you` (the window's `&`, mirrored in
+//!   `State::handed`) until `nerdr handoffs --clear`, and its warning.
 //!
 //! A sandboxed agent's handoff to an agent outside every sandbox waits
 //! for the person's yes (the privilege matrix queues it, [`queue_handoff`]
@@ -325,7 +326,7 @@ impl Core {
             .map_or(0, |d| d.as_secs());
         let path = store::file(&self.paths.state_dir);
         let (s, t) = (src.clone(), text.clone());
-        let number = super::edge::gather("updating handoffs.json", move || {
+        let (number, handed) = super::edge::gather("updating handoffs.json", move || {
             store::update(&path, |st| {
                 let number = st.next_number();
                 st.add(HandoffInfo {
@@ -338,13 +339,17 @@ impl Core {
                     text: t,
                     note,
                 });
-                number
+                (number, st.tabs())
             })
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
-        if let Some(t) = self.state.lock().unwrap().tabs.get_mut(&src.id) {
-            t.warning = Some(handed_warning(number));
+        {
+            let mut state = self.state.lock().unwrap();
+            state.handed = handed;
+            if let Some(t) = state.tabs.get_mut(&src.id) {
+                t.warning = Some(handed_warning(number));
+            }
         }
         self.changed();
         tracing::info!(from = %src.id, number, built, "handoff kept for the user");
@@ -416,7 +421,8 @@ impl Core {
         let started = fresh.settle(started).await?;
         tracing::info!(from = %src.id, to = %started.tab, agent = %agent.name, built, "handed off");
         if started.refused.is_none() {
-            let prompt = crate::handoff::as_prompt(&text, note);
+            let by = self.handed_by(caller, src, built);
+            let prompt = crate::handoff::as_prompt_from(&text, note, by.as_deref());
             let (core, tab) = (self.clone(), started.tab.clone());
             tokio::spawn(async move {
                 core.type_first_prompt(
@@ -439,6 +445,18 @@ impl Core {
         })
     }
 
+    /// Who hands the work over, for the receiving agent's first prompt:
+    /// the agent whose conversation nerdr built it from, else the agent of
+    /// the caller's tab that wrote it, else the person (`None`).
+    pub(super) fn handed_by(&self, caller: &Caller, src: &Source, built: bool) -> Option<String> {
+        if built {
+            return Some(src.agent.clone());
+        }
+        let tab = caller.tab()?;
+        let state = self.state.lock().unwrap();
+        Some(state.tabs.get(tab).map_or(&src.agent, |t| &t.agent).clone())
+    }
+
     /// `nerdr handoffs`: the person's, of the session (or all); `clear`
     /// forgets the ones listed.
     pub(super) async fn list_handoffs(
@@ -451,21 +469,26 @@ impl Core {
             false => l.folder,
         };
         let clear = l.clear;
-        let listed = super::edge::gather("reading handoffs.json", move || {
+        let (listed, handed) = super::edge::gather("reading handoffs.json", move || {
             let mine = |h: &HandoffInfo| session.as_ref().is_none_or(|f| &h.folder == f);
             if !l.clear {
                 let s = store::load(&path)?;
-                return Ok(s.handoffs.into_iter().filter(|h| mine(h)).collect());
+                let handed = s.tabs();
+                return Ok((s.handoffs.into_iter().filter(|h| mine(h)).collect(), handed));
             }
             store::update(&path, |s| {
                 let (gone, kept): (Vec<_>, Vec<_>) = s.handoffs.drain(..).partition(|h| mine(h));
                 s.handoffs = kept;
-                gone
+                (gone, s.tabs())
             })
         })
         .await
         .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
-        if clear && self.unmark_handed(&listed) {
+        let marks_moved = {
+            let mut state = self.state.lock().unwrap();
+            std::mem::replace(&mut state.handed, handed) != state.handed
+        };
+        if (clear && self.unmark_handed(&listed)) || marks_moved {
             self.changed();
         }
         Ok(listed)
@@ -486,6 +509,16 @@ impl Core {
         }
         changed
     }
+}
+
+/// A row of `nerdr tabs` (and of a window's list), marked when a handoff
+/// of its tab to the person waits (`handed`, `handoffs.json`'s tabs).
+pub(super) fn marked(
+    handed: &std::collections::BTreeSet<String>,
+    mut info: crate::protocol::api::TabInfo,
+) -> crate::protocol::api::TabInfo {
+    info.handed_to_you = handed.contains(&info.id);
+    info
 }
 
 /// The mark of a tab whose handoff `number` waits in `nerdr handoffs`.

@@ -166,6 +166,9 @@ pub struct State {
     pub review_links: review_links::ReviewLinks,
     /// Each tab's switches (`switches.json`'s, mirrored).
     pub switches: std::collections::BTreeMap<String, Vec<crate::switch::store::Switch>>,
+    /// Tabs whose handoff to the person waits in `handoffs.json`
+    /// (mirrored): the window marks them `&`.
+    pub handed: std::collections::BTreeSet<String>,
 }
 
 /// The background tasks' doorbells.
@@ -343,10 +346,15 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
     let switches = crate::switch::store::load(&crate::switch::store::file(&paths.state_dir))
         .map(|s| s.tabs)
         .unwrap_or_default();
+    // Unreadable, no tab is marked: `nerdr handoffs` names the file.
+    let handed = crate::handoff::store::load(&crate::handoff::store::file(&paths.state_dir))
+        .map(|s| s.tabs())
+        .unwrap_or_default();
     let mut state = State {
         approvals,
         spinoffs,
         switches,
+        handed,
         ..State::default()
     };
     // Which rules each agent's tab is read by: the config as it is now

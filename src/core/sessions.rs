@@ -35,7 +35,17 @@ impl Core {
                 .cloned()
                 .collect::<Vec<_>>(),
         );
-        Ok(AgentNames { agents: names })
+        let programs = names
+            .iter()
+            .filter_map(|n| {
+                let agent = config.resolve_agent(n).ok()?;
+                Some((n.clone(), crate::agents::program_word(&agent)?.to_string()))
+            })
+            .collect();
+        Ok(AgentNames {
+            agents: names,
+            programs,
+        })
     }
 
     pub(super) fn status(&self) -> CoreStatus {
@@ -88,6 +98,7 @@ impl Core {
                     .mark(super::spinoff::marked(&state.spinoffs, t))
             })
             .map(|t| super::switch::marked(&state.switches, t))
+            .map(|t| super::handoff::marked(&state.handed, t))
             .collect())
     }
 

@@ -380,7 +380,7 @@ pub(super) fn marked(links: &store::Links, t: &super::state::Tab) -> TabInfo {
             t.agent_state(),
             Some(crate::protocol::api::AgentState::Idle | crate::protocol::api::AgentState::Done)
         ),
-        since: t.detection.as_ref().map(|d| d.tracker.since()),
+        ended: t.detection.as_ref().and_then(|d| d.tracker.turn_ended_at()),
     });
     info
 }

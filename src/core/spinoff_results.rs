@@ -279,6 +279,7 @@ impl Core {
             })
             .map(|(tab, s)| SpinoffInfo {
                 open: state.tabs.contains_key(&tab),
+                parent_open: state.tabs.contains_key(&s.parent),
                 tab,
                 parent: s.parent,
                 agent: s.agent,

@@ -265,6 +265,7 @@ impl Tab {
             reviews: None,
             results_waiting: 0,
             report_due: false,
+            handed_to_you: false,
             switches: Vec::new(),
             limit: self
                 .detection

@@ -108,6 +108,9 @@ impl Core {
                     })?,
             ),
         };
+        let by = text
+            .as_ref()
+            .and_then(|(_, built)| self.handed_by(caller, &src, *built));
         let caller_env = self.environment_for(caller, s.env);
         // From the session folder, as any launch's program is found (never
         // from the worktree, whose files may be a sandboxed agent's).
@@ -160,7 +163,8 @@ impl Core {
                     false => Reader::Agent,
                 };
                 let note = handoff_rules::note(src.sandboxed, reader);
-                (crate::handoff::as_prompt(&text, note), text, built)
+                let prompt = crate::handoff::as_prompt_from(&text, note, by.as_deref());
+                (prompt, text, built)
             });
             let (typed, built) = match handoff {
                 Some((prompt, text, built)) if started.refused.is_none() => {

@@ -98,8 +98,12 @@ struct State {
     bells: u64,
     shown: bool,
     /// A turn is known to run: positive working evidence came since the
-    /// state was last idle or done.
+    /// state was last idle or done, or nerdr typed a prompt and Enter.
     turn: bool,
+    /// When a turn last ended (said so, or a known turn met idle), even
+    /// where the state stayed idle: a turn too fast to be seen working
+    /// still ends here (`spinoff::due`).
+    ended: Option<SystemTime>,
     last_seq: Option<u64>,
     /// An OSC 7501 or a report was seen: the agent tells its turns, so
     /// output activity alone no longer moves the state.
@@ -140,6 +144,9 @@ impl State {
             self.turn = true;
         }
         if matches!(to, AgentState::Idle | AgentState::Done) {
+            if self.turn || evidence == Evidence::TurnEnded {
+                self.ended = Some(wall);
+            }
             self.turn = false;
         }
         if to != self.state {
@@ -242,6 +249,7 @@ impl Tracker {
                 bells: 0,
                 shown: false,
                 turn: false,
+                ended: None,
                 last_seq: None,
                 told: false,
                 last_output: None,
@@ -464,6 +472,18 @@ impl Tracker {
     /// When the state last changed.
     pub fn since(&self) -> SystemTime {
         self.t.since
+    }
+
+    /// nerdr typed a prompt and its Enter: a turn runs from here, so the
+    /// next idle ends it ([`Tracker::turn_ended_at`]) even when no working
+    /// was seen in between.
+    pub fn prompt_entered(&mut self) {
+        self.t.turn = true;
+    }
+
+    /// When a turn last ended, if one did.
+    pub fn turn_ended_at(&self) -> Option<SystemTime> {
+        self.t.ended
     }
 
     pub fn cause(&self) -> Cause {

@@ -437,3 +437,38 @@ fn every_scenario_holds() {
 // The next-state table, deadlines, causes and bells.
 #[path = "tracker_parts_tests.rs"]
 mod parts;
+
+/// A turn too fast to be seen working still ends after the prompt nerdr
+/// typed: the idle it waited in for its prompt is no turn's end, the idle
+/// after its Enter is (a spinoff's `report_due` reads it).
+#[test]
+fn a_turn_ends_after_a_typed_prompt_even_when_never_seen_working() {
+    let c = Clock::new();
+    let mut tr = Tracker::new(rules(), c.at(0).0, c.at(0).1);
+    tr.shown(c.at(0).0, c.at(0).1);
+    for s in [Out(0, "x"), Look(2000, IDLE)] {
+        step(&mut tr, &c, s);
+    }
+    assert_eq!(tr.state(), Idle);
+    assert_eq!(
+        tr.turn_ended_at(),
+        None,
+        "waiting for a prompt ends no turn"
+    );
+    tr.prompt_entered();
+    for s in [Out(3000, "y"), Look(5000, IDLE)] {
+        step(&mut tr, &c, s);
+    }
+    assert_eq!(tr.state(), Idle);
+    assert_eq!(tr.since(), c.at(2000).1, "the state never changed");
+    assert_eq!(tr.turn_ended_at(), Some(c.at(5000).1));
+    // A turn seen working ends too.
+    for s in [Look(6000, WORKING), Out(6500, "z"), Look(8000, IDLE)] {
+        step(&mut tr, &c, s);
+    }
+    assert_eq!(tr.turn_ended_at(), Some(c.at(8000).1));
+    // Without rules, a Stop said while idle is an end.
+    let mut bare = Tracker::new(None, c.at(0).0, c.at(0).1);
+    step(&mut bare, &c, Report(100, "Stop", 1));
+    assert_eq!(bare.turn_ended_at(), Some(c.at(100).1));
+}

@@ -84,26 +84,32 @@ pub fn exchanges(c: &Conversation, homes: &Homes, how: &str) -> Result<Vec<Excha
     }
 }
 
-/// claude's log of session `id` for folder `cwd`; without an id (or its
-/// file), the newest log of that folder.
+/// claude's log of session `id` for folder `cwd`, and no other: with two
+/// claude tabs in one folder (a spinoff, a handoff's new tab) the folder's
+/// newest log may be the other tab's conversation, so without the tab's
+/// id or its file there is no handoff to build, and the message says how
+/// to write one.
 fn claude_log(dir: &Path, cwd: &Path, id: Option<&str>, how: &str) -> Result<PathBuf, String> {
     let folder = dir
         .join("projects")
         .join(super::claude::project_folder(cwd));
-    if let Some(id) = id {
-        let file = folder.join(format!("{id}.jsonl"));
-        if file.is_file() {
-            return Ok(file);
-        }
-    }
-    newest(&folder, |p| p.extension().is_some_and(|e| e == "jsonl")).ok_or_else(|| {
-        format!(
-            "no claude conversation log for {} in {} (claude writes one once a turn is done); \
-             have the agent write its handoff instead: {how}",
-            cwd.display(),
+    let Some(id) = id else {
+        return Err(format!(
+            "nerdr does not know this tab's claude conversation (no session id), and the \
+             newest log in {} may be another tab's; write the handoff yourself (or have the \
+             agent write it): {how}",
             folder.display()
-        )
-    })
+        ));
+    };
+    let file = folder.join(format!("{id}.jsonl"));
+    if file.is_file() {
+        return Ok(file);
+    }
+    Err(format!(
+        "no claude conversation found for this tab: {} does not exist (claude writes it once \
+         a turn is done); write the handoff yourself (or have the agent write it): {how}",
+        file.display()
+    ))
 }
 
 /// codex's log of session `id`; without one, the newest whose
@@ -258,14 +264,6 @@ fn sorted_dirs(dir: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The most recently changed file in `dir` that `keep` keeps.
-fn newest(dir: &Path, keep: impl Fn(&Path) -> bool) -> Option<PathBuf> {
-    entries(dir)
-        .into_iter()
-        .filter(|p| keep(p) && p.is_file())
-        .max_by_key(|p| p.metadata().and_then(|m| m.modified()).ok())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,7 +277,7 @@ mod tests {
     }
 
     #[test]
-    fn each_agent_s_log_is_found_by_its_id_or_its_folder() {
+    fn each_agent_s_log_is_found_by_its_id_or_its_folder_and_claude_s_by_its_id_alone() {
         let home = tempfile::tempdir().unwrap();
         let homes = Homes {
             claude: home.path().join(".claude"),
@@ -316,7 +314,6 @@ mod tests {
         #[rustfmt::skip]
         let rows: &[(&str, Kind, Option<&str>, &str)] = &[
             ("claude by its session id", Kind::Claude, Some(id), "/tmp/i19h-rec/proj"),
-            ("claude, no id: the folder's newest", Kind::Claude, None, "/tmp/i19h-rec/proj/"),
             ("codex by its session id", Kind::Codex, Some(codex_id), "/nowhere"),
             ("codex, no id: the log naming the folder", Kind::Codex, None, "/tmp/i19h-rec/proj"),
         ];
@@ -326,13 +323,20 @@ mod tests {
             assert_eq!(got.len(), 2, "{what}");
             assert_eq!(got[1].answer, "The command ran; done.", "{what}");
         }
-        for kind in [Kind::Claude, Kind::Codex] {
-            let e =
-                exchanges(&conv(kind, None, Path::new("/elsewhere/x")), &homes, "HOW").unwrap_err();
-            assert!(
-                e.contains("write its handoff instead: HOW"),
-                "{kind:?}: {e}"
-            );
+        let e = exchanges(
+            &conv(Kind::Codex, None, Path::new("/elsewhere/x")),
+            &homes,
+            "HOW",
+        )
+        .unwrap_err();
+        assert!(e.contains("write its handoff instead: HOW"), "{e}");
+        // Another claude tab's log in the same folder is never this tab's:
+        // no id, or an id with no file, builds nothing and says how to
+        // write the handoff.
+        for session in [None, Some("99999999-2222-4333-8444-555555555555")] {
+            let e = exchanges(&conv(Kind::Claude, session, &cwd), &homes, "HOW").unwrap_err();
+            assert!(e.contains("write the handoff yourself"), "{session:?}: {e}");
+            assert!(e.ends_with(": HOW"), "{session:?}: {e}");
         }
         let e = exchanges(&conv(Kind::Gemini, None, &cwd), &homes, "HOW").unwrap_err();
         assert!(e.ends_with("pass it: HOW"), "{e}");

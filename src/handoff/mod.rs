@@ -179,10 +179,13 @@ pub fn heading(from: &From) -> String {
         Some((path, branch)) => format!(", worktree {} on branch {branch}", path.display()),
         None => String::new(),
     };
-    format!(
-        "# Handoff from tab {} ({}){place}\n\n",
-        from.tab, from.agent
-    )
+    // `tab` reads `name (id)`: the agent joins its brackets, as `nerdr
+    // handoffs` prints it, never a second pair.
+    let tab = match from.tab.strip_suffix(')') {
+        Some(open) => format!("{open}, {})", from.agent),
+        None => format!("{} ({})", from.tab, from.agent),
+    };
+    format!("# Handoff from tab {tab}{place}\n\n")
 }
 
 /// An agent's own handoff, under the heading.
@@ -222,5 +225,50 @@ pub fn as_prompt(document: &str, note: Option<&str>) -> String {
     out
 }
 
+/// [`as_prompt`], saying who handed the work over: `from_agent`, the
+/// agent whose conversation or words it is, or the person (`None`) who
+/// wrote it; the receiving agent otherwise reads "another agent".
+pub fn as_prompt_from(document: &str, note: Option<&str>, from_agent: Option<&str>) -> String {
+    const ANOTHER: &str = "Another agent hands this work over to you";
+    let by = match from_agent {
+        Some(agent) => format!("The agent {} hands this work over to you", agent.trim()),
+        None => "The person hands this work over to you, in words of their own".to_string(),
+    };
+    let prompt = as_prompt(document, note);
+    match prompt.find(ANOTHER) {
+        Some(at) => format!("{}{by}{}", &prompt[..at], &prompt[at + ANOTHER.len()..]),
+        None => format!("{by}. {prompt}"),
+    }
+    .chars()
+    .filter(|c| !c.is_control())
+    .collect()
+}
+
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod from_tests {
+    use super::as_prompt_from;
+
+    #[test]
+    fn the_prompt_names_who_handed_the_work_over() {
+        let note = Some(crate::review::SANDBOX_NOTE);
+        #[rustfmt::skip]
+        let rows = [
+            (Some("claude"), None, "The agent claude hands this work over to you; continue"),
+            (None, None, "The person hands this work over to you, in words of their own; continue"),
+            (Some("codex"), note, "The agent codex hands this work over to you; continue"),
+        ];
+        for (from, note, want) in rows {
+            let p = as_prompt_from("# Handoff\nline\x1b two", note, from);
+            assert!(p.contains(want), "{from:?}: {p}");
+            assert!(!p.contains("Another agent"), "{p}");
+            assert!(p.ends_with("# Handoff | line two"), "{p}");
+            assert!(!p.chars().any(char::is_control), "{p}");
+            if let Some(n) = note {
+                assert!(p.starts_with(n), "{p}");
+            }
+        }
+    }
+}

@@ -27,6 +27,11 @@ impl Store {
         self.handoffs.drain(..over);
     }
 
+    /// The tabs with a handoff kept: the window marks them.
+    pub fn tabs(&self) -> std::collections::BTreeSet<String> {
+        self.handoffs.iter().map(|h| h.tab.clone()).collect()
+    }
+
     /// The next number for a handoff.
     pub fn next_number(&self) -> u64 {
         self.handoffs.iter().map(|h| h.number).max().unwrap_or(0) + 1

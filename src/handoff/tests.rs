@@ -196,7 +196,7 @@ fn the_built_document_says_what_was_done_what_is_next_and_what_is_open() {
     )
     .unwrap();
     for want in [
-        "# Handoff from tab claude-1 (ab12) (claude), worktree /w/ab12 on branch nerdr/ab12",
+        "# Handoff from tab claude-1 (ab12, claude), worktree /w/ab12 on branch nerdr/ab12",
         "## What was done",
         "Request 1: add a parser",
         "Answer 1: Added it.",

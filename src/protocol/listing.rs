@@ -152,6 +152,12 @@ pub struct TabInfo {
     /// --for TAB`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub report_due: bool,
+    /// Its agent handed its work to the person (`nerdr handoff --to-me`)
+    /// and the handoff waits in `nerdr handoffs` until `--clear`; the
+    /// window marks it `&`. Absent when false, as `report_due`: the
+    /// CLI prints an older core's rows as they came.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub handed_to_you: bool,
     /// Each time `nerdr switch` gave the tab another agent, oldest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub switches: Vec<SwitchInfo>,

@@ -109,6 +109,11 @@ pub struct SessionQuit {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentNames {
     pub agents: Vec<String>,
+    /// Each agent's program word, as its config names it (absent from an
+    /// older core): a window looks it up on its own PATH, which a start or
+    /// switch from it runs with.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub programs: std::collections::BTreeMap<String, String>,
 }
 
 /// What waits for the person's approval (`approvals`).

@@ -152,6 +152,7 @@ fn the_agents_are_a_list_of_names() {
     same_wire::<ListAgents>(
         AgentNames {
             agents: vec!["claude".into(), "codex".into(), "mine".into()],
+            programs: Default::default(),
         },
         json!({"agents": ["claude", "codex", "mine"]}),
     );
@@ -305,6 +306,7 @@ fn tab_rows_keep_their_fields() {
         reviews: None,
         results_waiting: 0,
         report_due: false,
+        handed_to_you: false,
         switches: Vec::new(),
         limit: None,
     };

@@ -99,5 +99,13 @@ pub struct SpinoffInfo {
     pub task: String,
     /// The spun-off tab is still there.
     pub open: bool,
+    /// Its parent tab is still there (absent from an older core: said
+    /// open, as it listed it).
+    #[serde(default = "still_open")]
+    pub parent_open: bool,
     pub results: Vec<crate::spinoff::store::Reported>,
+}
+
+fn still_open() -> bool {
+    true
 }

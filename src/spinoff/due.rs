@@ -1,6 +1,6 @@
 //! Whether a spun-off tab is "report due" (README.md, "Spinoffs"): its
-//! agent's turn on the task ended (idle or done, entered after the task
-//! was typed) and it reported nothing. The window marks such a tab and
+//! agent's turn on the task ended (idle or done, and a turn ended after
+//! the task was typed) and it reported nothing. The window marks such a tab and
 //! offers the person to report its last answer to its parent (`nerdr
 //! report-result --for TAB`). Pure over plain data, each case a row of the
 //! table test below; the core gathers the facts (the spinoff record, the
@@ -20,15 +20,16 @@ pub struct Facts {
     /// Its agent is idle or done (the core reads its agent state: working,
     /// blocked, unknown, or a program not running are not).
     pub turn_ended: bool,
-    /// When that state was entered.
-    pub since: Option<SystemTime>,
+    /// When its last turn ended (`Tracker::turn_ended_at`): the idle it
+    /// waited in for its task is no turn, and a turn too fast to be seen
+    /// working, once its task was typed, still ends.
+    pub ended: Option<SystemTime>,
 }
 
 /// The tab's turn on its task ended with no result reported.
 pub fn report_due(f: &Facts) -> bool {
-    // An idle entered before the task was typed is the wait for the task,
-    // not the end of a turn on it.
-    let after_task = matches!((f.prompted_at, f.since), (Some(p), Some(s)) if s >= p);
+    // A turn that ended before the task was typed is not the turn on it.
+    let after_task = matches!((f.prompted_at, f.ended), (Some(p), Some(e)) if e >= p);
     f.spun_off && !f.reported && f.turn_ended && after_task
 }
 
@@ -55,7 +56,7 @@ mod tests {
         let before = Some(t0 - Duration::from_secs(5));
         let after = Some(t0 + Duration::from_secs(5));
         let typed = Some(t0);
-        // (spun off, task typed at, reported, turn ended, since, due)
+        // (spun off, task typed at, reported, turn ended, last turn ended at, due)
         #[rustfmt::skip]
         let rows = [
             // The turn on the task ended (idle, or done unseen): due.
@@ -66,22 +67,22 @@ mod tests {
             // Not a spinoff: nobody to report to.
             (false, typed, false, true, after, false),
             (false, None, false, true, after, false),
-            // Its task not typed yet, or the idle it waited in for it.
+            // Its task not typed yet, or a turn that ended before it was.
             (true, None, false, true, after, false),
             (true, typed, false, true, before, false),
             // Still on its turn, waiting for the person, unreadable, or its
             // program not running (the core reads each as not ended).
             (true, typed, false, false, after, false),
-            // No time known for its state.
+            // No turn ended yet (idle since it started, waiting for its task).
             (true, typed, false, true, None, false),
         ];
-        for (spun_off, prompted_at, reported, turn_ended, since, want) in rows {
+        for (spun_off, prompted_at, reported, turn_ended, ended, want) in rows {
             let f = Facts {
                 spun_off,
                 prompted_at,
                 reported,
                 turn_ended,
-                since,
+                ended,
             };
             assert_eq!(report_due(&f), want, "{f:?}");
         }

@@ -75,16 +75,37 @@ pub const SANDBOXED_STAYS: &str =
      [agents.NAME] of config.toml): its worktree holds a sandboxed agent's work, which an agent \
      outside every sandbox would run as the user";
 
+/// The widest agent column [`chain`] makes (characters), so a tab switched
+/// many times does not widen `nerdr tabs` past a terminal.
+pub const MAX_CHAIN: usize = 24;
+
 /// A tab's agent column: its first agent, then each it was switched to
-/// (`claude→codex`); the agent alone when never switched.
+/// (`claude→codex`); the agent alone when never switched. Past
+/// [`MAX_CHAIN`] the oldest go first, marked `…→b→c`: the agent now is
+/// what the column is read for.
 pub fn chain(agent: &str, switches: &[crate::protocol::listing::SwitchInfo]) -> String {
-    match switches.first() {
-        None => agent.to_string(),
-        Some(first) => std::iter::once(first.from.as_str())
-            .chain(switches.iter().map(|s| s.to.as_str()))
-            .collect::<Vec<_>>()
-            .join("→"),
+    let Some(first) = switches.first() else {
+        return agent.to_string();
+    };
+    let all: Vec<&str> = std::iter::once(first.from.as_str())
+        .chain(switches.iter().map(|s| s.to.as_str()))
+        .collect();
+    let whole = all.join("→");
+    if whole.chars().count() <= MAX_CHAIN {
+        return whole;
     }
+    // The newest that fit after `…→`; the agent now always stays.
+    let mut kept = vec![*all.last().expect("a switch has a target")];
+    for a in all[..all.len() - 1].iter().rev() {
+        let width =
+            2 + kept.iter().map(|k| k.chars().count() + 1).sum::<usize>() + a.chars().count();
+        if width > MAX_CHAIN {
+            break;
+        }
+        kept.push(a);
+    }
+    kept.reverse();
+    format!("…→{}", kept.join("→"))
 }
 
 #[cfg(test)]
@@ -176,5 +197,17 @@ mod tests {
             chain("claude", &[s("claude", "codex"), s("codex", "claude")]),
             "claude→codex→claude"
         );
+        // Long: the oldest go, marked; the agent now stays.
+        let many = [
+            s("claude", "codex"),
+            s("codex", "opencode"),
+            s("opencode", "gemini"),
+            s("gemini", "claude"),
+        ];
+        let col = chain("claude", &many);
+        assert_eq!(col, "…→opencode→gemini→claude");
+        assert!(col.chars().count() <= MAX_CHAIN, "{col}");
+        let long = "an-agent-with-a-very-long-name";
+        assert_eq!(chain(long, &[s("claude", long)]), format!("…→{long}"));
     }
 }

@@ -75,6 +75,8 @@ fn claude_hands_its_conversation_to_codex_in_the_same_worktree() {
 
     let needles = [
         "Handoff from tab",
+        // Its source named: the handoff is built from claude's words.
+        "The agent claude hands this work over to you",
         "PLAN-TURN: write the parser",
         WORD,
         "Should the lexer go next?",

@@ -58,7 +58,7 @@ fn a_custom_agent_s_switch_without_a_handoff_names_the_switch_to_give_one() {
     let l = Local::started();
     l.write_config(AGENTS);
     let tab = l.ok(&["agent", "sh"]);
-    let err = l.fails(&["switch", &tab, "sh2"]);
+    let err = l.fails(&["switch", "--force", &tab, "sh2"]);
     assert!(!err.contains("nerdr: nerdr"), "{err}");
     assert!(
         err.contains(&format!("`nerdr switch {tab} sh2 \"TEXT\"`")),
@@ -72,7 +72,7 @@ fn a_switch_s_time_in_tabs_json_is_rfc3339() {
     let l = Local::started();
     l.write_config(AGENTS);
     let tab = l.ok(&["agent", "sh"]);
-    l.ok(&["switch", &tab, "sh2", "--no-handoff"]);
+    l.ok(&["switch", "--force", &tab, "sh2", "--no-handoff"]);
     let row = l.tab(&tab);
     let at = row["switches"][0]["at"]
         .as_str()

@@ -29,6 +29,7 @@ mod ignored_work;
 mod integration;
 mod left_branch;
 mod module_graph;
+mod newcomer_trial;
 mod notifications;
 mod one_core;
 mod other_agents;

@@ -235,7 +235,7 @@ fn rev18e_a_sandboxed_tab_cannot_switch_out_of_the_sandbox_nor_its_reviewer() {
         &l,
         &a,
         "self-out",
-        &format!("\"$NERDR_BIN\" switch {a} sh 'run as the user'"),
+        &format!("\"$NERDR_BIN\" switch --force {a} sh 'run as the user'"),
     );
     assert_ne!(
         rc, 0,
@@ -246,7 +246,7 @@ fn rev18e_a_sandboxed_tab_cannot_switch_out_of_the_sandbox_nor_its_reviewer() {
         &l,
         &a,
         "switch-r",
-        &format!("\"$NERDR_BIN\" switch {r} bash2 'approve it'"),
+        &format!("\"$NERDR_BIN\" switch --force {r} bash2 'approve it'"),
     );
     eprintln!("refused: {out}");
     assert_ne!(rc, 0, "the author switched its reviewer: {out}");
@@ -257,7 +257,7 @@ fn rev18e_a_sandboxed_tab_cannot_switch_out_of_the_sandbox_nor_its_reviewer() {
         &l,
         &h,
         "helper-switch-r",
-        &format!("\"$NERDR_BIN\" switch {r} bash2 'approve it'"),
+        &format!("\"$NERDR_BIN\" switch --force {r} bash2 'approve it'"),
     );
     assert_ne!(
         rc, 0,
@@ -267,7 +267,7 @@ fn rev18e_a_sandboxed_tab_cannot_switch_out_of_the_sandbox_nor_its_reviewer() {
         &l,
         &a,
         "switch-h",
-        &format!("\"$NERDR_BIN\" switch {h} sh 'run as the user'"),
+        &format!("\"$NERDR_BIN\" switch --force {h} sh 'run as the user'"),
     );
     assert_ne!(
         rc, 0,

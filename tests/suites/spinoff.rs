@@ -585,7 +585,7 @@ fn the_window_marks_a_spinoff_that_ended_its_turn_unreported_and_c_b_p_reports_i
         row["report_due"] == true
     });
     assert!(due, "{row}\n{}", st.ok(&["read", &child]));
-    let s = w.wait_text("tab 2 (helper) ended its turn without a report: C-b P reports");
+    let s = w.wait_text("tab 2 (helper) ended its turn unreported: C-b P reports it");
     let status = s.last().cloned().unwrap_or_default();
     assert!(status.contains("2:helper"), "{status}");
     assert!(
@@ -597,15 +597,13 @@ fn the_window_marks_a_spinoff_that_ended_its_turn_unreported_and_c_b_p_reports_i
     // The key asks first; y sends its screen (a shell: nerdr cannot read
     // its conversation) to the parent as the person's report.
     w.keys(&["C-b", "P"]);
-    w.wait_text(&format!(
-        "report tab 2 (helper)'s last answer to its parent, tab {parent}? y/n"
-    ));
+    w.wait_text("report tab 2 (helper)'s last answer to tab 1 (sh-1)? y/n");
     assert!(
         !st.ok(&["read", &parent]).contains("reported by the person"),
         "sent before y"
     );
     w.keys(&["y"]);
-    w.wait_text(&format!("result 1 sent to tab {parent}"));
+    w.wait_text("result 1 sent to tab 1 (sh-1)");
     let mut screen = String::new();
     let typed = poll(Duration::from_secs(30), || {
         screen = st.ok(&["read", &parent]).replace('\n', "");
@@ -619,4 +617,15 @@ fn the_window_marks_a_spinoff_that_ended_its_turn_unreported_and_c_b_p_reports_i
         .find(|t| t["id"] == child.as_str())
         .unwrap();
     assert!(row.get("report_due").is_none(), "{row}");
+    // And the offer with it, once its note is read (the next key).
+    w.keys(&["Enter"]);
+    let s = w.wait_within(
+        "the notes gone",
+        Duration::from_secs(30),
+        |s: &[String]| s.last().is_some_and(|l| !l.contains("result 1 sent")),
+    );
+    assert!(
+        !s.last().unwrap().contains("ended its turn unreported"),
+        "{s:?}"
+    );
 }

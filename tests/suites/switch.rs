@@ -78,7 +78,7 @@ fn claude_s_tab_switches_to_codex_with_its_handoff() {
     let claude_procs = scope_processes(pid);
     assert!(!claude_procs.is_empty(), "claude's processes");
 
-    let out = t.ok(&["switch", &tab, "codex"]);
+    let out = t.ok(&["switch", "--force", &tab, "codex"]);
     assert_eq!(out, tab, "the same tab");
 
     let after = t.tab_json(&tab);
@@ -109,6 +109,8 @@ fn claude_s_tab_switches_to_codex_with_its_handoff() {
 
     let needles = [
         "Handoff from tab",
+        // Its source named: the handoff is built from claude's words.
+        "The agent claude hands this work over to you",
         "LIMIT-TURN: write the scanner",
         WORD,
         "Next: the emitter.",
@@ -139,7 +141,8 @@ fn claude_s_tab_switches_to_codex_with_its_handoff() {
 }
 
 /// The sandboxed agent switching its own tab, through the real CLI.
-const SWITCH_OWN: &str = "\"$NERDR_BIN\" switch 1 codex 'done: the lexer' > switch.out 2>&1; \
+const SWITCH_OWN: &str =
+    "\"$NERDR_BIN\" switch --force 1 codex 'done: the lexer' > switch.out 2>&1; \
                           echo switch-rc=$?";
 
 #[test]
@@ -193,7 +196,11 @@ fn a_sandboxed_tab_is_not_switched_to_an_agent_outside_every_sandbox() {
 
     // The person: refused, saying why, with a handoff given or not.
     for extra in [&[][..], &["--no-handoff"][..]] {
-        let args = [&["switch", "--folder", &w, &tab, "codex"][..], extra].concat();
+        let args = [
+            &["switch", "--force", "--folder", &w, &tab, "codex"][..],
+            extra,
+        ]
+        .concat();
         let out = t.nerdr(&args);
         let said = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "switched: {said}");

@@ -38,16 +38,45 @@ impl Window {
             return;
         };
         let own = self.tabs.iter().find(|t| t.id == tab).map(|t| &t.agent);
-        let agents = names
+        let agents: Vec<String> = names
             .agents
             .into_iter()
             .filter(|a| Some(a) != own)
             .collect();
+        let path = std::env::var_os("PATH");
+        let missing: Vec<String> = agents
+            .iter()
+            .filter(|a| {
+                names
+                    .programs
+                    .get(*a)
+                    .is_some_and(|w| !on_path(w, path.as_deref()))
+            })
+            .cloned()
+            .collect();
+        // The first agent that would start, not one that is not installed.
+        let sel = agents
+            .iter()
+            .position(|a| !missing.contains(a))
+            .unwrap_or(0);
+        let title = match self.index_of(&tab) {
+            Some(i) => format!(
+                "Switch tab {} ({}) from {} to another agent (it gets a handoff; same worktree):",
+                i + 1,
+                printable(&self.tabs[i].name),
+                printable(&self.tabs[i].agent)
+            ),
+            None => "Switch this tab to another agent (it gets a handoff; same worktree):".into(),
+        };
         self.mode = Mode::Picker {
             agents,
-            sel: 0,
+            sel,
             typed: String::new(),
-            switching: Some(tab),
+            switching: Some(overlay::Switching {
+                tab,
+                title,
+                missing,
+            }),
         };
         self.overlay_opened();
     }
@@ -110,13 +139,16 @@ impl Window {
 
     fn show_reported(&mut self, taken: ResultTaken) {
         let why = taken.why.map(|w| format!(": {w}")).unwrap_or_default();
+        let parent = super::report_offer::named(&self.tabs, &taken.parent);
         self.note = match taken.held {
-            Held::Delivered => format!("result {} sent to tab {}", taken.number, taken.parent),
-            Held::Waiting => format!("result {} kept for tab {}{why}", taken.number, taken.parent),
-            Held::Approval(id) => format!(
-                "result {} for tab {} waits for approval {id}{why}",
-                taken.number, taken.parent
-            ),
+            Held::Delivered => format!("result {} sent to {parent}", taken.number),
+            Held::Waiting => format!("result {} kept for {parent}{why}", taken.number),
+            Held::Approval(id) => {
+                format!(
+                    "result {} for {parent} waits for approval {id}{why}",
+                    taken.number
+                )
+            }
         };
         self.note_for_a_key = true;
     }
@@ -275,7 +307,7 @@ impl Window {
                 match super::report_offer::target(&self.tabs, shown) {
                     Some(t) => {
                         self.mode = Mode::Confirm {
-                            question: super::report_offer::question(t),
+                            question: super::report_offer::question(t, &self.tabs),
                             yes: overlay::Effect::ReportFor(t.id.clone()),
                         }
                     }
@@ -357,6 +389,10 @@ impl Window {
                 );
             }
             overlay::Effect::Restart(tab) => self.restart(tab),
+            overlay::Effect::Note(note) => {
+                self.note = note;
+                self.note_for_a_key = true;
+            }
             overlay::Effect::ReportFor(tab) => {
                 let request = ReportResult {
                     text: String::new(),
@@ -432,5 +468,14 @@ impl Window {
     pub(super) fn switch_session(&mut self, folder: PathBuf) {
         self.awaiting = None;
         self.switch_to(folder);
+    }
+}
+
+/// Whether program word `word` names a program this window could run: a
+/// path as it is, a bare name on `path_var`.
+fn on_path(word: &str, path_var: Option<&std::ffi::OsStr>) -> bool {
+    match word.contains('/') {
+        true => crate::executable::check(std::path::Path::new(word)).is_ok(),
+        false => crate::executable::find_on_path(word, path_var).is_some(),
     }
 }

@@ -74,6 +74,9 @@ impl Window {
         {
             self.note = line;
         }
+        if super::report_offer::withdrawn(&self.note, &tabs, &self.prefix_name) {
+            self.note.clear();
+        }
         if let Some(line) =
             super::report_offer::offer(&mut self.report_offered, &tabs, &self.prefix_name)
         {

@@ -173,6 +173,7 @@ mod tests {
             reviews: None,
             results_waiting: 0,
             report_due: false,
+            handed_to_you: false,
             switches: Vec::new(),
             limit: None,
         }

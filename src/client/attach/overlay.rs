@@ -37,7 +37,7 @@ pub enum Mode {
         typed: String,
         /// The tab whose agent the chosen one replaces (prefix `A`);
         /// `None`: the chosen one starts in a new tab.
-        switching: Option<String>,
+        switching: Option<Switching>,
     },
     /// The keys' help; `over` the diff view it was asked for over (prefix
     /// `?` there), shown again as it was when the help closes, as tmux's
@@ -68,6 +68,16 @@ pub enum Mode {
     },
     /// The shown tab's diff (prefix `g`).
     Diff(Box<DiffView>),
+}
+
+/// Prefix `A`'s picker: the tab switched, the picker's title naming it,
+/// and the agents whose program is not on the window's PATH (the one a
+/// switch from this window runs with), refused when chosen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switching {
+    pub tab: String,
+    pub title: String,
+    pub missing: Vec<String>,
 }
 
 /// One question of the approval queue.
@@ -101,6 +111,8 @@ pub enum Effect {
     Restart(String),
     /// Report spun-off tab `.0`'s last answer to its parent.
     ReportFor(String),
+    /// Say `.0` in the status line until the next key.
+    Note(String),
     /// Stop tab `tab`'s agent and start `agent` in its place.
     SwitchAgent {
         tab: String,
@@ -211,10 +223,18 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
                 Effect::None,
             ),
             choose::Outcome::Chose(i) => match switching {
-                Some(tab) => (
+                // Refused at once, not after the tab's agent was stopped.
+                Some(sw) if sw.missing.contains(&agents[i]) => (
+                    Mode::Normal,
+                    Effect::Note(format!(
+                        "{}: not found on PATH; install it, or pick another agent",
+                        crate::protocol::printable(&agents[i])
+                    )),
+                ),
+                Some(sw) => (
                     Mode::Normal,
                     Effect::SwitchAgent {
-                        tab,
+                        tab: sw.tab,
                         agent: agents[i].clone(),
                         no_handoff: false,
                     },
@@ -357,13 +377,15 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             ..
         } => {
             let title = match switching {
-                Some(_) => "Switch this tab to another agent (it gets a handoff; same worktree):",
+                Some(sw) => sw.title.as_str(),
                 None => "Start an agent in a new tab:",
             };
             let mut lines = vec![title.to_string(), String::new()];
             for (i, a) in agents.iter().enumerate() {
                 let mark = if i == *sel { ">" } else { " " };
-                lines.push(format!(" {mark} {}. {a}", i + 1));
+                let missing = switching.as_ref().is_some_and(|sw| sw.missing.contains(a));
+                let note = if missing { "  (not found on PATH)" } else { "" };
+                lines.push(format!(" {mark} {}. {a}{note}", i + 1));
             }
             draw(
                 &lines,

@@ -26,6 +26,7 @@ fn the_help_names_the_jump_key_and_the_marks_on_80_by_24() {
         "@2 reviews unread",
         "%2 spinoff results wait",
         "? spinoff ended its turn without a report",
+        "& work handed to you",
         "report a spinoff's last answer",
         "g              this tab's diff",
         "<3 >5 tabs hidden left/right",
@@ -269,7 +270,11 @@ fn the_switch_picker_switches_the_tab_it_was_opened_on() {
         agents: agents(2),
         sel: 0,
         typed: String::new(),
-        switching: Some("ab12".into()),
+        switching: Some(Switching {
+            tab: "ab12".into(),
+            title: "Switch tab 1 (a-1) from a0 to another agent".into(),
+            missing: Vec::new(),
+        }),
     };
     let (m, effect, _) = feed(m, b"2");
     assert_eq!(effect, Effect::None);
@@ -313,4 +318,36 @@ fn the_help_over_the_diff_view_lists_its_keys() {
     ] {
         assert!(text.contains(want), "{want:?} missing:\n{text}");
     }
+}
+
+/// Prefix `A`'s picker names the tab, marks an agent that is not
+/// installed, and refuses it at once (nothing is stopped).
+#[test]
+fn the_switch_picker_has_a_title_and_refuses_an_agent_not_on_path() {
+    let m = Mode::Picker {
+        agents: agents(2),
+        sel: 1,
+        typed: String::new(),
+        switching: Some(Switching {
+            tab: "ab12".into(),
+            title: "Switch tab 3 (claude-1) from claude to another agent".into(),
+            missing: vec!["a1".into()],
+        }),
+    };
+    let bytes = render(&m, "C-b", 24, 80);
+    let mut p = vt100::Parser::new(24, 80, 0);
+    p.process(&bytes);
+    let text = p.screen().contents();
+    assert!(
+        text.contains("Switch tab 3 (claude-1) from claude"),
+        "{text}"
+    );
+    assert!(text.contains("1. a1  (not found on PATH)"), "{text}");
+    assert!(text.contains("> 2. a2"), "{text}");
+    let (m, _, _) = feed(m, b"1");
+    let (_, effect, _) = feed(m, b"\r");
+    assert_eq!(
+        effect,
+        Effect::Note("a1: not found on PATH; install it, or pick another agent".into())
+    );
 }

@@ -21,6 +21,8 @@
 //! | `^` | rang its bell while you looked elsewhere (black on yellow) |
 //! | `@2` | two reviews by agents posted for it that you have not read (prefix `g` shows them) |
 //! | `%2` | two results of its spinoffs wait for it (its program ended) |
+//! | `?` | a spinoff ended its turn without a report |
+//! | `&` | handed its work to you (`nerdr handoffs` shows it) |
 //! | `<3` `>5!` | three tabs hidden to the left, five to the right (one of them blocked) |
 
 use unicode_width::UnicodeWidthChar;
@@ -36,7 +38,8 @@ pub const LEGEND: &[&str] = &[
     "Status line: ~ working   ! blocked: waits for you   + done   . idle",
     "             * shown here   # blocked or done while you looked elsewhere",
     "             ^ rang its bell while you looked elsewhere   @2 reviews unread",
-    "             ? spinoff ended its turn without a report (P reports it)",
+    // Full: the help fills 80x24, so `&` shares a line (P is a binding).
+    "             ? spinoff ended its turn without a report   & work handed to you",
     "             <3 >5 tabs hidden left/right, with a mark   %2 spinoff results wait",
 ];
 
@@ -120,8 +123,10 @@ fn entry(i: usize, t: &TabInfo, shown: bool, m: TabMarks) -> Span {
     };
     // Its turn ended with no report: prefix P reports its last answer.
     let due = if t.report_due { "?" } else { "" };
+    // A handoff to the person waits in `nerdr handoffs`.
+    let handed = if t.handed_to_you { "&" } else { "" };
     let text = format!(
-        "{number}:{}{sb}{process}{}{}{}{}{reviews}{waiting}{due}",
+        "{number}:{}{sb}{process}{}{}{}{}{reviews}{waiting}{due}{handed}",
         printable(name),
         glyph(t.agent_state),
         if shown { "*" } else { "" },

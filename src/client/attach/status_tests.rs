@@ -44,6 +44,7 @@ fn tab(id: &str, agent: &str, state: TabState, sandboxed: bool) -> TabInfo {
         reviews: None,
         results_waiting: 0,
         report_due: false,
+        handed_to_you: false,
         switches: Vec::new(),
         limit: None,
     }
@@ -323,5 +324,17 @@ fn a_spinoff_whose_turn_ended_unreported_is_marked() {
     assert_eq!(
         plain(&status_line(&tabs, Some("a"), &m, "", 24), 24),
         " 1:claude* 2:claude?    "
+    );
+}
+
+#[test]
+fn a_tab_that_handed_its_work_to_the_person_is_marked() {
+    let mut handed = tab("b", "claude", TabState::Running, false);
+    handed.handed_to_you = true;
+    let tabs = vec![tab("a", "claude", TabState::Running, false), handed];
+    let m = Marks::default();
+    assert_eq!(
+        plain(&status_line(&tabs, Some("a"), &m, "", 24), 24),
+        " 1:claude* 2:claude&    "
     );
 }

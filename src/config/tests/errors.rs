@@ -150,6 +150,11 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
             format!("{PATH}:2:1: `agents.sbsh.program` is \"zsh\", but no word of `command` [\"nerdr\", \"sandbox\", \"--\", \"bash\"] runs a program of that name; set it to the program the command runs, e.g. program = \"bash\""),
         ),
         (
+            "program that no word runs, the command ending in an option",
+            "[agents.sbsh]\nprogram = \"zsh\"\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"bash\", \"--norc\"]\n",
+            format!("{PATH}:2:1: `agents.sbsh.program` is \"zsh\", but no word of `command` [\"nerdr\", \"sandbox\", \"--\", \"bash\", \"--norc\"] runs a program of that name; set it to the program the command runs, e.g. program = \"bash\" ([\"--norc\"] are its arguments: move them from `command` to `args`, e.g. args = [\"--norc\"])"),
+        ),
+        (
             "program given as a path",
             "[agents.sbsh]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"/bin/bash\"]\nprogram = \"/bin/bash\"\n",
             format!("{PATH}:3:1: `agents.sbsh.program` is a path; write the file name alone: program = \"bash\""),
