@@ -226,14 +226,15 @@ pub fn install(agent: Agent) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// `nerdr integration uninstall AGENT`: the hooks, then the skill.
+/// `nerdr integration uninstall AGENT`: the skill, then the hooks (in the
+/// reverse order of install, so the folders the hooks' install made are
+/// empty again when their turn comes).
 pub fn uninstall(agent: Agent) -> anyhow::Result<()> {
-    uninstall_hooks(agent)?;
     let (file, record) = skill_where(agent)?;
     if let Some(said) = skills::uninstall(agent, &file, &record)? {
         println!("{said}");
     }
-    Ok(())
+    uninstall_hooks(agent)
 }
 
 /// The agent's skill file, and the record of the skills nerdr wrote.

@@ -251,6 +251,8 @@ fn a_missing_settings_file_is_created_and_removed_again() {
             "{agent}: {}",
             read(&file)
         );
+        let skill = h.home(&format!("{dir}/skills/nerdr/SKILL.md"));
+        assert!(read(&skill).contains("name: nerdr"), "{agent}: the skill");
         h.ok(&["integration", "uninstall", agent]);
         assert!(!file.exists(), "{agent}: {} is left behind", file.display());
         assert!(
