@@ -66,6 +66,7 @@ mod spinoff_results;
 pub mod state;
 mod switch;
 mod turns;
+mod typing;
 mod waiting;
 mod window;
 mod worktrees;

@@ -136,7 +136,7 @@ impl Core {
             }
         };
         let (held, why) = match delivery::deliver(seen, parent_sandboxed, sandboxed) {
-            Delivery::Type => match self.type_text(parent, message.into_bytes(), true).await {
+            Delivery::Type => match self.type_message(parent, &message).await {
                 Ok(()) => (Held::Delivered, None),
                 // Ended meanwhile: kept for its restart.
                 Err(e) => (Held::Waiting, Some(e.message)),
