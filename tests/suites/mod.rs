@@ -28,6 +28,7 @@ mod idle;
 mod ignored_work;
 mod integration;
 mod left_branch;
+mod long_messages;
 mod module_graph;
 mod notifications;
 mod one_core;
