@@ -62,6 +62,7 @@ mod shared_worktree;
 mod snapshots;
 mod spinoff;
 mod spinoff_answer;
+mod spinoff_later;
 mod spinoff_results;
 pub mod state;
 mod switch;

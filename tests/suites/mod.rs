@@ -61,6 +61,7 @@ mod sessions;
 mod slow_facts;
 mod small_cli;
 mod spinoff;
+mod spinoff_blocked;
 mod state_attacks;
 mod state_mechanics;
 mod switch;
