@@ -2,13 +2,16 @@
 //! (`$NERDR_AGENT_CLIS`, offline against the fake model) arrive whole and
 //! are sent once: a 40-line spinoff result the person reports for a
 //! spun-off tab reaches the parent's next model request, all of it in one
-//! request. Before `core::typing`, codex got it as keys: sent at its first
-//! newline, or pasted by codex's guess and never sent.
+//! request; and 40 lines sent with `nerdr send` arrive one a line, in one
+//! request. Before `core::typing`, codex got them as keys: sent at the
+//! first newline, or pasted by codex's guess and never sent.
 
 use std::time::Duration;
 
 use crate::suites::agent_states::{claude_home, codex_home, ClaudeDialogs, CodexDialogs};
 use crate::suites::agent_turns::Turns;
+use crate::support::fake_model::script::Asked;
+use crate::support::poll;
 
 /// Node programs start slowly on a loaded two-core machine.
 const START: Duration = Duration::from_secs(150);
@@ -46,47 +49,85 @@ fn a_forty_line_result_reaches_the_parent_whole(t: &Turns) {
         "{out}"
     );
     let header = format!("Result 1 from spun-off tab {child}");
+    // The parent's own turn (claude's title request, with a schema, may
+    // come first and carry it too).
+    let turn = |a: &Asked| !a.after_tool && a.schema.is_none();
     t.model
         .wait_for("the result in the parent's request", TURN, |r| {
             r.asked
                 .as_ref()
-                .is_some_and(|a| a.user_text.contains(&header))
+                .is_some_and(|a| turn(a) && a.user_text.contains(&header))
         });
     // The first request that carries any of it carries all of it: not
-    // sent at a newline, nor in pieces.
+    // sent at a newline, nor in pieces. (A result is one line: its own
+    // newlines become spaces.)
     let log = t.model.log();
-    let first = log
+    let carrying: Vec<&Asked> = log
         .iter()
         .skip(before)
         .filter_map(|r| r.asked.as_ref())
-        .find(|a| a.user_text.contains("LONG-LINE-"))
-        .expect("a request with the result");
+        .filter(|a| turn(a) && a.user_text.contains("LONG-LINE-"))
+        .collect();
     for n in 1..=40 {
         let line = format!("LONG-LINE-{n:02} of the spun-off agent's findings");
         assert!(
-            first.user_text.contains(&line),
+            carrying[0].user_text.contains(&line),
             "{}: {line:?} is not in the parent's first request with the result:\n{}\n\
              the parent's screen:\n{}",
             t.agent,
-            first.user_text,
+            carrying[0].user_text,
             t.screen(&parent)
         );
     }
-    assert!(first.user_text.contains(&header), "{}", first.user_text);
-    // Sent once: a later request does not carry it again as new text.
-    let carrying = log
+    assert!(
+        carrying[0].user_text.contains(&header),
+        "{}",
+        carrying[0].user_text
+    );
+    assert_eq!(
+        carrying.len(),
+        1,
+        "{}: the result went {} times:\n{}",
+        t.agent,
+        carrying.len(),
+        t.model.dump()
+    );
+
+    // 40 lines with `nerdr send`, once the parent is back at its prompt:
+    // its newlines stay new lines, and it goes once.
+    let back = poll(TURN, || {
+        let row = t.tab_json(&parent);
+        row["agent_state"] == "idle" || row["agent_state"] == "done"
+    });
+    assert!(
+        back,
+        "the parent never finished its turn: {}",
+        t.tab_json(&parent)
+    );
+    let sent: Vec<String> = (1..=40).map(|n| format!("SENT-LINE-{n:02}")).collect();
+    let before = t.model.log().len();
+    t.ok(&["send", &parent, &sent.join("\n")]);
+    t.model
+        .wait_for("the sent lines in the parent's request", TURN, |r| {
+            r.asked
+                .as_ref()
+                .is_some_and(|a| turn(a) && a.user_text.contains("SENT-LINE-"))
+        });
+    let log = t.model.log();
+    let carrying: Vec<&Asked> = log
         .iter()
         .skip(before)
         .filter_map(|r| r.asked.as_ref())
-        .filter(|a| !a.after_tool && a.schema.is_none() && a.user_text.contains("LONG-LINE-01"))
-        .count();
-    assert_eq!(
-        carrying,
-        1,
-        "{}: the result went {carrying} times:\n{}",
+        .filter(|a| turn(a) && a.user_text.contains("SENT-LINE-"))
+        .collect();
+    assert!(
+        carrying[0].user_text.contains(&sent.join("\n")),
+        "{}: the 40 lines did not arrive whole, one a line:\n{}\nthe parent's screen:\n{}",
         t.agent,
-        t.model.dump()
+        carrying[0].user_text,
+        t.screen(&parent)
     );
+    assert_eq!(carrying.len(), 1, "{}:\n{}", t.agent, t.model.dump());
 }
 
 #[test]
