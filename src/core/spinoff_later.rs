@@ -93,11 +93,18 @@ mod tests {
     use super::*;
 
     /// (what, the tab's life, its agent state, the answer)
+    type Row = (
+        &'static str,
+        Option<TabState>,
+        Option<AgentState>,
+        Option<bool>,
+    );
+
     #[test]
     fn when_a_kept_result_can_go() {
         use AgentState as A;
         use TabState as L;
-        let rows: &[(&str, Option<L>, Option<A>, Option<bool>)] = &[
+        let rows: &[Row] = &[
             (
                 "idle at its prompt",
                 Some(L::Running),
