@@ -16,7 +16,10 @@ use crate::protocol::replies::Sent;
     after_help = "TEXT `-`, or --file, takes the text from standard input or a file, \
     for text too long or too awkward for one argument (a command line's argument stops at \
     128 KiB). Their one last newline is dropped, as `$(cat F)` drops it, so the Enter that \
-    follows is the only one."
+    follows is the only one. With Enter, text for an agent goes as one message: a long or \
+    multi-line one as a bracketed paste (when the agent's terminal turned that on; claude and \
+    codex always), and the Enter once its screen has settled (at most 3 s), so its newlines \
+    stay new lines and it is sent once."
 )]
 pub struct Args {
     /// The tab: its id, a unique id prefix, its number or its name (see `nerdr tabs`)

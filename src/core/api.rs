@@ -263,6 +263,11 @@ impl Core {
                 ..
             }) => encode::<SendText>(match self.agent_only(&tab, agent_only) {
                 Err(e) => Err(e),
+                // A message for an agent goes whole (`typing`).
+                Ok(()) if enter && self.is_agent(&tab) => self
+                    .type_message(&tab, &text)
+                    .await
+                    .map(|()| Sent::Typed {}),
                 Ok(()) => self
                     .type_text(&tab, text.into_bytes(), enter)
                     .await

@@ -360,11 +360,10 @@ impl Core {
             match e {
                 Effect::Deliver { to, text } => {
                     // Queued with its Enter (a message is delivered whole).
-                    let (text, enter) = match text.strip_suffix('\r') {
-                        Some(t) => (t.to_string(), true),
-                        None => (text, false),
-                    };
-                    self.type_text(&to, text.into_bytes(), enter).await?;
+                    match text.strip_suffix('\r') {
+                        Some(t) => self.type_message(&to, t).await?,
+                        None => self.type_text(&to, text.into_bytes(), false).await?,
+                    }
                     return Ok(Decided {
                         ran: vec![],
                         delivered: Some(to),

@@ -112,7 +112,7 @@ impl Core {
                 }
                 tracing::info!(tab = %tab, ?sign, "typing {what}");
                 let at = std::time::SystemTime::now();
-                match self.type_prompt(tab, prompt).await {
+                match self.type_message(tab, &prompt).await {
                     Ok(()) => {
                         // Its Enter is in: a turn on it ends at the next
                         // idle, however fast (`spinoff::due`).
@@ -206,31 +206,6 @@ impl Core {
                 }
             }
         }
-    }
-
-    /// Type `prompt`, and Enter once the screen shows it took the text (a
-    /// long text is a paste to some agents, and an Enter inside the paste
-    /// would be a new line).
-    pub(super) async fn type_prompt(
-        &self,
-        tab: &str,
-        prompt: String,
-    ) -> Result<(), crate::protocol::api::ApiError> {
-        let before = self.screen_of(tab);
-        self.write_input(tab, prompt.into_bytes()).await?;
-        for _ in 0..50 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            if self.screen_of(tab) != before {
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        self.write_input(tab, b"\r".to_vec()).await
-    }
-
-    fn screen_of(&self, tab: &str) -> Option<String> {
-        let state = self.state.lock().unwrap();
-        state.tabs.get(tab).map(|t| t.screen_text(None))
     }
 }
 

@@ -12,7 +12,9 @@ use super::caller::Caller;
 use super::privilege::CallerKind;
 use super::question::{Approval, Asked};
 use super::Core;
-use crate::protocol::api::{ApiError, ErrorCode, ReportResult, TabKind, TabState, Until};
+use crate::protocol::api::{
+    AgentState, ApiError, ErrorCode, ReportResult, TabKind, TabState, Until,
+};
 use crate::protocol::spinoffs::{ResultTaken, SpinoffInfo};
 use crate::spinoff::delivery::{self, Delivery, Parent};
 use crate::spinoff::store::{Held, Spinoff};
@@ -114,8 +116,8 @@ impl Core {
 
     /// Carry result `number` of spun-off tab `tab` to `parent` as the
     /// parent is now; where it is after, and why when not delivered.
-    async fn deliver_result(
-        &self,
+    pub(super) async fn deliver_result(
+        self: &Arc<Self>,
         tab: &str,
         parent: &str,
         number: u32,
@@ -132,11 +134,14 @@ impl Core {
                 Some(t) if matches!(t.state, TabState::Exited | TabState::Refused) => {
                     (Parent::Stopped, t.sandboxed)
                 }
+                Some(t) if t.agent_state() == Some(AgentState::Blocked) => {
+                    (Parent::Blocked, t.sandboxed)
+                }
                 Some(t) => (Parent::Running, t.sandboxed),
             }
         };
         let (held, why) = match delivery::deliver(seen, parent_sandboxed, sandboxed) {
-            Delivery::Type => match self.type_text(parent, message.into_bytes(), true).await {
+            Delivery::Type => match self.type_message(parent, &message).await {
                 Ok(()) => (Held::Delivered, None),
                 // Ended meanwhile: kept for its restart.
                 Err(e) => (Held::Waiting, Some(e.message)),
@@ -161,6 +166,10 @@ impl Core {
                     Ok(()) => (Held::Approval(id), Some(why.to_string())),
                     Err(full) => (Held::Waiting, Some(full.to_string())),
                 }
+            }
+            Delivery::Later(why) => {
+                self.deliver_later(tab, parent, number);
+                (Held::Waiting, Some(why.to_string()))
             }
             Delivery::Wait(why) => (Held::Waiting, Some(why.to_string())),
         };

@@ -7,7 +7,9 @@
 //! names no parent, and only a tab `nerdr spinoff` started is reported
 //! for: by itself, or by the person (`--for TAB`, the privilege matrix's
 //! `ReportResult` row keeps a program to its own tab). It is typed into the parent as a message, as `nerdr send`
-//! types one, when the parent's agent runs. A parent whose program has
+//! types one, when the parent's agent runs and is not waiting on a
+//! question for the person (then it is kept, and typed once the parent is
+//! back at its prompt, if it is within a while). A parent whose program has
 //! ended keeps it (its tab's record, shown in `nerdr tabs`, `nerdr
 //! spinoffs` and the window) until `nerdr restart` starts it again; a
 //! closed parent's stays listed. A result written in a sandbox and bound
@@ -21,6 +23,10 @@
 pub enum Parent {
     /// Its agent runs: a message can be typed.
     Running,
+    /// Its agent runs and waits on a question for the person (a
+    /// permission, a folder-trust question): typed there, the result
+    /// would answer it.
+    Blocked,
     /// Its program ended (or its sandbox check refused it); its record is
     /// there for `nerdr restart`.
     Stopped,
@@ -38,6 +44,9 @@ pub enum Delivery {
     Type,
     /// Put to the user first (`nerdr approvals`); typed once approved.
     Approve(&'static str),
+    /// Kept, and typed once the parent waits at its prompt again (for a
+    /// while; after that it is kept as for a stopped parent).
+    Later(&'static str),
     /// Kept with the parent's record, for later (or for reading).
     Wait(&'static str),
 }
@@ -56,9 +65,15 @@ pub fn deliver(parent: Parent, parent_sandboxed: bool, child_sandboxed: bool) ->
             "the parent's program has ended: the result waits with its tab and is typed once \
              `nerdr restart` starts it again",
         ),
-        Parent::Running if child_sandboxed && !parent_sandboxed => Delivery::Approve(
+        Parent::Running | Parent::Blocked if child_sandboxed && !parent_sandboxed => {
+            Delivery::Approve(
             "the result was written in a sandbox and the parent runs outside every sandbox: it \
              waits for the user's approval, as a message from a sandboxed agent does",
+            )
+        }
+        Parent::Blocked => Delivery::Later(
+            "the parent waits on a question for the user: the result is kept and typed once it is \
+             back at its prompt",
         ),
         Parent::Running => Delivery::Type,
     }
@@ -90,13 +105,17 @@ mod tests {
     fn every_way_a_result_goes() {
         use Parent::*;
         // (parent, parent sandboxed, child sandboxed, verdict: t type, a
-        // approve, w wait)
+        // approve, l later, w wait)
         #[rustfmt::skip]
         let rows = [
             (Running, false, false, 't'),
             (Running, true, true, 't'),
             (Running, true, false, 't'),
             (Running, false, true, 'a'),
+            (Blocked, false, false, 'l'),
+            (Blocked, true, true, 'l'),
+            (Blocked, true, false, 'l'),
+            (Blocked, false, true, 'a'),
             (Stopped, false, false, 'w'),
             (Stopped, false, true, 'w'),
             (Stopped, true, true, 'w'),
@@ -110,6 +129,7 @@ mod tests {
             let got = match deliver(parent, ps, cs) {
                 Delivery::Type => 't',
                 Delivery::Approve(_) => 'a',
+                Delivery::Later(_) => 'l',
                 Delivery::Wait(_) => 'w',
             };
             assert_eq!(got, want, "{parent:?}, parent sandboxed {ps}, child {cs}");

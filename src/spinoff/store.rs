@@ -57,7 +57,8 @@ pub struct Reported {
 pub enum Held {
     /// Typed into the parent.
     Delivered,
-    /// Kept for the parent (its program ended, or it is closed).
+    /// Kept for the parent (its program ended, it is closed, or it waits
+    /// on a question).
     Waiting,
     /// Put to the user as approval `id`.
     Approval(String),

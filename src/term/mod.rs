@@ -73,6 +73,8 @@ enum Model {
         #[cfg_attr(not(test), allow(dead_code))]
         alternate: bool,
         title: String,
+        /// Whether the program had bracketed paste on.
+        paste: bool,
     },
 }
 
@@ -198,6 +200,18 @@ impl Screen {
         }
     }
 
+    /// Whether the program turned bracketed paste on (`CSI ? 2004 h`): a
+    /// paste it is sent then comes between `ESC [200~` and `ESC [201~`.
+    pub fn bracketed_paste(&self) -> bool {
+        match &self.model {
+            Model::Live(e) => e
+                .term
+                .mode()
+                .contains(alacritty_terminal::term::TermMode::BRACKETED_PASTE),
+            Model::Compact { paste, .. } => *paste,
+        }
+    }
+
     /// The title the program set (OSC 0/2).
     pub fn title(&self) -> String {
         match &self.model {
@@ -262,6 +276,10 @@ impl Screen {
             cursor: self.cursor(),
             alternate: e.alternate(),
             title: e.inbox().title.clone(),
+            paste: e
+                .term
+                .mode()
+                .contains(alacritty_terminal::term::TermMode::BRACKETED_PASTE),
         };
         self.model = compact;
     }

@@ -267,6 +267,21 @@ fn compaction_is_invisible_and_small() {
     assert_eq!(s.text(None), "hello\n$ more");
 }
 
+/// The core reads it to decide how to type a long message (core::typing).
+#[test]
+fn bracketed_paste_is_read_live_and_compact() {
+    for (bytes, want) in [
+        (&b"$ "[..], false),
+        (b"\x1b[?2004h> ", true),
+        (b"\x1b[?2004h\x1b[?2004l> ", false),
+    ] {
+        let mut s = fed(5, 20, bytes);
+        assert_eq!(s.bracketed_paste(), want, "live, {bytes:?}");
+        s.compact();
+        assert_eq!(s.bracketed_paste(), want, "compact, {bytes:?}");
+    }
+}
+
 #[test]
 fn back_tab_goes_to_the_line_start_past_the_first_stop_and_delete_takes_only_what_follows() {
     // Stops at 5 and 15 (1-based) only; from column 16, three back tabs

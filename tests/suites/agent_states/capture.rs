@@ -413,9 +413,8 @@ fn capture_codex_screens() {
     );
 
     {
-        let (dir, home, proj, env) = home_with(|home, proj| {
-            codex_home(&model.url(), home, proj, CodexDialogs { signed_in: true })
-        });
+        let (dir, home, proj, env) =
+            home_with(|home, proj| codex_home(&model.url(), home, proj, CodexDialogs::NONE));
         let pane = Pane::start(
             dir.path(),
             &proj,
@@ -478,12 +477,70 @@ fn capture_codex_screens() {
             "typing-after-done",
             "a prompt being typed after a turn",
         );
+
+        // The conversation still open here, resumed by a second codex:
+        // its lock.
+        let second_dir = dir.path().join("second");
+        std::fs::create_dir_all(&second_dir).unwrap();
+        let second = Pane::start(
+            &second_dir,
+            &proj,
+            &base_env(&home, &clis, &env),
+            &["codex", "--no-daemon", "resume", "--last"],
+        );
+        second.wait("the lock", START, |s| s.contains("open in another app"));
+        std::thread::sleep(Duration::from_millis(800));
+        cam.shoot(
+            &second,
+            "blocked",
+            "conversation-open-elsewhere",
+            "`codex resume --last` of the conversation another codex has open",
+        );
+    }
+
+    // A folder it does not trust yet: the trust question.
+    {
+        let (dir, home, proj, env) = home_with(|home, proj| {
+            codex_home(
+                &model.url(),
+                home,
+                proj,
+                CodexDialogs {
+                    trusted: false,
+                    ..CodexDialogs::NONE
+                },
+            )
+        });
+        let pane = Pane::start(
+            dir.path(),
+            &proj,
+            &base_env(&home, &clis, &env),
+            &["codex", "--no-daemon"],
+        );
+        pane.wait("the trust question", START, |s| {
+            s.contains("Trust this folder?")
+        });
+        std::thread::sleep(Duration::from_millis(1000));
+        cam.shoot(
+            &pane,
+            "blocked",
+            "trust-folder",
+            "the folder-trust question (no trust_level for the folder)",
+        );
     }
 
     // No custom provider: the sign-in choice.
     {
         let (dir, home, proj, env) = home_with(|home, proj| {
-            codex_home(&model.url(), home, proj, CodexDialogs { signed_in: false })
+            codex_home(
+                &model.url(),
+                home,
+                proj,
+                CodexDialogs {
+                    signed_in: false,
+                    ..CodexDialogs::NONE
+                },
+            )
         });
         let pane = Pane::start(
             dir.path(),

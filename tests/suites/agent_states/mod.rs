@@ -103,12 +103,30 @@ pub fn claude_home(url: &str, home: &Path, dialogs: ClaudeDialogs) -> AgentHome 
 pub struct CodexDialogs {
     /// A custom provider with a key: no sign-in choice.
     pub signed_in: bool,
+    /// `home` and `proj` trusted: no folder-trust question at the start.
+    pub trusted: bool,
+}
+
+impl CodexDialogs {
+    /// Signed in and trusting: only the approval prompt is left.
+    pub const NONE: CodexDialogs = CodexDialogs {
+        signed_in: true,
+        trusted: true,
+    };
 }
 
 /// codex's HOME against `url`, trusting `home` and `proj`, with the
 /// dialogs `dialogs` keeps.
 pub fn codex_home(url: &str, home: &Path, proj: &Path, dialogs: CodexDialogs) -> AgentHome {
-    let prepared = agent_home::codex(url, home, &[proj], CodexAsks::OnEscalation);
+    let mut prepared = agent_home::codex(url, home, &[proj], CodexAsks::OnEscalation);
+    if !dialogs.trusted {
+        // The `[projects."..."]` tables come last: cut them.
+        for (_, config) in &mut prepared.files {
+            if let Some(at) = config.find("\n[projects.") {
+                config.truncate(at + 1);
+            }
+        }
+    }
     if dialogs.signed_in {
         return prepared;
     }
@@ -116,7 +134,7 @@ pub fn codex_home(url: &str, home: &Path, proj: &Path, dialogs: CodexDialogs) ->
     // back to OpenAI's, which needs a sign-in.
     let mut config =
         String::from("check_for_update_on_startup = false\n\n[analytics]\nenabled = false\n");
-    for dir in [home, proj] {
+    for dir in [home, proj].into_iter().filter(|_| dialogs.trusted) {
         config.push_str(&format!(
             "\n[projects.{}]\ntrust_level = \"trusted\"\n",
             json!(dir.display().to_string())
