@@ -143,10 +143,13 @@ pub fn last_words_text(w: &LastWords) -> String {
     }
 }
 
-/// `text` with every line break a space: typed into an agent's prompt, a
-/// newline would send what came before it.
+/// `text` with every line break a space (typed into an agent's prompt, a
+/// newline would send what came before it), and with no escape sequence
+/// or other control character (`printable::typeable`): the text is an
+/// agent's, and typed as it is a ^U, ^C or an escape would be keys.
 pub fn one_line(text: &str) -> String {
-    text.replace("\r\n", " ").replace(['\n', '\r'], " ")
+    crate::printable::typeable(&text.replace("\r\n", " ").replace(['\n', '\r'], " "))
+        .replace(['\n', '\t'], " ")
 }
 
 #[cfg(test)]
@@ -252,5 +255,19 @@ mod tests {
         assert!(p.starts_with("fix the parser (nerdr:"), "{p}");
         assert!(!p.contains('\n'));
         assert!(p.contains("report-result") && p.contains("tab ab12") && p.contains("nerdr/cd34"));
+    }
+
+    /// A task, a result's text and its commit subjects are an agent's:
+    /// typed into another agent, no escape sequence or control character
+    /// of theirs is a key.
+    #[test]
+    fn no_control_character_of_an_agents_is_typed() {
+        let p = first_prompt("x\u{15}echo hi #\u{1b}[201~\u{3}", "ab12", "nerdr/cd34");
+        assert!(p.starts_with("xecho hi # (nerdr:"), "{p}");
+        let commits = ["abc1234 fix\u{1b}]0;t\u{7} it\u{1a}".to_string()];
+        let m = result_message(&result(&commits, &[], "done\u{15}\u{1b}[2Kreally\ttab"));
+        assert!(m.contains(": donereally tab"), "{m}");
+        assert!(m.contains("abc1234 fix it"), "{m}");
+        assert!(!m.chars().any(char::is_control), "{m}");
     }
 }
