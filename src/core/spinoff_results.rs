@@ -31,6 +31,10 @@ impl Core {
         caller: &Caller,
         req: ReportResult,
     ) -> Result<ResultTaken, ApiError> {
+        // The client refuses it too; a caller need not be nerdr's client.
+        if let Some(why) = crate::spinoff::report_too_long(req.text.len()) {
+            return Err(ApiError::new(ErrorCode::BadRequest, why));
+        }
         let store = self.load_spinoffs().await?;
         let tab = match &req.tab {
             Some(named) => Some(named.clone()),
@@ -75,7 +79,7 @@ impl Core {
         let (number, message) = self
             .update_spinoffs(move |s| {
                 let mut message = String::new();
-                let number = s.report(&key, |number| {
+                let number = s.report(&key, sandboxed, |number| {
                     message = crate::spinoff::result_message(&crate::spinoff::Result {
                         number,
                         tab: &key,
@@ -182,12 +186,14 @@ impl Core {
         let Ok(store) = self.load_spinoffs().await else {
             return;
         };
-        for (tab, number, message) in store.waiting_for(parent) {
-            let sandboxed = store.spinoffs.get(&tab).is_some_and(|s| s.sandboxed);
+        // Each as it was written (recorded with it), whatever its tab runs
+        // now or whether it is still open.
+        for w in store.waiting_for(parent) {
+            let (tab, number) = (w.tab.clone(), w.number);
             // One at a time: each is a turn of the parent's.
             let _ = self.wait_for(parent, Until::Idle, Some(PARENT_WAIT)).await;
             let (held, _) = self
-                .deliver_result(&tab, parent, number, message, sandboxed)
+                .deliver_result(&tab, parent, number, w.message, w.sandboxed)
                 .await;
             tracing::info!(parent = %parent, tab = %tab, number, ?held, "kept result carried");
         }

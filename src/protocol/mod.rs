@@ -37,6 +37,37 @@ pub const MAX_FRAME: usize = 32 << 20;
 /// Largest hook-socket line: requests from programs are small.
 pub const MAX_LINE: usize = 1 << 20;
 
+/// Largest request a client sends (either socket): the client refuses to
+/// send a larger one ([`request_too_large`]) and the core reads no larger
+/// one. The longest texts a request carries are far below it (a spinoff's
+/// result, `spinoff::MAX_REPORT`; what `nerdr send` types fits the input
+/// queue, `host::input::INPUT_CAP`).
+pub const MAX_REQUEST: usize = MAX_LINE;
+
+/// Why a request of `len` bytes (as JSON) is not sent, if it is too large.
+pub fn request_too_large(len: usize) -> Option<String> {
+    (len > MAX_REQUEST).then(|| {
+        format!(
+            "the request is {} ({len} bytes), over the {} limit of what nerdr sends its core: \
+             give less text, or put the text in a file in the worktree, commit it, and give its \
+             path instead",
+            size(len),
+            size(MAX_REQUEST)
+        )
+    })
+}
+
+/// `bytes` for a person: in KiB or MiB, rounded up, so a size just over a
+/// limit never reads as the limit.
+pub fn size(bytes: usize) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 20 => format!("{:.1} MiB", (b as f64 * 10.0 / f64::from(1 << 20)).ceil() / 10.0),
+        b if b >= 1 << 10 => format!("{} KiB", b.div_ceil(1 << 10)),
+        b => format!("{b} bytes"),
+    }
+}
+
 /// Terminal sizes beyond these are clamped: a screen model's memory grows
 /// with rows x columns, and no window is larger.
 pub const MAX_ROWS: u16 = 500;
@@ -49,4 +80,33 @@ pub use crate::printable::printable;
 
 pub fn clamp_size(rows: u16, cols: u16) -> (u16, u16) {
     (rows.clamp(2, MAX_ROWS), cols.clamp(2, MAX_COLS))
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::{request_too_large, size, MAX_REQUEST};
+
+    #[test]
+    fn sizes_read_rounded_up_and_a_request_over_the_limit_says_so() {
+        for (bytes, said) in [
+            (0, "0 bytes"),
+            (1023, "1023 bytes"),
+            (1024, "1 KiB"),
+            (1025, "2 KiB"),
+            (256 << 10, "256 KiB"),
+            ((256 << 10) + 1, "257 KiB"),
+            (1 << 20, "1 MiB"),
+            ((1 << 20) + 1, "1.1 MiB"),
+            (3 << 20, "3 MiB"),
+            ((5 << 20) / 2, "2.5 MiB"),
+        ] {
+            assert_eq!(size(bytes), said, "{bytes}");
+        }
+        assert_eq!(request_too_large(MAX_REQUEST), None);
+        let why = request_too_large(MAX_REQUEST + 1).unwrap();
+        assert!(
+            why.contains("1048577 bytes") && why.contains("over the 1 MiB limit"),
+            "{why}"
+        );
+    }
 }

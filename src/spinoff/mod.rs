@@ -15,6 +15,24 @@ pub mod store;
 /// The most of a result's own text a message carries: the parent reads
 /// it as one typed message.
 pub const MAX_TEXT: usize = 4000;
+/// The longest result `nerdr report-result` takes, in bytes: what the
+/// parent reads is cut at [`MAX_TEXT`] anyway, and a longer text is a
+/// document, better committed on the spinoff's branch and named.
+pub const MAX_REPORT: usize = 256 * 1024;
+
+/// Why a result of `len` bytes is refused, if it is too long.
+pub fn report_too_long(len: usize) -> Option<String> {
+    (len > MAX_REPORT).then(|| {
+        format!(
+            "the result is {} ({len} bytes), over the {} limit of `nerdr report-result`: \
+             report a summary, and put the rest in a file on this tab's branch, commit it and \
+             name its path in the result",
+            crate::protocol::size(len),
+            crate::protocol::size(MAX_REPORT)
+        )
+    })
+}
+
 /// The most commits a message lists (the count of the rest is given).
 pub const MAX_COMMITS: usize = 20;
 /// The most files of the diffstat a message lists.
@@ -255,6 +273,15 @@ mod tests {
         assert!(p.starts_with("fix the parser (nerdr:"), "{p}");
         assert!(!p.contains('\n'));
         assert!(p.contains("report-result") && p.contains("tab ab12") && p.contains("nerdr/cd34"));
+    }
+
+    #[test]
+    fn a_result_over_the_limit_is_refused_saying_what_to_do() {
+        assert_eq!(report_too_long(MAX_REPORT), None);
+        let why = report_too_long(300_000).unwrap();
+        for want in ["293 KiB (300000 bytes)", "over the 256 KiB limit", "commit it"] {
+            assert!(why.contains(want), "{want:?}: {why}");
+        }
     }
 
     /// A task, a result's text and its commit subjects are an agent's:
