@@ -36,7 +36,7 @@ fn spun_off(l: &Local, parent: &str, agent: &str, task: &str) -> String {
                 .lines()
                 .rev()
                 .find(|l| !l.trim().is_empty())
-                .is_some_and(|l| l.trim_end().ends_with('$'))
+                .is_some_and(|l| l.trim_end().ends_with(['$', '#']))
     });
     assert!(ran, "the task never ran: {}", l.ok(&["read", &child]));
     child
@@ -64,7 +64,12 @@ fn rev19_a_switch_keeps_the_tabs_line_of_starters() {
     }
     let l = Local::started();
     repo(&l);
-    boxed_config(&l, &format!("[agents.bash2]\n{BASH}sandboxed = true\n"));
+    boxed_config(&l, "");
+    // A second sandboxed agent: the same bubblewrap'd bash by another name.
+    let config = l.path("config/nerdr/config.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let bash2 = text.replacen("[agents.bash]", "[agents.bash2]", 1);
+    l.write_config(&format!("{text}\n{bash2}program = \"bash\"\n"));
     let a = l.ok(&["agent", "bash"]);
     l.wait_screen(&a, "bash");
     commit_in(&l, &a, "author work");
@@ -177,10 +182,12 @@ fn rev19_an_agents_control_characters_are_no_keys_in_another_agent() {
     assert_eq!(rc, 0, "{out}");
     assert!(out.contains(&format!("sent to tab {parent}")), "{out}");
     let screen = || l.ok(&["read", &parent]);
-    // The shell ran the line: a command it does not know, or the planted one.
+    // The shell ran the line: one it cannot run, or the planted command.
     let ran = poll(Duration::from_secs(30), || {
         let s = screen();
-        s.contains("command not found") || s.contains("result-pwned-42")
+        ["command not found", "syntax error", "result-pwned-42"]
+            .iter()
+            .any(|said| s.contains(said))
     });
     assert!(ran, "the result never reached the parent:\n{}", screen());
     let result_ran = screen().contains("result-pwned-42");
