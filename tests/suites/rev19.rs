@@ -153,6 +153,39 @@ fn rev19_a_kept_result_goes_as_it_was_written_not_as_its_spinoff_started() {
     );
 }
 
+/// The person reports a spun-off tab's last words (`report-result --for
+/// TAB` with no text; the window's C-b P): the text is its agent's. The
+/// person spins an unsandboxed `sh` off an unsandboxed parent and switches
+/// the spinoff to a sandboxed agent, whose screen then holds its words.
+/// Safe: the result is one written in a sandbox (the note, and the user's
+/// approval before an unsandboxed parent gets it), as the agent's own
+/// report would be.
+#[test]
+fn rev19_the_persons_report_of_a_sandboxed_agents_last_words_waits_for_approval() {
+    if bwrap_missing() {
+        return;
+    }
+    let l = Local::started();
+    repo(&l);
+    boxed_config(&l, &format!("[agents.sh]\n{BASH}"));
+    let parent = l.ok(&["agent", "sh"]);
+    l.wait_screen(&parent, "bash");
+    let child = spun_off(&l, &parent, "sh", "echo TASK");
+    switched(&l, &child, "bash");
+    l.ok(&["send", &child, "echo BOXED-$((40+2))-WORDS"]);
+    l.wait_screen(&child, "BOXED-42-WORDS");
+    let out = l.ok(&["report-result", "--for", &child]);
+    let typed = poll(Duration::from_secs(5), || {
+        l.ok(&["read", &parent]).replace('\n', "").contains("BOXED-42-WORDS")
+    });
+    assert!(
+        out.contains("waits for the user's approval") && !typed,
+        "a sandboxed agent's last words went to the unsandboxed parent as the person's: \
+         {out}\n{}",
+        l.ok(&["read", &parent])
+    );
+}
+
 /// A spinoff's task is the parent's words, its result the spinoff's, each
 /// typed into the other agent. `x`, ^U (erase the line typed so far), then
 /// a command and `#` (the rest a comment): typed as they are into a shell,
