@@ -54,6 +54,14 @@ impl Core {
             .map_err(|why| ApiError::new(ErrorCode::Denied, why))?;
         let (tab, record) = (tab.expect("checked").to_string(), record.expect("checked"));
         let by_person = caller.kind() == CallerKind::User;
+        let last_words = req.text.trim().is_empty() && req.tab.is_some();
+        let tab_now = self
+            .state
+            .lock()
+            .unwrap()
+            .tabs
+            .get(&tab)
+            .is_some_and(|t| t.sandboxed);
         let text = match (req.text.trim().is_empty(), &req.tab) {
             (false, _) => req.text,
             (true, Some(_)) => {
@@ -67,8 +75,12 @@ impl Core {
             }
         };
         let text = text.as_str();
-        // Either says so: the caller's standing, or the record's.
-        let sandboxed = record.sandboxed || caller.kind() == CallerKind::Sandboxed;
+        let sandboxed = delivery::reported_from_sandbox(
+            record.sandboxed,
+            caller.kind() == CallerKind::Sandboxed,
+            tab_now,
+            last_words,
+        );
         let (commits, diffstat) = self.work_of(&tab, &record).await;
         let (text, key) = (text.to_string(), tab.clone());
         let (agent, branch, base) = (

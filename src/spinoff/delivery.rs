@@ -64,6 +64,16 @@ pub fn deliver(parent: Parent, parent_sandboxed: bool, child_sandboxed: bool) ->
     }
 }
 
+/// Whether a result is written in a sandbox, when it is reported: its
+/// spinoff started in one (`record`), the caller runs in one (`caller`),
+/// or its text is the spun-off agent's own last words (the person's
+/// `--for TAB` with no text, `last_words`) and that agent runs in one now
+/// (`tab_now`: a spinoff switched to a sandboxed agent since). The
+/// person's own words are the person's.
+pub fn reported_from_sandbox(record: bool, caller: bool, tab_now: bool, last_words: bool) -> bool {
+    record || caller || (tab_now && last_words)
+}
+
 /// Whether a kept result was written in a sandbox: as recorded with it
 /// when reported (`recorded`), never from what the spun-off tab runs when
 /// it is delivered (switched to another agent, or closed, by then). A
@@ -124,6 +134,32 @@ mod tests {
                 Delivery::Wait(_) => 'w',
             };
             assert_eq!(got, want, "{parent:?}, parent sandboxed {ps}, child {cs}");
+        }
+    }
+
+    #[test]
+    fn a_result_is_from_a_sandbox_if_its_words_are() {
+        // (record, caller, tab now, its last words, verdict)
+        #[rustfmt::skip]
+        let rows = [
+            (false, false, false, false, false),
+            (false, false, false, true, false),
+            // The person's own words about a now sandboxed tab.
+            (false, false, true, false, false),
+            // Its agent's words, the agent in a sandbox now.
+            (false, false, true, true, true),
+            (false, true, false, false, true),
+            (false, true, true, false, true),
+            (true, false, false, false, true),
+            (true, false, false, true, true),
+            (true, true, true, true, true),
+        ];
+        for (record, caller, now, words, want) in rows {
+            assert_eq!(
+                reported_from_sandbox(record, caller, now, words),
+                want,
+                "record {record}, caller {caller}, tab now {now}, last words {words}"
+            );
         }
     }
 
