@@ -33,7 +33,9 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
     let hello = match tokio::time::timeout(
         HANDSHAKE_TIMEOUT,
         read_frame_within(&mut stream, crate::protocol::MAX_REQUEST),
-    ).await {
+    )
+    .await
+    {
         Err(_) => Err(format!("no hello within {HANDSHAKE_TIMEOUT:?}")),
         Ok(Err(FrameError::Closed)) => return Ok(()),
         Ok(Err(e)) => Err(e.to_string()),

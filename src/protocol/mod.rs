@@ -62,7 +62,10 @@ pub fn request_too_large(len: usize) -> Option<String> {
 pub fn size(bytes: usize) -> String {
     match bytes {
         b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 20 => format!("{:.1} MiB", (b as f64 * 10.0 / f64::from(1 << 20)).ceil() / 10.0),
+        b if b >= 1 << 20 => format!(
+            "{:.1} MiB",
+            (b as f64 * 10.0 / f64::from(1 << 20)).ceil() / 10.0
+        ),
         b if b >= 1 << 10 => format!("{} KiB", b.div_ceil(1 << 10)),
         b => format!("{b} bytes"),
     }

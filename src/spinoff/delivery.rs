@@ -81,8 +81,7 @@ pub fn reported_from_sandbox(record: bool, caller: bool, tab_now: bool, last_wor
 /// by the note its message opens with, which only nerdr puts first: when
 /// either says sandbox, it is one.
 pub fn written_in_sandbox(recorded: Option<bool>, record_sandboxed: bool, message: &str) -> bool {
-    recorded
-        .unwrap_or_else(|| record_sandboxed || message.starts_with(crate::review::SANDBOX_NOTE))
+    recorded.unwrap_or_else(|| record_sandboxed || message.starts_with(crate::review::SANDBOX_NOTE))
 }
 
 /// Whether the caller may report a result: only from a tab, and only one
@@ -165,7 +164,10 @@ mod tests {
 
     #[test]
     fn a_kept_result_goes_by_where_it_was_written() {
-        let noted = format!("{} Result 1 from spun-off tab c1: x", crate::review::SANDBOX_NOTE);
+        let noted = format!(
+            "{} Result 1 from spun-off tab c1: x",
+            crate::review::SANDBOX_NOTE
+        );
         let plain = "Result 1 from spun-off tab c1: x";
         // (recorded with it, the record says sandboxed, the message, verdict)
         #[rustfmt::skip]

@@ -279,7 +279,11 @@ mod tests {
     fn a_result_over_the_limit_is_refused_saying_what_to_do() {
         assert_eq!(report_too_long(MAX_REPORT), None);
         let why = report_too_long(300_000).unwrap();
-        for want in ["293 KiB (300000 bytes)", "over the 256 KiB limit", "commit it"] {
+        for want in [
+            "293 KiB (300000 bytes)",
+            "over the 256 KiB limit",
+            "commit it",
+        ] {
             assert!(why.contains(want), "{want:?}: {why}");
         }
     }

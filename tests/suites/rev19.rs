@@ -125,7 +125,9 @@ fn rev19_a_kept_result_goes_as_it_was_written_not_as_its_spinoff_started() {
     assert_eq!(l.tab(&child)["sandboxed"], true, "{}", l.tab(&child));
 
     l.ok(&["send", &parent, "exit"]);
-    let exited = poll(Duration::from_secs(30), || l.tab(&parent)["state"] == "exited");
+    let exited = poll(Duration::from_secs(30), || {
+        l.tab(&parent)["state"] == "exited"
+    });
     assert!(exited, "the parent never exited: {}", l.tab(&parent));
     let (rc, out) = op(
         &l,
@@ -140,12 +142,18 @@ fn rev19_a_kept_result_goes_as_it_was_written_not_as_its_spinoff_started() {
     l.wait_screen(&parent, "bash");
     // At its prompt, as an agent's hooks say: kept results wait for that.
     l.ok(&["send", &parent, "\"$NERDR_BIN\" hook Stop </dev/null"]);
-    let asked = || {
-        l.ok(&["approvals", "--json"]).contains("KEPT-FROM-BOX")
+    let asked = || l.ok(&["approvals", "--json"]).contains("KEPT-FROM-BOX");
+    let typed = || {
+        l.ok(&["read", &parent])
+            .replace('\n', "")
+            .contains("KEPT-FROM-BOX")
     };
-    let typed = || l.ok(&["read", &parent]).replace('\n', "").contains("KEPT-FROM-BOX");
     let went = poll(Duration::from_secs(60), || asked() || typed());
-    assert!(went, "the kept result went nowhere: {}", l.ok(&["spinoffs"]));
+    assert!(
+        went,
+        "the kept result went nowhere: {}",
+        l.ok(&["spinoffs"])
+    );
     assert!(
         asked() && !typed(),
         "a sandboxed agent's kept result was typed into the unsandboxed parent unapproved:\n{}",
@@ -176,7 +184,9 @@ fn rev19_the_persons_report_of_a_sandboxed_agents_last_words_waits_for_approval(
     l.wait_screen(&child, "BOXED-42-WORDS");
     let out = l.ok(&["report-result", "--for", &child]);
     let typed = poll(Duration::from_secs(5), || {
-        l.ok(&["read", &parent]).replace('\n', "").contains("BOXED-42-WORDS")
+        l.ok(&["read", &parent])
+            .replace('\n', "")
+            .contains("BOXED-42-WORDS")
     });
     assert!(
         out.contains("waits for the user's approval") && !typed,
@@ -290,6 +300,10 @@ fn rev19_report_result_help_reads_evenly() {
         // Option rows: the name, then its help in a column.
         .filter(|line| !line.trim_start().starts_with('-') && !line.trim_start().starts_with('['))
         .collect();
-    assert!(odd.is_empty(), "odd spacing in:\n{}\n---\n{help}", odd.join("\n"));
+    assert!(
+        odd.is_empty(),
+        "odd spacing in:\n{}\n---\n{help}",
+        odd.join("\n")
+    );
     assert!(help.contains("256 KiB"), "{help}");
 }
