@@ -51,24 +51,10 @@ pub fn request_too_large(len: usize) -> Option<String> {
             "the request is {} ({len} bytes), over the {} limit of what nerdr sends its core: \
              give less text, or put the text in a file in the worktree, commit it, and give its \
              path instead",
-            size(len),
-            size(MAX_REQUEST)
+            crate::sizes::size(len),
+            crate::sizes::size(MAX_REQUEST)
         )
     })
-}
-
-/// `bytes` for a person: in KiB or MiB, rounded up, so a size just over a
-/// limit never reads as the limit.
-pub fn size(bytes: usize) -> String {
-    match bytes {
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 20 => format!(
-            "{:.1} MiB",
-            (b as f64 * 10.0 / f64::from(1 << 20)).ceil() / 10.0
-        ),
-        b if b >= 1 << 10 => format!("{} KiB", b.div_ceil(1 << 10)),
-        b => format!("{b} bytes"),
-    }
 }
 
 /// Terminal sizes beyond these are clamped: a screen model's memory grows
@@ -87,24 +73,10 @@ pub fn clamp_size(rows: u16, cols: u16) -> (u16, u16) {
 
 #[cfg(test)]
 mod size_tests {
-    use super::{request_too_large, size, MAX_REQUEST};
+    use super::{request_too_large, MAX_REQUEST};
 
     #[test]
-    fn sizes_read_rounded_up_and_a_request_over_the_limit_says_so() {
-        for (bytes, said) in [
-            (0, "0 bytes"),
-            (1023, "1023 bytes"),
-            (1024, "1 KiB"),
-            (1025, "2 KiB"),
-            (256 << 10, "256 KiB"),
-            ((256 << 10) + 1, "257 KiB"),
-            (1 << 20, "1 MiB"),
-            ((1 << 20) + 1, "1.1 MiB"),
-            (3 << 20, "3 MiB"),
-            ((5 << 20) / 2, "2.5 MiB"),
-        ] {
-            assert_eq!(size(bytes), said, "{bytes}");
-        }
+    fn a_request_over_the_limit_says_so() {
         assert_eq!(request_too_large(MAX_REQUEST), None);
         let why = request_too_large(MAX_REQUEST + 1).unwrap();
         assert!(

@@ -27,8 +27,8 @@ pub fn report_too_long(len: usize) -> Option<String> {
             "the result is {} ({len} bytes), over the {} limit of `nerdr report-result`: \
              report a summary, and put the rest in a file on this tab's branch, commit it and \
              name its path in the result",
-            crate::protocol::size(len),
-            crate::protocol::size(MAX_REPORT)
+            crate::sizes::size(len),
+            crate::sizes::size(MAX_REPORT)
         )
     })
 }
