@@ -6,7 +6,8 @@
 //! was no longer held as that author (F4); a result kept for a stopped
 //! parent was delivered by its spinoff's record, not by where it was
 //! written, so a sandboxed agent's result reached an unsandboxed parent
-//! without the user's approval; control characters in a spinoff's task or
+//! without the user's approval, and so did the person's report of a
+//! switched spinoff's last words (taken as the person's); control characters in a spinoff's task or
 //! result were typed into the other agent as keys (^U, then a command);
 //! `report-result` and the client's requests had no bound of their own.
 
