@@ -38,6 +38,7 @@ mod readme_tests;
 mod review;
 mod sandbox;
 mod service;
+mod sizes;
 mod spinoff;
 mod switch;
 // list_units, main_pid and term_scope serve doctor and terminal panes (next

@@ -1,9 +1,15 @@
 //! Text nerdr did not write (a repository's paths and lines, an agent's
-//! tab name, a reviewer's review) made safe to show a person or to type
-//! into another agent: one function, [`printable`], used wherever such
-//! text leaves nerdr, so there is one list of what must not pass as it
-//! is. A leaf module: the wire (`protocol`), the reviews (`review`) and
-//! the window all use it without depending on each other.
+//! tab name, a reviewer's review) made safe to show a person
+//! ([`printable`]) or to type into another agent ([`typeable`]), used
+//! wherever such text leaves nerdr, so there is one list of what must not
+//! pass as it is. A leaf module: the wire (`protocol`), the reviews
+//! (`review`) and the window all use it without depending on each other.
+//!
+//! [`typeable`] finds escape sequences with the `vte` crate's parser (the
+//! one `alacritty_terminal`, nerdr's screen model, is built on), so a
+//! sequence is dropped whole exactly as a terminal would take it whole:
+//! dropping only the ESC byte would leave its tail (`[201~`, an OSC's
+//! text) to be typed.
 
 /// Characters a terminal shows as nothing, or that reorder what is shown:
 /// bidirectional marks and overrides, zero-width and other format
@@ -35,9 +41,87 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// Text from one agent made safe to type into another agent's terminal
+/// (a spinoff's task and result, a handoff): every escape sequence (CSI,
+/// OSC, DCS and the rest, the end of a bracketed paste among them) is
+/// dropped whole, and so is every other control character (C0 such as
+/// ^C, ^D, ^U, ^Z and a lone carriage return, DEL, C1) and every
+/// character [`hidden`] lists; newlines and tabs stay. What is left is
+/// text the receiving program can only take as text.
+pub fn typeable(text: &str) -> String {
+    struct Kept(String);
+    impl vte::Perform for Kept {
+        fn print(&mut self, c: char) {
+            if !c.is_control() && !hidden(c) {
+                self.0.push(c);
+            }
+        }
+        fn execute(&mut self, byte: u8) {
+            if matches!(byte, b'\n' | b'\t') {
+                self.0.push(byte as char);
+            }
+        }
+    }
+    let mut kept = Kept(String::with_capacity(text.len()));
+    vte::Parser::new().advance(&mut kept, text.as_bytes());
+    kept.0
+}
+
 #[cfg(test)]
 mod tests {
-    use super::printable;
+    use super::{printable, typeable};
+
+    #[test]
+    fn typeable_drops_whole_sequences_and_controls_keeping_newline_and_tab() {
+        for (raw, typed) in [
+            ("npm ci", "npm ci"),
+            ("two\nlines\tand a tab", "two\nlines\tand a tab"),
+            ("caf\u{e9} \u{1f600}", "caf\u{e9} \u{1f600}"),
+            // The end of a bracketed paste, then keys.
+            ("a\u{1b}[201~rm -rf x\r", "arm -rf x"),
+            ("a\u{1b}[200~b", "ab"),
+            // Cursor moves, erasing, colours, a private mode.
+            ("x\u{1b}[2K\u{1b}[1;1Hy", "xy"),
+            ("\u{1b}[31mred\u{1b}[0m", "red"),
+            ("\u{1b}[?2004lz", "z"),
+            // OSC (a title, a clipboard write), ended by BEL or ST.
+            ("a\u{1b}]0;title\u{7}b", "ab"),
+            ("a\u{1b}]52;c;cm0gLXJm\u{1b}\\b", "ab"),
+            // DCS, and a two-byte escape (meta keys, keypad modes).
+            ("a\u{1b}P1$tq\u{1b}\\b", "ab"),
+            ("a\u{1b}#b", "a"),
+            ("a\u{1b}=b", "ab"),
+            // A sequence cut off at the end.
+            ("tail\u{1b}[12", "tail"),
+            ("lone\u{1b}", "lone"),
+            // C0: ^C ^D ^U ^Z, a lone carriage return, backspace, bell.
+            ("a\u{3}b\u{4}c\u{15}d\u{1a}e", "abcde"),
+            ("echo hi\rrm", "echo hirm"),
+            ("a\u{8}\u{7}b\u{0}", "ab"),
+            // DEL, C1 (CSI as one character, NEL).
+            ("a\u{7f}b", "ab"),
+            ("\u{9b}31mx\u{85}y", "31mxy"),
+            // What a terminal shows as nothing.
+            ("ab\u{202e}cd\u{200b}e\u{e0041}", "abcde"),
+        ] {
+            assert_eq!(typeable(raw), typed, "{raw:?}");
+        }
+    }
+
+    /// No control character of any class passes, alone or around text.
+    #[test]
+    fn typeable_lets_no_control_character_through() {
+        for c in (0u32..=0x9f).filter_map(char::from_u32) {
+            let typed = typeable(&format!("a{c}b"));
+            let kept = matches!(c, '\n' | '\t');
+            assert!(
+                typed.chars().all(|t| !t.is_control() || (kept && t == c)),
+                "U+{:04X}: {typed:?}",
+                c as u32
+            );
+            assert!(typed.starts_with('a'), "U+{:04X}: {typed:?}", c as u32);
+        }
+    }
 
     #[test]
     fn control_and_bidi_characters_become_visible() {

@@ -21,7 +21,15 @@ use crate::spinoff::store::Held;
     follow-up. A parent whose program has ended keeps the result until `nerdr restart` starts \
     it; a result written in a sandbox, for a parent outside every sandbox, waits for the \
     user's approval (`nerdr approvals`), as a message from a sandboxed agent does.\n\n\
-    TEXT `-`, or --file, takes the text from standard input or a file.\n\n    --for TAB reports for spun-off tab TAB (its id, number or name), when its agent's turn     ended without a report (`nerdr tabs` says report_due; the window offers it): without TEXT     the result is its agent's last answer, read from its conversation log (claude, codex,     opencode), or its last 40 screen lines for an agent nerdr cannot read, and the message     says which and that the person reported it. The person may report for any spun-off tab;     a tab's program only for its own.")]
+    TEXT `-`, or --file, takes the text from standard input or a file; at most 256 KiB (the \
+    parent reads its first 4000 characters): commit a longer document on this tab's branch \
+    and name its path.\n\n\
+    --for TAB reports for spun-off tab TAB (its id, number or name), when its agent's turn \
+    ended without a report (`nerdr tabs` says report_due; the window offers it): without TEXT \
+    the result is its agent's last answer, read from its conversation log (claude, codex, \
+    opencode), or its last 40 screen lines for an agent nerdr cannot read, and the message \
+    says which and that the person reported it. The person may report for any spun-off tab; \
+    a tab's program only for its own.")]
 pub struct Args {
     /// What was done and found; `-` reads it from standard input
     #[arg(required_unless_present_any = ["file", "for_tab"])]
@@ -40,6 +48,9 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         (None, None, Some(_)) => String::new(),
         _ => super::send::text_of(args.text, args.file)?,
     };
+    if let Some(why) = crate::spinoff::report_too_long(text.len()) {
+        anyhow::bail!(why);
+    }
     let taken = client::call(ReportResult {
         text,
         tab: args.for_tab,

@@ -46,8 +46,14 @@ fn typed<M: Method>(reply: Reply) -> anyhow::Result<Result<M::Reply, ApiError>> 
     }
 }
 
-/// One request on whichever socket this process should use.
+/// One request on whichever socket this process should use; one over
+/// [`crate::protocol::MAX_REQUEST`] is refused here, saying so, rather
+/// than cut off by the core with a closed connection.
 fn send(req: Request) -> anyhow::Result<Reply> {
+    let len = serde_json::to_vec(&req).map_or(0, |b| b.len());
+    if let Some(why) = crate::protocol::request_too_large(len) {
+        bail!(why);
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -10,7 +10,7 @@ use tokio::net::UnixStream;
 
 use super::{Caller, Core};
 use crate::platform;
-use crate::protocol::frame::{read_frame, write_frame, Frame, FrameError, Kind};
+use crate::protocol::frame::{read_frame_within, write_frame, Frame, FrameError, Kind};
 use crate::protocol::handshake::{
     proof_matches, random_hex, Challenge, ClientMsg, CoreMsg, Hello, Verdict,
 };
@@ -30,7 +30,12 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
         }),
     )
     .await?;
-    let hello = match tokio::time::timeout(HANDSHAKE_TIMEOUT, read_frame(&mut stream)).await {
+    let hello = match tokio::time::timeout(
+        HANDSHAKE_TIMEOUT,
+        read_frame_within(&mut stream, crate::protocol::MAX_REQUEST),
+    )
+    .await
+    {
         Err(_) => Err(format!("no hello within {HANDSHAKE_TIMEOUT:?}")),
         Ok(Err(FrameError::Closed)) => return Ok(()),
         Ok(Err(e)) => Err(e.to_string()),
@@ -89,7 +94,7 @@ async fn serve_frames(
     window: &mut Option<u64>,
 ) -> anyhow::Result<()> {
     loop {
-        let frame = match read_frame(read).await {
+        let frame = match read_frame_within(read, crate::protocol::MAX_REQUEST).await {
             Ok(f) => f,
             Err(FrameError::Closed) => return Ok(()),
             Err(e) => return close_with(out, e),

@@ -33,6 +33,10 @@ impl Core {
         caller: &Caller,
         req: ReportResult,
     ) -> Result<ResultTaken, ApiError> {
+        // The client refuses it too; a caller need not be nerdr's client.
+        if let Some(why) = crate::spinoff::report_too_long(req.text.len()) {
+            return Err(ApiError::new(ErrorCode::BadRequest, why));
+        }
         let store = self.load_spinoffs().await?;
         let tab = match &req.tab {
             Some(named) => Some(named.clone()),
@@ -52,6 +56,14 @@ impl Core {
             .map_err(|why| ApiError::new(ErrorCode::Denied, why))?;
         let (tab, record) = (tab.expect("checked").to_string(), record.expect("checked"));
         let by_person = caller.kind() == CallerKind::User;
+        let last_words = req.text.trim().is_empty() && req.tab.is_some();
+        let tab_now = self
+            .state
+            .lock()
+            .unwrap()
+            .tabs
+            .get(&tab)
+            .is_some_and(|t| t.sandboxed);
         let text = match (req.text.trim().is_empty(), &req.tab) {
             (false, _) => req.text,
             (true, Some(_)) => {
@@ -65,8 +77,12 @@ impl Core {
             }
         };
         let text = text.as_str();
-        // Either says so: the caller's standing, or the record's.
-        let sandboxed = record.sandboxed || caller.kind() == CallerKind::Sandboxed;
+        let sandboxed = delivery::reported_from_sandbox(
+            record.sandboxed,
+            caller.kind() == CallerKind::Sandboxed,
+            tab_now,
+            last_words,
+        );
         let (commits, diffstat) = self.work_of(&tab, &record).await;
         let (text, key) = (text.to_string(), tab.clone());
         let (agent, branch, base) = (
@@ -77,7 +93,7 @@ impl Core {
         let (number, message) = self
             .update_spinoffs(move |s| {
                 let mut message = String::new();
-                let number = s.report(&key, |number| {
+                let number = s.report(&key, sandboxed, |number| {
                     message = crate::spinoff::result_message(&crate::spinoff::Result {
                         number,
                         tab: &key,
@@ -191,12 +207,14 @@ impl Core {
         let Ok(store) = self.load_spinoffs().await else {
             return;
         };
-        for (tab, number, message) in store.waiting_for(parent) {
-            let sandboxed = store.spinoffs.get(&tab).is_some_and(|s| s.sandboxed);
+        // Each as it was written (recorded with it), whatever its tab runs
+        // now or whether it is still open.
+        for w in store.waiting_for(parent) {
+            let (tab, number) = (w.tab.clone(), w.number);
             // One at a time: each is a turn of the parent's.
             let _ = self.wait_for(parent, Until::Idle, Some(PARENT_WAIT)).await;
             let (held, _) = self
-                .deliver_result(&tab, parent, number, message, sandboxed)
+                .deliver_result(&tab, parent, number, w.message, w.sandboxed)
                 .await;
             tracing::info!(parent = %parent, tab = %tab, number, ?held, "kept result carried");
         }

@@ -37,13 +37,18 @@ impl Core {
         s: SwitchTab,
     ) -> Result<Switched, ApiError> {
         let tab = s.tab.clone();
-        let (terminal, sandboxed, from) = {
+        let (terminal, sandboxed, from, line) = {
             let state = self.state.lock().unwrap();
             let t = state
                 .tabs
                 .get(&tab)
                 .ok_or_else(|| super::not_found::no_tab(&tab))?;
-            (t.kind == TabKind::Terminal, t.sandboxed, t.agent.clone())
+            (
+                t.kind == TabKind::Terminal,
+                t.sandboxed,
+                t.agent.clone(),
+                t.started_by.clone(),
+            )
         };
         let agent = match self.settings_of(&s.agent).await? {
             Ok((a, _)) => a,
@@ -127,14 +132,19 @@ impl Core {
             .await?;
         let now = self.settings_of(&agent.name).await?.ok().map(|(a, _)| a);
         super::planning::settings_unchanged(&agent, now.as_ref(), &self.paths.config_file())?;
-        let plan = command.new_tab(
-            &tab,
-            src.folder.clone(),
-            src.cwd.clone(),
-            src.worktree.clone(),
-            &agent,
-            caller_env,
-        );
+        // Its own line of starters, whoever switches it, as a restart
+        // keeps it: a tab a sandboxed author started stays held as that
+        // author (F4) under any agent.
+        let plan = command
+            .new_tab(
+                &tab,
+                src.folder.clone(),
+                src.cwd.clone(),
+                src.worktree.clone(),
+                &agent,
+                caller_env,
+            )
+            .started_by(line);
         let (core, caller) = (self.clone(), caller.clone());
         tokio::spawn(async move {
             let from = src.agent.clone();

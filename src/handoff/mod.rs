@@ -205,7 +205,8 @@ fn questions(answer: &str) -> Vec<String> {
 
 /// The document as one line to type as a prompt: a new line would send
 /// the prompt half-typed in some agents, a control character would be a
-/// key. Lines are joined with ` | `; control characters dropped.
+/// key. Lines are joined with ` | `; escape sequences, whole, and control
+/// characters dropped (`printable::typeable`).
 pub fn as_prompt(document: &str, note: Option<&str>) -> String {
     let mut out = String::new();
     if let Some(n) = note {
@@ -215,6 +216,7 @@ pub fn as_prompt(document: &str, note: Option<&str>) -> String {
     out.push_str(
         "Another agent hands this work over to you; continue it in this folder. The handoff: ",
     );
+    let document = crate::printable::typeable(document);
     let lines: Vec<&str> = document
         .lines()
         .map(str::trim)

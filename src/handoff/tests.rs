@@ -222,7 +222,11 @@ fn the_prompt_is_one_line_without_control_characters() {
         Some(crate::review::SANDBOX_NOTE),
     );
     assert!(p.starts_with(crate::review::SANDBOX_NOTE), "{p}");
-    assert!(p.ends_with("# Handoff | line [2J two | three"), "{p}");
+    assert!(p.ends_with("# Handoff | line  two | three"), "{p}");
     assert!(!p.chars().any(char::is_control), "{p}");
+    // A handoff that ends a bracketed paste and sets a title: the whole
+    // sequences go, not only their ESC.
+    let p = as_prompt("done\x1b[201~\x03rm -rf .\x1b]0;x\x07 ok", None);
+    assert!(p.ends_with("donerm -rf . ok"), "{p}");
     assert!(!as_prompt("x", None).contains("sandbox"));
 }

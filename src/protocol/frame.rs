@@ -32,8 +32,8 @@ pub enum FrameError {
     Closed,
     #[error("connection closed in the middle of a frame")]
     Truncated,
-    #[error("frame of {0} bytes is larger than the limit of {MAX_FRAME} bytes")]
-    TooLarge(usize),
+    #[error("frame of {0} bytes is larger than the limit of {1} bytes")]
+    TooLarge(usize, usize),
     #[error("empty frame (no kind byte)")]
     Empty,
     #[error("unknown frame kind {0}")]
@@ -75,6 +75,16 @@ impl Frame {
 /// Read one frame. The length is checked before anything is allocated, so a
 /// hostile length cannot make the core reserve memory.
 pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R) -> Result<Frame, FrameError> {
+    read_frame_within(r, MAX_FRAME).await
+}
+
+/// [`read_frame`] of a frame of at most `max` bytes: what a client sends
+/// the core is bounded by [`super::MAX_REQUEST`], far below what the core
+/// sends a window.
+pub async fn read_frame_within<R: AsyncRead + Unpin>(
+    r: &mut R,
+    max: usize,
+) -> Result<Frame, FrameError> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len).await {
         Ok(_) => {}
@@ -85,8 +95,8 @@ pub async fn read_frame<R: AsyncRead + Unpin>(r: &mut R) -> Result<Frame, FrameE
     if len == 0 {
         return Err(FrameError::Empty);
     }
-    if len > MAX_FRAME {
-        return Err(FrameError::TooLarge(len));
+    if len > max {
+        return Err(FrameError::TooLarge(len, max));
     }
     let mut buf = vec![0u8; len];
     r.read_exact(&mut buf).await.map_err(|e| match e.kind() {
@@ -106,7 +116,7 @@ pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, f: &Frame) -> std::io
     if f.body.len() + 1 > MAX_FRAME {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            FrameError::TooLarge(f.body.len() + 1).to_string(),
+            FrameError::TooLarge(f.body.len() + 1, MAX_FRAME).to_string(),
         ));
     }
     w.write_all(&f.encode()).await?;

@@ -38,6 +38,26 @@ pub const MAX_FRAME: usize = 32 << 20;
 /// Largest hook-socket line: requests from programs are small.
 pub const MAX_LINE: usize = 1 << 20;
 
+/// Largest request a client sends (either socket): the client refuses to
+/// send a larger one ([`request_too_large`]) and the core reads no larger
+/// one. The longest texts a request carries are far below it (a spinoff's
+/// result, `spinoff::MAX_REPORT`; what `nerdr send` types fits the input
+/// queue, `host::input::INPUT_CAP`).
+pub const MAX_REQUEST: usize = MAX_LINE;
+
+/// Why a request of `len` bytes (as JSON) is not sent, if it is too large.
+pub fn request_too_large(len: usize) -> Option<String> {
+    (len > MAX_REQUEST).then(|| {
+        format!(
+            "the request is {} ({len} bytes), over the {} limit of what nerdr sends its core: \
+             give less text, or put the text in a file in the worktree, commit it, and give its \
+             path instead",
+            crate::sizes::size(len),
+            crate::sizes::size(MAX_REQUEST)
+        )
+    })
+}
+
 /// Terminal sizes beyond these are clamped: a screen model's memory grows
 /// with rows x columns, and no window is larger.
 pub const MAX_ROWS: u16 = 500;
@@ -50,4 +70,19 @@ pub use crate::printable::printable;
 
 pub fn clamp_size(rows: u16, cols: u16) -> (u16, u16) {
     (rows.clamp(2, MAX_ROWS), cols.clamp(2, MAX_COLS))
+}
+
+#[cfg(test)]
+mod size_tests {
+    use super::{request_too_large, MAX_REQUEST};
+
+    #[test]
+    fn a_request_over_the_limit_says_so() {
+        assert_eq!(request_too_large(MAX_REQUEST), None);
+        let why = request_too_large(MAX_REQUEST + 1).unwrap();
+        assert!(
+            why.contains("1048577 bytes") && why.contains("over the 1 MiB limit"),
+            "{why}"
+        );
+    }
 }

@@ -79,6 +79,26 @@ pub fn deliver(parent: Parent, parent_sandboxed: bool, child_sandboxed: bool) ->
     }
 }
 
+/// Whether a result is written in a sandbox, when it is reported: its
+/// spinoff started in one (`record`), the caller runs in one (`caller`),
+/// or its text is the spun-off agent's own last words (the person's
+/// `--for TAB` with no text, `last_words`) and that agent runs in one now
+/// (`tab_now`: a spinoff switched to a sandboxed agent since). The
+/// person's own words are the person's.
+pub fn reported_from_sandbox(record: bool, caller: bool, tab_now: bool, last_words: bool) -> bool {
+    record || caller || (tab_now && last_words)
+}
+
+/// Whether a kept result was written in a sandbox: as recorded with it
+/// when reported (`recorded`), never from what the spun-off tab runs when
+/// it is delivered (switched to another agent, or closed, by then). A
+/// result kept before this was recorded goes by its spinoff's record or
+/// by the note its message opens with, which only nerdr puts first: when
+/// either says sandbox, it is one.
+pub fn written_in_sandbox(recorded: Option<bool>, record_sandboxed: bool, message: &str) -> bool {
+    recorded.unwrap_or_else(|| record_sandboxed || message.starts_with(crate::review::SANDBOX_NOTE))
+}
+
 /// Whether the caller may report a result: only from a tab, and only one
 /// `nerdr spinoff` started (`spun_off`), about itself.
 pub fn may_report(tab: Option<&str>, spun_off: bool) -> Result<(), String> {
@@ -133,6 +153,61 @@ mod tests {
                 Delivery::Wait(_) => 'w',
             };
             assert_eq!(got, want, "{parent:?}, parent sandboxed {ps}, child {cs}");
+        }
+    }
+
+    #[test]
+    fn a_result_is_from_a_sandbox_if_its_words_are() {
+        // (record, caller, tab now, its last words, verdict)
+        #[rustfmt::skip]
+        let rows = [
+            (false, false, false, false, false),
+            (false, false, false, true, false),
+            // The person's own words about a now sandboxed tab.
+            (false, false, true, false, false),
+            // Its agent's words, the agent in a sandbox now.
+            (false, false, true, true, true),
+            (false, true, false, false, true),
+            (false, true, true, false, true),
+            (true, false, false, false, true),
+            (true, false, false, true, true),
+            (true, true, true, true, true),
+        ];
+        for (record, caller, now, words, want) in rows {
+            assert_eq!(
+                reported_from_sandbox(record, caller, now, words),
+                want,
+                "record {record}, caller {caller}, tab now {now}, last words {words}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_kept_result_goes_by_where_it_was_written() {
+        let noted = format!(
+            "{} Result 1 from spun-off tab c1: x",
+            crate::review::SANDBOX_NOTE
+        );
+        let plain = "Result 1 from spun-off tab c1: x";
+        // (recorded with it, the record says sandboxed, the message, verdict)
+        #[rustfmt::skip]
+        let rows = [
+            (Some(true), false, plain, true),
+            (Some(true), true, noted.as_str(), true),
+            (Some(false), false, plain, false),
+            // Recorded wins: the record's flag is the spinoff's start.
+            (Some(false), true, plain, false),
+            (None, true, plain, true),
+            (None, false, noted.as_str(), true),
+            (None, true, noted.as_str(), true),
+            (None, false, plain, false),
+        ];
+        for (recorded, record, message, want) in rows {
+            assert_eq!(
+                written_in_sandbox(recorded, record, message),
+                want,
+                "{recorded:?}, record {record}, {message}"
+            );
         }
     }
 

@@ -15,6 +15,24 @@ pub mod store;
 /// The most of a result's own text a message carries: the parent reads
 /// it as one typed message.
 pub const MAX_TEXT: usize = 4000;
+/// The longest result `nerdr report-result` takes, in bytes: what the
+/// parent reads is cut at [`MAX_TEXT`] anyway, and a longer text is a
+/// document, better committed on the spinoff's branch and named.
+pub const MAX_REPORT: usize = 256 * 1024;
+
+/// Why a result of `len` bytes is refused, if it is too long.
+pub fn report_too_long(len: usize) -> Option<String> {
+    (len > MAX_REPORT).then(|| {
+        format!(
+            "the result is {} ({len} bytes), over the {} limit of `nerdr report-result`: \
+             report a summary, and put the rest in a file on this tab's branch, commit it and \
+             name its path in the result",
+            crate::sizes::size(len),
+            crate::sizes::size(MAX_REPORT)
+        )
+    })
+}
+
 /// The most commits a message lists (the count of the rest is given).
 pub const MAX_COMMITS: usize = 20;
 /// The most files of the diffstat a message lists.
@@ -143,10 +161,13 @@ pub fn last_words_text(w: &LastWords) -> String {
     }
 }
 
-/// `text` with every line break a space: typed into an agent's prompt, a
-/// newline would send what came before it.
+/// `text` with every line break a space (typed into an agent's prompt, a
+/// newline would send what came before it), and with no escape sequence
+/// or other control character (`printable::typeable`): the text is an
+/// agent's, and typed as it is a ^U, ^C or an escape would be keys.
 pub fn one_line(text: &str) -> String {
-    text.replace("\r\n", " ").replace(['\n', '\r'], " ")
+    crate::printable::typeable(&text.replace("\r\n", " ").replace(['\n', '\r'], " "))
+        .replace(['\n', '\t'], " ")
 }
 
 #[cfg(test)]
@@ -252,5 +273,32 @@ mod tests {
         assert!(p.starts_with("fix the parser (nerdr:"), "{p}");
         assert!(!p.contains('\n'));
         assert!(p.contains("report-result") && p.contains("tab ab12") && p.contains("nerdr/cd34"));
+    }
+
+    #[test]
+    fn a_result_over_the_limit_is_refused_saying_what_to_do() {
+        assert_eq!(report_too_long(MAX_REPORT), None);
+        let why = report_too_long(300_000).unwrap();
+        for want in [
+            "293 KiB (300000 bytes)",
+            "over the 256 KiB limit",
+            "commit it",
+        ] {
+            assert!(why.contains(want), "{want:?}: {why}");
+        }
+    }
+
+    /// A task, a result's text and its commit subjects are an agent's:
+    /// typed into another agent, no escape sequence or control character
+    /// of theirs is a key.
+    #[test]
+    fn no_control_character_of_an_agents_is_typed() {
+        let p = first_prompt("x\u{15}echo hi #\u{1b}[201~\u{3}", "ab12", "nerdr/cd34");
+        assert!(p.starts_with("xecho hi # (nerdr:"), "{p}");
+        let commits = ["abc1234 fix\u{1b}]0;t\u{7} it\u{1a}".to_string()];
+        let m = result_message(&result(&commits, &[], "done\u{15}\u{1b}[2Kreally\ttab"));
+        assert!(m.contains(": donereally tab"), "{m}");
+        assert!(m.contains("abc1234 fix it"), "{m}");
+        assert!(!m.chars().any(char::is_control), "{m}");
     }
 }

@@ -49,6 +49,24 @@ pub struct Reported {
     /// The message as the parent gets it (text, branch, commits, diffstat).
     pub message: String,
     pub held: Held,
+    /// Written in a sandbox, as it was when reported (the reporter's
+    /// standing or the record's): a result kept for later is delivered by
+    /// this, never by what the tab runs by then
+    /// (`delivery::written_in_sandbox`). Absent in results kept before it
+    /// was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandboxed: Option<bool>,
+}
+
+/// A result waiting for its parent, as [`Store::waiting_for`] lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Waiting {
+    /// The spun-off tab that reported it.
+    pub tab: String,
+    pub number: u32,
+    pub message: String,
+    /// Written in a sandbox (`delivery::written_in_sandbox`).
+    pub sandboxed: bool,
 }
 
 /// Where a result is.
@@ -89,15 +107,21 @@ impl Store {
         self.spinoffs.insert(tab.to_string(), spinoff);
     }
 
-    /// Add tab `tab`'s result `message`, waiting; its number, or `None`
-    /// when `tab` is no spinoff.
-    pub fn report(&mut self, tab: &str, message: impl FnOnce(u32) -> String) -> Option<u32> {
+    /// Add tab `tab`'s result `message`, waiting, written in a sandbox or
+    /// not; its number, or `None` when `tab` is no spinoff.
+    pub fn report(
+        &mut self,
+        tab: &str,
+        sandboxed: bool,
+        message: impl FnOnce(u32) -> String,
+    ) -> Option<u32> {
         let s = self.spinoffs.get_mut(tab)?;
         let number = s.results.last().map_or(1, |r| r.number + 1);
         s.results.push(Reported {
             number,
             message: message(number),
             held: Held::Waiting,
+            sandboxed: Some(sandboxed),
         });
         let extra = s.results.len().saturating_sub(KEEP);
         // The oldest delivered go first; a waiting one is never dropped
@@ -122,9 +146,8 @@ impl Store {
         }
     }
 
-    /// The results waiting for tab `parent`, oldest first: (spun-off tab,
-    /// number, message).
-    pub fn waiting_for(&self, parent: &str) -> Vec<(String, u32, String)> {
+    /// The results waiting for tab `parent`, oldest first.
+    pub fn waiting_for(&self, parent: &str) -> Vec<Waiting> {
         self.spinoffs
             .iter()
             .filter(|(_, s)| s.parent == parent)
@@ -132,7 +155,16 @@ impl Store {
                 s.results
                     .iter()
                     .filter(|r| r.held == Held::Waiting)
-                    .map(move |r| (tab.clone(), r.number, r.message.clone()))
+                    .map(move |r| Waiting {
+                        tab: tab.clone(),
+                        number: r.number,
+                        message: r.message.clone(),
+                        sandboxed: super::delivery::written_in_sandbox(
+                            r.sandboxed,
+                            s.sandboxed,
+                            &r.message,
+                        ),
+                    })
             })
             .collect()
     }
@@ -202,19 +234,25 @@ mod tests {
         s.started("c1", spinoff("p1"));
         s.started("c2", spinoff("p1"));
         assert_eq!(
-            s.report("nope", |_| "x".into()),
+            s.report("nope", false, |_| "x".into()),
             None,
             "no spinoff, no result"
         );
-        assert_eq!(s.report("c1", |n| format!("one {n}")), Some(1));
-        assert_eq!(s.report("c1", |n| format!("two {n}")), Some(2));
-        assert_eq!(s.report("c2", |n| format!("other {n}")), Some(1));
+        assert_eq!(s.report("c1", false, |n| format!("one {n}")), Some(1));
+        assert_eq!(s.report("c1", false, |n| format!("two {n}")), Some(2));
+        assert_eq!(s.report("c2", false, |n| format!("other {n}")), Some(1));
         assert_eq!(s.links().waiting["p1"], 3);
         assert_eq!(s.links().parent_of["c2"], "p1");
         s.set("c1", 1, Held::Delivered);
         s.set("c2", 1, Held::Approval("q1".into()));
         let waiting = s.waiting_for("p1");
-        assert_eq!(waiting, vec![("c1".into(), 2, "two 2".into())]);
+        let want = Waiting {
+            tab: "c1".into(),
+            number: 2,
+            message: "two 2".into(),
+            sandboxed: false,
+        };
+        assert_eq!(waiting, vec![want]);
         assert_eq!(s.links().waiting["p1"], 1);
         assert!(s.waiting_for("p2").is_empty());
     }
@@ -228,7 +266,7 @@ mod tests {
         for tab in ["c1", "c2"] {
             s.spinoffs.get_mut(tab).unwrap().prompted_at = Some(1_000);
         }
-        s.report("c2", |_| "done".into());
+        s.report("c2", false, |_| "done".into());
         let links = s.links();
         let listed: Vec<&str> = links.unreported.keys().map(String::as_str).collect();
         assert_eq!(listed, ["c1"]);
@@ -238,13 +276,35 @@ mod tests {
         );
     }
 
+    /// A result reported from a sandbox by a tab whose record says it is
+    /// not (it was switched to a sandboxed agent after its spinoff) keeps
+    /// saying so while it waits, across a save.
+    #[test]
+    fn a_kept_result_keeps_where_it_was_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = file(dir.path());
+        update(&f, |s| {
+            s.started("c1", spinoff("p1"));
+            s.report("c1", true, |_| "from a sandbox".into());
+            s.report("c1", false, |_| "not".into());
+        })
+        .unwrap();
+        let kept: Vec<bool> = load(&f)
+            .unwrap()
+            .waiting_for("p1")
+            .iter()
+            .map(|w| w.sandboxed)
+            .collect();
+        assert_eq!(kept, [true, false]);
+    }
+
     #[test]
     fn the_oldest_delivered_go_first_past_the_limit() {
         let mut s = Store::default();
         s.started("c1", spinoff("p1"));
-        s.report("c1", |_| "first, waiting".into());
+        s.report("c1", false, |_| "first, waiting".into());
         for _ in 0..KEEP {
-            let n = s.report("c1", |_| "x".into()).unwrap();
+            let n = s.report("c1", false, |_| "x".into()).unwrap();
             s.set("c1", n, Held::Delivered);
         }
         let kept = &s.spinoffs["c1"].results;

@@ -47,6 +47,7 @@ mod rev18;
 mod rev18b;
 mod rev18d;
 mod rev18e;
+mod rev19;
 mod review_guards;
 mod review_panel;
 mod review_status;
