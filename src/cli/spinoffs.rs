@@ -85,6 +85,7 @@ mod tests {
                 number: 1,
                 message: "m".into(),
                 held,
+                sandboxed: None,
             }],
         }
     }

@@ -44,16 +44,17 @@ impl Core {
                 return;
             };
             // Gone meanwhile (a restart carried it): nothing to type.
-            let Some((_, _, message)) = store
+            let Some(w) = store
                 .waiting_for(&parent)
                 .into_iter()
-                .find(|(t, n, _)| *t == tab && *n == number)
+                .find(|w| w.tab == tab && w.number == number)
             else {
                 return;
             };
-            let sandboxed = store.spinoffs.get(&tab).is_some_and(|s| s.sandboxed);
+            // Where it was written, as kept with it (`waiting_for`), never
+            // what the spun-off tab runs by now.
             let (held, _) = core
-                .deliver_result(&tab, &parent, number, message, sandboxed)
+                .deliver_result(&tab, &parent, number, w.message, w.sandboxed)
                 .await;
             tracing::info!(parent = %parent, tab = %tab, number, ?held,
                 "result carried once the parent was back at its prompt");

@@ -263,7 +263,7 @@ mod from_tests {
             (Some("codex"), note, "The agent codex hands this work over to you; continue"),
         ];
         for (from, note, want) in rows {
-            let p = as_prompt_from("# Handoff\nline\x1b two", note, from);
+            let p = as_prompt_from("# Handoff\nline\x07 two", note, from);
             assert!(p.contains(want), "{from:?}: {p}");
             assert!(!p.contains("Another agent"), "{p}");
             assert!(p.ends_with("# Handoff | line two"), "{p}");

@@ -46,7 +46,7 @@ fn spun_off(l: &Local, parent: &str, agent: &str, task: &str) -> String {
 /// Tab `tab` switched by the person to agent `to`, with no handoff, once
 /// the new agent runs.
 fn switched(l: &Local, tab: &str, to: &str) {
-    l.ok(&["switch", tab, to, "--no-handoff"]);
+    l.ok(&["switch", "--force", tab, to, "--no-handoff"]);
     let running = poll(Duration::from_secs(30), || {
         let row = l.tab(tab);
         row["agent"] == to && row["state"] == "running"
