@@ -100,7 +100,7 @@ impl Core {
             Some(name) => Some(self.rules_for(name).await),
             None => None,
         };
-        let (env, scope, mut meta) = self.record(&plan, rows, cols, rules);
+        let (env, scope, mut meta, generation) = self.record(&plan, rows, cols, rules);
         let mut argv = plan.argv.clone();
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
@@ -131,6 +131,7 @@ impl Core {
                 cols,
                 scope,
                 meta,
+                generation,
             })
             .await
             .unwrap_or_else(|_| {
@@ -198,15 +199,20 @@ impl Core {
 }
 
 impl Core {
-    /// Record tab `plan.id` as starting; its environment, scope and the
-    /// record the host keeps for it.
+    /// Record tab `plan.id` as starting; its environment, scope, the
+    /// record the host keeps for it, and its program's generation.
     fn record(
         &self,
         plan: &Plan,
         rows: u16,
         cols: u16,
         rules: Option<super::detection::LoadedRules>,
-    ) -> (Vec<(String, String)>, Option<String>, serde_json::Value) {
+    ) -> (
+        Vec<(String, String)>,
+        Option<String>,
+        serde_json::Value,
+        u64,
+    ) {
         let secret = random_hex(32);
         let env = program_env(
             &plan.caller_env,
@@ -237,10 +243,10 @@ impl Core {
             tab.detection = Some(super::detection::Detection::new(rules));
         }
         state.insert(tab);
-        state.snapshots.started(&plan.id);
+        let generation = state.snapshots.started(&plan.id);
         let named = &state.tabs[&plan.id];
         let meta = serde_json::to_value(named.saved(true)).expect("a tab record serializes");
-        (env, scope, meta)
+        (env, scope, meta, generation)
     }
 
     /// A recorded sandboxed agent's check, then its command line completed

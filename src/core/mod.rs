@@ -222,8 +222,19 @@ impl Core {
     fn on_event(self: &Arc<Self>, ev: HostEvent) {
         let mut state = self.state.lock().unwrap();
         match ev {
-            HostEvent::Output { tab, bytes } => {
+            HostEvent::Output {
+                tab,
+                bytes,
+                generation,
+            } => {
                 let st = &mut *state;
+                // The last output of the program a restart replaced: the
+                // holder counted it for that one, so counted here for the
+                // new one, it would put this core's snapshots ahead of the
+                // holder's offsets and each would be refused.
+                if st.snapshots.stale(&tab, generation) {
+                    return;
+                }
                 let mut replies = Vec::new();
                 if let Some(t) = st.tabs.get_mut(&tab) {
                     replies = output::take_in(t, &bytes);
@@ -398,7 +409,9 @@ fn rebuild(paths: &Paths, found: Vec<Found>, approvals: approvals::Approvals) ->
                 }
                 let mut t = Tab::from_saved(meta, f.held.rows, f.held.cols);
                 t.screen.process(&f.screen);
-                state.snapshots.found(&f.held.tab, f.held.offset, &f.screen);
+                state
+                    .snapshots
+                    .found(&f.held.tab, f.held.offset, &f.screen, f.held.generation);
                 if t.kind == crate::protocol::api::TabKind::Agent {
                     t.detection = Some(detection(&t.agent, &f.screen));
                 }

@@ -46,6 +46,9 @@ pub fn due(bytes_since: u64, quiet: bool, resized: bool) -> bool {
 #[derive(Default)]
 pub struct Snapshots {
     marks: HashMap<String, Mark>,
+    /// The generation the next program started gets: past every one a
+    /// holder named, so a program's is never an earlier one's of its tab.
+    next_generation: u64,
     /// Rings the sending task.
     wake: Arc<Notify>,
 }
@@ -65,6 +68,9 @@ struct Mark {
     armed: bool,
     /// Where the output is in the parser, to see whether it ends clean.
     seq: Sequence,
+    /// Which of the tab's programs the counts are of: another's output is
+    /// not counted ([`Snapshots::stale`]).
+    generation: Option<u64>,
 }
 
 /// A snapshot taken under the state lock, to send after it.
@@ -97,9 +103,10 @@ pub fn compact_due(live: bool, quiet: bool, clean: bool) -> bool {
 }
 
 impl Snapshots {
-    /// A tab the holder keeps, whose redraw (`screen`, which may end
-    /// inside a sequence the output goes on with) ended at `offset`.
-    pub fn found(&mut self, tab: &str, offset: u64, screen: &[u8]) {
+    /// A tab the holder keeps, running its program of `generation`, whose
+    /// redraw (`screen`, which may end inside a sequence the output goes
+    /// on with) ended at `offset`.
+    pub fn found(&mut self, tab: &str, offset: u64, screen: &[u8], generation: u64) {
         let mut seq = Sequence::default();
         seq.feed(screen);
         let mark = Mark {
@@ -108,14 +115,34 @@ impl Snapshots {
             seq,
             // Rebuilt from the holder's screen: compacted at the first look.
             live: true,
+            generation: Some(generation),
             ..Mark::default()
         };
         self.marks.insert(tab.to_string(), mark);
+        self.next_generation = self.next_generation.max(generation + 1);
     }
 
     /// A program starts in `tab` (maybe again): its output counts from 0.
-    pub fn started(&mut self, tab: &str) {
-        self.marks.insert(tab.to_string(), Mark::default());
+    /// Its generation, for the host to mark its output with.
+    pub fn started(&mut self, tab: &str) -> u64 {
+        let generation = self.next_generation;
+        self.next_generation += 1;
+        let mark = Mark {
+            generation: Some(generation),
+            ..Mark::default()
+        };
+        self.marks.insert(tab.to_string(), mark);
+        generation
+    }
+
+    /// Whether output of `tab` from its program of `generation` is another
+    /// program's than the one the counts are of: the last output of a
+    /// program its tab replaced, still on its way. It must not reach the
+    /// model or the counts: the holder counted it for that program, or
+    /// dropped it.
+    pub fn stale(&self, tab: &str, generation: Option<u64>) -> bool {
+        let current = self.marks.get(tab).and_then(|m| m.generation);
+        crate::protocol::holder::stale_output(generation, current)
     }
 
     /// The model of `tab` processed `bytes`.
@@ -303,7 +330,7 @@ mod tests {
     fn quiet_tabs_are_snapshotted_and_compacted_once_at_their_offset() {
         let t0 = Instant::now();
         let mut s = Snapshots::default();
-        s.found("a", 100, b"");
+        s.found("a", 100, b"", 0);
         s.started("b");
         // The holder's screen was fed to a's model: compacted at once;
         // nothing to send, nothing to wake for.
@@ -410,6 +437,26 @@ mod tests {
             (tabs(&c.taken), c.compact),
             (vec![("a", 8)], vec!["a".into()])
         );
+    }
+
+    #[test]
+    fn a_restarted_tabs_counts_are_of_its_new_program_alone() {
+        let mut s = Snapshots::default();
+        // A restarted core finds programs a previous one started.
+        s.found("a", 10, b"", 4);
+        s.found("b", 0, b"", 2);
+        assert!(!s.stale("a", Some(4)));
+        // A new program's generation is past every one found.
+        let g = s.started("a");
+        assert_eq!(g, 5);
+        assert!(s.stale("a", Some(4)), "the replaced program's last output");
+        assert!(!s.stale("a", Some(5)));
+        assert_eq!(s.started("a"), 6);
+        assert!(s.stale("a", Some(5)));
+        assert!(!s.stale("b", Some(2)));
+        // The core's own PTYs say no generation: nothing is dropped.
+        assert!(!s.stale("a", None));
+        assert!(!s.stale("unknown", Some(1)));
     }
 
     /// One round of `keep_sending` for one tab, on a real model.

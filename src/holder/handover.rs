@@ -329,6 +329,9 @@ impl Restored {
                         pid: 0,
                         start_time: 0,
                         exit_code: p.exit_code,
+                        // Not in the frozen state: the core that asked for
+                        // the hand-over hears 0 in its welcome.
+                        generation: 0,
                         screen,
                     },
                 );
@@ -352,6 +355,7 @@ impl Restored {
                     pid: p.pid,
                     start_time: p.start_time,
                     exit_code: p.exit_code,
+                    generation: 0,
                     screen,
                 },
             );

@@ -81,12 +81,13 @@ pub async fn serve(s: Served) -> anyhow::Result<()> {
                 let mut kept = h.kept.lock().unwrap();
                 match ev {
                     // Counted where kept, and forwarded only then: the
-                    // core counts what it is sent, and names that count
-                    // with each snapshot. A forgotten program's last output
-                    // goes nowhere, or the next program in its tab would
-                    // start with it counted, and its snapshots would all
-                    // be refused as ahead of the output kept.
-                    HostEvent::Output { tab, bytes } => match kept.get_mut(&tab) {
+                    // core counts what it is sent after the tab's
+                    // `Program` marker (sent under this lock when the kept
+                    // record is made: `spawn`), and names that count with
+                    // each snapshot. A forgotten program's last output goes
+                    // nowhere; one kept before the forget went out before
+                    // the next program's marker, and the core drops it.
+                    HostEvent::Output { tab, bytes, .. } => match kept.get_mut(&tab) {
                         Some(k) => {
                             k.screen.output(&bytes);
                             h.to_core(data_frame(&tab, &bytes))
@@ -228,6 +229,7 @@ async fn connection(h: Arc<Holder>, mut stream: UnixStream) -> anyhow::Result<()
                 cols: k.screen.size().1,
                 meta: k.meta.clone(),
                 offset: k.screen.offset(),
+                generation: k.generation,
             })
             .collect();
         tx.send(Frame::control(&FromHolder::Welcome {
@@ -332,16 +334,27 @@ async fn bytes_after(
 fn spawn(h: &Arc<Holder>, mut spec: SpawnSpec, tx: Outbox) {
     (spec.rows, spec.cols) = crate::protocol::clamp_size(spec.rows, spec.cols);
     let tab = spec.tab.clone();
-    h.kept.lock().unwrap().insert(
-        tab.clone(),
-        Kept {
-            meta: spec.meta.clone(),
-            pid: 0,
-            start_time: 0,
-            exit_code: None,
-            screen: super::replay::Replay::new(spec.rows, spec.cols),
-        },
-    );
+    {
+        let mut kept = h.kept.lock().unwrap();
+        kept.insert(
+            tab.clone(),
+            Kept {
+                meta: spec.meta.clone(),
+                pid: 0,
+                start_time: 0,
+                exit_code: None,
+                generation: spec.generation,
+                screen: super::replay::Replay::new(spec.rows, spec.cols),
+            },
+        );
+        // Under the lock the event loop keeps and forwards output under:
+        // every byte counted for this program goes to the core after this,
+        // every byte counted for the one before went before it.
+        h.to_core(Frame::control(&FromHolder::Program {
+            tab: tab.clone(),
+            generation: spec.generation,
+        }));
+    }
     let started = h.host.spawn(spec);
     let h = h.clone();
     tokio::spawn(async move {

@@ -20,6 +20,8 @@ pub struct Kept {
     pub pid: u32,
     pub start_time: u64,
     pub exit_code: Option<i32>,
+    /// The spawn's generation, as the core counts the tab's programs.
+    pub generation: u64,
     /// The last snapshot a core handed over and the output after it.
     pub screen: super::replay::Replay,
 }

@@ -30,8 +30,15 @@ pub struct Spawned {
 
 #[derive(Debug)]
 pub enum HostEvent {
-    /// Bytes the program wrote to its terminal.
-    Output { tab: String, bytes: Vec<u8> },
+    /// Bytes the program wrote to its terminal. `generation`: which of
+    /// the tab's programs wrote them (`SpawnSpec::generation`), from a
+    /// host that says (the holder does; the core's own PTYs do not: no
+    /// holder keeps their screens, so no count has to match one).
+    Output {
+        tab: String,
+        bytes: Vec<u8>,
+        generation: Option<u64>,
+    },
     /// A program this core did not launch itself (a previous core did,
     /// and restarted meanwhile) now runs.
     Started {

@@ -71,6 +71,7 @@ pub fn wire(
             let ev = HostEvent::Output {
                 tab: tab.clone(),
                 bytes: buf[..n].to_vec(),
+                generation: None,
             };
             buf.clear();
             // Waits while the consumer is behind: backpressure.

@@ -154,9 +154,13 @@ impl HolderHost {
             ..Pending::default()
         }));
         let pending_for_loop = pending.clone();
+        let generations = found
+            .iter()
+            .map(|f| (f.held.tab.clone(), f.held.generation))
+            .collect();
         let (lost_tx, lost) = oneshot::channel();
         tokio::spawn(async move {
-            let why = read_loop(read, pending_for_loop, events).await;
+            let why = read_loop(read, pending_for_loop, events, generations).await;
             let _ = lost_tx.send(why);
         });
         Ok((
@@ -203,10 +207,13 @@ async fn ask_hand_over(stream: &mut tokio::net::UnixStream, offer: &Answer) -> C
     }
 }
 
+/// `generations`: which program of each tab the output now coming is
+/// from, as the welcome said and each [`FromHolder::Program`] since.
 async fn read_loop(
     mut read: OwnedReadHalf,
     pending: Arc<Mutex<Pending>>,
     events: mpsc::Sender<HostEvent>,
+    mut generations: HashMap<String, u64>,
 ) -> String {
     let why = loop {
         let frame = match read_frame(&mut read).await {
@@ -218,6 +225,7 @@ async fn read_loop(
                 let ev = HostEvent::Output {
                     tab: tab.to_string(),
                     bytes: bytes.to_vec(),
+                    generation: generations.get(tab).copied(),
                 };
                 // Waits while the core is behind, so the holder waits too.
                 let _ = events.send(ev).await;
@@ -228,6 +236,10 @@ async fn read_loop(
             Ok(m) => m,
             Err(e) => break format!("the holder sent a malformed message: {e}"),
         };
+        if let FromHolder::Program { tab, generation } = msg {
+            generations.insert(tab, generation);
+            continue;
+        }
         let mut stopped = Vec::new();
         let event = {
             let mut p = pending.lock().unwrap();
@@ -282,7 +294,9 @@ async fn read_loop(
                     }
                     None
                 }
-                FromHolder::Welcome { .. } | FromHolder::Refused { .. } => None,
+                FromHolder::Welcome { .. }
+                | FromHolder::Refused { .. }
+                | FromHolder::Program { .. } => None,
             }
         };
         if let Some(ev) = event {

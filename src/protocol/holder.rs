@@ -24,16 +24,19 @@ pub fn socket_name(paths: &Paths) -> String {
 /// Bump when these messages change incompatibly (2: the holder keeps the
 /// core's snapshots instead of a screen of its own; 3: the terminal's
 /// answers and awaited typed input are told apart from keys, so a program's
-/// input queue can be capped): a core meeting a holder
-/// of another version takes it over through the frozen
-/// [`handover`](super::handover).
+/// input queue can be capped; 4: each program a tab runs has a generation,
+/// named in its spawn and marked in the output by [`FromHolder::Program`],
+/// so a restarted tab's old output is never counted as the new program's):
+/// a core meeting a holder of another version takes it over through the
+/// frozen [`handover`](super::handover), or gives up saying how to replace
+/// it.
 ///
 /// `NERDR_HOLDER_VERSION_FOR_TESTS`, read at compile time, builds the same
 /// source under another number; it exists only so the upgrade test can
 /// make a second, real build of another version.
 pub const HOLDER_VERSION: u32 = match option_env!("NERDR_HOLDER_VERSION_FOR_TESTS") {
     Some(v) => parse_version(v),
-    None => 3,
+    None => 4,
 };
 
 const fn parse_version(v: &str) -> u32 {
@@ -69,6 +72,11 @@ pub struct SpawnSpec {
     /// The core's record of the tab, kept by the holder and handed back to a
     /// restarted core. Opaque to the holder.
     pub meta: serde_json::Value,
+    /// Which of the tab's programs this is, as the core counts them: the
+    /// holder marks where its output begins ([`FromHolder::Program`]).
+    /// A host in the core's own process has no use for it.
+    #[serde(default)]
+    pub generation: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,6 +142,11 @@ pub struct Held {
     /// each snapshot it sends back.
     #[serde(default)]
     pub offset: u64,
+    /// The spawn's [`SpawnSpec::generation`] (0 after a hand-over, which
+    /// does not carry it): the output after the welcome is this program's
+    /// until a [`FromHolder::Program`] for the tab says otherwise.
+    #[serde(default)]
+    pub generation: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,6 +182,16 @@ pub enum FromHolder {
     Stopped {
         tab: String,
     },
+    /// The output of `tab` that follows is its program of `generation`
+    /// (the spawn's): sent where the holder starts keeping a new program's
+    /// output, in order with it. What came before is an older program's,
+    /// still on its way when the tab started another; the core drops it
+    /// ([`stale_output`]), so both sides count the same bytes as the new
+    /// program's and the core's snapshots match the holder's offsets.
+    Program {
+        tab: String,
+        generation: u64,
+    },
     /// The verdict on a [`ToHolder::Type`]: taken, or why not (`full`: the
     /// program's input queue is full).
     Typed {
@@ -199,9 +222,40 @@ pub fn split_data(body: &[u8]) -> Option<(&str, &[u8])> {
     Some((tab, &body[1 + n..]))
 }
 
+/// Whether output of the program of generation `output` (`None`: the host
+/// does not say, as the core's own PTYs do not) belongs to another program
+/// than the one tab runs now (`current`; `None`: the core knows of none to
+/// compare with, and takes it as before generations). Only an older
+/// program's output is ever on its way: a newer one's follows its marker.
+pub fn stale_output(output: Option<u64>, current: Option<u64>) -> bool {
+    match (output, current) {
+        (Some(o), Some(c)) => o != c,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_current_programs_output_counts() {
+        /// (what, the output's generation, the tab's, stale)
+        type Row = (&'static str, Option<u64>, Option<u64>, bool);
+        #[rustfmt::skip]
+        let rows: &[Row] = &[
+            ("the running program's", Some(3), Some(3), false),
+            ("the first program's, before any restart", Some(0), Some(0), false),
+            ("the replaced program's last output, after a restart", Some(2), Some(3), true),
+            ("a program's from before a hand-over, after a restart", Some(0), Some(1), true),
+            ("a host that does not say (the core's own PTYs)", None, Some(3), false),
+            ("a host that does not say, for a tab of no known program", None, None, false),
+            ("a tab of no known program", Some(3), None, false),
+        ];
+        for (what, output, current, stale) in rows {
+            assert_eq!(stale_output(*output, *current), *stale, "{what}");
+        }
+    }
 
     #[test]
     fn data_frames_carry_their_tab() {

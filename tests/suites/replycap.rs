@@ -125,27 +125,48 @@ fn a_program_flooding_queries_without_reading_keeps_the_holder_bounded() {
 #[test]
 fn a_restarted_tab_s_snapshots_are_adopted_despite_its_old_program_s_last_output() {
     let l = Local::started();
-    let chatter = "while :; do echo chatter-chatter-chatter; done";
-    let tab = l.ok(&["agent", "--", "sh", "-c", chatter]);
+    // Floods, then says so: the last program's flood passes whole, and
+    // the test knows when (some 7 MiB, a snapshot per 256 KiB of it).
+    let flood = "i=0; while [ $i -lt 200000 ]; do echo chatter-chatter-chatter-$i; \
+                 i=$((i+1)); done; echo flood-ended; exec sleep 3600";
+    let tab = l.ok(&["agent", "--", "sh", "-c", flood]);
     let core = Pid::from_raw(l.core_pid() as i32);
-    for _ in 0..3 {
+    for _ in 0..RESTARTS {
         l.wait_screen(&tab, "chatter-chatter-");
         // The core stops reading for a moment, so the holder's queues to
         // it are full of the program's output when the restart stops it.
         kill(core, Signal::SIGSTOP).unwrap();
         std::thread::sleep(Duration::from_millis(300));
-        let restart = l.cmd(&["restart", "--force", &tab]).spawn().unwrap();
-        kill(core, Signal::SIGCONT).unwrap();
+        let mut restart = l.cmd(&["restart", "--force", &tab]).spawn().unwrap();
+        // Then it runs in short slices until the restart is done: it
+        // reads the old program's output slower than the holder waits for
+        // a stopped program's reader (300 ms), so the holder answers
+        // `stopped` with some of that output still to forward, which can
+        // reach the core after the new program started.
+        let status = loop {
+            kill(core, Signal::SIGCONT).unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            if let Some(status) = restart.try_wait().unwrap() {
+                break status;
+            }
+            kill(core, Signal::SIGSTOP).unwrap();
+            std::thread::sleep(Duration::from_millis(60));
+        };
         let out = restart.wait_with_output().unwrap();
-        assert!(out.status.success(), "{out:?}");
+        assert!(status.success(), "{out:?}");
     }
-    // The new program floods on: the core sends the holder a snapshot of
-    // its screen per 256 KiB of it. Wait for a few megabytes to pass.
     let log = || std::fs::read_to_string(l.path("state/nerdr/holder.log")).unwrap_or_default();
-    std::thread::sleep(Duration::from_secs(4));
+    l.wait_screen_within(&tab, "flood-ended", Duration::from_secs(180));
+    // The holder takes the core's messages in order: once it has taken
+    // this typed input, it has taken every snapshot of the flood.
+    l.ok(&["send", &tab, "x"]);
     assert!(
         !log().contains("ignored a core's snapshot"),
         "the holder refused the restarted tab's snapshots:\n{}",
         log()
     );
 }
+
+/// Restarts of a flooding tab, each a chance for its old output to come
+/// late (without generations, half of the runs of 10 saw one).
+const RESTARTS: usize = 12;
