@@ -60,6 +60,7 @@ mod sandbox;
 mod scopes;
 mod service;
 mod sessions;
+mod skills;
 mod slow_facts;
 mod small_cli;
 mod spinoff;

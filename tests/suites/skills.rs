@@ -1,0 +1,54 @@
+//! The nerdr skill in a real agent's context (README.md, "Agent
+//! integration"): `nerdr integration install` puts `SKILL.md` in the
+//! agent's skills folder, and the real claude and codex, offline against
+//! the fake model, carry it in what they send the model.
+
+use std::time::Duration;
+
+use crate::suites::agent_states::{claude_home, codex_home, ClaudeDialogs, CodexDialogs};
+use crate::suites::agent_turns::Turns;
+
+/// Words of the skill's description (its front matter), which an agent
+/// lists among its skills.
+const DESCRIPTION: &str = "Working under nerdr (when $NERDR_TAB is set)";
+
+fn carries_the_skill(t: &Turns) {
+    assert!(
+        t.home_file(&format!(".{}/skills/nerdr/SKILL.md", t.agent))
+            .is_file(),
+        "install put no skill in place"
+    );
+    let tab = t.start();
+    t.wait_idle(&tab);
+    t.prompt(&tab, "hello SKILL-CHECK");
+    t.model
+        .wait_for("the prompt's request", Duration::from_secs(150), |r| {
+            r.body.contains("SKILL-CHECK")
+        });
+    assert!(
+        t.model.log().iter().any(|r| r.body.contains(DESCRIPTION)),
+        "{} never sent the nerdr skill to the model:\n{}",
+        t.agent,
+        t.model.dump()
+    );
+}
+
+#[test]
+fn claude_has_the_nerdr_skill_in_its_context() {
+    let Some(t) = Turns::setup_with_hooks("claude", |url, home| {
+        claude_home(url, home, ClaudeDialogs::none())
+    }) else {
+        return;
+    };
+    carries_the_skill(&t);
+}
+
+#[test]
+fn codex_has_the_nerdr_skill_in_its_context() {
+    let Some(t) = Turns::setup_with_hooks("codex", |url, home| {
+        codex_home(url, home, &home.join("proj"), CodexDialogs::NONE)
+    }) else {
+        return;
+    };
+    carries_the_skill(&t);
+}
