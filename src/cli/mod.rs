@@ -37,6 +37,7 @@ mod service_cmd;
 mod sessions;
 mod spinoff;
 mod spinoffs;
+mod stopping;
 mod switch;
 mod tabs;
 mod terminal;

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 
+use super::stopping::{step, Step};
 use super::Folder;
 use crate::client;
 use crate::protocol::api::{ExplainTab, RestartTab};
@@ -31,22 +32,6 @@ pub struct Args {
     pub force: bool,
 }
 
-/// What to do about a tab in `state` (the program's state's word).
-#[derive(Debug, PartialEq, Eq)]
-enum Step {
-    Restart,
-    Ask,
-    Refuse,
-}
-
-fn step(state: &str, force: bool, terminal: bool) -> Step {
-    match (state == "running", force, terminal) {
-        (false, _, _) | (true, true, _) => Step::Restart,
-        (true, false, true) => Step::Ask,
-        (true, false, false) => Step::Refuse,
-    }
-}
-
 pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     // By id from here on: the question is about the tab that is restarted.
     // A tab the caller may not look at (or none) is the core's to refuse,
@@ -60,7 +45,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         Ok(e) => {
             let what = format!("tab {} ({})", printable(&e.tab), printable(&e.agent));
             match step(&e.state, args.force, std::io::stdin().is_terminal()) {
-                Step::Restart => {}
+                Step::Go => {}
                 Step::Refuse => bail!(
                     "{what} is running: restarting stops its program first; add --force (-f) \
                      to restart it anyway"
@@ -90,30 +75,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
 
 #[cfg(test)]
 mod tests {
-    use super::{step, Step};
     use clap::CommandFactory;
-
-    /// (state, --force, stdin a terminal, what happens)
-    #[test]
-    fn a_running_tab_is_stopped_only_when_the_person_says_so() {
-        #[rustfmt::skip]
-        let rows = [
-            ("exited", false, false, Step::Restart),
-            ("exited", false, true, Step::Restart),
-            ("refused", false, false, Step::Restart),
-            ("running", true, false, Step::Restart),
-            ("running", true, true, Step::Restart),
-            ("running", false, true, Step::Ask),
-            ("running", false, false, Step::Refuse),
-        ];
-        for (state, force, terminal, want) in rows {
-            assert_eq!(
-                step(state, force, terminal),
-                want,
-                "{state} {force} {terminal}"
-            );
-        }
-    }
 
     /// Restarting a running tab stops its program: the one-line help in
     /// `nerdr --help` must say so.

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 
+use super::stopping::{step, Step};
 use super::Folder;
 use crate::client;
 use crate::protocol::api::{ExplainTab, ListTabs, SwitchTab};
@@ -57,22 +58,6 @@ pub struct Args {
     pub force: bool,
 }
 
-/// What to do before switching a tab whose program is in `state`.
-#[derive(Debug, PartialEq, Eq)]
-enum Step {
-    Switch,
-    Ask,
-    Refuse,
-}
-
-fn step(state: &str, force: bool, terminal: bool) -> Step {
-    match (state == "running", force, terminal) {
-        (false, _, _) | (true, true, _) => Step::Switch,
-        (true, false, true) => Step::Ask,
-        (true, false, false) => Step::Refuse,
-    }
-}
-
 /// The tab as the person knows it: `tab 2 (claude-1)`, else its id.
 fn tab_words(id: &str) -> String {
     let listed = client::call(ListTabs {
@@ -102,7 +87,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
             let terminal = stdin_free && std::io::stdin().is_terminal();
             let (from, to) = (printable(&e.agent), printable(&args.agent));
             match step(&e.state, args.force, terminal) {
-                Step::Switch => {}
+                Step::Go => {}
                 Step::Refuse => bail!(
                     "{} runs {from}: switching to {to} stops it first; add --force (-f) to \
                      switch anyway",
@@ -154,33 +139,6 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         Some(reason) => {
             eprintln!("nerdr: {reason}");
             Ok(ExitCode::FAILURE)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{step, Step};
-
-    /// (state, --force, stdin a terminal, what happens)
-    #[test]
-    fn a_running_agent_is_switched_only_when_the_person_says_so() {
-        #[rustfmt::skip]
-        let rows = [
-            ("exited", false, false, Step::Switch),
-            ("exited", false, true, Step::Switch),
-            ("refused", false, false, Step::Switch),
-            ("running", true, false, Step::Switch),
-            ("running", true, true, Step::Switch),
-            ("running", false, true, Step::Ask),
-            ("running", false, false, Step::Refuse),
-        ];
-        for (state, force, terminal, want) in rows {
-            assert_eq!(
-                step(state, force, terminal),
-                want,
-                "{state} {force} {terminal}"
-            );
         }
     }
 }

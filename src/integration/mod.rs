@@ -140,20 +140,35 @@ struct Where {
     record: PathBuf,
 }
 
-fn locate(agent: Agent) -> anyhow::Result<Where> {
-    let file = agent
-        .settings_file(&AgentEnv::from_process())
-        .ok_or_else(|| {
-            anyhow!(
-                "neither {} nor HOME is set, so there is no {} settings file to edit; set HOME",
-                agent.variable(),
-                agent.name()
-            )
-        })?;
+/// `found`, or the error for an agent whose folder nothing names; and
+/// where the install record `name` is kept.
+fn placed(
+    agent: Agent,
+    found: Option<PathBuf>,
+    what: &str,
+    name: &str,
+) -> anyhow::Result<(PathBuf, PathBuf)> {
+    let file = found.ok_or_else(|| {
+        anyhow!(
+            "neither {} nor HOME is set, so there is no {} {what}; set HOME",
+            agent.variable(),
+            agent.name()
+        )
+    })?;
     let record = Paths::from_process()?
         .state_dir
         .join("integrations")
-        .join(format!("{}.json", agent.name()));
+        .join(name);
+    Ok((file, record))
+}
+
+fn locate(agent: Agent) -> anyhow::Result<Where> {
+    let (file, record) = placed(
+        agent,
+        agent.settings_file(&AgentEnv::from_process()),
+        "settings file to edit",
+        &format!("{}.json", agent.name()),
+    )?;
     Ok(Where {
         file: files::resolve(&file)?,
         record,
@@ -239,17 +254,12 @@ pub fn uninstall(agent: Agent) -> anyhow::Result<()> {
 
 /// The agent's skill file, and the record of the skills nerdr wrote.
 fn skill_where(agent: Agent) -> anyhow::Result<(PathBuf, PathBuf)> {
-    let file = skills::skill_file(agent, &AgentEnv::from_process()).ok_or_else(|| {
-        anyhow!(
-            "neither {} nor HOME is set, so there is no {} skills folder; set HOME",
-            agent.variable(),
-            agent.name()
-        )
-    })?;
-    let record = Paths::from_process()?
-        .state_dir
-        .join("integrations")
-        .join("skills.json");
+    let (file, record) = placed(
+        agent,
+        skills::skill_file(agent, &AgentEnv::from_process()),
+        "skills folder",
+        "skills.json",
+    )?;
     Ok((std::path::absolute(&file)?, record))
 }
 
