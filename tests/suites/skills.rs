@@ -21,9 +21,11 @@ fn carries_the_skill(t: &Turns) {
     let tab = t.start();
     t.wait_idle(&tab);
     t.prompt(&tab, "hello SKILL-CHECK");
+    // The turn's own request, with the tools: claude asks for a title
+    // first, with the prompt and without them.
     t.model
-        .wait_for("the prompt's request", Duration::from_secs(150), |r| {
-            r.body.contains("SKILL-CHECK")
+        .wait_for("the prompt's turn", Duration::from_secs(150), |r| {
+            r.body.contains("SKILL-CHECK") && r.body.contains("\"tools\"")
         });
     assert!(
         t.model.log().iter().any(|r| r.body.contains(DESCRIPTION)),
