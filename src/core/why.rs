@@ -30,6 +30,8 @@ struct Located {
     common: String,
     rel: Option<String>,
     head: String,
+    /// The branch HEAD is on (`None`: detached).
+    branch: Option<String>,
 }
 
 fn bad(message: impl Into<String>) -> ApiError {
@@ -63,12 +65,19 @@ impl Core {
         why::check_text(&w.text).map_err(bad)?;
         let asker = self.asker(caller)?;
         let paths = self.paths.clone();
-        let at = super::clock::rfc3339_millis(std::time::SystemTime::now());
+        let now = std::time::SystemTime::now();
+        let at = super::clock::rfc3339_millis(now);
+        let secs = now
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         super::edge::gather_at(
             "keeping a reason for a change",
             &w.folder.clone(),
             move || {
                 let found = locate(&w.folder, w.file.as_deref(), asker.tree.as_deref())?;
+                if let Some(rel) = &found.rel {
+                    exists(&found, rel, w.lines)?;
+                }
                 let status: Vec<&str> = match &found.rel {
                     Some(rel) => vec!["status", "--porcelain", "--", rel],
                     None => vec!["status", "--porcelain"],
@@ -86,6 +95,9 @@ impl Core {
                     lines: w.lines,
                     text: w.text,
                     head: found.head.clone(),
+                    worktree: found.top.display().to_string(),
+                    branch: found.branch.clone(),
+                    secs,
                     dirty,
                     tab,
                     tab_name,
@@ -131,14 +143,18 @@ fn answer(paths: &Paths, w: &AskWhy, tree: Option<&Path>) -> Result<WhyAnswer, S
         .map_err(|e| e.to_string())
         .and_then(|out| why::blame::parse(&out))?;
     let reasons = store::of_repo(&paths.data_dir.join(store::FILE), &found.common)?;
+    let here = why::Here {
+        head: found.head.clone(),
+        worktree: found.top.display().to_string(),
+    };
     let bound: Vec<(Reason, Binding)> = reasons
         .into_iter()
         .map(|r| {
-            let after = match (r.dirty, r.head == found.head) {
-                (true, false) => commits_after(&found.top, &r, &found.head),
-                _ => Vec::new(),
+            let after = match r.dirty {
+                true => commits_after(&found.top, &r),
+                false => Vec::new(),
             };
-            let b = why::bind(&r, &found.head, &after);
+            let b = why::bind(&r, &here, &after);
             (r, b)
         })
         .filter(|(_, b)| *b != Binding::Elsewhere)
@@ -155,7 +171,12 @@ fn answer(paths: &Paths, w: &AskWhy, tree: Option<&Path>) -> Result<WhyAnswer, S
                 .map(|i| {
                     let r = &bound[i].0;
                     WhyReason {
-                        text: crate::printable::printable(&r.text),
+                        text: r
+                            .text
+                            .lines()
+                            .map(crate::printable::printable)
+                            .collect::<Vec<_>>()
+                            .join("\n"),
                         tab: r.tab.clone(),
                         tab_name: r.tab_name.as_deref().map(crate::printable::printable),
                         agent: r.agent.clone(),
@@ -172,17 +193,56 @@ fn answer(paths: &Paths, w: &AskWhy, tree: Option<&Path>) -> Result<WhyAnswer, S
     })
 }
 
-/// The commits after `r`'s HEAD that touch its file, oldest first, on the
-/// way to `head` (none when its HEAD is not on that way, or is gone).
-fn commits_after(top: &Path, r: &Reason, head: &str) -> Vec<String> {
-    let range = format!("{}..{head}", r.head);
-    let mut args = vec!["rev-list", "--reverse", "--ancestry-path", range.as_str()];
+/// The commits after `r`'s HEAD on the branch it was given on that touch
+/// its file, oldest first, with their commit times (none for a detached
+/// HEAD's reason, or when its HEAD is gone).
+fn commits_after(top: &Path, r: &Reason) -> Vec<(String, u64)> {
+    let Some(branch) = &r.branch else {
+        return Vec::new();
+    };
+    let range = format!("{}..{branch}", r.head);
+    let mut args = vec![
+        "rev-list",
+        "--reverse",
+        "--ancestry-path",
+        "--timestamp",
+        range.as_str(),
+    ];
     if let Some(f) = &r.file {
         args.extend(["--", f.as_str()]);
     }
-    crate::git::query(top, &args)
-        .map(|out| out.lines().map(str::to_string).collect())
-        .unwrap_or_default()
+    let out = crate::git::query(top, &args).unwrap_or_default();
+    out.lines()
+        .filter_map(|l| {
+            let (secs, commit) = l.split_once(' ')?;
+            Some((commit.to_string(), secs.parse().ok()?))
+        })
+        .collect()
+}
+
+/// A reason's file is there: in the worktree (then `lines` within it), or
+/// deleted since HEAD (a deletion to explain, without lines).
+fn exists(found: &Located, rel: &str, lines: Option<(u32, u32)>) -> Result<(), String> {
+    match std::fs::read(found.top.join(rel)) {
+        Ok(bytes) => {
+            let count = bytes.split(|b| *b == b'\n').count() - usize::from(bytes.ends_with(b"\n"));
+            lines.map_or(Ok(()), |l| why::check_lines(rel, l, count))
+        }
+        Err(_) => {
+            let spec = format!("HEAD:{rel}");
+            let in_head = crate::git::query(&found.top, &["cat-file", "-e", &spec]).is_ok();
+            match (in_head, lines) {
+                (true, None) => Ok(()),
+                (true, Some(_)) => Err(format!(
+                    "{rel} is deleted: its reason is for the whole file, without --lines"
+                )),
+                (false, _) => Err(format!(
+                    "{rel} is not in {}, nor in its last commit: name a file of the change",
+                    found.top.display()
+                )),
+            }
+        }
+    }
 }
 
 /// The repository, HEAD and path of `file` (relative to `folder`, or
@@ -223,6 +283,9 @@ fn locate(folder: &Path, file: Option<&Path>, tree: Option<&Path>) -> Result<Loc
             top.display()
         )
     })?;
+    let branch = query(&["symbolic-ref", "-q", "HEAD"])
+        .ok()
+        .filter(|b| !b.is_empty());
     let rel = match file {
         None => None,
         Some(_) => Some(
@@ -249,6 +312,7 @@ fn locate(folder: &Path, file: Option<&Path>, tree: Option<&Path>) -> Result<Loc
         common,
         rel,
         head,
+        branch,
     })
 }
 

@@ -37,6 +37,17 @@ pub struct Reason {
     pub text: String,
     /// HEAD of the worktree when the reason was given.
     pub head: String,
+    /// That worktree (its top folder), and the branch it was on (`None`:
+    /// a detached HEAD): an uncommitted change's reason explains the next
+    /// commit of that branch, never another worktree's.
+    #[serde(default)]
+    pub worktree: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// When it was given, in Unix seconds: a commit made before it is no
+    /// "next commit" of it.
+    #[serde(default)]
+    pub secs: u64,
     /// Whether the file (without `file`: the worktree) had uncommitted
     /// changes then: the reason explains the next commit, not `head`.
     pub dirty: bool,
@@ -68,16 +79,31 @@ pub enum Binding {
     Elsewhere,
 }
 
-/// What [`bind`] needs beyond the reason: the HEAD the question is asked
-/// at, and the commits after the reason's `head` that touch its file,
-/// oldest first, on the way to that HEAD (`git rev-list --reverse
-/// --ancestry-path`).
-pub fn bind(reason: &Reason, head_now: &str, commits_after: &[String]) -> Binding {
-    match (reason.dirty, commits_after.first()) {
-        (false, _) => Binding::Commit(reason.head.clone()),
-        (true, Some(next)) => Binding::Commit(next.clone()),
-        (true, None) if reason.head == head_now => Binding::Uncommitted,
-        (true, None) => Binding::Elsewhere,
+/// Where a question about reasons is asked: the HEAD and the worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Here {
+    pub head: String,
+    pub worktree: String,
+}
+
+/// Which commit `reason` explains, asked `here`. `commits_after`: the
+/// commits after the reason's `head` that touch its file on the branch it
+/// was given on (`git rev-list --reverse --ancestry-path --timestamp
+/// head..branch`), oldest first, each with its commit time. A reason given
+/// on a clean file explains its `head`; one given on uncommitted changes,
+/// the first of those commits made once it was given; until there is one,
+/// the uncommitted lines of its own worktree while that still stands on its
+/// `head`. Any other worktree's commits and changes are not its.
+pub fn bind(reason: &Reason, here: &Here, commits_after: &[(String, u64)]) -> Binding {
+    if !reason.dirty {
+        return Binding::Commit(reason.head.clone());
+    }
+    match commits_after.iter().find(|(_, t)| *t >= reason.secs) {
+        Some((next, _)) => Binding::Commit(next.clone()),
+        None if reason.head == here.head && reason.worktree == here.worktree => {
+            Binding::Uncommitted
+        }
+        None => Binding::Elsewhere,
     }
 }
 
@@ -183,6 +209,18 @@ pub fn parse_target(s: &str) -> Result<(String, Option<(u32, u32)>), String> {
         _ if s.is_empty() => Err("name a file: nerdr why FILE[:LINE]".into()),
         _ => Ok((s.to_string(), None)),
     }
+}
+
+/// Lines `lines` of a file of `count` lines: within it.
+pub fn check_lines(file: &str, lines: (u32, u32), count: usize) -> Result<(), String> {
+    if lines.1 as usize > count {
+        let noun = if count == 1 { "line" } else { "lines" };
+        return Err(format!(
+            "{file} has {count} {noun}, so it has no lines {}-{}: give lines as the file reads now",
+            lines.0, lines.1
+        ));
+    }
+    Ok(())
 }
 
 /// The reason's text as it may be kept: not empty, at most [`MAX_TEXT`].

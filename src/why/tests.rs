@@ -10,6 +10,9 @@ fn reason(file: Option<&str>, lines: Option<(u32, u32)>, head: &str, dirty: bool
         lines,
         text: "because".into(),
         head: head.into(),
+        worktree: String::new(),
+        branch: None,
+        secs: 0,
         dirty,
         tab: None,
         tab_name: None,
@@ -20,21 +23,42 @@ fn reason(file: Option<&str>, lines: Option<(u32, u32)>, head: &str, dirty: bool
 }
 
 #[test]
-fn a_reason_explains_head_or_the_next_commit_of_its_file() {
+fn a_reason_explains_head_or_the_next_commit_of_its_branch() {
     let c = |s: &str| Binding::Commit(s.into());
+    let here = |head: &str, wt: &str| Here {
+        head: head.into(),
+        worktree: wt.into(),
+    };
+    // Given at second 100, in worktree /w, at h1.
     #[rustfmt::skip]
-    let rows: &[(&str, bool, &str, &[&str], Binding)] = &[
-        ("given on a clean file: the commit it was at", false, "h1", &[], c("h1")),
-        ("clean, later commits do not move it", false, "h3", &["h2", "h3"], c("h1")),
-        ("given before committing: the next commit of the file", true, "h3", &["h2", "h3"], c("h2")),
-        ("not committed yet", true, "h1", &[], Binding::Uncommitted),
-        ("not committed on the way here", true, "h9", &[], Binding::Elsewhere),
+    let rows: &[(&str, bool, Here, &[(&str, u64)], Binding)] = &[
+        ("given on a clean file: the commit it was at", false, here("h1", "/w"), &[], c("h1")),
+        ("clean, later commits do not move it", false, here("h3", "/w"), &[("h2", 200)], c("h1")),
+        ("given before committing: the next commit of its branch", true, here("h3", "/w"),
+         &[("h2", 200), ("h3", 300)], c("h2")),
+        ("a commit made before it was given is not its", true, here("h3", "/x"),
+         &[("h2", 90), ("h3", 300)], c("h3")),
+        ("the same second counts", true, here("h2", "/w"), &[("h2", 100)], c("h2")),
+        ("not committed yet, asked in its worktree", true, here("h1", "/w"), &[], Binding::Uncommitted),
+        ("not committed yet, asked in another worktree at the same HEAD", true, here("h1", "/x"),
+         &[], Binding::Elsewhere),
+        ("not committed on its branch, asked elsewhere", true, here("h9", "/w"), &[], Binding::Elsewhere),
+        ("only commits from before it", true, here("h2", "/x"), &[("h2", 50)], Binding::Elsewhere),
     ];
-    for (what, dirty, now, after, want) in rows {
-        let after: Vec<String> = after.iter().map(|s| s.to_string()).collect();
-        let r = reason(Some("a.rs"), None, "h1", *dirty);
-        assert_eq!(&bind(&r, now, &after), want, "{what}");
+    for (what, dirty, at, after, want) in rows {
+        let after: Vec<(String, u64)> = after.iter().map(|(c, t)| (c.to_string(), *t)).collect();
+        let mut r = reason(Some("a.rs"), None, "h1", *dirty);
+        r.worktree = "/w".into();
+        r.secs = 100;
+        assert_eq!(&bind(&r, at, &after), want, "{what}");
     }
+}
+
+#[test]
+fn lines_beyond_the_file_are_refused() {
+    assert!(check_lines("a.rs", (1, 21), 21).is_ok());
+    let err = check_lines("a.rs", (990, 999), 21).unwrap_err();
+    assert!(err.contains("a.rs has 21 lines"), "{err}");
 }
 
 fn blamed(line: u32, commit: Option<&str>, path: &str, orig: u32) -> Blamed {

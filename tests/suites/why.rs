@@ -127,6 +127,50 @@ fn the_person_says_why_of_a_commit_and_a_tab_only_of_its_own_work() {
     assert!(err.contains("from line 1"), "{err}");
     let err = l.fails(&["why", "nosuch.txt"]);
     assert!(err.contains("nosuch.txt"), "{err}");
+    let err = l.fails(&["why", "add", "--file", "file.txt", "--lines", "5-9", "x"]);
+    assert!(
+        err.contains("file.txt has 1 line, so it has no lines 5-9"),
+        "{err}"
+    );
+    let err = l.fails(&["why", "add", "--file", "nope.txt", "x"]);
+    assert!(err.contains("nope.txt is not in"), "{err}");
     // Nothing the person said was lost to the refusals.
     assert!(why(&l, &main, "file.txt:1").contains("greets the reader"));
+
+    // A reason given on a tab's uncommitted change is that tab's branch's:
+    // the person's commit of the same lines in the main checkout is not
+    // explained by it, though it comes after the same HEAD.
+    let wt = l.worktree_of(&tab);
+    std::fs::write(wt.join("file.txt"), "hello\ntab's line\n").unwrap();
+    let (rc, out) = op(
+        &l,
+        &tab,
+        "pending",
+        "\"$NERDR_BIN\" why add --file file.txt --lines 2 'TAB-REASON'",
+    );
+    assert_eq!(rc, 0, "{out}");
+    std::fs::write(main.join("file.txt"), "hello\nthe person's line\n").unwrap();
+    git(&main, &["commit", "-q", "-am", "the person's line"]);
+    let shown = why(&l, &main, "file.txt:2");
+    assert!(
+        !shown.contains("TAB-REASON"),
+        "another worktree's reason: {shown}"
+    );
+    git(&wt, &["commit", "-q", "-am", "the tab's line"]);
+    assert!(why(&l, &wt, "file.txt:2").contains("TAB-REASON"));
+
+    // A reason of several lines reads as several lines.
+    let kept = l.ok(&[
+        "why",
+        "add",
+        "--file",
+        "file.txt",
+        "--lines",
+        "2",
+        "First.\n\nSecond,\twith a tab.",
+    ]);
+    assert!(kept.contains("for commit"), "{kept}");
+    let shown = why(&l, &main, "file.txt:2");
+    assert!(shown.contains("    First.\n"), "{shown}");
+    assert!(shown.ends_with("    Second,\\twith a tab."), "{shown:?}");
 }
