@@ -31,7 +31,8 @@ fn a_reason_explains_head_or_the_next_commit_of_its_branch() {
     };
     // Given at second 100, in worktree /w, at h1.
     #[rustfmt::skip]
-    let rows: &[(&str, bool, Here, &[(&str, u64)], Binding)] = &[
+    type Row<'a> = (&'a str, bool, Here, &'a [(&'a str, u64)], Binding);
+    let rows: &[Row] = &[
         ("given on a clean file: the commit it was at", false, here("h1", "/w"), &[], c("h1")),
         ("clean, later commits do not move it", false, here("h3", "/w"), &[("h2", 200)], c("h1")),
         ("given before committing: the next commit of its branch", true, here("h3", "/w"),
