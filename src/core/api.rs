@@ -184,7 +184,9 @@ impl Core {
                      sandbox): \"{}\", then Enter",
                     crate::protocol::printable(&text),
                 );
-                let mut text = text;
+                // Text, never keys (`send_rules`): what the person reads
+                // in the question is what is typed.
+                let mut text = crate::printable::typeable(&text);
                 text.push('\r');
                 tracing::info!(from = %from, to = %tab, approval = %id, "message waits for approval");
                 self.ask(Approval {
@@ -261,18 +263,24 @@ impl Core {
                 enter,
                 agent_only,
                 ..
-            }) => encode::<SendText>(match self.agent_only(&tab, agent_only) {
-                Err(e) => Err(e),
-                // A message for an agent goes whole (`typing`).
-                Ok(()) if enter && self.is_agent(&tab) => self
-                    .type_message(&tab, &text)
-                    .await
-                    .map(|()| Sent::Typed {}),
-                Ok(()) => self
-                    .type_text(&tab, text.into_bytes(), enter)
-                    .await
-                    .map(|()| Sent::Typed {}),
-            }),
+            }) => encode::<SendText>(
+                match self.agent_only(&tab, agent_only).and_then(|()| {
+                    let own = caller.tab() == Some(tab.as_str());
+                    super::send_rules::sent_text(caller.kind(), own, enter, text)
+                        .map_err(|why| self.refuse(caller, Operation::Send, Some(&tab), why))
+                }) {
+                    Err(e) => Err(e),
+                    // A message for an agent goes whole (`typing`).
+                    Ok(text) if enter && self.is_agent(&tab) => self
+                        .type_message(&tab, &text)
+                        .await
+                        .map(|()| Sent::Typed {}),
+                    Ok(text) => self
+                        .type_text(&tab, text.into_bytes(), enter)
+                        .await
+                        .map(|()| Sent::Typed {}),
+                },
+            ),
             Request::Resize(Resize {
                 tab, rows, cols, ..
             }) => encode::<Resize>(self.resize(&tab, rows, cols)),

@@ -33,18 +33,69 @@ fn a_reason_explains_head_or_the_next_commit_of_its_branch() {
     #[rustfmt::skip]
     type Row<'a> = (&'a str, bool, Here, &'a [(&'a str, u64)], Binding);
     let rows: &[Row] = &[
-        ("given on a clean file: the commit it was at", false, here("h1", "/w"), &[], c("h1")),
-        ("clean, later commits do not move it", false, here("h3", "/w"), &[("h2", 200)], c("h1")),
-        ("given before committing: the next commit of its branch", true, here("h3", "/w"),
-         &[("h2", 200), ("h3", 300)], c("h2")),
-        ("a commit made before it was given is not its", true, here("h3", "/x"),
-         &[("h2", 90), ("h3", 300)], c("h3")),
-        ("the same second counts", true, here("h2", "/w"), &[("h2", 100)], c("h2")),
-        ("not committed yet, asked in its worktree", true, here("h1", "/w"), &[], Binding::Uncommitted),
-        ("not committed yet, asked in another worktree at the same HEAD", true, here("h1", "/x"),
-         &[], Binding::Elsewhere),
-        ("not committed on its branch, asked elsewhere", true, here("h9", "/w"), &[], Binding::Elsewhere),
-        ("only commits from before it", true, here("h2", "/x"), &[("h2", 50)], Binding::Elsewhere),
+        (
+            "given on a clean file: the commit it was at",
+            false,
+            here("h1", "/w"),
+            &[],
+            c("h1"),
+        ),
+        (
+            "clean, later commits do not move it",
+            false,
+            here("h3", "/w"),
+            &[("h2", 200)],
+            c("h1"),
+        ),
+        (
+            "given before committing: the next commit of its branch",
+            true,
+            here("h3", "/w"),
+            &[("h2", 200), ("h3", 300)],
+            c("h2"),
+        ),
+        (
+            "a commit made before it was given is not its",
+            true,
+            here("h3", "/x"),
+            &[("h2", 90), ("h3", 300)],
+            c("h3"),
+        ),
+        (
+            "the same second counts",
+            true,
+            here("h2", "/w"),
+            &[("h2", 100)],
+            c("h2"),
+        ),
+        (
+            "not committed yet, asked in its worktree",
+            true,
+            here("h1", "/w"),
+            &[],
+            Binding::Uncommitted,
+        ),
+        (
+            "not committed yet, asked in another worktree at the same HEAD",
+            true,
+            here("h1", "/x"),
+            &[],
+            Binding::Elsewhere,
+        ),
+        (
+            "not committed on its branch, asked elsewhere",
+            true,
+            here("h9", "/w"),
+            &[],
+            Binding::Elsewhere,
+        ),
+        (
+            "only commits from before it",
+            true,
+            here("h2", "/x"),
+            &[("h2", 50)],
+            Binding::Elsewhere,
+        ),
     ];
     for (what, dirty, at, after, want) in rows {
         let after: Vec<(String, u64)> = after.iter().map(|(c, t)| (c.to_string(), *t)).collect();

@@ -9,7 +9,9 @@
 //! without the user's approval, and so did the person's report of a
 //! switched spinoff's last words (taken as the person's); control characters in a spinoff's task or
 //! result were typed into the other agent as keys (^U, then a command);
-//! `report-result` and the client's requests had no bound of their own.
+//! `report-result` and the client's requests had no bound of their own;
+//! a sandboxed agent's `nerdr send` into another sandboxed tab typed keys
+//! (the recheck's finding).
 
 use std::time::Duration;
 
@@ -307,4 +309,51 @@ fn rev19_report_result_help_reads_evenly() {
         odd.join("\n")
     );
     assert!(help.contains("256 KiB"), "{help}");
+}
+
+/// Recheck finding: `nerdr send` from a sandboxed tab into another
+/// sandboxed tab typed its text as it came: escape sequences, ^C, Enter,
+/// a paste's end, enough to drive the other agent's prompts. Safe: text
+/// only, and whole (with Enter); `--no-enter` is refused.
+#[test]
+fn rev19_a_sandboxed_agents_send_types_text_never_keys() {
+    if bwrap_missing() {
+        return;
+    }
+    let l = Local::started();
+    repo(&l);
+    boxed_config(&l, "");
+    let a = l.ok(&["agent", "bash"]);
+    l.wait_screen(&a, "bash");
+    let b = l.ok(&["agent", "bash"]);
+    l.wait_screen(&b, "bash");
+    // B shows what it gets: `cat -v` writes control characters visibly.
+    let got = l.path("out/got.txt");
+    l.ok(&["send", &b, &format!("cat -v > {}", got.display())]);
+    std::thread::sleep(Duration::from_millis(300));
+    let (rc, out) = op(
+        &l,
+        &a,
+        "keys",
+        &format!("\"$NERDR_BIN\" send {b} \"$(printf 'hi\\033[31mred\\003\\033[201~ end')\""),
+    );
+    assert_eq!(rc, 0, "{out}");
+    let arrived = poll(Duration::from_secs(20), || {
+        std::fs::read_to_string(&got).is_ok_and(|t| t.contains("end"))
+    });
+    let text = std::fs::read_to_string(&got).unwrap_or_default();
+    assert!(
+        arrived,
+        "the message never arrived: {text:?}\n{}",
+        l.ok(&["read", &b])
+    );
+    assert_eq!(text, "hired end\n", "keys typed into another sandboxed tab");
+    let (rc, out) = op(
+        &l,
+        &a,
+        "half",
+        &format!("\"$NERDR_BIN\" send --no-enter {b} half"),
+    );
+    assert_ne!(rc, 0, "{out}");
+    assert!(out.contains("goes whole, with Enter"), "{out}");
 }
