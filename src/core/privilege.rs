@@ -305,8 +305,8 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
     }
     if extras.unsandboxed_launch {
         return Verdict::Refuse(
-            "its config no longer marks the agent `sandboxed`: a sandboxed agent cannot bring it \
-             back outside a sandbox (the user can)",
+            "that agent would run outside every sandbox (its config does not mark it \
+             `sandboxed`): a sandboxed agent cannot start it, switch to it or bring it back so",
         );
     }
     if extras.foreign_folder {

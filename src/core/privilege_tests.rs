@@ -197,7 +197,7 @@ fn every_extra_for_every_caller() {
     assert!(why(alone[0]).contains("own session's folder"));
     assert!(why(alone[1]).contains("arguments"));
     assert!(why(alone[2]).contains("worktree"));
-    assert!(why(alone[3]).contains("outside a sandbox"));
+    assert!(why(alone[3]).contains("outside every sandbox"));
     assert!(why(alone[4]).contains("checkout the user works in"));
     assert!(why(alone[5]).contains("force a worktree's removal"));
 }
