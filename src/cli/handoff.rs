@@ -49,7 +49,8 @@ pub struct Args {
 const MAX_TEXT: u64 = crate::handoff::MAX_WRITTEN as u64;
 
 /// The handoff given: `text`, or `file`'s (`-`: stdin), read up to one
-/// byte past what the core takes (so it says the text is too long).
+/// byte past what the core takes: more is refused here, saying so without
+/// reading a huge file whole.
 pub(super) fn given(
     text: Option<String>,
     file: Option<&std::path::Path>,
@@ -65,7 +66,14 @@ pub(super) fn given(
     } else {
         std::fs::File::open(f).and_then(|file| file.take(MAX_TEXT + 1).read_to_string(&mut text))
     };
-    taken.with_context(|| format!("cannot read the handoff from {}", f.display()))?;
+    let read = taken.with_context(|| format!("cannot read the handoff from {}", f.display()))?;
+    if read as u64 > MAX_TEXT {
+        anyhow::bail!(
+            "the handoff in {} is over {MAX_TEXT} bytes; at most {MAX_TEXT} are typed as a \
+             prompt: shorten it",
+            f.display()
+        );
+    }
     Ok(Some(text))
 }
 
@@ -126,6 +134,20 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
 /// are this CLI's: checked here, where the parser is.
 #[cfg(test)]
 mod tests {
+    /// A handoff file too long is refused saying the limit, not a size
+    /// cut at the limit (a recheck's finding: a 20 MB file read "16385
+    /// bytes").
+    #[test]
+    fn a_handoff_file_too_long_is_refused_with_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let (fits, over) = (dir.path().join("fits"), dir.path().join("over"));
+        std::fs::write(&fits, "a".repeat(super::MAX_TEXT as usize)).unwrap();
+        std::fs::write(&over, "a".repeat(20 * 1024 * 1024)).unwrap();
+        assert!(super::given(None, Some(&fits)).unwrap().is_some());
+        let err = super::given(None, Some(&over)).unwrap_err().to_string();
+        assert!(err.contains("is over 16384 bytes"), "{err}");
+    }
+
     /// Every suggested command line parses as what was asked (a newcomer's
     /// finding: `--to-me` was answered with `--to AGENT`, and a claude
     /// tab's error with `nerdr handoff "TEXT"`, which clap refuses).
