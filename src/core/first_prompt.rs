@@ -86,24 +86,7 @@ impl Core {
         what: &str,
         by_hand: &str,
     ) -> Option<std::time::SystemTime> {
-        let sign = {
-            let state = self.state.lock().unwrap();
-            let t = state.tabs.get(tab)?;
-            sign(
-                t.detection
-                    .as_ref()
-                    .and_then(|d| d.tracker.rules())
-                    .map(|r| &**r),
-            )
-        };
-        let waited = match sign {
-            Sign::Idle => match self.wait_for(tab, Until::Idle, Some(PROMPT_WAIT)).await {
-                Ok(w) if w.reached => Waited::Ready,
-                Ok(w) if w.never.is_none() => Waited::TimedOut(w.state),
-                _ => Waited::Never,
-            },
-            Sign::Settled(quiet) => self.wait_settled(tab, quiet).await,
-        };
+        let (sign, waited) = self.wait_ready(tab).await?;
         match waited {
             Waited::Ready => {
                 if sign == Sign::Idle {
@@ -154,6 +137,38 @@ impl Core {
             }
             Waited::Never => None,
         }
+    }
+
+    /// Wait until tab `tab` is ready for a prompt, by its sign: idle, or
+    /// (an agent whose rules cannot say idle) its screen settled; the sign
+    /// and how the wait ended; `None` without the tab.
+    async fn wait_ready(&self, tab: &str) -> Option<(Sign, Waited)> {
+        let sign = {
+            let state = self.state.lock().unwrap();
+            let t = state.tabs.get(tab)?;
+            sign(
+                t.detection
+                    .as_ref()
+                    .and_then(|d| d.tracker.rules())
+                    .map(|r| &**r),
+            )
+        };
+        let waited = match sign {
+            Sign::Idle => match self.wait_for(tab, Until::Idle, Some(PROMPT_WAIT)).await {
+                Ok(w) if w.reached => Waited::Ready,
+                Ok(w) if w.never.is_none() => Waited::TimedOut(w.state),
+                _ => Waited::Never,
+            },
+            Sign::Settled(quiet) => self.wait_settled(tab, quiet).await,
+        };
+        Some((sign, waited))
+    }
+
+    /// Whether tab `tab` became ready for a prompt ([`Core::wait_ready`]):
+    /// a parent's kept results go then, whether or not its rules can
+    /// say idle.
+    pub(super) async fn ready_for_prompt(&self, tab: &str) -> bool {
+        matches!(self.wait_ready(tab).await, Some((_, Waited::Ready)))
     }
 
     /// Wait until tab `tab` has drawn something and then written nothing

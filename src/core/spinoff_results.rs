@@ -6,22 +6,15 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::caller::Caller;
 use super::privilege::CallerKind;
 use super::question::{Approval, Asked};
 use super::Core;
-use crate::protocol::api::{
-    AgentState, ApiError, ErrorCode, ReportResult, TabKind, TabState, Until,
-};
+use crate::protocol::api::{AgentState, ApiError, ErrorCode, ReportResult, TabKind, TabState};
 use crate::protocol::spinoffs::{ResultTaken, SpinoffInfo};
 use crate::spinoff::delivery::{self, Delivery, Parent};
 use crate::spinoff::store::{Held, Spinoff};
-
-/// How long a restarted parent may take to reach its prompt before its
-/// waiting results are typed.
-const PARENT_WAIT: Duration = Duration::from_secs(180);
 
 impl Core {
     /// `nerdr report-result`: from spun-off tab `caller` about itself, or
@@ -199,8 +192,7 @@ impl Core {
     /// Parent `parent` was started again: once it waits at its prompt,
     /// the results kept for it go to it, oldest first.
     pub(super) async fn deliver_waiting(self: &Arc<Self>, parent: &str) {
-        let waited = self.wait_for(parent, Until::Idle, Some(PARENT_WAIT)).await;
-        if !waited.is_ok_and(|w| w.reached) {
+        if !self.ready_for_prompt(parent).await {
             tracing::warn!(parent = %parent, "results kept: the restarted parent never reached its prompt");
             return;
         }
@@ -212,7 +204,7 @@ impl Core {
         for w in store.waiting_for(parent) {
             let (tab, number) = (w.tab.clone(), w.number);
             // One at a time: each is a turn of the parent's.
-            let _ = self.wait_for(parent, Until::Idle, Some(PARENT_WAIT)).await;
+            let _ = self.ready_for_prompt(parent).await;
             let (held, _) = self
                 .deliver_result(&tab, parent, number, w.message, w.sandboxed)
                 .await;

@@ -135,3 +135,32 @@ fn spinoffs_says_a_closed_parent_is_closed_and_why_its_result_is_kept() {
         serde_json::from_str(&l.ok(&["spinoffs", "--json"])).unwrap();
     assert_eq!(rows[0]["parent_open"], false, "{rows:?}");
 }
+
+/// The recheck's finding: a result kept for a stopped parent whose agent's
+/// rules cannot say idle (a custom shell agent) was never typed after
+/// `nerdr restart`, which waited for an idle that never comes. Now it goes
+/// once the restarted parent's screen has settled, as a first prompt does.
+#[test]
+fn a_kept_result_reaches_a_restarted_parent_without_idle_rules() {
+    let l = Local::started();
+    l.write_config(SH);
+    l.repo_with(&[("a.txt", "a\n")], "first");
+    let parent = l.ok(&["agent", "sh"]);
+    l.wait_screen(&parent, "bash");
+    let child = l.ok(&["spinoff", "--from", &parent, "echo TASK"]);
+    l.ok(&["send", &parent, "exit"]);
+    let ended = crate::support::poll(std::time::Duration::from_secs(20), || {
+        l.tab(&parent)["state"] != "running"
+    });
+    assert!(ended, "the parent never ended: {}", l.tab(&parent));
+    let kept = l.ok(&[
+        "report-result",
+        "--for",
+        &child,
+        "echo KEPT-RESULT-$((40+2))",
+    ]);
+    assert!(kept.contains("kept"), "{kept}");
+    l.ok(&["restart", &parent]);
+    // Typed into the shell (which cannot run it: it is a message).
+    l.wait_screen(&parent, "KEPT-RESULT-$((40+2))");
+}
