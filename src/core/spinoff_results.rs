@@ -133,6 +133,22 @@ impl Core {
         message: String,
         sandboxed: bool,
     ) -> (Held, Option<String>) {
+        // An agent nerdr has no screen rules for may be a shell, which runs
+        // what is typed: the person approving is told (the recheck found a
+        // sandboxed result run as a command line in a shell parent).
+        let unknown_agent = {
+            let state = self.state.lock().unwrap();
+            state
+                .tabs
+                .get(parent)
+                .filter(|t| {
+                    t.detection
+                        .as_ref()
+                        .and_then(|d| d.tracker.rules())
+                        .is_none()
+                })
+                .map(|t| t.agent.clone())
+        };
         let (seen, parent_sandboxed) = {
             let state = self.state.lock().unwrap();
             match state.tabs.get(parent) {
@@ -157,9 +173,15 @@ impl Core {
             },
             Delivery::Approve(why) => {
                 let id = self.new_approval_id();
+                let shell = unknown_agent.map_or(String::new(), |a| {
+                    format!(
+                        " (nerdr has no screen rules for {a}: if it is a shell, this runs as a \
+                         command line)"
+                    )
+                });
                 let question = format!(
                     "result {number} from sandboxed spun-off tab {tab} for tab {parent} (outside \
-                     every sandbox): \"{}\", then Enter",
+                     every sandbox): \"{}\", then Enter{shell}",
                     crate::protocol::printable(&message)
                 );
                 let approval = Approval {

@@ -162,6 +162,15 @@ fn rev19_a_kept_result_goes_as_it_was_written_not_as_its_spinoff_started() {
         "a sandboxed agent's kept result was typed into the unsandboxed parent unapproved:\n{}",
         l.ok(&["read", &parent])
     );
+    // The parent's agent has no screen rules (a shell, here): the person
+    // is told what Enter would do in one.
+    let question = l.ok(&["approvals"]);
+    assert!(
+        question.contains(
+            "nerdr has no screen rules for sh: if it is a shell, this runs as a command line"
+        ),
+        "{question}"
+    );
 }
 
 /// The person reports a spun-off tab's last words (`report-result --for
