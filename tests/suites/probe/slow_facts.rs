@@ -22,15 +22,9 @@ fn checks_whose_facts_hang_hold_up_no_other_tab() {
     std::fs::remove_file(&record).unwrap();
     s.ok(&["mkfifo", "-m", "600", record.to_str().unwrap()]);
     // As many checks as the core has async workers (two), both waiting.
-    let launches: Vec<Child> = (0..2)
-        .map(|_| {
-            let mut c = s.env.user_cmd(&["nerdr", "agent", "fine"]);
-            c.current_dir(&s.repo)
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped());
-            c.spawn().unwrap()
-        })
-        .collect();
+    // The second starts once the first waits: two launches at once in one
+    // repository can race on git's worktree lock, and one then fails
+    // before its check (seen under CI's load).
     let core = s.env.unit_prop("nerdr.service", "MainPID");
     // A thread blocked opening a FIFO waits in the kernel's
     // `wait_for_partner`.
@@ -47,12 +41,34 @@ fn checks_whose_facts_hang_hold_up_no_other_tab() {
             })
             .unwrap_or(0)
     };
-    assert!(
-        crate::support::poll(Duration::from_secs(30), || readers() == 2),
-        "the two checks never both waited for the holder's pid file ({} did)\n{}",
-        readers(),
-        s.core_log()
-    );
+    let launch = || {
+        let mut c = s.env.user_cmd(&["nerdr", "agent", "fine"]);
+        c.current_dir(&s.repo)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c.spawn().unwrap()
+    };
+    let mut launches: Vec<Child> = Vec::new();
+    for waiting in 1..=2 {
+        launches.push(launch());
+        let all = crate::support::poll(Duration::from_secs(60), || readers() == waiting);
+        if !all {
+            let outs: Vec<String> = launches
+                .drain(..)
+                .map(|mut c| {
+                    let _ = c.kill();
+                    let out = c.wait_with_output().unwrap();
+                    format!("{}{}", text(&out.stdout), text(&out.stderr))
+                })
+                .collect();
+            panic!(
+                "{waiting} checks never waited for the holder's pid file ({} did); the \
+                 launches said: {outs:?}\n{}",
+                readers(),
+                s.core_log()
+            );
+        }
+    }
     // Meanwhile the other tab answers, each within a second.
     for args in [
         vec!["nerdr", "tabs"],
