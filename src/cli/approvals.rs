@@ -60,15 +60,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(Action::Approve { id, session }) => (id, true, session),
         Some(Action::Deny { id }) => (id, false, false),
     };
+    // The question is read first so the answer can be confirmed in the
+    // person's words: a bare exit status left them unsure anything happened.
+    let question = client::call(ListApprovals)?
+        .pending
+        .into_iter()
+        .find(|p| p.id == id)
+        .map(|p| p.question);
     let decided = client::call(Decide {
-        id,
+        id: id.clone(),
         approve,
         session,
     })?;
+    eprintln!(
+        "{}",
+        confirmation(&id, approve, session, question.as_deref())
+    );
     for tab in decided.ran {
         println!("{tab}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `approve`/`deny` says on stderr (stdout keeps only the tab ids a
+/// setup ran in, for scripts).
+fn confirmation(id: &str, approve: bool, session: bool, question: Option<&str>) -> String {
+    let verb = match (approve, session) {
+        (true, true) => "approved for the rest of that sandbox run",
+        (true, false) => "approved",
+        (false, _) => "denied",
+    };
+    match question {
+        Some(q) => format!("{verb} {id}: {}", crate::protocol::printable(q)),
+        None => format!("{verb} {id}"),
+    }
 }
 
 /// The list as `--json` has always printed it: the wire's JSON,
@@ -95,6 +120,26 @@ mod tests {
             .to_string();
         assert!(help.contains("whose id is printed"), "{help}");
         assert!(help.contains("nerdr read TAB"), "{help}");
+    }
+
+    #[test]
+    fn approve_and_deny_say_what_they_decided() {
+        let q = Some("run `npm ci`?\x1b[2J");
+        for (approve, session, question, said) in [
+            (true, false, q, "approved q1: run `npm ci`?"),
+            (
+                true,
+                true,
+                q,
+                "approved for the rest of that sandbox run q1: run `npm ci`?",
+            ),
+            (false, false, q, "denied q1: run `npm ci`?"),
+            (false, true, None, "denied q1"),
+        ] {
+            let got = confirmation("q1", approve, session, question);
+            assert!(got.starts_with(said), "{got}");
+            assert!(!got.contains('\x1b'), "{got:?}");
+        }
     }
 
     /// `--json` printed the wire's `pending` as it came; read into

@@ -13,9 +13,9 @@
 //! and removals as pure text functions; `edit` and `state` apply and undo
 //! them; `files` does the I/O.
 
-mod claude;
+pub(crate) mod claude;
 mod codex;
-mod copilot;
+pub(crate) mod copilot;
 mod edit;
 mod files;
 pub(crate) mod jsonc;

@@ -227,8 +227,11 @@ fn a_worktree_setup_runs_only_after_approval_and_is_asked_again_when_changed() {
         "the setup ran before approval"
     );
 
-    // Run once after approval, in that worktree.
-    l.ok(&["approvals", "approve", &id]);
+    // Run once after approval, in that worktree; the answer is confirmed.
+    let out = l.run(&["approvals", "approve", &id]);
+    crate::support::local::check(&out, true, "nerdr approvals approve", &l);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.starts_with(&format!("approved {id}: ")), "{said}");
     crate::support::wait_until("the setup to run", Duration::from_secs(10), || {
         std::fs::read_to_string(wa.join("setup-ran.txt")).is_ok_and(|s| s == "ran\n")
     });
