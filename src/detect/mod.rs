@@ -13,6 +13,7 @@ mod builtin;
 mod eval;
 mod region;
 mod reports;
+mod rule_fields;
 mod rules;
 mod signals;
 mod tracker;

@@ -11,8 +11,9 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use toml_edit::{ImDocument, Item, Table, Value};
+use toml_edit::{ImDocument, Item, Table};
 
+use super::rule_fields::{key_span, kind, line_of, Ctx, Fields};
 use super::RulesError;
 
 /// How long output must be quiet before a screen that looks idle counts,
@@ -395,141 +396,9 @@ fn parse_rule(table: &Table, text: &str, shown: &str, index: usize) -> Result<Ru
     })
 }
 
-/// A value and where it is in the file.
-type Spanned<T> = (T, Option<Range<usize>>);
-
-/// Where an error is: the file as shown and a line.
-struct Ctx<'a> {
-    shown: &'a str,
-    line: usize,
-}
-
-impl Ctx<'_> {
-    fn err(&self, message: String) -> RulesError {
-        RulesError {
-            message: format!("{}:{}: {message}", self.shown, self.line),
-        }
-    }
-}
-
-/// Typed reads of one table's keys, with errors naming the key.
-struct Fields<'a> {
-    table: &'a Table,
-    text: &'a str,
-    shown: &'a str,
-    /// The rule's name, once known (messages start with it).
-    rule: Option<String>,
-}
-
+/// Kept beside [`Matcher`] (not in `rule_fields`) so the field reader
+/// does not depend on the rule format.
 impl Fields<'_> {
-    fn rule_prefix(&self) -> String {
-        self.rule
-            .as_ref()
-            .map_or(String::new(), |n| format!("rule \"{n}\": "))
-    }
-
-    fn span(&self, key: &str) -> Option<Range<usize>> {
-        self.table
-            .get(key)
-            .and_then(|item| key_span(self.table, key, item))
-    }
-
-    fn key_err(&self, key: &str, span: Option<Range<usize>>, what: String) -> RulesError {
-        let line = span
-            .or_else(|| self.table.span())
-            .map_or(1, |s| line_of(self.text, s.start));
-        Ctx {
-            shown: self.shown,
-            line,
-        }
-        .err(format!("{}key `{key}`: {what}", self.rule_prefix()))
-    }
-
-    fn value(&self, key: &str) -> Result<Option<&Value>, RulesError> {
-        match self.table.get(key) {
-            None => Ok(None),
-            Some(Item::Value(v)) => Ok(Some(v)),
-            Some(item) => Err(self.key_err(
-                key,
-                self.span(key),
-                format!("expected a value, found {}", kind(item)),
-            )),
-        }
-    }
-
-    fn string(&self, key: &str) -> Result<Option<String>, RulesError> {
-        match self.value(key)? {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.value().clone())),
-            Some(v) => Err(self.key_err(
-                key,
-                v.span(),
-                format!("expected a string, found {}", value_kind(v)),
-            )),
-        }
-    }
-
-    fn integer(&self, key: &str) -> Result<Option<Spanned<i64>>, RulesError> {
-        match self.value(key)? {
-            None => Ok(None),
-            Some(v @ Value::Integer(i)) => Ok(Some((*i.value(), v.span()))),
-            Some(v) => Err(self.key_err(
-                key,
-                v.span(),
-                format!("expected an integer, found {}", value_kind(v)),
-            )),
-        }
-    }
-
-    /// A string or an array of strings; none of them empty, nor the array
-    /// unless `may_be_empty`.
-    fn strings(
-        &self,
-        key: &str,
-        may_be_empty: bool,
-    ) -> Result<Option<Spanned<Vec<String>>>, RulesError> {
-        let Some(v) = self.value(key)? else {
-            return Ok(None);
-        };
-        let expected = |found: &str| {
-            self.key_err(
-                key,
-                v.span(),
-                format!("expected a string or an array of strings, found {found}"),
-            )
-        };
-        let list = match v {
-            Value::String(s) => vec![s.value().clone()],
-            Value::Array(a) => {
-                let mut out = Vec::new();
-                for e in a.iter() {
-                    match e {
-                        Value::String(s) => out.push(s.value().clone()),
-                        other => {
-                            return Err(expected(&format!(
-                                "an array holding {}",
-                                value_kind(other)
-                            )))
-                        }
-                    }
-                }
-                if out.is_empty() && !may_be_empty {
-                    return Err(self.key_err(key, v.span(), "the array is empty".into()));
-                }
-                out
-            }
-            other => return Err(expected(value_kind(other))),
-        };
-        if list.iter().any(|s| s.is_empty()) {
-            return Err(self.key_err(
-                key,
-                v.span(),
-                "an empty string matches every screen; remove it".into(),
-            ));
-        }
-        Ok(Some((list, v.span())))
-    }
-
     /// Exactly one of `contains_key` (strings) and `regex_key`, or neither.
     fn matcher(&self, contains_key: &str, regex_key: &str) -> Result<Option<Matcher>, RulesError> {
         let contains = self.strings(contains_key, false)?;
@@ -554,45 +423,6 @@ impl Fields<'_> {
                 }),
             (None, None) => Ok(None),
         }
-    }
-}
-
-/// The span of a key in its table (the key's own, else its value's).
-fn key_span(table: &Table, key: &str, item: &Item) -> Option<Range<usize>> {
-    table
-        .key(key)
-        .and_then(|k| k.span())
-        .or_else(|| item.span())
-}
-
-/// 1-based line of a byte offset.
-fn line_of(text: &str, offset: usize) -> usize {
-    let end = offset.min(text.len());
-    text.as_bytes()[..end]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
-
-fn kind(item: &Item) -> &'static str {
-    match item {
-        Item::None => "nothing",
-        Item::Value(v) => value_kind(v),
-        Item::Table(_) => "a table",
-        Item::ArrayOfTables(_) => "an array of tables",
-    }
-}
-
-fn value_kind(v: &Value) -> &'static str {
-    match v {
-        Value::String(_) => "a string",
-        Value::Integer(_) => "an integer",
-        Value::Float(_) => "a float",
-        Value::Boolean(_) => "a boolean",
-        Value::Datetime(_) => "a date",
-        Value::Array(_) => "an array",
-        Value::InlineTable(_) => "an inline table",
     }
 }
 
