@@ -273,14 +273,10 @@ impl Core {
                 &mut fresh,
             )
             .await;
-        let started = match fresh.settle(started).await {
+        // Refused by its sandbox check: the tab stays (for `nerdr restart`,
+        // which types its first prompt then), and so does its record.
+        let started = match self.kept_if_refused(&id, fresh.settle(started).await) {
             Ok(s) => s,
-            // Refused by its sandbox check: the tab stays (for `nerdr
-            // restart`), and so does the review it is for.
-            Err(e) if self.is_refused_tab(&id) => crate::protocol::replies::Started {
-                tab: id.clone(),
-                refused: Some(e.message),
-            },
             Err(e) => {
                 self.forget_review(&id).await;
                 return Err(e);
@@ -332,8 +328,24 @@ impl Core {
         });
     }
 
+    /// A launch's answer where a start its sandbox check refused counts as
+    /// started (`refused` says why): the tab is there for `nerdr restart`.
+    pub(super) fn kept_if_refused(
+        &self,
+        id: &str,
+        launched: Result<crate::protocol::replies::Started, ApiError>,
+    ) -> Result<crate::protocol::replies::Started, ApiError> {
+        match launched {
+            Err(e) if self.is_refused_tab(id) => Ok(crate::protocol::replies::Started {
+                tab: id.to_string(),
+                refused: Some(e.message),
+            }),
+            launched => launched,
+        }
+    }
+
     /// Whether tab `id` is there, left refused by its sandbox check.
-    pub(super) fn is_refused_tab(&self, id: &str) -> bool {
+    fn is_refused_tab(&self, id: &str) -> bool {
         let state = self.state.lock().unwrap();
         state
             .tabs

@@ -190,14 +190,10 @@ impl Core {
                 &mut fresh,
             )
             .await;
-        let started = match fresh.settle(started).await {
+        // Refused by its sandbox check: the tab stays (for `nerdr restart`,
+        // which types its first prompt then), and so does its record.
+        let started = match self.kept_if_refused(&id, fresh.settle(started).await) {
             Ok(s) => s,
-            // Refused by its sandbox check: the tab stays (for `nerdr
-            // restart`, which types the task then), and so does its record.
-            Err(e) if self.is_refused_tab(&id) => crate::protocol::replies::Started {
-                tab: id.clone(),
-                refused: Some(e.message),
-            },
             Err(e) => {
                 self.forget_spinoff(&id).await;
                 return Err(e);
