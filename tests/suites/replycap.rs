@@ -27,7 +27,7 @@ time.sleep(3600)
 
 /// Queries sent: their answers (7/3 as many bytes) would all wait in the
 /// holder without a cap.
-const MB: usize = 10;
+const MB: usize = 24;
 
 fn rss_kib(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -84,9 +84,10 @@ fn a_program_flooding_queries_without_reading_keeps_the_holder_bounded() {
          ({answers_kib} KiB of answers)"
     );
     // The cap, the program's kept output and the allocator's slack: 4 to
-    // 6 MiB in trials; without a cap, all of the answers (23 MiB).
+    // 6 MiB in quiet trials, 16 MiB once under CI's load; without a cap,
+    // all of the answers (56 MiB), so the bound sits well between.
     assert!(
-        grew < 12 * 1024,
+        grew < 24 * 1024,
         "the holder grew by {grew} KiB for {answers_kib} KiB of answers nobody reads"
     );
 
