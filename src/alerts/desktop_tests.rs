@@ -197,16 +197,13 @@ async fn the_daemon_gets_the_summary_and_body() {
 #[tokio::test]
 async fn no_daemon_on_the_bus_is_a_quick_error() {
     let Some(bus) = Bus::start() else { return };
-    let start = Instant::now();
+    // The bus's own answer, not the wait running out (no clock is read:
+    // CI's load made a wall-clock bound fail a correct answer).
     let err = send(&bus.address, 0, "s", "b", LIMIT).await.unwrap_err();
+    assert!(!matches!(err, Failed::TimedOut(_)), "{err}");
     assert!(
         err.to_string().contains("ServiceUnknown") || err.to_string().contains(NAME),
         "{err}"
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
     );
 }
 
@@ -214,16 +211,11 @@ async fn no_daemon_on_the_bus_is_a_quick_error() {
 async fn no_bus_at_all_is_a_quick_error() {
     let dir = tempfile::tempdir().unwrap();
     let address = format!("unix:path={}", dir.path().join("no-bus").display());
-    let start = Instant::now();
+    // A failed connect, not the wait running out.
     assert!(matches!(
         send(&address, 0, "s", "b", LIMIT).await,
         Err(Failed::Bus(_))
     ));
-    assert!(
-        start.elapsed() < Duration::from_secs(2),
-        "{:?}",
-        start.elapsed()
-    );
 }
 
 #[tokio::test]
@@ -240,14 +232,8 @@ async fn a_daemon_that_never_answers_is_given_up_on() {
     let Some(bus) = Bus::start() else { return };
     let (_conn, fake) = serve(&bus, Answer::Never).await;
     let limit = Duration::from_millis(500);
-    let start = Instant::now();
     let err = send(&bus.address, 0, "s", "b", limit).await.unwrap_err();
-    assert!(matches!(err, Failed::TimedOut(_)), "{err}");
-    assert!(
-        start.elapsed() < Duration::from_secs(3),
-        "{:?}",
-        start.elapsed()
-    );
+    assert!(matches!(err, Failed::TimedOut(d) if d == limit), "{err}");
     assert_eq!(fake.calls.lock().unwrap().len(), 1);
 }
 
