@@ -47,11 +47,8 @@ impl Core {
         caller: &Caller,
         req: SpinOff,
     ) -> Result<SpunOff, ApiError> {
-        if req.task.trim().is_empty() {
-            return Err(ApiError::new(
-                ErrorCode::BadRequest,
-                "the task is empty: give the new agent something to do",
-            ));
+        if let Some(why) = crate::spinoff::task_refused(&req.task) {
+            return Err(ApiError::new(ErrorCode::BadRequest, why));
         }
         let from = req
             .from

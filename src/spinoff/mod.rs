@@ -33,6 +33,30 @@ pub fn report_too_long(len: usize) -> Option<String> {
     })
 }
 
+/// The longest task `nerdr spinoff` takes, in bytes: it is typed into the
+/// new agent's prompt as one line, and a longer brief belongs in a file
+/// the task names.
+pub const MAX_TASK: usize = 64 * 1024;
+
+/// Why a task is refused, if it is: nothing an agent could read once
+/// control characters are dropped (they never reach its prompt), or too
+/// long to type.
+pub fn task_refused(task: &str) -> Option<String> {
+    if task.len() > MAX_TASK {
+        return Some(format!(
+            "the task is {} ({} bytes), over the {} limit of `nerdr spinoff`: put the \
+             details in a file in the worktree and name its path in the task",
+            crate::sizes::size(task.len()),
+            task.len(),
+            crate::sizes::size(MAX_TASK)
+        ));
+    }
+    crate::printable::typeable(task)
+        .trim()
+        .is_empty()
+        .then(|| "the task is empty: give the new agent something to do".to_string())
+}
+
 /// The most commits a message lists (the count of the rest is given).
 pub const MAX_COMMITS: usize = 20;
 /// The most files of the diffstat a message lists.
@@ -273,6 +297,31 @@ mod tests {
         assert!(p.starts_with("fix the parser (nerdr:"), "{p}");
         assert!(!p.contains('\n'));
         assert!(p.contains("report-result") && p.contains("tab ab12") && p.contains("nerdr/cd34"));
+    }
+
+    #[test]
+    fn a_task_is_refused_when_nothing_of_it_would_be_typed_or_it_is_too_long() {
+        let long = "x".repeat(MAX_TASK + 1);
+        for (task, refused) in [
+            ("fix the tests", None),
+            ("", Some("the task is empty")),
+            ("  \n\t ", Some("the task is empty")),
+            ("\0\0\0", Some("the task is empty")),
+            ("\x1b[2J\x07\x7f", Some("the task is empty")),
+            ("\u{202e}\u{200b}", Some("the task is empty")),
+            ("\0fix\0", None),
+            (&long[..MAX_TASK], None),
+            (&long, Some("over the 64 KiB limit")),
+        ] {
+            let got = task_refused(task);
+            match refused {
+                None => assert_eq!(got, None, "{task:?}"),
+                Some(want) => assert!(
+                    got.as_deref().is_some_and(|g| g.contains(want)),
+                    "{task:?}: {got:?}"
+                ),
+            }
+        }
     }
 
     #[test]

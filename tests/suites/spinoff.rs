@@ -463,6 +463,25 @@ fn a_program_reports_only_for_its_own_tab_and_the_person_reports_a_custom_agents
     let Some(st) = Setup::new() else { return };
     let parent = st.ok(&["agent", "sh"]);
     let other = st.ok(&["agent", "sh"]);
+    // A task nothing of which would be typed, or too long to type, starts
+    // nothing.
+    st.env.write_user_file("nul-task", "\0\0\x1b[2J\0");
+    st.env.write_user_file("long-task", "x".repeat(65 * 1024));
+    for (file, said) in [
+        ("nul-task", "the task is empty"),
+        ("long-task", "over the 64 KiB limit"),
+    ] {
+        let path = st.env.home().join(file);
+        let (ok, _, err) = st.nerdr(&[
+            "spinoff",
+            "--from",
+            &parent,
+            "--file",
+            path.to_str().unwrap(),
+        ]);
+        assert!(!ok && err.contains(said), "{file}: {err}");
+    }
+    assert_eq!(st.tabs().len(), 2, "a refused task started a tab");
     let child = st.ok(&["spinoff", "--from", &parent, "echo SCREEN-WORDS-5"]);
     let ran = poll(Duration::from_secs(60), || {
         st.ok(&["read", &child]).contains("SCREEN-WORDS-5")
