@@ -65,6 +65,11 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
             "result {} for tab {} waits for the user's approval as {id}{why}",
             taken.number, taken.parent
         ),
+        // Only an answer sets it, never a report.
+        Held::Denied(id) => println!(
+            "result {} for tab {} was denied by the user ({id})",
+            taken.number, taken.parent
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -54,6 +54,7 @@ fn text(rows: &[SpinoffInfo]) -> String {
                 Held::Waiting if !s.parent_open => "kept: the parent tab is closed".to_string(),
                 Held::Waiting => "WAITING for the parent".to_string(),
                 Held::Approval(id) => format!("put to the user as {id}"),
+                Held::Denied(id) => format!("denied by the user ({id}), never typed"),
             };
             out.push_str(&format!(
                 "  result {} ({held}): {}\n",

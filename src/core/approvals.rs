@@ -19,6 +19,7 @@ use super::Core;
 use crate::protocol::api::{ApiError, ErrorCode};
 use crate::protocol::handshake::random_hex;
 use crate::protocol::replies::{ApprovalsList, Decided};
+use crate::spinoff::store::Held;
 
 /// How many of one tab's requests may wait at once.
 const MAX_MESSAGES: usize = 10;
@@ -318,10 +319,14 @@ impl Core {
                 "approvals are the user's to give, not a program's in a tab",
             ));
         }
-        let (effects, remembered) = {
+        let (effects, remembered, message) = {
             let mut state = self.state.lock().unwrap();
             let a = &mut state.approvals;
             let effects = answer(&a.pending, id, yes, session)?;
+            let message = a
+                .pending
+                .iter()
+                .any(|p| p.id == id && matches!(p.asked, Asked::Message { .. }));
             if let Some(first) = a.pending.iter().find(|p| p.id == id) {
                 tracing::info!(approval = %id, approved = yes, session, question = %first.question, "decided");
             }
@@ -347,7 +352,7 @@ impl Core {
                     Effect::Deliver { .. } | Effect::RunSetup(_) | Effect::SkipSetup(_) => {}
                 }
             }
-            (effects, remembered)
+            (effects, remembered, message)
         };
         // Files, typing and launches after the lock is let go.
         if let Some(snapshot) = remembered {
@@ -355,6 +360,9 @@ impl Core {
             let _ = tokio::task::spawn_blocking(move || save_approved(snapshot, &path)).await;
         }
         self.changed();
+        if message && !yes {
+            self.result_answered(id, Held::Denied(id.to_string())).await;
+        }
         let mut ran = Vec::new();
         for e in effects {
             match e {
@@ -364,6 +372,7 @@ impl Core {
                         Some(t) => self.type_message(&to, t).await?,
                         None => self.type_text(&to, text.into_bytes(), false).await?,
                     }
+                    self.result_answered(id, Held::Delivered).await;
                     return Ok(Decided {
                         ran: vec![],
                         delivered: Some(to),

@@ -211,6 +211,16 @@ impl Core {
         (held, why)
     }
 
+    /// The person answered approval `id`, a message: a spinoff's result put
+    /// to them under it is `held` now (`nerdr spinoffs` said "put to the
+    /// user" for ever before).
+    pub(super) async fn result_answered(&self, id: &str, held: Held) {
+        let id = id.to_string();
+        if let Err(e) = self.update_spinoffs(move |s| s.answered(&id, held)).await {
+            tracing::warn!(error = %e.message, "a spinoff result's answer is not recorded");
+        }
+    }
+
     /// Parent `parent` was started again: once it waits at its prompt,
     /// the results kept for it go to it, oldest first.
     pub(super) async fn deliver_waiting(self: &Arc<Self>, parent: &str) {

@@ -80,6 +80,8 @@ pub enum Held {
     Waiting,
     /// Put to the user as approval `id`.
     Approval(String),
+    /// The user said no to approval `id`: never typed.
+    Denied(String),
 }
 
 /// The whole file.
@@ -143,6 +145,20 @@ impl Store {
             .and_then(|s| s.results.iter_mut().find(|r| r.number == number))
         {
             r.held = held;
+        }
+    }
+
+    /// The user answered approval `id`: the result put to them under it is
+    /// now `held` (delivered or denied). Other results are left as they are.
+    pub fn answered(&mut self, id: &str, held: Held) {
+        for r in self
+            .spinoffs
+            .values_mut()
+            .flat_map(|s| s.results.iter_mut())
+        {
+            if r.held == Held::Approval(id.to_string()) {
+                r.held = held.clone();
+            }
         }
     }
 
@@ -255,6 +271,42 @@ mod tests {
         assert_eq!(waiting, vec![want]);
         assert_eq!(s.links().waiting["p1"], 1);
         assert!(s.waiting_for("p2").is_empty());
+    }
+
+    #[test]
+    fn an_answered_approval_settles_only_the_result_put_under_it() {
+        let held = |s: &Store, tab: &str, n: u32| {
+            s.spinoffs[tab]
+                .results
+                .iter()
+                .find(|r| r.number == n)
+                .unwrap()
+                .held
+                .clone()
+        };
+        for (yes, want) in [(true, Held::Delivered), (false, Held::Denied("q1".into()))] {
+            let mut s = Store::default();
+            s.started("c1", spinoff("p1"));
+            s.started("c2", spinoff("p1"));
+            s.report("c1", true, |_| "a".into());
+            s.report("c1", true, |_| "b".into());
+            s.report("c2", true, |_| "c".into());
+            s.set("c1", 1, Held::Approval("q1".into()));
+            s.set("c2", 1, Held::Approval("q2".into()));
+            s.answered(
+                "q1",
+                if yes {
+                    Held::Delivered
+                } else {
+                    Held::Denied("q1".into())
+                },
+            );
+            assert_eq!(held(&s, "c1", 1), want);
+            assert_eq!(held(&s, "c1", 2), Held::Waiting);
+            assert_eq!(held(&s, "c2", 1), Held::Approval("q2".into()));
+            s.answered("q9", Held::Delivered);
+            assert_eq!(held(&s, "c2", 1), Held::Approval("q2".into()));
+        }
     }
 
     #[test]

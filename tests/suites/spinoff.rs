@@ -561,6 +561,30 @@ fn a_sandboxed_spinoffs_result_for_an_unsandboxed_parent_waits_for_approval() {
         typed,
         "the approved result never reached the parent:\n{screen}"
     );
+    // The list follows the answer: delivered, not "put to the user".
+    let listed = st.ok(&["spinoffs"]);
+    assert!(listed.contains("result 1 (delivered)"), "{listed}");
+
+    // A second result, denied: never typed, and listed so.
+    let (rc, out) = st.in_tab(&child, "report2", "\"$NERDR_BIN\" report-result RES-DENIED");
+    assert_eq!(rc, 0, "{out}");
+    let listed: Vec<serde_json::Value> =
+        serde_json::from_str(&st.ok(&["approvals", "--json"])).unwrap();
+    let id = listed
+        .iter()
+        .find(|a| a["question"].as_str().unwrap_or("").contains("RES-DENIED"))
+        .and_then(|a| a["id"].as_str())
+        .unwrap_or_else(|| panic!("no approval for the result: {listed:?}"))
+        .to_string();
+    st.ok(&["approvals", "deny", &id]);
+    let listed = st.ok(&["spinoffs"]);
+    assert!(
+        listed.contains(&format!(
+            "result 2 (denied by the user ({id}), never typed)"
+        )),
+        "{listed}"
+    );
+    assert!(!st.ok(&["read", &parent]).contains("RES-DENIED"));
 }
 
 #[test]

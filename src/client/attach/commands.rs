@@ -149,6 +149,7 @@ impl Window {
                     taken.number
                 )
             }
+            Held::Denied(id) => format!("result {} for {parent} was denied ({id})", taken.number),
         };
         self.note_for_a_key = true;
     }
