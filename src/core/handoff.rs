@@ -137,7 +137,8 @@ impl Core {
         let id = self.new_approval_id();
         let question = format!(
             "handoff from sandboxed tab {} ({}) to {name} (outside every sandbox), to start in \
-             {}: \"{}\"",
+             {}, the sandboxed agent's worktree (what it wrote there, an agent's project \
+             settings and hooks among it, applies to {name}): \"{}\"",
             src.id,
             src.agent,
             crate::protocol::printable(&src.cwd.display().to_string()),

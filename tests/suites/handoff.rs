@@ -202,6 +202,11 @@ fn a_sandboxed_agent_s_handoff_to_codex_waits_for_approval_and_carries_the_note(
     let question = q["question"].as_str().unwrap();
     assert!(question.contains("SANDBOXED-TURN done"), "{question}");
     assert!(question.contains("outside every sandbox"), "{question}");
+    // The person is told whose files the agent starts among.
+    assert!(
+        question.contains("the sandboxed agent's worktree") && question.contains("hooks"),
+        "{question}"
+    );
 
     t.ok(&["approvals", "approve", q["id"].as_str().unwrap()]);
     let needles = [
