@@ -314,6 +314,18 @@ impl Core {
         });
     }
 
+    /// Tab `tab` runs a new agent (`nerdr switch`): the results kept for
+    /// it go to the new agent once it waits at its prompt.
+    pub(super) async fn deliver_waiting_if_any(self: &Arc<Self>, tab: &str) {
+        match self.load_spinoffs().await {
+            Ok(store) if !store.waiting_for(tab).is_empty() => self.deliver_waiting(tab).await,
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(tab = %tab, error = %e.message, "spinoffs.json unread after a switch")
+            }
+        }
+    }
+
     /// Read, change and write `spinoffs.json`, off the async workers; the
     /// tab list's links follow.
     pub(super) async fn update_spinoffs<T: Send + 'static>(

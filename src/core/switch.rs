@@ -176,20 +176,27 @@ impl Core {
                 let prompt = crate::handoff::as_prompt_from(&text, note, by.as_deref());
                 (prompt, text, built)
             });
-            let (typed, built) = match handoff {
-                Some((prompt, text, built)) if started.refused.is_none() => {
-                    let (core, tab) = (core.clone(), tab.clone());
-                    tokio::spawn(async move {
+            // The handoff first, then the spinoffs' results kept for the
+            // tab (its old program may have ended with some waiting): each
+            // is a turn of the new agent's.
+            let runs = started.refused.is_none();
+            let first = handoff.as_ref().filter(|_| runs).map(|(p, _, _)| p.clone());
+            if runs {
+                let (core, tab) = (core.clone(), tab.clone());
+                tokio::spawn(async move {
+                    if let Some(prompt) = first {
                         core.type_first_prompt(
                             &tab,
                             prompt,
                             "the handoff",
                             "the `handoff` of what `nerdr switch --json` printed",
                         )
-                        .await
-                    });
-                    (Some(text), built)
-                }
+                        .await;
+                    }
+                    core.deliver_waiting_if_any(&tab).await;
+                });
+            }
+            let (typed, built) = match handoff {
                 Some((_, text, built)) => (Some(text), built),
                 None => (None, false),
             };

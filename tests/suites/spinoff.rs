@@ -208,6 +208,7 @@ fn a_spinoff_whose_turn_ends_without_a_report_is_marked_and_the_persons_report_r
 
 /// A plain shell and a shell in nerdr's own sandbox (bubblewrap).
 const CONFIG: &str = "[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
+    [agents.sh2]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
     [agents.jail]\ncommand = [\"nerdr\", \"sandbox\", \"--\", \"bash\"]\n\
     args = [\"--norc\", \"--noprofile\"]\nsandboxed = true\nprogram = \"bash\"\n";
 
@@ -456,6 +457,53 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
         row.get("results_waiting").is_none()
     });
     assert!(delivered, "{row}");
+}
+
+/// A parent whose program ended, switched to another agent: the result
+/// kept for it goes to the new agent once it waits at its prompt, after
+/// the handoff.
+#[test]
+fn a_result_kept_for_a_stopped_parent_goes_to_the_agent_it_is_switched_to() {
+    let Some(st) = Setup::new() else { return };
+    let parent = st.ok(&["agent", "sh"]);
+    let child = st.ok(&["spinoff", "--from", &parent, "echo TASK"]);
+    st.ok(&["send", &parent, "exit"]);
+    let exited = poll(Duration::from_secs(30), || {
+        st.tabs()
+            .iter()
+            .any(|t| t["id"] == parent.as_str() && t["state"] == "exited")
+    });
+    assert!(exited, "the parent never exited");
+    let (rc, out) = st.in_tab(
+        &child,
+        "kept",
+        "\"$NERDR_BIN\" report-result KEPT-FOR-SWITCH",
+    );
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.contains("kept for tab"), "{out}");
+
+    st.ok(&["switch", "--force", &parent, "sh2", "echo HANDED-FIRST"]);
+    // The new shell at its prompt says so, as an agent's hooks do.
+    let mut screen = String::new();
+    let handed = poll(Duration::from_secs(60), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("HANDED-FIRST")
+    });
+    assert!(handed, "the handoff never reached the new agent:\n{screen}");
+    st.ok(&["send", &parent, "\"$NERDR_BIN\" hook Stop </dev/null"]);
+    let typed = poll(Duration::from_secs(60), || {
+        screen = st.ok(&["read", &parent]).replace('\n', "");
+        screen.contains("KEPT-FOR-SWITCH")
+    });
+    assert!(
+        typed,
+        "the kept result never reached the switched-to agent:\n{screen}"
+    );
+    let handoff_at = screen.find("HANDED-FIRST").unwrap();
+    assert!(
+        screen.find("KEPT-FOR-SWITCH").unwrap() > handoff_at,
+        "{screen}"
+    );
 }
 
 #[test]
