@@ -250,6 +250,17 @@ impl Setup {
         out.trim().to_string()
     }
 
+    /// `exit` typed into tab `tab`'s shell, and its program seen ended.
+    fn end_program(&self, tab: &str) {
+        self.ok(&["send", tab, "exit"]);
+        let exited = poll(Duration::from_secs(30), || {
+            self.tabs()
+                .iter()
+                .any(|t| t["id"] == tab && t["state"] == "exited")
+        });
+        assert!(exited, "tab {tab}'s program never exited");
+    }
+
     fn tabs(&self) -> Vec<serde_json::Value> {
         serde_json::from_str(&self.ok(&["tabs", "--json"])).unwrap()
     }
@@ -412,13 +423,7 @@ fn a_result_for_a_stopped_parent_waits_and_goes_once_it_is_restarted_and_a_user_
         "{out}"
     );
 
-    st.ok(&["send", &parent, "exit"]);
-    let exited = poll(Duration::from_secs(30), || {
-        st.tabs()
-            .iter()
-            .any(|t| t["id"] == parent.as_str() && t["state"] == "exited")
-    });
-    assert!(exited, "the parent never exited");
+    st.end_program(&parent);
     let (rc, out) = st.in_tab(&child, "kept", "\"$NERDR_BIN\" report-result KEPT-RESULT");
     assert_eq!(rc, 0, "{out}");
     assert!(
@@ -467,13 +472,7 @@ fn a_result_kept_for_a_stopped_parent_goes_to_the_agent_it_is_switched_to() {
     let Some(st) = Setup::new() else { return };
     let parent = st.ok(&["agent", "sh"]);
     let child = st.ok(&["spinoff", "--from", &parent, "echo TASK"]);
-    st.ok(&["send", &parent, "exit"]);
-    let exited = poll(Duration::from_secs(30), || {
-        st.tabs()
-            .iter()
-            .any(|t| t["id"] == parent.as_str() && t["state"] == "exited")
-    });
-    assert!(exited, "the parent never exited");
+    st.end_program(&parent);
     let (rc, out) = st.in_tab(
         &child,
         "kept",
