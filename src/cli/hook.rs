@@ -9,6 +9,10 @@
 //! reported on stderr and the exit code is still 0 (claude reads exit 2 as
 //! "block this"); it waits a few seconds at most; and it never writes to
 //! stdout, which claude reads as instructions.
+//!
+//! `nerdr hook claude-statusline` is claude's status-line command instead:
+//! it records the plan limits claude hands it (`crate::usage::claude`) in
+//! or out of nerdr, and prints the status line claude shows.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -51,6 +55,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => Some(p.clone()),
         None => read_stdin(),
     };
+    if args.event.as_deref() == Some(STATUSLINE) {
+        statusline(payload.as_deref());
+        return Ok(ExitCode::SUCCESS);
+    }
     if std::env::var_os("NERDR_TAB").is_none_or(|v| v.is_empty()) {
         return Ok(ExitCode::SUCCESS);
     }
@@ -62,6 +70,38 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         say(&format!("nerdr hook {event}: {e:#}"));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The event name of claude's status-line command.
+pub const STATUSLINE: &str = "claude-statusline";
+
+/// Keeps the limits in claude's status-line payload and prints its status
+/// line. The limits are the account's, so they are kept for any claude,
+/// in a tab or not; a payload without them leaves the file as it was.
+fn statusline(payload: Option<&str>) {
+    let data: Value = payload
+        .and_then(|p| serde_json::from_str(p).ok())
+        .unwrap_or(Value::Null);
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0);
+    let limits = crate::usage::claude::from_statusline(&data, now);
+    if let Some(l) = &limits {
+        let kept = crate::paths::Paths::from_process()
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                crate::usage::read::write_claude(&crate::usage::read::claude_file(&p.state_dir), l)
+            });
+        if let Err(e) = kept {
+            say(&format!("nerdr hook {STATUSLINE}: {e}"));
+        }
+    }
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}",
+        crate::usage::claude::status_text(&data, limits.as_ref())
+    );
 }
 
 /// A line on stderr; a stderr nobody reads is no reason to fail the agent
