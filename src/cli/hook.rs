@@ -72,8 +72,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The event name of claude's status-line command.
-pub const STATUSLINE: &str = "claude-statusline";
+use crate::integration::STATUSLINE_EVENT as STATUSLINE;
 
 /// Keeps the limits in claude's status-line payload and prints its status
 /// line. The limits are the account's, so they are kept for any claude,
