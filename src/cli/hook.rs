@@ -81,10 +81,7 @@ fn statusline(payload: Option<&str>) {
     let data: Value = payload
         .and_then(|p| serde_json::from_str(p).ok())
         .unwrap_or(Value::Null);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let now = crate::usage::read::now();
     let limits = crate::usage::claude::from_statusline(&data, now);
     if let Some(l) = &limits {
         let kept = crate::paths::Paths::from_process()

@@ -31,10 +31,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0);
+    let now = crate::usage::read::now();
     let all = usage::read::gather(now);
     if args.json {
         let out = serde_json::json!({"now": now, "agents": all});

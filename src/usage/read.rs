@@ -34,26 +34,44 @@ pub fn codex_sessions(codex_home: Option<&Path>, home: Option<&Path>) -> Option<
 /// Both agents' usage at `now`, from the files in the process's
 /// environment.
 pub fn gather(now: i64) -> Vec<AgentUsage> {
+    vec![one("claude", now), one("codex", now)]
+}
+
+/// One agent's usage at `now` (`"claude"`; anything else is codex).
+pub fn one(agent: &'static str, now: i64) -> AgentUsage {
     let var = |n: &str| {
         std::env::var_os(n)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    let claude = match crate::paths::Paths::from_process() {
-        Ok(p) => read_claude(&claude_file(&p.state_dir)),
-        Err(e) => Source {
-            file: None,
-            read: Err(format!("{e}")),
-        },
+    let source = if agent == "claude" {
+        match crate::paths::Paths::from_process() {
+            Ok(p) => read_claude(&claude_file(&p.state_dir)),
+            Err(e) => Source {
+                file: None,
+                read: Err(format!("{e}")),
+            },
+        }
+    } else {
+        match codex_sessions(var("CODEX_HOME").as_deref(), var("HOME").as_deref()) {
+            Some(dir) => read_codex(&dir),
+            None => Source {
+                file: None,
+                read: Err(
+                    "neither CODEX_HOME nor HOME is set, so codex's logs cannot be found".into(),
+                ),
+            },
+        }
     };
-    let codex = match codex_sessions(var("CODEX_HOME").as_deref(), var("HOME").as_deref()) {
-        Some(dir) => read_codex(&dir),
-        None => Source {
-            file: None,
-            read: Err("neither CODEX_HOME nor HOME is set, so codex's logs cannot be found".into()),
-        },
-    };
-    vec![judge("claude", claude, now), judge("codex", codex, now)]
+    judge(agent, source, now)
+}
+
+/// Seconds since the epoch, now.
+pub fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// `claude-limits.json`, read and checked.

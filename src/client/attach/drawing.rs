@@ -3,7 +3,7 @@
 //! overlay.
 
 use super::view::View;
-use super::{overlay, status, Mode, Window};
+use super::{overlay, status, usage_figure, Mode, Window};
 use crate::protocol::handshake::ClientMsg;
 
 impl Window {
@@ -31,6 +31,15 @@ impl Window {
                 };
                 let note = hint.as_deref().unwrap_or(&self.note);
                 let note = status::status_note(note, self.approvals, &self.prefix_name);
+                // The shown agent's plan usage, before the note (which is
+                // cut first when the line is short).
+                let plan = self
+                    .showing()
+                    .and_then(|i| usage_figure::plan_of(&self.tabs[i]));
+                let note = match self.usage.for_agent(plan, std::time::Instant::now()) {
+                    Some(fig) => format!("{fig} | {note}"),
+                    None => note,
+                };
                 let width = cols as usize;
                 let line = status::status_line(
                     &self.tabs,
