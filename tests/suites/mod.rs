@@ -70,6 +70,7 @@ mod state_mechanics;
 mod switch;
 mod tab_signals;
 mod upgrade;
+mod usage;
 mod why;
 mod window_ui;
 mod worktree_removal;
