@@ -83,7 +83,9 @@ fn statusline(payload: Option<&str>) {
         .unwrap_or(Value::Null);
     let now = crate::usage::read::now();
     let limits = crate::usage::claude::from_statusline(&data, now);
-    if let Some(l) = &limits {
+    // A sandboxed claude's numbers are not kept: its state folder is a
+    // read-only stand-in, and the file is not the sandbox's to write.
+    if let Some(l) = limits.as_ref().filter(|_| !crate::usage::read::sandboxed()) {
         let kept = crate::paths::Paths::from_process()
             .map_err(|e| e.to_string())
             .and_then(|p| {

@@ -23,6 +23,16 @@
 //!   it updates after every answer while claude runs, and says nothing when
 //!   claude is not running, which the reset times below account for.
 //!
+//! In a sandbox nerdr's state folder is hidden (`sandbox::bwrap`), and
+//! `claude-limits.json` is not bound back into it: the hook replaces the
+//! file by a rename (so no reader sees half of one), which a read-only bind
+//! of the file would not follow (it keeps the file it found when the
+//! sandbox started, so a long run would read numbers frozen at its start),
+//! and binding `sessions/` would show the rest of that folder. So inside a
+//! sandbox `nerdr usage` says claude's windows are unknown and why, and a
+//! sandboxed claude's status line keeps nothing (the file is not the
+//! sandbox's to write). The window, which runs outside, shows them.
+//!
 //! Pure here: reading each file's bytes into a [`Snapshot`] (`codex`,
 //! `claude`), and [`judge`], which decides what to show for each window at
 //! a given time, "unknown" with its reason included. The files are found

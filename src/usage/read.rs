@@ -46,7 +46,7 @@ pub fn one(agent: &'static str, now: i64) -> AgentUsage {
     };
     let source = if agent == "claude" {
         match crate::paths::Paths::from_process() {
-            Ok(p) => read_claude(&claude_file(&p.state_dir)),
+            Ok(p) => read_claude(&claude_file(&p.state_dir), sandboxed()),
             Err(e) => Source {
                 file: None,
                 read: Err(format!("{e}")),
@@ -74,10 +74,22 @@ pub fn now() -> i64 {
         .unwrap_or(0)
 }
 
-/// `claude-limits.json`, read and checked.
-pub fn read_claude(file: &Path) -> Source {
+/// Whether this runs in a sandboxed tab (nerdr sets `NERDR_SANDBOXED`).
+pub fn sandboxed() -> bool {
+    std::env::var_os("NERDR_SANDBOXED").is_some_and(|v| v == "1")
+}
+
+/// `claude-limits.json`, read and checked. In a sandbox nerdr's state
+/// folder is an empty stand-in (`sandbox::bwrap`), so the file is missing
+/// there for that reason.
+pub fn read_claude(file: &Path, sandboxed: bool) -> Source {
     let shown = Some(file.display().to_string());
     let read = match File::open(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && sandboxed => Err(format!(
+            "{} cannot be read in this sandbox (nerdr's state folder is hidden in it); \
+             `nerdr usage` outside the sandbox, or the window's status line, shows it",
+            file.display()
+        )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
             "no {} yet: it is written by claude's status line, which `nerdr integration \
              install claude` sets up, after claude's first reply on a claude.ai plan",

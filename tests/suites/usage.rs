@@ -297,6 +297,46 @@ fn usage_says_unknown_and_why() {
     assert!(r.contains("larger than 16384 bytes"), "{r}");
 }
 
+/// Inside a sandbox nerdr's state folder is hidden: claude's numbers are
+/// unknown there, saying so, and a sandboxed claude's status line keeps
+/// none.
+#[test]
+fn in_a_sandbox_claudes_limits_are_neither_read_nor_kept() {
+    let h = Home::new();
+    h.ok(&["integration", "install", "claude"]);
+    let t = now();
+    let mut c = h.cmd(&["hook", "claude-statusline"]);
+    let mut child = c
+        .env("NERDR_SANDBOXED", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(statusline_payload(t + 60, t + 120).as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Opus 4.5 · 5h 42% · wk 13%\n"
+    );
+    assert!(
+        !h.limits_file().exists(),
+        "a sandboxed status line kept its numbers"
+    );
+    let out = h
+        .cmd(&["usage", "--json"])
+        .env("NERDR_SANDBOXED", "1")
+        .output()
+        .unwrap();
+    let all: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = reason(&all, "claude", "five_hour");
+    assert!(r.contains("cannot be read in this sandbox"), "{r}");
+}
+
 #[test]
 fn install_leaves_the_users_own_status_line_and_says_so() {
     let h = Home::new();
