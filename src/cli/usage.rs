@@ -15,8 +15,8 @@ use crate::usage;
     codex: the newest rate-limit entry in its session logs ($CODEX_HOME/sessions, default \
     ~/.codex/sessions), which codex writes with each turn on a ChatGPT plan.\n\
     claude: $XDG_STATE_HOME/nerdr/sessions/claude-limits.json, which claude's status line \
-    writes while claude runs on a claude.ai plan (`nerdr integration install claude` sets the \
-    status line up).\n\n\
+    writes while claude runs on a claude.ai plan (`nerdr integration install claude --status-line` \
+    sets the status line up).\n\n\
     A window is \"unknown\" with the reason when there is no file, the file cannot be read \
     or is malformed (it is named), or its numbers are too old to trust (the window has reset \
     since). --json prints the same as {\"now\": SECONDS, \"agents\": [{\"agent\", \"source\", \

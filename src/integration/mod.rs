@@ -105,7 +105,7 @@ impl Agent {
 
     fn plan_install(self, before: Option<&str>, file: &Path) -> Result<Planned, EditError> {
         match self {
-            Agent::Claude => claude::WITH_STATUS_LINE.plan_install(before),
+            Agent::Claude => claude::TARGET.plan_install(before),
             Agent::Codex => codex::plan_install(before, file),
             Agent::Copilot => copilot::TARGET.plan_install(before),
         }
@@ -238,10 +238,7 @@ fn save(record: &Record, path: &Path) -> anyhow::Result<()> {
 /// `nerdr integration install AGENT`: the hooks, then the skill. Running
 /// it again changes nothing.
 pub fn install(agent: Agent) -> anyhow::Result<()> {
-    install_hooks(agent)?;
-    if agent == Agent::Claude {
-        status_line_note()?;
-    }
+    install_hooks(agent, |b, f| agent.plan_install(b, f))?;
     let (file, record) = skill_where(agent)?;
     println!("{}", skills::install(agent, &file, &record)?);
     Ok(())
@@ -256,6 +253,19 @@ pub fn uninstall(agent: Agent) -> anyhow::Result<()> {
         println!("{said}");
     }
     uninstall_hooks(agent)
+}
+
+/// `nerdr integration install claude --status-line`: sets claude's
+/// `statusLine` to nerdr's (`claude::WITH_STATUS_LINE`), as a layer of its
+/// own that uninstall takes off with the hooks. Not by default: claude
+/// shows a status line in place of its footer hints, `esc to interrupt`
+/// and `? for shortcuts`, which nerdr's screen rules read to tell a
+/// working claude from an idle one (checked with 2.1.197).
+pub fn install_status_line() -> anyhow::Result<()> {
+    install_hooks(Agent::Claude, |b, _| {
+        claude::WITH_STATUS_LINE.plan_install(b)
+    })?;
+    status_line_note()
 }
 
 /// Says when claude's `statusLine` is the user's own, which install left
@@ -288,12 +298,14 @@ fn skill_where(agent: Agent) -> anyhow::Result<(PathBuf, PathBuf)> {
     Ok((std::path::absolute(&file)?, record))
 }
 
-fn install_hooks(agent: Agent) -> anyhow::Result<()> {
+fn install_hooks(
+    agent: Agent,
+    plan_install: impl Fn(Option<&str>, &Path) -> Result<Planned, EditError>,
+) -> anyhow::Result<()> {
     let w = locate(agent)?;
     let file = &w.file;
     let before = files::read(file)?;
-    let plan = match agent
-        .plan_install(before.as_deref(), file)
+    let plan = match plan_install(before.as_deref(), file)
         .map_err(|e| anyhow!("{}: {e}", file.display()))?
     {
         Planned::Already => {

@@ -16,8 +16,8 @@
 //!   them. What it does hand out is the status-line command's stdin:
 //!   `rate_limits: {five_hour: {used_percentage, resets_at}, seven_day:
 //!   {...}}` (percent 0-100, reset in epoch seconds; checked in Claude Code
-//!   2.1.197's cli). So `nerdr integration install claude` sets a
-//!   `statusLine` running `nerdr hook claude-statusline`, which records them
+//!   2.1.197's cli). So `nerdr integration install claude --status-line`
+//!   sets a `statusLine` running `nerdr hook claude-statusline`, which records them
 //!   in `$XDG_STATE_HOME/nerdr/sessions/claude-limits.json` ([`claude`])
 //!   and prints a short status line. It is the only source claude gives:
 //!   it updates after every answer while claude runs, and says nothing when

@@ -92,7 +92,7 @@ pub fn read_claude(file: &Path, sandboxed: bool) -> Source {
         )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
             "no {} yet: it is written by claude's status line, which `nerdr integration \
-             install claude` sets up, after claude's first reply on a claude.ai plan",
+             install claude --status-line` sets up, after claude's first reply on a claude.ai plan",
             file.display()
         )),
         Err(e) => Err(format!("cannot read {}: {e}", file.display())),

@@ -90,6 +90,7 @@ pub fn offset_at(secs: i64) -> i64 {
         return 0;
     }
     // SAFETY: localtime_r succeeded, so it initialised `tm`.
+    #[allow(clippy::useless_conversion)] // `c_long` is i32 on 32-bit targets
     i64::from(unsafe { tm.assume_init() }.tm_gmtoff)
 }
 

@@ -71,6 +71,7 @@ mod switch;
 mod tab_signals;
 mod upgrade;
 mod usage;
+mod usage_clis;
 mod why;
 mod window_ui;
 mod worktree_removal;

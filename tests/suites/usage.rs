@@ -2,10 +2,13 @@
 //! codex session log from a real codex 0.171.0 turn whose model server
 //! sent the `x-codex-primary-*`/`x-codex-secondary-*` headers
 //! (tests/fixtures/usage/codex-rollout.jsonl), and the `claude-limits.json`
-//! that the status-line command `nerdr integration install claude` puts in
-//! claude's settings writes, run as claude runs it with a payload shaped
-//! as Claude Code 2.1.197 builds it (tests/fixtures/usage/
-//! claude-statusline.json). Plus the "unknown" cases: no files, malformed
+//! that the status-line command `nerdr integration install claude
+//! --status-line` puts in
+//! claude's settings writes, run as claude runs it with the payload a real
+//! Claude Code 2.1.197 gave its status-line command (tests/fixtures/usage/
+//! claude-statusline.json, recorded with an OAuth token against a model
+//! server sending the `anthropic-ratelimit-unified-*` headers; the reset
+//! times made placeholders). Plus the "unknown" cases: no files, malformed
 //! ones, numbers whose window has reset since.
 //!
 //! The recorded reset times are moved to now-relative ones (the text is
@@ -160,15 +163,18 @@ fn reason(all: &Value, name: &str, window: &str) -> String {
 fn usage_reads_codexs_log_and_the_limits_claudes_status_line_kept() {
     let h = Home::new();
     let t = now();
-    let (five, week) = (t + 3 * 3600 + 12 * 60 + 30, t + 4 * 86_400 + 3600);
+    let (five, week) = (t + 3 * 3600 + 12 * 60 + 30, t + 4 * 86_400 + 3600 + 1800);
     h.codex_log(five, week);
     h.ok(&["integration", "install", "claude"]);
+    let settings = std::fs::read_to_string(h.home(".claude/settings.json")).unwrap();
+    assert!(!settings.contains("statusLine"), "{settings}");
+    h.ok(&["integration", "install", "claude", "--status-line"]);
 
     let out = h.status_line(&statusline_payload(five, week));
     assert!(out.status.success(), "{}", said(&out));
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "Opus 4.5 · 5h 42% · wk 13%\n",
+        "Sonnet 5 · 5h 42% · wk 13%\n",
         "{}",
         said(&out)
     );
@@ -182,7 +188,7 @@ fn usage_reads_codexs_log_and_the_limits_claudes_status_line_kept() {
     assert_eq!(kept["seven_day"]["resets_at"], week);
 
     let all = h.json();
-    for (name, used5, used7) in [("claude", 42.0, 13.000000000000002), ("codex", 42.5, 13.0)] {
+    for (name, used5, used7) in [("claude", 42.0, 13.0), ("codex", 42.5, 13.0)] {
         let a = agent(&all, name);
         assert_eq!(a["five_hour"]["state"], "known", "{all}");
         assert_eq!(a["five_hour"]["used_percent"], used5, "{all}");
@@ -303,7 +309,7 @@ fn usage_says_unknown_and_why() {
 #[test]
 fn in_a_sandbox_claudes_limits_are_neither_read_nor_kept() {
     let h = Home::new();
-    h.ok(&["integration", "install", "claude"]);
+    h.ok(&["integration", "install", "claude", "--status-line"]);
     let t = now();
     let mut c = h.cmd(&["hook", "claude-statusline"]);
     let mut child = c
@@ -321,7 +327,7 @@ fn in_a_sandbox_claudes_limits_are_neither_read_nor_kept() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        "Opus 4.5 · 5h 42% · wk 13%\n"
+        "Sonnet 5 · 5h 42% · wk 13%\n"
     );
     assert!(
         !h.limits_file().exists(),
@@ -343,7 +349,21 @@ fn install_leaves_the_users_own_status_line_and_says_so() {
     let before = "{\n  \"statusLine\": {\"type\": \"command\", \"command\": \"~/bin/line\"}\n}\n";
     let file = h.home(".claude/settings.json");
     h.write(&file, before);
-    let said = h.ok(&["integration", "install", "claude"]);
+    // Not by default: claude shows a status line in place of the footer
+    // hints nerdr's screen rules read.
+    h.ok(&["integration", "install", "claude"]);
+    let plain: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(plain["statusLine"]["command"], "~/bin/line");
+    let out = h
+        .cmd(&["integration", "install", "codex", "--status-line"])
+        .output()
+        .unwrap();
+    assert!(
+        !out.status.success() && said(&out).contains("--status-line is claude's"),
+        "{}",
+        said(&out)
+    );
+    let said = h.ok(&["integration", "install", "claude", "--status-line"]);
     assert!(
         said.contains("left your statusLine") && said.contains("~/bin/line"),
         "{said}"
