@@ -114,6 +114,37 @@ mod tests {
         );
     }
 
+    fn tab(id: &str, agent: &str) -> TabInfo {
+        serde_json::from_value(serde_json::json!({
+            "id": id, "agent": agent, "folder": "/a", "command": [agent], "sandboxed": false,
+            "state": "running", "pid": null, "exit_code": null,
+        }))
+        .unwrap()
+    }
+
+    /// The shown codex tab's figure comes before the help hint; a shell's
+    /// tab shows none, and switching to it asks for nothing.
+    #[test]
+    fn the_status_line_shows_the_shown_agents_figure() {
+        let (out, _rx) = mpsc::unbounded_channel();
+        let (tx, mut answers) = mpsc::unbounded_channel();
+        let mut w =
+            super::super::Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+        w.usage.tx = Some(tx);
+        w.on_tabs(vec![tab("c", "codex"), tab("s", "sh")]);
+        w.view.redraw("c", 23, 80);
+        assert_eq!(w.normal_note(), "C-b ? help");
+        // The read happens on a thread of its own; its answer is an event.
+        let asked = answers.blocking_recv().unwrap();
+        assert_eq!(asked.0, "codex");
+        w.usage
+            .got(("codex", Some("5h 42% wk 13%".into())), Instant::now());
+        assert_eq!(w.normal_note(), "5h 42% wk 13% | C-b ? help");
+        w.view.redraw("s", 23, 80);
+        assert_eq!(w.normal_note(), "C-b ? help");
+        assert!(answers.try_recv().is_err(), "a shell's tab asked for usage");
+    }
+
     #[test]
     fn only_claude_and_codex_agent_tabs_have_a_plan() {
         assert_eq!(plan_of_agent(TabKind::Agent, "claude"), Some("claude"));
