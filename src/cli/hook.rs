@@ -89,7 +89,13 @@ fn statusline(payload: Option<&str>) {
         let kept = crate::paths::Paths::from_process()
             .map_err(|e| e.to_string())
             .and_then(|p| {
-                crate::usage::read::write_claude(&crate::usage::read::claude_file(&p.state_dir), l)
+                let file = crate::usage::read::claude_file(&p.state_dir);
+                // Claude runs its status line after every message: the same
+                // numbers are written again only once a minute.
+                if crate::usage::read::same_recent_claude(&file, l, 60) {
+                    return Ok(());
+                }
+                crate::usage::read::write_claude(&file, l)
             });
         if let Err(e) = kept {
             say(&format!("nerdr hook {STATUSLINE}: {e}"));

@@ -208,8 +208,14 @@ pub fn describe(u: &AgentUsage, now: i64, offset: impl Fn(i64) -> i64) -> String
             return out;
         }
     }
-    if let Some(f) = &u.source {
-        out.push_str(&format!(" (from {f})"));
+    match (&u.source, u.observed_at) {
+        // Numbers read a while ago say so: claude's are as of its last run.
+        (Some(f), Some(seen)) if now - seen >= 600 => out.push_str(&format!(
+            " (from {f}, as of {} ago)",
+            time::span(now - seen)
+        )),
+        (Some(f), _) => out.push_str(&format!(" (from {f})")),
+        (None, _) => {}
     }
     out.push('\n');
     for (name, w) in [("5-hour", &u.five_hour), ("weekly", &u.weekly)] {

@@ -214,6 +214,26 @@ fn tail(file: &Path, max: u64) -> std::io::Result<(String, bool)> {
     Ok((String::from_utf8_lossy(&bytes).into_owned(), start > 0))
 }
 
+/// Whether `file` already holds `limits`' numbers, written less than
+/// `secs` seconds before them.
+pub fn same_recent_claude(file: &Path, limits: &claude::Limits, secs: i64) -> bool {
+    let Ok(f) = File::open(file) else {
+        return false;
+    };
+    let mut bytes = Vec::new();
+    if f.take(claude::MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .is_err()
+    {
+        return false;
+    }
+    serde_json::from_slice::<claude::Limits>(&bytes).is_ok_and(|old| {
+        old.five_hour == limits.five_hour
+            && old.seven_day == limits.seven_day
+            && (0..secs).contains(&(limits.observed_at - old.observed_at))
+    })
+}
+
 /// Writes `limits` to `file`: a new 0600 file renamed over the old, in a
 /// 0700 folder, so a reader never sees half of it.
 pub fn write_claude(file: &Path, limits: &claude::Limits) -> Result<(), String> {

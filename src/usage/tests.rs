@@ -157,6 +157,16 @@ fn the_text_gives_local_reset_times_and_how_long_until_them() {
         ),
         NOW,
     );
+    let old = judge(
+        "claude",
+        source(Some(NOW - 7300), reading(1.0, Some(NOW + 60)), None),
+        NOW,
+    );
+    assert!(
+        describe(&old, NOW, |_| 0).starts_with("claude: (from /f, as of 2h 1m ago)\n"),
+        "{}",
+        describe(&old, NOW, |_| 0)
+    );
     let text = describe(&u, NOW, |_| 3600);
     assert_eq!(
         text,

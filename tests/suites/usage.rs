@@ -187,6 +187,22 @@ fn usage_reads_codexs_log_and_the_limits_claudes_status_line_kept() {
     assert_eq!(kept["five_hour"]["resets_at"], five);
     assert_eq!(kept["seven_day"]["resets_at"], week);
 
+    // The same numbers again (claude runs its status line after every
+    // message) are not written again within the minute; new ones are.
+    let again = h.status_line(&statusline_payload(five, week));
+    assert!(again.status.success(), "{}", said(&again));
+    let kept_again: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(kept_again, kept);
+    let moved =
+        statusline_payload(five, week).replace("\"used_percentage\":42", "\"used_percentage\":43");
+    h.status_line(&moved);
+    let kept_moved: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        kept_moved["five_hour"]["used_percent"], 43.0,
+        "{kept_moved}"
+    );
+    h.status_line(&statusline_payload(five, week));
+
     let all = h.json();
     for (name, used5, used7) in [("claude", 42.0, 13.0), ("codex", 42.5, 13.0)] {
         let a = agent(&all, name);
