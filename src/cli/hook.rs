@@ -22,11 +22,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client;
+use crate::integration::STATUSLINE_EVENT as STATUSLINE;
 use crate::protocol::api::ReportEvent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The event: SessionStart, UserPromptSubmit, Stop, Notification, PostToolUse (others are passed on as given)
+    /// The event: SessionStart, UserPromptSubmit, Stop, Notification, PostToolUse (others are passed on as given);
+    /// claude-statusline is claude's status-line command (keeps the plan's limits for `nerdr usage`)
     pub event: Option<String>,
     /// The payload as an argument (codex's notify); without it, stdin is read
     /// unless it is a terminal. Only the last word counts.
@@ -71,8 +73,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
-
-use crate::integration::STATUSLINE_EVENT as STATUSLINE;
 
 /// Keeps the limits in claude's status-line payload and prints its status
 /// line. The limits are the account's, so they are kept for any claude,
