@@ -389,3 +389,39 @@ fn install_leaves_the_users_own_status_line_and_says_so() {
     h.ok(&["integration", "uninstall", "claude"]);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
 }
+
+/// The window's status line ends with the shown codex tab's figure, read
+/// from codex's log when the window draws (here a shell stands in for
+/// codex under its name; the figure is the plan's, not the program's).
+#[test]
+fn the_window_shows_the_shown_codex_tabs_usage() {
+    use crate::support::local::Local;
+    use crate::support::tmux::{have_tmux, Tmux};
+    if !have_tmux() {
+        return;
+    }
+    let l = Local::started();
+    l.write_config(
+        "[agents.codex]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n\
+         [agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n",
+    );
+    let t = now();
+    let text = CODEX_LOG
+        .replace(RECORDED_5H, &(t + 3 * 3600).to_string())
+        .replace(RECORDED_7D, &(t + 4 * 86_400).to_string());
+    let log = l.path(&format!("home/{LOG_DIR}/{LOG_NAME}"));
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, text).unwrap();
+    l.ok(&["agent", "codex"]);
+    l.ok(&["agent", "sh"]);
+    let w = Tmux::start(&l, 100, 24, "nerdr");
+    let last = |s: &[String]| s.last().cloned().unwrap_or_default();
+    w.wait("codex's figure", |s: &[String]| {
+        last(s).contains("1:codex-1") && last(s).contains("| 5h 42% wk 13% | C-b ? help")
+    });
+    // A shell's tab has no plan: no figure.
+    w.keys(&["C-b", "n"]);
+    w.wait("the shell's tab without one", |s: &[String]| {
+        last(s).contains("2:sh-1*") && !last(s).contains("5h ")
+    });
+}
