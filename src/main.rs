@@ -47,6 +47,7 @@ mod switch;
 mod systemd;
 mod term;
 mod unit_names;
+mod usage;
 mod why;
 
 use std::process::ExitCode;

@@ -9,6 +9,10 @@
 //! reported on stderr and the exit code is still 0 (claude reads exit 2 as
 //! "block this"); it waits a few seconds at most; and it never writes to
 //! stdout, which claude reads as instructions.
+//!
+//! `nerdr hook claude-statusline` is claude's status-line command instead:
+//! it records the plan limits claude hands it (`crate::usage::claude`) in
+//! or out of nerdr, and prints the status line claude shows.
 
 use std::io::{IsTerminal, Read, Write};
 use std::process::ExitCode;
@@ -18,11 +22,13 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client;
+use crate::integration::STATUSLINE_EVENT as STATUSLINE;
 use crate::protocol::api::ReportEvent;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The event: SessionStart, UserPromptSubmit, Stop, Notification, PostToolUse (others are passed on as given)
+    /// The event: SessionStart, UserPromptSubmit, Stop, Notification, PostToolUse (others are passed on as given);
+    /// claude-statusline is claude's status-line command (keeps the plan's limits for `nerdr usage`)
     pub event: Option<String>,
     /// The payload as an argument (codex's notify); without it, stdin is read
     /// unless it is a terminal. Only the last word counts.
@@ -51,6 +57,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Some(p) => Some(p.clone()),
         None => read_stdin(),
     };
+    if args.event.as_deref() == Some(STATUSLINE) {
+        statusline(payload.as_deref());
+        return Ok(ExitCode::SUCCESS);
+    }
     if std::env::var_os("NERDR_TAB").is_none_or(|v| v.is_empty()) {
         return Ok(ExitCode::SUCCESS);
     }
@@ -62,6 +72,40 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         say(&format!("nerdr hook {event}: {e:#}"));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Keeps the limits in claude's status-line payload and prints its status
+/// line. The limits are the account's, so they are kept for any claude,
+/// in a tab or not; a payload without them leaves the file as it was.
+fn statusline(payload: Option<&str>) {
+    let data: Value = payload
+        .and_then(|p| serde_json::from_str(p).ok())
+        .unwrap_or(Value::Null);
+    let now = crate::usage::read::now();
+    let limits = crate::usage::claude::from_statusline(&data, now);
+    // A sandboxed claude's numbers are not kept: its state folder is a
+    // read-only stand-in, and the file is not the sandbox's to write.
+    if let Some(l) = limits.as_ref().filter(|_| !crate::usage::read::sandboxed()) {
+        let kept = crate::paths::Paths::from_process()
+            .map_err(|e| e.to_string())
+            .and_then(|p| {
+                let file = crate::usage::read::claude_file(&p.state_dir);
+                // Claude runs its status line after every message: the same
+                // numbers are written again only once a minute.
+                if crate::usage::read::same_recent_claude(&file, l, 60) {
+                    return Ok(());
+                }
+                crate::usage::read::write_claude(&file, l)
+            });
+        if let Err(e) = kept {
+            say(&format!("nerdr hook {STATUSLINE}: {e}"));
+        }
+    }
+    let _ = writeln!(
+        std::io::stdout(),
+        "{}",
+        crate::usage::claude::status_text(&data, limits.as_ref())
+    );
 }
 
 /// A line on stderr; a stderr nobody reads is no reason to fail the agent

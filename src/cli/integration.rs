@@ -21,7 +21,12 @@ Skills written (removed by uninstall only if unchanged):
   codex    $CODEX_HOME/skills/nerdr/SKILL.md
   copilot  $COPILOT_HOME/skills/nerdr/SKILL.md
 
-The hooks run `\"${NERDR_BIN:-nerdr}\" hook EVENT`, which does nothing outside nerdr.")]
+The hooks run `\"${NERDR_BIN:-nerdr}\" hook EVENT`, which does nothing outside nerdr.
+
+claude --status-line also sets statusLine (when the file has none) to \
+`\"${NERDR_BIN:-nerdr}\" hook claude-statusline`, which keeps the plan limits claude gives it \
+for `nerdr usage`. Claude then shows that line instead of its footer hints (esc to interrupt, \
+? for shortcuts), which nerdr's screen rules read, so it is not the default.")]
 pub struct Args {
     #[command(subcommand)]
     pub action: Action,
@@ -33,6 +38,9 @@ pub enum Action {
     Install {
         #[arg(value_enum)]
         agent: Agent,
+        /// claude only: also set claude's statusLine to nerdr's, for `nerdr usage`
+        #[arg(long)]
+        status_line: bool,
     },
     /// Remove what install added; an untouched file comes back byte for byte
     Uninstall {
@@ -43,7 +51,18 @@ pub enum Action {
 
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     match args.action {
-        Action::Install { agent } => integration::install(agent)?,
+        Action::Install { agent, status_line } => {
+            if status_line && agent != Agent::Claude {
+                anyhow::bail!(
+                    "--status-line is claude's: {} gives no status-line command its limits",
+                    agent.name()
+                );
+            }
+            integration::install(agent)?;
+            if status_line {
+                integration::install_status_line()?;
+            }
+        }
         Action::Uninstall { agent } => integration::uninstall(agent)?,
     }
     Ok(ExitCode::SUCCESS)

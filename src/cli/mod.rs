@@ -41,6 +41,7 @@ mod stopping;
 mod switch;
 mod tabs;
 mod terminal;
+mod usage;
 mod wait;
 mod why;
 mod worktrees;
@@ -127,6 +128,8 @@ pub enum Command {
     Why(why::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
+    // About line and long help: on usage::Args.
+    Usage(usage::Args),
     /// Work saved from worktrees before nerdr removed them, and how to get it back
     Saved(saved::Args),
     /// Stop every program of this folder's session and forget the session
@@ -250,6 +253,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Switch(a) => switch::run(a, &folder),
         Command::Why(a) => why::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
+        Command::Usage(a) => usage::run(a),
         Command::Terminal(a) => terminal::run(a, &folder),
         Command::Pane(a) => pane::run(a),
         Command::Restart(a) => restart::run(a, &folder),
@@ -322,6 +326,9 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
             Some("the approval queue is one for every session; leave out --folder")
         }
         Command::Log(_) => Some("the log is one for every session; leave out --folder"),
+        Command::Usage(_) => {
+            Some("plan usage is your account's, not a session's; leave out --folder")
+        }
         Command::Worktrees(_) | Command::Clean(_) => Some(
             "this command covers every repository nerdr knows, not one session; leave out --folder",
         ),

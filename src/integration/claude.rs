@@ -4,6 +4,15 @@
 //! empty matcher matches every session source. Claude sends the hook a JSON
 //! payload on stdin with `session_id`, `hook_event_name` and
 //! `transcript_path`, and reads its stdout (so `nerdr hook` prints nothing).
+//!
+//! With `--status-line` it also sets `statusLine` to `{"type": "command", "command": "\"${NERDR_BIN:-nerdr}\"
+//! hook claude-statusline"}` when the file has none: claude gives that
+//! command the plan's limits on stdin, which nerdr keeps for `nerdr usage`.
+//! A `statusLine` of the user's is left as it is (claude runs only one, and
+//! running the user's command from nerdr's would make nerdr answer for
+//! whatever it does); install says so, and claude's usage stays unknown.
+//! Not by default: claude shows a status line in place of its footer
+//! hints, which the screen rules read (`integration::install_status_line`).
 
 use std::path::PathBuf;
 
@@ -27,6 +36,15 @@ pub const TARGET: Target = Target {
     group: Some("hooks"),
     command_key: "command",
     entry,
+    single: None,
+};
+
+/// What install puts in: the hooks, and the status line. Claude hands its
+/// status-line command the plan's limits; nerdr keeps them for `nerdr
+/// usage` (crate::usage) and prints a short line.
+pub const WITH_STATUS_LINE: Target = Target {
+    single: Some(("statusLine", super::STATUSLINE_EVENT)),
+    ..TARGET
 };
 
 fn entry(command: &str) -> V {

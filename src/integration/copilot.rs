@@ -13,6 +13,7 @@ use super::jsonhooks::{obj, Target};
 use super::AgentEnv;
 
 pub const TARGET: Target = Target {
+    single: None,
     preamble: &[("version", 1)],
     events: &[
         ("sessionStart", "SessionStart"),

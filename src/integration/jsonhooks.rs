@@ -31,6 +31,10 @@ pub struct Target {
     /// The element nerdr appends to `hooks.EVENT` for a command, its keys in
     /// the order written.
     pub entry: fn(&str) -> CstInputValue,
+    /// A top-level member holding one command object nerdr sets when the
+    /// file has none (claude's `statusLine`), with the nerdr event it runs.
+    /// One the user set is left as it is: the agent runs only one.
+    pub single: Option<(&'static str, &'static str)>,
 }
 
 /// What an install appended: the key paths of the containers it created and
@@ -113,12 +117,14 @@ impl Target {
             .as_ref()
             .and_then(|v| v.get("hooks"))
             .and_then(Value::as_object);
-        Ok(events.is_some_and(|events| {
-            events.values().filter_map(Value::as_array).any(|arr| {
-                arr.iter()
-                    .any(|el| self.hooks_in(el).iter().any(|h| self.hook_is_nerdrs(h)))
-            })
-        }))
+        let single = hooks.as_ref().is_some_and(|v| self.single_is_nerdrs(v));
+        Ok(single
+            || events.is_some_and(|events| {
+                events.values().filter_map(Value::as_array).any(|arr| {
+                    arr.iter()
+                        .any(|el| self.hooks_in(el).iter().any(|h| self.hook_is_nerdrs(h)))
+                })
+            }))
     }
 
     /// Whether the text holds nothing but what a new file starts with, so a
@@ -148,9 +154,16 @@ impl Target {
                     top.append(key, CstInputValue::Number(n.to_string()));
                 }
                 top.append("hooks", self.hooks_object());
-                self.all_added()
+                let mut added = self.all_added();
+                self.add_single(&top, &mut added);
+                added
             }
-            Some(value) => self.add_hooks(root_object(&value)?)?,
+            Some(value) => {
+                let top = root_object(&value)?;
+                let mut added = self.add_hooks(top.clone())?;
+                self.add_single(&top, &mut added);
+                added
+            }
         };
         if events.is_empty() {
             return Ok(Planned::Already);
@@ -161,6 +174,51 @@ impl Target {
             created,
             events,
         }))
+    }
+
+    /// Sets the single member when the file has none; counts it as an
+    /// event added.
+    fn add_single(&self, top: &CstObject, added: &mut Added) {
+        let Some((key, nerdr_ev)) = self.single else {
+            return;
+        };
+        if last_member(top, key).is_some() {
+            return;
+        }
+        top.append(
+            key,
+            obj([
+                ("type", CstInputValue::String("command".into())),
+                (self.command_key, CstInputValue::String(command(nerdr_ev))),
+            ]),
+        );
+        added.created.push(vec![key.to_string()]);
+        added.events.push(key.to_string());
+    }
+
+    /// Whether the single member of `top` (a parsed file) runs nerdr.
+    fn single_is_nerdrs(&self, top: &Value) -> bool {
+        self.single
+            .and_then(|(key, _)| top.get(key))
+            .is_some_and(|v| self.hook_is_nerdrs(v))
+    }
+
+    /// The command of the single member someone else set, if any (for
+    /// saying it was left alone).
+    pub fn single_of_others(&self, text: &str) -> Option<String> {
+        let (key, _) = self.single?;
+        let v = jsonc::parse_value(text).ok()??;
+        let member = v.get(key)?;
+        if self.hook_is_nerdrs(member) {
+            return None;
+        }
+        Some(
+            member
+                .get(self.command_key)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .unwrap_or_else(|| member.to_string()),
+        )
     }
 
     /// What a `hooks` member made from nothing adds.
@@ -225,6 +283,18 @@ impl Target {
             for member in hooks.properties() {
                 if let Some(arr) = member.array_value() {
                     self.remove_entries(&arr);
+                }
+            }
+        }
+        if let Some((key, _)) = self.single {
+            for member in top.properties() {
+                let ours = member.decoded_name().as_deref() == Some(key)
+                    && member
+                        .value()
+                        .and_then(|v| value_of(&v))
+                        .is_some_and(|v| self.hook_is_nerdrs(&v));
+                if ours {
+                    member.remove();
                 }
             }
         }

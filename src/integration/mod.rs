@@ -35,6 +35,9 @@ use state::{Layer, Record, Undo};
 /// How every hook nerdr installs starts; what identifies one as nerdr's.
 pub const COMMAND_PREFIX: &str = "\"${NERDR_BIN:-nerdr}\" hook ";
 
+/// The event of claude's status-line command (`nerdr hook claude-statusline`).
+pub const STATUSLINE_EVENT: &str = "claude-statusline";
+
 /// The shell command a hook for nerdr event `event` runs. Inside a tab
 /// `NERDR_BIN` names the nerdr that started it; elsewhere the one on PATH.
 pub fn command(event: &str) -> String {
@@ -110,7 +113,7 @@ impl Agent {
 
     fn remove(self, text: &str, created: &[Vec<String>]) -> Result<String, EditError> {
         match self {
-            Agent::Claude => claude::TARGET.remove(text, created),
+            Agent::Claude => claude::WITH_STATUS_LINE.remove(text, created),
             Agent::Codex => codex::remove(text),
             Agent::Copilot => copilot::TARGET.remove(text, created),
         }
@@ -118,7 +121,7 @@ impl Agent {
 
     fn contains_nerdrs(self, text: &str) -> Result<bool, EditError> {
         match self {
-            Agent::Claude => claude::TARGET.contains_nerdrs(text),
+            Agent::Claude => claude::WITH_STATUS_LINE.contains_nerdrs(text),
             Agent::Codex => codex::contains_nerdrs(text),
             Agent::Copilot => copilot::TARGET.contains_nerdrs(text),
         }
@@ -127,7 +130,7 @@ impl Agent {
     /// Whether a file nerdr created holds nothing else, so it can go.
     fn is_bare(self, text: &str) -> bool {
         match self {
-            Agent::Claude => claude::TARGET.is_bare(text),
+            Agent::Claude => claude::WITH_STATUS_LINE.is_bare(text),
             Agent::Codex => text.trim().is_empty(),
             Agent::Copilot => copilot::TARGET.is_bare(text),
         }
@@ -235,7 +238,7 @@ fn save(record: &Record, path: &Path) -> anyhow::Result<()> {
 /// `nerdr integration install AGENT`: the hooks, then the skill. Running
 /// it again changes nothing.
 pub fn install(agent: Agent) -> anyhow::Result<()> {
-    install_hooks(agent)?;
+    install_hooks(agent, |b, f| agent.plan_install(b, f))?;
     let (file, record) = skill_where(agent)?;
     println!("{}", skills::install(agent, &file, &record)?);
     Ok(())
@@ -252,6 +255,38 @@ pub fn uninstall(agent: Agent) -> anyhow::Result<()> {
     uninstall_hooks(agent)
 }
 
+/// `nerdr integration install claude --status-line`: sets claude's
+/// `statusLine` to nerdr's (`claude::WITH_STATUS_LINE`), as a layer of its
+/// own that uninstall takes off with the hooks. Not by default: claude
+/// shows a status line in place of its footer hints, `esc to interrupt`
+/// and `? for shortcuts`, which nerdr's screen rules read to tell a
+/// working claude from an idle one (checked with 2.1.197).
+pub fn install_status_line() -> anyhow::Result<()> {
+    install_hooks(Agent::Claude, |b, _| {
+        claude::WITH_STATUS_LINE.plan_install(b)
+    })?;
+    status_line_note()
+}
+
+/// Says when claude's `statusLine` is the user's own, which install left
+/// alone: then `nerdr usage` cannot know claude's limits.
+fn status_line_note() -> anyhow::Result<()> {
+    let w = locate(Agent::Claude)?;
+    if let Some(theirs) = files::read(&w.file)?
+        .as_deref()
+        .and_then(|t| claude::WITH_STATUS_LINE.single_of_others(t))
+    {
+        println!(
+            "left your statusLine in {} as it is ({theirs}); claude gives the plan's limits only \
+             to its status-line command, so `nerdr usage` shows claude's as unknown. To have \
+             them, set it to {} (your command's line is then nerdr's short one)",
+            w.file.display(),
+            command(STATUSLINE_EVENT)
+        );
+    }
+    Ok(())
+}
+
 /// The agent's skill file, and the record of the skills nerdr wrote.
 fn skill_where(agent: Agent) -> anyhow::Result<(PathBuf, PathBuf)> {
     let (file, record) = placed(
@@ -263,12 +298,14 @@ fn skill_where(agent: Agent) -> anyhow::Result<(PathBuf, PathBuf)> {
     Ok((std::path::absolute(&file)?, record))
 }
 
-fn install_hooks(agent: Agent) -> anyhow::Result<()> {
+fn install_hooks(
+    agent: Agent,
+    plan_install: impl Fn(Option<&str>, &Path) -> Result<Planned, EditError>,
+) -> anyhow::Result<()> {
     let w = locate(agent)?;
     let file = &w.file;
     let before = files::read(file)?;
-    let plan = match agent
-        .plan_install(before.as_deref(), file)
+    let plan = match plan_install(before.as_deref(), file)
         .map_err(|e| anyhow!("{}: {e}", file.display()))?
     {
         Planned::Already => {
@@ -388,5 +425,7 @@ fn sound(agent: Agent, text: &str) -> bool {
     matches!(agent.contains_nerdrs(text), Ok(false))
 }
 
+#[cfg(test)]
+mod status_line_tests;
 #[cfg(test)]
 mod tests;

@@ -70,6 +70,8 @@ mod state_mechanics;
 mod switch;
 mod tab_signals;
 mod upgrade;
+mod usage;
+mod usage_clis;
 mod why;
 mod window_ui;
 mod worktree_removal;

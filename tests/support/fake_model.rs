@@ -103,6 +103,8 @@ impl Logged {
 #[derive(Default)]
 struct Shared {
     rules: Mutex<Vec<(String, Turn)>>,
+    /// Sent with every streamed answer (`FakeModel::send_headers`).
+    headers: Mutex<Vec<(String, String)>>,
     log: Mutex<Vec<Logged>>,
     answered: AtomicU64,
     stop: AtomicBool,
@@ -141,6 +143,16 @@ impl FakeModel {
             shared,
             accept: Some(accept),
         }
+    }
+
+    /// Headers to send with every streamed answer from now on: a plan's
+    /// rate limits (`anthropic-ratelimit-unified-*`, `x-codex-primary-*`),
+    /// which the CLIs read from real servers' replies.
+    pub fn send_headers(&self, headers: &[(&str, String)]) {
+        *self.shared.headers.lock().unwrap() = headers
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect();
     }
 
     /// `http://127.0.0.1:PORT`, without a trailing slash.
@@ -266,6 +278,10 @@ fn respond(req: &http::Request, w: &mut TcpStream, shared: &Shared) -> std::io::
     let path = req.path.split('?').next().unwrap_or("");
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let model = body["model"].as_str().unwrap_or("fake-model").to_string();
+    let headers = shared.headers.lock().unwrap().clone();
+    let stream = |w: &mut TcpStream, events: &[Event]| stream_then(w, events, "", &headers);
+    let stream_chat =
+        |w: &mut TcpStream, events: &[Event]| stream_then(w, events, "data: [DONE]\n\n", &headers);
     match (req.method.as_str(), path) {
         ("HEAD" | "GET", "/") => http::reply(w, "200 OK", "text/plain", b""),
         ("POST", "/v1/messages/count_tokens") => {
@@ -342,17 +358,15 @@ fn record(shared: &Shared, at: usize, asked: Asked, answer: &Answer) {
     log[at].answer = Some(answer.clone());
 }
 
-fn stream(w: &mut TcpStream, events: &[Event]) -> std::io::Result<()> {
-    stream_then(w, events, "")
-}
-
-/// Chat Completions streams end with `data: [DONE]`.
-fn stream_chat(w: &mut TcpStream, events: &[Event]) -> std::io::Result<()> {
-    stream_then(w, events, "data: [DONE]\n\n")
-}
-
-fn stream_then(w: &mut TcpStream, events: &[Event], tail: &str) -> std::io::Result<()> {
-    let mut s = http::Stream::start(w, "text/event-stream")?;
+/// The events, then `tail` (Chat Completions streams end with `data:
+/// [DONE]`), after `headers`.
+fn stream_then(
+    w: &mut TcpStream,
+    events: &[Event],
+    tail: &str,
+    headers: &[(String, String)],
+) -> std::io::Result<()> {
+    let mut s = http::Stream::start(w, "text/event-stream", headers)?;
     for e in events {
         if !e.pause.is_zero() {
             std::thread::sleep(e.pause);

@@ -3,10 +3,35 @@
 //! overlay.
 
 use super::view::View;
-use super::{overlay, status, Mode, Window};
+use super::{overlay, status, usage_figure, Mode, Window};
 use crate::protocol::handshake::ClientMsg;
 
 impl Window {
+    /// What the status line says after the tabs in the normal mode: the
+    /// shown agent's plan usage when known, then the note (or a stopped
+    /// tab's keys, or the help hint).
+    pub(super) fn normal_note(&mut self) -> String {
+        // A stopped tab says what brings it back, unless a note
+        // has something newer to say.
+        let hint = match self.showing() {
+            Some(i) if self.note.is_empty() => {
+                status::stopped_hint(&self.tabs[i], &self.prefix_name)
+            }
+            _ => None,
+        };
+        let note = hint.as_deref().unwrap_or(&self.note);
+        let note = status::status_note(note, self.approvals, &self.prefix_name);
+        // The plan's usage before the note (which is cut first when the
+        // line is short).
+        let plan = self
+            .showing()
+            .and_then(|i| usage_figure::plan_of(&self.tabs[i]));
+        match self.usage.for_agent(plan, std::time::Instant::now()) {
+            Some(fig) => format!("{fig} | {note}"),
+            None => note,
+        }
+    }
+
     pub(super) fn paint(&mut self) {
         let (rows, cols) = self.view.term;
         let tab_shown = match &self.mode {
@@ -21,16 +46,7 @@ impl Window {
         }
         let bytes = match &self.mode {
             Mode::Normal => {
-                // A stopped tab says what brings it back, unless a note
-                // has something newer to say.
-                let hint = match self.showing() {
-                    Some(i) if self.note.is_empty() => {
-                        status::stopped_hint(&self.tabs[i], &self.prefix_name)
-                    }
-                    _ => None,
-                };
-                let note = hint.as_deref().unwrap_or(&self.note);
-                let note = status::status_note(note, self.approvals, &self.prefix_name);
+                let note = self.normal_note();
                 let width = cols as usize;
                 let line = status::status_line(
                     &self.tabs,

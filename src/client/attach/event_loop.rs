@@ -30,8 +30,10 @@ pub(super) async fn attached(
     });
     let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
     w.drafts_dir = Some(super::drafts::dir(&paths.state_dir));
+    let (usage_tx, usage_rx) = mpsc::unbounded_channel();
+    w.usage.tx = Some(usage_tx);
     w.attach();
-    let bye = run(&mut w, link, paths, keys_rx).await?;
+    let bye = run(&mut w, link, paths, keys_rx, usage_rx).await?;
     // Unsent diff comments are kept, and the last line says so.
     Ok(match w.leaving() {
         Some(kept) if bye.is_empty() => kept,
@@ -46,6 +48,7 @@ async fn run(
     mut link: Link,
     paths: Paths,
     mut keys_rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    mut usage_rx: mpsc::UnboundedReceiver<super::usage_figure::Answer>,
 ) -> anyhow::Result<String> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut winch = signal(SignalKind::window_change())?;
@@ -93,6 +96,7 @@ async fn run(
                 Some(bytes) => w.on_keys(&bytes),
                 None => return Ok("[detached: input closed]".into()),
             },
+            Some(answer) = usage_rx.recv() => w.usage.got(answer, std::time::Instant::now()),
             _ = winch.recv() => w.on_resize(term::size()),
             _ = hup.recv() => return Ok(String::new()),
             _ = term_sig.recv() => return Ok("[detached: terminated]".into()),

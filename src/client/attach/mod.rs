@@ -34,6 +34,7 @@ mod session_pick;
 mod status;
 mod term;
 mod typing;
+mod usage_figure;
 mod view;
 
 use std::collections::HashMap;
@@ -107,6 +108,8 @@ struct Window {
     connected: bool,
     /// Comments not sent yet, by tab, while its diff view is closed.
     drafts: HashMap<String, Vec<drafts::Draft>>,
+    /// The shown agent's plan usage, for the status line.
+    usage: usage_figure::UsageFigure,
     /// Where drafts are kept across windows (`drafts`); `None`: in this
     /// window only (the table tests).
     drafts_dir: Option<PathBuf>,
@@ -229,6 +232,7 @@ impl Window {
             connected: true,
             awaiting: None,
             drafts: HashMap::new(),
+            usage: Default::default(),
             drafts_dir: None,
             window_only: Default::default(),
             sending: None,

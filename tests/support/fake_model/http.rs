@@ -146,11 +146,19 @@ pub struct Stream<'a, W: Write> {
 }
 
 impl<'a, W: Write> Stream<'a, W> {
-    pub fn start(w: &'a mut W, content_type: &str) -> io::Result<Self> {
+    pub fn start(
+        w: &'a mut W,
+        content_type: &str,
+        headers: &[(String, String)],
+    ) -> io::Result<Self> {
+        let extra: String = headers
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}\r\n"))
+            .collect();
         write!(
             w,
             "HTTP/1.1 200 OK\r\nContent-Type: {content_type}\r\nCache-Control: no-cache\r\n\
-             Transfer-Encoding: chunked\r\n\r\n"
+             {extra}Transfer-Encoding: chunked\r\n\r\n"
         )?;
         w.flush()?;
         Ok(Stream { w })

@@ -1,0 +1,137 @@
+//! Times as `nerdr usage` shows them: a reset in local time ("2026-12-03
+//! 11:37") with how long until it ("3h 12m"), and the RFC 3339 stamps
+//! codex writes. Pure: the local UTC offset is given ([`offset_at`] reads
+//! it, at the edge).
+
+/// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+fn civil(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// A civil date to days since 1970-01-01 (the inverse of [`civil`]).
+fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let mp = i64::from((m + 9) % 12);
+    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn minutes(secs: i64) -> String {
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, m, d) = civil(days);
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        rem % 3600 / 60
+    )
+}
+
+/// `2026-12-03 11:37 UTC`.
+pub fn utc(secs: i64) -> String {
+    format!("{} UTC", minutes(secs))
+}
+
+/// `secs` at UTC offset `offset` (seconds east): `2026-12-03 12:37`.
+pub fn local(secs: i64, offset: i64) -> String {
+    minutes(secs + offset)
+}
+
+/// How long `secs` is, to the minute and at most two units: `3h 12m`,
+/// `4d 2h`, `12m`; under a minute is `<1m`.
+pub fn span(secs: i64) -> String {
+    let m = secs.max(0) / 60;
+    let (d, h, m) = (m / 1440, m % 1440 / 60, m % 60);
+    match (d, h, m) {
+        (0, 0, 0) => "<1m".into(),
+        (0, 0, m) => format!("{m}m"),
+        (0, h, m) => format!("{h}h {m}m"),
+        (d, h, _) => format!("{d}d {h}h"),
+    }
+}
+
+/// Seconds since the epoch of an RFC 3339 UTC stamp as codex writes them
+/// (`2026-12-03T08:25:53.259Z`); `None` for any other form.
+pub fn parse_rfc3339_utc(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 20 || !s.ends_with('Z') || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| s.get(r)?.parse::<u32>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, se) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || se > 60 {
+        return None;
+    }
+    let days = days_from_civil(i64::from(y), mo, d);
+    Some(days * 86_400 + i64::from(h * 3600 + mi * 60 + se))
+}
+
+/// The local UTC offset at `secs`, in seconds east (0 when it cannot be
+/// told): the C library's `localtime_r`, which reads `TZ` and the zone
+/// files.
+pub fn offset_at(secs: i64) -> i64 {
+    let t: libc::time_t = secs as libc::time_t;
+    let mut tm = std::mem::MaybeUninit::<libc::tm>::zeroed();
+    // SAFETY: `t` and `tm` are valid for the call; localtime_r writes only
+    // `tm` and returns null on failure, checked before `tm` is read.
+    let done = unsafe { libc::localtime_r(&t, tm.as_mut_ptr()) };
+    if done.is_null() {
+        return 0;
+    }
+    // SAFETY: localtime_r succeeded, so it initialised `tm`.
+    #[allow(clippy::useless_conversion)] // `c_long` is i32 on 32-bit targets
+    i64::from(unsafe { tm.assume_init() }.tm_gmtoff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_read_as_a_person_says_them() {
+        for (secs, want) in [
+            (-5, "<1m"),
+            (59, "<1m"),
+            (60, "1m"),
+            (3 * 3600 + 12 * 60 + 59, "3h 12m"),
+            (4 * 86_400 + 2 * 3600 + 30, "4d 2h"),
+        ] {
+            assert_eq!(span(secs), want, "{secs}");
+        }
+    }
+
+    #[test]
+    fn codex_stamps_parse_and_others_do_not() {
+        assert_eq!(
+            parse_rfc3339_utc("2026-12-03T08:25:53.259Z"),
+            Some(1_796_286_353)
+        );
+        assert_eq!(parse_rfc3339_utc("1970-01-01T00:00:00Z"), Some(0));
+        for bad in [
+            "2026-12-03 08:25:53Z",
+            "2026-12-03T08:25:53+01:00",
+            "",
+            "2026-13-03T08:25:53Z",
+        ] {
+            assert_eq!(parse_rfc3339_utc(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn times_print_in_utc_and_at_an_offset() {
+        assert_eq!(utc(1_796_297_873), "2026-12-03 11:37 UTC");
+        assert_eq!(local(1_796_297_873, 3600), "2026-12-03 12:37");
+        assert_eq!(local(0, -3600), "1969-12-31 23:00");
+    }
+}
