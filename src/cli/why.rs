@@ -83,7 +83,18 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
             (None, _) => "the change".into(),
         };
         match added.commit {
-            Some(c) => println!("kept: why {what}, for commit {}", short(&c)),
+            Some(c) => match &added.summary {
+                Some(subject) => println!(
+                    "kept: why {what}, for commit {} \"{subject}\" (the last change of {})",
+                    short(&c),
+                    if a.lines.is_some() {
+                        "those lines"
+                    } else {
+                        "the file"
+                    }
+                ),
+                None => println!("kept: why {what}, for commit {}", short(&c)),
+            },
             None => println!(
                 "kept: why {what}, for the next commit of {} (it has uncommitted changes)",
                 added.file.as_deref().unwrap_or("this worktree")

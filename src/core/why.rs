@@ -82,9 +82,43 @@ impl Core {
                     Some(rel) => vec!["status", "--porcelain", "--", rel],
                     None => vec!["status", "--porcelain"],
                 };
-                let dirty = !crate::git::run(&paths, &found.top, &status)
+                let mut dirty = !crate::git::run(&paths, &found.top, &status)
                     .map_err(|e| e.to_string())?
                     .is_empty();
+                // A file's reason explains the change its lines show: the
+                // coming commit, or the commit that last changed them.
+                let (mut head, mut lines, mut summary) = (found.head.clone(), w.lines, None);
+                if let Some(rel) = &found.rel {
+                    let blamed = match w.lines {
+                        Some(l) if std::fs::metadata(found.top.join(rel)).is_ok() => {
+                            blame(&paths, &found, rel, Some(l))?
+                        }
+                        _ => Vec::new(),
+                    };
+                    // `rev-list` (a query the guard lets by) prints
+                    // `commit SHA`, then the subject.
+                    let last = crate::git::query(
+                        &found.top,
+                        &["rev-list", "-1", "--format=%s", "HEAD", "--", rel],
+                    )
+                    .ok()
+                    .and_then(|out| {
+                        let (first, subject) = out.split_once('\n').unwrap_or((&out, ""));
+                        let sha = first.strip_prefix("commit ")?.trim().to_string();
+                        Some((sha, subject.trim().to_string()))
+                    });
+                    let last = last.as_ref().map(|(c, s)| (c.as_str(), s.as_str()));
+                    match why::aim(rel, w.lines, &blamed, dirty, last)? {
+                        why::Aim::NextCommit => dirty = true,
+                        why::Aim::Commit {
+                            commit,
+                            lines: at,
+                            summary: s,
+                        } => {
+                            (head, lines, summary, dirty) = (commit, at, Some(s), false);
+                        }
+                    }
+                }
                 let (tab, tab_name, agent) = match asker.tab {
                     Some((t, n, a)) => (Some(t), Some(n), Some(a)),
                     None => (None, None, None),
@@ -92,9 +126,9 @@ impl Core {
                 let reason = Reason {
                     repo: found.common,
                     file: found.rel.clone(),
-                    lines: w.lines,
+                    lines,
                     text: w.text,
-                    head: found.head.clone(),
+                    head: head.clone(),
                     worktree: found.top.display().to_string(),
                     branch: found.branch.clone(),
                     secs,
@@ -109,7 +143,8 @@ impl Core {
                 tracing::info!(file = ?reason.file, tab = ?reason.tab, dirty, "reason kept");
                 Ok::<_, String>(WhyAdded {
                     file: found.rel,
-                    commit: (!dirty).then_some(found.head),
+                    commit: (!dirty).then_some(head),
+                    summary: summary.map(|s| crate::printable::printable(&s)),
                 })
             },
         )
@@ -135,13 +170,7 @@ impl Core {
 fn answer(paths: &Paths, w: &AskWhy, tree: Option<&Path>) -> Result<WhyAnswer, String> {
     let found = locate(&w.folder, Some(&w.file), tree)?;
     let rel = found.rel.clone().unwrap_or_default();
-    let range = w.lines.map(|(a, z)| format!("-L{a},{z}"));
-    let mut args = vec!["blame", "--line-porcelain"];
-    args.extend(range.as_deref());
-    args.extend(["--", rel.as_str()]);
-    let blamed = crate::git::run(paths, &found.top, &args)
-        .map_err(|e| e.to_string())
-        .and_then(|out| why::blame::parse(&out))?;
+    let blamed = blame(paths, &found, &rel, w.lines)?;
     let reasons = store::of_repo(&paths.data_dir.join(store::FILE), &found.common)?;
     let here = why::Here {
         head: found.head.clone(),
@@ -191,6 +220,53 @@ fn answer(paths: &Paths, w: &AskWhy, tree: Option<&Path>) -> Result<WhyAnswer, S
         file: crate::printable::printable(&rel),
         entries,
     })
+}
+
+/// `rel`'s lines (all, or `lines`) as `git blame` tells them now, through
+/// the guard. A file git has not got yet is all uncommitted lines; a file
+/// that is not there, or lines it has not got, are said plainly rather than
+/// in git's words.
+fn blame(
+    paths: &Paths,
+    found: &Located,
+    rel: &str,
+    lines: Option<(u32, u32)>,
+) -> Result<Vec<why::Blamed>, String> {
+    let count = match std::fs::read(found.top.join(rel)) {
+        Ok(bytes) => bytes.split(|b| *b == b'\n').count() - usize::from(bytes.ends_with(b"\n")),
+        Err(_) if std::path::Path::new(&found.top.join(rel)).is_dir() => {
+            return Err(format!("{rel} is a folder: name a file in it"))
+        }
+        Err(_) => {
+            return Err(format!(
+                "{rel} is not in {}: name a file of the worktree",
+                found.top.display()
+            ))
+        }
+    };
+    if let Some(l) = lines {
+        why::check_lines(rel, l, count)?;
+    }
+    let spec = format!("HEAD:{rel}");
+    if crate::git::query(&found.top, &["cat-file", "-e", &spec]).is_err() {
+        let (a, z) = lines.unwrap_or((1, count as u32));
+        return Ok((a..=z)
+            .map(|line| why::Blamed {
+                line,
+                commit: None,
+                path: rel.to_string(),
+                orig_line: line,
+                summary: "Not Committed Yet".into(),
+            })
+            .collect());
+    }
+    let range = lines.map(|(a, z)| format!("-L{a},{z}"));
+    let mut args = vec!["blame", "--line-porcelain"];
+    args.extend(range.as_deref());
+    args.extend(["--", rel]);
+    crate::git::run(paths, &found.top, &args)
+        .map_err(|e| e.to_string())
+        .and_then(|out| why::blame::parse(&out))
 }
 
 /// The commits after `r`'s HEAD on the branch it was given on that touch

@@ -29,6 +29,9 @@ pub struct WhyAdded {
     /// has uncommitted changes now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
+    /// That commit's subject, made printable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 /// The reasons kept for `file`'s `lines` (all of them when `None`), the

@@ -35,7 +35,9 @@ pub struct Reason {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines: Option<(u32, u32)>,
     pub text: String,
-    /// HEAD of the worktree when the reason was given.
+    /// HEAD of the worktree when the reason was given; for a reason about
+    /// committed lines (not `dirty`), the commit that last changed them
+    /// ([`aim`]), which it explains.
     pub head: String,
     /// That worktree (its top folder), and the branch it was on (`None`:
     /// a detached HEAD): an uncommitted change's reason explains the next
@@ -169,6 +171,86 @@ pub fn explain(lines: &[Blamed], reasons: &[(Reason, Binding)]) -> Vec<Explained
         }
     }
     out
+}
+
+/// What a reason given for a file explains, decided from the file's lines
+/// as `git blame` tells them now (only the named lines with `--lines`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Aim {
+    /// Its uncommitted change: the next commit of the file.
+    NextCommit,
+    /// Committed lines: the commit that last changed them, and the lines
+    /// as that commit numbers them (`None`: every line it touched).
+    Commit {
+        commit: String,
+        lines: Option<(u32, u32)>,
+        summary: String,
+    },
+}
+
+/// Which change a reason for `file` explains. `blamed`: its lines (the
+/// named ones, else all); `dirty`: it has uncommitted changes; `last`: the
+/// commit that last touched the file, with its subject. A named line not
+/// committed yet makes it the coming commit's; named lines all committed
+/// make it the one commit that last changed them (a reason is about a
+/// change those lines show, never a commit that did not touch them), and
+/// lines of several commits are refused, naming them. A whole file with
+/// uncommitted changes is the coming commit's; a clean one, its last
+/// commit's.
+pub fn aim(
+    file: &str,
+    lines: Option<(u32, u32)>,
+    blamed: &[Blamed],
+    dirty: bool,
+    last: Option<(&str, &str)>,
+) -> Result<Aim, String> {
+    let Some((a, z)) = lines else {
+        return match (dirty, last) {
+            (true, _) => Ok(Aim::NextCommit),
+            (false, Some((c, summary))) => Ok(Aim::Commit {
+                commit: c.to_string(),
+                lines: None,
+                summary: summary.to_string(),
+            }),
+            (false, None) => Err(format!("{file} has no commit yet: commit it, then say why")),
+        };
+    };
+    if blamed.is_empty() || blamed.iter().any(|b| b.commit.is_none()) {
+        return Ok(Aim::NextCommit);
+    }
+    let mut commits: Vec<(&str, &str)> = Vec::new();
+    for b in blamed {
+        let c = (b.commit.as_deref().unwrap_or_default(), b.summary.as_str());
+        if !commits.iter().any(|(seen, _)| *seen == c.0) {
+            commits.push(c);
+        }
+    }
+    if let [(commit, summary)] = commits[..] {
+        let orig = blamed.iter().map(|b| b.orig_line);
+        let (lo, hi) = (orig.clone().min().unwrap_or(a), orig.max().unwrap_or(z));
+        return Ok(Aim::Commit {
+            commit: commit.to_string(),
+            lines: Some((lo, hi)),
+            summary: summary.to_string(),
+        });
+    }
+    let named: Vec<String> = commits
+        .iter()
+        .take(3)
+        .map(|(c, s)| format!("{} \"{s}\"", &c[..c.len().min(8)]))
+        .collect();
+    let more = commits.len().saturating_sub(3);
+    Err(format!(
+        "{file}:{a}-{z} were last changed by {} commits ({}{}): a reason explains one change; \
+         give the lines of one of them (`nerdr why {file}:{a}-{z}` shows which are whose)",
+        commits.len(),
+        named.join(", "),
+        if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// `A-B` or `A` (lines from 1), as `--lines` and `FILE:LINE` take them.

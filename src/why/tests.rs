@@ -230,3 +230,45 @@ fn a_reasons_text_is_something_and_not_too_much() {
     let err = check_text(&"x".repeat(MAX_TEXT + 1)).unwrap_err();
     assert!(err.contains(&format!("{}", MAX_TEXT + 1)), "{err}");
 }
+
+#[test]
+fn a_reason_aims_at_the_change_its_lines_show() {
+    let b = |line, commit: Option<&str>, orig| Blamed {
+        summary: commit
+            .map_or(
+                "Not Committed Yet",
+                |c| if c == "c1" { "one" } else { "two" },
+            )
+            .into(),
+        ..blamed(line, commit, "a.txt", orig)
+    };
+    let at = |commit: &str, lines, summary: &str| {
+        Ok(Aim::Commit {
+            commit: commit.into(),
+            lines,
+            summary: summary.into(),
+        })
+    };
+    let last = Some(("c9", "nine"));
+    let c1 = "c1";
+    let c2 = "c2";
+    #[rustfmt::skip]
+    let rows: Vec<(&str, Option<(u32, u32)>, Vec<Blamed>, bool, Option<(&str, &str)>, Result<Aim, &str>)> = vec![
+        ("whole dirty file: the coming commit", None, vec![], true, last, Ok(Aim::NextCommit)),
+        ("whole clean file: its last commit", None, vec![], false, last, at("c9", None, "nine").map_err(|_: String| "")),
+        ("whole file never committed", None, vec![], false, None, Err("has no commit yet")),
+        ("a named line not committed", Some((2, 3)), vec![b(2, Some(c1), 2), b(3, None, 3)], true, last, Ok(Aim::NextCommit)),
+        ("named lines of one commit, numbered as it left them",
+            Some((5, 6)), vec![b(5, Some(c1), 3), b(6, Some(c1), 4)], true, last, at("c1", Some((3, 4)), "one").map_err(|_: String| "")),
+        ("named lines of one commit, clean file", Some((1, 1)), vec![b(1, Some(c2), 1)], false, last, at("c2", Some((1, 1)), "two").map_err(|_: String| "")),
+        ("named lines of two commits", Some((1, 2)), vec![b(1, Some(c1), 1), b(2, Some(c2), 2)], false, last, Err("last changed by 2 commits (c1 \"one\", c2 \"two\")")),
+    ];
+    for (what, lines, blamed, dirty, last, want) in rows {
+        let got = aim("a.txt", lines, &blamed, dirty, last);
+        match (&got, want) {
+            (Ok(g), Ok(w)) => assert_eq!(*g, w, "{what}"),
+            (Err(g), Err(w)) => assert!(g.contains(w), "{what}: {g}"),
+            _ => panic!("{what}: {got:?}"),
+        }
+    }
+}

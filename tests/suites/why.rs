@@ -174,3 +174,75 @@ fn the_person_says_why_of_a_commit_and_a_tab_only_of_its_own_work() {
     assert!(shown.contains("    First.\n"), "{shown}");
     assert!(shown.ends_with("    Second,\\twith a tab."), "{shown:?}");
 }
+
+/// A newcomer's findings: a reason for lines the coming commit does not
+/// change, or for a file HEAD did not touch, was kept for a commit that
+/// never showed it; a file git has not got, or lines a file has not, got
+/// git's own words.
+#[test]
+fn a_reason_goes_to_the_change_its_lines_show_and_lookups_say_plainly_what_is_missing() {
+    let l = Local::started();
+    let main = repo(&l);
+    let m = main.display().to_string();
+    std::fs::write(main.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+    git(&main, &["add", "a.txt"]);
+    git(&main, &["commit", "-q", "-m", "add a"]);
+    std::fs::write(main.join("b.txt"), "b\n").unwrap();
+    git(&main, &["add", "b.txt"]);
+    git(&main, &["commit", "-q", "-m", "add b"]);
+
+    // Clean tree, HEAD ("add b") never touched a.txt: the commit that did.
+    let kept = l.ok(&[
+        "why", "add", "--folder", &m, "--file", "a.txt", "--lines", "1-2", "A-REASON",
+    ]);
+    assert!(
+        kept.contains("\"add a\" (the last change of those lines)"),
+        "{kept}"
+    );
+    let shown = why(&l, &main, "a.txt:1-2");
+    assert!(shown.contains("A-REASON"), "{shown}");
+
+    // A change at line 3; the reason names line 1, which it does not
+    // change: the commit that last changed line 1, shown there after the
+    // change is committed too.
+    std::fs::write(main.join("a.txt"), "one\ntwo\nTHREE\n").unwrap();
+    let kept = l.ok(&[
+        "why", "add", "--folder", &m, "--file", "a.txt", "--lines", "1", "LINE-ONE",
+    ]);
+    assert!(kept.contains("\"add a\""), "{kept}");
+    git(&main, &["commit", "-q", "-am", "three"]);
+    let shown = why(&l, &main, "a.txt:1");
+    assert!(shown.contains("LINE-ONE"), "{shown}");
+
+    // Lines of two commits: refused, naming both.
+    let err = l.fails(&[
+        "why", "add", "--folder", &m, "--file", "a.txt", "--lines", "2-3", "X",
+    ]);
+    assert!(err.contains("last changed by 2 commits"), "{err}");
+    assert!(
+        err.contains("\"add a\"") && err.contains("\"three\""),
+        "{err}"
+    );
+
+    // A file git has not got: its lines are not committed yet, with the
+    // reason kept for them.
+    std::fs::write(main.join("u.txt"), "new\n").unwrap();
+    l.ok(&["why", "add", "--folder", &m, "--file", "u.txt", "NEW-FILE"]);
+    let shown = why(&l, &main, "u.txt");
+    assert!(
+        shown.contains("not committed yet") && shown.contains("NEW-FILE"),
+        "{shown}"
+    );
+
+    // Plain words, not git's.
+    for (target, said) in [
+        ("nope.txt", "nope.txt is not in"),
+        ("a.txt:99", "a.txt has 3 lines, so it has no lines 99-99"),
+    ] {
+        let err = l.fails(&["why", "--folder", &m, target]);
+        assert!(
+            err.contains(said) && !err.contains("fatal:"),
+            "{target}: {err}"
+        );
+    }
+}
