@@ -252,8 +252,17 @@ fn a_reason_aims_at_the_change_its_lines_show() {
     let last = Some(("c9", "nine"));
     let c1 = "c1";
     let c2 = "c2";
+    /// (what, --lines, blamed, dirty, the file's last commit, aim)
+    type Row<'a> = (
+        &'a str,
+        Option<(u32, u32)>,
+        Vec<Blamed>,
+        bool,
+        Option<(&'a str, &'a str)>,
+        Result<Aim, &'a str>,
+    );
     #[rustfmt::skip]
-    let rows: Vec<(&str, Option<(u32, u32)>, Vec<Blamed>, bool, Option<(&str, &str)>, Result<Aim, &str>)> = vec![
+    let rows: Vec<Row> = vec![
         ("whole dirty file: the coming commit", None, vec![], true, last, Ok(Aim::NextCommit)),
         ("whole clean file: its last commit", None, vec![], false, last, at("c9", None, "nine").map_err(|_: String| "")),
         ("whole file never committed", None, vec![], false, None, Err("has no commit yet")),
