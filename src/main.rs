@@ -28,6 +28,7 @@ mod notify;
 mod paths;
 mod peer;
 mod platform;
+mod file_reports;
 mod printable;
 mod private_dir;
 mod probe;
