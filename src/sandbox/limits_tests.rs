@@ -17,6 +17,7 @@ fn layout() -> Layout {
         proxy_dir: Some("/home/u/.local/state/nerdr/sandbox".into()),
         state_dir: Some("/home/u/.local/state/nerdr".into()),
         hook_socket: Some("/home/u/.local/state/nerdr/nerdr.sock".into()),
+        worktree_only: false,
         data_hidden: vec!["/home/u/.local/share/nerdr/worktrees".into()],
         nerdr_run_dir: Some("/run/user/1000/nerdr".into()),
         system_sockets: vec!["/run/dbus".into()],
