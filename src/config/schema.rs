@@ -11,8 +11,8 @@ use super::error::{dotted, is_agent_name};
 use super::tree::{Entry, Node};
 use super::{builtin_names, ConfigError, Expected, Location};
 use super::{
-    AgentConfig, ClientConfig, Config, Install, NotifySettings, NotifyWhen, PluginsConfig, ReviewConfig,
-    SandboxConfig, TabsConfig,
+    AgentConfig, ClientConfig, Config, Install, NotifySettings, NotifyWhen, PluginsConfig,
+    ReviewConfig, SandboxConfig, TabsConfig,
 };
 
 const TOP_KEYS: &[&str] = &[

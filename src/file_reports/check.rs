@@ -66,11 +66,7 @@ pub enum Refusal {
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
-            Refusal::TooLong => write!(
-                f,
-                "the line is longer than {} bytes",
-                super::MAX_LINE
-            ),
+            Refusal::TooLong => write!(f, "the line is longer than {} bytes", super::MAX_LINE),
             Refusal::NotJson(e) => write!(f, "not a JSON report: {e}"),
             Refusal::UnknownKind(k) => write!(
                 f,
@@ -148,9 +144,9 @@ pub fn check(line: &[u8], own: &TabNames) -> Result<Report, Refusal> {
                 return Err(Refusal::UnknownEvent(bounded(&event)));
             }
             if let Some(id) = &session_id {
-                let plain = id.chars().all(|c| {
-                    c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':')
-                });
+                let plain = id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
                 if id.is_empty() || id.len() > MAX_SESSION_ID || id.starts_with('-') || !plain {
                     return Err(Refusal::BadField(
                         "`session_id` is not a plain word of at most 200 letters, digits, - _ . :"

@@ -148,11 +148,7 @@ fn each_rule_row() {
             r#"{"kind":"spinoff","text":"go"}"#.into(),
             Err(Refusal::UnknownKind("spinoff".into())),
         ),
-        (
-            "no kind",
-            r#"{"event":"Stop"}"#.into(),
-            field("no `kind`"),
-        ),
+        ("no kind", r#"{"event":"Stop"}"#.into(), field("no `kind`")),
         (
             "a kind that is no string",
             r#"{"kind":1}"#.into(),

@@ -112,7 +112,10 @@ mod tests {
     fn lines_are_cut_at_newlines_and_an_unfinished_one_waits() {
         let mut s = Splitter::default();
         assert_eq!(s.feed(b"a\nb"), vec![line(1, "a")]);
-        assert_eq!(s.feed(b"c\n\nd\n"), vec![line(2, "bc"), line(3, ""), line(4, "d")]);
+        assert_eq!(
+            s.feed(b"c\n\nd\n"),
+            vec![line(2, "bc"), line(3, ""), line(4, "d")]
+        );
         assert_eq!(s.feed(b""), vec![]);
     }
 

@@ -343,10 +343,13 @@ fn worktree_only_leaves_the_hook_socket_hidden_and_changes_nothing_else() {
         let got = words(&args(&l));
         let bound = format!("--ro-bind {state}/nerdr.sock {state}/nerdr.sock");
         assert_eq!(got.contains(&bound), *socket, "{sentence}: {got}");
-        let sock = format!("--tmpfs {state} {}--tmpfs {dir} --bind {dir}/s1.sock", match socket {
-            true => format!("{bound} "),
-            false => String::new(),
-        });
+        let sock = format!(
+            "--tmpfs {state} {}--tmpfs {dir} --bind {dir}/s1.sock",
+            match socket {
+                true => format!("{bound} "),
+                false => String::new(),
+            }
+        );
         assert!(got.contains(&sock), "{sentence}: {got}");
         let mut all = base();
         all.proxy_dir = Some(dir.into());
