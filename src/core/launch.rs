@@ -100,7 +100,17 @@ impl Core {
             Some(name) => Some(self.rules_for(name).await),
             None => None,
         };
-        let (env, scope, mut meta, generation) = self.record(&plan, rows, cols, rules);
+        // A worktree install goes in before the program can run, and its
+        // reports folder is the tab's `NERDR_DATA_DIR`.
+        let reports = match (&plan.reports_dir, plan.kind) {
+            (Some(rel), TabKind::Agent) => Some(self.install_in_worktree(&plan, rel).await?),
+            _ => None,
+        };
+        let data_dir = reports.as_ref().map_or(&self.paths.data_dir, |(_, d)| d);
+        let (env, scope, mut meta, generation) = self.record(&plan, rows, cols, rules, data_dir);
+        if let Some((tree, dir)) = &reports {
+            self.watch_reports(&id, tree, dir);
+        }
         let mut argv = plan.argv.clone();
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
@@ -207,6 +217,7 @@ impl Core {
         rows: u16,
         cols: u16,
         rules: Option<super::detection::LoadedRules>,
+        data_dir: &Path,
     ) -> (
         Vec<(String, String)>,
         Option<String>,
@@ -221,7 +232,7 @@ impl Core {
                 secret: &secret,
                 nerdr_bin: &self.bin,
                 hook_socket: &self.paths.hook_socket(),
-                data_dir: &self.paths.data_dir,
+                data_dir,
                 sandboxed: plan.sandboxed,
             },
         );
@@ -294,6 +305,43 @@ impl Core {
                 Err(e)
             }
         }
+    }
+}
+
+impl Core {
+    /// `install = "worktree"`: the integration into the tab's worktree
+    /// (its folder without one), off the async workers; the worktree and
+    /// the reports folder in it. Refused, the launch is refused with why.
+    async fn install_in_worktree(
+        &self,
+        plan: &Plan,
+        rel: &str,
+    ) -> Result<(PathBuf, PathBuf), ApiError> {
+        let tree = plan
+            .worktree
+            .as_ref()
+            .map_or(&plan.folder, |w| &w.path)
+            .clone();
+        let (paths, agent, rel_owned, at) = (
+            self.paths.clone(),
+            plan.detect.clone().unwrap_or_else(|| plan.name.clone()),
+            rel.to_string(),
+            tree.clone(),
+        );
+        let installed = super::edge::gather("installing into a worktree", move || {
+            crate::integration::worktree::install(&paths, &agent, &at, &rel_owned)
+        })
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!("agent `{}` (install = \"worktree\"): {e}", plan.name),
+            )
+        })?;
+        for note in &installed.notes {
+            tracing::info!(tab = %plan.id, agent = %plan.name, "{note}");
+        }
+        Ok((tree, installed.data_dir))
     }
 }
 

@@ -65,6 +65,7 @@ pub async fn serve(
         outputs: tokio::sync::watch::Sender::new(0),
         saved_generation: Default::default(),
         status_line: notify::StatusLine::start().context("cannot start the status thread")?,
+        file_reports: Default::default(),
     });
     core.changed();
     // Before any request is served: the privilege model reads it.

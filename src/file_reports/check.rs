@@ -144,10 +144,7 @@ pub fn check(line: &[u8], own: &TabNames) -> Result<Report, Refusal> {
                 return Err(Refusal::UnknownEvent(bounded(&event)));
             }
             if let Some(id) = &session_id {
-                let plain = id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
-                if id.is_empty() || id.len() > MAX_SESSION_ID || id.starts_with('-') || !plain {
+                if !plain_session_id(id) {
                     return Err(Refusal::BadField(
                         "`session_id` is not a plain word of at most 200 letters, digits, - _ . :"
                             .into(),
@@ -191,6 +188,14 @@ pub fn check(line: &[u8], own: &TabNames) -> Result<Report, Refusal> {
             Ok(Report::Why { text, file, lines })
         }
     }
+}
+
+/// A session id as the core takes one (`core::reports::valid_session_id`).
+pub fn plain_session_id(id: &str) -> bool {
+    let plain = id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ':'));
+    !id.is_empty() && id.len() <= MAX_SESSION_ID && !id.starts_with('-') && plain
 }
 
 /// What a refusal repeats of the writer's text: a bounded, printable

@@ -57,6 +57,11 @@ pub struct Splitter {
 }
 
 impl Splitter {
+    /// Lines finished so far.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<Piece> {
         let mut out = Vec::new();
         let mut rest = bytes;
