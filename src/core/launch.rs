@@ -225,7 +225,7 @@ impl Core {
         u64,
     ) {
         let secret = random_hex(32);
-        let env = program_env(
+        let mut env = program_env(
             &plan.caller_env,
             &plan.agent_env,
             &TabFacts {
@@ -236,6 +236,12 @@ impl Core {
                 sandboxed: plan.sandboxed,
             },
         );
+        // A worktree install's `NERDR_DATA_DIR` is its reports folder:
+        // nerdr's own (for `nerdr sandbox` in the tab) comes beside it.
+        if data_dir != self.paths.data_dir {
+            let own = self.paths.data_dir.to_string_lossy().into_owned();
+            env.push((crate::paths::CORE_DATA_DIR.to_string(), own));
+        }
         let mut state = self.state.lock().unwrap();
         let term_number = plan
             .parent

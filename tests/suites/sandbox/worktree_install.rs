@@ -1,0 +1,217 @@
+//! `install = "worktree"` with `nerdr sandbox --worktree-only` (issue 20,
+//! item 2): the tab's program reaches nerdr only through the reports file
+//! in its worktree. Its lines reach nerdr as that tab's reports (a state,
+//! a reason for a change); malformed, oversized and other tabs' lines are
+//! refused and journaled; nothing nerdr put in the worktree is committed.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::repo_session::{RepoSession, SH};
+
+const JAIL: &str = "[agents.jail]\n\
+    command = [\"nerdr\", \"sandbox\", \"--worktree-only\", \"--\", \"bash\"]\n\
+    args = [\"--norc\", \"--noprofile\"]\nsandboxed = true\nprogram = \"bash\"\n\
+    install = \"worktree\"\ndata_dir = \".nerdr\"\n";
+
+fn session() -> Option<RepoSession> {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        crate::support::sysenv::skip("bubblewrap is not installed");
+        return None;
+    }
+    RepoSession::on_main(&format!("{SH}{JAIL}"))
+}
+
+/// `line` appended to the tab's reports file from inside, as its agent
+/// would.
+fn append(st: &RepoSession, tab: &str, line: &str, marker: &str) {
+    let screen = st.in_tab(
+        tab,
+        &format!("printf '%s\\n' '{line}' >> \"$NERDR_DATA_DIR/reports.jsonl\""),
+        marker,
+        20,
+    );
+    assert!(screen.contains(&format!("rc-{marker}-0")), "{screen}");
+}
+
+/// The hook-refused journal entries that name a reports file.
+fn refused_lines(st: &RepoSession) -> Vec<Value> {
+    st.ok(&["log", "--hook", "--json"])
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| {
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("reports.jsonl"))
+        })
+        .collect()
+}
+
+fn session_of(st: &RepoSession, tab: &str) -> Value {
+    st.tab_row(tab)["session_id"].clone()
+}
+
+#[test]
+fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
+    let Some(st) = session() else {
+        return;
+    };
+    let other = st.tab("sh");
+    let (t, wt) = st.tab_and_worktree("jail");
+    let data = wt.join(".nerdr");
+    assert!(
+        data.join("reports.jsonl").is_file(),
+        "no reports file in {}",
+        wt.display()
+    );
+    assert!(
+        wt.join(".claude").exists() == false,
+        "bash gets no claude files"
+    );
+
+    // Inside: NERDR_DATA_DIR is the worktree's folder, and the hook
+    // socket is not there.
+    let screen = st.in_tab(
+        &t,
+        "echo dd=$NERDR_DATA_DIR; test -e \"$NERDR_SOCKET\"",
+        "env",
+        20,
+    );
+    assert!(
+        screen.contains(&format!("dd={}", data.display())),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("rc-env-1"),
+        "the hook socket is reachable: {screen}"
+    );
+
+    // A state, with the session it is of: that tab's, from its file.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"from-the-file"}"#,
+        "state",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "from-the-file"
+    });
+    assert!(
+        reached,
+        "the state line never reached nerdr: {}",
+        st.tab_row(&t)
+    );
+
+    // `nerdr hook` cannot reach the socket and writes the line itself.
+    let screen = st.in_tab(
+        &t,
+        "echo '{\"session_id\":\"from-the-hook\"}' | \"$NERDR_BIN\" hook SessionStart",
+        "hook",
+        20,
+    );
+    assert!(screen.contains("rc-hook-0"), "{screen}");
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "from-the-hook"
+    });
+    assert!(
+        reached,
+        "the hook's line never reached nerdr: {}",
+        st.tab_row(&t)
+    );
+
+    // A reason for a change, by `nerdr why add` (to the file) and by hand.
+    let screen = st.in_tab(
+        &t,
+        "echo four >> tracked.txt && \"$NERDR_BIN\" why add --file tracked.txt --lines 4 'four: the count needs it'",
+        "why",
+        20,
+    );
+    assert!(screen.contains("rc-why-0"), "{screen}");
+    assert!(screen.contains("reports.jsonl"), "{screen}");
+    let wts = wt.display().to_string();
+    let mut shown = String::new();
+    let kept = crate::support::poll(Duration::from_secs(20), || {
+        shown = st.ok(&["why", "--folder", &wts, "tracked.txt:4"]);
+        shown.contains("the count needs it")
+    });
+    assert!(kept, "the reason never reached nerdr: {shown}");
+    assert!(shown.contains("written in a sandbox"), "{shown}");
+
+    // Refused, each journaled with the file and its line: not JSON, past
+    // the size limit, and a line naming another tab.
+    append(&st, &t, "not json at all", "bad");
+    let screen = st.in_tab(
+        &t,
+        "head -c 700000 /dev/zero | tr '\\0' x >> \"$NERDR_DATA_DIR/reports.jsonl\" && echo >> \"$NERDR_DATA_DIR/reports.jsonl\"",
+        "big",
+        20,
+    );
+    assert!(screen.contains("rc-big-0"), "{screen}");
+    append(
+        &st,
+        &t,
+        &format!(
+            r#"{{"kind":"state","event":"SessionStart","session_id":"stolen","tab":"{other}"}}"#
+        ),
+        "other",
+    );
+    // After them, a good line: once it is taken, every line before it was
+    // read.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"last-one"}"#,
+        "last",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "last-one"
+    });
+    assert!(reached, "{}", st.tab_row(&t));
+    assert_ne!(
+        session_of(&st, &other),
+        "stolen",
+        "a line spoke for another tab"
+    );
+    let file = data.join("reports.jsonl").display().to_string();
+    let mut refused = Vec::new();
+    let journaled = crate::support::poll(Duration::from_secs(20), || {
+        refused = refused_lines(&st);
+        refused.len() >= 3
+    });
+    assert!(journaled, "refusals not journaled: {refused:?}");
+    for (line, why) in [
+        ("4", "not a JSON report"),
+        ("5", "longer than 655360 bytes"),
+        ("6", &format!("names tab \"{other}\"") as &str),
+    ] {
+        let found = refused.iter().any(|e| {
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&format!("line {line} of {file}")) && m.contains(why))
+                && e["fields"].to_string().contains(&t)
+        });
+        assert!(found, "line {line} ({why}) not journaled: {refused:#?}");
+    }
+
+    // Nothing nerdr put there is committed: a commit of everything in the
+    // worktree carries the work alone.
+    assert_eq!(
+        st.git(&wt, &["status", "--porcelain"]),
+        " M tracked.txt",
+        "nerdr's files show in git status"
+    );
+    let screen = st.in_tab(&t, "git add -A && git commit -q -m all", "commit", 30);
+    assert!(screen.contains("rc-commit-0"), "{screen}");
+    let branch = format!("nerdr/{t}");
+    let mut files = String::new();
+    let home = crate::support::poll(Duration::from_secs(30), || {
+        files = st.git(&st.repo, &["show", "--name-only", "--format=%s", &branch]);
+        files.starts_with("all")
+    });
+    assert!(home, "the commit never came home: {files}");
+    assert_eq!(files, "all\n\ntracked.txt", "committed more than the work");
+    let exclude = std::fs::read_to_string(st.repo.join(".git/info/exclude")).unwrap();
+    assert!(exclude.contains("/.nerdr/\n"), "{exclude}");
+}
