@@ -58,6 +58,48 @@ impl Core {
     /// now on, in place of what was watched for it before (a restart). The
     /// install emptied the file just before.
     pub(super) fn watch_reports(self: &Arc<Self>, tab: &str, tree: &Path, dir: &Path) {
+        self.watch_reports_from(tab, tree, dir, 0);
+    }
+
+    /// After a core restart: the reports files of the tabs it adopted whose
+    /// agent has a worktree install, read from their end (what was
+    /// appended while no core ran is not read: the old core may have).
+    pub(super) async fn watch_adopted_reports(self: &Arc<Self>) {
+        let tabs: Vec<(String, String, PathBuf)> = {
+            let state = self.state.lock().unwrap();
+            state
+                .tabs
+                .values()
+                .filter(|t| t.kind == crate::protocol::api::TabKind::Agent && !t.program)
+                .map(|t| {
+                    let tree = t.worktree.as_ref().map_or(&t.folder, |w| &w.path);
+                    (t.id.clone(), t.agent.clone(), tree.clone())
+                })
+                .collect()
+        };
+        for (id, agent, tree) in tabs {
+            let Ok(Ok((resolved, _))) = self.settings_of(&agent).await else {
+                continue;
+            };
+            let Some(rel) = resolved.worktree_data_dir else {
+                continue;
+            };
+            let dir = tree.join(rel);
+            let file = dir.join(file_reports::FILE);
+            let len = super::edge::gather("reading a reports file's size", move || {
+                std::fs::symlink_metadata(file)
+                    .ok()
+                    .filter(|m| m.is_file())
+                    .map(|m| m.len())
+            })
+            .await;
+            if let Some(len) = len {
+                self.watch_reports_from(&id, &tree, &dir, len);
+            }
+        }
+    }
+
+    fn watch_reports_from(self: &Arc<Self>, tab: &str, tree: &Path, dir: &Path, offset: u64) {
         let inner = match self.file_reports.0.get() {
             Some(i) => i.clone(),
             None => match start(self) {
@@ -92,7 +134,7 @@ impl Core {
                 tab: tab.to_string(),
                 tree: tree.to_path_buf(),
                 dir: dir.to_path_buf(),
-                offset: 0,
+                offset,
                 lines: Splitter::default(),
                 full: false,
             },

@@ -68,6 +68,8 @@ pub async fn serve(
         file_reports: Default::default(),
     });
     core.changed();
+    let c = core.clone();
+    tokio::spawn(async move { c.watch_adopted_reports().await });
     // Before any request is served: the privilege model reads it.
     core.mirror_review_links().await;
 

@@ -2,7 +2,8 @@
 //! item 2): the tab's program reaches nerdr only through the reports file
 //! in its worktree. Its lines reach nerdr as that tab's reports (a state,
 //! a reason for a change); malformed, oversized and other tabs' lines are
-//! refused and journaled; nothing nerdr put in the worktree is committed.
+//! refused and journaled; nothing nerdr put in the worktree is committed;
+//! a restarted core reads on.
 
 use std::path::Path;
 use std::time::Duration;
@@ -214,4 +215,29 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
     assert_eq!(files, "all\n\ntracked.txt", "committed more than the work");
     let exclude = std::fs::read_to_string(st.repo.join(".git/info/exclude")).unwrap();
     assert!(exclude.contains("/.nerdr/\n"), "{exclude}");
+
+    // A restarted core reads the file of the tab it adopts. It watches
+    // from the file's end once it has read its config, so the line is
+    // appended again until one is taken.
+    st.env.systemctl(&["restart", "nerdr.service"]);
+    let mut n = 0;
+    let taken = crate::support::poll(Duration::from_secs(30), || {
+        n += 1;
+        append(
+            &st,
+            &t,
+            &format!(
+                r#"{{"kind":"state","event":"SessionStart","session_id":"after-restart-{n}"}}"#
+            ),
+            &format!("restart{n}"),
+        );
+        session_of(&st, &t)
+            .as_str()
+            .is_some_and(|s| s.starts_with("after-restart-"))
+    });
+    assert!(
+        taken,
+        "a restarted core never read the file: {}",
+        st.tab_row(&t)
+    );
 }
