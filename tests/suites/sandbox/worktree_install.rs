@@ -67,10 +67,7 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
         "no reports file in {}",
         wt.display()
     );
-    assert!(
-        wt.join(".claude").exists() == false,
-        "bash gets no claude files"
-    );
+    assert!(!wt.join(".claude").exists(), "bash gets no claude files");
 
     // Inside: NERDR_DATA_DIR is the worktree's folder, and the hook
     // socket is not there.
