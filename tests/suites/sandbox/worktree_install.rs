@@ -238,3 +238,43 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
         st.tab_row(&t)
     );
 }
+
+/// A file nerdr would write that git tracks is refused, not changed: the
+/// launch says which and what to do, and the committed file is as it was.
+#[test]
+fn a_tracked_file_in_the_way_refuses_the_launch_and_stays_as_it_was() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        crate::support::sysenv::skip("bubblewrap is not installed");
+        return;
+    }
+    // Never started: the install refuses first.
+    let config = "[agents.jail]\n\
+        command = [\"nerdr\", \"sandbox\", \"--worktree-only\", \"--\", \"claude\"]\n\
+        sandboxed = true\nprogram = \"claude\"\ninstall = \"worktree\"\n";
+    let Some(st) = RepoSession::start(
+        config,
+        &[
+            crate::support::repo_session::GITCONFIG_MAIN,
+            ("work/r/tracked.txt", "one\n"),
+            (
+                "work/r/.claude/settings.local.json",
+                "{ \"model\": \"mine\" }\n",
+            ),
+        ],
+    ) else {
+        return;
+    };
+    let err = st.fails(&["agent", "jail"]);
+    assert!(
+        err.contains(".claude/settings.local.json is tracked by git")
+            && err.contains("git rm --cached .claude/settings.local.json"),
+        "{err}"
+    );
+    for wt in st.worktrees() {
+        let path = wt["path"].as_str().unwrap_or_default();
+        let kept = std::fs::read_to_string(format!("{path}/.claude/settings.local.json"));
+        assert!(kept.is_err() || kept.unwrap() == "{ \"model\": \"mine\" }\n");
+    }
+    let exclude = std::fs::read_to_string(st.repo.join(".git/info/exclude")).unwrap_or_default();
+    assert!(!exclude.contains("/.nerdr/"), "{exclude}");
+}
