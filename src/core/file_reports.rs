@@ -177,6 +177,18 @@ fn run(core: Weak<Core>, inner: Arc<Inner>, rt: tokio::runtime::Handle) {
         };
         let mut wds: Vec<WatchDescriptor> = Vec::new();
         for ev in events {
+            if ev.mask.contains(AddWatchFlags::IN_Q_OVERFLOW) {
+                // Events were lost: every file is read for what it holds.
+                let w = inner.watched.lock().unwrap();
+                wds.extend(
+                    w.by_wd
+                        .keys()
+                        .filter(|wd| !wds.contains(wd))
+                        .copied()
+                        .collect::<Vec<_>>(),
+                );
+                continue;
+            }
             if ev.mask.contains(AddWatchFlags::IN_IGNORED) {
                 // The folder is gone (its worktree removed): so is the watch.
                 let mut w = inner.watched.lock().unwrap();
@@ -227,7 +239,9 @@ fn read_new(core: &Arc<Core>, inner: &Inner, wd: WatchDescriptor, rt: &tokio::ru
     let (bytes, full) = match appended(&one.dir, &mut one.offset) {
         Ok(r) => r,
         Err(e) => {
-            tracing::debug!(tab = %one.tab, file = %file.display(), error = %e, "reports file not read");
+            // A link, a FIFO or a folder in its place: said, not followed.
+            let why = Refusal::BadField(format!("the file was not read: {e}"));
+            refused(core, &one.tab, &file, one.lines.lines(), &why);
             (Vec::new(), false)
         }
     };

@@ -237,6 +237,28 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
         "a restarted core never read the file: {}",
         st.tab_row(&t)
     );
+
+    // The file replaced by a link to a file of the person's: not followed,
+    // and said.
+    let screen = st.in_tab(
+        &t,
+        "ln -sf /etc/hostname \"$NERDR_DATA_DIR/reports.jsonl.new\" && mv -f \"$NERDR_DATA_DIR/reports.jsonl.new\" \"$NERDR_DATA_DIR/reports.jsonl\"",
+        "link",
+        20,
+    );
+    assert!(screen.contains("rc-link-0"), "{screen}");
+    let said = crate::support::poll(Duration::from_secs(20), || {
+        refused_lines(&st).iter().any(|e| {
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("the file was not read"))
+        })
+    });
+    assert!(
+        said,
+        "a link in the file's place was not journaled: {:#?}",
+        refused_lines(&st)
+    );
 }
 
 /// A file nerdr would write that git tracks is refused, not changed: the
