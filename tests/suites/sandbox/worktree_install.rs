@@ -155,6 +155,14 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
         ),
         "other",
     );
+    // Well-formed, but what the same request over the socket gets: this
+    // tab started no review, so its review is not taken.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"review","text":"Summary: fine"}"#,
+        "review",
+    );
     // After them, a good line: once it is taken, every line before it was
     // read.
     append(
@@ -176,13 +184,14 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
     let mut refused = Vec::new();
     let journaled = crate::support::poll(Duration::from_secs(20), || {
         refused = refused_lines(&st);
-        refused.len() >= 3
+        refused.len() >= 4
     });
     assert!(journaled, "refusals not journaled: {refused:?}");
     for (line, why) in [
         ("4", "not a JSON report"),
         ("5", "longer than 655360 bytes"),
         ("6", &format!("names tab \"{other}\"") as &str),
+        ("7", "not taken: "),
     ] {
         let found = refused.iter().any(|e| {
             e["message"]
