@@ -99,6 +99,23 @@ impl Core {
         }
     }
 
+    /// Another open tab whose reports are read from `dir`, if any: a file
+    /// speaks for one tab, so two tabs sharing a worktree (a handoff's)
+    /// cannot both report through it.
+    pub(super) fn reports_dir_taken(&self, dir: &Path, except: &str) -> Option<String> {
+        let readers: Vec<String> = {
+            let inner = self.file_reports.0.get()?;
+            let w = inner.watched.lock().unwrap();
+            w.by_wd
+                .values()
+                .filter(|o| o.dir == dir && o.tab != except)
+                .map(|o| o.tab.clone())
+                .collect()
+        };
+        let state = self.state.lock().unwrap();
+        readers.into_iter().find(|t| state.tabs.contains_key(t))
+    }
+
     fn watch_reports_from(self: &Arc<Self>, tab: &str, tree: &Path, dir: &Path, offset: u64) {
         let inner = match self.file_reports.0.get() {
             Some(i) => i.clone(),

@@ -328,6 +328,18 @@ impl Core {
             .as_ref()
             .map_or(&plan.folder, |w| &w.path)
             .clone();
+        if let Some(other) = self.reports_dir_taken(&tree.join(rel), &plan.id) {
+            return Err(ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!(
+                    "agent `{}` (install = \"worktree\"): {} already reports for tab {other}, \
+                     and a reports file speaks for one tab; close tab {other} first, or start \
+                     this agent in a worktree of its own",
+                    plan.name,
+                    tree.join(rel).display()
+                ),
+            ));
+        }
         let (paths, agent, rel_owned, at) = (
             self.paths.clone(),
             plan.detect.clone().unwrap_or_else(|| plan.name.clone()),

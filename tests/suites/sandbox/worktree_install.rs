@@ -309,3 +309,38 @@ fn a_tracked_file_in_the_way_refuses_the_launch_and_stays_as_it_was() {
     let exclude = std::fs::read_to_string(st.repo.join(".git/info/exclude")).unwrap_or_default();
     assert!(!exclude.contains("/.nerdr/"), "{exclude}");
 }
+
+/// A handoff's new tab shares the handing tab's worktree: with both
+/// reporting through its file, one tab's lines would count as the other's.
+/// The second is refused while the first is open.
+#[test]
+fn two_open_tabs_never_report_through_one_worktrees_file() {
+    let Some(st) = session() else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("jail");
+    let (ok, out, err) = st.nerdr(&[
+        "handoff",
+        "--from",
+        &t,
+        "--to",
+        "jail",
+        "DONE: a start. NEXT: the rest.",
+    ]);
+    assert!(!ok, "a second tab reports through {}: {out}", wt.display());
+    assert!(
+        err.contains(&format!("already reports for tab {t}")),
+        "{err}"
+    );
+    // The first tab still reports.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"still-mine"}"#,
+        "mine",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "still-mine"
+    });
+    assert!(reached, "{}", st.tab_row(&t));
+}
