@@ -16,6 +16,7 @@ mod core;
 mod detect;
 mod did_you_mean;
 mod executable;
+mod file_reports;
 mod git;
 mod handed_env;
 mod handoff;

@@ -32,10 +32,17 @@ impl Env {
             xdg_state_home: var("XDG_STATE_HOME"),
             xdg_data_home: var("XDG_DATA_HOME"),
             xdg_runtime_dir: var("XDG_RUNTIME_DIR"),
-            nerdr_data_dir: var("NERDR_DATA_DIR"),
+            // In a tab of a worktree install `NERDR_DATA_DIR` is the
+            // worktree's reports folder (`crate::file_reports`), and nerdr's
+            // own data folder comes in `NERDR_CORE_DATA_DIR`.
+            nerdr_data_dir: var(CORE_DATA_DIR).or_else(|| var("NERDR_DATA_DIR")),
         }
     }
 }
+
+/// nerdr's own data folder, set by the core beside a `NERDR_DATA_DIR`
+/// that names a worktree's reports folder.
+pub const CORE_DATA_DIR: &str = "NERDR_CORE_DATA_DIR";
 
 /// Every path nerdr uses, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]

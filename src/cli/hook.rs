@@ -4,6 +4,10 @@
 //! argument when there is one (codex's `notify` appends it), else stdin
 //! (claude and copilot write it there).
 //!
+//! A hook of a worktree install (`install = "worktree"`) whose sandbox
+//! cannot reach the socket appends the report to `$NERDR_DATA_DIR`'s
+//! reports file instead (`crate::file_reports`), which nerdr reads.
+//!
 //! A hook must never get in the agent's way: outside nerdr (`NERDR_TAB`
 //! unset or empty) it does nothing; inside, a core that cannot be reached is
 //! reported on stderr and the exit code is still 0 (claude reads exit 2 as
@@ -68,8 +72,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         say("nerdr hook: no EVENT given; the hook should run `nerdr hook EVENT`");
         return Ok(ExitCode::SUCCESS);
     };
-    if let Err(e) = send(report(&event, payload.as_deref(), seq)) {
-        say(&format!("nerdr hook {event}: {e:#}"));
+    let req = report(&event, payload.as_deref(), seq);
+    let line = file_line(&req);
+    match send(req) {
+        Ok(()) => {}
+        // A sandbox that reaches only its worktree (`install =
+        // "worktree"`): the report goes into the file nerdr reads.
+        Err(Failed::Unreachable(e)) => match (line, reports_dir()) {
+            (Some(line), Some(dir)) => {
+                if let Err(w) = crate::file_reports::append(&dir, &line) {
+                    say(&format!(
+                        "nerdr hook {event}: {e:#}; nor could it be written to {}: {w}",
+                        dir.join(crate::file_reports::FILE).display()
+                    ));
+                }
+            }
+            _ => say(&format!("nerdr hook {event}: {e:#}")),
+        },
+        Err(Failed::Other(e)) => say(&format!("nerdr hook {event}: {e:#}")),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -106,6 +126,30 @@ fn statusline(payload: Option<&str>) {
         "{}",
         crate::usage::claude::status_text(&data, limits.as_ref())
     );
+}
+
+/// `$NERDR_DATA_DIR` when it holds a reports file (a worktree install
+/// made it), else `None`.
+pub fn reports_dir() -> Option<std::path::PathBuf> {
+    let dir =
+        std::path::PathBuf::from(std::env::var_os("NERDR_DATA_DIR").filter(|v| !v.is_empty())?);
+    dir.join(crate::file_reports::FILE).is_file().then_some(dir)
+}
+
+/// The report as a line of the reports file, for an event the file takes.
+fn file_line(r: &ReportEvent) -> Option<Value> {
+    if !crate::file_reports::check::EVENTS.contains(&r.event.as_str()) {
+        return None;
+    }
+    let mut line = serde_json::json!({"kind": "state", "event": r.event});
+    if let Some(id) = r
+        .session_id
+        .as_ref()
+        .filter(|id| crate::file_reports::check::plain_session_id(id))
+    {
+        line["session_id"] = Value::String(id.clone());
+    }
+    Some(line)
 }
 
 /// A line on stderr; a stderr nobody reads is no reason to fail the agent
@@ -162,22 +206,30 @@ fn read_stdin() -> Option<String> {
     }
 }
 
-fn send(req: ReportEvent) -> anyhow::Result<()> {
+enum Failed {
+    /// No core to be reached: the report may go into the file instead.
+    Unreachable(anyhow::Error),
+    Other(anyhow::Error),
+}
+
+fn send(req: ReportEvent) -> Result<(), Failed> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = tx.send(client::request(req));
     });
     match rx.recv_timeout(CORE_WAIT) {
         Ok(Ok(Ok(_))) => Ok(()),
-        Ok(Ok(Err(refused))) => Err(anyhow::anyhow!(
+        Ok(Ok(Err(refused))) => Err(Failed::Other(anyhow::anyhow!(
             "the core did not take the report: {}",
             refused.message
+        ))),
+        Ok(Err(unreachable)) => Err(Failed::Unreachable(
+            unreachable.context("cannot report to nerdr"),
         )),
-        Ok(Err(unreachable)) => Err(unreachable.context("cannot report to nerdr")),
-        Err(_) => Err(anyhow::anyhow!(
+        Err(_) => Err(Failed::Other(anyhow::anyhow!(
             "the core did not answer within {}s; the agent goes on without it",
             CORE_WAIT.as_secs()
-        )),
+        ))),
     }
 }
 

@@ -1,4 +1,4 @@
-//! `nerdr sandbox [--settings FILE] [--worktree DIR] -- CMD [ARGS...]`: run
+//! `nerdr sandbox [--settings FILE] [--worktree DIR] [--worktree-only] -- CMD [ARGS...]`: run
 //! CMD in nerdr's own bubblewrap sandbox (see `crate::sandbox`).
 
 use std::ffi::OsString;
@@ -28,6 +28,9 @@ pub struct Args {
     /// The folder CMD may write (default: the repository around the current folder), never home or a folder holding $NERDR_DATA_DIR
     #[arg(long, value_name = "DIR")]
     pub worktree: Option<PathBuf>,
+    /// Reach nerdr only through files in the worktree: the hook socket stays hidden, so nerdr commands inside cannot reach the core (for agents with install = "worktree", whose reports nerdr reads from $NERDR_DATA_DIR there)
+    #[arg(long)]
+    pub worktree_only: bool,
     /// Debug builds only: drop protections, for testing the probe
     #[arg(long, value_name = "LIST", hide = true)]
     pub weaken: Option<String>,
@@ -47,6 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     sandbox::run(sandbox::Request {
         settings: args.settings,
         worktree: args.worktree,
+        worktree_only: args.worktree_only,
         weaken,
         cmd: args.cmd,
     })

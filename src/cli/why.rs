@@ -70,12 +70,22 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let here = folder.resolve()?;
     if let Some(Add::Add(a)) = args.add {
         let text = super::send::text_of(Some(a.text), None)?;
-        let added = client::call(AddWhy {
+        let req = AddWhy {
             folder: here,
             file: a.file,
             lines: a.lines,
             text,
-        })?;
+        };
+        let added = match client::request(req.clone()) {
+            Ok(reply) => reply.map_err(|e| anyhow::anyhow!(e.message))?,
+            // A sandbox that reaches only its worktree: the reason goes
+            // into the reports file nerdr reads (DESIGN: why add reads
+            // NERDR_DATA_DIR without needing the config).
+            Err(unreachable) => match super::hook::reports_dir() {
+                Some(dir) => return to_file(&dir, req),
+                None => return Err(unreachable),
+            },
+        };
         let what = match (&added.file, a.lines) {
             (Some(f), Some((x, y))) if x == y => format!("{f}:{x}"),
             (Some(f), Some((x, y))) => format!("{f}:{x}-{y}"),
@@ -114,6 +124,34 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     } else {
         print!("{}", shown(&answer));
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `why add` as a line of the reports file in `dir`: the file named
+/// relative to the top of the worktree (the folder holding `.git` above
+/// the caller), as nerdr reads it.
+fn to_file(dir: &std::path::Path, w: AddWhy) -> anyhow::Result<ExitCode> {
+    crate::why::check_text(&w.text).map_err(anyhow::Error::msg)?;
+    let mut line = serde_json::json!({"kind": "why", "text": w.text});
+    if let Some(f) = &w.file {
+        let abs = std::path::absolute(w.folder.join(f))?;
+        let top = abs
+            .ancestors()
+            .skip(1)
+            .find(|d| d.join(".git").exists())
+            .ok_or_else(|| anyhow::anyhow!("{} is in no git worktree", abs.display()))?;
+        let rel = abs.strip_prefix(top)?.to_string_lossy().into_owned();
+        line["file"] = serde_json::Value::String(rel);
+        if let Some((a, b)) = w.lines {
+            line["lines"] = serde_json::json!([a, b]);
+        }
+    }
+    let file = crate::file_reports::append(dir, &line)
+        .map_err(|e| anyhow::anyhow!("nerdr cannot be reached, nor could the reason be written to the reports file in {}: {e}", dir.display()))?;
+    println!(
+        "kept: the reason went to {} (nerdr cannot be reached from here; it reads that file)",
+        file.display()
+    );
     Ok(ExitCode::SUCCESS)
 }
 

@@ -107,7 +107,28 @@ pub struct AgentConfig {
     /// (`bash` for `["nerdr", "sandbox", "--", "bash"]`); the section's
     /// name when unset.
     pub program: Option<String>,
+    /// `install = "worktree"`: the integration goes into each tab's
+    /// worktree, and reports come back through files in `data_dir` there
+    /// (`crate::file_reports`), for a sandbox that reaches nothing else.
+    pub install: Install,
+    /// `data_dir`: that folder, relative to the worktree (checked by the
+    /// schema: no `..`, not absolute, not `.git`); `.nerdr` when unset.
+    pub data_dir: Option<String>,
 }
+
+/// Where `[agents.NAME]`'s integration goes (`install`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Install {
+    /// The agent's own settings in the person's home
+    /// (`nerdr integration install`).
+    #[default]
+    Home,
+    /// Each tab's worktree, installed by nerdr when the tab starts.
+    Worktree,
+}
+
+/// `data_dir`'s default.
+pub const DEFAULT_DATA_DIR: &str = ".nerdr";
 
 /// `[client]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,6 +185,10 @@ pub struct ResolvedAgent {
     pub config_model: Option<String>,
     /// A custom agent's `program`, as configured.
     pub program: Option<String>,
+    /// With `install = "worktree"`: the reports folder, relative to the
+    /// tab's worktree (`data_dir`, `.nerdr` by default); `None` for a
+    /// home install.
+    pub worktree_data_dir: Option<String>,
 }
 
 /// Read and parse the config at `path`. A missing file is the default
@@ -224,6 +249,7 @@ pub fn program_agent(word: &str) -> Result<ResolvedAgent, String> {
         resume_args: None,
         config_model: None,
         program: None,
+        worktree_data_dir: None,
     })
 }
 
@@ -288,6 +314,12 @@ impl Config {
             resume_args: agent.resume_args.clone(),
             config_model: agent.config_model.clone(),
             program: agent.program.clone(),
+            worktree_data_dir: (agent.install == Install::Worktree).then(|| {
+                agent
+                    .data_dir
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_DATA_DIR.to_owned())
+            }),
         })
     }
 }

@@ -11,8 +11,8 @@ use super::error::{dotted, is_agent_name};
 use super::tree::{Entry, Node};
 use super::{builtin_names, ConfigError, Expected, Location};
 use super::{
-    AgentConfig, ClientConfig, Config, NotifySettings, NotifyWhen, PluginsConfig, ReviewConfig,
-    SandboxConfig, TabsConfig,
+    AgentConfig, ClientConfig, Config, Install, NotifySettings, NotifyWhen, PluginsConfig,
+    ReviewConfig, SandboxConfig, TabsConfig,
 };
 
 const TOP_KEYS: &[&str] = &[
@@ -33,6 +33,8 @@ const AGENT_KEYS: &[&str] = &[
     "config_model",
     "notify",
     "program",
+    "install",
+    "data_dir",
 ];
 const CLIENT_KEYS: &[&str] = &["prefix"];
 const TABS_KEYS: &[&str] = &["worktree"];
@@ -207,6 +209,7 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
     let builtin = builtin::find(name);
     let mut agent = AgentConfig::default();
     let mut program_field = None;
+    let mut data_dir_field = None;
     for field in fields {
         let key = dotted(&["agents", name, &field.key]);
         let custom_only = |knows| ConfigError::CustomOnly {
@@ -248,8 +251,23 @@ fn agent(src: &Source, entry: &Entry) -> Result<AgentConfig, ConfigError> {
                 let program = src.nonempty_string(field, &key)?;
                 program_field = Some((program, field, key));
             }
+            "install" => agent.install = install(src, field, &key)?,
+            "data_dir" => {
+                let dir = src.string(field, &key)?;
+                if let Some((problem, fix)) = data_dir_problem(&dir) {
+                    return Err(src.invalid(field, &key, problem, fix));
+                }
+                agent.data_dir = Some(dir);
+                data_dir_field = Some((field, key));
+            }
             _ => return Err(src.unknown(field, format!("[agents.{name}]"), AGENT_KEYS)),
         }
+    }
+    // Checked once `install` is known: it may come after `data_dir`.
+    if let Some((field, key)) = data_dir_field.filter(|_| agent.install != Install::Worktree) {
+        let problem = "is set, but only a worktree install has a data folder".to_owned();
+        let fix = "add install = \"worktree\", or remove data_dir";
+        return Err(src.invalid(field, &key, problem, fix));
     }
     if builtin.is_none() && agent.command.is_none() {
         return Err(ConfigError::MissingCommand {
@@ -300,6 +318,50 @@ fn program_problem(program: &str, words: &[String]) -> Option<(String, String)> 
         format!("is \"{program}\", but no word of `command` {words:?} runs a program of that name"),
         fix,
     ))
+}
+
+fn install(src: &Source, field: &Entry, key: &str) -> Result<Install, ConfigError> {
+    match src.string(field, key)?.as_str() {
+        "home" => Ok(Install::Home),
+        "worktree" => Ok(Install::Worktree),
+        other => Err(src.invalid(
+            field,
+            key,
+            format!("is {other:?}, which is neither \"home\" nor \"worktree\""),
+            "write install = \"home\" (the agent's settings in your home, the default) or \
+             install = \"worktree\" (each tab's worktree)",
+        )),
+    }
+}
+
+/// What is wrong with `data_dir = "..."`, with its fix: it is a folder
+/// inside the tab's worktree, where a sandboxed agent appends its reports,
+/// so it must stay inside it and away from git's own folder.
+pub(super) fn data_dir_problem(dir: &str) -> Option<(String, &'static str)> {
+    use std::path::Component;
+    const FIX: &str = "name a folder inside the worktree, e.g. data_dir = \".nerdr\"";
+    let path = Path::new(dir);
+    if dir.is_empty() || dir.chars().all(|c| c == '.' || c == '/') {
+        return Some((format!("is {dir:?}, which is the worktree itself"), FIX));
+    }
+    if path.is_absolute() {
+        return Some((format!("is {dir:?}, an absolute path"), FIX));
+    }
+    if dir.contains(['\0', '\n']) {
+        return Some(("holds a NUL or newline character".into(), FIX));
+    }
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                return Some((format!("is {dir:?}, which leaves the worktree (`..`)"), FIX))
+            }
+            Component::Normal(n) if n == ".git" => {
+                return Some((format!("is {dir:?}, inside git's own folder"), FIX))
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 fn env(src: &Source, entry: &Entry, key: &str) -> Result<BTreeMap<String, String>, ConfigError> {

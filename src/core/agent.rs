@@ -194,6 +194,7 @@ impl Core {
                         probe: command.probe,
                         deferred: command.deferred,
                         detect: Some(agent.detect.clone()),
+                        reports_dir: agent.worktree_data_dir.clone(),
                     },
                     &mut fresh,
                 )
@@ -322,6 +323,7 @@ impl Core {
                     probe: command.probe,
                     deferred: command.deferred,
                     detect: Some(agent.detect.clone()),
+                    reports_dir: agent.worktree_data_dir.clone(),
                 },
                 &mut FreshWorktree::none(),
             )

@@ -100,7 +100,17 @@ impl Core {
             Some(name) => Some(self.rules_for(name).await),
             None => None,
         };
-        let (env, scope, mut meta, generation) = self.record(&plan, rows, cols, rules);
+        // A worktree install goes in before the program can run, and its
+        // reports folder is the tab's `NERDR_DATA_DIR`.
+        let reports = match (&plan.reports_dir, plan.kind) {
+            (Some(rel), TabKind::Agent) => Some(self.install_in_worktree(&plan, rel).await?),
+            _ => None,
+        };
+        let data_dir = reports.as_ref().map_or(&self.paths.data_dir, |(_, d)| d);
+        let (env, scope, mut meta, generation) = self.record(&plan, rows, cols, rules, data_dir);
+        if let Some((tree, dir)) = &reports {
+            self.watch_reports(&id, tree, dir);
+        }
         let mut argv = plan.argv.clone();
         // Every sandboxed launch is checked first, whatever started it; its
         // program runs on the host (`--help`) only after that.
@@ -207,6 +217,7 @@ impl Core {
         rows: u16,
         cols: u16,
         rules: Option<super::detection::LoadedRules>,
+        data_dir: &Path,
     ) -> (
         Vec<(String, String)>,
         Option<String>,
@@ -214,17 +225,23 @@ impl Core {
         u64,
     ) {
         let secret = random_hex(32);
-        let env = program_env(
+        let mut env = program_env(
             &plan.caller_env,
             &plan.agent_env,
             &TabFacts {
                 secret: &secret,
                 nerdr_bin: &self.bin,
                 hook_socket: &self.paths.hook_socket(),
-                data_dir: &self.paths.data_dir,
+                data_dir,
                 sandboxed: plan.sandboxed,
             },
         );
+        // A worktree install's `NERDR_DATA_DIR` is its reports folder:
+        // nerdr's own (for `nerdr sandbox` in the tab) comes beside it.
+        if data_dir != self.paths.data_dir {
+            let own = self.paths.data_dir.to_string_lossy().into_owned();
+            env.push((crate::paths::CORE_DATA_DIR.to_string(), own));
+        }
         let mut state = self.state.lock().unwrap();
         let term_number = plan
             .parent
@@ -294,6 +311,55 @@ impl Core {
                 Err(e)
             }
         }
+    }
+}
+
+impl Core {
+    /// `install = "worktree"`: the integration into the tab's worktree
+    /// (its folder without one), off the async workers; the worktree and
+    /// the reports folder in it. Refused, the launch is refused with why.
+    async fn install_in_worktree(
+        &self,
+        plan: &Plan,
+        rel: &str,
+    ) -> Result<(PathBuf, PathBuf), ApiError> {
+        let tree = plan
+            .worktree
+            .as_ref()
+            .map_or(&plan.folder, |w| &w.path)
+            .clone();
+        if let Some(other) = self.reports_dir_taken(&tree.join(rel), &plan.id) {
+            return Err(ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!(
+                    "agent `{}` (install = \"worktree\"): {} already reports for tab {other}, \
+                     and a reports file speaks for one tab; close tab {other} first, or start \
+                     this agent in a worktree of its own",
+                    plan.name,
+                    tree.join(rel).display()
+                ),
+            ));
+        }
+        let (paths, agent, rel_owned, at) = (
+            self.paths.clone(),
+            plan.detect.clone().unwrap_or_else(|| plan.name.clone()),
+            rel.to_string(),
+            tree.clone(),
+        );
+        let installed = super::edge::gather("installing into a worktree", move || {
+            crate::integration::worktree::install(&paths, &agent, &at, &rel_owned)
+        })
+        .await
+        .map_err(|e| {
+            ApiError::new(
+                ErrorCode::LaunchFailed,
+                format!("agent `{}` (install = \"worktree\"): {e}", plan.name),
+            )
+        })?;
+        for note in &installed.notes {
+            tracing::info!(tab = %plan.id, agent = %plan.name, "{note}");
+        }
+        Ok((tree, installed.data_dir))
     }
 }
 

@@ -45,6 +45,9 @@ pub(super) struct Plan {
     pub(super) deferred: Option<Deferred>,
     /// An agent's screen rules by name (`detect`); `None` for a terminal.
     pub(super) detect: Option<String>,
+    /// `install = "worktree"`: the reports folder, relative to the tab's
+    /// worktree (`core::file_reports`); `None` for a home install.
+    pub(super) reports_dir: Option<String>,
 }
 
 /// Where a terminal tab runs and what: the parts that differ between a
@@ -91,6 +94,7 @@ impl Plan {
             probe: None,
             deferred: None,
             detect: None,
+            reports_dir: None,
         }
     }
 }

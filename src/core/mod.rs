@@ -18,6 +18,7 @@ mod detection;
 mod diff;
 mod edge;
 pub mod env;
+mod file_reports;
 mod first_prompt;
 mod fresh_worktree;
 mod handles;
@@ -121,6 +122,8 @@ pub struct Core {
     /// sent by a thread of its own (a manager that stops reading its
     /// socket blocks that thread, not the core).
     status_line: notify::StatusLine,
+    /// The reports files of tabs with a worktree install, watched.
+    file_reports: file_reports::Watcher,
 }
 
 /// All the core knows, in one place, behind one lock (docs/ARCHITECTURE.md,

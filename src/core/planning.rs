@@ -212,6 +212,7 @@ impl AgentCommand {
             probe: self.probe,
             deferred: self.deferred,
             detect: Some(agent.detect.clone()),
+            reports_dir: agent.worktree_data_dir.clone(),
         }
     }
 }

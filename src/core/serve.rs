@@ -65,8 +65,11 @@ pub async fn serve(
         outputs: tokio::sync::watch::Sender::new(0),
         saved_generation: Default::default(),
         status_line: notify::StatusLine::start().context("cannot start the status thread")?,
+        file_reports: Default::default(),
     });
     core.changed();
+    let c = core.clone();
+    tokio::spawn(async move { c.watch_adopted_reports().await });
     // Before any request is served: the privilege model reads it.
     core.mirror_review_links().await;
 

@@ -22,6 +22,7 @@ pub(crate) mod jsonc;
 mod jsonhooks;
 mod skills;
 mod state;
+pub mod worktree;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

@@ -15,8 +15,10 @@
 //!    copies over the repository's objects, refs and logs, with the real
 //!    objects read-only inside the private store);
 //! 4. read-only again inside those: `.git/hooks`, `.git/config` and the other
-//!    git admin files, nerdr's config and state, `denyWrite`; then over the
-//!    proxy sockets' folder an empty tmpfs with only this session's socket;
+//!    git admin files, nerdr's config and state, `denyWrite`; then nerdr's
+//!    state dir an empty tmpfs with the hook socket alone (not even that
+//!    with `--worktree-only`); over the proxy sockets' folder an empty
+//!    tmpfs with only this session's socket;
 //! 5. last, hidden: credential stores, `denyRead`, nerdr's client socket
 //!    folder, the system bus and the journal's sockets, so nothing bound
 //!    before can expose them.
@@ -107,8 +109,13 @@ pub struct Layout {
     /// would bring them all back).
     pub data_hidden: Vec<PathBuf>,
     /// The hook socket (inside `state_dir`), if it exists: kept, so
-    /// `nerdr` commands and hooks inside reach the core.
+    /// `nerdr` commands and hooks inside reach the core (unless
+    /// `worktree_only`).
     pub hook_socket: Option<PathBuf>,
+    /// `nerdr sandbox --worktree-only`: the hook socket stays hidden with
+    /// the rest of nerdr's state dir, so the program reaches nerdr only
+    /// through files in its worktree (`crate::file_reports`).
+    pub worktree_only: bool,
     /// nerdr's client socket folder, if it exists: hidden.
     pub nerdr_run_dir: Option<PathBuf>,
     /// The system's sockets that exist (`/run/dbus`, the journal's):
@@ -244,7 +251,7 @@ pub fn args(l: &Layout) -> Vec<OsString> {
         .filter(|_| !w.has(Weakening::NerdrWritable));
     if let Some(dir) = state {
         a.path2("--tmpfs", dir);
-        if let Some(s) = &l.hook_socket {
+        if let Some(s) = l.hook_socket.as_ref().filter(|_| !l.worktree_only) {
             a.bind("--ro-bind", s);
         }
     }

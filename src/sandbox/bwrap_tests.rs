@@ -13,6 +13,7 @@ fn base() -> Layout {
         proxy_dir: None,
         state_dir: Some("/home/u/.local/state/nerdr".into()),
         hook_socket: Some("/home/u/.local/state/nerdr/nerdr.sock".into()),
+        worktree_only: false,
         data_hidden: vec![
             "/home/u/.local/share/nerdr/worktrees".into(),
             "/home/u/.local/share/nerdr/audit".into(),
@@ -321,6 +322,41 @@ fn nerdrs_state_is_hidden_but_for_the_hook_socket() {
     let got = words(&args(&l));
     assert!(!got.contains(&format!("--tmpfs {state}")), "{got}");
     assert!(got.contains(&format!("--bind {state} {state}")), "{got}");
+}
+
+/// `--worktree-only`: the state dir is the same empty folder, without the
+/// hook socket; everything else is as in every run, the proxy's socket
+/// included (the network is no way to reach nerdr).
+#[test]
+fn worktree_only_leaves_the_hook_socket_hidden_and_changes_nothing_else() {
+    let state = "/home/u/.local/state/nerdr";
+    let dir = "/home/u/.local/state/nerdr/sandbox";
+    let rows: &[(&str, bool, bool)] = &[
+        ("every run keeps the hook socket", false, true),
+        ("a worktree-only run hides it", true, false),
+    ];
+    for (sentence, only, socket) in rows {
+        let mut l = base();
+        l.proxy_dir = Some(dir.into());
+        l.network_binds = vec![format!("{dir}/s1.sock").into()];
+        l.worktree_only = *only;
+        let got = words(&args(&l));
+        let bound = format!("--ro-bind {state}/nerdr.sock {state}/nerdr.sock");
+        assert_eq!(got.contains(&bound), *socket, "{sentence}: {got}");
+        let sock = format!(
+            "--tmpfs {state} {}--tmpfs {dir} --bind {dir}/s1.sock",
+            match socket {
+                true => format!("{bound} "),
+                false => String::new(),
+            }
+        );
+        assert!(got.contains(&sock), "{sentence}: {got}");
+        let mut all = base();
+        all.proxy_dir = Some(dir.into());
+        all.network_binds = l.network_binds.clone();
+        let without = words(&args(&all)).replace(&format!("{bound} "), "");
+        assert_eq!(got.replace(&format!("{bound} "), ""), without, "{sentence}");
+    }
 }
 
 /// What sandbox history is told the run kept read-only: exactly what the

@@ -359,6 +359,7 @@ pub fn gather(i: Inputs) -> anyhow::Result<(Layout, Vec<String>)> {
             state_dir,
             data_hidden,
             hook_socket,
+            worktree_only: false,
             nerdr_run_dir,
             system_sockets,
             worktree,

@@ -116,6 +116,13 @@ pub fn text(l: &Layout, net: &NetWords) -> String {
          for its sockets, other tabs' worktrees)",
         &hidden,
     );
+    if l.worktree_only {
+        out.push_str(
+            "nerdr: unreachable from here (--worktree-only: no hook socket); nerdr commands \
+             that need it fail, and reports go as JSON lines to reports.jsonl in \
+             $NERDR_DATA_DIR, which nerdr reads\n",
+        );
+    }
     out.push('\n');
 
     out.push_str("Network:\n");

@@ -17,6 +17,7 @@ fn layout() -> Layout {
         proxy_dir: Some("/home/u/.local/state/nerdr/sandbox".into()),
         state_dir: Some("/home/u/.local/state/nerdr".into()),
         hook_socket: Some("/home/u/.local/state/nerdr/nerdr.sock".into()),
+        worktree_only: false,
         data_hidden: vec!["/home/u/.local/share/nerdr/worktrees".into()],
         nerdr_run_dir: Some("/run/user/1000/nerdr".into()),
         system_sockets: vec!["/run/dbus".into()],
@@ -204,4 +205,22 @@ fn the_agents_protected_config_is_named_and_its_copies_explained() {
         "{t}"
     );
     assert!(!text(&layout(), &net(true)).contains("private copies: what in them"));
+}
+
+/// `--worktree-only`: the program is told that nerdr cannot be reached
+/// and where its reports go; every other run is told nothing of it.
+#[test]
+fn a_worktree_only_run_says_nerdr_is_reached_through_the_reports_file() {
+    let line = "nerdr: unreachable from here (--worktree-only: no hook socket); nerdr commands \
+                that need it fail, and reports go as JSON lines to reports.jsonl in \
+                $NERDR_DATA_DIR, which nerdr reads\n";
+    let full = text(&layout(), &net(true));
+    assert!(!full.contains("--worktree-only"), "{full}");
+    let mut l = layout();
+    l.worktree_only = true;
+    let got = text(&l, &net(true));
+    assert_eq!(
+        got,
+        full.replacen("\n\nNetwork:", &format!("\n{line}\nNetwork:"), 1)
+    );
 }

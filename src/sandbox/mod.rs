@@ -66,6 +66,8 @@ pub const REFUSED: u8 = 125;
 pub struct Request {
     pub settings: Option<PathBuf>,
     pub worktree: Option<PathBuf>,
+    /// `--worktree-only`: no hook socket inside (`bwrap::Layout::worktree_only`).
+    pub worktree_only: bool,
     pub weaken: Weaken,
     pub cmd: Vec<OsString>,
 }
@@ -195,6 +197,7 @@ pub fn run(req: Request) -> anyhow::Result<ExitCode> {
         weaken: req.weaken.clone(),
         cmd,
     })?;
+    layout.worktree_only = req.worktree_only;
     for w in &fact_warnings {
         eprintln!("nerdr sandbox: warning: {w}");
         trail.setting(w);

@@ -420,6 +420,7 @@ fn a_builtin_without_rules_is_refused_not_started_bare() {
         resume_args: None,
         config_model: None,
         program: None,
+        worktree_data_dir: None,
     };
     let got = build(&agent, &Mode::New, &ALL, None, || unreachable!());
     assert_eq!(

@@ -249,6 +249,41 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
             "[agents.claude]\r\n\r\n    args = 1\r\n",
             format!("{PATH}:3:5: `agents.claude.args` must be an array of strings, found an integer (1); for example: args = [\"--flag\", \"value\"]"),
         ),
+        (
+            "install neither home nor worktree",
+            "[agents.claude]\ninstall = \"repo\"\n",
+            format!("{PATH}:2:1: `agents.claude.install` is \"repo\", which is neither \"home\" nor \"worktree\"; write install = \"home\" (the agent's settings in your home, the default) or install = \"worktree\" (each tab's worktree)"),
+        ),
+        (
+            "install given as a boolean",
+            "[agents.claude]\ninstall = true\n",
+            format!("{PATH}:2:1: `agents.claude.install` must be a string, found a boolean (true); for example: install = \"text\""),
+        ),
+        (
+            "data_dir leaving the worktree",
+            "[agents.claude]\ninstall = \"worktree\"\ndata_dir = \"x/../../up\"\n",
+            format!("{PATH}:3:1: `agents.claude.data_dir` is \"x/../../up\", which leaves the worktree (`..`); name a folder inside the worktree, e.g. data_dir = \".nerdr\""),
+        ),
+        (
+            "data_dir absolute",
+            "[agents.claude]\ninstall = \"worktree\"\ndata_dir = \"/tmp/n\"\n",
+            format!("{PATH}:3:1: `agents.claude.data_dir` is \"/tmp/n\", an absolute path; name a folder inside the worktree, e.g. data_dir = \".nerdr\""),
+        ),
+        (
+            "data_dir in .git",
+            "[agents.claude]\ninstall = \"worktree\"\ndata_dir = \"./.git/nerdr\"\n",
+            format!("{PATH}:3:1: `agents.claude.data_dir` is \"./.git/nerdr\", inside git's own folder; name a folder inside the worktree, e.g. data_dir = \".nerdr\""),
+        ),
+        (
+            "data_dir the worktree itself",
+            "[agents.claude]\ninstall = \"worktree\"\ndata_dir = \"./\"\n",
+            format!("{PATH}:3:1: `agents.claude.data_dir` is \"./\", which is the worktree itself; name a folder inside the worktree, e.g. data_dir = \".nerdr\""),
+        ),
+        (
+            "data_dir without a worktree install, install coming after it",
+            "[agents.claude]\ndata_dir = \".nerdr\"\ninstall = \"home\"\n",
+            format!("{PATH}:2:1: `agents.claude.data_dir` is set, but only a worktree install has a data folder; add install = \"worktree\", or remove data_dir"),
+        ),
     ];
     let mut failures = Vec::new();
     for (name, text, want) in cases {

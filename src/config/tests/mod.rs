@@ -13,7 +13,7 @@ use super::*;
 const PATH: &str = "/cfg/config.toml";
 const BUILTINS: &str = "claude, opencode, copilot, codex, cursor, gemini, agy, grok";
 const AGENT_KEYS: &str =
-    "command, args, env, sandboxed, resume_args, detect, config_model, notify, program";
+    "command, args, env, sandboxed, resume_args, detect, config_model, notify, program, install, data_dir";
 
 fn parse_ok(text: &str) -> Config {
     parse(text, Path::new(PATH)).unwrap_or_else(|e| panic!("{text:?} should parse, got: {e}"))
@@ -391,5 +391,27 @@ fn an_unreadable_file_is_an_error_naming_it() {
             msg.ends_with("; make it a readable UTF-8 file, or move it away to run with the built-in defaults"),
             "{msg}"
         );
+    }
+}
+
+#[test]
+fn a_worktree_install_resolves_to_its_data_folder() {
+    let rows: &[(&str, Option<&str>)] = &[
+        ("", None),
+        ("install = \"home\"\n", None),
+        ("install = \"worktree\"\n", Some(".nerdr")),
+        (
+            "data_dir = \"state/reports\"\ninstall = \"worktree\"\n",
+            Some("state/reports"),
+        ),
+        (
+            "install = \"worktree\"\ndata_dir = \".agent.d\"\n",
+            Some(".agent.d"),
+        ),
+    ];
+    for (body, want) in rows {
+        let text = format!("[agents.claude]\n{body}");
+        let got = parse_ok(&text).resolve_agent("claude").unwrap();
+        assert_eq!(got.worktree_data_dir.as_deref(), *want, "{text:?}");
     }
 }

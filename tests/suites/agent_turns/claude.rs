@@ -119,3 +119,67 @@ fn claude_config_writes_that_start_programs_do_not_survive_the_run() {
         "config the sandboxed claude wrote survived: {survived:?}\n~/.claude.json:\n{after:#}"
     );
 }
+
+/// `install = "worktree"` with `nerdr sandbox --worktree-only` (issue 20,
+/// item 2): the real claude, whose sandbox cannot reach nerdr's socket,
+/// has nerdr's worktree skill in its context, its hooks in the worktree
+/// report its turns through the worktree's file, and a reason it gives
+/// with `nerdr why add` reaches nerdr the same way.
+#[test]
+fn the_real_claude_in_a_worktree_only_sandbox_reports_through_its_worktree() {
+    let Some(t) = setup() else { return };
+    t.env.write_user_file(
+        ".config/nerdr/config.toml",
+        "[agents.claude]\n\
+         command = [\"nerdr\", \"sandbox\", \"--worktree-only\", \"--\", \"claude\"]\n\
+         sandboxed = true\ninstall = \"worktree\"\n",
+    );
+    let tab = one_turn(
+        &t,
+        "SAY-WHY",
+        "echo more >> README && \"$NERDR_BIN\" why add --file README --lines 2 'WHY-FROM-CLAUDE'",
+    );
+    assert!(
+        t.a_tool_result_holds("reports.jsonl"),
+        "why add did not write to the reports file:\n{}",
+        t.model.dump()
+    );
+    assert!(
+        t.model.log().iter().any(|r| r
+            .body
+            .contains("from a sandbox that reaches only this worktree")),
+        "the worktree's skill is not in claude's context:\n{}",
+        t.model.dump()
+    );
+    let wt = t.tab_json(&tab)["worktree"]
+        .as_str()
+        .expect("a worktree")
+        .to_string();
+    // Its hooks fired in the sandbox and wrote their lines.
+    let reports = std::fs::read_to_string(format!("{wt}/.nerdr/reports.jsonl")).unwrap();
+    for event in ["UserPromptSubmit", "Stop"] {
+        assert!(
+            reports.contains(&format!("\"event\":\"{event}\"")),
+            "no {event} line from claude's hooks:\n{reports}"
+        );
+    }
+    // And nerdr took them: the tab's session is the one the hooks named,
+    // and nothing was refused.
+    let session = t.tab_json(&tab)["session_id"]
+        .as_str()
+        .expect("claude has a session id")
+        .to_string();
+    assert!(reports.contains(&session), "{session} not in:\n{reports}");
+    let refused = t.ok(&["log", "--hook"]);
+    assert!(!refused.contains("reports.jsonl"), "{refused}");
+    let shown = t.ok(&["why", "--folder", &wt, "README:2"]);
+    assert!(shown.contains("WHY-FROM-CLAUDE"), "{shown}");
+    assert!(shown.contains("written in a sandbox"), "{shown}");
+    // Nothing nerdr put in the worktree shows in git.
+    let status = super::user_git(
+        &t.env,
+        std::path::Path::new(&wt),
+        &["status", "--porcelain"],
+    );
+    assert_eq!(status.trim(), "M README", "{status}");
+}

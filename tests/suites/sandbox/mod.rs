@@ -16,6 +16,8 @@
 //! - `asking`: hosts on neither list asked of the person; the limits file;
 //! - `agent_config`: what an agent writes to its own config inside never
 //!   starts a program outside (stand-ins, then the real claude and codex);
+//! - `worktree_install`: `install = "worktree"` with `--worktree-only`:
+//!   reports through the worktree's file, refusals, nothing committed;
 //! - `settings`: trust of settings files, the audit trail and its journal
 //!   mirror, refusing without bubblewrap, doctor.
 
@@ -30,6 +32,7 @@ mod settings;
 mod signals;
 mod terminal;
 mod works;
+mod worktree_install;
 
 use std::path::Path;
 use std::process::Output;

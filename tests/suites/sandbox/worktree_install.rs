@@ -1,0 +1,346 @@
+//! `install = "worktree"` with `nerdr sandbox --worktree-only` (issue 20,
+//! item 2): the tab's program reaches nerdr only through the reports file
+//! in its worktree. Its lines reach nerdr as that tab's reports (a state,
+//! a reason for a change); malformed, oversized and other tabs' lines are
+//! refused and journaled; nothing nerdr put in the worktree is committed;
+//! a restarted core reads on.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::repo_session::{RepoSession, SH};
+
+const JAIL: &str = "[agents.jail]\n\
+    command = [\"nerdr\", \"sandbox\", \"--worktree-only\", \"--\", \"bash\"]\n\
+    args = [\"--norc\", \"--noprofile\"]\nsandboxed = true\nprogram = \"bash\"\n\
+    install = \"worktree\"\ndata_dir = \".nerdr\"\n";
+
+fn session() -> Option<RepoSession> {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        crate::support::sysenv::skip("bubblewrap is not installed");
+        return None;
+    }
+    RepoSession::on_main(&format!("{SH}{JAIL}"))
+}
+
+/// `line` appended to the tab's reports file from inside, as its agent
+/// would.
+fn append(st: &RepoSession, tab: &str, line: &str, marker: &str) {
+    let screen = st.in_tab(
+        tab,
+        &format!("printf '%s\\n' '{line}' >> \"$NERDR_DATA_DIR/reports.jsonl\""),
+        marker,
+        20,
+    );
+    assert!(screen.contains(&format!("rc-{marker}-0")), "{screen}");
+}
+
+/// The hook-refused journal entries that name a reports file.
+fn refused_lines(st: &RepoSession) -> Vec<Value> {
+    st.ok(&["log", "--hook", "--json"])
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| {
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("reports.jsonl"))
+        })
+        .collect()
+}
+
+fn session_of(st: &RepoSession, tab: &str) -> Value {
+    st.tab_row(tab)["session_id"].clone()
+}
+
+#[test]
+fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
+    let Some(st) = session() else {
+        return;
+    };
+    let other = st.tab("sh");
+    let (t, wt) = st.tab_and_worktree("jail");
+    let data = wt.join(".nerdr");
+    assert!(
+        data.join("reports.jsonl").is_file(),
+        "no reports file in {}",
+        wt.display()
+    );
+    assert!(!wt.join(".claude").exists(), "bash gets no claude files");
+
+    // Inside: NERDR_DATA_DIR is the worktree's folder, and the hook
+    // socket is not there.
+    let screen = st.in_tab(
+        &t,
+        "echo dd=$NERDR_DATA_DIR; test -e \"$NERDR_SOCKET\"",
+        "env",
+        20,
+    );
+    assert!(
+        screen.contains(&format!("dd={}", data.display())),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("rc-env-1"),
+        "the hook socket is reachable: {screen}"
+    );
+
+    // A state, with the session it is of: that tab's, from its file.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"from-the-file"}"#,
+        "state",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "from-the-file"
+    });
+    assert!(
+        reached,
+        "the state line never reached nerdr: {}",
+        st.tab_row(&t)
+    );
+
+    // `nerdr hook` cannot reach the socket and writes the line itself.
+    let screen = st.in_tab(
+        &t,
+        "echo '{\"session_id\":\"from-the-hook\"}' | \"$NERDR_BIN\" hook SessionStart",
+        "hook",
+        20,
+    );
+    assert!(screen.contains("rc-hook-0"), "{screen}");
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "from-the-hook"
+    });
+    assert!(
+        reached,
+        "the hook's line never reached nerdr: {}",
+        st.tab_row(&t)
+    );
+
+    // A reason for a change, by `nerdr why add` (to the file) and by hand.
+    let screen = st.in_tab(
+        &t,
+        "echo four >> tracked.txt && \"$NERDR_BIN\" why add --file tracked.txt --lines 4 'four: the count needs it'",
+        "why",
+        20,
+    );
+    assert!(screen.contains("rc-why-0"), "{screen}");
+    assert!(screen.contains("reports.jsonl"), "{screen}");
+    let wts = wt.display().to_string();
+    let mut shown = String::new();
+    let kept = crate::support::poll(Duration::from_secs(20), || {
+        shown = st.ok(&["why", "--folder", &wts, "tracked.txt:4"]);
+        shown.contains("the count needs it")
+    });
+    assert!(kept, "the reason never reached nerdr: {shown}");
+    assert!(shown.contains("written in a sandbox"), "{shown}");
+
+    // Refused, each journaled with the file and its line: not JSON, past
+    // the size limit, and a line naming another tab.
+    append(&st, &t, "not json at all", "bad");
+    let screen = st.in_tab(
+        &t,
+        "head -c 700000 /dev/zero | tr '\\0' x >> \"$NERDR_DATA_DIR/reports.jsonl\" && echo >> \"$NERDR_DATA_DIR/reports.jsonl\"",
+        "big",
+        20,
+    );
+    assert!(screen.contains("rc-big-0"), "{screen}");
+    append(
+        &st,
+        &t,
+        &format!(
+            r#"{{"kind":"state","event":"SessionStart","session_id":"stolen","tab":"{other}"}}"#
+        ),
+        "other",
+    );
+    // Well-formed, but what the same request over the socket gets: this
+    // tab started no review, so its review is not taken.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"review","text":"Summary: fine"}"#,
+        "review",
+    );
+    // After them, a good line: once it is taken, every line before it was
+    // read.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"last-one"}"#,
+        "last",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "last-one"
+    });
+    assert!(reached, "{}", st.tab_row(&t));
+    assert_ne!(
+        session_of(&st, &other),
+        "stolen",
+        "a line spoke for another tab"
+    );
+    let file = data.join("reports.jsonl").display().to_string();
+    let mut refused = Vec::new();
+    let journaled = crate::support::poll(Duration::from_secs(20), || {
+        refused = refused_lines(&st);
+        refused.len() >= 4
+    });
+    assert!(journaled, "refusals not journaled: {refused:?}");
+    for (line, why) in [
+        ("4", "not a JSON report"),
+        ("5", "longer than 655360 bytes"),
+        ("6", &format!("names tab \"{other}\"") as &str),
+        ("7", "not taken: "),
+    ] {
+        let found = refused.iter().any(|e| {
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(&format!("line {line} of {file}")) && m.contains(why))
+                && e["fields"].to_string().contains(&t)
+        });
+        assert!(found, "line {line} ({why}) not journaled: {refused:#?}");
+    }
+
+    // Nothing nerdr put there is committed: a commit of everything in the
+    // worktree carries the work alone.
+    assert_eq!(
+        st.git(&wt, &["status", "--porcelain"]),
+        " M tracked.txt",
+        "nerdr's files show in git status"
+    );
+    let screen = st.in_tab(&t, "git add -A && git commit -q -m all", "commit", 30);
+    assert!(screen.contains("rc-commit-0"), "{screen}");
+    let branch = format!("nerdr/{t}");
+    let mut files = String::new();
+    let home = crate::support::poll(Duration::from_secs(30), || {
+        files = st.git(&st.repo, &["show", "--name-only", "--format=%s", &branch]);
+        files.starts_with("all")
+    });
+    assert!(home, "the commit never came home: {files}");
+    assert_eq!(files, "all\n\ntracked.txt", "committed more than the work");
+    let exclude = std::fs::read_to_string(st.repo.join(".git/info/exclude")).unwrap();
+    assert!(exclude.contains("/.nerdr/\n"), "{exclude}");
+
+    // A restarted core reads the file of the tab it adopts. It watches
+    // from the file's end once it has read its config, so the line is
+    // appended again until one is taken.
+    st.env.systemctl(&["restart", "nerdr.service"]);
+    let mut n = 0;
+    let taken = crate::support::poll(Duration::from_secs(30), || {
+        n += 1;
+        append(
+            &st,
+            &t,
+            &format!(
+                r#"{{"kind":"state","event":"SessionStart","session_id":"after-restart-{n}"}}"#
+            ),
+            &format!("restart{n}"),
+        );
+        session_of(&st, &t)
+            .as_str()
+            .is_some_and(|s| s.starts_with("after-restart-"))
+    });
+    assert!(
+        taken,
+        "a restarted core never read the file: {}",
+        st.tab_row(&t)
+    );
+
+    // The file replaced by a link to a file of the person's: not followed,
+    // and said.
+    let screen = st.in_tab(
+        &t,
+        "ln -sf /etc/hostname \"$NERDR_DATA_DIR/reports.jsonl.new\" && mv -f \"$NERDR_DATA_DIR/reports.jsonl.new\" \"$NERDR_DATA_DIR/reports.jsonl\"",
+        "link",
+        20,
+    );
+    assert!(screen.contains("rc-link-0"), "{screen}");
+    let said = crate::support::poll(Duration::from_secs(20), || {
+        refused_lines(&st).iter().any(|e| {
+            e["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("the file was not read"))
+        })
+    });
+    assert!(
+        said,
+        "a link in the file's place was not journaled: {:#?}",
+        refused_lines(&st)
+    );
+}
+
+/// A file nerdr would write that git tracks is refused, not changed: the
+/// launch says which and what to do, and the committed file is as it was.
+#[test]
+fn a_tracked_file_in_the_way_refuses_the_launch_and_stays_as_it_was() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        crate::support::sysenv::skip("bubblewrap is not installed");
+        return;
+    }
+    // Never started: the install refuses first.
+    let config = "[agents.jail]\n\
+        command = [\"nerdr\", \"sandbox\", \"--worktree-only\", \"--\", \"claude\"]\n\
+        sandboxed = true\nprogram = \"claude\"\ninstall = \"worktree\"\n";
+    let Some(st) = RepoSession::start(
+        config,
+        &[
+            crate::support::repo_session::GITCONFIG_MAIN,
+            ("work/r/tracked.txt", "one\n"),
+            (
+                "work/r/.claude/settings.local.json",
+                "{ \"model\": \"mine\" }\n",
+            ),
+        ],
+    ) else {
+        return;
+    };
+    let err = st.fails(&["agent", "jail"]);
+    assert!(
+        err.contains(".claude/settings.local.json is tracked by git")
+            && err.contains("git rm --cached .claude/settings.local.json"),
+        "{err}"
+    );
+    for wt in st.worktrees() {
+        let path = wt["path"].as_str().unwrap_or_default();
+        let kept = std::fs::read_to_string(format!("{path}/.claude/settings.local.json"));
+        assert!(kept.is_err() || kept.unwrap() == "{ \"model\": \"mine\" }\n");
+    }
+    let exclude = std::fs::read_to_string(st.repo.join(".git/info/exclude")).unwrap_or_default();
+    assert!(!exclude.contains("/.nerdr/"), "{exclude}");
+}
+
+/// A handoff's new tab shares the handing tab's worktree: with both
+/// reporting through its file, one tab's lines would count as the other's.
+/// The second is refused while the first is open.
+#[test]
+fn two_open_tabs_never_report_through_one_worktrees_file() {
+    let Some(st) = session() else {
+        return;
+    };
+    let (t, wt) = st.tab_and_worktree("jail");
+    let (ok, out, err) = st.nerdr(&[
+        "handoff",
+        "--from",
+        &t,
+        "--to",
+        "jail",
+        "DONE: a start. NEXT: the rest.",
+    ]);
+    assert!(!ok, "a second tab reports through {}: {out}", wt.display());
+    assert!(
+        err.contains(&format!("already reports for tab {t}")),
+        "{err}"
+    );
+    // The first tab still reports.
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"still-mine"}"#,
+        "mine",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "still-mine"
+    });
+    assert!(reached, "{}", st.tab_row(&t));
+}
