@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::LazyLock;
 
 use memchr::memmem;
 
@@ -129,7 +130,7 @@ fn search_log(log: &Log, terms: &Terms, finders: Option<&[memmem::Finder]>) -> O
     for end in memchr::memchr_iter(b'\n', &bytes).chain([bytes.len()]) {
         let (raw, low) = (&bytes[start..end], &lower[start..end]);
         start = end + 1;
-        if raw.is_empty() || !holds(low) {
+        if raw.is_empty() || !holds(low) || !may_be_message(log.source, raw) {
             continue;
         }
         let Ok(line) = std::str::from_utf8(raw) else {
@@ -162,6 +163,27 @@ fn search_log(log: &Log, terms: &Terms, finders: Option<&[memmem::Finder]>) -> O
         messages: summary.messages,
         hits: summary.hits,
     })
+}
+
+/// Whether a raw log line can hold a message in words, by its JSON's
+/// shape alone, before it is parsed: most of a log's bytes are tool
+/// output, in lines that cannot. Both agents write compact JSON, and a
+/// quote inside a string is escaped (`\"`), so these keys are found only
+/// as the line's structure. claude: a request is a string `content`
+/// (claude writes `{"role":"user","content":...}`, in that order) or has
+/// `text` blocks, an answer has `text` blocks (a tool's result, whose
+/// `content` is a string too, has none); codex: a `message` item.
+fn may_be_message(source: Source, raw: &[u8]) -> bool {
+    static TEXT: LazyLock<memmem::Finder> =
+        LazyLock::new(|| memmem::Finder::new(br#""type":"text""#));
+    static CONTENT: LazyLock<memmem::Finder> =
+        LazyLock::new(|| memmem::Finder::new(br#""role":"user","content":""#));
+    static MESSAGE: LazyLock<memmem::Finder> =
+        LazyLock::new(|| memmem::Finder::new(br#""type":"message""#));
+    match source {
+        Source::Claude => TEXT.find(raw).is_some() || CONTENT.find(raw).is_some(),
+        _ => MESSAGE.find(raw).is_some(),
+    }
 }
 
 /// A log's session id and working folder, as its lines record them:
@@ -498,6 +520,31 @@ mod tests {
             "{:?}",
             got.problems
         );
+    }
+
+    #[test]
+    fn no_line_that_holds_a_message_is_skipped_by_its_shape() {
+        let mut skipped = 0;
+        for (source, log) in [(Source::Claude, CLAUDE), (Source::Codex, CODEX)] {
+            for line in log.lines() {
+                let said = match source {
+                    Source::Claude => crate::handoff::claude::line(line),
+                    _ => crate::handoff::codex::line(line),
+                };
+                let may = may_be_message(source, line.as_bytes());
+                assert!(said.is_none() || may, "{source:?} skips a message: {line}");
+                skipped += usize::from(!may);
+            }
+        }
+        assert!(skipped > 30, "the shape skips the tool lines: {skipped}");
+        // A request as a plain string, and a tool's output naming the keys
+        // (escaped inside its string): the first may be one, the second not.
+        let asked = r#"{"type":"user","message":{"role":"user","content":"hi"}}"#;
+        assert!(may_be_message(Source::Claude, asked.as_bytes()));
+        let tool = r#"{"type":"user","message":{"content":[{"type":"tool_result","content":[{"x":"\"type\":\"text\""}]}]}}"#;
+        assert!(!may_be_message(Source::Claude, tool.as_bytes()));
+        let result = r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"out"}]}}"#;
+        assert!(!may_be_message(Source::Claude, result.as_bytes()));
     }
 
     #[test]
