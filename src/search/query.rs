@@ -90,25 +90,20 @@ pub const SNIPPET: usize = 160;
 pub fn snippet(text: &str, terms: &Terms) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let chars: Vec<char> = flat.chars().collect();
-    let lower: Vec<String> = chars.iter().map(|c| c.to_lowercase().collect()).collect();
-    // The first char index where some term starts, matched char by char
-    // against the lower-cased characters (a char may lower to several).
-    let first = (0..chars.len()).find(|&i| {
-        terms.all().iter().any(|t| {
-            let mut rest = t.as_str();
-            for l in &lower[i..] {
-                match rest.strip_prefix(l.as_str()) {
-                    Some(r) => rest = r,
-                    None => return rest.is_empty(),
-                }
-                if rest.is_empty() {
-                    return true;
-                }
-            }
-            rest.is_empty()
-        })
-    });
-    let at = first.unwrap_or(0);
+    let at = match flat.is_ascii() {
+        // Bytes are chars: the first match of any term, ASCII folded
+        // (a term with other letters cannot match ASCII text).
+        true => {
+            let low = flat.to_ascii_lowercase();
+            terms
+                .all()
+                .iter()
+                .filter_map(|t| low.find(t.as_str()))
+                .min()
+        }
+        false => first_match(&chars, terms),
+    };
+    let at = at.unwrap_or(0);
     // A third of the room before the match, the rest after it.
     let start = match chars.len() <= SNIPPET {
         true => 0,
@@ -124,6 +119,27 @@ pub fn snippet(text: &str, terms: &Terms) -> String {
         out.push('…');
     }
     crate::printable::printable(&out)
+}
+
+/// The first char index of `chars` where some term starts, matched char
+/// by char against their lower case (a char may lower to several).
+fn first_match(chars: &[char], terms: &Terms) -> Option<usize> {
+    let lower: Vec<String> = chars.iter().map(|c| c.to_lowercase().collect()).collect();
+    (0..chars.len()).find(|&i| {
+        terms.all().iter().any(|t| {
+            let mut rest = t.as_str();
+            for l in &lower[i..] {
+                match rest.strip_prefix(l.as_str()) {
+                    Some(r) => rest = r,
+                    None => return rest.is_empty(),
+                }
+                if rest.is_empty() {
+                    return true;
+                }
+            }
+            rest.is_empty()
+        })
+    })
 }
 
 #[cfg(test)]
