@@ -83,7 +83,7 @@ impl Core {
             };
             let mut scanned = scan::scan(&scope, &terms);
             rank::rank(&mut scanned.found);
-            (scanned, own.is_some(), terms.len())
+            (scanned, own.is_some(), terms.count())
         })
         .await;
         let (scanned, own_tab_only, of) = scanned;

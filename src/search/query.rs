@@ -50,7 +50,7 @@ impl Terms {
         &self.terms
     }
 
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.terms.len()
     }
 

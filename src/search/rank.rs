@@ -21,7 +21,7 @@ pub const MAX_LINES: usize = 3;
 /// The lines shown are the [`MAX_LINES`] messages with the most terms,
 /// then the most occurrences, in the conversation's order.
 pub fn summarize(terms: &Terms, messages: &[(String, bool, Option<String>)]) -> Option<Summary> {
-    let mut totals = vec![0usize; terms.len()];
+    let mut totals = vec![0usize; terms.count()];
     let mut matched: Vec<(usize, usize, usize)> = Vec::new();
     let mut last_at: Option<String> = None;
     for (i, (text, _, at)) in messages.iter().enumerate() {

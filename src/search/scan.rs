@@ -318,7 +318,10 @@ fn stored(scope: &Scope, terms: &Terms, out: &mut Scanned) {
     let reviews = crate::review::store::file(scope.state_dir);
     let store = match crate::review::store::load(&reviews) {
         Ok(s) => s,
-        Err(e) => return out.problems.push(e),
+        Err(e) => {
+            out.problems.push(e);
+            return;
+        }
     };
     for (author, of) in &store.authors {
         for r in &of.reviews {
