@@ -47,11 +47,11 @@ impl Core {
                 .and_then(|id| state.tabs.get(id))
                 .and_then(|t| {
                     let sandboxed = caller.kind() == CallerKind::Sandboxed || t.sandboxed;
-                    sandboxed.then(|| (t.id.clone(), t.session_id.clone()))
+                    sandboxed.then(|| (t.id.clone(), t.session_id.clone(), t.cwd.clone()))
                 });
             let own = match (caller.kind(), own) {
                 // A sandboxed caller whose tab is gone has nothing of its own.
-                (CallerKind::Sandboxed, None) => Some((String::new(), None)),
+                (CallerKind::Sandboxed, None) => Some((String::new(), None, PathBuf::new())),
                 (_, own) => own,
             };
             let folders: BTreeMap<String, PathBuf> = state
@@ -68,9 +68,10 @@ impl Core {
         let limit = s.limit.clamp(1, MAX_LIMIT);
         let scanned = super::edge::gather("searching past conversations", move || {
             let viewer = match &own {
-                Some((tab, session)) => Viewer::OwnTab {
+                Some((tab, session, cwd)) => Viewer::OwnTab {
                     tab,
                     session: session.as_deref(),
+                    cwd,
                 },
                 None => Viewer::Everything,
             };

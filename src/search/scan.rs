@@ -11,7 +11,7 @@ use std::sync::LazyLock;
 use memchr::memmem;
 
 use super::query::Terms;
-use super::visible::{visible, Item, Viewer};
+use super::visible::{may_open, visible, Item, Viewer};
 use super::{rank, Found, Source};
 use crate::handoff::rules::Homes;
 use crate::handoff::Said;
@@ -60,14 +60,7 @@ pub fn scan(scope: &Scope, terms: &Terms) -> Scanned {
     }
     // Only the caller's own conversation is even opened for a sandboxed
     // caller (its id is checked again against the log's own record).
-    logs.retain(|l| {
-        visible(
-            scope.viewer,
-            Item::Conversation {
-                session: &l.session,
-            },
-        )
-    });
+    logs.retain(|l| may_open(scope.viewer, &l.session));
     out.files = logs.len();
     out.found = in_parallel(&logs, terms, scope.viewer);
     stored(scope, terms, &mut out);
@@ -95,8 +88,11 @@ fn in_parallel(logs: &[Log], terms: &Terms, viewer: Viewer) -> Vec<Found> {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(log) = logs.get(i) else { break };
                         if let Some(f) = search_log(log, terms, finders.as_deref()) {
-                            let session = f.id.as_str();
-                            if visible(viewer, Item::Conversation { session }) {
+                            let item = Item::Conversation {
+                                session: &f.id,
+                                cwd: f.folder.as_deref(),
+                            };
+                            if visible(viewer, item) {
                                 found.push(f);
                             }
                         }
@@ -461,13 +457,22 @@ mod tests {
     #[test]
     fn a_sandboxed_caller_reads_only_its_own_conversation() {
         let (home, homes) = setup();
-        let own = |session| Viewer::OwnTab { tab: "t1", session };
-        let got = search(&homes, home.path(), own(Some(CODEX_ID)), "the");
+        let here = Path::new("/tmp/i19h-rec/proj");
+        let own = |session, cwd| Viewer::OwnTab {
+            tab: "t1",
+            session,
+            cwd,
+        };
+        let got = search(&homes, home.path(), own(Some(CODEX_ID), here), "the");
         assert_eq!(got.files, 1);
         let ids: Vec<&str> = got.found.iter().map(|f| f.id.as_str()).collect();
         assert_eq!(ids, [CODEX_ID]);
-        let got = search(&homes, home.path(), own(None), "the");
+        let got = search(&homes, home.path(), own(None, here), "the");
         assert_eq!((got.files, got.found.len()), (0, 0));
+        // Its id, but run elsewhere: another tab's conversation.
+        let elsewhere = own(Some(CODEX_ID), Path::new("/w"));
+        let got = search(&homes, home.path(), elsewhere, "the");
+        assert_eq!((got.files, got.found.len()), (1, 0));
     }
 
     #[test]
@@ -511,6 +516,7 @@ mod tests {
         let own = Viewer::OwnTab {
             tab: "t2",
             session: None,
+            cwd: Path::new("/w"),
         };
         let got = search(&homes, &state, own, "zebra");
         let ids: Vec<&str> = got.found.iter().map(|f| f.id.as_str()).collect();

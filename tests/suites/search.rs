@@ -11,7 +11,9 @@
 //!   request to the model carries the earlier conversation;
 //! - codex's turn likewise, resumed with `resume <id>`;
 //! - a sandboxed agent's search (the real CLI from inside bubblewrap)
-//!   covers its own tab's conversation only: claude's is not found.
+//!   covers its own tab's conversation only: claude's is not found, even
+//!   under claude's session id claimed as its own, a log of its id run in
+//!   its folder is; and the core refuses it `--open`.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime};
@@ -213,28 +215,80 @@ fn the_corpus_ranks_and_a_claude_conversation_is_found_and_resumed() {
         "{said}"
     );
 
-    // A sandboxed agent's search: its own tab's conversation only, so
-    // not claude's; and it cannot resume one.
+    // A sandboxed agent's search: its own tab's conversation only. Not
+    // claude's, even when it claims claude's session id as its own (the
+    // log says it ran elsewhere); a log of its id, run in its folder, is
+    // found; and it cannot resume one in a new tab (the core refuses).
     let (sandboxed, work) = boxed_agent(&t);
-    t.ok(&["send", &sandboxed, &format!("{SEARCH} {WORD} --json > s.out 2>&1; echo s-rc=$?; {SEARCH} {WORD} --open 1 > o.out 2>&1; echo o-rc=$?")]);
-    let screen = t.wait_screen(&sandboxed, "the searches' answers", START, |s| {
+    let w = work.display().to_string();
+    let claim = |id: &str| {
+        t.ok(&[
+            "send",
+            &sandboxed,
+            &format!(
+            "echo '{{\"session_id\":\"{id}\"}}' | \"$NERDR_BIN\" hook SessionStart; echo claimed-$?"
+        ),
+        ]);
+        let claimed = poll(START, || t.tab_json_in(&w, &sandboxed)["session_id"] == id);
+        assert!(claimed, "{:#}", t.tab_json_in(&w, &sandboxed));
+    };
+    claim(session);
+    let own = boxed_search(&t, &sandboxed, &work, WORD, "1");
+    assert_eq!(own["own_tab_only"], true, "{own:#}");
+    assert_eq!(
+        (own["total"].as_u64(), own["files"].as_u64()),
+        (Some(0), Some(1)),
+        "{own:#}"
+    );
+    let mine = "b0000000-0000-4000-8000-000000000007";
+    let text = CLAUDE
+        .replace(ASKED, "where did the ZEBRA-BOX go")
+        .replace(CLAUDE_ID, mine)
+        .replace("/tmp/i19h-rec/proj", &w);
+    t.env
+        .write_user_file(format!(".claude/projects/-work/{mine}.jsonl"), text);
+    claim(mine);
+    let own = boxed_search(&t, &sandboxed, &work, "zebra-box", "2");
+    assert_eq!(own["total"], 1, "{own:#}");
+    assert_eq!(own["results"][0]["id"], mine, "{own:#}");
+    // Were claude a sandboxed agent, the start itself would be allowed:
+    // the resume is what is refused.
+    let config = t.env.home().join(".config/nerdr/config.toml");
+    let boxed = std::fs::read_to_string(&config).unwrap();
+    t.env.write_user_file(
+        ".config/nerdr/config.toml",
+        format!("{boxed}\n[agents.claude]\nsandboxed = true\n"),
+    );
+    t.ok(&[
+        "send",
+        &sandboxed,
+        &format!("{SEARCH} zebra-box --open 1 > o.out 2>&1; echo o-rc=$?"),
+    ]);
+    let screen = t.wait_screen(&sandboxed, "the --open's answer", START, |s| {
         s.lines().any(|l| l.starts_with("o-rc="))
     });
-    let read = |f: &str| std::fs::read_to_string(work.join(f)).unwrap_or_default();
+    let said = std::fs::read_to_string(work.join("o.out")).unwrap_or_default();
+    assert!(screen.lines().any(|l| l == "o-rc=1"), "{said}\n{screen}");
+    assert!(said.contains("cannot resume a past conversation"), "{said}");
+}
+
+/// `nerdr search WORD --json` typed into the sandboxed tab; its answer.
+fn boxed_search(t: &Turns, tab: &str, work: &Path, word: &str, n: &str) -> serde_json::Value {
+    t.ok(&[
+        "send",
+        tab,
+        &format!("{SEARCH} {word} --json > s{n}.out 2>&1; echo s{n}-rc=$?"),
+    ]);
+    let done = format!("s{n}-rc=");
+    let screen = t.wait_screen(tab, "the search's answer", START, |s| {
+        s.lines().any(|l| l.starts_with(&done))
+    });
+    let out = std::fs::read_to_string(work.join(format!("s{n}.out"))).unwrap_or_default();
     assert!(
-        screen.lines().any(|l| l == "s-rc=0"),
-        "{}\n{screen}",
-        read("s.out")
+        screen.lines().any(|l| l == format!("s{n}-rc=0")),
+        "{out}\n{screen}"
     );
-    let own: serde_json::Value = serde_json::from_str(&read("s.out")).unwrap();
-    assert_eq!(own["own_tab_only"], true, "{own:#}");
-    assert_eq!(own["total"], 0, "{own:#}");
-    assert_eq!(own["files"], 0, "no log but its own is even read: {own:#}");
-    assert!(
-        screen.lines().any(|l| l == "o-rc=1"),
-        "{}\n{screen}",
-        read("o.out")
-    );
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
 }
 
 /// The real CLI, from inside the sandbox.
