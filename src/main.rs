@@ -38,6 +38,7 @@ mod proxy;
 mod readme_tests;
 mod review;
 mod sandbox;
+mod search;
 mod service;
 mod sizes;
 mod spinoff;

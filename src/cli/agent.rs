@@ -53,6 +53,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         worktree: !args.no_worktree,
         program,
         tab_name: args.name,
+        resume: None,
     })?;
     // The tab id alone on stdout, so scripts can capture it; a refused
     // tab's too (it stays, for `nerdr restart`), and then the reason on

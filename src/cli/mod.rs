@@ -32,6 +32,7 @@ mod restart;
 mod reviews;
 mod sandbox;
 mod saved;
+mod search;
 mod send;
 mod service_cmd;
 mod sessions;
@@ -126,6 +127,8 @@ pub enum Command {
     Switch(switch::Args),
     // About line and long help: on why::Args.
     Why(why::Args),
+    // About line and long help: on search::Args.
+    Search(search::Args),
     /// Name a tab (then use the name wherever a tab id goes)
     Rename(rename::Args),
     // About line and long help: on usage::Args.
@@ -252,6 +255,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Handoffs(a) => handoffs::run(a, &folder),
         Command::Switch(a) => switch::run(a, &folder),
         Command::Why(a) => why::run(a, &folder),
+        Command::Search(a) => search::run(a),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Usage(a) => usage::run(a),
         Command::Terminal(a) => terminal::run(a, &folder),
@@ -329,6 +333,10 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         Command::Usage(_) => {
             Some("plan usage is your account's, not a session's; leave out --folder")
         }
+        Command::Search(_) => Some(
+            "`nerdr search` covers every conversation, and --open resumes one in the folder it \
+             ran in; leave out --folder",
+        ),
         Command::Worktrees(_) | Command::Clean(_) => Some(
             "this command covers every repository nerdr knows, not one session; leave out --folder",
         ),
@@ -364,6 +372,7 @@ mod tests {
                 "Start a reviewer agent on a tab's work, in a tab of its own.",
             ),
             ("handoff", "Pass a tab's conversation on"),
+            ("search", "Search past conversations: the logs"),
             (
                 "switch",
                 "Stop a tab's agent and start another in the same tab",

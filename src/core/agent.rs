@@ -29,6 +29,9 @@ pub struct Named {
     /// The tab's name (`nerdr agent --name`), checked as `nerdr rename`
     /// checks one; its default without.
     pub tab_name: Option<String>,
+    /// A past conversation to resume (`nerdr search --open`), in the
+    /// folder it ran in rather than a worktree of its own.
+    pub resume: Option<crate::protocol::search::ResumeAt>,
 }
 
 impl Core {
@@ -115,6 +118,34 @@ impl Core {
         })
         .map_err(|r| self.refused(caller, None, r))?;
         let (folder, agent) = (admitted.folder, admitted.agent);
+        // A resumed conversation runs where it ran: claude finds its log
+        // by that folder.
+        let resumed_in = match &named.resume {
+            Some(_) if named.program => {
+                return Err(ApiError::new(
+                    ErrorCode::BadRequest,
+                    "a program run as it is has no conversation to resume: name its agent",
+                ))
+            }
+            Some(r) => {
+                let asked = r.cwd.clone();
+                let found = super::edge::gather_at("resolving a conversation's folder", &r.cwd, {
+                    move || canonical_folder(&asked)
+                })
+                .await;
+                Some(found.ok_or_else(|| {
+                    ApiError::new(
+                        ErrorCode::BadRequest,
+                        format!(
+                            "the conversation ran in {}, which no longer exists or is not a \
+                             folder: it can be resumed only there",
+                            r.cwd.display()
+                        ),
+                    )
+                })?)
+            }
+            None => None,
+        };
         let id = id.to_string();
         if let Some(n) = &named.tab_name {
             let mut state = self.state.lock().unwrap();
@@ -133,14 +164,19 @@ impl Core {
             .command_for(
                 &agent,
                 extra_args,
-                Mode::New,
+                named
+                    .resume
+                    .as_ref()
+                    .map_or(Mode::New, |r| Mode::Resume(r.session.clone())),
                 None,
                 &caller_env,
-                &folder,
+                resumed_in.as_ref().unwrap_or(&folder),
                 named.program,
             )
             .await?;
-        let (cwd, worktree) = if admitted.worktree {
+        let (cwd, worktree) = if let Some(dir) = resumed_in {
+            (dir, None)
+        } else if admitted.worktree {
             self.make_worktree(&folder, &id).await?
         } else {
             (folder.clone(), None)

@@ -14,6 +14,7 @@ use super::question::{Approval, Asked};
 use super::request_facts::request_tab;
 use super::Core;
 use crate::host::HostError;
+use crate::protocol::api::SearchLogs;
 use crate::protocol::api::SwitchTab;
 use crate::protocol::api::{
     encode, AskNetwork, CloseTab, Decide, ExplainTab, GetStatus, ListAgents, ListApprovals,
@@ -229,6 +230,7 @@ impl Core {
                 worktree,
                 program,
                 tab_name,
+                resume,
             }) => encode::<StartAgent>(
                 self.start_agent(
                     caller,
@@ -237,6 +239,7 @@ impl Core {
                         name,
                         program,
                         tab_name,
+                        resume,
                     },
                     extra_args,
                     env,
@@ -375,6 +378,7 @@ impl Core {
             // --- reasons ---
             Request::AddWhy(w) => encode::<AddWhy>(self.add_why(caller, w).await),
             Request::Why(w) => encode::<AskWhy>(self.why_of(caller, w).await),
+            Request::Search(s) => encode::<SearchLogs>(self.search(caller, s).await),
         }
     }
 

@@ -53,6 +53,7 @@ mod review_posts;
 mod review_start;
 mod sandbox_check;
 mod sandbox_facts;
+mod search;
 mod send_rules;
 mod serve;
 mod session_list;

@@ -295,6 +295,9 @@ pub struct Extras {
     /// A restart or start that would bring an agent back outside a sandbox
     /// (its config changed since).
     pub unsandboxed_launch: bool,
+    /// `nerdr search --open`: a past conversation resumed in a new tab,
+    /// in the folder it ran in.
+    pub resumes_conversation: bool,
 }
 
 /// The extras a caller may ask for: only the person and unsandboxed tabs
@@ -307,6 +310,13 @@ pub fn decide_extras(caller: CallerKind, extras: Extras) -> Verdict {
         return Verdict::Refuse(
             "that agent would run outside every sandbox (its config does not mark it \
              `sandboxed`): a sandboxed agent cannot start it, switch to it or bring it back so",
+        );
+    }
+    if extras.resumes_conversation {
+        return Verdict::Refuse(
+            "a sandboxed agent cannot resume a past conversation in a new tab: it holds what was \
+             said outside its sandbox, and runs in that conversation's folder (the user can, \
+             with `nerdr search --open N`)",
         );
     }
     if extras.foreign_folder {

@@ -171,6 +171,10 @@ fn every_extra_for_every_caller() {
             forced_removal: true,
             ..Extras::default()
         },
+        Extras {
+            resumes_conversation: true,
+            ..Extras::default()
+        },
     ];
     let all = Extras {
         no_worktree: true,
@@ -179,6 +183,7 @@ fn every_extra_for_every_caller() {
         removes_others_worktree: true,
         unsandboxed_launch: true,
         forced_removal: true,
+        resumes_conversation: true,
     };
     for caller in CALLERS {
         assert_eq!(decide_extras(caller, Extras::default()), Verdict::Allow);
@@ -200,6 +205,7 @@ fn every_extra_for_every_caller() {
     assert!(why(alone[3]).contains("outside every sandbox"));
     assert!(why(alone[4]).contains("checkout the user works in"));
     assert!(why(alone[5]).contains("force a worktree's removal"));
+    assert!(why(alone[6]).contains("resume a past conversation"));
 }
 
 #[test]

@@ -66,12 +66,14 @@ impl Core {
                 folder,
                 extra_args,
                 worktree,
+                resume,
                 ..
             }) => {
                 // Placed already: canonical, its session's.
                 e.foreign_folder = outside(folder);
                 e.extra_args = !extra_args.is_empty();
                 e.no_worktree = !worktree;
+                e.resumes_conversation = resume.is_some();
             }
             Request::Close(CloseTab {
                 remove_worktree,
@@ -151,6 +153,7 @@ impl Core {
                 worktree,
                 program,
                 tab_name,
+                resume,
                 ..
             }) if caller.kind() == CallerKind::Sandboxed => Ok(Request::Agent(StartAgent {
                 folder: own_folder()?,
@@ -160,6 +163,7 @@ impl Core {
                 worktree,
                 program,
                 tab_name,
+                resume,
             })),
             other => Ok(other),
         }
@@ -283,6 +287,10 @@ pub(super) fn op_of(req: &Request) -> Operation {
         // What `why` shows tells what reading the work tells; a tab asks
         // only of its own worktree's files (`why_of`).
         Request::Why(_) => Operation::Read,
+        // --- search ---
+        // What a sandboxed caller finds is its own tab's conversation
+        // only (`search::visible`): asking is harmless.
+        Request::Search(_) => Operation::Query,
     }
 }
 

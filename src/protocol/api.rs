@@ -40,6 +40,8 @@ pub use super::work::{
 pub use super::spinoffs::{ListSpinoffs, ReportResult, SpinOff};
 pub use super::why::{AddWhy, AskWhy};
 
+pub use super::search::{SearchLogs, SearchResults};
+
 pub use super::switching::{SwitchTab, Switched};
 
 pub use super::listing::{
@@ -107,6 +109,9 @@ pub enum Request {
     AddWhy(AddWhy),
     /// The reasons kept for a file's lines.
     Why(AskWhy),
+    // --- search ---
+    /// Past conversations, handoffs and reviews holding some words.
+    Search(SearchLogs),
 }
 
 /// A request whose reply has a type of its own: what a client sends, and
@@ -190,6 +195,8 @@ methods! {
     // --- reasons ---
     AddWhy(AddWhy) => super::why::WhyAdded, "why_add";
     Why(AskWhy) => super::why::WhyAnswer, "why";
+    // --- search ---
+    Search(SearchLogs) => SearchResults, "search";
 }
 
 /// Start agent `name` in a new tab of `folder`'s session.
@@ -213,6 +220,10 @@ pub struct StartAgent {
     /// The new tab's name (`nerdr agent --name`); its default without.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tab_name: Option<String>,
+    /// Resume this past conversation rather than start one (`nerdr search
+    /// --open`), in the folder it ran in (no worktree of its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<super::search::ResumeAt>,
 }
 
 /// The tabs of `folder`'s session, or of every session with `all`.

@@ -33,6 +33,7 @@ fn agent_requests_keep_their_wire() {
             worktree: false,
             program: false,
             tab_name: None,
+            resume: None,
         },
         r#"{"method":"agent","params":{"folder":"/w","name":"claude","extra_args":["-x"],"env":[["A","1"]],"worktree":false}}"#,
     );
@@ -45,6 +46,7 @@ fn agent_requests_keep_their_wire() {
             worktree: true,
             program: true,
             tab_name: Some("fix".into()),
+            resume: None,
         },
         r#"{"method":"agent","params":{"folder":"/w","name":"sh","extra_args":["-x"],"env":[],"worktree":true,"program":true,"tab_name":"fix"}}"#,
     );
@@ -277,6 +279,7 @@ fn left_out_params_take_their_defaults() {
             worktree: true,
             program: false,
             tab_name: None,
+            resume: None,
         })
     );
     assert_eq!(

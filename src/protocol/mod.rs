@@ -20,6 +20,7 @@ pub mod listing;
 pub mod outbox;
 pub mod quiet;
 pub mod replies;
+pub mod search;
 pub mod spinoffs;
 pub mod switching;
 pub mod why;

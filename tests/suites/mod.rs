@@ -58,6 +58,7 @@ mod reviews_privilege;
 mod robustness;
 mod sandbox;
 mod scopes;
+mod search;
 mod service;
 mod sessions;
 mod skills;

@@ -344,6 +344,7 @@ impl Window {
                         worktree: true,
                         program: false,
                         tab_name: None,
+                        resume: None,
                     },
                     Window::show_started,
                 );
