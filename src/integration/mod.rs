@@ -127,6 +127,23 @@ impl Agent {
         }
     }
 
+    /// The command of a single member nerdr set (`created` names it) that
+    /// is no longer what nerdr wrote: the person's edit, which uninstall
+    /// keeps and names.
+    fn kept_single(self, text: &str, created: &[Vec<String>]) -> Option<String> {
+        let target = match self {
+            Agent::Claude => claude::WITH_STATUS_LINE,
+            Agent::Codex | Agent::Copilot => return None,
+        };
+        let (key, _) = target.single?;
+        if !created.iter().any(|p| p.len() == 1 && p[0] == key) {
+            return None;
+        }
+        target
+            .single_of_others(text)
+            .map(|c| format!("{key} ({c})"))
+    }
+
     /// Whether a file nerdr created holds nothing else, so it can go.
     fn is_bare(self, text: &str) -> bool {
         match self {
@@ -406,6 +423,16 @@ fn uninstall_hooks(agent: Agent) -> anyhow::Result<()> {
         println!("removed {} (install had created it)", file.display());
     } else {
         println!("removed nerdr's hooks from {} ({how})", file.display());
+    }
+    if let Some(kept) = result
+        .as_deref()
+        .and_then(|t| agent.kept_single(t, &created))
+    {
+        println!(
+            "kept the {kept} in {}: it changed since nerdr set it (your edit); remove it \
+             yourself if you no longer want it",
+            file.display()
+        );
     }
     if let Some(text) = &result {
         if agent.contains_nerdrs(text).unwrap_or(false) {

@@ -390,6 +390,43 @@ fn install_leaves_the_users_own_status_line_and_says_so() {
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
 }
 
+/// A statusLine nerdr set and the person edited since is theirs: uninstall
+/// keeps it, names it, and so keeps the file install had created.
+#[test]
+fn uninstall_keeps_a_status_line_edited_since_install() {
+    let h = Home::new();
+    let file = h.home(".claude/settings.json");
+    h.ok(&["integration", "install", "claude", "--status-line"]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text.replace(
+        "hook claude-statusline",
+        "hook claude-statusline; echo mine",
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&file, &edited).unwrap();
+    let out = h
+        .cmd(&["integration", "uninstall", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", said(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kept the statusLine (") && stdout.contains("echo mine"),
+        "{}",
+        said(&out)
+    );
+    assert!(!stdout.contains("install had created it"), "{}", said(&out));
+    assert!(out.stderr.is_empty(), "{}", said(&out));
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        after,
+        serde_json::json!({"statusLine": {
+            "type": "command",
+            "command": "\"${NERDR_BIN:-nerdr}\" hook claude-statusline; echo mine"
+        }})
+    );
+}
+
 /// The window's status line ends with the shown codex tab's figure, read
 /// from codex's log when the window draws (here a shell stands in for
 /// codex under its name; the figure is the plan's, not the program's).
