@@ -253,7 +253,9 @@ fn save(record: &Record, path: &Path) -> anyhow::Result<()> {
 }
 
 /// `nerdr integration install AGENT`: the hooks, then the skill. Running
-/// it again changes nothing.
+/// it again changes nothing. A hook slot the person's own program holds
+/// (codex's `notify`) is left alone and said so; the skill, which needs
+/// no hook, is installed all the same.
 pub fn install(agent: Agent) -> anyhow::Result<()> {
     install_hooks(agent, |b, f| agent.plan_install(b, f))?;
     let (file, record) = skill_where(agent)?;
@@ -322,9 +324,24 @@ fn install_hooks(
     let w = locate(agent)?;
     let file = &w.file;
     let before = files::read(file)?;
-    let plan = match plan_install(before.as_deref(), file)
-        .map_err(|e| anyhow!("{}: {e}", file.display()))?
-    {
+    let planned = match plan_install(before.as_deref(), file) {
+        // The agent's one slot holds the person's program (codex's
+        // `notify`): left alone, and the rest of the install still goes on.
+        Err(EditError::Taken {
+            key,
+            at,
+            found,
+            why,
+        }) => {
+            println!(
+                "left `{key}` in {}{at} as it is ({found}): {why}",
+                file.display()
+            );
+            return Ok(());
+        }
+        r => r.map_err(|e| anyhow!("{}: {e}", file.display()))?,
+    };
+    let plan = match planned {
         Planned::Already => {
             println!("nerdr's hooks are already in {}", file.display());
             return Ok(());
