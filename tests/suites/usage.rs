@@ -319,9 +319,9 @@ fn usage_says_unknown_and_why() {
     assert!(r.contains("larger than 16384 bytes"), "{r}");
 }
 
-/// Inside a sandbox nerdr's state folder is hidden: claude's numbers are
-/// unknown there, saying so, and a sandboxed claude's status line keeps
-/// none.
+/// Inside a sandbox nerdr's state folder and codex's logs are hidden:
+/// their numbers are unknown there, saying so, and a sandboxed claude's
+/// status line keeps none.
 #[test]
 fn in_a_sandbox_claudes_limits_are_neither_read_nor_kept() {
     let h = Home::new();
@@ -357,6 +357,13 @@ fn in_a_sandbox_claudes_limits_are_neither_read_nor_kept() {
     let all: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = reason(&all, "claude", "five_hour");
     assert!(r.contains("cannot be read in this sandbox"), "{r}");
+    // codex's logs are hidden there too: that is the reason, not that codex
+    // wrote none.
+    let r = reason(&all, "codex", "five_hour");
+    assert!(
+        r.contains("cannot be read in this sandbox") && !r.contains("no codex session logs"),
+        "{r}"
+    );
 }
 
 #[test]
