@@ -63,7 +63,7 @@ pub fn one(agent: &'static str, now: i64) -> AgentUsage {
             },
         }
     };
-    judge(agent, source, now)
+    judge(agent, source, now, super::time::zone_at)
 }
 
 /// Seconds since the epoch, now.

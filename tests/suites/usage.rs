@@ -312,6 +312,14 @@ fn usage_says_unknown_and_why() {
         );
         assert_eq!(agent(&all, name)["weekly"]["state"], "known", "{all}");
     }
+    // Every time shown is local, its zone named (the reasons' once said UTC
+    // beside local resets). A POSIX TZ needs no zone files.
+    let out = h.cmd(&["usage"]).env("TZ", "CET-1").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("UTC"), "{text}");
+    for want in [" CET and nothing newer was recorded", " CET (in "] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
 
     // Too large to be nerdr's.
     h.write(&h.limits_file(), &" ".repeat(64 * 1024));
