@@ -13,7 +13,7 @@ use crate::integration::{self, Agent};
 #[command(after_help = "\
 Files edited (the agent's own; comments and layout are kept):
   claude   $CLAUDE_CONFIG_DIR/settings.json (~/.claude/settings.json): hooks SessionStart, UserPromptSubmit, Stop, Notification, PostToolUse
-  codex    $CODEX_HOME/config.toml (~/.codex/config.toml): notify (turn ends only; refused if notify is already set)
+  codex    $CODEX_HOME/config.toml (~/.codex/config.toml): notify (turn ends only; a notify of yours is left as it is, and the skill still installed)
   copilot  $COPILOT_HOME/hooks/nerdr.json (~/.copilot/hooks/nerdr.json): sessionStart, userPromptSubmitted, agentStop, postToolUse
 
 Skills written (removed by uninstall only if unchanged):

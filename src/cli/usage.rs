@@ -11,7 +11,7 @@ use crate::usage;
 #[command(
     about = "How much of the claude and codex plans' 5-hour and weekly limits is used",
     long_about = "How much of the claude and codex plans' 5-hour and weekly limits is used, and \
-    when each window resets (local time, and how long from now).\n\n\
+    when each window resets (local time, its zone named, and how long from now).\n\n\
     codex: the newest rate-limit entry in its session logs ($CODEX_HOME/sessions, default \
     ~/.codex/sessions), which codex writes with each turn on a ChatGPT plan.\n\
     claude: $XDG_STATE_HOME/nerdr/sessions/claude-limits.json, which claude's status line \
@@ -38,7 +38,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         for u in &all {
-            print!("{}", usage::describe(u, now, usage::time::offset_at));
+            print!("{}", usage::describe(u, now, usage::time::zone_at));
         }
     }
     Ok(ExitCode::SUCCESS)

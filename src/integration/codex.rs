@@ -2,7 +2,8 @@
 //! argv array that codex runs after each turn with one more argument, the
 //! notification as JSON (`{"type": "agent-turn-complete", "thread-id": ...}`).
 //! Codex runs a single notify program, so an existing `notify` that is not
-//! nerdr's is refused, never replaced. Codex has no session-start or
+//! nerdr's is left alone, never replaced (install says so and goes on with
+//! the skill). Codex has no session-start or
 //! prompt-submit notification: turn ends are all it reports.
 
 use std::path::{Path, PathBuf};
@@ -95,10 +96,11 @@ pub fn plan_install(before: Option<&str>, file: &Path) -> Result<Planned, EditEr
             at,
             found,
             why: format!(
-                "codex runs only one notify program and nerdr will not replace yours. \
-                 Remove that line from {} (or have your program also run \
-                 `\"${{NERDR_BIN:-nerdr}}\" hook Stop \"$JSON\"` with the JSON it gets), \
-                 then run this command again",
+                "codex runs only one notify program and nerdr will not replace yours, so \
+                 codex does not tell nerdr when its turns end (a codex tab's states then come \
+                 from its screen alone). To have them, remove that line from {} (or have your \
+                 program also run `\"${{NERDR_BIN:-nerdr}}\" hook Stop \"$JSON\"` with the \
+                 JSON it gets), then run `nerdr integration install codex` again",
                 file.display()
             ),
         });

@@ -196,11 +196,22 @@ impl Target {
         added.events.push(key.to_string());
     }
 
-    /// Whether the single member of `top` (a parsed file) runs nerdr.
+    /// Whether the single member of `top` (a parsed file) is nerdr's.
     fn single_is_nerdrs(&self, top: &Value) -> bool {
         self.single
             .and_then(|(key, _)| top.get(key))
-            .is_some_and(|v| self.hook_is_nerdrs(v))
+            .is_some_and(|v| self.is_our_single(v))
+    }
+
+    /// Whether `member` is exactly the single member install writes. One
+    /// changed since, even only by a command added after nerdr's, is the
+    /// person's now: uninstall keeps it and names it.
+    fn is_our_single(&self, member: &Value) -> bool {
+        let Some((_, nerdr_ev)) = self.single else {
+            return false;
+        };
+        let ours = serde_json::json!({"type": "command", self.command_key: command(nerdr_ev)});
+        *member == ours
     }
 
     /// The command of the single member someone else set, if any (for
@@ -209,7 +220,7 @@ impl Target {
         let (key, _) = self.single?;
         let v = jsonc::parse_value(text).ok()??;
         let member = v.get(key)?;
-        if self.hook_is_nerdrs(member) {
+        if self.is_our_single(member) {
             return None;
         }
         Some(
@@ -292,7 +303,7 @@ impl Target {
                     && member
                         .value()
                         .and_then(|v| value_of(&v))
-                        .is_some_and(|v| self.hook_is_nerdrs(&v));
+                        .is_some_and(|v| self.is_our_single(&v));
                 if ours {
                     member.remove();
                 }

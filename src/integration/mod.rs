@@ -128,6 +128,23 @@ impl Agent {
         }
     }
 
+    /// The command of a single member nerdr set (`created` names it) that
+    /// is no longer what nerdr wrote: the person's edit, which uninstall
+    /// keeps and names.
+    fn kept_single(self, text: &str, created: &[Vec<String>]) -> Option<String> {
+        let target = match self {
+            Agent::Claude => claude::WITH_STATUS_LINE,
+            Agent::Codex | Agent::Copilot => return None,
+        };
+        let (key, _) = target.single?;
+        if !created.iter().any(|p| p.len() == 1 && p[0] == key) {
+            return None;
+        }
+        target
+            .single_of_others(text)
+            .map(|c| format!("{key} ({c})"))
+    }
+
     /// Whether a file nerdr created holds nothing else, so it can go.
     fn is_bare(self, text: &str) -> bool {
         match self {
@@ -237,7 +254,9 @@ fn save(record: &Record, path: &Path) -> anyhow::Result<()> {
 }
 
 /// `nerdr integration install AGENT`: the hooks, then the skill. Running
-/// it again changes nothing.
+/// it again changes nothing. A hook slot the person's own program holds
+/// (codex's `notify`) is left alone and said so; the skill, which needs
+/// no hook, is installed all the same.
 pub fn install(agent: Agent) -> anyhow::Result<()> {
     install_hooks(agent, |b, f| agent.plan_install(b, f))?;
     let (file, record) = skill_where(agent)?;
@@ -306,9 +325,24 @@ fn install_hooks(
     let w = locate(agent)?;
     let file = &w.file;
     let before = files::read(file)?;
-    let plan = match plan_install(before.as_deref(), file)
-        .map_err(|e| anyhow!("{}: {e}", file.display()))?
-    {
+    let planned = match plan_install(before.as_deref(), file) {
+        // The agent's one slot holds the person's program (codex's
+        // `notify`): left alone, and the rest of the install still goes on.
+        Err(EditError::Taken {
+            key,
+            at,
+            found,
+            why,
+        }) => {
+            println!(
+                "left `{key}` in {}{at} as it is ({found}): {why}",
+                file.display()
+            );
+            return Ok(());
+        }
+        r => r.map_err(|e| anyhow!("{}: {e}", file.display()))?,
+    };
+    let plan = match planned {
         Planned::Already => {
             println!("nerdr's hooks are already in {}", file.display());
             return Ok(());
@@ -407,6 +441,16 @@ fn uninstall_hooks(agent: Agent) -> anyhow::Result<()> {
         println!("removed {} (install had created it)", file.display());
     } else {
         println!("removed nerdr's hooks from {} ({how})", file.display());
+    }
+    if let Some(kept) = result
+        .as_deref()
+        .and_then(|t| agent.kept_single(t, &created))
+    {
+        println!(
+            "kept the {kept} in {}: it changed since nerdr set it (your edit); remove it \
+             yourself if you no longer want it",
+            file.display()
+        );
     }
     if let Some(text) = &result {
         if agent.contains_nerdrs(text).unwrap_or(false) {

@@ -88,3 +88,37 @@ fn an_install_without_the_status_line_gets_it_as_a_layer_of_its_own() {
     assert!(WITH_STATUS_LINE.contains_nerdrs(&only).unwrap());
     assert!(!TARGET.contains_nerdrs(&only).unwrap());
 }
+
+#[test]
+fn a_status_line_changed_since_install_is_the_persons_and_stays() {
+    let ours = OURS.replace('"', "\\\"");
+    #[rustfmt::skip]
+    let rows: &[(&str, String, bool)] = &[
+        ("as nerdr wrote it", format!(r#"{{"type": "command", "command": "{ours}"}}"#), false),
+        ("laid out otherwise", format!("{{\n\"command\":\"{ours}\",\n  \"type\":\"command\"}}"), false),
+        ("a command added after nerdr's", format!(r#"{{"type": "command", "command": "{ours}; echo mine"}}"#), true),
+        ("a member added", format!(r#"{{"type": "command", "command": "{ours}", "padding": 2}}"#), true),
+        ("another command", r#"{"type": "command", "command": "~/bin/line"}"#.to_string(), true),
+    ];
+    for (what, line, kept) in rows {
+        let text = format!("{{\n  \"statusLine\": {line}\n}}\n");
+        let removed = WITH_STATUS_LINE
+            .remove(&text, &[vec!["statusLine".to_string()]])
+            .unwrap();
+        assert_eq!(
+            status_line(&removed) != serde_json::Value::Null,
+            *kept,
+            "{what}: {removed}"
+        );
+        assert_eq!(
+            WITH_STATUS_LINE.contains_nerdrs(&text).unwrap(),
+            !kept,
+            "{what}"
+        );
+        assert_eq!(
+            WITH_STATUS_LINE.single_of_others(&text).is_some(),
+            *kept,
+            "{what}"
+        );
+    }
+}

@@ -443,8 +443,9 @@ fn codex_never_replaces_someone_elses_notify() {
     for want in [
         "`notify` is already set (line 2) to [\"notify-send\", \"codex\"]",
         "nerdr will not replace yours",
-        "Remove that line from /h/.codex/config.toml",
-        "then run this command again",
+        "codex does not tell nerdr when its turns end",
+        "remove that line from /h/.codex/config.toml",
+        "then run `nerdr integration install codex` again",
     ] {
         assert!(err.contains(want), "{want:?} not in: {err}");
     }

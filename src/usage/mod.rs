@@ -106,8 +106,14 @@ pub const WEEK: i64 = 7 * 86_400;
 /// is known only when read and still current. A reading whose reset time
 /// has passed says nothing about the new window (a fresh window starts at
 /// 0 %, but another turn may already have used some), so it is unknown;
-/// so is one without a reset time that is older than its window.
-pub fn judge(agent: &'static str, source: Source, now: i64) -> AgentUsage {
+/// so is one without a reset time that is older than its window. Times in
+/// the reasons are in the local zone `zone` gives for each.
+pub fn judge(
+    agent: &'static str,
+    source: Source,
+    now: i64,
+    zone: impl Fn(i64) -> time::Zone,
+) -> AgentUsage {
     let file = source.file.clone();
     let snap = match source.read {
         Ok(s) => s,
@@ -138,14 +144,14 @@ pub fn judge(agent: &'static str, source: Source, now: i64) -> AgentUsage {
             (Some(at), _) if at <= now => Window::Unknown {
                 reason: format!(
                     "too old: the {name} window reset at {} and nothing newer was recorded{}",
-                    time::utc(at),
+                    time::local(at, &zone(at)),
                     since(agent)
                 ),
             },
             (None, Some(seen)) if now - seen >= length => Window::Unknown {
                 reason: format!(
                     "too old: read at {}, longer ago than the {name} window, and no reset time{}",
-                    time::utc(seen),
+                    time::local(seen, &zone(seen)),
                     since(agent)
                 ),
             },
@@ -195,9 +201,9 @@ pub fn figure(u: &AgentUsage) -> Option<String> {
     }
 }
 
-/// `nerdr usage`'s text for one agent at `now`, the reset times in local
-/// time at UTC offset `offset` seconds.
-pub fn describe(u: &AgentUsage, now: i64, offset: impl Fn(i64) -> i64) -> String {
+/// `nerdr usage`'s text for one agent at `now`, the reset times in the
+/// local zone `zone` gives for each.
+pub fn describe(u: &AgentUsage, now: i64, zone: impl Fn(i64) -> time::Zone) -> String {
     let mut out = format!("{}:", u.agent);
     // A file that could not be read says so once, for both windows.
     if let (Window::Unknown { reason: a }, Window::Unknown { reason: b }) =
@@ -225,7 +231,7 @@ pub fn describe(u: &AgentUsage, now: i64, offset: impl Fn(i64) -> i64) -> String
                 resets_at: Some(at),
             } => format!(
                 "{used_percent:.0}% used, resets {} (in {})",
-                time::local(*at, offset(*at)),
+                time::local(*at, &zone(*at)),
                 time::span(at - now)
             ),
             Window::Known {

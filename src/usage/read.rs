@@ -54,7 +54,7 @@ pub fn one(agent: &'static str, now: i64) -> AgentUsage {
         }
     } else {
         match codex_sessions(var("CODEX_HOME").as_deref(), var("HOME").as_deref()) {
-            Some(dir) => read_codex(&dir),
+            Some(dir) => read_codex(&dir, sandboxed()),
             None => Source {
                 file: None,
                 read: Err(
@@ -63,7 +63,7 @@ pub fn one(agent: &'static str, now: i64) -> AgentUsage {
             },
         }
     };
-    judge(agent, source, now)
+    judge(agent, source, now, super::time::zone_at)
 }
 
 /// Seconds since the epoch, now.
@@ -108,16 +108,27 @@ pub fn read_claude(file: &Path, sandboxed: bool) -> Source {
 }
 
 /// The newest rate-limit entry in the newest of codex's logs under
-/// `sessions`.
-pub fn read_codex(sessions: &Path) -> Source {
+/// `sessions`. In a sandbox `~/.codex` is a stand-in, not the person's
+/// (`sandbox::agent_config`), so no logs there says that, not that codex
+/// wrote none.
+pub fn read_codex(sessions: &Path, sandboxed: bool) -> Source {
     let logs = newest_logs(sessions);
     let Some(newest) = logs.first() else {
-        return Source {
-            file: Some(sessions.display().to_string()),
-            read: Err(format!(
+        let why = if sandboxed {
+            format!(
+                "codex's session logs ({}) cannot be read in this sandbox (they are hidden in \
+                 it); `nerdr usage` outside the sandbox, or the window's status line, shows them",
+                sessions.display()
+            )
+        } else {
+            format!(
                 "no codex session logs under {} (codex writes one per conversation)",
                 sessions.display()
-            )),
+            )
+        };
+        return Source {
+            file: Some(sessions.display().to_string()),
+            read: Err(why),
         };
     };
     let mut fault = None;

@@ -20,6 +20,10 @@ fn source(observed_at: Option<i64>, five: Option<Reading>, week: Option<Reading>
     }
 }
 
+fn utc(_: i64) -> time::Zone {
+    time::Zone::at_offset(0)
+}
+
 fn unknown_saying(w: &Window, says: &str) -> bool {
     matches!(w, Window::Unknown { reason } if reason.contains(says))
 }
@@ -66,7 +70,7 @@ fn each_window_is_known_only_while_current() {
             "reported NaN % used",
         ),
     ] {
-        let u = judge("claude", source(seen, five, None), NOW);
+        let u = judge("claude", source(seen, five, None), NOW, utc);
         if want_known {
             assert!(matches!(u.five_hour, Window::Known { .. }), "{name}: {u:?}");
         } else {
@@ -86,6 +90,7 @@ fn a_reading_without_a_reset_time_ages_out_after_its_window() {
             "codex",
             source(seen, reading(1.0, None), reading(2.0, None)),
             NOW,
+            utc,
         );
         assert_eq!(
             unknown_saying(&u.five_hour, "longer ago than the 5-hour window"),
@@ -99,7 +104,7 @@ fn a_reading_without_a_reset_time_ages_out_after_its_window() {
             "{name}: {u:?}"
         );
     }
-    let neither = judge("codex", source(None, reading(1.0, None), None), NOW);
+    let neither = judge("codex", source(None, reading(1.0, None), None), NOW, utc);
     assert!(unknown_saying(
         &neither.five_hour,
         "neither a reset time nor"
@@ -115,13 +120,14 @@ fn a_file_that_cannot_be_read_makes_both_windows_unknown_with_its_reason() {
             read: Err("/x: line 3 is not JSON".into()),
         },
         NOW,
+        utc,
     );
     for w in [&u.five_hour, &u.weekly] {
         assert!(unknown_saying(w, "/x: line 3 is not JSON"), "{u:?}");
     }
     assert_eq!(u.source.as_deref(), Some("/x"));
     assert_eq!(
-        describe(&u, NOW, |_| 0),
+        describe(&u, NOW, |_| time::Zone::at_offset(0)),
         "codex: unknown: /x: line 3 is not JSON\n"
     );
     assert_eq!(figure(&u), None);
@@ -129,7 +135,7 @@ fn a_file_that_cannot_be_read_makes_both_windows_unknown_with_its_reason() {
 
 #[test]
 fn the_figure_shows_what_is_known() {
-    let u = |five, week| judge("claude", source(Some(NOW), five, week), NOW);
+    let u = |five, week| judge("claude", source(Some(NOW), five, week), NOW, utc);
     let later = Some(NOW + 60);
     for (five, week, want) in [
         (
@@ -156,22 +162,28 @@ fn the_text_gives_local_reset_times_and_how_long_until_them() {
             reading(13.0, None),
         ),
         NOW,
+        utc,
     );
     let old = judge(
         "claude",
         source(Some(NOW - 7300), reading(1.0, Some(NOW + 60)), None),
         NOW,
+        utc,
     );
     assert!(
-        describe(&old, NOW, |_| 0).starts_with("claude: (from /f, as of 2h 1m ago)\n"),
+        describe(&old, NOW, |_| time::Zone::at_offset(0))
+            .starts_with("claude: (from /f, as of 2h 1m ago)\n"),
         "{}",
-        describe(&old, NOW, |_| 0)
+        describe(&old, NOW, |_| time::Zone::at_offset(0))
     );
-    let text = describe(&u, NOW, |_| 3600);
+    let text = describe(&u, NOW, |_| time::Zone {
+        offset: 3600,
+        name: "CET".into(),
+    });
     assert_eq!(
         text,
         "codex: (from /f)\n  \
-         5-hour  42% used, resets 2026-12-03 12:37 (in 3h 12m)\n  \
+         5-hour  42% used, resets 2026-12-03 12:37 CET (in 3h 12m)\n  \
          weekly  13% used, reset time not given\n"
     );
 }
@@ -182,6 +194,7 @@ fn the_json_form_is_stable() {
         "claude",
         source(Some(NOW), reading(42.5, Some(NOW + 60)), None),
         NOW,
+        utc,
     );
     assert_eq!(
         serde_json::to_value(&u).unwrap(),
@@ -191,4 +204,32 @@ fn the_json_form_is_stable() {
             "weekly": {"state": "unknown", "reason": "claude did not report its weekly window"},
         })
     );
+}
+
+/// Every time `nerdr usage` prints is local and names its zone, the
+/// reasons' too (they once said UTC while the resets said local time).
+#[test]
+fn every_time_shown_is_local_and_names_its_zone() {
+    let cet = |_| time::Zone {
+        offset: 3600,
+        name: "CET".into(),
+    };
+    let reset = judge(
+        "codex",
+        source(Some(NOW - 60), reading(1.0, Some(NOW - 60)), None),
+        NOW,
+        cet,
+    );
+    let aged = judge(
+        "codex",
+        source(Some(NOW - FIVE_HOURS), reading(1.0, None), None),
+        NOW,
+        cet,
+    );
+    for (what, w, want) in [
+        ("reset", &reset.five_hour, "reset at 2026-12-03 09:24 CET "),
+        ("aged", &aged.five_hour, "read at 2026-12-03 04:25 CET, "),
+    ] {
+        assert!(unknown_saying(w, want), "{what}: {w:?}");
+    }
 }

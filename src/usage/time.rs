@@ -1,7 +1,7 @@
-//! Times as `nerdr usage` shows them: a reset in local time ("2026-12-03
-//! 11:37") with how long until it ("3h 12m"), and the RFC 3339 stamps
-//! codex writes. Pure: the local UTC offset is given ([`offset_at`] reads
-//! it, at the edge).
+//! Times as `nerdr usage` shows them: in local time, the zone named
+//! ("2026-12-03 11:37 CET"), a reset with how long until it ("3h 12m"),
+//! and the RFC 3339 stamps codex writes. Pure: the local zone is given
+//! ([`zone_at`] reads it, at the edge).
 
 /// Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
 fn civil(days: i64) -> (i64, u32, u32) {
@@ -37,14 +37,36 @@ fn minutes(secs: i64) -> String {
     )
 }
 
-/// `2026-12-03 11:37 UTC`.
-pub fn utc(secs: i64) -> String {
-    format!("{} UTC", minutes(secs))
+/// The local time zone at one instant: its UTC offset and its name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Zone {
+    /// Seconds east of UTC.
+    pub offset: i64,
+    /// The zone's abbreviation (`CET`, `UTC`, `+03`), or the offset
+    /// (`UTC+05:30`) where the C library gives none.
+    pub name: String,
 }
 
-/// `secs` at UTC offset `offset` (seconds east): `2026-12-03 12:37`.
-pub fn local(secs: i64, offset: i64) -> String {
-    minutes(secs + offset)
+impl Zone {
+    /// A zone known only by its offset.
+    pub fn at_offset(offset: i64) -> Zone {
+        let name = if offset == 0 {
+            "UTC".to_string()
+        } else {
+            let (sign, abs) = if offset < 0 {
+                ('-', -offset)
+            } else {
+                ('+', offset)
+            };
+            format!("UTC{sign}{:02}:{:02}", abs / 3600, abs % 3600 / 60)
+        };
+        Zone { offset, name }
+    }
+}
+
+/// `secs` in zone `zone`, labelled: `2026-12-03 12:37 CET`.
+pub fn local(secs: i64, zone: &Zone) -> String {
+    format!("{} {}", minutes(secs + zone.offset), zone.name)
 }
 
 /// How long `secs` is, to the minute and at most two units: `3h 12m`,
@@ -77,21 +99,31 @@ pub fn parse_rfc3339_utc(s: &str) -> Option<i64> {
     Some(days * 86_400 + i64::from(h * 3600 + mi * 60 + se))
 }
 
-/// The local UTC offset at `secs`, in seconds east (0 when it cannot be
-/// told): the C library's `localtime_r`, which reads `TZ` and the zone
-/// files.
-pub fn offset_at(secs: i64) -> i64 {
+/// The local zone at `secs` (UTC when it cannot be told): the C library's
+/// `localtime_r`, which reads `TZ` and the zone files.
+pub fn zone_at(secs: i64) -> Zone {
     let t: libc::time_t = secs as libc::time_t;
     let mut tm = std::mem::MaybeUninit::<libc::tm>::zeroed();
     // SAFETY: `t` and `tm` are valid for the call; localtime_r writes only
     // `tm` and returns null on failure, checked before `tm` is read.
     let done = unsafe { libc::localtime_r(&t, tm.as_mut_ptr()) };
     if done.is_null() {
-        return 0;
+        return Zone::at_offset(0);
     }
     // SAFETY: localtime_r succeeded, so it initialised `tm`.
+    let tm = unsafe { tm.assume_init() };
     #[allow(clippy::useless_conversion)] // `c_long` is i32 on 32-bit targets
-    i64::from(unsafe { tm.assume_init() }.tm_gmtoff)
+    let offset = i64::from(tm.tm_gmtoff);
+    // SAFETY: a non-null `tm_zone` from localtime_r points at a
+    // NUL-terminated string the C library keeps for the process's life.
+    let name = (!tm.tm_zone.is_null())
+        .then(|| unsafe { std::ffi::CStr::from_ptr(tm.tm_zone) })
+        .map(|c| c.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_graphic()));
+    match name {
+        Some(name) => Zone { offset, name },
+        None => Zone::at_offset(offset),
+    }
 }
 
 #[cfg(test)]
@@ -129,9 +161,22 @@ mod tests {
     }
 
     #[test]
-    fn times_print_in_utc_and_at_an_offset() {
-        assert_eq!(utc(1_796_297_873), "2026-12-03 11:37 UTC");
-        assert_eq!(local(1_796_297_873, 3600), "2026-12-03 12:37");
-        assert_eq!(local(0, -3600), "1969-12-31 23:00");
+    fn times_print_in_the_local_zone_and_name_it() {
+        let cet = Zone {
+            offset: 3600,
+            name: "CET".into(),
+        };
+        for (secs, zone, want) in [
+            (1_796_297_873, Zone::at_offset(0), "2026-12-03 11:37 UTC"),
+            (1_796_297_873, cet, "2026-12-03 12:37 CET"),
+            (0, Zone::at_offset(-3600), "1969-12-31 23:00 UTC-01:00"),
+            (
+                0,
+                Zone::at_offset(5 * 3600 + 1800),
+                "1970-01-01 05:30 UTC+05:30",
+            ),
+        ] {
+            assert_eq!(local(secs, &zone), want);
+        }
     }
 }

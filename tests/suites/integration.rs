@@ -288,19 +288,32 @@ fn a_file_changed_after_install_loses_only_nerdrs_entries() {
     );
 }
 
+/// codex's one `notify` holding the person's program is left as it is,
+/// and said so (and what that costs); the skill, which needs no notify, is
+/// installed all the same.
 #[test]
-fn codex_refuses_a_notify_that_is_not_nerdrs() {
+fn codex_leaves_a_notify_that_is_not_nerdrs_and_installs_the_skill() {
     let h = Home::new();
     let text = "notify = [\"notify-send\", \"codex\"]\n";
     let file = h.write(".codex/config.toml", text);
     let out = h.run(&["integration", "install", "codex"]);
-    assert_eq!(out.status.code(), Some(1), "{}", said(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(&file.display().to_string()), "{err}");
-    assert!(err.contains("`notify` is already set (line 1)"), "{err}");
-    assert!(err.contains("Remove that line"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{}", said(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        format!("left `notify` in {} (line 1) as it is", file.display()),
+        "codex does not tell nerdr when its turns end".to_string(),
+        "remove that line".to_string(),
+    ] {
+        assert!(stdout.contains(&want), "{want:?} not in:\n{}", said(&out));
+    }
     assert_eq!(read(&file), text);
     assert!(!h.record("codex").exists());
+    let skill = h.home(".codex/skills/nerdr/SKILL.md");
+    assert!(skill.exists(), "{}", said(&out));
+    let out = h.run(&["integration", "uninstall", "codex"]);
+    assert!(out.status.success(), "{}", said(&out));
+    assert!(!skill.exists(), "{}", said(&out));
+    assert_eq!(read(&file), text);
 }
 
 #[test]

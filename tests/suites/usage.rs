@@ -312,6 +312,14 @@ fn usage_says_unknown_and_why() {
         );
         assert_eq!(agent(&all, name)["weekly"]["state"], "known", "{all}");
     }
+    // Every time shown is local, its zone named (the reasons' once said UTC
+    // beside local resets). A POSIX TZ needs no zone files.
+    let out = h.cmd(&["usage"]).env("TZ", "CET-1").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("UTC"), "{text}");
+    for want in [" CET and nothing newer was recorded", " CET (in "] {
+        assert!(text.contains(want), "{want:?} not in:\n{text}");
+    }
 
     // Too large to be nerdr's.
     h.write(&h.limits_file(), &" ".repeat(64 * 1024));
@@ -319,9 +327,9 @@ fn usage_says_unknown_and_why() {
     assert!(r.contains("larger than 16384 bytes"), "{r}");
 }
 
-/// Inside a sandbox nerdr's state folder is hidden: claude's numbers are
-/// unknown there, saying so, and a sandboxed claude's status line keeps
-/// none.
+/// Inside a sandbox nerdr's state folder and codex's logs are hidden:
+/// their numbers are unknown there, saying so, and a sandboxed claude's
+/// status line keeps none.
 #[test]
 fn in_a_sandbox_claudes_limits_are_neither_read_nor_kept() {
     let h = Home::new();
@@ -357,6 +365,13 @@ fn in_a_sandbox_claudes_limits_are_neither_read_nor_kept() {
     let all: Value = serde_json::from_slice(&out.stdout).unwrap();
     let r = reason(&all, "claude", "five_hour");
     assert!(r.contains("cannot be read in this sandbox"), "{r}");
+    // codex's logs are hidden there too: that is the reason, not that codex
+    // wrote none.
+    let r = reason(&all, "codex", "five_hour");
+    assert!(
+        r.contains("cannot be read in this sandbox") && !r.contains("no codex session logs"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -388,6 +403,43 @@ fn install_leaves_the_users_own_status_line_and_says_so() {
     assert_eq!(after["statusLine"]["command"], "~/bin/line");
     h.ok(&["integration", "uninstall", "claude"]);
     assert_eq!(std::fs::read_to_string(&file).unwrap(), before);
+}
+
+/// A statusLine nerdr set and the person edited since is theirs: uninstall
+/// keeps it, names it, and so keeps the file install had created.
+#[test]
+fn uninstall_keeps_a_status_line_edited_since_install() {
+    let h = Home::new();
+    let file = h.home(".claude/settings.json");
+    h.ok(&["integration", "install", "claude", "--status-line"]);
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text.replace(
+        "hook claude-statusline",
+        "hook claude-statusline; echo mine",
+    );
+    assert_ne!(edited, text);
+    std::fs::write(&file, &edited).unwrap();
+    let out = h
+        .cmd(&["integration", "uninstall", "claude"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", said(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("kept the statusLine (") && stdout.contains("echo mine"),
+        "{}",
+        said(&out)
+    );
+    assert!(!stdout.contains("install had created it"), "{}", said(&out));
+    assert!(out.stderr.is_empty(), "{}", said(&out));
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(
+        after,
+        serde_json::json!({"statusLine": {
+            "type": "command",
+            "command": "\"${NERDR_BIN:-nerdr}\" hook claude-statusline; echo mine"
+        }})
+    );
 }
 
 /// The window's status line ends with the shown codex tab's figure, read
