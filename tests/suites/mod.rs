@@ -8,6 +8,7 @@ mod attention;
 mod bring_home;
 mod clean_fixes;
 mod cli;
+mod completions;
 mod diff_view;
 mod diff_view_fixes;
 mod doctor;
