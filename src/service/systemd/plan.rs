@@ -357,6 +357,7 @@ mod tests {
             render_error: None,
             files: UNIT_NAMES.into_iter().zip(files).collect(),
             unread: None,
+            package: None,
         }
     }
 
