@@ -16,7 +16,7 @@ use anyhow::Context;
 
 use super::start_plan::StartFacts;
 use crate::paths::Paths;
-use crate::unit_names::{SOCKET_UNITS, UNIT_NAMES};
+use crate::unit_names::{PACKAGE_UNIT_DIR, SOCKET_UNITS, UNIT_NAMES};
 
 /// The facts, asking the user manager only when the units are installed.
 pub async fn gather(paths: &Paths) -> StartFacts {
@@ -25,7 +25,7 @@ pub async fn gather(paths: &Paths) -> StartFacts {
     // to run the core (there may be no user manager at all).
     let own = paths.systemd_user_dir();
     let wants = own.join("sockets.target.wants");
-    let package = std::path::PathBuf::from(crate::service::packaged::PACKAGE_UNIT_DIR);
+    let package = std::path::PathBuf::from(PACKAGE_UNIT_DIR);
     let dir = if !UNIT_NAMES.iter().any(|u| own.join(u).exists())
         && SOCKET_UNITS
             .iter()

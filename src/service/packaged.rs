@@ -17,9 +17,7 @@ use crate::paths::Paths;
 use super::escape;
 use super::units::{self, RenderError, UnitFile, HOOK_SOCKET_UNIT, SERVICE_UNIT};
 
-/// Where packages put user units; every user's manager reads it, after the
-/// user's own `~/.config/systemd/user` (whose units win).
-pub const PACKAGE_UNIT_DIR: &str = "/usr/lib/systemd/user";
+pub use crate::unit_names::PACKAGE_UNIT_DIR;
 /// The binary the package's service runs.
 pub const PACKAGE_BIN: &str = "/usr/bin/nerdr";
 /// A drop-in's file name in `<unit>.d/`: late in the order, so it overrides

@@ -438,7 +438,11 @@ fn the_pkgbuild_and_the_formula_install_the_debs_paths() {
     // The units are not installed by the formula: macOS runs the launchd
     // agent `nerdr service install` writes.
     let table: &[(&str, &str, &str)] = &[
-        ("system \"cargo\", \"install\"", "std_cargo_args", "/usr/bin/nerdr"),
+        (
+            "system \"cargo\", \"install\"",
+            "std_cargo_args",
+            "/usr/bin/nerdr",
+        ),
         (
             "bash_completion.install",
             "completions/nerdr\"",
