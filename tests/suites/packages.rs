@@ -82,23 +82,18 @@ fn nerdr_files(dir: &Path) -> Vec<PathBuf> {
     found
 }
 
-#[test]
-fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
-    for tool in ["cargo-deb", "dpkg", "dpkg-deb"] {
-        if !have(tool) {
-            let why = format!(
-                "{tool} is not installed (`cargo install cargo-deb --locked`; dpkg is Debian's)"
-            );
-            if must_test() {
-                panic!("{why}");
-            }
-            skip(&why);
-            return;
-        }
+/// A private systemd user session with the .deb built from the binary
+/// under test installed by `dpkg -i` over overlays (see the module's
+/// docs); the overlays' upper layers, which hold what dpkg changed. `None`
+/// after a loud skip.
+fn with_deb_installed() -> Option<(SystemdEnv, Vec<PathBuf>, tempfile::TempDir)> {
+    if !need(
+        &["cargo-deb", "dpkg", "dpkg-deb"],
+        "`cargo install cargo-deb --locked`; dpkg is Debian's",
+    ) {
+        return None;
     }
-    let Some(env) = SystemdEnv::start() else {
-        return;
-    };
+    let env = SystemdEnv::start()?;
     let out = tempfile::Builder::new()
         .prefix("deb")
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
@@ -115,11 +110,12 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
         ));
     }
     env.root_run(&["sh", "-c", &script]);
-    let upper = |i: usize| env.ns_path(format!("/tmp/ovl/{i}/up"));
+    let uppers = (0..layers.len())
+        .map(|i| env.ns_path(format!("/tmp/ovl/{i}/up")))
+        .collect();
 
-    let dpkg_log = "--log=/tmp/dpkg.log";
     let o = env
-        .root_cmd(&["dpkg", dpkg_log, "-i"])
+        .root_cmd(&["dpkg", DPKG_LOG, "-i"])
         .arg(&deb)
         .output()
         .unwrap();
@@ -128,18 +124,17 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
         "dpkg -i: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    for f in [
-        "usr/bin/nerdr",
-        "usr/lib/systemd/user/nerdr-hook.socket",
-        "usr/lib/systemd/user/nerdr-client.socket",
-        "usr/lib/systemd/user/nerdr.service",
-        "usr/share/bash-completion/completions/nerdr",
-        "usr/share/man/man1/nerdr-agent.1.gz",
-        "usr/share/doc/nerdr/README.md",
-    ] {
-        assert!(env.ns_path(format!("/{f}")).is_file(), "{f} not installed");
-    }
+    Some((env, uppers, out))
+}
 
+/// dpkg's log inside the namespace, not the host's /var/log/dpkg.log.
+const DPKG_LOG: &str = "--log=/tmp/dpkg.log";
+
+#[test]
+fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
+    let Some((env, uppers, _out)) = with_deb_installed() else {
+        return;
+    };
     // The user: the package's nerdr first on PATH, and nothing of their own
     // but what `enable` links.
     let user = |args: &[&str]| {
@@ -214,7 +209,7 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
     // Purge while the core still runs, as a user's upgrade or removal
     // would meet it; then stop what is left.
     let o = env
-        .root_cmd(&["dpkg", dpkg_log, "--purge", "nerdr"])
+        .root_cmd(&["dpkg", DPKG_LOG, "--purge", "nerdr"])
         .output()
         .unwrap();
     assert!(
@@ -222,9 +217,7 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
         "dpkg --purge: {}",
         String::from_utf8_lossy(&o.stderr)
     );
-    let left: Vec<PathBuf> = (0..layers.len())
-        .flat_map(|i| nerdr_files(&upper(i)))
-        .collect();
+    let left: Vec<PathBuf> = uppers.iter().flat_map(|u| nerdr_files(u)).collect();
     assert!(left.is_empty(), "left behind by the purge: {left:?}");
     let _ = user(&[
         "systemctl",
@@ -493,4 +486,63 @@ fn the_pkgbuild_and_the_formula_install_the_debs_paths() {
             "the .deb installs into {dir}, which the formula does not"
         );
     }
+}
+
+/// A user whose XDG_STATE_HOME is not XDG's default: `nerdr service
+/// install` with the package's units writes only drop-ins (no units of
+/// their own), the hook socket listens at their path, doctor says so; back
+/// on the defaults, install removes the drop-ins.
+#[test]
+fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
+    let Some((env, _uppers, _out)) = with_deb_installed() else {
+        return;
+    };
+    let state = env.home().join("elsewhere/state");
+    let user = |args: &[&str], moved: bool| {
+        let mut c = env.user_cmd(args);
+        c.env("PATH", "/usr/bin:/bin");
+        if moved {
+            c.env("XDG_STATE_HOME", &state);
+        }
+        let o = c.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{}: {text}", args.join(" "));
+        text
+    };
+    user(&["systemctl", "--user", "daemon-reload"], false);
+    let said = user(&["nerdr", "service", "install"], true);
+    assert!(said.contains("drop-ins say yours"), "{said}");
+    let units = env.home().join(".config/systemd/user");
+    for f in [
+        "nerdr-hook.socket.d/50-nerdr-paths.conf",
+        "nerdr.service.d/50-nerdr-paths.conf",
+    ] {
+        assert!(units.join(f).is_file(), "{f} not written:\n{said}");
+    }
+    for unit in ["nerdr.service", "nerdr-hook.socket", "nerdr-client.socket"] {
+        assert!(
+            !units.join(unit).exists(),
+            "{unit} written as the user's own"
+        );
+    }
+    assert_eq!(user(&["nerdr", "tabs", "--json"], true).trim(), "[]");
+    assert!(
+        state.join("nerdr/nerdr.sock").exists(),
+        "the hook socket is not at the user's XDG_STATE_HOME"
+    );
+    assert!(!env.home().join(".local/state/nerdr/nerdr.sock").exists());
+    let report = user(&["nerdr", "doctor"], true);
+    assert!(
+        report.contains("the package's in force, from /usr/lib/systemd/user (runs /usr/bin/nerdr), with your paths in drop-ins"),
+        "{report}"
+    );
+    assert!(!report.contains("FAIL"), "{report}");
+
+    let said = user(&["nerdr", "service", "install"], false);
+    assert!(said.contains("no longer needed"), "{said}");
+    assert!(!units.join("nerdr-hook.socket.d").exists(), "{said}");
 }
