@@ -71,7 +71,15 @@ pub fn script(shell: Shell) -> std::io::Result<String> {
 /// one (`COMPLETE` set); returns at once otherwise. Called before the
 /// command line is parsed, since the words being completed rarely parse.
 pub fn answer_if_asked() {
-    if std::env::var_os(VAR).is_none() {
+    // Only a shell's request: a COMPLETE=1 some other tool left in the
+    // environment must not turn every nerdr command into an error.
+    let asked = std::env::var_os(VAR).is_some_and(|v| {
+        let name = std::path::Path::new(&v)
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned());
+        matches!(name.as_deref(), Some("bash" | "zsh" | "fish"))
+    });
+    if !asked {
         return;
     }
     let args: Vec<OsString> = std::env::args_os().collect();

@@ -181,3 +181,13 @@ fn version_names_the_commit() {
         "a test binary older than HEAD: rebuild"
     );
 }
+
+/// COMPLETE is clap's variable; one some other tool set to something that
+/// is not a shell leaves nerdr's commands alone.
+#[test]
+fn a_complete_variable_naming_no_shell_is_ignored() {
+    let l = Local::empty();
+    let out = l.cmd(&["--version"]).env("COMPLETE", "1").output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("nerdr "));
+}
