@@ -54,6 +54,10 @@ mod why;
 
 use std::process::ExitCode;
 
+/// `nerdr --version`: the package version and the commit built from
+/// (`unknown` outside a git checkout; see build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NERDR_COMMIT"), ")");
+
 fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
     if !matches!(

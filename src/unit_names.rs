@@ -10,3 +10,6 @@ pub const SERVICE_UNIT: &str = "nerdr.service";
 pub const SOCKET_UNITS: [&str; 2] = [HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT];
 /// Every file `install` writes on Linux, in the order it writes them.
 pub const UNIT_NAMES: [&str; 3] = [HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT, SERVICE_UNIT];
+/// Where packages put user units; every user's manager reads it, after the
+/// user's own `~/.config/systemd/user` (whose units win).
+pub const PACKAGE_UNIT_DIR: &str = "/usr/lib/systemd/user";

@@ -7,6 +7,7 @@ mod approvals;
 mod attach;
 mod clean;
 mod close;
+mod completions;
 mod core_cmd;
 mod diff;
 mod doctor;
@@ -17,6 +18,7 @@ mod handoffs;
 mod hook;
 mod integration;
 mod log;
+mod man;
 mod merge;
 mod pane;
 mod plugin;
@@ -55,7 +57,8 @@ use clap::{Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "nerdr",
-    version,
+    // The commit too (build.rs): `0.1.0 (07d2338)`.
+    version = crate::VERSION,
     about = "Run coding agents in persistent terminal tabs",
     long_about = "Run coding agents in persistent terminal tabs.\n\n\
         Commands act on the session of the current folder unless --folder says otherwise \
@@ -157,6 +160,10 @@ pub enum Command {
     Doctor(doctor::Args),
     /// Add or remove hooks in an agent's own settings that report to nerdr
     Integration(integration::Args),
+    /// Print the completion script for bash, zsh or fish (tab and agent names from the core)
+    Completions(completions::Args),
+    /// Write nerdr's manual pages (nerdr.1, nerdr-agent.1, ...)
+    Man(man::Args),
     /// Report an agent's event to nerdr (run by the agent's hooks) (internal)
     #[command(hide = true)]
     Hook(hook::Args),
@@ -221,6 +228,7 @@ impl Folder {
 
 impl Cli {
     pub fn parse_args() -> Self {
+        completions::answer_if_asked();
         Cli::parse()
     }
 }
@@ -275,6 +283,8 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Integration(a) => integration::run(a),
+        Command::Completions(a) => completions::run(a),
+        Command::Man(a) => man::run(a),
         Command::Hook(a) => hook::run(a),
         Command::Core(a) => core_cmd::run(a),
         Command::Holder(a) => crate::holder::run(a),
@@ -340,7 +350,11 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         Command::Worktrees(_) | Command::Clean(_) => Some(
             "this command covers every repository nerdr knows, not one session; leave out --folder",
         ),
-        Command::Service(_) | Command::Doctor(_) | Command::Integration(_) => {
+        Command::Service(_)
+        | Command::Doctor(_)
+        | Command::Integration(_)
+        | Command::Completions(_)
+        | Command::Man(_) => {
             Some("this command is about the installation, not a session; leave out --folder")
         }
         Command::Pane(_)

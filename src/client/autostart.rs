@@ -16,11 +16,25 @@ use anyhow::Context;
 
 use super::start_plan::StartFacts;
 use crate::paths::Paths;
-use crate::unit_names::{SOCKET_UNITS, UNIT_NAMES};
+use crate::unit_names::{PACKAGE_UNIT_DIR, SOCKET_UNITS, UNIT_NAMES};
 
 /// The facts, asking the user manager only when the units are installed.
 pub async fn gather(paths: &Paths) -> StartFacts {
-    let dir = paths.systemd_user_dir();
+    // The user's own units, else a package's once this user enabled its
+    // sockets: a package's units alone do not say the user wants systemd
+    // to run the core (there may be no user manager at all).
+    let own = paths.systemd_user_dir();
+    let wants = own.join("sockets.target.wants");
+    let package = std::path::PathBuf::from(PACKAGE_UNIT_DIR);
+    let dir = if !UNIT_NAMES.iter().any(|u| own.join(u).exists())
+        && SOCKET_UNITS
+            .iter()
+            .any(|u| wants.join(u).exists() && package.join(u).exists())
+    {
+        package
+    } else {
+        own
+    };
     let installed = cfg!(target_os = "linux") && UNIT_NAMES.iter().any(|u| dir.join(u).exists());
     let mut facts = StartFacts {
         units: installed.then_some(dir),

@@ -111,7 +111,11 @@ async fn hook_line(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Re
 }
 
 async fn via_client(paths: &Paths, req: Request) -> anyhow::Result<Reply> {
-    let mut stream = open_client(paths).await?;
+    ask_on(open_client(paths).await?, req).await
+}
+
+/// One request on a client-socket connection past the handshake.
+async fn ask_on(mut stream: UnixStream, req: Request) -> anyhow::Result<Reply> {
     let msg = ClientMsg::Request {
         id: 1,
         request: req,
@@ -284,4 +288,36 @@ pub async fn reopen(paths: &Paths) -> Reopen {
         Start::Fail(why) => Reopen::Down(why),
         Start::ByHand => Reopen::Down("no core is running (any nerdr command starts one)".into()),
     }
+}
+
+/// One request to a core that is already running, for shell completion:
+/// `None` when none answers within `within`, or it refuses. Nothing is
+/// started (a TAB press must not start a service) and nothing is printed.
+pub fn peek<M: Method>(m: M, within: Duration) -> Option<M::Reply> {
+    let req: Request = m.into();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .ok()?;
+    let reply = rt.block_on(async {
+        let ask = async {
+            match std::env::var("NERDR_TAB") {
+                Ok(secret) if !secret.is_empty() => {
+                    let sock = match std::env::var_os("NERDR_SOCKET") {
+                        Some(s) => PathBuf::from(s),
+                        None => Paths::from_process()?.hook_socket(),
+                    };
+                    hook_line(&sock, &secret, req).await
+                }
+                _ => {
+                    let paths = Paths::from_process()?;
+                    let stream = UnixStream::connect(paths.client_socket()).await?;
+                    let stream = handshake(stream, &paths).await?;
+                    ask_on(stream, req).await
+                }
+            }
+        };
+        tokio::time::timeout(within, ask).await.ok()?.ok()
+    })?;
+    typed::<M>(reply).ok()?.ok()
 }

@@ -146,11 +146,20 @@ pub struct Installed {
     pub files: Vec<(&'static str, FileState)>,
     /// Why the service manager does not read `dir`, if it does not.
     pub unread: Option<String>,
+    /// A package's units in /usr/lib/systemd/user, and how this user's
+    /// drop-ins for them compare (`None`: no package's units).
+    pub package: Option<super::packaged::DropIns>,
 }
 
 impl Installed {
+    /// None of the user's own unit files is there.
     pub fn none_present(&self) -> bool {
         self.files.iter().all(|(_, s)| *s == FileState::Missing)
+    }
+
+    /// Neither the user's own units nor a package's: nothing to start.
+    pub fn nothing_in_force(&self) -> bool {
+        self.none_present() && self.package.is_none()
     }
 }
 
@@ -183,6 +192,7 @@ pub fn healthy() -> Facts {
             bin_problem: None,
             render_error: None,
             unread: None,
+            package: None,
             files: vec![
                 ("nerdr-hook.socket", FileState::Current),
                 ("nerdr-client.socket", FileState::Current),

@@ -222,6 +222,7 @@ pub fn compare_installed(
         render_error,
         files,
         unread: None,
+        package: None,
     }
 }
 

@@ -202,6 +202,7 @@ pub fn gather(paths: &Paths) -> Facts {
         render_error: Some(e.to_string()),
         files: vec![(PLIST_NAME, FileState::Missing)],
         unread: None,
+        package: None,
     });
     let core = job_state().map(|s| CoreState {
         active: if s == "running" {

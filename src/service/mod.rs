@@ -17,6 +17,7 @@ pub mod install;
 // drift apart; only one is used.
 #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
 mod launchd;
+pub mod packaged;
 #[cfg_attr(target_os = "macos", allow(dead_code))]
 pub mod systemctl;
 #[cfg_attr(target_os = "macos", allow(dead_code))]
@@ -52,6 +53,19 @@ pub fn uninstall() -> anyhow::Result<()> {
 /// units' states, and the core's status text.
 pub fn status() -> anyhow::Result<()> {
     platform::status(&Paths::from_process()?)
+}
+
+/// `nerdr service package-units --dir D`: the package's units, written
+/// into `dir` (created) for a package build.
+pub fn package_units(dir: &std::path::Path) -> anyhow::Result<()> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for unit in packaged::render_packaged_units() {
+        let path = dir.join(unit.name);
+        std::fs::write(&path, unit.contents)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
 }
 
 /// `nerdr doctor [--json]`: prints one line per check (or a JSON array of

@@ -60,28 +60,48 @@ pub fn render_units(bin: &Path, paths: &Paths) -> Result<Vec<UnitFile>, RenderEr
     let config_home = escape::quoted_value("XDG_CONFIG_HOME", &paths.config_home)?;
     let state_home = escape::quoted_value("XDG_STATE_HOME", state_home(paths)?)?;
     let data_dir = escape::quoted_value("the data directory", &paths.data_dir)?;
-    Ok(vec![
+    Ok(fill_units(
+        &hook,
+        &client,
+        &bin,
+        &config_home,
+        &state_home,
+        &data_dir,
+    ))
+}
+
+/// The three units with each template variable's value, already escaped
+/// (or a specifier, for the package's: see `packaged.rs`).
+pub(super) fn fill_units(
+    hook: &str,
+    client: &str,
+    bin: &str,
+    config_home: &str,
+    state_home: &str,
+    data_dir: &str,
+) -> Vec<UnitFile> {
+    vec![
         UnitFile {
             name: HOOK_SOCKET_UNIT,
-            contents: fill(HOOK_SOCKET_TEMPLATE, &[("HOOK_SOCKET", &hook)]),
+            contents: fill(HOOK_SOCKET_TEMPLATE, &[("HOOK_SOCKET", hook)]),
         },
         UnitFile {
             name: CLIENT_SOCKET_UNIT,
-            contents: fill(CLIENT_SOCKET_TEMPLATE, &[("CLIENT_SOCKET", &client)]),
+            contents: fill(CLIENT_SOCKET_TEMPLATE, &[("CLIENT_SOCKET", client)]),
         },
         UnitFile {
             name: SERVICE_UNIT,
             contents: fill(
                 SERVICE_TEMPLATE,
                 &[
-                    ("BIN", &bin),
-                    ("CONFIG_HOME", &config_home),
-                    ("STATE_HOME", &state_home),
-                    ("DATA_DIR", &data_dir),
+                    ("BIN", bin),
+                    ("CONFIG_HOME", config_home),
+                    ("STATE_HOME", state_home),
+                    ("DATA_DIR", data_dir),
                 ],
             ),
         },
-    ])
+    ]
 }
 
 /// The launchd agent, ready to be written to `~/Library/LaunchAgents`.
@@ -207,15 +227,20 @@ mod tests {
             "\
 # nerdr hook socket: agents' hooks and `nerdr` commands run inside tabs talk
 # to the core here (docs/ARCHITECTURE.md, \"Sockets and protocols\").
-# Written by `nerdr service install` from a template in nerdr's source; a
-# reinstall overwrites edits, so use `systemctl --user edit` for drop-ins.
+# Rendered from a template in nerdr's source: by a package into
+# /usr/lib/systemd/user, for every user, or by `nerdr service install` into
+# the user's own ~/.config/systemd/user, which wins. An upgrade or reinstall
+# overwrites edits, so use `systemctl --user edit` for drop-ins.
 
 [Unit]
 Description=nerdr hook socket
 
 [Socket]
-# A real path rendered at install time: in a systemd 252 user unit %S is
-# $XDG_CONFIG_HOME, not the state directory, so no specifier can name it.
+# $XDG_STATE_HOME/nerdr/nerdr.sock. No specifier names the state directory
+# (in a systemd 252 user unit %S is $XDG_CONFIG_HOME), so the package's copy
+# says %h/.local/state, XDG's default, and `nerdr service install` adds a
+# drop-in for a user whose XDG_STATE_HOME is elsewhere; the user's own copy
+# has the real path.
 ListenStream=/home/ann/.local/state/nerdr/nerdr.sock
 # The core looks its sockets up by name in LISTEN_FDNAMES, not by position.
 FileDescriptorName=hook
@@ -248,15 +273,18 @@ WantedBy=sockets.target
 # nerdr client socket: the `nerdr` client and the user's own `nerdr` commands
 # talk to the core here, proving they can read the key file beside it
 # (docs/ARCHITECTURE.md, \"Sockets and protocols\").
-# Written by `nerdr service install` from a template in nerdr's source; a
-# reinstall overwrites edits, so use `systemctl --user edit` for drop-ins.
+# Rendered from a template in nerdr's source: by a package into
+# /usr/lib/systemd/user, for every user, or by `nerdr service install` into
+# the user's own ~/.config/systemd/user, which wins. An upgrade or reinstall
+# overwrites edits, so use `systemctl --user edit` for drop-ins.
 
 [Unit]
 Description=nerdr client socket
 
 [Socket]
-# The same path the client computes from its own environment, rendered at
-# install time so that client and unit cannot disagree.
+# $XDG_RUNTIME_DIR/nerdr/client.sock, the path the client computes: %t in
+# the package's copy (the manager's XDG_RUNTIME_DIR, the login's), the real
+# path in the user's own.
 ListenStream=/run/user/1000/nerdr/client.sock
 # The core looks its sockets up by name in LISTEN_FDNAMES, not by position.
 FileDescriptorName=client
@@ -283,8 +311,10 @@ WantedBy=sockets.target
             "\
 # nerdr core: all state and policy (docs/ARCHITECTURE.md, \"Processes\").
 # Started by socket activation from nerdr-hook.socket or nerdr-client.socket.
-# Written by `nerdr service install` from a template in nerdr's source; a
-# reinstall overwrites edits, so use `systemctl --user edit` for drop-ins.
+# Rendered from a template in nerdr's source: by a package into
+# /usr/lib/systemd/user, for every user, or by `nerdr service install` into
+# the user's own ~/.config/systemd/user, which wins. An upgrade or reinstall
+# overwrites edits, so use `systemctl --user edit` for drop-ins.
 
 [Unit]
 Description=nerdr core (coding agents in persistent terminal tabs)
@@ -309,9 +339,11 @@ Restart=on-failure
 # lets the core end those in order on SIGTERM; whatever is left is killed
 # once it exits, so nothing outlives it.
 KillMode=mixed
-# The paths the sockets above were rendered with. The user manager's own
+# The paths the sockets were rendered with. The user manager's own
 # environment often lacks variables set in a shell profile, and the core must
-# agree with the units on where its state and data live.
+# agree with the units on where its state and data live. The package's copy
+# says XDG's defaults under %h; `nerdr service install` adds a drop-in with
+# the user's own when they differ.
 Environment=\"XDG_CONFIG_HOME=/home/ann/.config\"
 Environment=\"XDG_STATE_HOME=/home/ann/.local/state\"
 Environment=\"NERDR_DATA_DIR=/home/ann/.local/share/nerdr\"

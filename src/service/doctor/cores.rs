@@ -72,7 +72,7 @@ pub fn check_cores(f: &Facts, c: &Cores) -> Check {
             Some("`systemctl --user restart nerdr.service` rewrites it".into()),
         );
     }
-    let units_installed = !f.units.none_present();
+    let units_installed = !f.units.nothing_in_force();
     if systemd && units_installed && c.unit_main.is_none() && f.manager.is_ok() {
         return check(
             name,

@@ -40,7 +40,7 @@ pub fn checks(f: &Facts) -> Vec<Check> {
 fn by_hand(f: &Facts) -> bool {
     use crate::protocol::api::ProgramsMode;
     f.manager.is_err()
-        && (f.units.none_present()
+        && (f.units.nothing_in_force()
             || f.programs.as_ref().is_some_and(|p| {
                 p.mode.as_deref().ok().and_then(ProgramsMode::parse)
                     == Some(ProgramsMode::HolderSessions)

@@ -2,7 +2,8 @@
 //! files, the core's unit and both sockets.
 
 use super::verdict::{check, Check, Status};
-use crate::service::facts::{Facts, FileState, Platform, SocketFacts, SocketProbe};
+use crate::service::facts::{Facts, FileState, Installed, Platform, SocketFacts, SocketProbe};
+use crate::service::packaged::{DropIns, PACKAGE_BIN, PACKAGE_UNIT_DIR};
 
 const INSTALL: &str = "run `nerdr service install`";
 
@@ -34,6 +35,11 @@ pub fn check_units(f: &Facts) -> Check {
             format!("cannot be rendered: {err}"),
             None,
         );
+    }
+    if u.none_present() {
+        if let Some(drop_ins) = &u.package {
+            return package_units(u, drop_ins);
+        }
     }
     if let Some(why) = &u.unread {
         return check(name, Status::Fail, why.clone(), None);
@@ -98,12 +104,55 @@ pub fn check_units(f: &Facts) -> Check {
             Some(INSTALL.into()),
         );
     }
+    // systemd reads the user's directory first: their own units win.
+    let over = match u.package {
+        Some(_) => format!(", over the package's in {PACKAGE_UNIT_DIR}"),
+        None => String::new(),
+    };
     check(
         name,
         Status::Ok,
-        format!("installed and current in {} (runs {bin})", u.dir.display()),
+        format!(
+            "yours in force: installed and current in {} (runs {bin}){over}",
+            u.dir.display()
+        ),
         None,
     )
+}
+
+/// The package's units in force (the user has none of their own), with
+/// the drop-ins the user's paths need.
+fn package_units(u: &Installed, drop_ins: &DropIns) -> Check {
+    let name = "units";
+    let base = format!("the package's in force, from {PACKAGE_UNIT_DIR} (runs {PACKAGE_BIN})");
+    let dir = u.dir.display();
+    match drop_ins {
+        DropIns::NotNeeded => check(name, Status::Ok, base, None),
+        DropIns::Current => check(
+            name,
+            Status::Ok,
+            format!("{base}, with your paths in drop-ins in {dir}"),
+            None,
+        ),
+        DropIns::Stale(units) => check(
+            name,
+            Status::Fail,
+            format!(
+                "{base}, but your paths differ from XDG's defaults it names and the drop-ins for {} in {dir} are missing or out of date",
+                units.join(", ")
+            ),
+            Some(INSTALL.into()),
+        ),
+        DropIns::Unneeded(units) => check(
+            name,
+            Status::Warn,
+            format!(
+                "{base}; the drop-ins for {} in {dir} are left from other paths",
+                units.join(", ")
+            ),
+            Some(INSTALL.into()),
+        ),
+    }
 }
 
 pub fn check_core(f: &Facts) -> Option<Check> {
@@ -156,7 +205,7 @@ pub fn check_socket(f: &Facts, s: &SocketFacts) -> Check {
         Platform::Systemd => format!("`systemctl --user restart {}`; if it fails, `systemctl --user status {}`", s.unit, s.unit),
         Platform::Launchd => "`nerdr service install` again (it re-bootstraps the agent)".into(),
     };
-    let not_installed = f.units.none_present();
+    let not_installed = f.units.nothing_in_force();
     let fix = |s: String| Some(if not_installed { INSTALL.into() } else { s });
     match &s.probe {
         SocketProbe::Listening => check(name, Status::Ok, format!("listening at {path}"), None),
@@ -223,6 +272,71 @@ mod tests {
                 "not installed in /home/ann/.config/systemd/user",
                 "nerdr service install",
                 2,
+            ),
+            (
+                "the package's units alone are in force",
+                |f| {
+                    for file in &mut f.units.files {
+                        file.1 = FileState::Missing
+                    }
+                    f.units.package = Some(DropIns::NotNeeded);
+                },
+                "units",
+                Status::Ok,
+                "the package's in force, from /usr/lib/systemd/user (runs /usr/bin/nerdr)",
+                "",
+                0,
+            ),
+            (
+                "the package's units with the user's drop-ins are in force",
+                |f| {
+                    for file in &mut f.units.files {
+                        file.1 = FileState::Missing
+                    }
+                    f.units.package = Some(DropIns::Current);
+                },
+                "units",
+                Status::Ok,
+                "with your paths in drop-ins in /home/ann/.config/systemd/user",
+                "",
+                0,
+            ),
+            (
+                "the package's units without the drop-ins the paths need fail",
+                |f| {
+                    for file in &mut f.units.files {
+                        file.1 = FileState::Missing
+                    }
+                    f.units.package = Some(DropIns::Stale(vec!["nerdr.service"]));
+                },
+                "units",
+                Status::Fail,
+                "drop-ins for nerdr.service",
+                "nerdr service install",
+                2,
+            ),
+            (
+                "drop-ins left from other paths warn",
+                |f| {
+                    for file in &mut f.units.files {
+                        file.1 = FileState::Missing
+                    }
+                    f.units.package = Some(DropIns::Unneeded(vec!["nerdr-hook.socket"]));
+                },
+                "units",
+                Status::Warn,
+                "left from other paths",
+                "nerdr service install",
+                0,
+            ),
+            (
+                "the user's own units win over the package's",
+                |f| f.units.package = Some(DropIns::NotNeeded),
+                "units",
+                Status::Ok,
+                "yours in force: installed and current in /home/ann/.config/systemd/user (runs /usr/bin/nerdr), over the package's in /usr/lib/systemd/user",
+                "",
+                0,
             ),
             (
                 "a changed unit warns",

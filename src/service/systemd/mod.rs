@@ -14,6 +14,9 @@ use crate::paths::Paths;
 
 use super::facts::{CoreState, Facts, FileState, Installed, Platform, SocketFacts, SocketProbe};
 use super::install::{self};
+use super::packaged::{
+    self, drop_in_path, DROP_IN_NAME, DROP_IN_UNITS, PACKAGE_BIN, PACKAGE_UNIT_DIR,
+};
 use super::systemctl::{self, Props};
 use super::units::{
     self, CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS, UNIT_NAMES,
@@ -28,24 +31,42 @@ const LINGER_DIR: &str = "/var/lib/systemd/linger";
 const JOURNAL_SOCKET: &str = "/run/systemd/journal/socket";
 
 pub fn install(bin: &Path, paths: &Paths) -> Result<()> {
+    let dir = paths.systemd_user_dir();
+    // The package's units serve this binary already: the user needs at
+    // most drop-ins for paths of their own, and their own full units
+    // (from an earlier install) keep winning until they uninstall them.
+    let packaged = bin == Path::new(PACKAGE_BIN)
+        && package_present()
+        && install::read_all(&dir, &UNIT_NAMES)
+            .iter()
+            .all(|(_, t)| t.is_none());
+    let (old, changed) = if packaged {
+        write_drop_ins(paths, &dir)?
+    } else {
+        write_own_units(bin, paths, &dir)?
+    };
+    apply(bin, paths, &old, &changed)
+}
+
+/// The user's own units for `bin`, written to `dir`: the old texts and the
+/// units that changed.
+fn write_own_units(bin: &Path, paths: &Paths, dir: &Path) -> Result<(OldTexts, Vec<&'static str>)> {
     // Refuse unrepresentable paths and a missing manager before writing anything.
     let rendered = units::render_units(bin, paths)?;
     let manager = manager().context("nothing was written")?;
     let version = manager.version;
-    let dir = paths.systemd_user_dir();
-    if !manager_reads(&dir, &manager.unit_path) {
+    if !manager_reads(dir, &manager.unit_path) {
         anyhow::bail!(
             "{}; nothing was written",
-            unread_dir_message(&dir, &manager.unit_path)
+            unread_dir_message(dir, &manager.unit_path)
         );
     }
-    let before = unit_states()?;
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let old = install::read_all(&dir, &UNIT_NAMES);
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let old = install::read_all(dir, &UNIT_NAMES);
     println!("nerdr: systemd {version} user units in {}:", dir.display());
     let mut changed = Vec::new();
     for unit in &rendered {
-        let was = install::write_if_changed(&dir, unit)
+        let was = install::write_if_changed(dir, unit)
             .with_context(|| format!("writing {}", dir.join(unit.name).display()))?;
         let what = match was {
             FileState::Missing => "created",
@@ -57,6 +78,78 @@ pub fn install(bin: &Path, paths: &Paths) -> Result<()> {
             changed.push(unit.name);
         }
     }
+    Ok((old, changed))
+}
+
+/// Each unit's text before an install changed it.
+type OldTexts = Vec<(&'static str, Option<String>)>;
+
+/// The drop-ins the package's units need for this user's paths, written
+/// (or removed, when the paths are XDG's defaults again) under `dir`.
+fn write_drop_ins(paths: &Paths, dir: &Path) -> Result<(OldTexts, Vec<&'static str>)> {
+    let home = crate::paths::Env::from_process()
+        .home
+        .context("HOME is not set; set it to your home directory")?;
+    let wanted = packaged::drop_ins(paths, &home)?;
+    let manager = manager().context("nothing was written")?;
+    if !wanted.is_empty() && !manager_reads(dir, &manager.unit_path) {
+        anyhow::bail!(
+            "{}; nothing was written",
+            unread_dir_message(dir, &manager.unit_path)
+        );
+    }
+    println!(
+        "nerdr: systemd {} runs the package's units from {PACKAGE_UNIT_DIR}{}",
+        manager.version,
+        if wanted.is_empty() {
+            "; your paths are XDG's defaults they name, so you need no file of your own"
+        } else {
+            "; your paths differ from XDG's defaults they name, so drop-ins say yours:"
+        }
+    );
+    let mut old = Vec::new();
+    let mut changed = Vec::new();
+    for unit in DROP_IN_UNITS {
+        let path = drop_in_path(dir, unit);
+        let unit_dir = path.parent().unwrap_or(dir).to_owned();
+        old.push((unit, std::fs::read_to_string(&path).ok()));
+        match wanted.iter().find(|d| d.unit == unit) {
+            Some(d) => {
+                std::fs::create_dir_all(&unit_dir)
+                    .with_context(|| format!("creating {}", unit_dir.display()))?;
+                let file = units::UnitFile {
+                    name: DROP_IN_NAME,
+                    contents: d.contents.clone(),
+                };
+                let was = install::write_if_changed(&unit_dir, &file)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                let what = match was {
+                    FileState::Missing => "created",
+                    FileState::Different => "updated",
+                    FileState::Current => "unchanged",
+                };
+                println!("  {} {what}", path.display());
+                if was != FileState::Current {
+                    changed.push(unit);
+                }
+            }
+            None => {
+                if install::remove_if_present(&path)
+                    .with_context(|| format!("removing {}", path.display()))?
+                {
+                    println!("nerdr: removed {}, no longer needed", path.display());
+                    install::remove_dir_if_empty(&unit_dir);
+                    changed.push(unit);
+                }
+            }
+        }
+    }
+    Ok((old, changed))
+}
+
+/// Reload, enable the sockets and start or restart what `changed` needs.
+fn apply(bin: &Path, paths: &Paths, old: &OldTexts, changed: &[&'static str]) -> Result<()> {
+    let before = unit_states()?;
     // Always reload: cheap, changes nothing when the files did not change,
     // and repairs an earlier install that wrote files but stopped here.
     run_and_say(&["daemon-reload"])?;
@@ -64,7 +157,7 @@ pub fn install(bin: &Path, paths: &Paths) -> Result<()> {
     // Not `enable --now`: starting a socket whose core runs is refused, and
     // what to start or restart is decided below.
     run_and_say(&["enable", HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT])?;
-    let next = followup(&changed, &before);
+    let next = followup(changed, &before);
     for (verb, list) in [
         ("reset-failed", &next.reset_failed),
         ("restart", &next.restart),
@@ -184,6 +277,18 @@ pub fn uninstall(paths: &Paths) -> Result<()> {
             println!("nerdr: removed {}", path.display());
         }
     }
+    // Drop-ins for the package's units, and their directories if now empty.
+    for unit in DROP_IN_UNITS {
+        let path = drop_in_path(&dir, unit);
+        if install::remove_if_present(&path)
+            .with_context(|| format!("removing {}", path.display()))?
+        {
+            println!("nerdr: removed {}", path.display());
+        }
+        if let Some(parent) = path.parent() {
+            install::remove_dir_if_empty(parent);
+        }
+    }
     // Directories `enable` and this install created, only if now empty.
     install::remove_dir_if_empty(&wants);
     if install::remove_dir_if_empty(&dir) {
@@ -301,7 +406,28 @@ fn installed(paths: &Paths) -> Installed {
         .iter()
         .find(|(n, _)| *n == SERVICE_UNIT)
         .and_then(|(_, text)| units::installed_bin(text.as_deref()?));
-    install::compare_installed(dir, &on_disk, bin, |b| units::render_units(b, paths))
+    let mut found = install::compare_installed(dir.clone(), &on_disk, bin, |b| {
+        units::render_units(b, paths)
+    });
+    found.package = package_present().then(|| {
+        let wanted = crate::paths::Env::from_process()
+            .home
+            .and_then(|home| packaged::drop_ins(paths, &home).ok())
+            .unwrap_or_default();
+        let on_disk: OldTexts = DROP_IN_UNITS
+            .into_iter()
+            .map(|u| (u, std::fs::read_to_string(drop_in_path(&dir, u)).ok()))
+            .collect();
+        packaged::compare_drop_ins(&wanted, &on_disk)
+    });
+    found
+}
+
+/// Whether a package put nerdr's units where every user's manager reads.
+fn package_present() -> bool {
+    UNIT_NAMES
+        .iter()
+        .any(|n| Path::new(PACKAGE_UNIT_DIR).join(n).exists())
 }
 
 fn linger_on(user: &str) -> bool {

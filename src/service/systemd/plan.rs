@@ -158,15 +158,22 @@ pub fn status_lines(
 ) -> Vec<String> {
     let mut out = Vec::new();
     let dir = installed.dir.display();
-    if installed.none_present() {
+    if installed.none_present() && installed.package.is_some() {
+        out.push(format!(
+            "nerdr service: the package's systemd user units in {}, none of your own in {dir}",
+            crate::unit_names::PACKAGE_UNIT_DIR
+        ));
+    } else if installed.none_present() {
         out.push(format!(
             "nerdr service: not installed in {dir}; run `nerdr service install`"
         ));
     } else {
         out.push(format!("nerdr service: systemd user units in {dir}"));
     }
+    let packaged = installed.none_present() && installed.package.is_some();
     for (name, file) in &installed.files {
         let file = match file {
+            FileState::Missing if packaged => "package's",
             FileState::Missing => "missing",
             FileState::Current => "current",
             FileState::Different => "out of date",
@@ -357,7 +364,22 @@ mod tests {
             render_error: None,
             files: UNIT_NAMES.into_iter().zip(files).collect(),
             unread: None,
+            package: None,
         }
+    }
+
+    #[test]
+    fn status_of_the_packages_units() {
+        let mut units = installed([FileState::Missing; 3]);
+        units.package = Some(crate::service::packaged::DropIns::NotNeeded);
+        let lines = status_lines(&units, &Ok("252".into()), None, &paths());
+        assert_eq!(
+            lines[..2],
+            [
+                "nerdr service: the package's systemd user units in /usr/lib/systemd/user, none of your own in /home/ann/.config/systemd/user",
+                "  nerdr-hook.socket    package's    unknown                 /home/ann/.local/state/nerdr/nerdr.sock",
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,548 @@
+//! The .deb as a user meets it: built by `packaging/deb.sh` (cargo-deb)
+//! from the binary under test, installed with `dpkg -i`, its sockets
+//! enabled by a non-root user of a private `systemd --user` with nothing
+//! but `systemctl --user enable --now` (no `nerdr service install`), the
+//! core socket-activated, a tab started, `nerdr doctor` all ok, and
+//! `dpkg --purge` leaving no nerdr file behind outside the user's state.
+//!
+//! dpkg runs as root inside the environment's mount namespace, over
+//! overlays of /usr, /var/lib/dpkg and /var/cache/man: it installs for
+//! real, the user manager reads /usr/lib/systemd/user as it would, but the
+//! host and parallel tests never see the package, and the overlays' upper
+//! layers are exactly what dpkg changed, which is what the purge must undo.
+
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use crate::support::sysenv::{must_test, skip, wait_until, SystemdEnv, NERDR_BIN};
+
+/// target/packaging is shared by every package build.
+static PACKAGING: Mutex<()> = Mutex::new(());
+
+const ROOT: &str = env!("CARGO_MANIFEST_DIR");
+
+fn have(tool: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// `packaging/deb.sh` on the debug binary the tests built (no second
+/// build): the .deb's path.
+fn build_deb(out: &Path) -> PathBuf {
+    let _one = PACKAGING.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = Path::new(NERDR_BIN);
+    assert_eq!(
+        bin.parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str()),
+        Some("debug"),
+        "deb.sh --profile dev takes the binary from target/debug: {NERDR_BIN}"
+    );
+    let o = Command::new(format!("{ROOT}/packaging/deb.sh"))
+        .args(["--profile", "dev", "--no-build", "--fast", "-o"])
+        .arg(out)
+        .env("CARGO_TARGET_DIR", bin.parent().unwrap().parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "deb.sh: {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let deb = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    let deb = PathBuf::from(deb.lines().last().unwrap_or_default());
+    assert!(deb.is_file(), "no .deb at {}", deb.display());
+    deb
+}
+
+/// Every file (not directory, not overlay whiteout: a 0/0 character
+/// device for a deleted lower file) under `dir` whose path names nerdr.
+fn nerdr_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let t = e.file_type().unwrap();
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if !t.is_char_device() && e.path().to_string_lossy().contains("nerdr") {
+                found.push(e.path());
+            }
+        }
+    }
+    found
+}
+
+/// A private systemd user session with the .deb built from the binary
+/// under test installed by `dpkg -i` over overlays (see the module's
+/// docs); the overlays' upper layers, which hold what dpkg changed. `None`
+/// after a loud skip.
+fn with_deb_installed() -> Option<(SystemdEnv, Vec<PathBuf>, tempfile::TempDir)> {
+    if !need(
+        &["cargo-deb", "dpkg", "dpkg-deb"],
+        "`cargo install cargo-deb --locked`; dpkg is Debian's",
+    ) {
+        return None;
+    }
+    let env = SystemdEnv::start()?;
+    let out = tempfile::Builder::new()
+        .prefix("deb")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let deb = build_deb(out.path());
+
+    // Overlays inside the namespace (its /tmp is a private tmpfs).
+    let layers = ["/usr", "/var/lib/dpkg", "/var/cache/man"];
+    let mut script = String::from("set -e\n");
+    for (i, l) in layers.iter().enumerate() {
+        script.push_str(&format!(
+            "mkdir -p /tmp/ovl/{i}/up /tmp/ovl/{i}/work\n\
+             mount -t overlay overlay -o lowerdir={l},upperdir=/tmp/ovl/{i}/up,workdir=/tmp/ovl/{i}/work {l}\n"
+        ));
+    }
+    env.root_run(&["sh", "-c", &script]);
+    let uppers = (0..layers.len())
+        .map(|i| env.ns_path(format!("/tmp/ovl/{i}/up")))
+        .collect();
+
+    let o = env
+        .root_cmd(&["dpkg", DPKG_LOG, "-i"])
+        .arg(&deb)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "dpkg -i: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    Some((env, uppers, out))
+}
+
+/// dpkg's log inside the namespace, not the host's /var/log/dpkg.log.
+const DPKG_LOG: &str = "--log=/tmp/dpkg.log";
+
+#[test]
+fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
+    let Some((env, uppers, _out)) = with_deb_installed() else {
+        return;
+    };
+    // The user: the package's nerdr first on PATH, and nothing of their own
+    // but what `enable` links.
+    let user = |args: &[&str]| {
+        let mut c = env.user_cmd(args);
+        c.env("PATH", "/usr/bin:/bin");
+        c.output().unwrap()
+    };
+    let ok = |args: &[&str]| {
+        let o = user(args);
+        assert!(
+            o.status.success(),
+            "{}: {}\n{}",
+            args.join(" "),
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    ok(&["systemctl", "--user", "daemon-reload"]);
+    ok(&[
+        "systemctl",
+        "--user",
+        "enable",
+        "--now",
+        "nerdr-hook.socket",
+        "nerdr-client.socket",
+    ]);
+    assert_eq!(
+        env.unit_prop("nerdr.service", "FragmentPath"),
+        "/usr/lib/systemd/user/nerdr.service"
+    );
+    assert_eq!(env.unit_prop("nerdr.service", "ActiveState"), "inactive");
+    assert!(
+        !env.home()
+            .join(".config/systemd/user/nerdr.service")
+            .exists(),
+        "the user has units of their own"
+    );
+    assert!(ok(&["nerdr", "--version"]).starts_with("nerdr "));
+
+    // The first command activates the core through the package's sockets.
+    assert_eq!(ok(&["nerdr", "tabs", "--json"]).trim(), "[]");
+    assert_eq!(env.unit_prop("nerdr.service", "ActiveState"), "active");
+    let tab = ok(&["nerdr", "agent", "--no-worktree", "--", "sleep", "600"]);
+    let tab = tab.trim();
+    wait_until("the tab to run", Duration::from_secs(20), || {
+        ok(&["nerdr", "tabs", "--json"]).contains(tab)
+    });
+
+    let o = user(&["nerdr", "doctor"]);
+    let report = String::from_utf8_lossy(&o.stdout);
+    eprintln!("nerdr doctor, from the package:\n{report}");
+    assert!(
+        o.status.success(),
+        "nerdr doctor failed:\n{report}{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        report.contains("the package's in force, from /usr/lib/systemd/user"),
+        "{report}"
+    );
+    // All ok, but for advice about this machine rather than the package:
+    // logind's lingering, and agent CLIs on /usr/bin:/bin.
+    for line in report.lines().filter(|l| !l.trim().is_empty()) {
+        let fine = line.starts_with("ok ")
+            || line.starts_with("info ")
+            || line.starts_with("warn  lingering")
+            || line.starts_with("warn  agents");
+        assert!(fine, "doctor: {line}\n{report}");
+    }
+
+    // Purge while the core still runs, as a user's upgrade or removal
+    // would meet it; then stop what is left.
+    let o = env
+        .root_cmd(&["dpkg", DPKG_LOG, "--purge", "nerdr"])
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "dpkg --purge: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let left: Vec<PathBuf> = uppers.iter().flat_map(|u| nerdr_files(u)).collect();
+    assert!(left.is_empty(), "left behind by the purge: {left:?}");
+    let _ = user(&[
+        "systemctl",
+        "--user",
+        "stop",
+        "nerdr.service",
+        "nerdr-hook.socket",
+        "nerdr-client.socket",
+    ]);
+    let _ = user(&[
+        "systemctl",
+        "--user",
+        "kill",
+        "--signal=KILL",
+        "nerdr.service",
+    ]);
+}
+
+/// The files a .deb installs, as absolute paths.
+fn deb_files(deb: &Path) -> Vec<String> {
+    let o = Command::new("dpkg-deb")
+        .arg("-c")
+        .arg(deb)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "dpkg-deb -c: {o:?}");
+    let mut files: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('d'))
+        .filter_map(|l| l.split_whitespace().last())
+        .map(|p| p.trim_start_matches('.').to_string())
+        .collect();
+    files.sort();
+    files
+}
+
+/// Skips (loudly; a failure under NERDR_MUST_TEST=1) without `tools`.
+fn need(tools: &[&str], how: &str) -> bool {
+    for tool in tools {
+        if !have(tool) {
+            let why = format!("{tool} is not installed ({how})");
+            if must_test() {
+                panic!("{why}");
+            }
+            skip(&why);
+            return false;
+        }
+    }
+    true
+}
+
+/// The RPM installs exactly the .deb's files (but Debian's copyright file),
+/// as `rpm -qlp` lists them.
+#[test]
+fn the_rpm_has_the_debs_layout() {
+    if !need(
+        &["cargo-deb", "dpkg-deb", "cargo-generate-rpm", "rpm"],
+        "`cargo install cargo-deb cargo-generate-rpm --locked`; `apt-get install rpm`",
+    ) {
+        return;
+    }
+    let out = tempfile::Builder::new()
+        .prefix("rpm")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let deb = build_deb(out.path());
+    let rpm = {
+        let _one = PACKAGING.lock().unwrap_or_else(|e| e.into_inner());
+        let bin = Path::new(NERDR_BIN);
+        let o = Command::new(format!("{ROOT}/packaging/rpm.sh"))
+            .args(["--profile", "dev", "--no-build", "-o"])
+            .arg(out.path())
+            .env("CARGO_TARGET_DIR", bin.parent().unwrap().parent().unwrap())
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "rpm.sh: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        PathBuf::from(String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let o = Command::new("rpm").arg("-qlp").arg(&rpm).output().unwrap();
+    assert!(o.status.success(), "rpm -qlp: {o:?}");
+    let mut rpm_files: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    rpm_files.sort();
+    let want: Vec<String> = deb_files(&deb)
+        .into_iter()
+        .filter(|f| f != "/usr/share/doc/nerdr/copyright")
+        .collect();
+    assert_eq!(rpm_files, want);
+    assert!(want.contains(&"/usr/share/man/man1/nerdr-agent.1.gz".to_string()));
+    let o = Command::new("rpm")
+        .args(["-qp", "--recommends"])
+        .arg(&rpm)
+        .output()
+        .unwrap();
+    let recommends = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        recommends.contains("bubblewrap") && recommends.contains("git"),
+        "{recommends}"
+    );
+}
+
+/// packaging/PKGBUILD and packaging/nerdr.rb cannot be built here (no
+/// makepkg, no macOS): their syntax is checked, the PKGBUILD's package()
+/// is run for real into a temporary pkgdir, and the paths both install are
+/// compared with the .deb's. The differences allowed are each system's own
+/// directories, listed below.
+#[test]
+fn the_pkgbuild_and_the_formula_install_the_debs_paths() {
+    if !need(
+        &["cargo-deb", "dpkg-deb"],
+        "`cargo install cargo-deb --locked`",
+    ) {
+        return;
+    }
+    let out = tempfile::Builder::new()
+        .prefix("arch")
+        .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
+        .unwrap();
+    let deb = build_deb(out.path());
+    let deb: Vec<String> = deb_files(&deb)
+        .into_iter()
+        .filter(|f| f != "/usr/share/doc/nerdr/copyright")
+        .collect();
+
+    // PKGBUILD: syntax, then package() with $srcdir/gen the generated files.
+    let pkgbuild = format!("{ROOT}/packaging/PKGBUILD");
+    let o = Command::new("bash")
+        .args(["-n", &pkgbuild])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "bash -n PKGBUILD: {o:?}");
+    let src = out.path().join("src");
+    let pkg = out.path().join("pkg");
+    std::fs::create_dir_all(&src).unwrap();
+    let gen = src.join("gen");
+    {
+        let _one = PACKAGING.lock().unwrap_or_else(|e| e.into_inner());
+        let o = Command::new(format!("{ROOT}/packaging/generate.sh"))
+            .arg(NERDR_BIN)
+            .arg(&gen)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "generate.sh: {o:?}");
+    }
+    let o = Command::new("bash")
+        .args(["-euc", "source \"$1\"; package", "pkgbuild", &pkgbuild])
+        .env("srcdir", &src)
+        .env("pkgdir", &pkg)
+        .env("startdir", format!("{ROOT}/packaging"))
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "PKGBUILD package(): {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut arch = Vec::new();
+    let mut stack = vec![pkg.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                stack.push(e.path());
+            } else {
+                let rel = e.path().strip_prefix(&pkg).unwrap().display().to_string();
+                arch.push(format!("/{rel}"));
+            }
+        }
+    }
+    arch.sort();
+    // Arch's zsh reads /usr/share/zsh/site-functions, Debian's
+    // vendor-completions.
+    let as_debian: Vec<String> = arch
+        .iter()
+        .map(|f| {
+            f.replace(
+                "/usr/share/zsh/site-functions/",
+                "/usr/share/zsh/vendor-completions/",
+            )
+        })
+        .collect();
+    assert_eq!(
+        as_debian, deb,
+        "the PKGBUILD installs other paths than the .deb"
+    );
+
+    // The formula: syntax where ruby exists, then each install line's
+    // Homebrew directory, as it maps onto the .deb's (under /usr, which is
+    // Homebrew's prefix), must hold the same files.
+    let formula_path = format!("{ROOT}/packaging/nerdr.rb");
+    if have("ruby") {
+        let o = Command::new("ruby")
+            .args(["-c", &formula_path])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "ruby -c nerdr.rb: {o:?}");
+    } else {
+        let why = "ruby is not installed: packaging/nerdr.rb's syntax is NOT checked (apt-get install ruby)";
+        if must_test() {
+            panic!("{why}");
+        }
+        skip(why);
+    }
+    let formula = std::fs::read_to_string(&formula_path).unwrap();
+    // Homebrew's helper, the file it installs, and where the .deb has it.
+    // The units are not installed by the formula: macOS runs the launchd
+    // agent `nerdr service install` writes.
+    let table: &[(&str, &str, &str)] = &[
+        (
+            "system \"cargo\", \"install\"",
+            "std_cargo_args",
+            "/usr/bin/nerdr",
+        ),
+        (
+            "bash_completion.install",
+            "completions/nerdr\"",
+            "/usr/share/bash-completion/completions/nerdr",
+        ),
+        (
+            "zsh_completion.install",
+            "completions/_nerdr\"",
+            "/usr/share/zsh/vendor-completions/_nerdr",
+        ),
+        (
+            "fish_completion.install",
+            "completions/nerdr.fish\"",
+            "/usr/share/fish/vendor_completions.d/nerdr.fish",
+        ),
+        (
+            "man1.install",
+            "man/*.1.gz",
+            "/usr/share/man/man1/nerdr.1.gz",
+        ),
+        (
+            "doc.install",
+            "\"README.md\", \"SECURITY.md\"",
+            "/usr/share/doc/nerdr/README.md",
+        ),
+    ];
+    for (helper, what, deb_path) in table {
+        let line = formula
+            .lines()
+            .find(|l| l.contains(helper))
+            .unwrap_or_else(|| panic!("the formula has no `{helper}` line"));
+        assert!(line.contains(what), "{helper}: {line}");
+        assert!(
+            deb.contains(&deb_path.to_string()),
+            "{deb_path} not in the .deb"
+        );
+    }
+    let brew_dirs: Vec<&str> = deb
+        .iter()
+        .filter(|f| !f.starts_with("/usr/lib/systemd/user/"))
+        .map(|f| f.rsplit_once('/').unwrap().0)
+        .collect();
+    for dir in brew_dirs {
+        assert!(
+            table
+                .iter()
+                .any(|(_, _, p)| p.starts_with(&format!("{dir}/"))),
+            "the .deb installs into {dir}, which the formula does not"
+        );
+    }
+}
+
+/// A user whose XDG_STATE_HOME is not XDG's default: `nerdr service
+/// install` with the package's units writes only drop-ins (no units of
+/// their own), the hook socket listens at their path, doctor says so; back
+/// on the defaults, install removes the drop-ins.
+#[test]
+fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
+    let Some((env, _uppers, _out)) = with_deb_installed() else {
+        return;
+    };
+    let state = env.home().join("elsewhere/state");
+    let user = |args: &[&str], moved: bool| {
+        let mut c = env.user_cmd(args);
+        c.env("PATH", "/usr/bin:/bin");
+        if moved {
+            c.env("XDG_STATE_HOME", &state);
+        }
+        let o = c.output().unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(o.status.success(), "{}: {text}", args.join(" "));
+        text
+    };
+    user(&["systemctl", "--user", "daemon-reload"], false);
+    let said = user(&["nerdr", "service", "install"], true);
+    assert!(said.contains("drop-ins say yours"), "{said}");
+    let units = env.home().join(".config/systemd/user");
+    for f in [
+        "nerdr-hook.socket.d/50-nerdr-paths.conf",
+        "nerdr.service.d/50-nerdr-paths.conf",
+    ] {
+        assert!(units.join(f).is_file(), "{f} not written:\n{said}");
+    }
+    for unit in ["nerdr.service", "nerdr-hook.socket", "nerdr-client.socket"] {
+        assert!(
+            !units.join(unit).exists(),
+            "{unit} written as the user's own"
+        );
+    }
+    assert_eq!(user(&["nerdr", "tabs", "--json"], true).trim(), "[]");
+    assert!(
+        state.join("nerdr/nerdr.sock").exists(),
+        "the hook socket is not at the user's XDG_STATE_HOME"
+    );
+    assert!(!env.home().join(".local/state/nerdr/nerdr.sock").exists());
+    let report = user(&["nerdr", "doctor"], true);
+    assert!(
+        report.contains("the package's in force, from /usr/lib/systemd/user (runs /usr/bin/nerdr), with your paths in drop-ins"),
+        "{report}"
+    );
+    assert!(!report.contains("FAIL"), "{report}");
+
+    let said = user(&["nerdr", "service", "install"], false);
+    assert!(said.contains("no longer needed"), "{said}");
+    assert!(!units.join("nerdr-hook.socket.d").exists(), "{said}");
+}
