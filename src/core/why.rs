@@ -88,6 +88,7 @@ impl Core {
                 // A file's reason explains the change its lines show: the
                 // coming commit, or the commit that last changed them.
                 let (mut head, mut lines, mut summary) = (found.head.clone(), w.lines, None);
+                let mut change = Vec::new();
                 if let Some(rel) = &found.rel {
                     let blamed = match w.lines {
                         Some(l) if std::fs::metadata(found.top.join(rel)).is_ok() => {
@@ -109,7 +110,10 @@ impl Core {
                     });
                     let last = last.as_ref().map(|(c, s)| (c.as_str(), s.as_str()));
                     match why::aim(rel, w.lines, &blamed, dirty, last)? {
-                        why::Aim::NextCommit => dirty = true,
+                        why::Aim::NextCommit => {
+                            dirty = true;
+                            change = uncommitted(&paths, &found, rel, w.lines, &blamed);
+                        }
                         why::Aim::Commit {
                             commit,
                             lines: at,
@@ -133,6 +137,7 @@ impl Core {
                     branch: found.branch.clone(),
                     secs,
                     dirty,
+                    change,
                     tab,
                     tab_name,
                     agent,
@@ -180,7 +185,7 @@ fn answer(paths: &Paths, w: &AskWhy, tree: Option<&Path>) -> Result<WhyAnswer, S
         .into_iter()
         .map(|r| {
             let after = match r.dirty {
-                true => commits_after(&found.top, &r),
+                true => commits_after(paths, &found.top, &r),
                 false => Vec::new(),
             };
             let b = why::bind(&r, &here, &after);
@@ -270,9 +275,10 @@ fn blame(
 }
 
 /// The commits after `r`'s HEAD on the branch it was given on that touch
-/// its file, oldest first, with their commit times (none for a detached
-/// HEAD's reason, or when its HEAD is gone).
-fn commits_after(top: &Path, r: &Reason) -> Vec<(String, u64)> {
+/// its file, oldest first, with their commit times and, for a reason that
+/// recorded its change, the lines each adds to the file (none for a
+/// detached HEAD's reason, or when its HEAD is gone).
+fn commits_after(paths: &Paths, top: &Path, r: &Reason) -> Vec<why::Later> {
     let Some(branch) = &r.branch else {
         return Vec::new();
     };
@@ -288,12 +294,66 @@ fn commits_after(top: &Path, r: &Reason) -> Vec<(String, u64)> {
         args.extend(["--", f.as_str()]);
     }
     let out = crate::git::query(top, &args).unwrap_or_default();
+    let adds = |commit: &str| match (&r.file, r.change.is_empty()) {
+        (Some(f), false) => crate::git::run(
+            paths,
+            top,
+            &["show", "--format=", "-U0", "--no-color", commit, "--", f],
+        )
+        .map(|d| why::fingerprint(why::added_lines(&d)))
+        .unwrap_or_default(),
+        _ => Vec::new(),
+    };
     out.lines()
         .filter_map(|l| {
             let (secs, commit) = l.split_once(' ')?;
-            Some((commit.to_string(), secs.parse().ok()?))
+            Some(why::Later {
+                commit: commit.to_string(),
+                secs: secs.parse().ok()?,
+                adds: adds(commit),
+            })
         })
         .collect()
+}
+
+/// The lines an uncommitted change adds to `rel`, fingerprinted: the named
+/// lines not committed yet, or what `git diff HEAD` adds (a file git has
+/// not got: all of it). Nothing when it cannot be read: the reason then
+/// explains the next commit of the file, as before changes were recorded.
+fn uncommitted(
+    paths: &Paths,
+    found: &Located,
+    rel: &str,
+    lines: Option<(u32, u32)>,
+    blamed: &[why::Blamed],
+) -> Vec<String> {
+    let text = std::fs::read(found.top.join(rel))
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    let nth = |n: u32| all.get(n as usize - 1).copied();
+    if let Some((a, z)) = lines {
+        let fresh: Vec<u32> = match blamed {
+            [] => (a..=z).collect(),
+            b => b
+                .iter()
+                .filter(|b| b.commit.is_none())
+                .map(|b| b.line)
+                .collect(),
+        };
+        return why::fingerprint(fresh.into_iter().filter_map(nth));
+    }
+    let spec = format!("HEAD:{rel}");
+    if crate::git::query(&found.top, &["cat-file", "-e", &spec]).is_err() {
+        return why::fingerprint(all);
+    }
+    crate::git::run(
+        paths,
+        &found.top,
+        &["diff", "-U0", "--no-color", "HEAD", "--", rel],
+    )
+    .map(|d| why::fingerprint(why::added_lines(&d)))
+    .unwrap_or_default()
 }
 
 /// A reason's file is there: in the worktree (then `lines` within it), or

@@ -53,6 +53,13 @@ pub struct Reason {
     /// Whether the file (without `file`: the worktree) had uncommitted
     /// changes then: the reason explains the next commit, not `head`.
     pub dirty: bool,
+    /// For an uncommitted change to a file, the lines it adds, as
+    /// [`fingerprint`]s: the reason explains the first later commit that
+    /// carries one of them, so a change thrown away is not taken for the
+    /// next unrelated commit of the file. Empty: the next commit (reasons
+    /// kept before this was recorded, and changes that only delete).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub change: Vec<String>,
     /// The tab it came from (`None`: the person, from a terminal), its
     /// name and agent then.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -88,20 +95,37 @@ pub struct Here {
     pub worktree: String,
 }
 
+/// A commit after a reason's HEAD that touches its file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Later {
+    pub commit: String,
+    /// Its commit time, in Unix seconds.
+    pub secs: u64,
+    /// The [`fingerprint`]s of the lines it adds to the file (gathered
+    /// only for a reason with a `change`).
+    pub adds: Vec<String>,
+}
+
 /// Which commit `reason` explains, asked `here`. `commits_after`: the
 /// commits after the reason's `head` that touch its file on the branch it
 /// was given on (`git rev-list --reverse --ancestry-path --timestamp
-/// head..branch`), oldest first, each with its commit time. A reason given
-/// on a clean file explains its `head`; one given on uncommitted changes,
-/// the first of those commits made once it was given; until there is one,
-/// the uncommitted lines of its own worktree while that still stands on its
-/// `head`. Any other worktree's commits and changes are not its.
-pub fn bind(reason: &Reason, here: &Here, commits_after: &[(String, u64)]) -> Binding {
+/// head..branch`), oldest first. A reason given on a clean file explains
+/// its `head`; one given on uncommitted changes, the first of those
+/// commits made once it was given that carries a line of its `change`
+/// (any, when it recorded none); until there is one, the uncommitted lines
+/// of its own worktree while that still stands on its `head`. Any other
+/// worktree's commits and changes are not its.
+pub fn bind(reason: &Reason, here: &Here, commits_after: &[Later]) -> Binding {
     if !reason.dirty {
         return Binding::Commit(reason.head.clone());
     }
-    match commits_after.iter().find(|(_, t)| *t >= reason.secs) {
-        Some((next, _)) => Binding::Commit(next.clone()),
+    let carries =
+        |l: &Later| reason.change.is_empty() || l.adds.iter().any(|a| reason.change.contains(a));
+    match commits_after
+        .iter()
+        .find(|l| l.secs >= reason.secs && carries(l))
+    {
+        Some(next) => Binding::Commit(next.commit.clone()),
         None if reason.head == here.head && reason.worktree == here.worktree => {
             Binding::Uncommitted
         }
@@ -122,6 +146,41 @@ pub struct Blamed {
     pub orig_line: u32,
     /// The commit's subject line.
     pub summary: String,
+}
+
+/// The most lines a reason's `change` keeps: enough to recognise its
+/// commit, bounded so a generated file does not swell the store.
+pub const MAX_CHANGE: usize = 256;
+
+/// Fingerprints of `lines` (a change's added lines): each line with its
+/// surrounding white space trimmed (re-indenting before the commit keeps
+/// the match), blank and one-character lines left out (a `}` is in every
+/// change), hashed short; each once, at most [`MAX_CHANGE`].
+pub fn fingerprint<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    use sha2::{Digest, Sha256};
+    let mut out: Vec<String> = Vec::new();
+    for line in lines {
+        let t = line.trim();
+        if t.chars().count() < 2 {
+            continue;
+        }
+        let d = Sha256::digest(t.as_bytes());
+        let f: String = d[..8].iter().map(|b| format!("{b:02x}")).collect();
+        if !out.contains(&f) {
+            out.push(f);
+            if out.len() == MAX_CHANGE {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The lines a unified diff (`-U0`) adds, without their `+`.
+pub fn added_lines(diff: &str) -> impl Iterator<Item = &str> {
+    diff.lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .map(|l| &l[1..])
 }
 
 /// Lines that share a commit and the same reasons: one entry of the answer.

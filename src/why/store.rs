@@ -91,6 +91,7 @@ mod tests {
             branch: Some("refs/heads/nerdr/t".into()),
             secs: 1,
             dirty: true,
+            change: Vec::new(),
             tab: Some("t".into()),
             tab_name: Some("claude-1".into()),
             agent: Some("claude".into()),

@@ -14,6 +14,7 @@ fn reason(file: Option<&str>, lines: Option<(u32, u32)>, head: &str, dirty: bool
         branch: None,
         secs: 0,
         dirty,
+        change: Vec::new(),
         tab: None,
         tab_name: None,
         agent: None,
@@ -98,12 +99,114 @@ fn a_reason_explains_head_or_the_next_commit_of_its_branch() {
         ),
     ];
     for (what, dirty, at, after, want) in rows {
-        let after: Vec<(String, u64)> = after.iter().map(|(c, t)| (c.to_string(), *t)).collect();
+        let after: Vec<Later> = after
+            .iter()
+            .map(|(c, t)| Later {
+                commit: c.to_string(),
+                secs: *t,
+                adds: Vec::new(),
+            })
+            .collect();
         let mut r = reason(Some("a.rs"), None, "h1", *dirty);
         r.worktree = "/w".into();
         r.secs = 100;
         assert_eq!(&bind(&r, at, &after), want, "{what}");
     }
+}
+
+/// A reason given on an uncommitted change explains the first later commit
+/// that carries a line of that change: a change thrown away is not taken
+/// for the next unrelated commit of the file.
+#[test]
+fn an_uncommitted_reason_explains_the_commit_that_carries_its_change() {
+    let f = |lines: &[&str]| fingerprint(lines.iter().copied());
+    // (what, the change's lines, later commits: (commit, time, lines added), binding)
+    #[rustfmt::skip]
+    type Row<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, u64, &'a [&'a str])], Binding);
+    let c = |s: &str| Binding::Commit(s.into());
+    let rows: &[Row] = &[
+        (
+            "the next commit carries it",
+            &["let a = 1;"],
+            &[("h2", 200, &["let a = 1;"])],
+            c("h2"),
+        ),
+        (
+            "discarded, an unrelated commit next: not that one",
+            &["let a = 1;"],
+            &[("h2", 200, &["let b = 2;"])],
+            Binding::Elsewhere,
+        ),
+        (
+            "discarded, then made again and committed later",
+            &["let a = 1;"],
+            &[
+                ("h2", 200, &["let b = 2;"]),
+                ("h3", 300, &["x", "let a = 1;"]),
+            ],
+            c("h3"),
+        ),
+        (
+            "re-indented before the commit still matches",
+            &["let a = 1;"],
+            &[("h2", 200, &["        let a = 1;"])],
+            c("h2"),
+        ),
+        (
+            "one line of several is enough",
+            &["one line", "two line"],
+            &[("h2", 200, &["two line", "changed"])],
+            c("h2"),
+        ),
+        (
+            "a change of deletions only: the next commit",
+            &[],
+            &[("h2", 200, &["other"])],
+            c("h2"),
+        ),
+        (
+            "a brace alone is no match",
+            &["}", "fn a() {"],
+            &[("h2", 200, &["}"])],
+            Binding::Elsewhere,
+        ),
+    ];
+    for (what, change, after, want) in rows {
+        let mut r = reason(Some("a.rs"), None, "h1", true);
+        r.worktree = "/w".into();
+        r.secs = 100;
+        r.change = f(change);
+        let after: Vec<Later> = after
+            .iter()
+            .map(|(c, t, adds)| Later {
+                commit: c.to_string(),
+                secs: *t,
+                adds: f(adds),
+            })
+            .collect();
+        let here = Here {
+            head: "h9".into(),
+            worktree: "/w".into(),
+        };
+        assert_eq!(&bind(&r, &here, &after), want, "{what}");
+    }
+}
+
+#[test]
+fn a_change_keeps_its_added_lines_fingerprinted_once_and_bounded() {
+    let diff = "diff --git a/a b/a\n--- a/a\n+++ b/a\n@@ -1 +1,2 @@\n-old\n+new one\n+  new one  \n+\n+}\n";
+    let added: Vec<&str> = added_lines(diff).collect();
+    assert_eq!(added, ["new one", "  new one  ", "", "}"]);
+    assert_eq!(
+        fingerprint(added).len(),
+        1,
+        "trimmed, each once, short lines left out"
+    );
+    let many: Vec<String> = (0..1000).map(|i| format!("line {i}")).collect();
+    assert_eq!(
+        fingerprint(many.iter().map(String::as_str)).len(),
+        MAX_CHANGE
+    );
 }
 
 #[test]

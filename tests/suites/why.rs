@@ -246,3 +246,48 @@ fn a_reason_goes_to_the_change_its_lines_show_and_lookups_say_plainly_what_is_mi
         );
     }
 }
+
+/// A reason given for an uncommitted change that is then thrown away does
+/// not explain the next, unrelated commit of the file; made again and
+/// committed, the change gets it.
+#[test]
+fn a_discarded_changes_reason_waits_for_a_commit_that_carries_it() {
+    let l = Local::started();
+    let main = repo(&l);
+    let m = main.display().to_string();
+    std::fs::write(main.join("a.txt"), "one\ntwo\n").unwrap();
+    git(&main, &["add", "a.txt"]);
+    git(&main, &["commit", "-q", "-m", "add a"]);
+
+    std::fs::write(main.join("a.txt"), "one\ntwo\nretry the upload\n").unwrap();
+    let kept = l.ok(&[
+        "why",
+        "add",
+        "--folder",
+        &m,
+        "--file",
+        "a.txt",
+        "RETRY-REASON",
+    ]);
+    assert!(kept.contains("for the next commit of a.txt"), "{kept}");
+    git(&main, &["checkout", "--", "a.txt"]);
+    std::fs::write(main.join("a.txt"), "one\ntwo\nlog the size\n").unwrap();
+    git(&main, &["commit", "-q", "-am", "log the size"]);
+    let shown = why(&l, &main, "a.txt:3");
+    assert!(
+        shown.starts_with("no reason kept for a.txt"),
+        "an unrelated commit took a thrown-away change's reason: {shown}"
+    );
+
+    std::fs::write(
+        main.join("a.txt"),
+        "one\ntwo\nlog the size\nretry the upload\n",
+    )
+    .unwrap();
+    git(&main, &["commit", "-q", "-am", "retry"]);
+    let shown = why(&l, &main, "a.txt:4");
+    assert!(
+        shown.contains("RETRY-REASON") && shown.contains("retry"),
+        "{shown}"
+    );
+}
