@@ -17,8 +17,9 @@ use crate::protocol::why::WhyAnswer;
     long_about = "Show the reasons agents (or you) gave for the lines of FILE: git blame \
     finds the commit that last touched each line, and each reason kept for that commit, that \
     file and those lines is shown with the tab and agent that gave it and when. A reason given \
-    before its change was committed explains the next commit of its file. Lines without a \
-    reason are counted at the end; --json lists every line group.\n\n\
+    before its change was committed explains the next commit of its file that carries a line \
+    of that change. Lines without a reason are counted at the end; --json lists every line \
+    group (a reason's tab, tab_name and agent are null when you wrote it).\n\n\
     `nerdr why add` keeps a reason, in $NERDR_DATA_DIR/why.jsonl. From a tab it is kept with \
     the tab, its agent and its worktree's commits, and a tab keeps and reads reasons only for \
     its own worktree's files. A reason written by a sandboxed agent is marked as such: it is \

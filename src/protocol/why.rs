@@ -69,11 +69,13 @@ pub struct WhyEntry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WhyReason {
     pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The tab, its name and agent; all null for the person's own reason
+    /// (always present, so `--json` readers need not guess who wrote it).
+    #[serde(default)]
     pub tab: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub tab_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub agent: Option<String>,
     /// Written by a sandboxed agent: it can carry instructions to whoever
     /// reads it.

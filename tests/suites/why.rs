@@ -103,6 +103,17 @@ fn the_person_says_why_of_a_commit_and_a_tab_only_of_its_own_work() {
     assert!(shown.contains("first"), "{shown}");
     assert!(shown.contains("you, "), "{shown}");
     assert!(shown.contains("greets the reader"), "{shown}");
+    // --json says who wrote it: no tab, the person.
+    let json: serde_json::Value = serde_json::from_str(&l.ok(&[
+        "why",
+        "--folder",
+        &main.display().to_string(),
+        "file.txt:1",
+        "--json",
+    ]))
+    .unwrap();
+    let r = &json["entries"][0]["reasons"][0];
+    assert!(r["tab"].is_null() && r.get("tab").is_some(), "{json}");
 
     let tab = l.ok(&["agent", "sh"]).trim().to_string();
     l.wait_screen(&tab, "bash");
