@@ -50,10 +50,9 @@ fn a_warning_alone_exits_0() {
     let core = find(&checks, "core-process");
     assert_eq!(core["status"], "ok", "{core}");
     assert!(
-        core["detail"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("pid {main} serves (nerdr.service's main process)")),
+        core["detail"].as_str().unwrap().contains(&format!(
+            "pid {main} answers on the client socket (nerdr.service's main process)"
+        )),
         "{core}"
     );
 }

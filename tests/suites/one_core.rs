@@ -100,10 +100,9 @@ fn stopped_sockets_are_started_through_systemd_never_a_second_core() {
     let core = doctor_check(&env, "core-process");
     assert_eq!(core["status"], "ok", "{core}");
     assert!(
-        core["detail"]
-            .as_str()
-            .unwrap()
-            .contains(&format!("pid {pid} serves (nerdr.service's main process)")),
+        core["detail"].as_str().unwrap().contains(&format!(
+            "pid {pid} answers on the client socket (nerdr.service's main process)"
+        )),
         "{core}"
     );
 }

@@ -95,7 +95,12 @@ pub fn check_cores(f: &Facts, c: &Cores) -> Check {
         (false, true) => " (started by doctor's own request)",
         (false, false) => "",
     };
-    check(name, Status::Ok, format!("pid {serving} serves{how}"), None)
+    check(
+        name,
+        Status::Ok,
+        format!("pid {serving} answers on the client socket{how}"),
+        None,
+    )
 }
 
 #[cfg(test)]
@@ -115,7 +120,7 @@ mod tests {
                 |_| {},
                 "core-process",
                 Status::Ok,
-                "pid 4242 serves (nerdr.service's main process)",
+                "pid 4242 answers on the client socket (nerdr.service's main process)",
                 "",
                 0,
             ),
@@ -124,7 +129,7 @@ mod tests {
                 |f| f.core.as_mut().unwrap().active = "inactive".into(),
                 "core-process",
                 Status::Ok,
-                "pid 4242 serves (nerdr.service's main process, started by doctor's own request)",
+                "pid 4242 answers on the client socket (nerdr.service's main process, started by doctor's own request)",
                 "",
                 0,
             ),
@@ -178,7 +183,7 @@ mod tests {
                 },
                 "core-process",
                 Status::Ok,
-                "pid 4242 serves",
+                "pid 4242 answers on the client socket",
                 "",
                 2,
             ),

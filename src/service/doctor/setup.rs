@@ -172,7 +172,8 @@ pub fn check_core(f: &Facts) -> Option<Check> {
         "inactive" | "deactivating" => check(
             "core",
             Status::Ok,
-            "not running; the first connection to either socket starts it".into(),
+            "not running when doctor looked; the first connection to either socket starts it"
+                .into(),
             None,
         ),
         "failed" => check(
