@@ -28,7 +28,12 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         clear: args.clear,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        // `at` in RFC 3339, as every other time nerdr's JSON gives.
+        let mut rows = serde_json::to_value(&list)?;
+        for (row, h) in rows.as_array_mut().into_iter().flatten().zip(&list) {
+            row["at"] = crate::core::clock::rfc3339_seconds(h.at).into();
+        }
+        println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {
         print!("{}", render(&list));
     }

@@ -254,6 +254,8 @@ fn a_sandboxed_agent_s_handoff_to_codex_waits_for_approval_and_carries_the_note(
     assert_eq!(kept.len(), 1, "{kept:?}");
     assert_eq!(kept[0]["tab"], sandboxed.as_str());
     assert_eq!(kept[0]["note"], crate_note());
+    let at = kept[0]["at"].as_str().expect("at in RFC 3339");
+    assert!(at.ends_with('Z') && at.contains('T'), "{at}");
     assert!(kept[0]["text"]
         .as_str()
         .unwrap()
