@@ -41,6 +41,33 @@ pub fn printable(text: &str) -> String {
     out
 }
 
+/// `value` as pretty JSON safe to print on a person's terminal: serde
+/// escapes C0 controls but passes C1 controls (a terminal may take U+009B
+/// as CSI) and the characters [`hidden`] lists (a bidi override reorders
+/// what a reader sees) raw; they are written as `\uXXXX` escapes, which
+/// any JSON reader decodes to the same text. Only strings hold non-ASCII
+/// characters, so escaping them in the output keeps it valid JSON.
+pub fn json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Result<String> {
+    serde_json::to_string_pretty(value).map(|t| json_text(&t))
+}
+
+/// JSON text already written (one line of `--json` lines) escaped as
+/// [`json`] does.
+pub fn json_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if (c.is_control() && !c.is_ascii()) || hidden(c) {
+            let mut units = [0u16; 2];
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Text from one agent made safe to type into another agent's terminal
 /// (a spinoff's task and result, a handoff): every escape sequence (CSI,
 /// OSC, DCS and the rest, the end of a bracketed paste among them) is
@@ -69,7 +96,27 @@ pub fn typeable(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{printable, typeable};
+    use super::{json, printable, typeable};
+
+    #[test]
+    fn json_escapes_c1_and_hidden_characters_and_reads_back_the_same() {
+        for (raw, shown) in [
+            ("plain caf\u{e9}", "plain caf\u{e9}"),
+            ("csi \u{9b}31m", "csi \\u009b31m"),
+            ("rlo \u{202e}txt.exe", "rlo \\u202etxt.exe"),
+            ("tag \u{e0041}", "tag \\udb40\\udc41"),
+            ("c0 \u{1b}[2J", "c0 \\u001b[2J"),
+        ] {
+            let out = json(&serde_json::json!({ "t": raw })).unwrap();
+            assert!(out.contains(shown), "{raw:?}: {out}");
+            assert!(
+                out.chars().all(|c| c.is_ascii() || !c.is_control()),
+                "{out}"
+            );
+            let back: serde_json::Value = serde_json::from_str(&out).unwrap();
+            assert_eq!(back["t"], raw, "{out}");
+        }
+    }
 
     #[test]
     fn typeable_drops_whole_sequences_and_controls_keeping_newline_and_tab() {

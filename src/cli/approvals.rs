@@ -99,7 +99,7 @@ fn confirmation(id: &str, approve: bool, session: bool, question: Option<&str>) 
 /// The list as `--json` has always printed it: the wire's JSON,
 /// pretty-printed, fields in its (alphabetical) order.
 fn json_text(pending: &[Approval]) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&serde_json::to_value(pending)?)
+    crate::printable::json(&serde_json::to_value(pending)?)
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         let mut v = serde_json::to_value(&cleaned)?;
         v["drafts"] = serde_json::to_value(&drafts)?;
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", crate::printable::json(&v)?);
     } else {
         print!("{}", text(&cleaned));
         print!("{}", drafts_text(&drafts));

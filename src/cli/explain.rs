@@ -26,7 +26,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         folder: folder.scope()?,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&e)?);
+        println!("{}", crate::printable::json(&e)?);
     } else {
         print!("{}", text(&e));
     }

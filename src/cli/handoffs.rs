@@ -33,7 +33,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         for (row, h) in rows.as_array_mut().into_iter().flatten().zip(&list) {
             row["at"] = crate::core::clock::rfc3339_seconds(h.at).into();
         }
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        println!("{}", crate::printable::json(&rows)?);
     } else {
         print!("{}", render(&list));
     }

@@ -30,7 +30,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (entries, source) = load(&crate::audit::audit_file(&paths), &kinds);
     for e in &entries {
         if args.json {
-            println!("{}", serde_json::to_string(e)?);
+            println!(
+                "{}",
+                crate::printable::json_text(&serde_json::to_string(e)?)
+            );
         } else {
             println!("{}", e.human());
         }

@@ -41,7 +41,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         return send(&tabs, which, args.review, scope);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&tabs)?);
+        println!("{}", crate::printable::json(&tabs)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", text(&tabs));

@@ -25,7 +25,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     }
     let entries = saved::list(&dir)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&entries)?);
+        println!("{}", crate::printable::json(&entries)?);
         return Ok(ExitCode::SUCCESS);
     }
     if entries.is_empty() {

@@ -67,7 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return open(&found, n);
     }
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&found)?);
+        println!("{}", crate::printable::json(&found)?);
     } else {
         print!("{}", shown(&found));
     }

@@ -23,7 +23,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let sessions = client::call(ListSessions)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&sessions)?);
+        println!("{}", crate::printable::json(&sessions)?);
     } else {
         print!("{}", table(&sessions, std::io::stdout().is_terminal()));
     }

@@ -22,7 +22,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         folder: folder.scope()?,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&rows)?);
+        println!("{}", crate::printable::json(&rows)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", text(&rows));

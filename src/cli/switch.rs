@@ -120,7 +120,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         folder: folder.scope()?,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&done)?);
+        println!("{}", crate::printable::json(&done)?);
     } else {
         // The tab's id alone on stdout, for scripts: the same tab.
         println!("{}", done.tab);

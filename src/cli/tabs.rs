@@ -48,7 +48,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
 /// The rows as `--json` has always printed them: the wire's JSON,
 /// pretty-printed, fields in its (alphabetical) order.
 fn json_text(tabs: &[TabInfo]) -> serde_json::Result<String> {
-    serde_json::to_string_pretty(&serde_json::to_value(tabs)?)
+    crate::printable::json(&serde_json::to_value(tabs)?)
 }
 
 /// The rows as a table whose columns are as wide as their widest cell
@@ -299,6 +299,27 @@ mod tests {
         let before = serde_json::to_string_pretty(&wire).unwrap();
         let rows = decode::<ListTabs>(wire).unwrap();
         assert_eq!(json_text(&rows).unwrap(), before);
+    }
+
+    /// A program's text in a row (its refusal, a folder's name) reaches the
+    /// terminal through --json with C1 and bidi characters escaped.
+    #[test]
+    fn json_rows_escape_what_would_reorder_or_drive_the_terminal() {
+        let wire = serde_json::json!([{
+            "id": "ab12", "folder": "/w/\u{202e}gpj.exe", "agent": "sh", "command": ["sh"],
+            "sandboxed": false, "kind": "agent", "parent": null, "worktree": null,
+            "session_id": null, "resumable": false, "state": "refused",
+            "reason": "bad \u{9b}2J", "pid": null, "exit_code": null,
+            "agent_state": null, "agent_state_since": null, "bells": 0, "unread_reviews": 0,
+        }]);
+        let rows = decode::<ListTabs>(wire).unwrap();
+        let text = json_text(&rows).unwrap();
+        assert!(
+            text.contains("/w/\\u202egpj.exe") && text.contains("bad \\u009b2J"),
+            "{text}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back[0]["reason"], "bad \u{9b}2J");
     }
 
     /// Each agent state has its cell; blocked stands out without colour;

@@ -35,7 +35,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let all = usage::read::gather(now);
     if args.json {
         let out = serde_json::json!({"now": now, "agents": all});
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        println!("{}", crate::printable::json(&out)?);
     } else {
         for u in &all {
             print!("{}", usage::describe(u, now, usage::time::zone_at));

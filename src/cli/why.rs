@@ -121,7 +121,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         lines,
     })?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&answer)?);
+        println!("{}", crate::printable::json(&answer)?);
     } else {
         print!("{}", shown(&answer));
     }

@@ -22,7 +22,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let list = client::call(ListWorktrees)?;
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&list)?);
+        println!("{}", crate::printable::json(&list)?);
         return Ok(ExitCode::SUCCESS);
     }
     print!("{}", table(&list, std::io::stdout().is_terminal()));
