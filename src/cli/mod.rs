@@ -263,7 +263,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Handoffs(a) => handoffs::run(a, &folder),
         Command::Switch(a) => switch::run(a, &folder),
         Command::Why(a) => why::run(a, &folder),
-        Command::Search(a) => search::run(a),
+        Command::Search(a) => search::run(a, &folder),
         Command::Rename(a) => rename::run(a, &folder),
         Command::Usage(a) => usage::run(a),
         Command::Terminal(a) => terminal::run(a, &folder),
@@ -326,6 +326,7 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Handoffs(_)
         | Command::Switch(_)
         | Command::Why(_)
+        | Command::Search(_)
         | Command::Git(_) => None,
         Command::PostReview(_) => {
             Some("a review is posted for the reviewer's own tab; leave out --folder")
@@ -343,10 +344,6 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         Command::Usage(_) => {
             Some("plan usage is your account's, not a session's; leave out --folder")
         }
-        Command::Search(_) => Some(
-            "`nerdr search` covers every conversation, and --open resumes one in the folder it \
-             ran in; leave out --folder",
-        ),
         Command::Worktrees(_) | Command::Clean(_) => Some(
             "this command covers every repository nerdr knows, not one session; leave out --folder",
         ),

@@ -41,12 +41,21 @@ pub struct Args {
     /// One JSON object: results (number, source, agent, id, date, folder, file, tab, terms, of, count, messages, lines), total, files, own_tab_only
     #[arg(long, conflicts_with = "open")]
     pub json: bool,
-    /// Resume result N's conversation in a new tab, in the folder it ran in (`claude --resume ID`, `codex resume ID`)
+    /// Resume result N's conversation in a new tab of the current folder's session (or --folder's), its program run in the folder the conversation ran in (`claude --resume ID`, `codex resume ID`); refused while a tab has it open
     #[arg(long, value_name = "N")]
     pub open: Option<usize>,
 }
 
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+pub fn run(args: Args, folder: &super::Folder) -> anyhow::Result<ExitCode> {
+    if args.limit == 0 {
+        anyhow::bail!("--limit 0: give the most results to show, from 1");
+    }
+    if args.open.is_none() && folder.given().is_some() {
+        anyhow::bail!(
+            "--folder names the session --open's tab joins; a search itself covers every \
+             conversation: leave out --folder, or add --open N"
+        );
+    }
     let env = client::own_env()
         .into_iter()
         .filter(|(k, _)| ["HOME", "CLAUDE_CONFIG_DIR", "CODEX_HOME"].contains(&k.as_str()))
@@ -64,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         env,
     })?;
     if let Some(n) = args.open {
-        return open(&found, n);
+        return open(&found, n, folder.resolve()?);
     }
     if args.json {
         println!("{}", crate::printable::json(&found)?);
@@ -74,21 +83,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Resume result `n`'s conversation in a new tab; the tab id on stdout.
-fn open(found: &SearchResults, n: usize) -> anyhow::Result<ExitCode> {
+/// Resume result `n`'s conversation in a new tab of `session`'s session;
+/// the tab id on stdout, where it runs on stderr.
+fn open(found: &SearchResults, n: usize, session: std::path::PathBuf) -> anyhow::Result<ExitCode> {
     let r = found
         .results
         .iter()
         .find(|r| r.number == n)
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "--open {n}: this search has {} result(s); run it without --open to see them",
-                found.total
-            )
+        .ok_or_else(|| match found.total {
+            0 => anyhow::anyhow!("--open {n}: nothing matched, so there is nothing to resume"),
+            total => anyhow::anyhow!(
+                "--open {n}: this search has {total} result(s); run it without --open to see them"
+            ),
         })?;
     let at = resume_at(r).map_err(|e| anyhow::anyhow!("--open {n}: {e}"))?;
+    let cwd = at.cwd.clone();
     let started = client::call(StartAgent {
-        folder: at.cwd.clone(),
+        folder: session.clone(),
         name: r.agent.clone(),
         extra_args: Vec::new(),
         env: client::own_env(),
@@ -98,6 +109,14 @@ fn open(found: &SearchResults, n: usize) -> anyhow::Result<ExitCode> {
         resume: Some(at),
     })?;
     println!("{}", started.tab);
+    eprintln!(
+        "resumed {} {} in tab {}, running in {}, in the session of {} (`nerdr tabs` lists it)",
+        r.agent,
+        r.id,
+        started.tab,
+        cwd.display(),
+        session.display()
+    );
     match started.refused {
         None => Ok(ExitCode::SUCCESS),
         Some(reason) => {

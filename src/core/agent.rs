@@ -128,6 +128,30 @@ impl Core {
                 ))
             }
             Some(r) => {
+                // Two programs writing one conversation's log would mix
+                // it (codex refuses; claude does not): one tab at a time.
+                let holder = {
+                    let state = self.state.lock().unwrap();
+                    let mut open: Vec<(String, String)> = state
+                        .tabs
+                        .values()
+                        .filter(|t| t.session_id.as_deref() == Some(r.session.as_str()))
+                        .map(|t| (t.id.clone(), t.name.clone()))
+                        .collect();
+                    open.sort();
+                    open.into_iter().next()
+                };
+                if let Some((tab, name)) = holder {
+                    return Err(ApiError::new(
+                        ErrorCode::BadRequest,
+                        format!(
+                            "tab {tab} ({name}) has conversation {} open: go to that tab \
+                             (`nerdr read {tab}`, or the window), or close it (`nerdr close \
+                             {tab}`) and resume it again",
+                            r.session
+                        ),
+                    ));
+                }
                 let asked = r.cwd.clone();
                 let found = super::edge::gather_at("resolving a conversation's folder", &r.cwd, {
                     move || canonical_folder(&asked)

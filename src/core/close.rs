@@ -57,10 +57,13 @@ impl Core {
             let state = self.state.lock().unwrap();
             let t = state.tabs.get(tab).ok_or_else(|| no_tab(tab))?;
             let shared = t.worktree.as_ref().and_then(|w| {
-                let tabs = state
-                    .tabs
-                    .values()
-                    .map(|o| (o.id.as_str(), o.worktree.as_ref().map(|w| w.path.as_path())));
+                let tabs = state.tabs.values().map(|o| {
+                    let w = o.worktree.as_ref().map(|w| w.path.as_path());
+                    (
+                        o.id.as_str(),
+                        Some(super::shared_worktree::place(w, &o.cwd)),
+                    )
+                });
                 super::shared_worktree::others_in(&w.path, tab, tabs)
                     .map(|other| super::shared_worktree::refusal(tab, &w.path, other))
             });

@@ -85,6 +85,23 @@ impl Core {
             .collect()
     }
 
+    /// Every open tab without a worktree of its own and the folder it
+    /// runs in: one inside a closed tab's worktree (a conversation resumed
+    /// there) keeps that worktree from `nerdr clean`.
+    fn dwellers(&self) -> Vec<clean::Dweller> {
+        let state = self.state.lock().unwrap();
+        state
+            .tabs
+            .values()
+            .filter(|t| t.worktree.is_none())
+            .map(|t| clean::Dweller {
+                tab: t.id.clone(),
+                running: matches!(t.state, TabState::Running | TabState::Starting),
+                folder: t.cwd.clone(),
+            })
+            .collect()
+    }
+
     /// The worktree `handle` names: the open tab's (resolved by
     /// `core::naming` already), else a closed tab's that nerdr made (see
     /// `listing::names`). Only the person and unsandboxed tabs get to the
@@ -209,7 +226,10 @@ impl Core {
         let mut sharing: Vec<(String, String)> = state
             .tabs
             .values()
-            .filter(|t| t.worktree.as_ref().is_some_and(|w| w.path == path))
+            .filter(|t| {
+                let w = t.worktree.as_ref().map(|w| w.path.as_path());
+                super::shared_worktree::place(w, &t.cwd).starts_with(path)
+            })
             .map(|t| (t.id.clone(), t.name.clone()))
             .collect();
         sharing.sort();
@@ -279,9 +299,17 @@ impl Core {
         dry_run: bool,
     ) -> Result<Cleaned, ApiError> {
         let known = self.known_worktrees();
+        let dwellers = self.dwellers();
         let paths = self.paths.clone();
         let entries = tokio::task::spawn_blocking(move || {
             let found = listing::find(&paths, &known);
+            let dwellers: Vec<clean::Dweller> = dwellers
+                .into_iter()
+                .map(|mut d| {
+                    d.folder = std::fs::canonicalize(&d.folder).unwrap_or(d.folder);
+                    d
+                })
+                .collect();
             // Found before any worktree goes: a branch this run keeps
             // beside a removed worktree is said with the worktree.
             let left = left_branch::find(&paths, &known, &found);
@@ -289,7 +317,11 @@ impl Core {
                 .into_iter()
                 .map(|f| {
                     let facts = listing::facts(&paths, f);
-                    let verdict = clean::verdict(&clean::input_of(&facts), merged);
+                    let mut input = clean::input_of(&facts);
+                    if input.occupant == clean::Occupant::Nobody {
+                        input.occupant = clean::dweller(&facts.found.path, &dwellers);
+                    }
+                    let verdict = clean::verdict(&input, merged);
                     entry(&paths, &facts, verdict, dry_run)
                 })
                 .collect::<Vec<_>>();

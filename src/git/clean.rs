@@ -141,6 +141,31 @@ pub fn verdict(i: &Input, merged_flag: bool) -> Verdict {
     }
 }
 
+/// An open tab that has no worktree of its own, and the folder it runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Dweller {
+    pub tab: String,
+    pub running: bool,
+    pub folder: std::path::PathBuf,
+}
+
+/// Who uses worktree `path` among tabs without one of their own: the
+/// first (by id) that runs in it or in a folder inside it (`nerdr search
+/// --open` resumes a conversation in the folder it ran in, which may be a
+/// closed tab's worktree). A running one before an open one.
+pub fn dweller(path: &Path, dwellers: &[Dweller]) -> Occupant {
+    let mut inside: Vec<&Dweller> = dwellers
+        .iter()
+        .filter(|d| d.folder.starts_with(path))
+        .collect();
+    inside.sort_by(|a, b| b.running.cmp(&a.running).then(a.tab.cmp(&b.tab)));
+    match inside.first() {
+        None => Occupant::Nobody,
+        Some(d) if d.running => Occupant::Running(d.tab.clone()),
+        Some(d) => Occupant::Open(d.tab.clone()),
+    }
+}
+
 /// The rule's input from the gathered facts, `occupant` given.
 pub fn input_of(f: &Facts) -> Input {
     let occupant = match &f.found.tab {
@@ -235,6 +260,28 @@ fn remove_empty_parent(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tab_running_inside_a_worktree_keeps_it() {
+        let w = Path::new("/d/worktrees/r-1/ab12");
+        let d = |tab: &str, running: bool, folder: &str| Dweller {
+            tab: tab.into(),
+            running,
+            folder: folder.into(),
+        };
+        #[rustfmt::skip]
+        let rows: Vec<(&str, Vec<Dweller>, Occupant)> = vec![
+            ("nobody", vec![], Occupant::Nobody),
+            ("a tab elsewhere", vec![d("cd34", true, "/home/me/p")], Occupant::Nobody),
+            ("a resumed conversation in it", vec![d("cd34", true, "/d/worktrees/r-1/ab12")], Occupant::Running("cd34".into())),
+            ("in a folder inside it", vec![d("cd34", false, "/d/worktrees/r-1/ab12/src")], Occupant::Open("cd34".into())),
+            ("a name that only starts like it", vec![d("cd34", true, "/d/worktrees/r-1/ab123")], Occupant::Nobody),
+            ("a running one before an open one", vec![d("aa00", false, "/d/worktrees/r-1/ab12"), d("zz99", true, "/d/worktrees/r-1/ab12")], Occupant::Running("zz99".into())),
+        ];
+        for (what, dwellers, want) in rows {
+            assert_eq!(dweller(w, &dwellers), want, "{what}");
+        }
+    }
 
     #[test]
     fn only_nerdrs_own_branch_is_its_to_delete() {

@@ -176,9 +176,31 @@ fn the_corpus_ranks_and_a_claude_conversation_is_found_and_resumed() {
         "{hit:#}"
     );
 
-    // --open: a new tab, in that folder, resuming that conversation.
+    // Not while claude's tab has it open: two programs would write one log.
+    let out = t.nerdr(&["search", WORD, "--open", "1"]);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success()
+            && said.contains(&format!("tab {claude} (claude-1) has conversation")),
+        "{said}"
+    );
+    t.ok(&["close", &claude]);
+
+    // --open: a new tab of this session, run in that folder, resuming that
+    // conversation.
     let resumed = t.ok(&["search", WORD, "--open", "1"]);
     assert_ne!(resumed, claude);
+    assert!(
+        t.ok(&["tabs"]).contains(&resumed[..8.min(resumed.len())]),
+        "the resumed tab is not in this folder's session: {}",
+        t.ok(&["tabs"])
+    );
+    // It runs in claude's closed tab's worktree: `nerdr clean` keeps it.
+    let cleaned = t.ok(&["clean", "--json"]);
+    assert!(
+        std::path::Path::new(tab["worktree"].as_str().unwrap()).exists(),
+        "clean removed the worktree a running tab works in: {cleaned}"
+    );
     let row = t.tab_json(&resumed);
     let command: Vec<&str> = row["command"]
         .as_array()
@@ -367,8 +389,8 @@ fn a_codex_conversation_is_found_and_resumed_with_its_id() {
     // program at a time.
     t.ok(&["close", &codex]);
     let resumed = t.ok(&["search", WORD, "--open", "1"]);
-    // Its closed tab's worktree is no tab's now: a session of its own.
-    let row = t.tab_json_in(tab["worktree"].as_str().unwrap(), &resumed);
+    // A tab of this folder's session, run in the closed tab's worktree.
+    let row = t.tab_json(&resumed);
     assert_eq!(row["worktree"], serde_json::Value::Null, "{row:#}");
     let command: Vec<&str> = row["command"]
         .as_array()
