@@ -410,3 +410,43 @@ fn a_planted_link_at_the_installs_temporary_file_writes_nothing_outside() {
         "the install made a file where the agent's link pointed"
     );
 }
+
+/// A `why` line naming a FIFO of the worktree (no writer ever opens it):
+/// the core must not wait on it, and the lines after it are read.
+#[test]
+fn a_why_line_naming_a_fifo_hangs_nothing() {
+    let Some(st) = session() else {
+        return;
+    };
+    let (t, _) = st.tab_and_worktree("jail");
+    let screen = st.in_tab(&t, "mkfifo pipe", "fifo", 20);
+    assert!(screen.contains("rc-fifo-0"), "{screen}");
+    append(
+        &st,
+        &t,
+        r#"{"kind":"why","text":"it pipes: the count needs it","file":"pipe"}"#,
+        "why",
+    );
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"after-the-fifo"}"#,
+        "after",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "after-the-fifo"
+    });
+    assert!(
+        reached,
+        "a line naming a FIFO stopped the reports: {}",
+        st.tab_row(&t)
+    );
+    // And over `nerdr why` the core answers, in words.
+    let (ok, out, err) = st.nerdr(&[
+        "why",
+        "--folder",
+        crate::support::repo_session::s(&st.worktree_of(&t)),
+        "pipe",
+    ]);
+    assert!(!ok && err.contains("not a regular file"), "{out}{err}");
+}
