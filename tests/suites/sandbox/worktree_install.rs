@@ -450,3 +450,36 @@ fn a_why_line_naming_a_fifo_hangs_nothing() {
     ]);
     assert!(!ok && err.contains("not a regular file"), "{out}{err}");
 }
+
+/// A flood of refused lines, each refused for a reason of its own words
+/// (an unknown kind of its own): the journal gets a few entries a second,
+/// not one a line; and emptying the file does not start its 16 MiB again.
+#[test]
+fn a_flood_of_refused_lines_is_journaled_a_few_times_a_second() {
+    let Some(st) = session() else {
+        return;
+    };
+    let (t, _) = st.tab_and_worktree("jail");
+    let screen = st.in_tab(
+        &t,
+        "for i in $(seq 2000); do printf '{\"kind\":\"k%s\"}\\n' $i; done >> \"$NERDR_DATA_DIR/reports.jsonl\"",
+        "flood",
+        30,
+    );
+    assert!(screen.contains("rc-flood-0"), "{screen}");
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"after-the-flood"}"#,
+        "after",
+    );
+    let reached = crate::support::poll(Duration::from_secs(30), || {
+        session_of(&st, &t) == "after-the-flood"
+    });
+    assert!(reached, "{}", st.tab_row(&t));
+    let refused = refused_lines(&st).len();
+    assert!(
+        (1..=40).contains(&refused),
+        "{refused} journal entries for 2000 refused lines"
+    );
+}
