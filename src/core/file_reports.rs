@@ -308,48 +308,6 @@ impl One {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn emptying_the_file_does_not_start_its_bytes_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(file_reports::FILE);
-        let chunk = vec![b'x'; (file_reports::MAX_FILE / 2 + 1) as usize];
-        let (mut offset, mut left) = (0, file_reports::MAX_FILE);
-        std::fs::write(&file, &chunk).unwrap();
-        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
-        assert_eq!((got.len(), full), (chunk.len(), false));
-        // Emptied and written again: read from its start, within what is
-        // left of the run's bytes.
-        std::fs::write(&file, b"\n").unwrap();
-        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
-        assert_eq!((got, full), (b"\n".to_vec(), false));
-        std::fs::write(&file, &chunk).unwrap();
-        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
-        let rest = file_reports::MAX_FILE - chunk.len() as u64 - 1;
-        assert_eq!((got.len() as u64, full), (rest, true));
-        std::fs::write(&file, b"{}\n").unwrap();
-        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
-        assert_eq!((got.len(), full), (0, true));
-    }
-
-    #[test]
-    fn a_link_or_a_fifo_in_the_files_place_is_not_read() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(file_reports::FILE);
-        let other = dir.path().join("other");
-        std::fs::write(&other, "{}\n").unwrap();
-        std::os::unix::fs::symlink(&other, &file).unwrap();
-        let (mut offset, mut left) = (0, file_reports::MAX_FILE);
-        assert!(appended(dir.path(), &mut offset, &mut left).is_err());
-        std::fs::remove_file(&file).unwrap();
-        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
-        assert!(appended(dir.path(), &mut offset, &mut left).is_err());
-    }
-}
-
 /// The request an accepted line stands for: what `nerdr hook`, `nerdr
 /// post-review` and `nerdr why add` would send from the tab.
 fn request(report: Report, tree: &Path) -> Request {
@@ -440,4 +398,46 @@ fn refused(core: &Core, tab: &str, file: &Path, line: u64, why: &Refusal) {
         .field("NERDR_LINE", line.to_string())
         .field("NERDR_REASON", why);
     crate::audit::record(&core.paths, &event);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emptying_the_file_does_not_start_its_bytes_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(file_reports::FILE);
+        let chunk = vec![b'x'; (file_reports::MAX_FILE / 2 + 1) as usize];
+        let (mut offset, mut left) = (0, file_reports::MAX_FILE);
+        std::fs::write(&file, &chunk).unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        assert_eq!((got.len(), full), (chunk.len(), false));
+        // Emptied and written again: read from its start, within what is
+        // left of the run's bytes.
+        std::fs::write(&file, b"\n").unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        assert_eq!((got, full), (b"\n".to_vec(), false));
+        std::fs::write(&file, &chunk).unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        let rest = file_reports::MAX_FILE - chunk.len() as u64 - 1;
+        assert_eq!((got.len() as u64, full), (rest, true));
+        std::fs::write(&file, b"{}\n").unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        assert_eq!((got.len(), full), (0, true));
+    }
+
+    #[test]
+    fn a_link_or_a_fifo_in_the_files_place_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(file_reports::FILE);
+        let other = dir.path().join("other");
+        std::fs::write(&other, "{}\n").unwrap();
+        std::os::unix::fs::symlink(&other, &file).unwrap();
+        let (mut offset, mut left) = (0, file_reports::MAX_FILE);
+        assert!(appended(dir.path(), &mut offset, &mut left).is_err());
+        std::fs::remove_file(&file).unwrap();
+        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(appended(dir.path(), &mut offset, &mut left).is_err());
+    }
 }
