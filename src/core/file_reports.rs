@@ -48,6 +48,9 @@ struct One {
     tree: PathBuf,
     dir: PathBuf,
     offset: u64,
+    /// Bytes still to be read this run: `MAX_FILE` in all, however often
+    /// the file is emptied and written again.
+    left: u64,
     lines: Splitter,
     /// Past `MAX_FILE`: read no further (said once).
     full: bool,
@@ -152,6 +155,7 @@ impl Core {
                 tree: tree.to_path_buf(),
                 dir: dir.to_path_buf(),
                 offset,
+                left: file_reports::MAX_FILE.saturating_sub(offset),
                 lines: Splitter::default(),
                 full: false,
             },
@@ -253,7 +257,7 @@ fn read_new(core: &Arc<Core>, inner: &Inner, wd: WatchDescriptor, rt: &tokio::ru
         return;
     };
     let file = one.dir.join(file_reports::FILE);
-    let (bytes, full) = match appended(&one.dir, &mut one.offset) {
+    let (bytes, full) = match appended(&one.dir, &mut one.offset, &mut one.left) {
         Ok(r) => r,
         Err(e) => {
             // A link, a FIFO or a folder in its place: said, not followed.
@@ -324,10 +328,14 @@ fn request(report: Report, tree: &Path) -> Request {
     }
 }
 
-/// The bytes appended since `offset` (moved past them), and whether the
-/// file reached `MAX_FILE`. A file that shrank was rewritten: read from
-/// its start.
-fn appended(dir: &Path, offset: &mut u64) -> std::io::Result<(Vec<u8>, bool)> {
+/// The bytes appended since `offset` (moved past them), at most `left`
+/// (counted down), and whether no more is to be read (`MAX_FILE` read in
+/// all). A file that shrank was rewritten: read from its start, within
+/// the same `left`.
+fn appended(dir: &Path, offset: &mut u64, left: &mut u64) -> std::io::Result<(Vec<u8>, bool)> {
+    if *left == 0 {
+        return Ok((Vec::new(), true));
+    }
     use nix::fcntl::{open, openat, OFlag};
     use nix::sys::stat::Mode;
     let flags = OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW;
@@ -354,24 +362,31 @@ fn appended(dir: &Path, offset: &mut u64) -> std::io::Result<(Vec<u8>, bool)> {
     if len < *offset {
         *offset = 0;
     }
-    let end = len.min(file_reports::MAX_FILE);
-    if end <= *offset {
-        return Ok((Vec::new(), len >= file_reports::MAX_FILE));
+    let want = (len - *offset).min(*left);
+    if want == 0 {
+        return Ok((Vec::new(), false));
     }
     f.seek(SeekFrom::Start(*offset))?;
-    let mut buf = Vec::with_capacity((end - *offset) as usize);
-    f.take(end - *offset).read_to_end(&mut buf)?;
+    let mut buf = Vec::with_capacity(want as usize);
+    f.take(want).read_to_end(&mut buf)?;
     *offset += buf.len() as u64;
-    Ok((buf, len >= file_reports::MAX_FILE))
+    *left -= buf.len() as u64;
+    Ok((buf, *left == 0))
 }
 
 /// Journal a refused line: the tab, the file, the line and why.
+/// Once a second per kind of refusal (`Refusal::class`), not per line:
+/// a line's words are the writer's, and each line refused in words of
+/// its own would be an entry of its own. The reason is made printable and
+/// bounded (serde's messages quote a field's name as written, newlines
+/// and escapes included).
 fn refused(core: &Core, tab: &str, file: &Path, line: u64, why: &Refusal) {
-    let why = why.to_string();
-    tracing::warn!(tab, file = %file.display(), line, reason = %why, "report line refused");
-    if !core.first_this_second(tab, "file-report", &why) {
+    if !core.first_this_second(tab, "file-report", why.class()) {
         return;
     }
+    let why: String = why.to_string().chars().take(1000).collect();
+    let why = crate::printable::printable(&why);
+    tracing::warn!(tab, file = %file.display(), line, reason = %why, "report line refused");
     let message = format!(
         "refused line {line} of {} (tab {tab}'s reports): {why}",
         file.display()
@@ -383,4 +398,46 @@ fn refused(core: &Core, tab: &str, file: &Path, line: u64, why: &Refusal) {
         .field("NERDR_LINE", line.to_string())
         .field("NERDR_REASON", why);
     crate::audit::record(&core.paths, &event);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emptying_the_file_does_not_start_its_bytes_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(file_reports::FILE);
+        let chunk = vec![b'x'; (file_reports::MAX_FILE / 2 + 1) as usize];
+        let (mut offset, mut left) = (0, file_reports::MAX_FILE);
+        std::fs::write(&file, &chunk).unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        assert_eq!((got.len(), full), (chunk.len(), false));
+        // Emptied and written again: read from its start, within what is
+        // left of the run's bytes.
+        std::fs::write(&file, b"\n").unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        assert_eq!((got, full), (b"\n".to_vec(), false));
+        std::fs::write(&file, &chunk).unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        let rest = file_reports::MAX_FILE - chunk.len() as u64 - 1;
+        assert_eq!((got.len() as u64, full), (rest, true));
+        std::fs::write(&file, b"{}\n").unwrap();
+        let (got, full) = appended(dir.path(), &mut offset, &mut left).unwrap();
+        assert_eq!((got.len(), full), (0, true));
+    }
+
+    #[test]
+    fn a_link_or_a_fifo_in_the_files_place_is_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(file_reports::FILE);
+        let other = dir.path().join("other");
+        std::fs::write(&other, "{}\n").unwrap();
+        std::os::unix::fs::symlink(&other, &file).unwrap();
+        let (mut offset, mut left) = (0, file_reports::MAX_FILE);
+        assert!(appended(dir.path(), &mut offset, &mut left).is_err());
+        std::fs::remove_file(&file).unwrap();
+        nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).unwrap();
+        assert!(appended(dir.path(), &mut offset, &mut left).is_err());
+    }
 }

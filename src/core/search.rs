@@ -136,10 +136,19 @@ fn result(number: usize, f: Found, of: usize) -> SearchResult {
 /// `YYYY-MM-DD HH:MM` (UTC) of a log's own time, else of `secs`; empty
 /// when neither is known.
 fn date(at: Option<&str>, secs: u64) -> String {
+    // The log's time is the agent's writing (a sandboxed agent writes its
+    // logs): only `YYYY-MM-DDTHH:MM` in ASCII digits is taken, never an
+    // escape between them, nor a cut inside a character.
     let shape = |s: &str| {
         let b = s.as_bytes();
-        (b.len() >= 16 && b[4] == b'-' && b[10] == b'T' && b[13] == b':')
-            .then(|| s[..16].replacen('T', " ", 1))
+        let fits = b.len() >= 16
+            && b[..16].iter().enumerate().all(|(i, c)| match i {
+                4 | 7 => *c == b'-',
+                10 => *c == b'T',
+                13 => *c == b':',
+                _ => c.is_ascii_digit(),
+            });
+        fits.then(|| s[..16].replacen('T', " ", 1))
     };
     at.and_then(shape)
         .or_else(|| (secs > 0).then(|| shape(&super::clock::rfc3339_seconds(secs)))?)
@@ -157,6 +166,10 @@ mod tests {
             (Some("yesterday"), 86_400 + 61, "1970-01-02 00:01"),
             (None, 86_400, "1970-01-02 00:00"),
             (None, 0, ""),
+            // The agent's words where a time should be: the file's time.
+            (Some("2026-\x1b[2JxT12:34:56Z"), 86_400, "1970-01-02 00:00"),
+            (Some("2026-12-02T13:1é"), 86_400, "1970-01-02 00:00"),
+            (Some("2026-12-02T13:19"), 0, "2026-12-02 13:19"),
         ];
         for (at, secs, want) in rows {
             assert_eq!(super::date(*at, *secs), *want, "{at:?} {secs}");

@@ -237,17 +237,11 @@ fn blame(
     rel: &str,
     lines: Option<(u32, u32)>,
 ) -> Result<Vec<why::Blamed>, String> {
-    let count = match std::fs::read(found.top.join(rel)) {
-        Ok(bytes) => bytes.split(|b| *b == b'\n').count() - usize::from(bytes.ends_with(b"\n")),
-        Err(_) if std::path::Path::new(&found.top.join(rel)).is_dir() => {
-            return Err(format!("{rel} is a folder: name a file in it"))
-        }
-        Err(_) => {
-            return Err(format!(
-                "{rel} is not in {}: name a file of the worktree",
-                found.top.display()
-            ))
-        }
+    let Some(count) = line_count(&found.top.join(rel), rel)? else {
+        return Err(format!(
+            "{rel} is not in {}: name a file of the worktree",
+            found.top.display()
+        ));
     };
     if let Some(l) = lines {
         why::check_lines(rel, l, count)?;
@@ -359,12 +353,9 @@ fn uncommitted(
 /// A reason's file is there: in the worktree (then `lines` within it), or
 /// deleted since HEAD (a deletion to explain, without lines).
 fn exists(found: &Located, rel: &str, lines: Option<(u32, u32)>) -> Result<(), String> {
-    match std::fs::read(found.top.join(rel)) {
-        Ok(bytes) => {
-            let count = bytes.split(|b| *b == b'\n').count() - usize::from(bytes.ends_with(b"\n"));
-            lines.map_or(Ok(()), |l| why::check_lines(rel, l, count))
-        }
-        Err(_) => {
+    match line_count(&found.top.join(rel), rel)? {
+        Some(count) => lines.map_or(Ok(()), |l| why::check_lines(rel, l, count)),
+        None => {
             let spec = format!("HEAD:{rel}");
             let in_head = crate::git::query(&found.top, &["cat-file", "-e", &spec]).is_ok();
             match (in_head, lines) {
@@ -379,6 +370,54 @@ fn exists(found: &Located, rel: &str, lines: Option<(u32, u32)>) -> Result<(), S
             }
         }
     }
+}
+
+/// The most of a file `why` counts the lines of.
+const MAX_COUNTED: u64 = 64 << 20;
+
+/// How many lines the file at `path` (`rel` in messages) has; `None` when
+/// there is none. The file is in a worktree an agent writes: only a
+/// regular file is read, opened without waiting (a FIFO no one writes
+/// would hold the request, and the reports watcher, for ever) and at most
+/// [`MAX_COUNTED`] bytes of it (a sparse file of terabytes is made in an
+/// instant).
+fn line_count(path: &Path, rel: &str) -> Result<Option<usize>, String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path);
+    let f = match f {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(_) if path.is_dir() => return Err(format!("{rel} is a folder: name a file in it")),
+        Err(e) => return Err(format!("cannot read {rel}: {e}")),
+    };
+    let meta = f
+        .metadata()
+        .map_err(|e| format!("cannot read {rel}: {e}"))?;
+    if meta.is_dir() {
+        return Err(format!("{rel} is a folder: name a file in it"));
+    }
+    if !meta.is_file() {
+        return Err(format!(
+            "{rel} is not a regular file: nerdr keeps reasons for files"
+        ));
+    }
+    if meta.len() > MAX_COUNTED {
+        return Err(format!(
+            "{rel} is larger than {} MiB: nerdr keeps reasons for smaller files",
+            MAX_COUNTED >> 20
+        ));
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_COUNTED)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {rel}: {e}"))?;
+    Ok(Some(
+        bytes.split(|b| *b == b'\n').count() - usize::from(bytes.ends_with(b"\n")),
+    ))
 }
 
 /// The repository, HEAD and path of `file` (relative to `folder`, or
@@ -464,5 +503,43 @@ fn canonical(path: &Path) -> Result<PathBuf, String> {
             .map(|d| d.join(name))
             .map_err(|e| format!("cannot find {}: {e}", path.display())),
         _ => Err(format!("cannot find {}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn lines_are_counted_only_in_a_regular_file_of_bounded_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        std::fs::write(p("three"), "a\nb\nc\n").unwrap();
+        std::fs::write(p("open"), "a\nb").unwrap();
+        std::fs::create_dir(p("dir")).unwrap();
+        nix::unistd::mkfifo(&p("fifo"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::fs::File::create(p("sparse"))
+            .unwrap()
+            .set_len(super::MAX_COUNTED + 1)
+            .unwrap();
+        std::os::unix::fs::symlink(p("three"), p("link")).unwrap();
+        #[rustfmt::skip]
+        let rows: &[(&str, Result<Option<usize>, &str>)] = &[
+            ("three", Ok(Some(3))),
+            ("open", Ok(Some(2))),
+            ("absent", Ok(None)),
+            ("dir", Err("is a folder")),
+            // Opened without waiting for a writer, and refused.
+            ("fifo", Err("not a regular file")),
+            ("sparse", Err("larger than 64 MiB")),
+            // `locate` resolved links already: one here appeared since.
+            ("link", Err("cannot read link")),
+        ];
+        for (name, want) in rows {
+            let got = super::line_count(&p(name), name);
+            match (want, &got) {
+                (Ok(w), Ok(g)) => assert_eq!(g, w, "{name}"),
+                (Err(w), Err(g)) => assert!(g.contains(w), "{name}: {g}"),
+                _ => panic!("{name}: want {want:?}, got {got:?}"),
+            }
+        }
     }
 }

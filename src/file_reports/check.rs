@@ -63,6 +63,22 @@ pub enum Refusal {
     OtherTab(String),
 }
 
+impl Refusal {
+    /// What kind of refusal, in a word: what the journal is throttled by
+    /// (once a second each), so lines each refused in words of their own
+    /// (an unknown kind of their own) cannot journal one entry a line.
+    pub fn class(&self) -> &'static str {
+        match self {
+            Refusal::TooLong => "too-long",
+            Refusal::NotJson(_) => "not-json",
+            Refusal::UnknownKind(_) => "unknown-kind",
+            Refusal::UnknownEvent(_) => "unknown-event",
+            Refusal::BadField(_) => "bad-field",
+            Refusal::OtherTab(_) => "other-tab",
+        }
+    }
+}
+
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {

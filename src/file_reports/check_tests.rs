@@ -195,3 +195,19 @@ fn every_refusal_reads_as_a_sentence() {
         assert_eq!(r.to_string(), want);
     }
 }
+
+#[test]
+fn a_refusal_s_class_does_not_carry_the_writer_s_words() {
+    let rows = [
+        (Refusal::TooLong, "too-long"),
+        (Refusal::NotJson("x".into()), "not-json"),
+        (Refusal::UnknownKind("k1".into()), "unknown-kind"),
+        (Refusal::UnknownKind("k2".into()), "unknown-kind"),
+        (Refusal::UnknownEvent("e".into()), "unknown-event"),
+        (Refusal::BadField("f".into()), "bad-field"),
+        (Refusal::OtherTab("t".into()), "other-tab"),
+    ];
+    for (r, want) in rows {
+        assert_eq!(r.class(), want, "{r:?}");
+    }
+}

@@ -110,7 +110,7 @@ fn in_parallel(logs: &[Log], terms: &Terms, viewer: Viewer) -> Vec<Found> {
 
 /// One log's match, if any term is in its messages.
 fn search_log(log: &Log, terms: &Terms, finders: Option<&[memmem::Finder]>) -> Option<Found> {
-    let bytes = std::fs::read(&log.path).ok()?;
+    let bytes = read_log(&log.path)?;
     let lower = bytes.to_ascii_lowercase();
     let holds = |hay: &[u8]| finders.is_none_or(|fs| fs.iter().any(|f| f.find(hay).is_some()));
     if !holds(&lower) {
@@ -274,6 +274,30 @@ fn codex_logs(sessions: &Path) -> Vec<Log> {
     out
 }
 
+/// The largest log read.
+const MAX_LOG: u64 = 256 << 20;
+
+/// A log's bytes: only a regular file (a sandboxed agent writes the
+/// agents' history folders: a FIFO there would hold the search for ever, a
+/// link to `/dev/zero` fill the core's memory), opened without waiting,
+/// and none larger than [`MAX_LOG`] (a sparse file is made in an instant).
+fn read_log(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_LOG {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.take(MAX_LOG).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
+}
+
 fn entries(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .map(|r| r.flatten().map(|e| e.path()).collect())
@@ -357,6 +381,29 @@ fn stored(scope: &Scope, terms: &Terms, out: &mut Scanned) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_regular_log_of_bounded_size_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = |n: &str| dir.path().join(n);
+        std::fs::write(p("ok.jsonl"), "{}\n").unwrap();
+        nix::unistd::mkfifo(&p("fifo.jsonl"), nix::sys::stat::Mode::S_IRWXU).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", p("zero.jsonl")).unwrap();
+        std::fs::File::create(p("sparse.jsonl"))
+            .unwrap()
+            .set_len(super::MAX_LOG + 1)
+            .unwrap();
+        let rows = [
+            ("ok.jsonl", Some(b"{}\n".to_vec())),
+            ("fifo.jsonl", None),
+            ("zero.jsonl", None),
+            ("sparse.jsonl", None),
+            ("absent.jsonl", None),
+        ];
+        for (name, want) in rows {
+            assert_eq!(super::read_log(&p(name)), want, "{name}");
+        }
+    }
+
     use super::*;
 
     const CODEX: &str = include_str!("../../tests/fixtures/handoff/codex-rollout.jsonl");

@@ -432,3 +432,34 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// What a sandboxed agent can leave in the history folders it writes
+/// (`~/.claude/projects` stays writable in `nerdr sandbox`): a FIFO and a
+/// link to `/dev/zero` under log names. The person's search must neither
+/// wait on the one nor read the other without end; it finds the rest.
+#[test]
+fn a_fifo_or_dev_zero_among_the_logs_hangs_no_search() {
+    let Some(st) = crate::support::repo_session::RepoSession::on_main("") else {
+        return;
+    };
+    let log = st.env.write_user_file(
+        ".claude/projects/-p/aaaaaaaa-2222-4333-8444-555555555555.jsonl",
+        CLAUDE
+            .replace(ASKED, "say plumbago please")
+            .replace(CLAUDE_ID, "aaaaaaaa-2222-4333-8444-555555555555"),
+    );
+    let dir = log.parent().unwrap().display().to_string();
+    st.sh(&format!(
+        "mkfifo {dir}/bbbbbbbb-2222-4333-8444-555555555555.jsonl && \
+         ln -s /dev/zero {dir}/cccccccc-2222-4333-8444-555555555555.jsonl"
+    ));
+    let out = st
+        .env
+        .output(&["timeout", "30", "nerdr", "search", "--json", "plumbago"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the search did not come back: {out:?}"
+    );
+    assert!(text.contains("aaaaaaaa-2222"), "{text}");
+}

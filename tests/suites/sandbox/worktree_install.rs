@@ -344,3 +344,142 @@ fn two_open_tabs_never_report_through_one_worktrees_file() {
     });
     assert!(reached, "{}", st.tab_row(&t));
 }
+
+/// `[agents.jail]` as claude to the install (its hooks and skill go into
+/// `.claude`), still bash in `nerdr sandbox --worktree-only`.
+const JAIL_CLAUDE: &str = "[agents.jail]\n\
+    command = [\"nerdr\", \"sandbox\", \"--worktree-only\", \"--\", \"bash\"]\n\
+    args = [\"--norc\", \"--noprofile\"]\nsandboxed = true\nprogram = \"bash\"\n\
+    detect = \"claude\"\ninstall = \"worktree\"\n";
+
+/// The agent's last run plants links where the install writes its
+/// temporary files (`.claude/.settings.local.json.nerdr-tmp`, the skill's):
+/// a restart must write neither a file of the person's outside the
+/// worktree (its content the agent's own settings, nerdr's hooks merged
+/// in) nor a new one where a dangling link points.
+#[test]
+fn a_planted_link_at_the_installs_temporary_file_writes_nothing_outside() {
+    if !Path::new("/usr/bin/bwrap").exists() {
+        crate::support::sysenv::skip("bubblewrap is not installed");
+        return;
+    }
+    let Some(st) = RepoSession::on_main(&format!("{SH}{JAIL_CLAUDE}")) else {
+        return;
+    };
+    let victim = st
+        .env
+        .write_user_file(".config/victim.json", "the person's file\n");
+    let made = st.env.home().join(".config/made-by-the-agent");
+    let (t, wt) = st.tab_and_worktree("jail");
+    assert!(
+        wt.join(".claude/settings.local.json").is_file(),
+        "no hooks installed in {}",
+        wt.display()
+    );
+    let screen = st.in_tab(
+        &t,
+        &format!(
+            "printf '{{\"hooks\": {{}}, \"from\": \"the agent\"}}\\n' > .claude/settings.local.json \
+             && ln -s {} .claude/.settings.local.json.nerdr-tmp \
+             && rm .claude/skills/nerdr/SKILL.md \
+             && ln -s {} .claude/skills/nerdr/.SKILL.md.nerdr-tmp",
+            victim.display(),
+            made.display()
+        ),
+        "plant",
+        20,
+    );
+    assert!(screen.contains("rc-plant-0"), "{screen}");
+    let restarted = st.nerdr(&["restart", "--force", &t]);
+    // The install ran once the settings have nerdr's hooks again (or the
+    // launch was refused): either way, it is over.
+    let mut settings = String::new();
+    crate::support::poll(Duration::from_secs(20), || {
+        settings =
+            std::fs::read_to_string(wt.join(".claude/settings.local.json")).unwrap_or_default();
+        settings.contains("nerdr") || st.tab_row(&t)["state"] == "refused"
+    });
+    assert_eq!(
+        std::fs::read_to_string(&victim).unwrap(),
+        "the person's file\n",
+        "the install wrote through a link the agent planted (restart: {restarted:?}, \
+         settings: {settings})"
+    );
+    assert!(
+        !made.exists(),
+        "the install made a file where the agent's link pointed"
+    );
+}
+
+/// A `why` line naming a FIFO of the worktree (no writer ever opens it):
+/// the core must not wait on it, and the lines after it are read.
+#[test]
+fn a_why_line_naming_a_fifo_hangs_nothing() {
+    let Some(st) = session() else {
+        return;
+    };
+    let (t, _) = st.tab_and_worktree("jail");
+    let screen = st.in_tab(&t, "mkfifo pipe", "fifo", 20);
+    assert!(screen.contains("rc-fifo-0"), "{screen}");
+    append(
+        &st,
+        &t,
+        r#"{"kind":"why","text":"it pipes: the count needs it","file":"pipe"}"#,
+        "why",
+    );
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"after-the-fifo"}"#,
+        "after",
+    );
+    let reached = crate::support::poll(Duration::from_secs(20), || {
+        session_of(&st, &t) == "after-the-fifo"
+    });
+    assert!(
+        reached,
+        "a line naming a FIFO stopped the reports: {}",
+        st.tab_row(&t)
+    );
+    // And over `nerdr why` the core answers, in words.
+    let (ok, out, err) = st.nerdr(&[
+        "why",
+        "--folder",
+        crate::support::repo_session::s(&st.worktree_of(&t)),
+        "pipe",
+    ]);
+    assert!(!ok && err.contains("not a regular file"), "{out}{err}");
+}
+
+/// A flood of refused lines, each refused for a reason of its own words
+/// (an unknown kind of its own): the journal gets a few entries a second,
+/// not one a line; and emptying the file does not start its 16 MiB again.
+#[test]
+fn a_flood_of_refused_lines_is_journaled_a_few_times_a_second() {
+    let Some(st) = session() else {
+        return;
+    };
+    let (t, _) = st.tab_and_worktree("jail");
+    let screen = st.in_tab(
+        &t,
+        "for i in $(seq 2000); do printf '{\"kind\":\"k%s\"}\\n' $i; done >> \"$NERDR_DATA_DIR/reports.jsonl\"",
+        "flood",
+        30,
+    );
+    assert!(screen.contains("rc-flood-0"), "{screen}");
+    append(
+        &st,
+        &t,
+        r#"{"kind":"state","event":"SessionStart","session_id":"after-the-flood"}"#,
+        "after",
+    );
+    let reached = crate::support::poll(Duration::from_secs(30), || {
+        session_of(&st, &t) == "after-the-flood"
+    });
+    assert!(reached, "{}", st.tab_row(&t));
+    let refused = refused_lines(&st).len();
+    assert!(
+        (1..=40).contains(&refused),
+        "{refused} journal entries for 2000 refused lines"
+    );
+}
