@@ -38,7 +38,7 @@ pub struct Args {
     /// The most results to show
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub limit: usize,
-    /// One JSON object: results (number, source, agent, id, date, folder, file, tab, terms, of, count, messages, lines), total, files, own_tab_only
+    /// One JSON object: results (number, source, agent, id, date, folder, file, tab: the handoff's or review's tab, or the open tab a conversation is, terms, of, count, messages, lines), total, files, own_tab_only
     #[arg(long, conflicts_with = "open")]
     pub json: bool,
     /// Resume result N's conversation in a new tab of the current folder's session (or --folder's), its program run in the folder the conversation ran in (`claude --resume ID`, `codex resume ID`); refused while a tab has it open
@@ -198,7 +198,10 @@ fn shown(found: &SearchResults) -> String {
                 r.agent
             ),
             "review" => format!("review {} ({})", r.id, r.agent),
-            _ => format!("{} {}", r.agent, r.id),
+            _ => match &r.tab {
+                Some(tab) => format!("{} {} (open in tab {tab})", r.agent, r.id),
+                None => format!("{} {}", r.agent, r.id),
+            },
         };
         out.push_str(&format!("{:>width$}. {what}  {date}  {folder}\n", r.number));
         let pad = " ".repeat(width + 2);

@@ -59,8 +59,20 @@ impl Core {
                 .values()
                 .map(|t| (t.id.clone(), t.cwd.clone()))
                 .collect();
-            (own, folders)
+            // The open tab each conversation is, by the session id nerdr
+            // knows for it (the first by id when several claim one).
+            let mut open: BTreeMap<String, String> = BTreeMap::new();
+            for t in state.tabs.values() {
+                if let Some(id) = &t.session_id {
+                    let e = open.entry(id.clone()).or_insert_with(|| t.id.clone());
+                    if t.id < *e {
+                        *e = t.id.clone();
+                    }
+                }
+            }
+            (own, (folders, open))
         };
+        let (folders, open) = folders;
         let core_env: Vec<(String, String)> = std::env::vars().collect();
         let homes = rules::homes(own.is_some(), &s.env, &core_env)
             .map_err(|e| ApiError::new(ErrorCode::Internal, e))?;
@@ -94,7 +106,12 @@ impl Core {
             .into_iter()
             .take(limit)
             .enumerate()
-            .map(|(i, f)| result(i + 1, f, of))
+            .map(|(i, mut f)| {
+                if f.tab.is_none() && matches!(f.source.name(), "claude" | "codex") {
+                    f.tab = open.get(&f.id).cloned();
+                }
+                result(i + 1, f, of)
+            })
             .collect();
         Ok(SearchResults {
             results,

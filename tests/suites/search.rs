@@ -167,6 +167,7 @@ fn the_corpus_ranks_and_a_claude_conversation_is_found_and_resumed() {
     let hit = &found["results"][0];
     assert_eq!(hit["source"], "claude");
     assert_eq!(hit["id"], session);
+    assert_eq!(hit["tab"], claude.as_str(), "the open tab it is: {hit:#}");
     assert_eq!(hit["folder"], tab["worktree"], "{hit:#}\n{tab:#}");
     assert!(
         hit["lines"][0]["text"]
