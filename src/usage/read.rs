@@ -91,8 +91,10 @@ pub fn read_claude(file: &Path, sandboxed: bool) -> Source {
             file.display()
         )),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(format!(
-            "no {} yet: it is written by claude's status line, which `nerdr integration \
-             install claude --status-line` sets up, after claude's first reply on a claude.ai plan",
+            "no {} yet: claude's status line writes it when a reply carries plan limits, which \
+             only replies on a claude.ai plan do (on an API key there are none to show); \
+             `nerdr integration install claude --status-line` sets the status line up if it \
+             is not",
             file.display()
         )),
         Err(e) => Err(format!("cannot read {}: {e}", file.display())),
