@@ -117,10 +117,21 @@ async fn start_holder(paths: &Paths, bin: &Path) -> Result<(), String> {
     match crate::systemd::UserManager::connect().await {
         Ok(mgr) => {
             // A holder unit left from before (failed, say) would block the
-            // name; nothing in it answers, or we would have attached.
+            // name; nothing in it answers, or we would have attached. But
+            // one holding another state folder's programs (the person
+            // changed XDG_STATE_HOME or NERDR_DATA_DIR) answers on another
+            // socket: it is left alone, with its programs.
             if let Ok(Some(state)) = mgr.active_state(HOLDER_UNIT).await {
-                if state != "inactive" {
-                    let _ = mgr.stop_unit(HOLDER_UNIT).await;
+                let pid = mgr.main_pid(HOLDER_UNIT).await.ok().flatten();
+                let held = pid.and_then(|p| std::fs::read_link(format!("/proc/{p}/cwd")).ok());
+                let ours = std::fs::canonicalize(&paths.state_dir)
+                    .unwrap_or_else(|_| paths.state_dir.clone());
+                match left_holder(&state, held.as_deref(), &ours) {
+                    LeftHolder::None => {}
+                    LeftHolder::Stop => {
+                        let _ = mgr.stop_unit(HOLDER_UNIT).await;
+                    }
+                    LeftHolder::Another(why) => return Err(why),
                 }
             }
             let spec = crate::systemd::ServiceSpec {
@@ -159,6 +170,73 @@ async fn start_holder(paths: &Paths, bin: &Path) -> Result<(), String> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(())
+}
+
+/// What to do with a holder unit found when no holder answers ours.
+#[derive(Debug, PartialEq, Eq)]
+enum LeftHolder {
+    /// None there.
+    None,
+    /// A left-over of ours (failed, or not answering): stop it.
+    Stop,
+    /// Another state folder's holder, which may hold programs: left
+    /// running, and this core does without one, for this reason.
+    Another(String),
+}
+
+/// The rule: a unit in `state` whose process runs in `held` (the holder
+/// runs in its state folder), against `ours`. A unit whose folder cannot
+/// be read is taken for a left-over of ours, as before.
+fn left_holder(state: &str, held: Option<&Path>, ours: &Path) -> LeftHolder {
+    match (state, held) {
+        ("inactive", _) => LeftHolder::None,
+        (_, Some(other)) if other != ours => LeftHolder::Another(format!(
+            "{HOLDER_UNIT} holds the programs of another state folder, {} (XDG_STATE_HOME or \
+             NERDR_DATA_DIR changed since it started; this core's is {}): it is left running \
+             so they keep going, and this core's programs end with it. Go back to the old \
+             paths, or end the old tabs (`nerdr quit` in each session, under the old paths) \
+             and `systemctl --user stop {HOLDER_UNIT}`, then `systemctl --user restart \
+             nerdr.service`",
+            other.display(),
+            ours.display()
+        )),
+        _ => LeftHolder::Stop,
+    }
+}
+
+#[cfg(test)]
+mod left_holder_tests {
+    use super::*;
+
+    #[test]
+    fn another_state_folders_holder_is_left_running() {
+        let ours = Path::new("/home/me/.local/state/nerdr");
+        let other = Path::new("/home/me/elsewhere/nerdr");
+        #[rustfmt::skip]
+        let rows: &[(&str, &str, Option<&Path>, Option<&str>)] = &[
+            ("no unit running", "inactive", None, None),
+            ("a failed left-over of ours", "failed", None, Some("stop")),
+            ("ours, not answering", "active", Some(ours), Some("stop")),
+            ("its folder unreadable", "active", None, Some("stop")),
+            ("another state folder's", "active", Some(other), Some("another")),
+            ("another's, stopping", "deactivating", Some(other), Some("another")),
+        ];
+        for (what, state, held, want) in rows {
+            let got = match left_holder(state, *held, ours) {
+                LeftHolder::None => None,
+                LeftHolder::Stop => Some("stop"),
+                LeftHolder::Another(why) => {
+                    assert!(why.contains("/home/me/elsewhere/nerdr"), "{why}");
+                    assert!(
+                        why.contains("systemctl --user stop nerdr-holder.service"),
+                        "{why}"
+                    );
+                    Some("another")
+                }
+            };
+            assert_eq!(got, *want, "{what}");
+        }
+    }
 }
 
 fn spawn_detached(paths: &Paths, bin: &Path) -> Result<(), String> {

@@ -105,7 +105,9 @@ pub fn followup(changed: &[&'static str], before: &[Props]) -> Followup {
                 "the running core still serves the previous sockets, and a socket unit cannot \
                  restart under a running core; `{APPLY_ALL}` applies the new units (agents keep \
                  running in the holder; the next connection starts the core). Until then, \
-                 nothing listens once the core stops."
+                 nothing listens once the core stops. If your state folder changed, the new \
+                 core cannot reach the old one's agents (it leaves them running): end them \
+                 first, with `nerdr quit` under the old paths."
             ))
         } else if changed.contains(&SERVICE_UNIT) {
             Some(
