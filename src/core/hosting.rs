@@ -204,6 +204,32 @@ fn left_holder(state: &str, held: Option<&Path>, ours: &Path) -> LeftHolder {
     }
 }
 
+fn spawn_detached(paths: &Paths, bin: &Path) -> Result<(), String> {
+    let mut cmd = Command::new(bin);
+    cmd.arg("holder")
+        .env_clear()
+        .envs(holder_env())
+        .current_dir(&paths.state_dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    // SAFETY: setsid is async-signal-safe and touches only the child.
+    unsafe {
+        cmd.pre_exec(|| {
+            nix::unistd::setsid().map_err(std::io::Error::from)?;
+            Ok(())
+        });
+    }
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("cannot run `{} holder`: {e}", bin.display()))?;
+    // Reap it if it dies early; once it runs, it outlives us by design.
+    std::thread::spawn(move || {
+        let _ = child.wait();
+    });
+    Ok(())
+}
+
 #[cfg(test)]
 mod left_holder_tests {
     use super::*;
@@ -237,30 +263,4 @@ mod left_holder_tests {
             assert_eq!(got, *want, "{what}");
         }
     }
-}
-
-fn spawn_detached(paths: &Paths, bin: &Path) -> Result<(), String> {
-    let mut cmd = Command::new(bin);
-    cmd.arg("holder")
-        .env_clear()
-        .envs(holder_env())
-        .current_dir(&paths.state_dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    // SAFETY: setsid is async-signal-safe and touches only the child.
-    unsafe {
-        cmd.pre_exec(|| {
-            nix::unistd::setsid().map_err(std::io::Error::from)?;
-            Ok(())
-        });
-    }
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("cannot run `{} holder`: {e}", bin.display()))?;
-    // Reap it if it dies early; once it runs, it outlives us by design.
-    std::thread::spawn(move || {
-        let _ = child.wait();
-    });
-    Ok(())
 }
