@@ -151,9 +151,9 @@ fn candidates(id: &str) -> Option<ArgValueCandidates> {
     }
 }
 
-/// The tabs of the current folder's session, by id and by name (what
+/// The tabs of the current folder's session, by number, id and name (what
 /// `nerdr read` takes); outside any session, every tab by id (ids work
-/// from anywhere, names only in their session).
+/// from anywhere, numbers and names only in their session).
 fn tab_candidates() -> Vec<CompletionCandidate> {
     let folder = std::env::current_dir()
         .ok()
@@ -172,7 +172,9 @@ fn tab_candidates() -> Vec<CompletionCandidate> {
             .iter()
             .flat_map(|t| {
                 let about = format!("{} {}", t.agent, t.id);
+                let numbered = format!("{} {}", t.name, t.id);
                 [
+                    CompletionCandidate::new(t.number.to_string()).help(Some(numbered.into())),
                     CompletionCandidate::new(&t.id).help(Some(t.name.clone().into())),
                     CompletionCandidate::new(&t.name).help(Some(about.into())),
                 ]

@@ -91,7 +91,15 @@ fn bash_completes_read_with_the_running_tabs_ids_and_names() {
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
     let offer = offered(&l, &["nerdr", "read", ""]);
-    for want in [&first, &second, &names[0], &"builder".to_string()] {
+    // By number too, as `nerdr read 1` takes it.
+    for want in [
+        &first,
+        &second,
+        &names[0],
+        &"builder".to_string(),
+        &"1".into(),
+        &"2".into(),
+    ] {
         assert!(offer.contains(want), "{want} not in {offer:?}");
     }
     // The word typed so far narrows it, as bash's own completion does.
