@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// Writes every page into `dir`; returns the files written.
 pub fn write_all(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    clap_mangen::generate_to(super::Cli::command(), dir)
+    clap_mangen::generate_to(versioned(super::Cli::command()), dir)
         .with_context(|| format!("cannot write the manual pages into {}", dir.display()))?;
     let mut pages: Vec<PathBuf> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -44,6 +44,13 @@ pub fn write_all(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         .collect();
     pages.sort();
     Ok(pages)
+}
+
+/// `cmd` with nerdr's version on every command below it, which each
+/// page's footer names (it named the command alone), without a
+/// `--version` flag of their own.
+fn versioned(cmd: clap::Command) -> clap::Command {
+    cmd.mut_subcommands(|sub| versioned(sub.version(crate::VERSION).disable_version_flag(true)))
 }
 
 #[cfg(test)]
@@ -69,5 +76,11 @@ mod tests {
         }
         let agent = std::fs::read_to_string(dir.path().join("nerdr-agent.1")).unwrap();
         assert!(agent.contains(".TH nerdr-agent 1"), "{agent}");
+        let version = crate::VERSION;
+        let th = agent.lines().find(|l| l.starts_with(".TH")).unwrap();
+        assert!(
+            th.contains(version),
+            "the footer names nerdr's version: {th}"
+        );
     }
 }
