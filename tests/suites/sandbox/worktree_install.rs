@@ -119,6 +119,19 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
         st.tab_row(&t)
     );
 
+    // Other commands cannot reach nerdr here, and say so plainly instead
+    // of the socket's raw error (newcomer finding B).
+    let screen = st.in_tab(
+        &t,
+        "for c in tabs 'search word' 'why tracked.txt'; do \"$NERDR_BIN\" $c 2>&1 | grep -q 'run other nerdr commands outside the sandbox' || echo B\"\"AD=$c; done; \"$NERDR_BIN\" tabs 2>&1 | grep -c 'os error'",
+        "plain",
+        20,
+    );
+    assert!(
+        !screen.contains("BAD=") && screen.contains("rc-plain-1"),
+        "{screen}"
+    );
+
     // A reason for a change, by `nerdr why add` (to the file) and by hand.
     let screen = st.in_tab(
         &t,
