@@ -15,7 +15,7 @@ mod explain;
 mod git;
 mod handoff;
 mod handoffs;
-mod hook;
+pub(crate) mod hook;
 mod integration;
 mod log;
 mod man;

@@ -256,6 +256,32 @@ mod tests {
         assert!(json_text(&rows).unwrap().contains("\"number\": 12"));
     }
 
+    /// The README's window shows `nerdr tabs` as this table prints it
+    /// (its picture is captured by an ignored test; this keeps the table
+    /// part of it from drifting).
+    #[test]
+    fn the_readmes_picture_of_nerdr_tabs_is_what_it_prints() {
+        let readme = include_str!("../../README.md");
+        let at = readme.find("$ nerdr tabs\n").unwrap() + "$ nerdr tabs\n".len();
+        let shown: String = readme[at..]
+            .lines()
+            .take_while(|l| !l.starts_with('~'))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let row = |n: u32, id: &str, name: &str, agent: &str, state: &str, pid: u32| {
+            serde_json::json!({"id": id, "name": name, "number": n, "folder": "/w",
+                "agent": agent, "command": [agent], "sandboxed": false,
+                "state": "running", "agent_state": state, "pid": pid, "exit_code": null})
+        };
+        let wire = serde_json::json!([
+            row(1, "c3e83911", "codex-1", "codex", "blocked", 20310),
+            row(2, "c9e56ffa", "tests", "bash", "unknown", 20341),
+            row(3, "f0744456", "bash-2", "bash", "unknown", 20368),
+        ]);
+        let rows = decode::<ListTabs>(wire).unwrap();
+        assert_eq!(table(&rows, false, false), shown);
+    }
+
     /// A reviewer's name carries only part of its author's id: the line
     /// under the table names the author by its whole id.
     #[test]

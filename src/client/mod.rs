@@ -80,6 +80,19 @@ pub fn own_env() -> Vec<(String, String)> {
         .collect()
 }
 
+/// What to say instead of the raw error when a tab's command cannot reach
+/// the hook socket because there is none (`kind` NotFound) and
+/// `NERDR_DATA_DIR` holds a reports file (`reports`): the command runs in
+/// a `--worktree-only` sandbox (a worktree install's tab), where nerdr is
+/// reached only through files in the worktree. None: the raw error says it.
+pub fn unreachable_hook(kind: std::io::ErrorKind, reports: bool) -> Option<&'static str> {
+    (reports && kind == std::io::ErrorKind::NotFound).then_some(
+        "this sandbox (--worktree-only, install = \"worktree\") reaches nerdr only through \
+         files in the worktree: `nerdr hook` and `nerdr why add` work here (written to the \
+         reports file in $NERDR_DATA_DIR); run other nerdr commands outside the sandbox",
+    )
+}
+
 /// One request on the hook socket as the tab whose secret is `secret`.
 pub async fn via_hook<M: Method>(
     sock: &Path,
@@ -90,9 +103,19 @@ pub async fn via_hook<M: Method>(
 }
 
 async fn hook_line(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Reply> {
-    let stream = UnixStream::connect(sock)
-        .await
-        .with_context(|| format!("cannot reach the nerdr hook socket {}", sock.display()))?;
+    let stream = match UnixStream::connect(sock).await {
+        Ok(s) => s,
+        Err(e) => {
+            let reports = crate::cli::hook::reports_dir().is_some();
+            if let Some(plain) = unreachable_hook(e.kind(), reports) {
+                bail!("{plain}");
+            }
+            return Err(anyhow::Error::new(e).context(format!(
+                "cannot reach the nerdr hook socket {}",
+                sock.display()
+            )));
+        }
+    };
     let (read, mut write) = stream.into_split();
     let line = encode_line(&HookRequest {
         id: 1.into(),
@@ -320,4 +343,38 @@ pub fn peek<M: Method>(m: M, within: Duration) -> Option<M::Reply> {
         tokio::time::timeout(within, ask).await.ok()?.ok()
     })?;
     typed::<M>(reply).ok()?.ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unreachable_hook;
+    use std::io::ErrorKind::{ConnectionRefused, NotFound, PermissionDenied};
+
+    /// Only a missing socket beside a reports file is a worktree-only
+    /// sandbox; anything else keeps the raw error (a stopped core, a
+    /// socket nerdr cannot open, a tab with no reports file).
+    #[test]
+    fn a_worktree_only_sandbox_is_said_plainly() {
+        #[rustfmt::skip]
+        let rows = [
+            (NotFound,          true,  true),
+            (NotFound,          false, false),
+            (ConnectionRefused, true,  false),
+            (PermissionDenied,  true,  false),
+        ];
+        for (kind, reports, plain) in rows {
+            let said = unreachable_hook(kind, reports);
+            assert_eq!(said.is_some(), plain, "{kind:?} reports={reports}");
+            if let Some(s) = said {
+                for w in [
+                    "nerdr hook",
+                    "nerdr why add",
+                    "outside the sandbox",
+                    "worktree",
+                ] {
+                    assert!(s.contains(w), "{w}: {s}");
+                }
+            }
+        }
+    }
 }

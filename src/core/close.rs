@@ -276,9 +276,15 @@ impl Core {
         match self.remove_worktree(tab, &w).await {
             Ok(_) => {
                 let (repo, branch) = (w.repo.clone(), w.branch.clone());
+                let record = crate::git::left_branch::record_file(&w.path);
                 // `-d`, not `-D`: a branch with commits of its own stays.
                 let _ = tokio::task::spawn_blocking(move || {
-                    crate::git::query(&repo, &["branch", "-d", &branch])
+                    if crate::git::query(&repo, &["branch", "-d", &branch]).is_ok() {
+                        // Gone with the launch that never was: the record
+                        // of a kept branch the removal just wrote (nerdr's,
+                        // named by this launch's new id) names nothing.
+                        let _ = std::fs::remove_file(&record);
+                    }
                 })
                 .await;
             }

@@ -5,7 +5,7 @@
 //! refused and journaled; nothing nerdr put in the worktree is committed;
 //! a restarted core reads on.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -117,6 +117,19 @@ fn a_worktree_only_tab_reports_through_its_file_and_nothing_else() {
         reached,
         "the hook's line never reached nerdr: {}",
         st.tab_row(&t)
+    );
+
+    // Other commands cannot reach nerdr here, and say so plainly instead
+    // of the socket's raw error (newcomer finding B).
+    let screen = st.in_tab(
+        &t,
+        "for c in tabs 'search word' 'why tracked.txt'; do \"$NERDR_BIN\" $c 2>&1 | grep -q 'run other nerdr commands outside the sandbox' || echo B\"\"AD=$c; done; \"$NERDR_BIN\" tabs 2>&1 | grep -c 'os error'",
+        "plain",
+        20,
+    );
+    assert!(
+        !screen.contains("BAD=") && screen.contains("rc-plain-1"),
+        "{screen}"
     );
 
     // A reason for a change, by `nerdr why add` (to the file) and by hand.
@@ -308,6 +321,23 @@ fn a_tracked_file_in_the_way_refuses_the_launch_and_stays_as_it_was() {
     }
     let exclude = std::fs::read_to_string(st.repo.join(".git/info/exclude")).unwrap_or_default();
     assert!(!exclude.contains("/.nerdr/"), "{exclude}");
+    // No tab started, and no record of a kept branch is left for the tab
+    // that never was (newcomer finding D).
+    assert!(st.tabs(&[]).is_empty(), "{:#?}", st.tabs(&[]));
+    let worktrees = st.env.home().join(".local/share/nerdr/worktrees");
+    assert!(worktrees.is_dir(), "no {}", worktrees.display());
+    let records: Vec<PathBuf> = std::fs::read_dir(&worktrees)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten())
+        .map(|f| f.path())
+        .filter(|p| p.to_string_lossy().ends_with(".left.json"))
+        .collect();
+    assert!(records.is_empty(), "left behind: {records:?}");
+    // ... nor its branch.
+    let branches = st.git(&st.repo, &["branch", "--list", "nerdr/*"]);
+    assert!(branches.trim().is_empty(), "{branches}");
 }
 
 /// A handoff's new tab shares the handing tab's worktree: with both
