@@ -4,6 +4,8 @@
 //!   each tied to its reply type in [`replies`];
 //! - [`frame`]: length-prefixed frames on the client socket;
 //! - [`handshake`]: the client socket's versioned hello and key proof;
+//! - [`bridge`]: what `nerdr bridge` says before it relays that socket
+//!   over SSH;
 //! - [`hook`]: newline-delimited JSON on the hook socket;
 //! - [`holder`]: core ↔ holder, versioned; [`handover`]: its frozen part,
 //!   by which any build takes over from any other.
@@ -11,6 +13,7 @@
 //! Bump [`PROTOCOL_VERSION`] when any of these change incompatibly.
 
 pub mod api;
+pub mod bridge;
 pub mod frame;
 pub mod handover;
 pub mod handshake;
