@@ -36,6 +36,7 @@ mod protocol;
 mod proxy;
 #[cfg(test)]
 mod readme_tests;
+mod remote;
 mod review;
 mod sandbox;
 mod search;

@@ -78,7 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Ok(()) => {}
         // A sandbox that reaches only its worktree (`install =
         // "worktree"`): the report goes into the file nerdr reads.
-        Err(Failed::Unreachable(e)) => match (line, reports_dir()) {
+        Err(Failed::Unreachable(e)) => match (line, crate::file_reports::reports_dir()) {
             (Some(line), Some(dir)) => {
                 if let Err(w) = crate::file_reports::append(&dir, &line) {
                     say(&format!(
@@ -126,14 +126,6 @@ fn statusline(payload: Option<&str>) {
         "{}",
         crate::usage::claude::status_text(&data, limits.as_ref())
     );
-}
-
-/// `$NERDR_DATA_DIR` when it holds a reports file (a worktree install
-/// made it), else `None`.
-pub fn reports_dir() -> Option<std::path::PathBuf> {
-    let dir =
-        std::path::PathBuf::from(std::env::var_os("NERDR_DATA_DIR").filter(|v| !v.is_empty())?);
-    dir.join(crate::file_reports::FILE).is_file().then_some(dir)
 }
 
 /// The report as a line of the reports file, for an event the file takes.

@@ -5,6 +5,7 @@
 mod agent;
 mod approvals;
 mod attach;
+mod bridge;
 mod clean;
 mod close;
 mod completions;
@@ -73,6 +74,9 @@ pub struct Cli {
     /// The folder whose session a command acts on (default: the current folder); with no command, attach to it
     #[arg(long, global = true, value_name = "DIR")]
     pub folder: Option<PathBuf>,
+    /// Run the command on another machine's nerdr, over ssh: a [hosts] name from the config, or an ssh destination (tabs, agent, read and send for now)
+    #[arg(long, global = true, value_name = "HOST")]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -160,6 +164,8 @@ pub enum Command {
     Doctor(doctor::Args),
     /// Add or remove hooks in an agent's own settings that report to nerdr
     Integration(integration::Args),
+    // About line and long help: on bridge::Args.
+    Bridge(bridge::Args),
     /// Print the completion script for bash, zsh or fish (tab and agent names from the core)
     Completions(completions::Args),
     /// Write nerdr's manual pages (nerdr.1, nerdr-agent.1, ...)
@@ -193,15 +199,25 @@ pub enum Command {
 /// `--folder DIR`, one option every command takes in any position
 /// (`nerdr --folder DIR tabs` is `nerdr tabs --folder DIR`), handed to the
 /// command that acts on a session; the core places it in its session.
+///
+/// Over `--host` the folder is the remote one, resolved from the host's
+/// config and the bridge's home (`remote::folder`); the remote core makes
+/// it canonical.
 #[derive(Debug, Clone, Default)]
-pub struct Folder(Option<PathBuf>);
+pub struct Folder {
+    given: Option<PathBuf>,
+    remote: Option<PathBuf>,
+}
 
 impl Folder {
     /// The canonical folder naming the session: `--folder`, else the
     /// current folder.
     pub fn resolve(&self) -> anyhow::Result<PathBuf> {
         use anyhow::Context;
-        let dir = match &self.0 {
+        if let Some(remote) = &self.remote {
+            return Ok(remote.clone());
+        }
+        let dir = match &self.given {
             Some(d) => d.clone(),
             None => std::env::current_dir().context("cannot read the current folder")?,
         };
@@ -214,7 +230,10 @@ impl Folder {
     /// none (ids and id prefixes work from anywhere); a `--folder` that
     /// does not exist is an error.
     pub fn scope(&self) -> anyhow::Result<Option<PathBuf>> {
-        match &self.0 {
+        if let Some(remote) = &self.remote {
+            return Ok(Some(remote.clone()));
+        }
+        match &self.given {
             Some(_) => self.resolve().map(Some),
             None => Ok(self.resolve().ok()),
         }
@@ -222,7 +241,7 @@ impl Folder {
 
     /// `--folder` as given, if it was.
     pub fn given(&self) -> Option<&std::path::Path> {
-        self.0.as_deref()
+        self.given.as_deref()
     }
 }
 
@@ -234,7 +253,13 @@ impl Cli {
 }
 
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
-    let folder = Folder(cli.folder);
+    let folder = Folder {
+        given: cli.folder,
+        remote: None,
+    };
+    if let Some(host) = cli.host {
+        return on_host(&host, folder, cli.command);
+    }
     let Some(command) = cli.command else {
         return crate::client::attach::run(folder.resolve()?);
     };
@@ -243,46 +268,114 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             anyhow::bail!("--folder {}: {why}", dir.display());
         }
     }
+    dispatch(command, &folder)
+}
+
+/// `--host HOST CMD`: the link to HOST's bridge opened first, CMD run
+/// with its requests going over it and its folder HOST's, the link closed.
+fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Result<ExitCode> {
+    let command = match command {
+        Some(c) => c,
+        None => anyhow::bail!(
+            "--host {name}: the window over ssh is not built yet; `nerdr --host {name} tabs`, \
+             `agent`, `read` and `send` are"
+        ),
+    };
+    if let Some(why) = not_over_host(&command) {
+        anyhow::bail!("--host {name}: {why}");
+    }
+    let config = crate::config::load(&crate::paths::Paths::from_process()?.config_file())?;
+    let in_tab = std::env::var("NERDR_TAB").is_ok_and(|s| !s.is_empty());
+    let target = crate::remote::target::choose(name, &config.hosts, in_tab)
+        .map_err(|e| anyhow::anyhow!(e))?;
+    let default_folder = target.folder.clone();
+    let opened = crate::client::over_ssh::open(target)?;
+    let done = (|| {
+        let remote = crate::remote::folder::resolve(
+            given.given(),
+            default_folder.as_deref(),
+            opened.home.as_deref(),
+        )
+        .map_err(|e| anyhow::anyhow!(e))?;
+        let folder = Folder {
+            given: given.given.clone(),
+            remote: Some(remote),
+        };
+        dispatch(command, &folder)
+    })();
+    crate::client::over_ssh::close();
+    done
+}
+
+/// Why `command` does not run over `--host` (yet), if it does not: only
+/// the thin requests that need nothing of this machine do.
+fn not_over_host(command: &Command) -> Option<String> {
     match command {
-        Command::Agent(a) => agent::run(a, &folder),
-        Command::Tabs(a) => tabs::run(a, &folder),
+        Command::Tabs(_) | Command::Agent(_) | Command::Read(_) | Command::Send(_) => None,
+        Command::Bridge(_) => Some("`nerdr bridge` is what --host runs on the other end".into()),
+        other => Some(format!(
+            "`nerdr {}` does not work over ssh yet; tabs, agent, read and send do",
+            command_name(other)
+        )),
+    }
+}
+
+/// The subcommand's name as typed (`request-review`).
+fn command_name(command: &Command) -> String {
+    let debug = format!("{command:?}");
+    let variant = debug.split('(').next().unwrap_or_default();
+    let mut name = String::new();
+    for (i, c) in variant.chars().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            name.push('-');
+        }
+        name.push(c.to_ascii_lowercase());
+    }
+    name
+}
+
+fn dispatch(command: Command, folder: &Folder) -> anyhow::Result<ExitCode> {
+    match command {
+        Command::Agent(a) => agent::run(a, folder),
+        Command::Tabs(a) => tabs::run(a, folder),
         Command::Sessions(a) => sessions::run(a),
-        Command::Attach(a) => attach::run(a, &folder),
-        Command::Read(a) => read::run(a, &folder),
-        Command::Send(a) => send::run(a, &folder),
-        Command::Wait(a) => wait::run(a, &folder),
-        Command::Explain(a) => explain::run(a, &folder),
-        Command::Close(a) => close::run(a, &folder),
-        Command::RequestReview(a) => request_review::run(a, &folder),
+        Command::Attach(a) => attach::run(a, folder),
+        Command::Read(a) => read::run(a, folder),
+        Command::Send(a) => send::run(a, folder),
+        Command::Wait(a) => wait::run(a, folder),
+        Command::Explain(a) => explain::run(a, folder),
+        Command::Close(a) => close::run(a, folder),
+        Command::RequestReview(a) => request_review::run(a, folder),
         Command::PostReview(a) => post_review::run(a),
-        Command::Reviews(a) => reviews::run(a, &folder),
-        Command::Spinoff(a) => spinoff::run(a, &folder),
-        Command::ReportResult(a) => report_result::run(a, &folder),
-        Command::Spinoffs(a) => spinoffs::run(a, &folder),
-        Command::Handoff(a) => handoff::run(a, &folder),
-        Command::Handoffs(a) => handoffs::run(a, &folder),
-        Command::Switch(a) => switch::run(a, &folder),
-        Command::Why(a) => why::run(a, &folder),
-        Command::Search(a) => search::run(a, &folder),
-        Command::Rename(a) => rename::run(a, &folder),
+        Command::Reviews(a) => reviews::run(a, folder),
+        Command::Spinoff(a) => spinoff::run(a, folder),
+        Command::ReportResult(a) => report_result::run(a, folder),
+        Command::Spinoffs(a) => spinoffs::run(a, folder),
+        Command::Handoff(a) => handoff::run(a, folder),
+        Command::Handoffs(a) => handoffs::run(a, folder),
+        Command::Switch(a) => switch::run(a, folder),
+        Command::Why(a) => why::run(a, folder),
+        Command::Search(a) => search::run(a, folder),
+        Command::Rename(a) => rename::run(a, folder),
         Command::Usage(a) => usage::run(a),
-        Command::Terminal(a) => terminal::run(a, &folder),
+        Command::Terminal(a) => terminal::run(a, folder),
         Command::Pane(a) => pane::run(a),
-        Command::Restart(a) => restart::run(a, &folder),
+        Command::Restart(a) => restart::run(a, folder),
         Command::Sandbox(a) => sandbox::run(a),
         Command::Approvals(a) => approvals::run(a),
-        Command::Quit(a) => quit::run(a, &folder),
-        Command::Diff(a) => diff::run(a, &folder),
+        Command::Quit(a) => quit::run(a, folder),
+        Command::Diff(a) => diff::run(a, folder),
         Command::Worktrees(a) => worktrees::run(a),
-        Command::Merge(a) => merge::run(a, &folder),
+        Command::Merge(a) => merge::run(a, folder),
         Command::Clean(a) => clean::run(a),
-        Command::Saved(a) => saved::run(a, &folder),
+        Command::Saved(a) => saved::run(a, folder),
         Command::Log(a) => log::run(a),
-        Command::Plugin(a) => plugin::run(a, &folder),
-        Command::Git(a) => git::run(a, &folder),
+        Command::Plugin(a) => plugin::run(a, folder),
+        Command::Git(a) => git::run(a, folder),
         Command::Service(a) => service_cmd::run(a),
         Command::Doctor(a) => doctor::run(a),
         Command::Integration(a) => integration::run(a),
+        Command::Bridge(a) => bridge::run(a),
         Command::Completions(a) => completions::run(a),
         Command::Man(a) => man::run(a),
         Command::Hook(a) => hook::run(a),
@@ -354,6 +447,9 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
         | Command::Man(_) => {
             Some("this command is about the installation, not a session; leave out --folder")
         }
+        Command::Bridge(_) => Some(
+            "the bridge passes on whatever the other end asks, folders included; leave out --folder",
+        ),
         Command::Pane(_)
         | Command::Hook(_)
         | Command::Core(_)
@@ -368,7 +464,42 @@ fn takes_no_folder(command: &Command) -> Option<&'static str> {
 
 #[cfg(test)]
 mod tests {
-    use clap::CommandFactory;
+    use clap::{CommandFactory, Parser};
+
+    /// Which commands run over `--host`: the four thin requests of the
+    /// first slice; every other says so, by the name it was typed as.
+    #[test]
+    fn only_tabs_agent_read_and_send_go_over_host() {
+        #[rustfmt::skip]
+        let rows: &[(&[&str], Option<&str>)] = &[
+            (&["tabs"], None),
+            (&["tabs", "--all", "--json"], None),
+            (&["agent", "claude"], None),
+            (&["agent", "--", "bash"], None),
+            (&["read", "1"], None),
+            (&["send", "1", "hi"], None),
+            (&["close", "1"], Some("`nerdr close` does not work over ssh yet")),
+            (&["request-review", "1"], Some("`nerdr request-review` does not work over ssh yet")),
+            (&["doctor"], Some("`nerdr doctor` does not work over ssh yet")),
+            (&["bridge"], Some("what --host runs on the other end")),
+        ];
+        for (words, want) in rows {
+            let cli = super::Cli::try_parse_from(
+                ["nerdr", "--host", "devbox"].iter().chain(words.iter()),
+            )
+            .unwrap_or_else(|e| panic!("{words:?}: {e}"));
+            assert_eq!(cli.host.as_deref(), Some("devbox"));
+            let got = super::not_over_host(&cli.command.unwrap());
+            match (got, want) {
+                (None, None) => {}
+                (Some(g), Some(w)) => assert!(g.contains(w), "{words:?}: {g}"),
+                (g, w) => panic!("{words:?}: got {g:?}, want {w:?}"),
+            }
+        }
+        // --host goes anywhere on the line, as --folder does.
+        let cli = super::Cli::try_parse_from(["nerdr", "tabs", "--host", "devbox"]).unwrap();
+        assert_eq!(cli.host.as_deref(), Some("devbox"));
+    }
 
     /// A command whose `--help` explains more than its one line keeps that
     /// text: a doc comment on its `Command` variant would reset the

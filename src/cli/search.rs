@@ -270,7 +270,7 @@ mod tests {
         };
         assert_eq!(
             shown(&found),
-            "1. claude s-1  2026-12-02 13:19  /p\n   \
+            "1. claude s-1 (open in tab ab12)  2026-12-02 13:19  /p\n   \
              2 of 2 word(s), 3 time(s) in 2 message(s)\n   \
              > fix the parser\n   \
              < the parser is fixed\n\

@@ -82,7 +82,7 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
             // A sandbox that reaches only its worktree: the reason goes
             // into the reports file nerdr reads (DESIGN: why add reads
             // NERDR_DATA_DIR without needing the config).
-            Err(unreachable) => match super::hook::reports_dir() {
+            Err(unreachable) => match crate::file_reports::reports_dir() {
                 Some(dir) => return to_file(&dir, req),
                 None => return Err(unreachable),
             },

@@ -1,13 +1,16 @@
 //! How a command reaches the core. From an ordinary terminal: the client
 //! socket, with the key handshake, starting a core if none answers. From
 //! inside a tab (`NERDR_TAB` set): the hook socket, under the tab's identity,
-//! so nothing nerdr started can borrow the user's powers.
+//! so nothing nerdr started can borrow the user's powers. With `--host`:
+//! the client protocol over ssh to that host's `nerdr bridge`
+//! ([`over_ssh`]).
 //!
 //! A call names its method by its params type and gets that method's reply
 //! type back (see `protocol::api::Method`): the JSON is read here, once.
 
 pub mod attach;
 mod autostart;
+pub mod over_ssh;
 pub mod patch;
 mod start_plan;
 
@@ -54,6 +57,9 @@ fn send(req: Request) -> anyhow::Result<Reply> {
     if let Some(why) = crate::protocol::request_too_large(len) {
         bail!(why);
     }
+    if over_ssh::is_open() {
+        return over_ssh::ask(req);
+    }
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -72,7 +78,12 @@ fn send(req: Request) -> anyhow::Result<Reply> {
 }
 
 /// The caller's environment as it goes to the core (for programs it starts).
+/// Over `--host`, the bridge's: the environment a command run on that host
+/// would send.
 pub fn own_env() -> Vec<(String, String)> {
+    if let Some(env) = over_ssh::env() {
+        return env;
+    }
     // Variables that are not UTF-8 cannot cross the JSON protocol; they are
     // rare in practice and dropping one is safer than mangling it.
     std::env::vars_os()
@@ -106,7 +117,7 @@ async fn hook_line(sock: &Path, secret: &str, req: Request) -> anyhow::Result<Re
     let stream = match UnixStream::connect(sock).await {
         Ok(s) => s,
         Err(e) => {
-            let reports = crate::cli::hook::reports_dir().is_some();
+            let reports = crate::file_reports::reports_dir().is_some();
             if let Some(plain) = unreachable_hook(e.kind(), reports) {
                 bail!("{plain}");
             }
@@ -182,10 +193,22 @@ pub enum HandshakeError {
 }
 
 /// The key handshake on a fresh connection to the client socket.
-pub async fn handshake(
+pub async fn handshake(stream: UnixStream, paths: &Paths) -> Result<UnixStream, HandshakeError> {
+    welcomed(stream, paths).await.map(|(stream, _)| stream)
+}
+
+/// A client-socket connection past the key handshake, with the welcoming
+/// core's PID (for `nerdr bridge`, which passes the verdict on).
+pub async fn open_welcomed(paths: &Paths) -> anyhow::Result<(UnixStream, u32)> {
+    let stream = connect_or_start(paths).await?;
+    welcomed(stream, paths).await.map_err(|e| anyhow!(e))
+}
+
+/// [`handshake`], keeping the PID the core's welcome names.
+async fn welcomed(
     mut stream: UnixStream,
     paths: &Paths,
-) -> Result<UnixStream, HandshakeError> {
+) -> Result<(UnixStream, u32), HandshakeError> {
     let broken =
         |what: &str, e: &dyn std::fmt::Display| HandshakeError::Broken(format!("{what}: {e}"));
     let challenge: Challenge = read_frame(&mut stream)
@@ -222,7 +245,7 @@ pub async fn handshake(
         .decode_control::<Verdict>()
         .map_err(|e| HandshakeError::Refused(format!("the core's verdict is malformed: {e}")))?;
     match verdict {
-        Verdict::Welcome { .. } => Ok(stream),
+        Verdict::Welcome { core_pid } => Ok((stream, core_pid)),
         Verdict::Refused { message } => Err(HandshakeError::Refused(format!(
             "the core refused this client: {message}"
         ))),

@@ -8,8 +8,10 @@
 
 mod builtin;
 mod error;
+mod hosts;
 mod notify;
 mod schema;
+mod source;
 mod tree;
 
 #[cfg(test)]
@@ -21,6 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use builtin::{builtin_names, builtin_program};
 pub use error::{ConfigError, Expected, Location};
+pub use hosts::{destination_problem, HostConfig};
 pub use notify::{NotifyConfig, NotifySettings, NotifyWhen};
 
 /// The whole config. `Config::default()` is what a missing file means.
@@ -30,6 +33,8 @@ pub struct Config {
     /// see [`Config::resolve_agent`]).
     pub agents: BTreeMap<String, AgentConfig>,
     pub client: ClientConfig,
+    /// `[hosts.NAME]`: other machines `--host NAME` reaches over SSH.
+    pub hosts: BTreeMap<String, HostConfig>,
     pub review: ReviewConfig,
     pub tabs: TabsConfig,
     pub plugins: PluginsConfig,
@@ -215,7 +220,7 @@ pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         // toml's messages span lines ("invalid array\nexpected `]`").
         message: e.message().trim().replace('\n', "; "),
     })?;
-    schema::config(&schema::Source { path, text }, &root)
+    schema::config(&source::Source { path, text }, &root)
 }
 
 /// A program run as it is (`nerdr agent -- CMD`): an agent no config

@@ -8,15 +8,16 @@ use std::path::Path;
 
 use super::builtin;
 use super::error::{dotted, is_agent_name};
+use super::source::Source;
 use super::tree::{Entry, Node};
-use super::{builtin_names, ConfigError, Expected, Location};
+use super::{builtin_names, ConfigError, Expected};
 use super::{
     AgentConfig, ClientConfig, Config, Install, NotifySettings, NotifyWhen, PluginsConfig,
     ReviewConfig, SandboxConfig, TabsConfig,
 };
 
 const TOP_KEYS: &[&str] = &[
-    "agents", "client", "notify", "plugins", "review", "sandbox", "tabs",
+    "agents", "client", "hosts", "notify", "plugins", "review", "sandbox", "tabs",
 ];
 const SANDBOX_KEYS: &[&str] = &["ask_timeout_secs"];
 /// The longest a network question may hold a connection (the proxy's own
@@ -45,127 +46,6 @@ const NOTIFY_KEYS: &[&str] = &["blocked", "done", "desktop", "terminal"];
 /// sees").
 const RESERVED_ENV: &[&str] = &["NERDR_", "HERDR_"];
 
-/// Where the text came from, for locations.
-pub struct Source<'a> {
-    pub path: &'a Path,
-    pub text: &'a str,
-}
-
-impl Source<'_> {
-    fn at(&self, entry: &Entry) -> Location {
-        Location::of(self.path, self.text, entry.span.start)
-    }
-
-    fn unknown(
-        &self,
-        entry: &Entry,
-        section: String,
-        valid: &'static [&'static str],
-    ) -> ConfigError {
-        ConfigError::UnknownKey {
-            at: self.at(entry),
-            key: entry.key.clone(),
-            section,
-            valid,
-        }
-    }
-
-    fn wrong_type(
-        &self,
-        entry: &Entry,
-        key: &str,
-        expected: Expected,
-        found: String,
-    ) -> ConfigError {
-        ConfigError::WrongType {
-            at: self.at(entry),
-            key: key.to_owned(),
-            expected,
-            found,
-        }
-    }
-
-    fn invalid(&self, entry: &Entry, key: &str, problem: String, fix: &str) -> ConfigError {
-        ConfigError::InvalidValue {
-            at: self.at(entry),
-            key: key.to_owned(),
-            problem,
-            fix: fix.to_owned(),
-        }
-    }
-
-    fn table<'n>(
-        &self,
-        entry: &'n Entry,
-        key: &str,
-        expected: Expected,
-    ) -> Result<&'n [Entry], ConfigError> {
-        match &entry.value {
-            Node::Table(entries) => Ok(entries),
-            other => Err(self.wrong_type(entry, key, expected, other.describe())),
-        }
-    }
-
-    /// A string that can go into an argv or environment: no NUL.
-    fn string(&self, entry: &Entry, key: &str) -> Result<String, ConfigError> {
-        match &entry.value {
-            Node::String(s) => self.no_nul(entry, key, s).map(|()| s.clone()),
-            other => Err(self.wrong_type(entry, key, Expected::String, other.describe())),
-        }
-    }
-
-    fn nonempty_string(&self, entry: &Entry, key: &str) -> Result<String, ConfigError> {
-        let s = self.string(entry, key)?;
-        if s.is_empty() {
-            return Err(self.invalid(
-                entry,
-                key,
-                "is empty".into(),
-                "give it a value or remove the key",
-            ));
-        }
-        Ok(s)
-    }
-
-    fn strings(&self, entry: &Entry, key: &str) -> Result<Vec<String>, ConfigError> {
-        let Node::Array(items) = &entry.value else {
-            return Err(self.wrong_type(entry, key, Expected::Strings, entry.value.describe()));
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let Node::String(s) = item else {
-                let found = format!("an array holding {} at index {i}", item.describe());
-                return Err(self.wrong_type(entry, key, Expected::Strings, found));
-            };
-            self.no_nul(entry, key, s)?;
-            out.push(s.clone());
-        }
-        Ok(out)
-    }
-
-    fn boolean(&self, entry: &Entry, key: &str) -> Result<bool, ConfigError> {
-        match entry.value {
-            Node::Boolean(b) => Ok(b),
-            ref other => Err(self.wrong_type(entry, key, Expected::Boolean, other.describe())),
-        }
-    }
-
-    fn seconds(&self, entry: &Entry, key: &str) -> Result<u64, ConfigError> {
-        match entry.value {
-            Node::Integer(n) if (1..=86_400).contains(&n) => Ok(n as u64),
-            ref other => Err(self.wrong_type(entry, key, Expected::Seconds, other.describe())),
-        }
-    }
-
-    fn no_nul(&self, entry: &Entry, key: &str, s: &str) -> Result<(), ConfigError> {
-        if s.contains('\0') {
-            let fix = "remove it: a NUL byte cannot be passed to a program";
-            return Err(self.invalid(entry, key, "contains a NUL character (\\u0000)".into(), fix));
-        }
-        Ok(())
-    }
-}
-
 /// Check the root table's entries and build the config.
 pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
     let mut config = Config {
@@ -182,6 +62,12 @@ pub fn config(src: &Source, root: &[Entry]) -> Result<Config, ConfigError> {
                 }
             }
             "client" => config.client = client(src, entry)?,
+            "hosts" => {
+                for host in src.table(entry, "hosts", Expected::Table)? {
+                    let parsed = super::hosts::host(src, host)?;
+                    config.hosts.insert(host.key.clone(), parsed);
+                }
+            }
             "tabs" => config.tabs = tabs(src, entry)?,
             "plugins" => config.plugins = plugins(src, entry)?,
             "sandbox" => config.sandbox = sandbox(src, entry)?,

@@ -105,6 +105,14 @@ pub fn append(dir: &Path, line: &serde_json::Value) -> std::io::Result<std::path
     Ok(path)
 }
 
+/// `$NERDR_DATA_DIR` when it holds a reports file (a worktree install
+/// made it: this program reaches nerdr through it), else `None`.
+pub fn reports_dir() -> Option<std::path::PathBuf> {
+    let dir =
+        std::path::PathBuf::from(std::env::var_os("NERDR_DATA_DIR").filter(|v| !v.is_empty())?);
+    dir.join(FILE).is_file().then_some(dir)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -91,18 +91,47 @@ pub async fn read_frame_within<R: AsyncRead + Unpin>(
         Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
         Err(e) => return Err(FrameError::Io(e)),
     }
-    let len = u32::from_be_bytes(len) as usize;
+    let mut buf = vec![0u8; body_len(len, max)?];
+    r.read_exact(&mut buf).await.map_err(cut_short)?;
+    from_body(buf)
+}
+
+/// [`read_frame_within`] on a blocking reader: `nerdr --host`'s pipe from
+/// ssh, `nerdr bridge`'s own stdio.
+pub fn read_frame_blocking<R: std::io::Read>(r: &mut R, max: usize) -> Result<Frame, FrameError> {
+    let mut len = [0u8; 4];
+    match r.read_exact(&mut len) {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Err(FrameError::Closed),
+        Err(e) => return Err(FrameError::Io(e)),
+    }
+    let mut buf = vec![0u8; body_len(len, max)?];
+    r.read_exact(&mut buf).map_err(cut_short)?;
+    from_body(buf)
+}
+
+/// The body's length from the 4 bytes before it, checked against `max`
+/// before anything is allocated.
+fn body_len(header: [u8; 4], max: usize) -> Result<usize, FrameError> {
+    let len = u32::from_be_bytes(header) as usize;
     if len == 0 {
         return Err(FrameError::Empty);
     }
     if len > max {
         return Err(FrameError::TooLarge(len, max));
     }
-    let mut buf = vec![0u8; len];
-    r.read_exact(&mut buf).await.map_err(|e| match e.kind() {
+    Ok(len)
+}
+
+fn cut_short(e: std::io::Error) -> FrameError {
+    match e.kind() {
         std::io::ErrorKind::UnexpectedEof => FrameError::Truncated,
         _ => FrameError::Io(e),
-    })?;
+    }
+}
+
+/// A frame from its body: the kind byte, then the rest.
+fn from_body(mut buf: Vec<u8>) -> Result<Frame, FrameError> {
     let kind = match buf[0] {
         1 => Kind::Control,
         2 => Kind::Data,
@@ -113,14 +142,24 @@ pub async fn read_frame_within<R: AsyncRead + Unpin>(
 }
 
 pub async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, f: &Frame) -> std::io::Result<()> {
+    w.write_all(&checked(f)?.encode()).await?;
+    w.flush().await
+}
+
+/// [`write_frame`] on a blocking writer.
+pub fn write_frame_blocking<W: std::io::Write>(w: &mut W, f: &Frame) -> std::io::Result<()> {
+    w.write_all(&checked(f)?.encode())?;
+    w.flush()
+}
+
+fn checked(f: &Frame) -> std::io::Result<&Frame> {
     if f.body.len() + 1 > MAX_FRAME {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
             FrameError::TooLarge(f.body.len() + 1, MAX_FRAME).to_string(),
         ));
     }
-    w.write_all(&f.encode()).await?;
-    w.flush().await
+    Ok(f)
 }
 
 #[cfg(test)]
@@ -139,6 +178,31 @@ mod tests {
         assert_eq!(got, f);
         let v: serde_json::Value = got.decode_control().unwrap();
         assert_eq!(v["a"], 1);
+    }
+
+    /// The blocking reader reads what the async one reads, and fails alike.
+    #[tokio::test]
+    async fn the_blocking_twin_reads_the_same() {
+        let f = Frame {
+            kind: Kind::Data,
+            body: b"abc".to_vec(),
+        };
+        let mut wire = Vec::new();
+        write_frame_blocking(&mut wire, &f).unwrap();
+        assert_eq!(read_frame_blocking(&mut &wire[..], MAX_FRAME).unwrap(), f);
+        for bytes in [
+            &[][..],
+            &[0, 0, 0, 0],
+            &[0, 0, 0, 9, 1, b'{'],
+            &[0, 0, 0, 1, 7],
+        ] {
+            assert_eq!(
+                read_frame_blocking(&mut &bytes[..], MAX_FRAME)
+                    .unwrap_err()
+                    .to_string(),
+                decode(bytes).await.unwrap_err().to_string()
+            );
+        }
     }
 
     #[tokio::test]

@@ -39,15 +39,16 @@ pub const HOLDER_VERSION: u32 = match option_env!("NERDR_HOLDER_VERSION_FOR_TEST
     None => 4,
 };
 
-const fn parse_version(v: &str) -> u32 {
+/// A `*_VERSION_FOR_TESTS` number, at compile time.
+pub(super) const fn parse_version(v: &str) -> u32 {
     let b = v.as_bytes();
-    assert!(!b.is_empty(), "NERDR_HOLDER_VERSION_FOR_TESTS is empty");
+    assert!(!b.is_empty(), "a *_VERSION_FOR_TESTS variable is empty");
     let mut n = 0u32;
     let mut i = 0;
     while i < b.len() {
         assert!(
             b[i].is_ascii_digit(),
-            "NERDR_HOLDER_VERSION_FOR_TESTS must be a number"
+            "a *_VERSION_FOR_TESTS variable must be a number"
         );
         n = n * 10 + (b[i] - b'0') as u32;
         i += 1;

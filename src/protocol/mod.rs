@@ -4,6 +4,8 @@
 //!   each tied to its reply type in [`replies`];
 //! - [`frame`]: length-prefixed frames on the client socket;
 //! - [`handshake`]: the client socket's versioned hello and key proof;
+//! - [`bridge`]: what `nerdr bridge` says before it relays that socket
+//!   over SSH;
 //! - [`hook`]: newline-delimited JSON on the hook socket;
 //! - [`holder`]: core ↔ holder, versioned; [`handover`]: its frozen part,
 //!   by which any build takes over from any other.
@@ -11,6 +13,7 @@
 //! Bump [`PROTOCOL_VERSION`] when any of these change incompatibly.
 
 pub mod api;
+pub mod bridge;
 pub mod frame;
 pub mod handover;
 pub mod handshake;
@@ -28,7 +31,16 @@ pub mod work;
 
 /// Version of the client-socket protocol, sent in the hello. 2: a window's
 /// data frames are painted differences, not the program's output.
-pub const PROTOCOL_VERSION: u32 = 2;
+///
+/// `NERDR_PROTOCOL_VERSION_FOR_TESTS`, read at compile time, builds the
+/// same source under another number, as `holder::HOLDER_VERSION`'s does:
+/// it exists only so the `--host` tests can make a second, real build
+/// whose bridge speaks another protocol. No environment of a running nerdr
+/// changes it.
+pub const PROTOCOL_VERSION: u32 = match option_env!("NERDR_PROTOCOL_VERSION_FOR_TESTS") {
+    Some(v) => holder::parse_version(v),
+    None => 2,
+};
 
 /// Largest frame (client and holder sockets), in bytes. A redraw of the
 /// largest screen allowed ([`MAX_ROWS`] x [`MAX_COLS`], every cell coloured)

@@ -35,6 +35,7 @@ mod newcomer_trial;
 mod notifications;
 mod one_core;
 mod other_agents;
+mod over_ssh;
 mod packages;
 mod privilege;
 mod probe;

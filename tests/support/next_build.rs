@@ -1,13 +1,16 @@
-//! A second real build of nerdr from the same source, under another holder
-//! protocol version (`NERDR_HOLDER_VERSION_FOR_TESTS`, read at compile
-//! time), for the upgrade tests.
+//! Second real builds of nerdr from the same source, each under another
+//! version number read at compile time: another holder protocol
+//! (`NERDR_HOLDER_VERSION_FOR_TESTS`) for the upgrade tests, another
+//! client protocol (`NERDR_PROTOCOL_VERSION_FOR_TESTS`) for `--host`'s
+//! version check.
 //!
-//! It goes to its own target dir, `target/holder-next`, in the same
-//! profile as the binary under test. That dir is seeded with hard links to
-//! the dependencies already built for the tests (their artifacts and
-//! fingerprints), so cargo compiles only nerdr itself; later runs rebuild
-//! only when the source changed. nerdr's own artifacts are never linked:
-//! the second build must not write into the first one's files.
+//! Each goes to its own target dir (`target/holder-next`,
+//! `target/protocol-next`), in the same profile as the binary under test.
+//! That dir is seeded with hard links to the dependencies already built
+//! for the tests (their artifacts and fingerprints), so cargo compiles only
+//! nerdr itself; later runs rebuild only when the source changed. nerdr's
+//! own artifacts are never linked: the second build must not write into
+//! the first one's files.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,16 +21,42 @@ use std::time::Instant;
 /// `protocol::holder::HOLDER_VERSION`, which this must differ from).
 pub const NEXT_VERSION: u32 = 1000;
 
+/// The client protocol of [`other_protocol_build`] (the binary under test
+/// speaks `protocol::PROTOCOL_VERSION`, which this must differ from).
+pub const OTHER_PROTOCOL: u32 = 1000;
+
 /// The second build's binary, built once per test run.
 pub fn next_build() -> PathBuf {
     static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     BUILT
-        .get_or_init(build)
+        .get_or_init(|| {
+            build(
+                "holder-next",
+                "NERDR_HOLDER_VERSION_FOR_TESTS",
+                NEXT_VERSION,
+            )
+        })
         .clone()
         .unwrap_or_else(|e| panic!("cannot make the second build: {e}"))
 }
 
-fn build() -> Result<PathBuf, String> {
+/// A build of the same source speaking client protocol [`OTHER_PROTOCOL`],
+/// built once per test run.
+pub fn other_protocol_build() -> PathBuf {
+    static BUILT: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            build(
+                "protocol-next",
+                "NERDR_PROTOCOL_VERSION_FOR_TESTS",
+                OTHER_PROTOCOL,
+            )
+        })
+        .clone()
+        .unwrap_or_else(|e| panic!("cannot make the other protocol's build: {e}"))
+}
+
+fn build(dir: &str, var: &str, version: u32) -> Result<PathBuf, String> {
     let first = Path::new(super::sysenv::NERDR_BIN);
     let profile_dir = first
         .parent()
@@ -39,7 +68,7 @@ fn build() -> Result<PathBuf, String> {
     let target = profile_dir
         .parent()
         .ok_or("the profile folder has no target folder")?;
-    let next_target = target.join("holder-next");
+    let next_target = target.join(dir);
     let next_profile = next_target.join(profile);
     for sub in ["deps", "build", ".fingerprint"] {
         seed(&profile_dir.join(sub), &next_profile.join(sub), true)?;
@@ -49,7 +78,7 @@ fn build() -> Result<PathBuf, String> {
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["build", "--bin", "nerdr"])
         .env("CARGO_TARGET_DIR", &next_target)
-        .env("NERDR_HOLDER_VERSION_FOR_TESTS", NEXT_VERSION.to_string())
+        .env(var, version.to_string())
         // One build from scratch of one crate: incremental state only costs.
         .env("CARGO_INCREMENTAL", "0");
     match profile {
@@ -72,10 +101,7 @@ fn build() -> Result<PathBuf, String> {
         ));
     }
     // For the record: what the second build costs a test run.
-    eprintln!(
-        "SECOND BUILD (holder protocol {NEXT_VERSION}) took {:.1?}",
-        t0.elapsed()
-    );
+    eprintln!("SECOND BUILD ({var}={version}) took {:.1?}", t0.elapsed());
     let bin = next_profile.join("nerdr");
     bin.is_file()
         .then_some(bin.clone())

@@ -12,7 +12,7 @@ fn errors_name_file_line_column_key_and_what_is_valid() {
         (
             "unknown top-level key",
             "agent = \"codex\"\n",
-            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, notify, plugins, review, sandbox, tabs"),
+            format!("{PATH}:1:1: unknown key `agent` in the top-level table; valid keys: agents, client, hosts, notify, plugins, review, sandbox, tabs"),
         ),
         (
             "unknown [tabs] key",

@@ -3,6 +3,7 @@
 //! `errors.rs`; parsing that succeeds, resolution and loading are here.
 
 mod errors;
+mod hosts;
 mod notify;
 
 use std::collections::BTreeMap;
