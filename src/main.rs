@@ -9,6 +9,7 @@
 mod agents;
 mod alerts;
 mod audit;
+mod calendar;
 mod cli;
 mod client;
 mod config;
