@@ -439,13 +439,9 @@ fn common_layer(l: &Layout) -> bool {
                 .filter(|b| !b.read_only)
                 .map(|b| b.dest.as_path()),
         )
-        .chain([l.worktree.as_path()])
-        .chain(
-            l.weaken
-                .has(Weakening::HomeWritable)
-                .then_some(l.home.as_path()),
-        );
-    !writable.into_iter().any(overlaps)
+        .chain([l.worktree.as_path()]);
+    !(l.weaken.has(Weakening::HomeWritable) && overlaps(&l.home))
+        && !writable.into_iter().any(overlaps)
 }
 
 /// What of the git data is bound over the writable places, and how: the
