@@ -26,7 +26,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::git_layout::{CommonEntry, GitLayout};
+use super::git_layout::GitLayout;
 use super::private_git::{PrivateGit, SHARED};
 use super::weaken::{Weaken, Weakening};
 
@@ -225,8 +225,7 @@ pub fn args(l: &Layout) -> Vec<OsString> {
         a.path(&b.dest);
     }
     a.bind("--bind", &l.worktree);
-    let layer = common_layer(l);
-    let git_protected = git_binds(&l.git, l.private_git.as_ref(), layer, w, &mut a);
+    let git_protected = git_binds(&l.git, l.private_git.as_ref(), w, &mut a);
 
     // 4. Read-only inside what was made writable.
     for (flag, p) in &git_protected {
@@ -367,7 +366,6 @@ fn in_hidden_data(l: &Layout, p: &Path) -> bool {
 fn git_binds(
     git: &GitLayout,
     private: Option<&PrivateGit>,
-    layer: bool,
     w: &Weaken,
     a: &mut Args,
 ) -> Vec<(&'static str, PathBuf)> {
@@ -380,27 +378,8 @@ fn git_binds(
             git_dir
         }
         GitLayout::Linked {
-            admin_dir,
-            common,
-            common_entries,
-            ..
+            admin_dir, common, ..
         } => {
-            // A private, empty layer over the common dir with all it held
-            // bound back read-only: git can create `packed-refs.lock`
-            // there (see `CommonEntry`), nothing of the repository's can
-            // change, and what is created vanishes with the run.
-            if layer {
-                a.path2("--tmpfs", common);
-                for e in common_entries {
-                    match e {
-                        CommonEntry::Bound(p) => a.bind("--ro-bind", p),
-                        CommonEntry::Link(p, target) => {
-                            a.path2("--symlink", target);
-                            a.path(p);
-                        }
-                    }
-                }
-            }
             a.bind("--bind", admin_dir);
             common
         }
@@ -418,30 +397,6 @@ fn git_binds(
         a.bind_to("--bind", &p.logs, &common.join("logs"));
     }
     protected_binds(git, w)
-}
-
-/// Whether a linked worktree's common dir gets its private layer
-/// ([`CommonEntry`]): not where something writable covers it or lies in it
-/// (the person's `allowWrite`), which the layer would hide or make
-/// read-only (git can create its lock files there already).
-fn common_layer(l: &Layout) -> bool {
-    let Some(common) = l.git.common() else {
-        return false;
-    };
-    let overlaps = |p: &Path| common.starts_with(p) || p.starts_with(common);
-    let writable = l
-        .writable
-        .iter()
-        .map(|e| e.path.as_path())
-        .chain(
-            l.agent_config
-                .iter()
-                .filter(|b| !b.read_only)
-                .map(|b| b.dest.as_path()),
-        )
-        .chain([l.worktree.as_path()]);
-    !(l.weaken.has(Weakening::HomeWritable) && overlaps(&l.home))
-        && !writable.into_iter().any(overlaps)
 }
 
 /// What of the git data is bound over the writable places, and how: the

@@ -37,57 +37,7 @@ pub enum GitLayout {
         admin_dir: PathBuf,
         common: PathBuf,
         protected: Protected,
-        /// What the common dir held at the start, bound back read-only
-        /// into a private, empty layer over it ([`CommonEntry`]).
-        common_entries: Vec<CommonEntry>,
     },
-}
-
-/// One entry of a linked worktree's common dir, found at the start.
-///
-/// Inside the sandbox the common dir is a private, empty folder (a tmpfs)
-/// with each of these bound back read-only (a symlink made again), so
-/// nothing of the repository's is writable, but a *new* name can be
-/// created there and vanishes with the run. git needs that: deleting any
-/// ref (a commit deletes `AUTO_MERGE`, a cherry-pick `CHERRY_PICK_HEAD`,
-/// `git branch -d` a branch of its private copy) takes
-/// `<common>/packed-refs.lock` first, created with `O_EXCL`, even when
-/// `packed-refs` holds nothing to change, and says `Unable to create
-/// ...packed-refs.lock: Read-only file system` when it cannot. Where
-/// `packed-refs` has to change, the rename onto the read-only file still
-/// fails, as it must.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CommonEntry {
-    /// A file or folder, bound read-only onto itself.
-    Bound(PathBuf),
-    /// A symbolic link (path, what it holds), made again as it is.
-    Link(PathBuf, PathBuf),
-}
-
-/// The entries of `common` ([`CommonEntry`]), in name order.
-pub fn common_entries(common: &Path) -> Result<Vec<CommonEntry>, GitLayoutError> {
-    let entries = std::fs::read_dir(common).map_err(|e| GitLayoutError::Bad {
-        path: common.to_path_buf(),
-        what: format!("cannot list: {e}"),
-    })?;
-    let mut out = Vec::new();
-    for e in entries.flatten() {
-        let path = e.path();
-        match std::fs::read_link(&path) {
-            Ok(target) => out.push(CommonEntry::Link(path, target)),
-            Err(_) => out.push(CommonEntry::Bound(path)),
-        }
-    }
-    out.sort_by(|a, b| a.path().cmp(b.path()));
-    Ok(out)
-}
-
-impl CommonEntry {
-    pub fn path(&self) -> &Path {
-        match self {
-            CommonEntry::Bound(p) | CommonEntry::Link(p, _) => p,
-        }
-    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -371,13 +321,11 @@ pub fn gather(worktree: &Path, home: &Path) -> Result<GitLayout, GitLayoutError>
             protected.other.push(f);
         }
     }
-    let common_entries = common_entries(&common)?;
     Ok(GitLayout::Linked {
         dot_git,
         admin_dir,
         common,
         protected,
-        common_entries,
     })
 }
 

@@ -33,7 +33,6 @@ fn layout() -> Layout {
                 config: vec!["/home/u/p/.git/config".into()],
                 other: vec!["/home/u/p/.git/worktrees/t1/commondir".into()],
             },
-            common_entries: Vec::new(),
         },
         writable: vec![Entry::dir("/home/u/.claude")],
         agent_config: vec![],

@@ -89,60 +89,6 @@ echo fine
 /// screen shows (it then finds no network: that is the proxy's part), and
 /// its own config dir is where it writes. Needs the npm CLIs, as
 /// `agent_clis.rs` does (`NERDR_AGENT_CLIS`).
-/// A commit in a linked worktree (a tab's) says nothing: git deletes
-/// `AUTO_MERGE` after every commit, and any ref deletion takes
-/// `packed-refs.lock` in the repository's common dir first, which was
-/// read-only ("Unable to create .../packed-refs.lock: Read-only file
-/// system" on every commit). The repository has no `packed-refs` of its
-/// own (nerdr makes an empty one), as a fresh one does not; what the
-/// program creates in the common dir vanishes with the run, and the
-/// repository's own files there stay read-only.
-#[test]
-fn a_commit_in_a_linked_worktree_prints_no_error() {
-    let Some(env) = setup() else { return };
-    let home = env.home().to_path_buf();
-    let proj = home.join("proj");
-    assert!(!proj.join(".git/packed-refs").exists());
-    user_git(
-        &env,
-        &proj,
-        &["worktree", "add", "-q", "-b", "nerdr/t1", "../linked"],
-    );
-    let linked = home.join("linked");
-    let work = r#"
-set -u
-echo edited >> README
-git commit -qam "from inside" || exit 3
-git branch scratch && git update-ref -d refs/heads/scratch || exit 4
-echo x > ../proj/.git/made-inside
-echo y > ../proj/.git/HEAD && exit 5
-echo z > ../proj/.git/packed-refs && exit 6
-echo fine
-"#;
-    let out = sandbox(&env, &linked, &["bash", "-c", work]);
-    let (said, err) = (text(&out.stdout), text(&out.stderr));
-    assert!(out.status.success(), "{said}\n{err}");
-    assert!(said.contains("fine"), "{said}\n{err}");
-    assert!(
-        !err.lines().any(|l| l.starts_with("error")
-            || l.starts_with("fatal")
-            || l.contains("packed-refs.lock")),
-        "git complained inside the sandbox:\n{err}"
-    );
-    assert_eq!(
-        user_git(&env, &proj, &["log", "-1", "--format=%s", "nerdr/t1"]),
-        "from inside"
-    );
-    assert!(
-        !proj.join(".git/made-inside").exists() && !proj.join(".git/packed-refs.lock").exists(),
-        "what the program created in the common dir reached the host"
-    );
-    assert_eq!(
-        std::fs::read_to_string(proj.join(".git/HEAD")).unwrap(),
-        "ref: refs/heads/main\n"
-    );
-}
-
 #[test]
 fn claude_starts_in_the_sandbox() {
     let Some(clis) = std::env::var_os("NERDR_AGENT_CLIS").map(PathBuf::from) else {
