@@ -214,8 +214,14 @@ impl Link {
             if frame.kind != crate::protocol::frame::Kind::Control {
                 continue;
             }
-            match frame
-                .decode_control::<CoreMsg>()
+            let mut value: serde_json::Value = frame
+                .decode_control()
+                .with_context(|| format!("nerdr on {} sent a malformed reply", self.host.name))?;
+            // The remote core is not this machine's: what it says reaches
+            // the person's terminal only as text (no escape sequence can
+            // set the clipboard or the title), newlines and tabs kept.
+            untrusted_text(&mut value);
+            match serde_json::from_value::<CoreMsg>(value)
                 .with_context(|| format!("nerdr on {} sent a malformed reply", self.host.name))?
             {
                 CoreMsg::Reply { id: got, outcome } if got == id => return Ok(outcome.into()),
@@ -286,5 +292,34 @@ fn keep_tail(pipe: impl Read, tail: &Mutex<Vec<u8>>) {
             }
         };
         reader.consume(n);
+    }
+}
+
+/// Every string in a remote reply made [`crate::printable::typeable`]:
+/// escape sequences and control characters other than newline and tab
+/// dropped, as they would be typed into another program.
+fn untrusted_text(v: &mut serde_json::Value) {
+    match v {
+        serde_json::Value::String(s) => *s = crate::printable::typeable(s),
+        serde_json::Value::Array(a) => a.iter_mut().for_each(untrusted_text),
+        serde_json::Value::Object(o) => o.values_mut().for_each(untrusted_text),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod untrusted_tests {
+    #[test]
+    fn a_remote_replys_strings_lose_escapes_and_keep_lines() {
+        let mut v = serde_json::json!({
+            "name": "\u{1b}]52;c;Y3VybCBldmls\u{7}tab",
+            "rows": ["a\nb\tc", "\u{9b}2Jx"],
+            "n": 3
+        });
+        super::untrusted_text(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"name": "tab", "rows": ["a\nb\tc", "2Jx"], "n": 3})
+        );
     }
 }
