@@ -76,7 +76,7 @@ fn bash_completes_read_with_the_running_tabs_ids_and_names() {
     // and the TAB does not start one (the client socket stays absent).
     assert_eq!(
         offered(&l, &["nerdr", "read", ""]),
-        ["--folder", "--help", "--lines"]
+        ["--folder", "--help", "--host", "--lines"]
     );
     assert!(!l.client_socket().exists(), "a TAB press started a core");
 
