@@ -37,7 +37,7 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
     .await
     {
         Err(_) => Err(format!("no hello within {HANDSHAKE_TIMEOUT:?}")),
-        Ok(Err(FrameError::Closed)) => return Ok(()),
+        Ok(Err(e)) if left_before_hello(&e) => return Ok(()),
         Ok(Err(e)) => Err(e.to_string()),
         Ok(Ok(frame)) => frame.decode_control::<Hello>().map_err(|e| e.to_string()),
     };
@@ -177,6 +177,21 @@ async fn serve_frames(
     }
 }
 
+/// A peer that hung up without a word: `nerdr doctor`'s socket probe (and
+/// any liveness check) connects and closes, which socket activation
+/// delivers here. It closed with our challenge unread, so the read sees a
+/// reset rather than an end of file; neither is a malformed hello.
+fn left_before_hello(e: &FrameError) -> bool {
+    match e {
+        FrameError::Closed => true,
+        FrameError::Io(io) => matches!(
+            io.kind(),
+            std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe
+        ),
+        _ => false,
+    }
+}
+
 fn refuse(message: String) -> Verdict {
     tracing::warn!(reason = %message, "client refused");
     Verdict::Refused { message }
@@ -229,4 +244,38 @@ async fn inside_a_tab(core: &Core, stream: &UnixStream) -> Option<String> {
             .map(|(id, _, _)| id)
     })
     .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn which_ends_before_a_hello_are_a_peer_leaving() {
+        let rows: &[(&str, FrameError, bool)] = &[
+            ("end of file", FrameError::Closed, true),
+            (
+                "reset: closed with the challenge unread",
+                FrameError::Io(Error::from(ErrorKind::ConnectionReset)),
+                true,
+            ),
+            (
+                "broken pipe",
+                FrameError::Io(Error::from(ErrorKind::BrokenPipe)),
+                true,
+            ),
+            (
+                "another io error",
+                FrameError::Io(Error::from(ErrorKind::InvalidData)),
+                false,
+            ),
+            ("half a frame", FrameError::Truncated, false),
+            ("terminal data", FrameError::NotControl, false),
+            ("too large", FrameError::TooLarge(9, 1), false),
+        ];
+        for (case, e, left) in rows {
+            assert_eq!(left_before_hello(e), *left, "{case}");
+        }
+    }
 }

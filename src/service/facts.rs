@@ -34,6 +34,9 @@ pub enum SocketProbe {
     Stale,
     NotASocket,
     Error(String),
+    /// Not connected to, for this reason: a connection would start a core
+    /// that is set up for other paths than this user's.
+    NotProbed(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,6 +52,10 @@ pub struct Facts {
     /// `Ok(what answered)`, or `Err(why no service manager answered)`.
     pub manager: Result<String, String>,
     pub units: Installed,
+    /// nerdr's units whose file changed since the manager last read it
+    /// (systemd's `NeedDaemonReload`): a package upgrade or an edited
+    /// drop-in. Restarting them runs the old text until `daemon-reload`.
+    pub reload_pending: Vec<&'static str>,
     /// The core's unit state; `None` when no manager answered.
     pub core: Option<CoreState>,
     pub hook: SocketFacts,
@@ -161,6 +168,30 @@ impl Installed {
     pub fn nothing_in_force(&self) -> bool {
         self.none_present() && self.package.is_none()
     }
+
+    /// Why a connection to nerdr's sockets would start a core set up for
+    /// other paths than this user's, if it would: the package's units are
+    /// in force and the user's drop-ins are missing or left from other
+    /// paths. The client socket sits under XDG_RUNTIME_DIR either way.
+    pub fn starts_other_paths(&self) -> Option<String> {
+        use super::packaged::DropIns;
+        if !self.none_present() {
+            return None;
+        }
+        match self.package.as_ref()? {
+            DropIns::Stale(_) => Some(
+                "a connection would start the package's core with XDG's default paths, \
+                 not yours"
+                    .into(),
+            ),
+            DropIns::Unneeded(_) => Some(
+                "a connection would start the package's core with the paths of your \
+                 leftover drop-ins, not yours"
+                    .into(),
+            ),
+            DropIns::NotNeeded | DropIns::Current => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,6 +216,7 @@ pub fn healthy() -> Facts {
     Facts {
         platform: Platform::Systemd,
         manager: Ok("systemd 252".into()),
+        reload_pending: Vec::new(),
         units: Installed {
             dir: "/home/ann/.config/systemd/user".into(),
             bin: Some("/usr/bin/nerdr".into()),

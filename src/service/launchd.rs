@@ -221,6 +221,7 @@ pub fn gather(paths: &Paths) -> Facts {
         platform: Platform::Launchd,
         manager,
         units,
+        reload_pending: Vec::new(),
         core,
         hook: socket("hook", paths.hook_socket()),
         client: socket("client", paths.client_socket()),

@@ -137,7 +137,8 @@ pub fn run(args: &[&str]) -> Result<String, SystemctlError> {
 pub type Props = BTreeMap<String, String>;
 
 /// The properties we read for status and doctor.
-pub const STATE_PROPS: &str = "Id,LoadState,ActiveState,SubState,UnitFileState,StatusText";
+pub const STATE_PROPS: &str =
+    "Id,LoadState,ActiveState,SubState,UnitFileState,StatusText,NeedDaemonReload";
 
 /// `systemctl --user show -p PROPS UNITS...`, one map per unit in order.
 ///

@@ -205,6 +205,25 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
             || line.starts_with("warn  agents");
         assert!(fine, "doctor: {line}\n{report}");
     }
+    // A liveness probe slower than doctor's: it hangs up with the core's
+    // challenge unread, which the core reads as a reset. No warning for
+    // that, nor for doctor's probes.
+    {
+        use std::io::Read;
+        let sock = env.ns_path(env.runtime_dir().join("nerdr/client.sock"));
+        let mut probe = std::os::unix::net::UnixStream::connect(&sock)
+            .unwrap_or_else(|e| panic!("connect {}: {e}", sock.display()));
+        let mut first = [0u8; 1];
+        probe.read_exact(&mut first).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let noise: Vec<String> = env
+        .journal(&["_SYSTEMD_USER_UNIT=nerdr.service"])
+        .iter()
+        .map(|e| e.to_string())
+        .filter(|e| e.contains("malformed hello"))
+        .collect();
+    assert!(noise.is_empty(), "doctor's probes were logged: {noise:#?}");
 
     // Purge while the core still runs, as a user's upgrade or removal
     // would meet it; then stop what is left.
@@ -488,17 +507,22 @@ fn the_pkgbuild_and_the_formula_install_the_debs_paths() {
     }
 }
 
-/// A user whose XDG_STATE_HOME is not XDG's default: `nerdr service
-/// install` with the package's units writes only drop-ins (no units of
-/// their own), the hook socket listens at their path, doctor says so; back
-/// on the defaults, install removes the drop-ins.
+/// A user whose XDG_STATE_HOME is not XDG's default, who enabled the
+/// package's sockets first: doctor does not start the package's core
+/// with the default paths (it fails the units and connects to nothing);
+/// a tab started before the move keeps running through `nerdr service
+/// install` and the restart it advises (the holder of the other state
+/// folder is left running); `nerdr service install` with the package's
+/// units writes only drop-ins (no units of their own), the hook socket
+/// listens at their path, doctor says so; back on the defaults, install
+/// removes the drop-ins.
 #[test]
 fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
     let Some((env, _uppers, _out)) = with_deb_installed() else {
         return;
     };
     let state = env.home().join("elsewhere/state");
-    let user = |args: &[&str], moved: bool| {
+    let run = |args: &[&str], moved: bool| {
         let mut c = env.user_cmd(args);
         c.env("PATH", "/usr/bin:/bin");
         if moved {
@@ -510,12 +534,72 @@ fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
             String::from_utf8_lossy(&o.stdout),
             String::from_utf8_lossy(&o.stderr)
         );
-        assert!(o.status.success(), "{}: {text}", args.join(" "));
+        (o.status.code(), text)
+    };
+    let user = |args: &[&str], moved: bool| {
+        let (code, text) = run(args, moved);
+        assert_eq!(code, Some(0), "{}: {text}", args.join(" "));
         text
     };
     user(&["systemctl", "--user", "daemon-reload"], false);
+    user(
+        &[
+            "systemctl",
+            "--user",
+            "enable",
+            "--now",
+            "nerdr-hook.socket",
+            "nerdr-client.socket",
+        ],
+        false,
+    );
+
+    // Moved before `service install`: the units fail, and doctor's probes
+    // leave the package's core (which would use the default paths) alone.
+    let (code, report) = run(&["nerdr", "doctor"], true);
+    assert_eq!(code, Some(2), "{report}");
+    assert!(report.contains("run `nerdr service install`"), "{report}");
+    assert!(report.contains("not connected to at"), "{report}");
+    assert_eq!(
+        env.unit_prop("nerdr.service", "ActiveState"),
+        "inactive",
+        "doctor started the package's core:\n{report}"
+    );
+
+    // A tab under the default paths, then the move.
+    let tab = user(
+        &["nerdr", "agent", "--no-worktree", "--", "sleep", "600"],
+        false,
+    );
+    let tab = tab.trim().to_owned();
+    let pid = || -> Option<u64> {
+        let tabs: serde_json::Value =
+            serde_json::from_str(&user(&["nerdr", "tabs", "--json"], false)).unwrap();
+        tabs.as_array()?
+            .iter()
+            .find(|t| t["id"].as_str() == Some(tab.as_str()))?["pid"]
+            .as_u64()
+    };
+    let mut sleep = None;
+    wait_until("the tab to run", Duration::from_secs(20), || {
+        sleep = pid();
+        sleep.is_some()
+    });
+    let sleep = sleep.unwrap();
     let said = user(&["nerdr", "service", "install"], true);
     assert!(said.contains("drop-ins say yours"), "{said}");
+    assert!(
+        !said.contains("the first connection starts the core"),
+        "install says a connection starts the core while the old one serves:\n{said}"
+    );
+    assert!(said.contains("keeps the previous units"), "{said}");
+    // The advice, as the user would paste it.
+    let apply = said
+        .split('`')
+        .find(|part| part.starts_with("systemctl --user stop nerdr.service"))
+        .unwrap_or_else(|| panic!("no stop-and-start advice:\n{said}"))
+        .to_owned();
+    user(&["sh", "-c", &apply], true);
     let units = env.home().join(".config/systemd/user");
     for f in [
         "nerdr-hook.socket.d/50-nerdr-paths.conf",
@@ -534,7 +618,18 @@ fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
         state.join("nerdr/nerdr.sock").exists(),
         "the hook socket is not at the user's XDG_STATE_HOME"
     );
-    assert!(!env.home().join(".local/state/nerdr/nerdr.sock").exists());
+    // The stop in the advice leaves the old socket file (systemd's
+    // RemoveOnStop=no); nothing may listen there any more.
+    let old = env.home().join(".local/state/nerdr/nerdr.sock");
+    assert!(
+        std::os::unix::net::UnixStream::connect(&old).is_err(),
+        "something still listens at {}",
+        old.display()
+    );
+    assert!(
+        std::path::Path::new(&format!("/proc/{sleep}")).exists(),
+        "the tab started under the old state folder died with the move"
+    );
     let report = user(&["nerdr", "doctor"], true);
     assert!(
         report.contains("the package's in force, from /usr/lib/systemd/user (runs /usr/bin/nerdr), with your paths in drop-ins"),

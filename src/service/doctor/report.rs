@@ -4,7 +4,7 @@
 use super::agents::{check_bwrap, check_journald, check_linger, check_programs};
 use super::config::{check_agents, check_config, check_integrations};
 use super::cores::check_cores;
-use super::setup::{check_core, check_manager, check_socket, check_units};
+use super::setup::{check_core, check_manager, check_reload, check_socket, check_units};
 use super::verdict::{check, Check, Status};
 use crate::service::facts::{Facts, SocketFacts, SocketProbe};
 
@@ -14,6 +14,7 @@ pub fn checks(f: &Facts) -> Vec<Check> {
         return without_a_manager(f);
     }
     let mut all = vec![check_manager(f), check_units(f)];
+    all.extend(check_reload(f));
     all.extend(check_core(f));
     all.extend(f.cores.as_ref().map(|c| check_cores(f, c)));
     all.push(check_socket(f, &f.hook));

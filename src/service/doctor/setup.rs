@@ -191,6 +191,28 @@ pub fn check_core(f: &Facts) -> Option<Check> {
     })
 }
 
+/// Unit files changed on disk since the manager read them (a package
+/// upgrade, an edited drop-in): what runs is the old text.
+pub fn check_reload(f: &Facts) -> Option<Check> {
+    if f.reload_pending.is_empty() {
+        return None;
+    }
+    Some(check(
+        "units-loaded",
+        Status::Warn,
+        format!(
+            "{} changed on disk since the user manager read {}; it still runs the previous text",
+            f.reload_pending.join(", "),
+            if f.reload_pending.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        ),
+        Some("`systemctl --user daemon-reload`".into()),
+    ))
+}
+
 pub fn check_socket(f: &Facts, s: &SocketFacts) -> Check {
     let name = if s.unit.contains("hook") {
         "hook-socket"
@@ -205,6 +227,13 @@ pub fn check_socket(f: &Facts, s: &SocketFacts) -> Check {
         Platform::Systemd if core_active => "`systemctl --user stop nerdr.service nerdr-hook.socket nerdr-client.socket && systemctl --user start nerdr-hook.socket nerdr-client.socket` (agents keep running in the holder)".to_owned(),
         Platform::Systemd => format!("`systemctl --user restart {}`; if it fails, `systemctl --user status {}`", s.unit, s.unit),
         Platform::Launchd => "`nerdr service install` again (it re-bootstraps the agent)".into(),
+    };
+    // Restarting a unit whose file changed runs the text the manager read
+    // before: the reload comes first.
+    let restart = if f.reload_pending.is_empty() {
+        restart
+    } else {
+        format!("`systemctl --user daemon-reload`, then {restart}")
     };
     let not_installed = f.units.nothing_in_force();
     let fix = |s: String| Some(if not_installed { INSTALL.into() } else { s });
@@ -227,6 +256,12 @@ pub fn check_socket(f: &Facts, s: &SocketFacts) -> Check {
             Status::Fail,
             format!("{path} is not a socket"),
             Some(format!("move {path} out of the way, then {restart}")),
+        ),
+        SocketProbe::NotProbed(why) => check(
+            name,
+            Status::Info,
+            format!("not connected to at {path}: {why}"),
+            Some(INSTALL.into()),
         ),
         SocketProbe::Error(e) => check(
             name,
@@ -387,6 +422,39 @@ mod tests {
                 Status::Ok,
                 "first connection",
                 "",
+                0,
+            ),
+            (
+                "a unit file changed on disk warns with daemon-reload",
+                |f| f.reload_pending = vec!["nerdr-client.socket"],
+                "units-loaded",
+                Status::Warn,
+                "nerdr-client.socket changed on disk since the user manager read it",
+                "systemctl --user daemon-reload",
+                0,
+            ),
+            (
+                "a stale socket whose unit changed on disk reloads before restarting",
+                |f| {
+                    f.client.probe = SocketProbe::Stale;
+                    f.core.as_mut().unwrap().active = "inactive".into();
+                    f.reload_pending = vec!["nerdr-client.socket", "nerdr.service"];
+                },
+                "client-socket",
+                Status::Fail,
+                "nothing listens",
+                "`systemctl --user daemon-reload`, then `systemctl --user restart nerdr-client.socket`",
+                2,
+            ),
+            (
+                "sockets not connected to while a connection would start a core for other paths",
+                |f| {
+                    f.client.probe = SocketProbe::NotProbed("a connection would start the package's core with XDG's default paths, not yours".into());
+                },
+                "client-socket",
+                Status::Info,
+                "not connected to at /run/user/1000/nerdr/client.sock: a connection would start",
+                "nerdr service install",
                 0,
             ),
             (

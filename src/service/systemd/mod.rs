@@ -22,7 +22,7 @@ use super::units::{
     self, CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS, UNIT_NAMES,
 };
 use plan::{
-    active_state, followup, linger_line, load_state, manager_reads, status_lines,
+    active_state, core_line, followup, linger_line, load_state, manager_reads, status_lines,
     unread_dir_message,
 };
 
@@ -186,7 +186,7 @@ fn apply(bin: &Path, paths: &Paths, old: &OldTexts, changed: &[&'static str]) ->
             }
         }
     }
-    if let Some(advice) = next.advice {
+    if let Some(advice) = &next.advice {
         println!("nerdr: {advice}");
     }
     let after = unit_states()?;
@@ -197,10 +197,7 @@ fn apply(bin: &Path, paths: &Paths, old: &OldTexts, changed: &[&'static str]) ->
         let state = active_state(&after, unit);
         println!("nerdr: {unit} is {state}, at {}", path.display());
     }
-    println!(
-        "nerdr: the first connection starts the core ({}).",
-        bin.display()
-    );
+    println!("nerdr: {}", core_line(&after, next.advice.is_some(), bin));
     let user = install::user_name();
     println!("nerdr: {}", linger_line(&user, linger_on(&user)));
     Ok(())
@@ -309,7 +306,7 @@ pub fn uninstall(paths: &Paths) -> Result<()> {
             SocketProbe::NotASocket => {
                 println!("nerdr: left {}: it is not a socket", path.display())
             }
-            SocketProbe::Missing | SocketProbe::Error(_) => {}
+            SocketProbe::Missing | SocketProbe::Error(_) | SocketProbe::NotProbed(_) => {}
         }
     }
     // Directories systemd created for the sockets, if nothing else is in them.
@@ -367,17 +364,32 @@ pub fn gather(paths: &Paths) -> Facts {
         .map_err(|e| e.brief());
     // Read the core's state before probing the sockets: a probe connects,
     // and a connection starts the core.
-    let core = manager.as_ref().ok().and_then(|_| {
-        let states = systemctl::show(&[SERVICE_UNIT], systemctl::STATE_PROPS).ok()?;
-        let p = states.into_iter().next()?;
-        Some(CoreState {
+    let states = manager
+        .as_ref()
+        .ok()
+        .and_then(|_| unit_states().ok())
+        .unwrap_or_default();
+    let core = states
+        .iter()
+        .find(|p| p.get("Id").map(String::as_str) == Some(SERVICE_UNIT))
+        .map(|p| CoreState {
             active: p.get("ActiveState").cloned().unwrap_or_default(),
             status_text: p.get("StatusText").cloned().unwrap_or_default(),
-        })
-    });
+        });
+    let reload_pending = UNIT_NAMES
+        .into_iter()
+        .filter(|u| plan::prop(&states, u, "NeedDaemonReload") == "yes")
+        .collect();
+    // A probe connects, and through the package's units without this
+    // user's drop-ins a connection starts a core with XDG's default paths
+    // (the client socket under XDG_RUNTIME_DIR is the same for both).
+    let not_yours = units.starts_other_paths();
     let socket = |unit, path: std::path::PathBuf| SocketFacts {
         unit,
-        probe: install::probe_socket(&path),
+        probe: match &not_yours {
+            Some(why) => SocketProbe::NotProbed(why.clone()),
+            None => install::probe_socket(&path),
+        },
         path,
     };
     let user = install::user_name();
@@ -385,6 +397,7 @@ pub fn gather(paths: &Paths) -> Facts {
         platform: Platform::Systemd,
         manager,
         units,
+        reload_pending,
         core,
         hook: socket(HOOK_SOCKET_UNIT, paths.hook_socket()),
         client: socket(CLIENT_SOCKET_UNIT, paths.client_socket()),

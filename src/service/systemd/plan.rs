@@ -139,6 +139,45 @@ pub fn followup(changed: &[&'static str], before: &[Props]) -> Followup {
     next
 }
 
+/// The drop-ins that adapt the package's units to this user's paths.
+fn drop_ins_line(installed: &Installed) -> Option<String> {
+    use crate::service::packaged::{DropIns, DROP_IN_NAME};
+    let dir = installed.dir.display();
+    Some(match installed.package.as_ref()? {
+        DropIns::NotNeeded => "  drop-ins: none needed, your paths are XDG's defaults".to_owned(),
+        DropIns::Current => {
+            format!("  drop-ins: your paths, in {dir}/<unit>.d/{DROP_IN_NAME} (current)")
+        }
+        DropIns::Stale(units) => format!(
+            "  drop-ins: missing or out of date for {}, so the package's units use XDG's \
+             default paths, not yours; run `nerdr service install`",
+            units.join(", ")
+        ),
+        DropIns::Unneeded(units) => format!(
+            "  drop-ins: {} in {dir} are left from other paths; run `nerdr service install` \
+             to remove them",
+            units.join(", ")
+        ),
+    })
+}
+
+/// What `install` says of the core once the units are in place: a core
+/// that still runs was started from the units before (and, when
+/// `advised`, serves what they said until the advice is followed).
+pub fn core_line(after: &[Props], advised: bool, bin: &Path) -> String {
+    match active_state(after, SERVICE_UNIT) {
+        "active" | "activating" | "reloading" if advised => {
+            "the core that runs now keeps the previous units until you do the above; \
+             the next connection after that starts the new core."
+                .to_owned()
+        }
+        "active" | "activating" | "reloading" => {
+            "the core runs, from these units; nothing to restart.".to_owned()
+        }
+        _ => format!("the first connection starts the core ({}).", bin.display()),
+    }
+}
+
 /// The lingering sentence `install` ends with.
 pub fn linger_line(user: &str, on: bool) -> String {
     if on {
@@ -208,8 +247,23 @@ pub fn status_lines(
             .unwrap_or_default();
         out.push(format!("  {whose} {}{problem}", bin.display()));
     }
+    if packaged {
+        out.extend(drop_ins_line(installed));
+    }
     if let Some(e) = &installed.render_error {
         out.push(format!("  cannot render the units: {e}"));
+    }
+    let pending: Vec<&str> = installed
+        .files
+        .iter()
+        .map(|(n, _)| *n)
+        .filter(|n| states.is_some_and(|s| prop(s, n, "NeedDaemonReload") == "yes"))
+        .collect();
+    if !pending.is_empty() {
+        out.push(format!(
+            "  changed on disk since the user manager read them: {}; run `systemctl --user daemon-reload`",
+            pending.join(", ")
+        ));
     }
     if installed
         .files
@@ -252,6 +306,50 @@ mod tests {
             p
         })
         .collect()
+    }
+
+    #[test]
+    fn what_install_says_of_the_core() {
+        let bin = Path::new("/usr/bin/nerdr");
+        let rows: &[(&str, &str, bool, &str)] = &[
+            (
+                "stopped",
+                "inactive",
+                false,
+                "the first connection starts the core (/usr/bin/nerdr)",
+            ),
+            (
+                "failed",
+                "failed",
+                false,
+                "the first connection starts the core",
+            ),
+            (
+                "running, advised",
+                "active",
+                true,
+                "keeps the previous units until you do the above",
+            ),
+            (
+                "starting, advised",
+                "activating",
+                true,
+                "keeps the previous units",
+            ),
+            (
+                "running, current",
+                "active",
+                false,
+                "the core runs, from these units",
+            ),
+        ];
+        for (case, core, advised, want) in rows {
+            let got = core_line(&states(core, "active", "active"), *advised, bin);
+            assert!(got.contains(want), "{case}: {got}");
+            if *core == "active" || *core == "activating" {
+                assert!(!got.contains("first connection"), "{case}: {got}");
+            }
+        }
     }
 
     #[test]
@@ -381,6 +479,58 @@ mod tests {
                 "nerdr service: the package's systemd user units in /usr/lib/systemd/user, none of your own in /home/ann/.config/systemd/user",
                 "  nerdr-hook.socket    package's    unknown                 /home/ann/.local/state/nerdr/nerdr.sock",
             ]
+        );
+    }
+
+    #[test]
+    fn status_names_the_drop_ins_of_every_kind() {
+        use crate::service::packaged::DropIns;
+        let rows: &[(&str, DropIns, &str)] = &[
+            ("defaults", DropIns::NotNeeded, "drop-ins: none needed"),
+            (
+                "current",
+                DropIns::Current,
+                "drop-ins: your paths, in /home/ann/.config/systemd/user/<unit>.d/50-nerdr-paths.conf (current)",
+            ),
+            (
+                "missing",
+                DropIns::Stale(vec![SERVICE_UNIT]),
+                "missing or out of date for nerdr.service, so the package's units use XDG's default paths, not yours; run `nerdr service install`",
+            ),
+            (
+                "left over",
+                DropIns::Unneeded(vec![HOOK_SOCKET_UNIT]),
+                "nerdr-hook.socket in /home/ann/.config/systemd/user are left from other paths",
+            ),
+        ];
+        for (case, drop_ins, want) in rows {
+            let mut units = installed([FileState::Missing; 3]);
+            units.package = Some(drop_ins.clone());
+            let lines = status_lines(&units, &Ok("252".into()), None, &paths());
+            assert!(lines.iter().any(|l| l.contains(want)), "{case}: {lines:#?}");
+        }
+        // The user's own units: no word of drop-ins.
+        let mut units = installed([FileState::Current; 3]);
+        units.package = Some(DropIns::Stale(vec![SERVICE_UNIT]));
+        let lines = status_lines(&units, &Ok("252".into()), None, &paths());
+        assert!(!lines.iter().any(|l| l.contains("drop-ins")), "{lines:#?}");
+    }
+
+    #[test]
+    fn status_names_units_changed_on_disk() {
+        let mut s = states("inactive", "active", "active");
+        s[2].insert("NeedDaemonReload".into(), "yes".into());
+        let lines = status_lines(
+            &installed([FileState::Current; 3]),
+            &Ok("252".into()),
+            Some(&s),
+            &paths(),
+        );
+        assert!(
+            lines.iter().any(|l| l.contains(
+                "changed on disk since the user manager read them: nerdr-client.socket; run `systemctl --user daemon-reload`"
+            )),
+            "{lines:#?}"
         );
     }
 
