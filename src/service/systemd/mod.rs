@@ -5,6 +5,7 @@
 //! directory) is a pure function in `plan.rs`.
 
 mod plan;
+mod status;
 
 use std::path::Path;
 
@@ -22,9 +23,9 @@ use super::units::{
     self, CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS, UNIT_NAMES,
 };
 use plan::{
-    active_state, core_line, followup, linger_line, load_state, manager_reads, status_lines,
-    unread_dir_message,
+    active_state, core_line, followup, linger_line, load_state, manager_reads, unread_dir_message,
 };
+use status::status_lines;
 
 /// logind's record of who lingers: one empty file per user.
 const LINGER_DIR: &str = "/var/lib/systemd/linger";
