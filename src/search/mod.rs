@@ -36,6 +36,7 @@
 pub mod query;
 pub mod rank;
 pub mod scan;
+mod stored;
 pub mod visible;
 
 use std::path::PathBuf;

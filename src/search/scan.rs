@@ -63,7 +63,7 @@ pub fn scan(scope: &Scope, terms: &Terms) -> Scanned {
     logs.retain(|l| may_open(scope.viewer, &l.session));
     out.files = logs.len();
     out.found = in_parallel(&logs, terms, scope.viewer);
-    stored(scope, terms, &mut out);
+    super::stored::stored(scope, terms, &mut out);
     out.found.retain(|f| wants(&f.agent));
     out
 }
@@ -302,81 +302,6 @@ fn entries(dir: &Path) -> Vec<PathBuf> {
     std::fs::read_dir(dir)
         .map(|r| r.flatten().map(|e| e.path()).collect())
         .unwrap_or_default()
-}
-
-/// nerdr's handoffs and reviews that match, into `out`.
-fn stored(scope: &Scope, terms: &Terms, out: &mut Scanned) {
-    let handoffs = crate::handoff::store::file(scope.state_dir);
-    match crate::handoff::store::load(&handoffs) {
-        Ok(store) => {
-            for h in &store.handoffs {
-                if !visible(scope.viewer, Item::Handoff { tab: &h.tab }) {
-                    continue;
-                }
-                let messages = [(h.text.clone(), false, None)];
-                let Some(s) = rank::summarize(terms, &messages) else {
-                    continue;
-                };
-                out.found.push(Found {
-                    source: Source::Handoff,
-                    id: h.number.to_string(),
-                    agent: h.agent.clone(),
-                    folder: Some(h.folder.clone()),
-                    file: Some(handoffs.clone()),
-                    tab: Some(h.tab.clone()),
-                    modified: h.at,
-                    last_at: None,
-                    present: s.present,
-                    count: s.count,
-                    messages: s.messages,
-                    hits: s.hits,
-                });
-            }
-        }
-        Err(e) => out.problems.push(e),
-    }
-    let reviews = crate::review::store::file(scope.state_dir);
-    let store = match crate::review::store::load(&reviews) {
-        Ok(s) => s,
-        Err(e) => {
-            out.problems.push(e);
-            return;
-        }
-    };
-    for (author, of) in &store.authors {
-        for r in &of.reviews {
-            let item = Item::Review {
-                author,
-                reviewer: &r.reviewer_tab,
-            };
-            if !visible(scope.viewer, item) {
-                continue;
-            }
-            let mut messages = vec![(r.summary.clone(), false, None)];
-            messages.extend(
-                r.comments
-                    .iter()
-                    .map(|c| (format!("{}:{}: {}", c.file, c.line, c.text), false, None)),
-            );
-            let Some(s) = rank::summarize(terms, &messages) else {
-                continue;
-            };
-            out.found.push(Found {
-                source: Source::Review,
-                id: format!("{author}#{}", r.number),
-                agent: r.agent.clone(),
-                folder: scope.tab_folders.get(author).cloned(),
-                file: Some(reviews.clone()),
-                tab: Some(author.clone()),
-                modified: 0,
-                last_at: None,
-                present: s.present,
-                count: s.count,
-                messages: s.messages,
-                hits: s.hits,
-            });
-        }
-    }
 }
 
 #[cfg(test)]
