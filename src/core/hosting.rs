@@ -193,9 +193,9 @@ fn left_holder(state: &str, held: Option<&Path>, ours: &Path) -> LeftHolder {
         (_, Some(other)) if other != ours => LeftHolder::Another(format!(
             "{HOLDER_UNIT} holds the programs of another state folder, {} (XDG_STATE_HOME or \
              NERDR_DATA_DIR changed since it started; this core's is {}): it is left running \
-             so they keep going, and this core's programs end with it. Go back to the old \
-             paths, or end the old tabs (`nerdr quit` in each session, under the old paths) \
-             and `systemctl --user stop {HOLDER_UNIT}`, then `systemctl --user restart \
+             so they keep going, and this core's programs end with it. No core reaches them \
+             now: go back to the old paths (and `nerdr service install` under them), or end \
+             them with `systemctl --user stop {HOLDER_UNIT}`, then `systemctl --user restart \
              nerdr.service`",
             other.display(),
             ours.display()

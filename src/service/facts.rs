@@ -125,6 +125,10 @@ pub struct Cores {
     pub answering: Option<u32>,
     /// Every live `nerdr core` of this user for this state dir.
     pub running: Vec<u32>,
+    /// Those of the pids above whose program file was replaced or removed
+    /// since they started (`/proc/PID/exe` ends in ` (deleted)`): an
+    /// upgrade the running core does not run yet.
+    pub replaced: Vec<u32>,
 }
 
 /// The core's answer to "how do you keep programs", and where to look when
@@ -179,9 +183,11 @@ impl Installed {
             return None;
         }
         match self.package.as_ref()? {
+            // Missing drop-ins leave XDG's defaults; drop-ins written for
+            // other paths name those.
             DropIns::Stale(_) => Some(
-                "a connection would start the package's core with XDG's default paths, \
-                 not yours"
+                "a connection would start the package's core with other paths than yours \
+                 (XDG's defaults, or those of drop-ins written for other paths)"
                     .into(),
             ),
             DropIns::Unneeded(_) => Some(
@@ -290,6 +296,7 @@ pub fn healthy() -> Facts {
             unit_main: Some(4242),
             answering: Some(4242),
             running: vec![4242],
+            replaced: Vec::new(),
         }),
         integrations: Some(vec![Integration {
             agent: "claude".into(),

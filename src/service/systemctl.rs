@@ -138,7 +138,7 @@ pub type Props = BTreeMap<String, String>;
 
 /// The properties we read for status and doctor.
 pub const STATE_PROPS: &str =
-    "Id,LoadState,ActiveState,SubState,UnitFileState,StatusText,NeedDaemonReload";
+    "Id,LoadState,ActiveState,SubState,UnitFileState,StatusText,NeedDaemonReload,Listen";
 
 /// `systemctl --user show -p PROPS UNITS...`, one map per unit in order.
 ///

@@ -100,12 +100,15 @@ fn with_deb_installed() -> Option<(SystemdEnv, Vec<PathBuf>, tempfile::TempDir)>
         .unwrap();
     let deb = build_deb(out.path());
 
-    // Overlays inside the namespace (its /tmp is a private tmpfs).
+    // Overlays inside the namespace (its /tmp is a private tmpfs); each
+    // upper layer owned like its lower one, or it masks it (man-db's
+    // /var/cache/man is man's).
     let layers = ["/usr", "/var/lib/dpkg", "/var/cache/man"];
     let mut script = String::from("set -e\n");
     for (i, l) in layers.iter().enumerate() {
         script.push_str(&format!(
             "mkdir -p /tmp/ovl/{i}/up /tmp/ovl/{i}/work\n\
+             chown --reference={l} /tmp/ovl/{i}/up && chmod --reference={l} /tmp/ovl/{i}/up\n\
              mount -t overlay overlay -o lowerdir={l},upperdir=/tmp/ovl/{i}/up,workdir=/tmp/ovl/{i}/work {l}\n"
         ));
     }
@@ -132,7 +135,7 @@ const DPKG_LOG: &str = "--log=/tmp/dpkg.log";
 
 #[test]
 fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
-    let Some((env, uppers, _out)) = with_deb_installed() else {
+    let Some((env, uppers, out)) = with_deb_installed() else {
         return;
     };
     // The user: the package's nerdr first on PATH, and nothing of their own
@@ -224,6 +227,44 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
         .filter(|e| e.contains("malformed hello"))
         .collect();
     assert!(noise.is_empty(), "doctor's probes were logged: {noise:#?}");
+
+    // An upgrade (here the same .deb again: dpkg renames the new file over
+    // the old all the same) leaves the core running the old program;
+    // doctor says so and how to run the new one, which keeps the tab.
+    let deb = std::fs::read_dir(out.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "deb"))
+        .expect("the .deb");
+    let o = env
+        .root_cmd(&["dpkg", DPKG_LOG, "-i"])
+        .arg(&deb)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "dpkg -i again: {o:?}");
+    let report = String::from_utf8_lossy(&user(&["nerdr", "doctor"]).stdout).into_owned();
+    let line = report
+        .lines()
+        .find(|l| l.contains("core-process"))
+        .unwrap_or_default();
+    assert!(
+        line.starts_with("warn") && line.contains("replaced on disk since it started"),
+        "{report}"
+    );
+    assert!(
+        line.contains("`systemctl --user restart nerdr.service` runs the new one"),
+        "{report}"
+    );
+    ok(&["systemctl", "--user", "restart", "nerdr.service"]);
+    assert!(ok(&["nerdr", "tabs", "--json"]).contains(tab));
+    let report = String::from_utf8_lossy(&user(&["nerdr", "doctor"]).stdout).into_owned();
+    assert!(
+        report
+            .lines()
+            .any(|l| l.starts_with("ok") && l.contains("core-process")),
+        "{report}"
+    );
 
     // Purge while the core still runs, as a user's upgrade or removal
     // would meet it; then stop what is left.
@@ -356,6 +397,19 @@ fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
         "install says a connection starts the core while the old one serves:\n{said}"
     );
     assert!(said.contains("keeps the previous units"), "{said}");
+    // Install knows the state folder moves: ending the tabs comes first.
+    let quit = said.find("`nerdr quit`").unwrap_or(usize::MAX);
+    let stop = said
+        .find("systemctl --user stop nerdr.service")
+        .unwrap_or(0);
+    assert!(
+        said.contains("your state folder changes from") && quit < stop,
+        "{said}"
+    );
+    assert!(
+        said.contains("nerdr-hook.socket is active, still at"),
+        "{said}"
+    );
     // The advice, as the user would paste it.
     let apply = said
         .split('`')
@@ -403,4 +457,25 @@ fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
     let said = user(&["nerdr", "service", "install"], false);
     assert!(said.contains("no longer needed"), "{said}");
     assert!(!units.join("nerdr-hook.socket.d").exists(), "{said}");
+
+    // README's removal: `nerdr service uninstall` stops and disables the
+    // package's units and removes the user's drop-ins.
+    user(&["nerdr", "service", "install"], true);
+    assert!(units.join("nerdr-hook.socket.d").exists());
+    let said = user(&["nerdr", "service", "uninstall"], true);
+    for left in [
+        "nerdr-hook.socket.d",
+        "nerdr.service.d",
+        "sockets.target.wants/nerdr-hook.socket",
+        "sockets.target.wants/nerdr-client.socket",
+    ] {
+        assert!(!units.join(left).exists(), "{left} left:\n{said}");
+    }
+    for unit in ["nerdr.service", "nerdr-hook.socket", "nerdr-client.socket"] {
+        assert_eq!(
+            env.unit_prop(unit, "ActiveState"),
+            "inactive",
+            "{unit}:\n{said}"
+        );
+    }
 }

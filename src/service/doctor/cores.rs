@@ -95,6 +95,23 @@ pub fn check_cores(f: &Facts, c: &Cores) -> Check {
         (false, true) => " (started by doctor's own request)",
         (false, false) => "",
     };
+    if c.replaced.contains(&serving) {
+        let restart = match f.platform {
+            Platform::Systemd => "`systemctl --user restart nerdr.service`",
+            Platform::Launchd => "`nerdr service install` again",
+        };
+        return check(
+            name,
+            Status::Warn,
+            format!(
+                "pid {serving} answers on the client socket{how}, but runs a nerdr that was \
+                 replaced on disk since it started (an upgrade or a reinstall)"
+            ),
+            Some(format!(
+                "{restart} runs the new one (agents keep running in the holder, windows reconnect)"
+            )),
+        );
+    }
     check(
         name,
         Status::Ok,
@@ -193,6 +210,24 @@ mod tests {
                 "core-process",
                 Status::Ok,
                 "no core process running",
+                "",
+                0,
+            ),
+            (
+                "a core whose program was replaced since it started warns with the restart",
+                |f| cores(f).replaced = vec![4242],
+                "core-process",
+                Status::Warn,
+                "runs a nerdr that was replaced on disk since it started",
+                "`systemctl --user restart nerdr.service` runs the new one",
+                0,
+            ),
+            (
+                "another replaced process is not the serving core's word",
+                |f| cores(f).replaced = vec![99],
+                "core-process",
+                Status::Ok,
+                "pid 4242 answers",
                 "",
                 0,
             ),

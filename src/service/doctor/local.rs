@@ -62,12 +62,30 @@ pub fn cores(paths: &Paths, answering: Option<u32>) -> Cores {
         .filter(|r| crate::platform::proc_start_time(r.pid).ok() == Some(r.start_time))
         .map(|r| r.pid);
     let unit_main = crate::service::platform::main_pid();
+    let running = running_cores(&paths.state_dir);
+    let mut replaced: Vec<u32> = [recorded, unit_main, answering]
+        .into_iter()
+        .flatten()
+        .chain(running.iter().copied())
+        .filter(|pid| program_replaced(*pid))
+        .collect();
+    replaced.sort_unstable();
+    replaced.dedup();
     Cores {
         recorded,
         unit_main,
         answering,
-        running: running_cores(&paths.state_dir),
+        running,
+        replaced,
     }
+}
+
+/// Whether `pid`'s program file was replaced or removed since it started:
+/// the kernel marks the link of an unlinked executable, and dpkg and
+/// `cargo install` both rename a new file over the old.
+fn program_replaced(pid: u32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/exe"))
+        .is_ok_and(|exe| exe.to_string_lossy().ends_with(" (deleted)"))
 }
 
 /// What the install records say is installed, and whether it still is.

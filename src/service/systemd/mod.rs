@@ -23,7 +23,8 @@ use super::units::{
     self, CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS, UNIT_NAMES,
 };
 use plan::{
-    active_state, core_line, followup, linger_line, load_state, manager_reads, unread_dir_message,
+    active_state, core_line, followup, linger_line, listening_at, load_state, manager_reads,
+    unread_dir_message,
 };
 use status::status_lines;
 
@@ -158,7 +159,7 @@ fn apply(bin: &Path, paths: &Paths, old: &OldTexts, changed: &[&'static str]) ->
     // Not `enable --now`: starting a socket whose core runs is refused, and
     // what to start or restart is decided below.
     run_and_say(&["enable", HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT])?;
-    let next = followup(changed, &before);
+    let next = followup(changed, &before, &paths.hook_socket());
     for (verb, list) in [
         ("reset-failed", &next.reset_failed),
         ("restart", &next.restart),
@@ -196,7 +197,17 @@ fn apply(bin: &Path, paths: &Paths, old: &OldTexts, changed: &[&'static str]) ->
         (CLIENT_SOCKET_UNIT, paths.client_socket()),
     ] {
         let state = active_state(&after, unit);
-        println!("nerdr: {unit} is {state}, at {}", path.display());
+        // Under advice nothing restarted: the running core keeps the
+        // socket it was given.
+        let old = listening_at(&before, unit).filter(|old| next.advice.is_some() && *old != path);
+        match old {
+            Some(old) => println!(
+                "nerdr: {unit} is {state}, still at {} until you do the above; then at {}",
+                old.display(),
+                path.display()
+            ),
+            None => println!("nerdr: {unit} is {state}, at {}", path.display()),
+        }
     }
     println!("nerdr: {}", core_line(&after, next.advice.is_some(), bin));
     let user = install::user_name();
@@ -384,7 +395,11 @@ pub fn gather(paths: &Paths) -> Facts {
     // A probe connects, and through the package's units without this
     // user's drop-ins a connection starts a core with XDG's default paths
     // (the client socket under XDG_RUNTIME_DIR is the same for both).
-    let not_yours = units.starts_other_paths();
+    // A running core is started already: a connection starts nothing.
+    let core_runs = core
+        .as_ref()
+        .is_some_and(|c| matches!(c.active.as_str(), "active" | "activating" | "reloading"));
+    let not_yours = units.starts_other_paths().filter(|_| !core_runs);
     let socket = |unit, path: std::path::PathBuf| SocketFacts {
         unit,
         probe: match &not_yours {

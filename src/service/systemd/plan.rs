@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::service::systemctl::Props;
-use crate::service::units::{SERVICE_UNIT, SOCKET_UNITS};
+use crate::service::units::{HOOK_SOCKET_UNIT, SERVICE_UNIT, SOCKET_UNITS};
 
 /// Whether a manager whose `UnitPath` is `unit_path` (space-separated, as
 /// `systemctl show` prints it) reads units from `dir`.
@@ -42,6 +42,19 @@ pub fn prop<'a>(states: &'a [Props], unit: &str, key: &str) -> &'a str {
         .find(|p| p.get("Id").map(String::as_str) == Some(unit))
         .and_then(|p| p.get(key))
         .map_or("", String::as_str)
+}
+
+/// The path a socket unit listens at, as the manager has it (`Listen=PATH
+/// (Stream)`); read before a reload, where the running core listens.
+pub fn listening_at(states: &[Props], unit: &str) -> Option<std::path::PathBuf> {
+    let listen = prop(states, unit, "Listen");
+    let path = listen.rsplit_once(" (").map_or(listen, |(p, _)| p);
+    (!path.is_empty()).then(|| path.into())
+}
+
+/// The state folder a hook socket path lies in, for messages.
+fn state_folder(hook: &Path) -> String {
+    hook.parent().unwrap_or(hook).display().to_string()
 }
 
 pub fn active_state<'a>(states: &'a [Props], unit: &str) -> &'a str {
@@ -88,7 +101,7 @@ pub const APPLY_ALL: &str = "systemctl --user stop nerdr.service nerdr-hook.sock
 /// sockets are restarted and idle ones started; with the core running,
 /// nothing is touched and the user is told the command. (Restarting the core
 /// is safe, agents live in the holder, but it is the user's call for now.)
-pub fn followup(changed: &[&'static str], before: &[Props]) -> Followup {
+pub fn followup(changed: &[&'static str], before: &[Props], new_hook: &Path) -> Followup {
     let core_running = matches!(
         active_state(before, SERVICE_UNIT),
         "active" | "activating" | "reloading" | "deactivating"
@@ -97,15 +110,28 @@ pub fn followup(changed: &[&'static str], before: &[Props]) -> Followup {
         let sockets_off = SOCKET_UNITS
             .iter()
             .any(|n| changed.contains(n) || active_state(before, n) != "active");
+        let moved = listening_at(before, HOOK_SOCKET_UNIT).filter(|old| old != new_hook);
         let advice = if sockets_off {
-            Some(format!(
-                "the running core still serves the previous sockets, and a socket unit cannot \
-                 restart under a running core; `{APPLY_ALL}` applies the new units (agents keep \
-                 running in the holder; the next connection starts the core). Until then, \
-                 nothing listens once the core stops. If your state folder changed, the new \
-                 core cannot reach the old one's agents (it leaves them running): end them \
-                 first, with `nerdr quit` under the old paths."
-            ))
+            Some(match moved {
+                // The client socket under XDG_RUNTIME_DIR stays put, so
+                // `nerdr quit` reaches the running core until the stop.
+                Some(old) => format!(
+                    "your state folder changes from {} to {}: a core over the new one cannot \
+                     reach the agents the running core holds (it leaves them running). End \
+                     them first, while the running core still answers: `nerdr quit` in each \
+                     session (or keep them: go back to the old paths and run `nerdr service \
+                     install` again). Then `{APPLY_ALL}` applies the new units; the next \
+                     connection starts the core.",
+                    state_folder(&old),
+                    state_folder(new_hook),
+                ),
+                None => format!(
+                    "the running core still serves the previous sockets, and a socket unit \
+                     cannot restart under a running core; `{APPLY_ALL}` applies the new units \
+                     (agents keep running in the holder; the next connection starts the core). \
+                     Until then, nothing listens once the core stops."
+                ),
+            })
         } else if changed.contains(&SERVICE_UNIT) {
             Some(
                 "the running core was started from the previous nerdr.service; \
@@ -168,7 +194,9 @@ pub fn linger_line(user: &str, on: bool) -> String {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::service::units::{CLIENT_SOCKET_UNIT, HOOK_SOCKET_UNIT, UNIT_NAMES};
+    use crate::service::units::{CLIENT_SOCKET_UNIT, UNIT_NAMES};
+
+    const HOOK: &str = "/h/.local/state/nerdr/nerdr.sock";
 
     pub(in crate::service::systemd) fn states(
         service: &str,
@@ -238,7 +266,7 @@ pub(super) mod tests {
     #[test]
     fn a_fresh_install_starts_both_sockets() {
         let before: Vec<Props> = Vec::new(); // `show` knew no unit yet
-        let next = followup(&UNIT_NAMES, &before);
+        let next = followup(&UNIT_NAMES, &before, Path::new(HOOK));
         assert_eq!(next.start, SOCKET_UNITS);
         assert!(next.restart.is_empty() && next.reset_failed.is_empty() && next.advice.is_none());
     }
@@ -247,14 +275,22 @@ pub(super) mod tests {
     fn an_unchanged_reinstall_does_nothing() {
         for core in ["active", "inactive"] {
             let before = states(core, "active", "active");
-            assert_eq!(followup(&[], &before), Followup::default(), "core {core}");
+            assert_eq!(
+                followup(&[], &before, Path::new(HOOK)),
+                Followup::default(),
+                "core {core}"
+            );
         }
     }
 
     #[test]
     fn changed_sockets_are_restarted_and_idle_ones_started_when_the_core_is_stopped() {
         let before = states("inactive", "active", "inactive");
-        let next = followup(&[HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT], &before);
+        let next = followup(
+            &[HOOK_SOCKET_UNIT, CLIENT_SOCKET_UNIT],
+            &before,
+            Path::new(HOOK),
+        );
         assert_eq!(next.restart, [HOOK_SOCKET_UNIT]);
         assert_eq!(next.start, [CLIENT_SOCKET_UNIT]);
         assert_eq!(next.advice, None);
@@ -263,7 +299,7 @@ pub(super) mod tests {
     #[test]
     fn a_failed_socket_is_reset_before_it_is_started() {
         let before = states("failed", "failed", "active");
-        let next = followup(&[], &before);
+        let next = followup(&[], &before, Path::new(HOOK));
         assert_eq!(next.reset_failed, [HOOK_SOCKET_UNIT]);
         assert_eq!(next.start, [HOOK_SOCKET_UNIT]);
     }
@@ -271,7 +307,7 @@ pub(super) mod tests {
     #[test]
     fn changed_sockets_with_a_running_core_are_left_with_the_stop_then_start_command() {
         let before = states("active", "active", "active");
-        let next = followup(&[CLIENT_SOCKET_UNIT], &before);
+        let next = followup(&[CLIENT_SOCKET_UNIT], &before, Path::new(HOOK));
         assert!(next.restart.is_empty() && next.start.is_empty());
         let advice = next.advice.unwrap();
         assert!(advice.contains(&format!("`{APPLY_ALL}`")), "{advice}");
@@ -281,15 +317,48 @@ pub(super) mod tests {
     fn a_stopped_socket_under_a_running_core_is_not_started_but_explained() {
         // Starting it would fail: "Socket service nerdr.service already active, refusing".
         let before = states("active", "inactive", "active");
-        let next = followup(&[], &before);
+        let next = followup(&[], &before, Path::new(HOOK));
         assert!(next.start.is_empty());
         assert!(next.advice.unwrap().contains(APPLY_ALL));
     }
 
     #[test]
+    fn a_moved_state_folder_under_a_running_core_says_to_end_the_tabs_first() {
+        let mut before = states("active", "active", "active");
+        before[1].insert("Listen".into(), format!("{HOOK} (Stream)"));
+        let moved = Path::new("/h/st/nerdr/nerdr.sock");
+        let advice = followup(&[HOOK_SOCKET_UNIT], &before, moved)
+            .advice
+            .unwrap();
+        let quit = advice.find("`nerdr quit`").expect("nerdr quit");
+        let apply = advice.find(APPLY_ALL).expect("the apply command");
+        assert!(quit < apply, "the quit must come before the stop: {advice}");
+        assert!(
+            advice.contains("changes from /h/.local/state/nerdr to /h/st/nerdr"),
+            "{advice}"
+        );
+        // The same path: no word of a move.
+        let advice = followup(&[HOOK_SOCKET_UNIT], &before, Path::new(HOOK))
+            .advice
+            .unwrap();
+        assert!(!advice.contains("state folder"), "{advice}");
+    }
+
+    #[test]
+    fn listening_at_reads_the_managers_listen_property() {
+        let mut s = states("active", "active", "active");
+        s[1].insert("Listen".into(), "/a b/nerdr.sock (Stream)".into());
+        assert_eq!(
+            listening_at(&s, HOOK_SOCKET_UNIT),
+            Some("/a b/nerdr.sock".into())
+        );
+        assert_eq!(listening_at(&s, CLIENT_SOCKET_UNIT), None);
+    }
+
+    #[test]
     fn a_changed_service_with_a_running_core_advises_a_restart() {
         let before = states("active", "active", "active");
-        let next = followup(&[SERVICE_UNIT], &before);
+        let next = followup(&[SERVICE_UNIT], &before, Path::new(HOOK));
         assert!(next.restart.is_empty());
         assert!(next
             .advice

@@ -114,8 +114,8 @@ fn drop_ins_line(installed: &Installed) -> Option<String> {
             format!("  drop-ins: your paths, in {dir}/<unit>.d/{DROP_IN_NAME} (current)")
         }
         DropIns::Stale(units) => format!(
-            "  drop-ins: missing or out of date for {}, so the package's units use XDG's \
-             default paths, not yours; run `nerdr service install`",
+            "  drop-ins: missing or out of date for {}, so the package's units use other \
+             paths than yours (XDG's defaults, or those the drop-ins name); run `nerdr service install`",
             units.join(", ")
         ),
         DropIns::Unneeded(units) => format!(
@@ -182,7 +182,7 @@ mod tests {
             (
                 "missing",
                 DropIns::Stale(vec![SERVICE_UNIT]),
-                "missing or out of date for nerdr.service, so the package's units use XDG's default paths, not yours; run `nerdr service install`",
+                "missing or out of date for nerdr.service, so the package's units use other paths than yours (XDG's defaults, or those the drop-ins name); run `nerdr service install`",
             ),
             (
                 "left over",
