@@ -11,6 +11,7 @@ mod api;
 mod approvals;
 mod attach;
 mod caller;
+mod clean_entry;
 mod client_conn;
 pub mod clock;
 mod close;

@@ -36,6 +36,7 @@
 pub mod query;
 pub mod rank;
 pub mod scan;
+mod scope;
 mod stored;
 pub mod visible;
 

@@ -3,7 +3,6 @@
 //! async workers). The files are read in parallel, a few threads pulling
 //! from one list; see the module above for why there is no index.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::LazyLock;
@@ -13,30 +12,9 @@ use memchr::memmem;
 use super::query::Terms;
 use super::visible::{may_open, visible, Item, Viewer};
 use super::{rank, Found, Source};
-use crate::handoff::rules::Homes;
 use crate::handoff::Said;
 
-/// What is searched, and for whom.
-pub struct Scope<'a> {
-    pub homes: &'a Homes,
-    /// nerdr's state folder (handoffs, reviews).
-    pub state_dir: &'a Path,
-    /// Only this agent's results (`--agent`).
-    pub agent: Option<&'a str>,
-    pub viewer: Viewer<'a>,
-    /// The open tabs' folders, for a review's.
-    pub tab_folders: &'a BTreeMap<String, PathBuf>,
-}
-
-/// What a scan found.
-#[derive(Debug, Default)]
-pub struct Scanned {
-    pub found: Vec<Found>,
-    /// How many conversation logs were read.
-    pub files: usize,
-    /// Stores or folders that could not be read, in words.
-    pub problems: Vec<String>,
-}
+pub use super::scope::{Scanned, Scope};
 
 /// One conversation log to read.
 #[derive(Debug, Clone)]
@@ -330,6 +308,8 @@ mod tests {
     }
 
     use super::*;
+    use crate::handoff::rules::Homes;
+    use std::collections::BTreeMap;
 
     const CODEX: &str = include_str!("../../tests/fixtures/handoff/codex-rollout.jsonl");
     const CLAUDE: &str = include_str!("../../tests/fixtures/handoff/claude-session.jsonl");

@@ -2,7 +2,7 @@
 //! shown only to a viewer allowed to see it (`visible`).
 
 use super::query::Terms;
-use super::scan::{Scanned, Scope};
+use super::scope::{Scanned, Scope};
 use super::visible::{visible, Item};
 use super::{rank, Found, Source};
 
