@@ -130,6 +130,16 @@ fn with_deb_installed() -> Option<(SystemdEnv, Vec<PathBuf>, tempfile::TempDir)>
     Some((env, uppers, out))
 }
 
+/// README's one step for each user of the package.
+const ENABLE: &[&str] = &[
+    "systemctl",
+    "--user",
+    "enable",
+    "--now",
+    "nerdr-hook.socket",
+    "nerdr-client.socket",
+];
+
 /// dpkg's log inside the namespace, not the host's /var/log/dpkg.log.
 const DPKG_LOG: &str = "--log=/tmp/dpkg.log";
 
@@ -157,14 +167,7 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     ok(&["systemctl", "--user", "daemon-reload"]);
-    ok(&[
-        "systemctl",
-        "--user",
-        "enable",
-        "--now",
-        "nerdr-hook.socket",
-        "nerdr-client.socket",
-    ]);
+    ok(ENABLE);
     assert_eq!(
         env.unit_prop("nerdr.service", "FragmentPath"),
         "/usr/lib/systemd/user/nerdr.service"
@@ -346,17 +349,7 @@ fn service_install_over_the_package_writes_drop_ins_for_other_paths() {
         text
     };
     user(&["systemctl", "--user", "daemon-reload"], false);
-    user(
-        &[
-            "systemctl",
-            "--user",
-            "enable",
-            "--now",
-            "nerdr-hook.socket",
-            "nerdr-client.socket",
-        ],
-        false,
-    );
+    user(ENABLE, false);
 
     // Moved before `service install`: the units fail, and doctor's probes
     // leave the package's core (which would use the default paths) alone.
