@@ -5,7 +5,7 @@
 //! reaches the program there (issue 22's acceptance 2); with the ssh
 //! client killed by its PID it says "reconnecting", comes back by itself
 //! through a new ssh with the screen intact, and the agent there runs on
-//! with the same PID (acceptance 3).
+//! with the same PID (acceptance 3); connected and idle, it does not wake.
 //!
 //! As in `over_ssh`, the window runs with a runtime dir of its own that
 //! holds no core, so it reaches a core only through ssh.
@@ -74,6 +74,16 @@ fn bridge_sshs(env: &SystemdEnv) -> Vec<u32> {
                 && uid == Some(env.uid())
         })
         .collect()
+}
+
+/// The parent of process `pid`.
+fn parent(pid: u32) -> u32 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("PPid:"))
+        .and_then(|p| p.trim().parse().ok())
+        .expect("PPid")
 }
 
 /// The screen's lines as text compares them: trailing blanks dropped, and
@@ -210,6 +220,19 @@ fn the_window_over_ssh_shows_the_exact_screen_and_rides_through_a_killed_ssh() {
         Duration::from_secs(20),
         || here(&env, &["--host", "devbox", "read", "1"]).contains("again-42"),
     );
+    // Connected and idle, the window (ssh's parent) sleeps: no timer, no
+    // polling of the link (ssh's keepalive is ssh's, every 15 s).
+    let window_pid = parent(bridge_sshs(&env)[0]);
+    let args = std::fs::read(format!("/proc/{window_pid}/cmdline")).unwrap();
+    assert_eq!(
+        args, b"nerdr\0--host\0devbox\0",
+        "the window is ssh's parent"
+    );
+    std::thread::sleep(Duration::from_secs(1));
+    let before = crate::suites::idle::wakeups(window_pid);
+    std::thread::sleep(Duration::from_secs(4));
+    let woke = crate::suites::idle::wakeups(window_pid) - before;
+    assert!(woke <= 2, "the idle window woke {woke} times in 4 s");
     // Two logins for the window, and every command's: all through sshd.
     assert!(
         sshd.log().matches("Accepted publickey for").count() >= 2,
