@@ -62,7 +62,14 @@ const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("NERDR_COMMI
 
 fn main() -> ExitCode {
     let args = cli::Cli::parse_args();
-    if !matches!(
+    if args.host.is_some() {
+        // `--host` keeps SIGPIPE ignored: a write to an ssh that ended is
+        // an error nerdr explains (what ssh said) instead of a silent
+        // death, and a window over ssh outlives the ssh it reconnects.
+        // Its stdout closing early (`| head -1`) ends it quietly, the link
+        // closed first (`over_ssh::end_quietly_on_closed_stdout`).
+        client::over_ssh::end_quietly_on_closed_stdout();
+    } else if !matches!(
         args.command,
         Some(cli::Command::Core(_) | cli::Command::Holder(_) | cli::Command::Hook(_))
     ) {

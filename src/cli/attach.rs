@@ -1,7 +1,8 @@
 //! `nerdr attach [NAME|DIR]`: the window bare `nerdr` opens, onto any
 //! session from anywhere: a folder (an existing path: the session it is in,
 //! placed by the core as every folder is) or a session's name as `nerdr
-//! sessions` lists it.
+//! sessions` lists it. Over `--host` ([`remote`]) the same, with the
+//! other host's sessions and folders.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -30,6 +31,31 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
         },
     };
     crate::client::attach::run(dir)
+}
+
+/// `nerdr --host HOST [attach [NAME|DIR]]`: the window onto HOST's
+/// session, over the link `cli::on_host` opened. A name is one of HOST's
+/// sessions; what looks like a path (`/`, `~`, `.` in it) is a folder
+/// there, as `--folder` is read (`remote::folder`); none: `folder`, which
+/// holds `--folder`, the host's folder or the remote home.
+pub fn remote(
+    session: Option<String>,
+    folder: &Folder,
+    home: Option<&std::path::Path>,
+) -> anyhow::Result<ExitCode> {
+    let dir = match (session, folder.given()) {
+        (None, _) => folder.resolve()?,
+        (Some(s), Some(f)) => {
+            anyhow::bail!("name the session once: `{s}` or --folder {}", f.display())
+        }
+        (Some(s), None) if s.contains('/') || s.starts_with(['~', '.']) => {
+            crate::remote::folder::resolve(Some(s.as_ref()), None, home)
+                .map_err(|e| anyhow::anyhow!(e))?
+        }
+        (Some(s), None) => by_name(&s, &client::call(ListSessions)?)?,
+    };
+    let link = client::over_ssh::take().ok_or_else(|| anyhow::anyhow!("no --host link is open"))?;
+    crate::client::attach::run_remote(dir, link)
 }
 
 /// The folder of the session named `name`; the error lists the sessions.

@@ -74,7 +74,7 @@ pub struct Cli {
     /// The folder whose session a command acts on (default: the current folder); with no command, attach to it
     #[arg(long, global = true, value_name = "DIR")]
     pub folder: Option<PathBuf>,
-    /// Run the command on another machine's nerdr, over ssh: a [hosts] name from the config, or an ssh destination (tabs, agent, read and send for now)
+    /// Run the command on another machine's nerdr, over ssh: a [hosts] name from the config, or an ssh destination (the window, attach, tabs, agent, read and send for now)
     #[arg(long, global = true, value_name = "HOST")]
     pub host: Option<String>,
 }
@@ -273,23 +273,24 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 /// `--host HOST CMD`: the link to HOST's bridge opened first, CMD run
 /// with its requests going over it and its folder HOST's, the link closed.
+///
+/// No command, or `attach`: the window, rendered here, over a link that
+/// stays open for it (`client::attach::run_remote`).
 fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Result<ExitCode> {
-    let command = match command {
-        Some(c) => c,
-        None => anyhow::bail!(
-            "--host {name}: the window over ssh is not built yet; `nerdr --host {name} tabs`, \
-             `agent`, `read` and `send` are"
-        ),
-    };
-    if let Some(why) = not_over_host(&command) {
+    if let Some(why) = command.as_ref().and_then(not_over_host) {
         anyhow::bail!("--host {name}: {why}");
     }
+    let window = matches!(command, None | Some(Command::Attach(_)));
     let config = crate::config::load(&crate::paths::Paths::from_process()?.config_file())?;
     let in_tab = std::env::var("NERDR_TAB").is_ok_and(|s| !s.is_empty());
     let target = crate::remote::target::choose(name, &config.hosts, in_tab)
         .map_err(|e| anyhow::anyhow!(e))?;
     let default_folder = target.folder.clone();
-    let opened = crate::client::over_ssh::open(target)?;
+    let options = match window {
+        true => crate::client::attach::SSH_WINDOW_OPTIONS,
+        false => &[],
+    };
+    let opened = crate::client::over_ssh::open(target, options)?;
     let done = (|| {
         let remote = crate::remote::folder::resolve(
             given.given(),
@@ -301,7 +302,11 @@ fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Resul
             given: given.given.clone(),
             remote: Some(remote),
         };
-        dispatch(command, &folder)
+        match command {
+            None => attach::remote(None, &folder, opened.home.as_deref()),
+            Some(Command::Attach(a)) => attach::remote(a.session, &folder, opened.home.as_deref()),
+            Some(command) => dispatch(command, &folder),
+        }
     })();
     crate::client::over_ssh::close();
     done
@@ -311,10 +316,15 @@ fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Resul
 /// the thin requests that need nothing of this machine do.
 fn not_over_host(command: &Command) -> Option<String> {
     match command {
-        Command::Tabs(_) | Command::Agent(_) | Command::Read(_) | Command::Send(_) => None,
+        Command::Tabs(_)
+        | Command::Agent(_)
+        | Command::Read(_)
+        | Command::Send(_)
+        | Command::Attach(_) => None,
         Command::Bridge(_) => Some("`nerdr bridge` is what --host runs on the other end".into()),
         other => Some(format!(
-            "`nerdr {}` does not work over ssh yet; tabs, agent, read and send do",
+            "`nerdr {}` does not work over ssh yet; the window (attach), tabs, agent, read \
+             and send do",
             command_name(other)
         )),
     }
@@ -478,6 +488,8 @@ mod tests {
             (&["agent", "--", "bash"], None),
             (&["read", "1"], None),
             (&["send", "1", "hi"], None),
+            (&["attach"], None),
+            (&["attach", "proj"], None),
             (&["close", "1"], Some("`nerdr close` does not work over ssh yet")),
             (&["request-review", "1"], Some("`nerdr request-review` does not work over ssh yet")),
             (&["doctor"], Some("`nerdr doctor` does not work over ssh yet")),

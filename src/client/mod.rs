@@ -10,8 +10,10 @@
 
 pub mod attach;
 mod autostart;
+mod deadline;
 pub mod over_ssh;
 pub mod patch;
+pub mod ssh_link;
 mod start_plan;
 
 use std::path::{Path, PathBuf};

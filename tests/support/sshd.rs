@@ -136,6 +136,18 @@ impl Sshd {
         Some(sshd)
     }
 
+    /// Stop (`false`) or continue (`true`) the listening sshd, our own
+    /// child, by its PID: while stopped, a new login hangs as over a
+    /// network that is gone; the sessions it forked run on.
+    pub fn answer(&self, yes: bool) {
+        let signal = if yes { "-CONT" } else { "-STOP" };
+        let status = std::process::Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .expect("kill");
+        assert!(status.success(), "kill {signal} sshd");
+    }
+
     /// sshd's log so far.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join("sshd.log")).unwrap_or_default()

@@ -156,6 +156,21 @@ pub fn dir(state_dir: &Path) -> PathBuf {
     state_dir.join("drafts")
 }
 
+/// The folder of the drafts of another host's tabs (`nerdr --host`),
+/// apart from this machine's: `nerdr clean` here removes the drafts of
+/// tabs this machine's core no longer has, and another host's tabs are
+/// none of its. The host's name is made a file name.
+pub fn host_dir(state_dir: &Path, host: &str) -> PathBuf {
+    let name: String = host
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' | '@' => c,
+            _ => '_',
+        })
+        .collect();
+    dir(state_dir).join(format!("host-{}", name.trim_start_matches('.')))
+}
+
 /// Tab `tab`'s file in `dir`. Tab ids are the core's hex: anything else is
 /// not made into a path.
 fn file(dir: &Path, tab: &str) -> Result<PathBuf, String> {
@@ -275,6 +290,26 @@ pub fn save(dir: &Path, tab: &str, drafts: &[Draft]) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::client::attach::comments::About;
+
+    #[test]
+    fn another_hosts_drafts_are_kept_apart_under_a_file_name() {
+        let state = Path::new("/s");
+        #[rustfmt::skip]
+        let rows = [
+            ("devbox", "/s/drafts/host-devbox"),
+            ("me@box.example.com", "/s/drafts/host-me@box.example.com"),
+            ("../../etc", "/s/drafts/host-_.._etc"),
+            ("a/b c", "/s/drafts/host-a_b_c"),
+        ];
+        for (host, want) in rows {
+            assert_eq!(host_dir(state, host), PathBuf::from(want), "{host}");
+        }
+        // Not a tab's file: `kept_tabs` of this machine's folder skips it.
+        assert!(!host_dir(state, "x")
+            .display()
+            .to_string()
+            .ends_with(".json"));
+    }
 
     fn patch(text: &str) -> Patch {
         crate::client::patch::parse(text).unwrap()

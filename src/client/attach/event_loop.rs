@@ -5,19 +5,29 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use super::link::{self, Event, Link};
+use super::backoff::{self, Step};
+use super::link::{Conn, Dial, Event, Link};
 use super::{lost_core, term, Window};
-use crate::paths::Paths;
+
+/// Where a window keeps what it keeps between windows.
+pub(super) struct Keeping {
+    /// The drafts folder (`drafts::dir`).
+    pub drafts: PathBuf,
+    /// Whether it shows plan usage, read from this machine's files: not
+    /// for another host's agents.
+    pub usage: bool,
+}
 
 pub(super) async fn attached(
-    stream: tokio::net::UnixStream,
-    paths: Paths,
+    conn: Conn,
+    dial: Dial,
+    keeping: Keeping,
     folder: PathBuf,
     prefix: u8,
     prefix_name: String,
     note: String,
 ) -> anyhow::Result<String> {
-    let (out, link) = Link::up(link::split(stream)?);
+    let (out, link) = Link::up(conn);
     let (keys_tx, keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     tokio::spawn(async move {
         let mut keyboard = term::Keyboard::open();
@@ -29,11 +39,16 @@ pub(super) async fn attached(
         }
     });
     let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
-    w.drafts_dir = Some(super::drafts::dir(&paths.state_dir));
+    w.drafts_dir = Some(keeping.drafts);
+    if let Dial::Ssh(target) = &dial {
+        w.remote = Some(target.name.clone());
+    }
     let (usage_tx, usage_rx) = mpsc::unbounded_channel();
-    w.usage.tx = Some(usage_tx);
+    if keeping.usage {
+        w.usage.tx = Some(usage_tx);
+    }
     w.attach();
-    let bye = run(&mut w, link, paths, keys_rx, usage_rx).await?;
+    let bye = run(&mut w, link, dial, keys_rx, usage_rx).await?;
     // Unsent diff comments are kept, and the last line says so.
     Ok(match w.leaving() {
         Some(kept) if bye.is_empty() => kept,
@@ -46,7 +61,7 @@ pub(super) async fn attached(
 async fn run(
     w: &mut Window,
     mut link: Link,
-    paths: Paths,
+    dial: Dial,
     mut keys_rx: mpsc::UnboundedReceiver<Vec<u8>>,
     mut usage_rx: mpsc::UnboundedReceiver<super::usage_figure::Answer>,
 ) -> anyhow::Result<String> {
@@ -58,6 +73,8 @@ async fn run(
     // (`kill`, `timeout`), and the terminal must still be put back.
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut quit_sig = signal(SignalKind::quit())?;
+    let carrier = dial.carrier();
+    let (first_delay, _) = backoff::bounds(carrier);
 
     loop {
         tokio::select! {
@@ -70,26 +87,18 @@ async fn run(
                     }
                 }
                 Event::Lost(why) => {
-                    w.lost(why);
-                    link = Link::Waiting(tokio::time::Instant::now() + link::FIRST_DELAY);
+                    w.lost(why, first_delay);
+                    link = Link::Waiting(tokio::time::Instant::now() + first_delay);
                 }
-                Event::Due => link = Link::open(&paths),
-                Event::Opened(stream) => match link::split(stream) {
-                    Ok(conn) => {
-                        let (out, up) = Link::up(conn);
-                        link = up;
-                        w.connected(out);
-                    }
-                    Err(e) => {
-                        w.lost(e.to_string());
-                        link = Link::Waiting(tokio::time::Instant::now() + link::FIRST_DELAY);
-                    }
-                },
-                Event::Failed(failure) => match w.failed(failure) {
-                    link::Step::RetryIn(d) => {
-                        link = Link::Waiting(tokio::time::Instant::now() + d)
-                    }
-                    link::Step::GiveUp(why) => return Ok(lost_core(&why)),
+                Event::Due => link = Link::open(&dial),
+                Event::Opened(conn) => {
+                    let (out, up) = Link::up(conn);
+                    link = up;
+                    w.connected(out);
+                }
+                Event::Failed(failure) => match w.failed(carrier, failure) {
+                    Step::RetryIn(d) => link = Link::Waiting(tokio::time::Instant::now() + d),
+                    Step::GiveUp(why) => return Ok(lost_core(&why)),
                 },
             },
             k = keys_rx.recv() => match k {
@@ -106,7 +115,7 @@ async fn run(
         if std::mem::take(&mut w.reattach) {
             // A session switch: a fresh connection, so nothing the old
             // session sent can be taken for the new one's.
-            link = Link::open(&paths);
+            link = Link::open(&dial);
         }
         if let Some(bye) = w.done.take() {
             return Ok(bye);

@@ -1,87 +1,81 @@
 //! The window's connection to the core, and getting it back when it drops
-//! (the core restarted, was upgraded, crashed) or when the window moves to
-//! another session. Owns the connection's reader and writer tasks, the
-//! reconnect attempts and when to give up ([`step`], pure).
+//! (the core restarted, was upgraded, crashed; over ssh, the link went)
+//! or when the window moves to another session. Owns the connection's
+//! reader and writer tasks and the reconnect attempts; when to try again
+//! or give up is `backoff`'s (pure).
 //!
-//! While disconnected the window tries again after 50 ms, doubling up to
-//! 1 s between attempts; once connected no timer runs, so an idle window
-//! costs no CPU. A window never starts a core or a socket itself: under
-//! systemd the manager brings the core back (socket activation,
+//! What carries the connection is the [`Dial`]: this machine's client
+//! socket, or `ssh HOST nerdr bridge` (`ssh_conn`). Either gives the
+//! window the same [`Conn`], so the window above is one window, and only
+//! the client protocol crosses the network: the window renders locally,
+//! and the core's frame skipping (`core::painting`) paces a slow link as
+//! it paces a slow terminal, since a link that does not take the frames
+//! keeps the core's queue for that window full.
+//!
+//! A window never starts a core or a socket itself when it reconnects:
+//! under systemd the manager brings the core back (socket activation,
 //! `Restart=on-failure`), and a window running an older build than the
-//! new core would start the wrong one. It gives up after [`GIVE_UP`]
-//! without a core, after [`STOPPED_GIVE_UP`] when the sockets were
-//! stopped (that is deliberate: `systemctl --user stop`), and at once when
-//! the core answers but refuses it (another protocol version after an
-//! upgrade: retrying cannot help).
-
-use std::time::Duration;
+//! new core would start the wrong one. Over ssh the bridge there connects
+//! as any command there does.
 
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
+use super::backoff::Failure;
+pub use super::conn::Conn;
+use super::conn::Ender;
 use crate::client::{HandshakeError, Reopen};
 use crate::paths::Paths;
-use crate::protocol::frame::{read_frame, write_frame, Frame, FrameError};
+use crate::protocol::frame::{read_frame, write_frame, Frame};
 use crate::protocol::quiet;
+use crate::remote::target::Target;
 
-/// The first wait after the connection drops.
-pub const FIRST_DELAY: Duration = Duration::from_millis(50);
-/// The longest wait between two attempts.
-pub const MAX_DELAY: Duration = Duration::from_secs(1);
-/// How long a window waits for a core to come back before it gives up.
-pub const GIVE_UP: Duration = Duration::from_secs(60);
-/// How long it waits when the socket units were stopped: a reinstall
-/// restarts them within a moment, a `systemctl --user stop` is for good.
-pub const STOPPED_GIVE_UP: Duration = Duration::from_secs(5);
 /// How long a connected core may take to greet: a core just activated
 /// greets once it has re-attached its programs.
-pub const GREETING: Duration = Duration::from_secs(20);
+pub const GREETING: std::time::Duration = std::time::Duration::from_secs(20);
 
-/// How much of the core's frames the window reads at once.
-const READ_BUFFER: usize = 64 * 1024;
+/// ssh's options for a window's link, before the user's config (each
+/// overrides it for this channel only): keepalive, so a link that died
+/// silently (a suspended laptop, a network that changed under a NAT) is
+/// noticed within 45 s by ssh's own messages on a quiet link, rather
+/// than when TCP gives up, many minutes later. nerdr itself runs no
+/// timer while connected.
+pub const SSH_WINDOW_OPTIONS: &[&str] = &["-oServerAliveInterval=15", "-oServerAliveCountMax=3"];
 
-/// Why an attempt to reach the core failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    /// Nothing answers, or the connection broke: the core may come back.
-    Down(String),
-    /// The socket units are stopped (systemd units installed).
-    Stopped(String),
-    /// The core answered and refused this window: it will again.
-    Refused(String),
+/// And for a reconnect, while the window owns the terminal: no question
+/// at the terminal (`BatchMode`: a passphrase prompt would land in the
+/// middle of the window; a key in the agent or without a passphrase logs
+/// in, anything else is shown as the reason and tried again), and a
+/// network that does not answer is a failed attempt within 10 s.
+pub const SSH_RECONNECT_OPTIONS: &[&str] = &[
+    "-oServerAliveInterval=15",
+    "-oServerAliveCountMax=3",
+    "-oBatchMode=yes",
+    "-oConnectTimeout=10",
+];
+
+/// Where the window's connection goes, each time it is opened.
+#[derive(Clone)]
+pub enum Dial {
+    /// This machine's client socket.
+    Local(Paths),
+    /// The core on another host, through ssh and `nerdr bridge` there.
+    Ssh(Target),
 }
 
-/// What the window does after a failed attempt.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Step {
-    RetryIn(Duration),
-    /// Stop trying; the window ends with this reason.
-    GiveUp(String),
-}
-
-/// Pure: after an attempt failed with `failure`, `elapsed` into the outage,
-/// having waited `delay` before it: try again (and when), or give up.
-pub fn step(elapsed: Duration, delay: Duration, failure: &Failure) -> Step {
-    let next = (delay * 2).clamp(FIRST_DELAY, MAX_DELAY);
-    match failure {
-        Failure::Refused(why) => Step::GiveUp(why.clone()),
-        Failure::Stopped(why) if elapsed >= STOPPED_GIVE_UP => Step::GiveUp(why.clone()),
-        Failure::Down(why) if elapsed >= GIVE_UP => Step::GiveUp(format!(
-            "no core came back within {} s: {why}",
-            GIVE_UP.as_secs()
-        )),
-        Failure::Stopped(_) | Failure::Down(_) => Step::RetryIn(next),
+impl Dial {
+    pub fn carrier(&self) -> super::backoff::Carrier {
+        match self {
+            Dial::Local(_) => super::backoff::Carrier::Local,
+            Dial::Ssh(_) => super::backoff::Carrier::Ssh,
+        }
     }
 }
 
-/// A connection's ends, as the window uses them.
-pub struct Conn {
-    /// Frames to the core (a writer task sends them in order).
-    pub out: mpsc::UnboundedSender<Frame>,
-    frames: mpsc::UnboundedReceiver<Result<Frame, FrameError>>,
-}
+/// How much of the core's frames the window reads at once.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// Split a welcomed connection into a writer task and a reader task.
 pub fn split(stream: UnixStream) -> std::io::Result<Conn> {
@@ -102,23 +96,32 @@ pub fn split(stream: UnixStream) -> std::io::Result<Conn> {
     let (frames_tx, frames) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         loop {
-            let f = read_frame(&mut read).await;
+            let f = read_frame(&mut read).await.map_err(|e| e.to_string());
             let end = f.is_err();
             if frames_tx.send(f).is_err() || end {
                 break;
             }
         }
     });
-    Ok(Conn { out, frames })
+    Ok(Conn {
+        out,
+        frames,
+        ender: None,
+    })
 }
 
 /// Where the connection stands.
 pub enum Link {
-    Up(mpsc::UnboundedReceiver<Result<Frame, FrameError>>),
+    /// Connected: the core's frames, and, over ssh, what ends ssh when
+    /// this connection is replaced (held for its `Drop` alone).
+    Up(
+        mpsc::UnboundedReceiver<Result<Frame, String>>,
+        #[allow(dead_code)] Option<Ender>,
+    ),
     /// The connection ended (seen while taking frames that were ready).
     Broken(String),
     /// An attempt is running.
-    Opening(JoinHandle<Result<UnixStream, Failure>>),
+    Opening(JoinHandle<Result<Conn, Failure>>),
     /// Waiting until the next attempt.
     Waiting(Instant),
 }
@@ -126,35 +129,35 @@ pub enum Link {
 pub enum Event {
     Frame(Frame),
     Lost(String),
-    Opened(UnixStream),
+    Opened(Conn),
     Failed(Failure),
     /// Time for the next attempt.
     Due,
 }
 
 impl Link {
-    pub fn up(conn_frames: Conn) -> (mpsc::UnboundedSender<Frame>, Link) {
-        (conn_frames.out, Link::Up(conn_frames.frames))
+    pub fn up(conn: Conn) -> (mpsc::UnboundedSender<Frame>, Link) {
+        (conn.out, Link::Up(conn.frames, conn.ender))
     }
 
     /// Start an attempt to connect and pass the handshake.
-    pub fn open(paths: &Paths) -> Link {
-        let paths = paths.clone();
-        Link::Opening(tokio::spawn(async move { attempt(&paths).await }))
+    pub fn open(dial: &Dial) -> Link {
+        let dial = dial.clone();
+        Link::Opening(tokio::spawn(async move { attempt(&dial).await }))
     }
 
     /// The next thing that happens to the connection. Cancel-safe: the
     /// window's loop polls it alongside keys and signals.
     pub async fn next(&mut self) -> Event {
         match self {
-            Link::Up(frames) => match frames.recv().await {
+            Link::Up(frames, _) => match frames.recv().await {
                 Some(Ok(f)) => Event::Frame(f),
-                Some(Err(e)) => Event::Lost(e.to_string()),
+                Some(Err(why)) => Event::Lost(why),
                 None => Event::Lost("connection closed".into()),
             },
             Link::Broken(why) => Event::Lost(std::mem::take(why)),
             Link::Opening(task) => match task.await {
-                Ok(Ok(stream)) => Event::Opened(stream),
+                Ok(Ok(conn)) => Event::Opened(conn),
                 Ok(Err(f)) => Event::Failed(f),
                 Err(e) => Event::Failed(Failure::Down(e.to_string())),
             },
@@ -167,13 +170,13 @@ impl Link {
 
     /// A frame that has already arrived, if any, so a burst is painted once.
     pub fn ready(&mut self) -> Option<Frame> {
-        let Link::Up(frames) = self else {
+        let Link::Up(frames, _) = self else {
             return None;
         };
         match frames.try_recv() {
             Ok(Ok(f)) => Some(f),
-            Ok(Err(e)) => {
-                *self = Link::Broken(e.to_string());
+            Ok(Err(why)) => {
+                *self = Link::Broken(why);
                 None
             }
             Err(mpsc::error::TryRecvError::Empty) => None,
@@ -185,8 +188,39 @@ impl Link {
     }
 }
 
-/// One attempt: connect without starting anything, then the handshake.
-async fn attempt(paths: &Paths) -> Result<UnixStream, Failure> {
+/// One attempt over `dial`, as far as a connection the window can use.
+async fn attempt(dial: &Dial) -> Result<Conn, Failure> {
+    match dial {
+        Dial::Local(paths) => {
+            let stream = local_attempt(paths).await?;
+            split(stream).map_err(|e| Failure::Down(e.to_string()))
+        }
+        Dial::Ssh(target) => {
+            let target = target.clone();
+            let opened = tokio::task::spawn_blocking(move || {
+                crate::client::ssh_link::open(target, SSH_RECONNECT_OPTIONS)
+            })
+            .await
+            .map_err(|e| Failure::Down(e.to_string()))?;
+            match opened {
+                Ok(link) => {
+                    // The bridge's environment, for agents started from
+                    // the window: that of a command run there now.
+                    crate::client::over_ssh::set_env(link.greeting.env.clone());
+                    Ok(super::ssh_conn::split(link.into_stream()))
+                }
+                Err(e) => Err(match e.downcast_ref::<crate::client::ssh_link::Refusal>() {
+                    Some(_) => Failure::Refused(format!("{e:#}")),
+                    None => Failure::Down(format!("{e:#}")),
+                }),
+            }
+        }
+    }
+}
+
+/// One attempt at this machine's core: connect without starting
+/// anything, then the handshake.
+async fn local_attempt(paths: &Paths) -> Result<UnixStream, Failure> {
     let stream = match crate::client::reopen(paths).await {
         Reopen::Connected(s) => s,
         Reopen::Down(why) => return Err(Failure::Down(why)),
@@ -200,83 +234,5 @@ async fn attempt(paths: &Paths) -> Result<UnixStream, Failure> {
         Ok(Ok(s)) => Ok(s),
         Ok(Err(HandshakeError::Broken(why))) => Err(Failure::Down(why)),
         Ok(Err(HandshakeError::Refused(why))) => Err(Failure::Refused(why)),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
-    }
-
-    #[test]
-    fn every_failure_retries_with_a_bounded_backoff_or_gives_up() {
-        let down = Failure::Down("connection refused".into());
-        let stopped = Failure::Stopped("nerdr-client.socket is stopped".into());
-        let refused = Failure::Refused("protocol 7 and 6".into());
-        let rows: &[(&str, Duration, Duration, &Failure, Step)] = &[
-            (
-                "first retry doubles",
-                ms(50),
-                ms(50),
-                &down,
-                Step::RetryIn(ms(100)),
-            ),
-            ("doubling", ms(400), ms(200), &down, Step::RetryIn(ms(400))),
-            (
-                "capped at 1 s",
-                ms(3000),
-                ms(800),
-                &down,
-                Step::RetryIn(ms(1000)),
-            ),
-            (
-                "stays capped",
-                ms(30_000),
-                ms(1000),
-                &down,
-                Step::RetryIn(ms(1000)),
-            ),
-            (
-                "a zero delay starts at 50 ms",
-                ms(0),
-                ms(0),
-                &down,
-                Step::RetryIn(ms(50)),
-            ),
-            (
-                "down for the whole minute",
-                GIVE_UP,
-                ms(1000),
-                &down,
-                Step::GiveUp("no core came back within 60 s: connection refused".into()),
-            ),
-            (
-                "stopped, a moment",
-                ms(1000),
-                ms(400),
-                &stopped,
-                Step::RetryIn(ms(800)),
-            ),
-            (
-                "stopped for good",
-                STOPPED_GIVE_UP,
-                ms(1000),
-                &stopped,
-                Step::GiveUp("nerdr-client.socket is stopped".into()),
-            ),
-            (
-                "refused at once",
-                ms(0),
-                ms(50),
-                &refused,
-                Step::GiveUp("protocol 7 and 6".into()),
-            ),
-        ];
-        for (case, elapsed, delay, failure, want) in rows {
-            assert_eq!(step(*elapsed, *delay, failure), *want, "{case}");
-        }
     }
 }

@@ -4,10 +4,16 @@
 //! Tabs that need the person are marked in the status line, the prefix and
 //! `a` goes to the next one, and the core's attention messages become
 //! desktop notifications through the person's terminal.
+//!
+//! The same window shows another host's session (`nerdr --host HOST`,
+//! [`run_remote`]): only its connection differs (`link::Dial`), and it
+//! renders here.
 
+mod backoff;
 mod choose;
 mod commands;
 pub mod comments;
+mod conn;
 mod diff_draw;
 mod diff_open;
 mod diff_rows;
@@ -31,6 +37,7 @@ mod report_offer;
 mod review_rows;
 mod scroll;
 mod session_pick;
+mod ssh_conn;
 mod status;
 mod term;
 mod typing;
@@ -48,7 +55,9 @@ use crate::paths::Paths;
 use crate::protocol::api::{self, Method, TabInfo};
 use crate::protocol::frame::Frame;
 use crate::protocol::handshake::ClientMsg;
+use event_loop::Keeping;
 use keys::Keys;
+use link::Dial;
 use overlay::Mode;
 use reattach::Outage;
 use view::View;
@@ -106,6 +115,9 @@ struct Window {
     reattach: bool,
     /// Whether keys reach the core: false while reconnecting or switching.
     connected: bool,
+    /// The host whose core the window shows (`--host`), for what the
+    /// status line says of the connection; `None`: this machine's.
+    remote: Option<String>,
     /// Comments not sent yet, by tab, while its diff view is closed.
     drafts: HashMap<String, Vec<drafts::Draft>>,
     /// The shown agent's plan usage, for the status line.
@@ -145,6 +157,9 @@ fn config_note(error: &str, file: &std::path::Path) -> String {
     format!("config error (see nerdr doctor): {short}")
 }
 
+pub use link::SSH_WINDOW_OPTIONS;
+
+/// The window onto this machine's session of `folder`.
 pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
     if std::env::var_os("NERDR_TAB").is_some_and(|v| !v.is_empty()) {
         bail!(
@@ -153,7 +168,37 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
         );
     }
     let paths = Paths::from_process()?;
-    let (prefix, prefix_name, note) = match crate::config::load(&paths.config_file()) {
+    let keeping = Keeping {
+        drafts: drafts::dir(&paths.state_dir),
+        usage: true,
+    };
+    window(folder, First::Local(paths), keeping)
+}
+
+/// The window onto another host's session of `folder` (a folder there),
+/// over `link` (opened with [`SSH_WINDOW_OPTIONS`], past its handshake);
+/// it reconnects through ssh when the link drops.
+pub fn run_remote(
+    folder: PathBuf,
+    link: crate::client::ssh_link::SshLink,
+) -> anyhow::Result<ExitCode> {
+    let paths = Paths::from_process()?;
+    let keeping = Keeping {
+        drafts: drafts::host_dir(&paths.state_dir, &link.host.name),
+        usage: false,
+    };
+    window(folder, First::Ssh(Box::new(link)), keeping)
+}
+
+/// The window's first connection.
+enum First {
+    Local(Paths),
+    Ssh(Box<crate::client::ssh_link::SshLink>),
+}
+
+fn window(folder: PathBuf, first: First, keeping: Keeping) -> anyhow::Result<ExitCode> {
+    let config_file = Paths::from_process()?.config_file();
+    let (prefix, prefix_name, note) = match crate::config::load(&config_file) {
         Ok(c) => {
             let p = keys::prefix_byte(&c.client.prefix).unwrap_or(2);
             (p, c.client.prefix.clone(), String::new())
@@ -161,16 +206,25 @@ pub fn run(folder: PathBuf) -> anyhow::Result<ExitCode> {
         Err(e) => (
             2,
             "C-b".to_string(),
-            config_note(&e.to_string(), &paths.config_file()),
+            config_note(&e.to_string(), &config_file),
         ),
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let farewell = rt.block_on(async move {
-        let stream = crate::client::open_client(&paths).await?;
+        let (conn, dial) = match first {
+            First::Local(paths) => {
+                let stream = crate::client::open_client(&paths).await?;
+                (link::split(stream)?, Dial::Local(paths))
+            }
+            First::Ssh(link) => {
+                let dial = Dial::Ssh(link.host.clone());
+                (ssh_conn::split(link.into_stream()), dial)
+            }
+        };
         let _raw = term::RawTerminal::enter()?;
-        event_loop::attached(stream, paths, folder, prefix, prefix_name, note).await
+        event_loop::attached(conn, dial, keeping, folder, prefix, prefix_name, note).await
     });
     // The stdin reader blocks in a read no one will finish; do not wait.
     rt.shutdown_background();
@@ -230,6 +284,7 @@ impl Window {
             asked: None,
             reattach: false,
             connected: true,
+            remote: None,
             awaiting: None,
             drafts: HashMap::new(),
             usage: Default::default(),

@@ -1,13 +1,14 @@
 //! The window's side of its connection: attaching it to the session,
 //! moving to another session ([`Window::switch_to`]), losing the core and
 //! getting it back, with the tab it showed. The connection itself (tasks,
-//! attempts, when to give up) is `link`'s.
+//! attempts) is `link`'s, when to try again `backoff`'s; what the status
+//! line says meanwhile is [`outage_note`]'s (pure).
 
 use std::path::PathBuf;
 
 use tokio::sync::mpsc;
 
-use super::link;
+use super::backoff::{self, Carrier, Failure, Step};
 use super::overlay::Mode;
 use super::Window;
 use crate::protocol::frame::Frame;
@@ -73,14 +74,18 @@ impl Window {
         self.view.expect_whole();
         if self.outage.take().is_some() {
             self.restore = self.view.tab.clone();
-            self.note = "reconnected to the core".into();
+            self.note = match &self.remote {
+                Some(host) => format!("reconnected to {host}"),
+                None => "reconnected to the core".into(),
+            };
             self.note_for_a_key = true;
         }
         self.attach();
     }
 
-    /// The connection dropped: keep the last screen and say so.
-    pub(super) fn lost(&mut self, why: String) {
+    /// The connection dropped: keep the last screen and say so; the first
+    /// attempt comes after `delay`.
+    pub(super) fn lost(&mut self, why: String, delay: std::time::Duration) {
         self.disconnect();
         // An open question or list would be answered to a core that is gone.
         // The diff view stays, with the comments in it (unsent: `S` again
@@ -96,38 +101,52 @@ impl Window {
             Mode::Help { over: Some(v) } => self.mode = Mode::Diff(v),
             _ => self.view.invalidate(),
         }
-        self.note = format!("lost the core ({why}): reconnecting...");
+        self.note = outage_note(self.remote.as_deref(), None, &why);
         self.note_for_a_key = false;
         self.outage = Some(Outage {
             since: tokio::time::Instant::now(),
-            delay: link::FIRST_DELAY,
+            delay,
             why,
         });
     }
 
     /// An attempt to connect failed: when to try again, or to give up.
-    pub(super) fn failed(&mut self, failure: link::Failure) -> link::Step {
+    pub(super) fn failed(&mut self, carrier: Carrier, failure: Failure) -> Step {
         let now = tokio::time::Instant::now();
         let outage = self.outage.get_or_insert_with(|| Outage {
             since: now,
-            delay: link::FIRST_DELAY,
+            delay: backoff::bounds(carrier).0,
             why: String::new(),
         });
         let elapsed = now - outage.since;
-        let step = link::step(elapsed, outage.delay, &failure);
-        if let link::Step::RetryIn(d) = step {
+        let step = backoff::step(carrier, elapsed, outage.delay, &failure);
+        if let Step::RetryIn(d) = step {
             outage.delay = d;
         }
-        outage.why = match failure {
-            link::Failure::Down(w) | link::Failure::Stopped(w) | link::Failure::Refused(w) => w,
-        };
-        self.note = format!(
-            "reconnecting to the core ({} s): {}",
-            elapsed.as_secs(),
-            outage.why
-        );
+        outage.why = failure.why().to_owned();
+        self.note = outage_note(self.remote.as_deref(), Some(elapsed), &outage.why);
         self.note_for_a_key = false;
         step
+    }
+}
+
+/// The status line while the connection is down, pure: to this machine's
+/// core or to `remote`, how long it has been down once an attempt failed
+/// (`elapsed`), and why. It always says "reconnecting": the window is
+/// still there and comes back by itself.
+pub fn outage_note(
+    remote: Option<&str>,
+    elapsed: Option<std::time::Duration>,
+    why: &str,
+) -> String {
+    let to = match remote {
+        Some(host) => host.to_owned(),
+        None => "the core".to_owned(),
+    };
+    match (remote, elapsed) {
+        (None, None) => format!("lost the core ({why}): reconnecting..."),
+        (Some(_), None) => format!("{why}: reconnecting to {to}..."),
+        (_, Some(e)) => format!("reconnecting to {to} ({} s): {why}", e.as_secs()),
     }
 }
 
@@ -229,11 +248,32 @@ mod tests {
     }
 
     #[test]
+    fn the_status_line_says_reconnecting_to_what_and_why() {
+        use std::time::Duration;
+        #[rustfmt::skip]
+        let rows: &[(Option<&str>, Option<Duration>, &str, &str)] = &[
+            (None, None, "connection closed", "lost the core (connection closed): reconnecting..."),
+            (None, Some(Duration::from_millis(2500)), "no core",
+             "reconnecting to the core (2 s): no core"),
+            (Some("devbox"), None, "the link to devbox ended: ssh was killed",
+             "the link to devbox ended: ssh was killed: reconnecting to devbox..."),
+            (Some("devbox"), Some(Duration::from_secs(70)), "ssh could not log in",
+             "reconnecting to devbox (70 s): ssh could not log in"),
+        ];
+        for (remote, elapsed, why, want) in rows {
+            assert_eq!(outage_note(*remote, *elapsed, why), *want);
+        }
+    }
+
+    #[test]
     fn after_a_reconnect_the_same_tab_comes_back() {
         let (mut w, _old) = window();
         w.on_tabs(vec![tab("aaaa0001"), tab("aaaa0002")]);
         w.view.redraw("aaaa0002", 23, 80);
-        w.lost("connection closed".into());
+        w.lost(
+            "connection closed".into(),
+            std::time::Duration::from_millis(50),
+        );
         assert!(w.note.contains("reconnecting"), "{}", w.note);
         w.on_keys(b"x");
         assert!(w.note.contains("dropped"), "{}", w.note);

@@ -213,7 +213,7 @@ fn refusals_show_in_the_diff_view() {
         "1 comment not sent: tab t1 has no running program to type into"
     );
     // The core lost: the view stays with its comments.
-    w.lost("gone".into());
+    w.lost("gone".into(), std::time::Duration::from_millis(50));
     assert!(matches!(&w.mode, Mode::Diff(v) if v.comments.len() == 1));
 }
 

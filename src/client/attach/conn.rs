@@ -1,0 +1,21 @@
+//! A window's connection, as the window uses it whatever carries it
+//! (`link::Dial`): frames to the core, the core's frames, and what ends
+//! the carrier when the connection is dropped.
+
+use tokio::sync::mpsc;
+
+use crate::protocol::frame::Frame;
+
+/// Held for its `Drop` alone: over ssh, it ends ssh (`ssh_conn`).
+pub type Ender = Box<dyn Send>;
+
+/// A connection's ends.
+pub struct Conn {
+    /// Frames to the core (a writer sends them in order).
+    pub out: mpsc::UnboundedSender<Frame>,
+    /// The core's frames, then why the connection ended.
+    pub frames: mpsc::UnboundedReceiver<Result<Frame, String>>,
+    /// What ends the carrier when the connection is dropped, if anything
+    /// must (a socket closes by itself).
+    pub ender: Option<Ender>,
+}
