@@ -87,6 +87,8 @@ impl Window {
             if self.tabs.iter().any(|t| t.id == r) {
                 self.send(ClientMsg::Select { tab: r });
             } else {
+                self.note = super::reattach::gone_after_reconnect(&r, self.remote.as_deref());
+                self.note_for_a_key = true;
                 self.restore = None;
             }
         }

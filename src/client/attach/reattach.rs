@@ -150,6 +150,20 @@ pub fn outage_note(
     }
 }
 
+/// The status line when the tab shown before an outage is not among the
+/// tabs after it, pure. Without a word the window would just show another
+/// tab (or the agent picker) and the person would think it lost theirs.
+pub fn gone_after_reconnect(tab: &str, remote: Option<&str>) -> String {
+    let doctor = match remote {
+        Some(host) => format!("`nerdr doctor` on {host} tells"),
+        None => "`nerdr doctor` tells".to_owned(),
+    };
+    format!(
+        "reconnected, but tab {tab} is gone: it ended while the window was away, or the core \
+         now keeps another state folder ({doctor})"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -263,6 +277,31 @@ mod tests {
         for (remote, elapsed, why, want) in rows {
             assert_eq!(outage_note(*remote, *elapsed, why), *want);
         }
+    }
+
+    #[test]
+    fn a_tab_gone_after_a_reconnect_is_named() {
+        let (mut w, _old) = window();
+        w.on_tabs(vec![tab("aaaa0001"), tab("aaaa0002")]);
+        w.view.redraw("aaaa0002", 23, 80);
+        w.lost(
+            "connection closed".into(),
+            std::time::Duration::from_millis(50),
+        );
+        let (out, _new) = mpsc::unbounded_channel();
+        w.connected(out);
+        // Another core answers: none of the tabs of before.
+        w.on_tabs(vec![]);
+        assert!(
+            w.note
+                .contains("reconnected, but tab aaaa0002 is gone: it ended while the window was away, or the core now keeps another state folder (`nerdr doctor` tells)"),
+            "{}",
+            w.note
+        );
+        assert_eq!(w.restore, None);
+        assert!(
+            gone_after_reconnect("t", Some("devbox")).contains("`nerdr doctor` on devbox tells")
+        );
     }
 
     #[test]
