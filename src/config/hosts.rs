@@ -9,6 +9,10 @@ use super::{ConfigError, Expected};
 
 const HOST_KEYS: &[&str] = &["folder", "nerdr", "ssh"];
 
+/// The name this machine has among hosts (`nerdr tabs --all-hosts`'s
+/// HOST column), so no `[hosts]` section may take it.
+pub const LOCAL_HOST: &str = "local";
+
 /// One `[hosts.NAME]` section.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostConfig {
@@ -89,6 +93,14 @@ pub(super) fn host(src: &Source, entry: &Entry) -> Result<HostConfig, ConfigErro
             "is not a usable host name: `--host NAME` takes letters, digits, `-` and `_`, \
              not starting with `-`"
                 .into(),
+            "name it after the machine, e.g. [hosts.devbox], and put the address in ssh = \"...\"",
+        ));
+    }
+    if name == LOCAL_HOST {
+        return Err(src.invalid(
+            entry,
+            &section,
+            format!("is taken: `{LOCAL_HOST}` is this machine in `nerdr tabs --all-hosts`"),
             "name it after the machine, e.g. [hosts.devbox], and put the address in ssh = \"...\"",
         ));
     }
