@@ -29,6 +29,16 @@
 //! descendant, its session or scope) is refused as any such client is,
 //! and says so in its verdict. A `NERDR_TAB` in its environment does not
 //! make it use the hook socket: a bridge never speaks as a tab.
+//!
+//! # Inside a tab
+//!
+//! A bridge whose environment has `NERDR_TAB` set refuses itself before
+//! it does anything else that reaches the core ([`in_tab`]): connecting
+//! may start the sockets or a core by hand (`client::connect_or_start`),
+//! which a program in a tab has no business doing as the user. That check
+//! is a courtesy, not the guard: the environment is the caller's to
+//! change, and a bridge started with `NERDR_TAB` removed still meets the
+//! core's check on its PID, which is what refuses it.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -62,7 +72,12 @@ pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
     let home = std::env::var_os("HOME").map(Into::into);
     let greeting = Greeting::ours(home, crate::client::own_env());
     write_frame_blocking(&mut out, &Frame::control(&greeting))?;
-    let core = connect();
+    // The greeting first even so: the far end then reads the refusal as
+    // this host's verdict, not as a broken link.
+    let core = match in_tab(std::env::var_os("NERDR_TAB").as_deref()) {
+        Some(refusal) => Err(anyhow::anyhow!(refusal)),
+        None => connect(),
+    };
     let verdict = match &core {
         Ok((_, core_pid)) => Verdict::Welcome {
             core_pid: *core_pid,
@@ -77,6 +92,16 @@ pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
     };
     relay(core, out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why a bridge with this `NERDR_TAB` refuses itself, if it does: any
+/// value but an empty one says it runs in a tab (as for every command).
+fn in_tab(nerdr_tab: Option<&std::ffi::OsStr>) -> Option<&'static str> {
+    nerdr_tab.filter(|v| !v.is_empty()).map(|_| {
+        "nerdr bridge runs inside a nerdr tab there (NERDR_TAB is set): a tab's program has \
+         its tab's powers on that core, never the user's, so it is no bridge to it; run ssh \
+         from your own shell, not from inside a tab"
+    })
 }
 
 /// A connection to this host's core past the key handshake, as a blocking
@@ -125,5 +150,27 @@ fn relay(core: UnixStream, mut out: impl Write) -> std::io::Result<()> {
         };
         out.write_all(&buf[..n])?;
         out.flush()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsStr;
+
+    #[test]
+    fn a_bridge_in_a_tab_refuses_itself_before_reaching_the_core() {
+        let rows: &[(Option<&str>, bool)] = &[
+            (None, false),
+            // Empty is unset, as for every command.
+            (Some(""), false),
+            (Some("s3cr3t"), true),
+        ];
+        for (tab, refused) in rows {
+            let got = super::in_tab(tab.map(OsStr::new));
+            assert_eq!(got.is_some(), *refused, "{tab:?}");
+            if let Some(why) = got {
+                assert!(why.contains("inside a nerdr tab"), "{why}");
+            }
+        }
     }
 }

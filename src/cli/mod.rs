@@ -3,6 +3,7 @@
 //! `doctor` are thin requests to the core (see `client::connect`).
 
 mod agent;
+mod all_hosts;
 mod approvals;
 mod attach;
 mod bridge;
@@ -347,6 +348,7 @@ fn command_name(command: &Command) -> String {
 fn dispatch(command: Command, folder: &Folder) -> anyhow::Result<ExitCode> {
     match command {
         Command::Agent(a) => agent::run(a, folder),
+        Command::Tabs(a) if a.all_hosts => all_hosts::run(a.all, a.json, a.timeout, folder),
         Command::Tabs(a) => tabs::run(a, folder),
         Command::Sessions(a) => sessions::run(a),
         Command::Attach(a) => attach::run(a, folder),

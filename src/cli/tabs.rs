@@ -22,8 +22,16 @@ pub struct Args {
     /// One JSON array: id, name, number (the tab's number in its session: `nerdr send 2`, the window's digit keys; kept while the tab lives), folder, agent, command, sandboxed, state, reason (why a tab is refused), warning, pid, exit_code, agent_state (working, blocked, idle, done, unknown; null unless running), agent_state_since (RFC 3339), bells, unread_reviews (reviews posted for the tab not read yet; the table marks its NAME @N), spun_off_from (the parent of a spinoff), reviews (for a reviewer: the id of the tab it reviews), results_waiting (spinoff results waiting for it; the window marks it %N), report_due (a spinoff whose turn ended without a report; the window marks it ? and offers C-b P), handed_to_you (true when its agent handed its work to you and `nerdr handoffs` keeps it until --clear; the window marks it &), switches (each `nerdr switch` of its agent: from, to, at (RFC 3339); the table's AGENT shows claude→codex)
     #[arg(long)]
     pub json: bool,
+    /// Tabs of this machine (host `local`) and of every [hosts] host in the config, asked at once, a HOST column first; a host that does not answer in time is marked `no answer` with why. Fails only when no host answers. With --json: {"tabs": rows with a `host` field, "failed": [{host, reason}]}
+    #[arg(long)]
+    pub all_hosts: bool,
+    /// With --all-hosts: the seconds each host has to answer (10)
+    #[arg(long, value_name = "SECS", requires = "all_hosts",
+          value_parser = clap::value_parser!(u64).range(1..=600))]
+    pub timeout: Option<u64>,
 }
 
+/// One host's tabs (`--all-hosts` is `cli::all_hosts`'s, dispatched there).
 pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     let folder = if args.all {
         None
@@ -54,9 +62,36 @@ fn json_text(tabs: &[TabInfo]) -> serde_json::Result<String> {
 /// The rows as a table whose columns are as wide as their widest cell
 /// (`exited, resumable` is wider than any fixed width a state would get).
 fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
+    table_on(tabs, None, with_folder, colour)
+}
+
+/// [`table`], with each row's host in a HOST column first when `hosts`
+/// (one per row) is given.
+pub(super) fn table_on(
+    tabs: &[TabInfo],
+    hosts: Option<&[String]>,
+    with_folder: bool,
+    colour: bool,
+) -> String {
     if tabs.is_empty() {
         return "no tabs\n".into();
     }
+    // The HOST column: its cell on each line (the header's first), padded
+    // to the widest, and before each line under the table.
+    let host_of = |i: usize| hosts.and_then(|h| h.get(i)).map(String::as_str);
+    let host_width = hosts
+        .map(|h| {
+            h.iter()
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+                .max(4)
+        })
+        .unwrap_or(0);
+    let host_cell = |host: Option<&str>| match host {
+        Some(h) => format!("{h:<host_width$} "),
+        None => String::new(),
+    };
     let header = [
         "#",
         "TAB",
@@ -108,7 +143,14 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
         }
     }
     let mut out = String::new();
-    for ([number, id, name, agent, state, pid, folder], c) in rows.iter().zip(colours) {
+    for (i, ([number, id, name, agent, state, pid, folder], c)) in
+        rows.iter().zip(colours).enumerate()
+    {
+        let host = match i {
+            _ if hosts.is_none() => String::new(),
+            0 => host_cell(Some("HOST")),
+            i => host_cell(host_of(i - 1)),
+        };
         // Padded first: the colour's escapes take no room on screen.
         let state = format!("{state:<w$}", w = width[4]);
         let state = match c.filter(|_| colour) {
@@ -116,7 +158,7 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
             None => state,
         };
         let line = format!(
-            "{number:>w0$} {id:<w1$} {name:<w2$} {agent:<w3$} {state} {pid:>w5$}  {folder}",
+            "{host}{number:>w0$} {id:<w1$} {name:<w2$} {agent:<w3$} {state} {pid:>w5$}  {folder}",
             w0 = width[0],
             w1 = width[1],
             w2 = width[2],
@@ -128,42 +170,45 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
     }
     // What the rows have no room for: why a tab was refused, and each
     // tab's warning (a rules file nerdr cannot use, say), in full.
-    for t in tabs {
+    for (i, t) in tabs.iter().enumerate() {
+        // Each line names its tab, after its host when hosts are shown.
+        let lead = match host_of(i) {
+            Some(h) => format!("{h} {}", t.id),
+            None => t.id.clone(),
+        };
         if let Some(reason) = &t.reason {
-            out.push_str(&format!("{}: refused: {reason}\n", t.id));
+            out.push_str(&format!("{lead}: refused: {reason}\n"));
         }
         if let Some(warning) = &t.warning {
-            out.push_str(&format!("{}: warning: {warning}\n", t.id));
+            out.push_str(&format!("{lead}: warning: {warning}\n"));
         }
         if t.unread_reviews > 0 {
             let n = t.unread_reviews;
             out.push_str(&format!(
-                "{}: {n} unread review{}: nerdr reviews {} (or the window's prefix g)\n",
-                t.id,
+                "{lead}: {n} unread review{}: nerdr reviews {} (or the window's prefix g)\n",
                 if n == 1 { "" } else { "s" },
                 t.id
             ));
         }
         if let Some(parent) = &t.spun_off_from {
-            out.push_str(&format!("{}: spun off from {parent}\n", t.id));
+            out.push_str(&format!("{lead}: spun off from {parent}\n"));
         }
         if let Some(author) = &t.reviews {
             out.push_str(&format!(
-                "{}: reviews tab {author} (nerdr reviews {author})\n",
-                t.id
+                "{lead}: reviews tab {author} (nerdr reviews {author})\n"
             ));
         }
         if t.results_waiting > 0 {
             out.push_str(&format!(
-                "{}: {} spinoff result(s) waiting (`nerdr spinoffs`; typed once `nerdr restart {}`)\n",
-                t.id, t.results_waiting, t.id
+                "{lead}: {} spinoff result(s) waiting (`nerdr spinoffs`; typed once `nerdr restart {}`)\n",
+                t.results_waiting, t.id
             ));
         }
         if t.report_due {
             out.push_str(&format!(
-                "{}: ended its turn without a report (`nerdr report-result --for {}` reports its \
+                "{lead}: ended its turn without a report (`nerdr report-result --for {}` reports its \
                  last answer to its parent)\n",
-                t.id, t.id
+                t.id
             ));
         }
     }

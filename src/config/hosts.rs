@@ -9,6 +9,10 @@ use super::{ConfigError, Expected};
 
 const HOST_KEYS: &[&str] = &["folder", "nerdr", "ssh"];
 
+/// The name this machine has among hosts (`nerdr tabs --all-hosts`'s
+/// HOST column), so no `[hosts]` section may take it.
+pub const LOCAL_HOST: &str = "local";
+
 /// One `[hosts.NAME]` section.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HostConfig {
@@ -23,20 +27,60 @@ pub struct HostConfig {
     pub nerdr: Option<String>,
 }
 
-/// What is wrong with `dest` as an ssh destination, if anything: ssh
-/// would read a leading `-` as an option, and a space or control
-/// character is in no host name.
-pub fn destination_problem(dest: &str) -> Option<&'static str> {
+/// What is wrong with `dest` as an ssh destination, if anything.
+///
+/// Only what a host name, an address or a user name is made of passes:
+/// letters, digits and `._@:%[]-` (`[::1]`, `me@10.0.0.7`, `fe80::1%eth0`),
+/// not starting with `-`. A leading `-` would be read by ssh as an option
+/// (`--` guards that too); the rest is refused because the destination does
+/// not stay inside ssh: a `ProxyCommand`, `Match exec` or `LocalCommand` in
+/// the user's config gets it through `%h`/`%n` and hands it to a shell,
+/// which older OpenSSH releases did without escaping. No character a shell
+/// treats specially can get there this way. Ports, users and options
+/// belong in `~/.ssh/config` (an `ssh://` URL is refused too: its `/`).
+pub fn destination_problem(dest: &str) -> Option<String> {
     if dest.is_empty() {
-        return Some("is empty");
+        return Some("is empty".into());
     }
     if dest.starts_with('-') {
-        return Some("starts with `-`, so it would be read by ssh as an option");
+        return Some("starts with `-`, so it would be read by ssh as an option".into());
     }
-    if dest.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Some("holds a space or a control character");
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "._@:%[]-".contains(c);
+    dest.chars().find(|c| !allowed(*c)).map(|c| {
+        format!(
+            "holds {c:?}: a destination is a host, an address or user@host, made of letters, \
+             digits and `._@:%[]-` only (it can reach a shell through your ssh config's \
+             ProxyCommand)"
+        )
+    })
+}
+
+/// What is wrong with `program`, the remote nerdr ssh runs, if anything.
+///
+/// ssh hands its command line to the remote user's login shell, whatever
+/// that is (sh, bash, zsh, fish, csh, nushell), and the shells disagree on
+/// quoting (a newline inside single quotes is an error in csh, nushell
+/// has no `'\''`), `=x` at a word's start is a path lookup in zsh, `%1` a
+/// job in csh. Rather than quote for one shell, the program is refused unless it
+/// needs no quoting in any of them: letters, digits and `._+-/`, not
+/// starting with `-`, with `~/` (the home, in every one of them) only at
+/// its start.
+pub fn nerdr_program_problem(program: &str) -> Option<String> {
+    if program.is_empty() {
+        return Some("is empty".into());
     }
-    None
+    if program.starts_with('-') {
+        return Some("starts with `-`".into());
+    }
+    let rest = program.strip_prefix("~/").unwrap_or(program);
+    let plain = |c: char| c.is_ascii_alphanumeric() || "._+-/".contains(c);
+    rest.chars().find(|c| !plain(*c)).map(|c| {
+        format!(
+            "holds {c:?}: the login shell there reads this path, and no quoting works in every \
+             shell (sh, fish, csh), so it may hold only letters, digits and `._+-/`, with `~/` \
+             only at its start"
+        )
+    })
 }
 
 pub(super) fn host(src: &Source, entry: &Entry) -> Result<HostConfig, ConfigError> {
@@ -52,6 +96,14 @@ pub(super) fn host(src: &Source, entry: &Entry) -> Result<HostConfig, ConfigErro
             "name it after the machine, e.g. [hosts.devbox], and put the address in ssh = \"...\"",
         ));
     }
+    if name == LOCAL_HOST {
+        return Err(src.invalid(
+            entry,
+            &section,
+            format!("is taken: `{LOCAL_HOST}` is this machine in `nerdr tabs --all-hosts`"),
+            "name it after the machine, e.g. [hosts.devbox], and put the address in ssh = \"...\"",
+        ));
+    }
     let mut host = HostConfig::default();
     for field in src.table(entry, &section, Expected::Table)? {
         let key = format!("{section}.{}", super::error::dotted(&[&field.key]));
@@ -62,7 +114,7 @@ pub(super) fn host(src: &Source, entry: &Entry) -> Result<HostConfig, ConfigErro
                     return Err(src.invalid(
                         field,
                         &key,
-                        problem.into(),
+                        problem,
                         "write what you would type after `ssh`: an alias from ~/.ssh/config, \
                          host or user@host (options belong in ~/.ssh/config)",
                     ));
@@ -83,12 +135,13 @@ pub(super) fn host(src: &Source, entry: &Entry) -> Result<HostConfig, ConfigErro
             }
             "nerdr" => {
                 let program = src.nonempty_string(field, &key)?;
-                if program.contains('\n') {
+                if let Some(problem) = nerdr_program_problem(&program) {
                     return Err(src.invalid(
                         field,
                         &key,
-                        "holds a line break".into(),
-                        "write the path of nerdr on that host, e.g. nerdr = \"~/.local/bin/nerdr\"",
+                        problem,
+                        "give a plain path of nerdr on that host, e.g. nerdr = \"~/.local/bin/nerdr\" \
+                         (a symlink to it if its real path holds other characters)",
                     ));
                 }
                 host.nerdr = Some(program);

@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 pub use builtin::{builtin_names, builtin_program};
 pub use error::{ConfigError, Expected, Location};
-pub use hosts::{destination_problem, HostConfig};
+pub use hosts::{destination_problem, nerdr_program_problem, HostConfig, LOCAL_HOST};
 pub use notify::{NotifyConfig, NotifySettings, NotifyWhen};
 
 /// The whole config. `Config::default()` is what a missing file means.

@@ -8,8 +8,11 @@
 //! - [`versions`]: whether two builds can talk, and the error when not;
 //! - [`ssh_failure`]: what an ssh that ended before the bridge answered
 //!   means (nerdr missing there, ssh itself failing, an old nerdr);
-//! - [`folder`]: the remote folder a command acts on.
+//! - [`folder`]: the remote folder a command acts on;
+//! - [`all_hosts`]: whom `nerdr tabs --all-hosts` asks, and what each
+//!   answer (or none) means.
 
+pub mod all_hosts;
 pub mod folder;
 pub mod ssh_command;
 pub mod ssh_failure;

@@ -48,47 +48,57 @@ pub fn argv(destination: &str, nerdr: &str) -> Vec<String> {
 }
 
 /// The command line the remote shell runs: ssh hands it to the login
-/// shell there as one string, so the program is quoted for a POSIX shell,
-/// leaving a leading `~/` for that shell to expand.
+/// shell there as one string, and that shell may be any (sh, fish, csh),
+/// so nothing is quoted: the program is one that needs no quoting in any
+/// shell (`config::nerdr_program_problem`, checked where `[hosts] nerdr`
+/// is read), a leading `~/` left for the shell to expand.
 pub fn remote_command(nerdr: &str) -> String {
-    let program = match nerdr.strip_prefix("~/") {
-        Some(rest) => format!("~/{}", sh_quote(rest)),
-        None => sh_quote(nerdr),
-    };
-    format!("{program} bridge")
-}
-
-/// `word` as one word of a POSIX shell: as it is when it holds only
-/// characters no shell treats specially, else in single quotes.
-fn sh_quote(word: &str) -> String {
-    let plain = |c: char| c.is_ascii_alphanumeric() || "-_./+,:@%=".contains(c);
-    if !word.is_empty() && word.chars().all(plain) {
-        return word.to_owned();
-    }
-    format!("'{}'", word.replace('\'', r"'\''"))
+    debug_assert!(
+        crate::config::nerdr_program_problem(nerdr).is_none(),
+        "{nerdr:?} was not checked"
+    );
+    format!("{nerdr} bridge")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Every program `[hosts] nerdr` may name is the same word to every
+    /// shell: the command line is that word and `bridge`; anything that
+    /// a shell would read otherwise is refused when the config is read.
     #[test]
-    fn the_remote_command_is_one_shell_word_and_bridge() {
+    fn the_remote_command_needs_no_quoting_in_any_shell() {
+        use crate::config::nerdr_program_problem;
         #[rustfmt::skip]
-        let rows = [
-            ("nerdr", "nerdr bridge"),
-            ("/usr/bin/nerdr", "/usr/bin/nerdr bridge"),
-            ("~/.local/bin/nerdr", "~/.local/bin/nerdr bridge"),
-            ("~/my tools/nerdr", "~/'my tools/nerdr' bridge"),
-            ("/opt/n r/nerdr", "'/opt/n r/nerdr' bridge"),
-            ("nerdr;rm -rf ~", "'nerdr;rm -rf ~' bridge"),
-            ("it's", r"'it'\''s' bridge"),
-            ("$(id)", "'$(id)' bridge"),
-            // A `~` not followed by `/` is a name, not the home.
-            ("~bob/nerdr", "'~bob/nerdr' bridge"),
+        let rows: &[(&str, Result<&str, &str>)] = &[
+            ("nerdr", Ok("nerdr bridge")),
+            ("/usr/bin/nerdr", Ok("/usr/bin/nerdr bridge")),
+            ("~/.local/bin/nerdr", Ok("~/.local/bin/nerdr bridge")),
+            ("/opt/nerdr-0.3+git/bin/nerdr_x", Ok("/opt/nerdr-0.3+git/bin/nerdr_x bridge")),
+            // Quoting would be needed: refused, whatever the shell.
+            ("~/my tools/nerdr", Err("holds ' '")),
+            ("nerdr;rm -rf ~", Err("holds ';'")),
+            ("it's", Err("holds '\\''")),
+            ("$(id)", Err("holds '$'")),
+            ("a\nb", Err("holds '\\n'")),
+            // csh's history, zsh's path lookup, csh's jobs, fish's braces.
+            ("n!1", Err("holds '!'")),
+            ("=nerdr", Err("holds '='")),
+            ("%1", Err("holds '%'")),
+            ("{a,b}", Err("holds '{'")),
+            // `~` is the home only as `~/` at the start (`~bob` is bob's).
+            ("~bob/nerdr", Err("holds '~'")),
+            ("/x/~/nerdr", Err("holds '~'")),
+            ("-c", Err("starts with `-`")),
+            ("", Err("is empty")),
         ];
         for (nerdr, want) in rows {
-            assert_eq!(remote_command(nerdr), want, "{nerdr}");
+            match (nerdr_program_problem(nerdr), want) {
+                (None, Ok(line)) => assert_eq!(remote_command(nerdr), *line, "{nerdr}"),
+                (Some(p), Err(part)) => assert!(p.contains(part), "{nerdr}: {p}"),
+                (got, want) => panic!("{nerdr:?}: got {got:?}, want {want:?}"),
+            }
         }
     }
 

@@ -62,7 +62,8 @@ pub fn choose(
     if let Some(problem) = destination_problem(name) {
         return Err(format!(
             "--host {name:?} {problem}; give a [hosts] name from your config or an ssh \
-             destination (an alias from ~/.ssh/config, user@host)"
+             destination (an alias from ~/.ssh/config, host or user@host; ports and options \
+             belong in ~/.ssh/config)"
         ));
     }
     Ok(Target {
@@ -126,7 +127,25 @@ mod tests {
             (
                 "two words",
                 false,
-                Err("holds a space or a control character"),
+                Err("holds ' ': a destination is a host"),
+            ),
+            // What a shell would read through a ProxyCommand's %h.
+            ("h;id", false, Err("holds ';'")),
+            ("$(id)", false, Err("holds '$'")),
+            ("h`id`", false, Err("holds '`'")),
+            ("a\nb", false, Err("holds '\\n'")),
+            ("ssh://me@h:22", false, Err("holds '/'")),
+            // What hosts, addresses and users are made of.
+            ("[::1]", false, Ok(("[::1]", None, "nerdr", false))),
+            (
+                "me@fe80::1%eth0",
+                false,
+                Ok(("me@fe80::1%eth0", None, "nerdr", false)),
+            ),
+            (
+                "my_box-2.example.com",
+                false,
+                Ok(("my_box-2.example.com", None, "nerdr", false)),
             ),
             // Never from inside a tab, configured or not.
             ("devbox", true, Err("not from inside a nerdr tab")),

@@ -3,6 +3,7 @@ mod agent_clis;
 mod agent_cmd;
 mod agent_states;
 mod agent_turns;
+mod all_hosts;
 mod attach;
 mod attention;
 mod bring_home;

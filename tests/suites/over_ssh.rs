@@ -182,11 +182,15 @@ fn another_protocol_a_missing_nerdr_and_a_bridge_in_a_tab_are_each_said_plainly(
     // The host's own nerdr, of this protocol, still works beside them.
     assert_eq!(ok(&env, &["--host", "devbox", "tabs"]), "no tabs\n");
 
-    // A bridge run inside a tab there is a client like any other in a
-    // tab: its core refuses it, and the bridge passes the refusal on.
+    // A bridge run inside a tab there refuses itself before it reaches
+    // the core (which it could start); one whose NERDR_TAB is removed is
+    // a client like any other in a tab: its core refuses it, the real
+    // guard, and the bridge passes the refusal on.
     let out = env.home().join("bridge.out");
     let script = format!(
-        "nerdr bridge </dev/null >{0} 2>&1; echo exit=$? >>{0}; exec sleep 1000",
+        "nerdr bridge </dev/null >{0} 2>&1; echo exit=$? >>{0}; \
+         env -u NERDR_TAB nerdr bridge </dev/null >>{0} 2>&1; echo exit=$? >>{0}; \
+         exec sleep 1000",
         out.display()
     );
     ok(
@@ -194,20 +198,26 @@ fn another_protocol_a_missing_nerdr_and_a_bridge_in_a_tab_are_each_said_plainly(
         &["--host", "devbox", "agent", "--", "sh", "-c", &script],
     );
     wait_until(
-        "the bridge in the tab to end",
+        "both bridges in the tab to end",
         Duration::from_secs(20),
-        || std::fs::read(&out).is_ok_and(|b| String::from_utf8_lossy(&b).contains("exit=")),
+        || {
+            std::fs::read(&out)
+                .is_ok_and(|b| String::from_utf8_lossy(&b).matches("exit=").count() == 2)
+        },
     );
     let said = String::from_utf8_lossy(&std::fs::read(&out).unwrap()).into_owned();
+    let (first, second) = said.split_once("exit=").unwrap();
+    for run in [first, second] {
+        assert!(run.contains("\"bridge\":1"), "the greeting first: {said:?}");
+        assert!(run.contains("\"type\":\"refused\""), "{said:?}");
+    }
     assert!(
-        said.contains("\"bridge\":1"),
-        "the greeting first: {said:?}"
-    );
-    assert!(
-        said.contains("\"type\":\"refused\"") && said.contains("runs inside tab"),
+        first.contains("runs inside a nerdr tab there (NERDR_TAB is set)"),
         "{said:?}"
     );
-    assert!(said.contains("exit=1"), "{said:?}");
+    assert!(second.contains("runs inside tab"), "{said:?}");
+    assert!(said.ends_with("exit=1\n"), "{said:?}");
+    assert!(second.starts_with("1\n"), "{said:?}");
 
     // And --host itself from inside a tab here.
     let said = String::from_utf8_lossy(
