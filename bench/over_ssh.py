@@ -21,9 +21,9 @@ For each link, the same measurements as `bench/attach.py` (its functions):
 stream throughput (`cat FILE; printf MARKER` until the marker shows in the
 window) and keystroke echo p50/p99 into bash's readline, behind a 40x120 PTY
 read as the person's terminal. tmux: a private server of the user's, the
-window `ssh -t HOST tmux -S SOCK attach`. nerdr: its window over `--host`,
-which is not built yet: `measure_nerdr` is where it goes, and until then the
-report says "nerdr: not measured yet" (no figure is made up).
+window `ssh -t HOST tmux -S SOCK attach`. nerdr: a bash tab started with
+`nerdr --host HOST agent sh`, the window `nerdr --host HOST` (drawn here,
+only the client protocol crossing ssh to `nerdr bridge` there).
 
 Stdlib only; only processes this script started are ended (the session's
 teardown ends the rest, by PID from its cgroup).
@@ -179,6 +179,35 @@ class TmuxOverSsh:
             self.env.run(self.tm + ["kill-server"], check=False)
 
 
+class NerdrOverSsh:
+    """nerdr's window over `--host LINK`: the core "there" (this machine's,
+    reached through ssh and `nerdr bridge`), a bash tab in it started over
+    the same link, and the window drawn here from the protocol."""
+
+    def __init__(self, env, link):
+        self.env, self.link = env, link
+        self.name = f"nerdr {link}"
+        self.tab = None
+
+    def start(self):
+        env = self.env
+        env.write_user_file(".config/nerdr/config.toml",
+                            '[agents.sh]\ncommand = ["bash", "--norc", "--noprofile"]\n')
+        self.tab = env.run(["nerdr", "--host", self.link, "agent", "sh"]).strip()
+        argv = env.user_argv(["nerdr", "--host", self.link])
+        self.win = Window(self.name, argv, env.user_env({"TERM": "xterm-256color"}), env.home)
+        return self.win
+
+    def stop(self):
+        try:
+            if getattr(self, "win", None):
+                self.win.close(PREFIX_DETACH)
+        finally:
+            if self.tab:
+                # "There" is this machine: its own nerdr closes the tab.
+                self.env.run(["nerdr", "close", self.tab], check=False)
+
+
 def measure(setup, args, data_file):
     r = {"setup": setup.name}
     try:
@@ -202,13 +231,7 @@ def measure(setup, args, data_file):
 
 
 def measure_nerdr(env, link, args, data_file):
-    """nerdr's window over `--host LINK`: for the lead to fill once the
-    window over --host lands. Then: `nerdr service install` in the session,
-    a tab there (`nerdr --host LINK agent sh`, `[agents.sh]` bash --norc in
-    the user's config), the window `nerdr --host LINK` on a Window from
-    `env.user_argv`, and `measure` as for tmux (detach with C-b d). Until
-    then nothing is measured and nothing is made up: None."""
-    return None
+    return measure(NerdrOverSsh(env, link), args, data_file)
 
 
 def ssh_version():
@@ -245,10 +268,6 @@ def report(rows, args, facts):
         print(f"{r['setup']:<16} {fmt(secs, '9.2f')} "
               f"{fmt(args.mb / secs if secs else None, '8.1f')} {fmt(r.get('win_mb'), '10.1f')} "
               f"{fmt(r.get('p50'), '7.2f')}ms {fmt(r.get('p99'), '7.2f')}ms")
-    for link in LINKS:
-        if not any(r and r["setup"] == f"nerdr {link}" for r in rows):
-            print(f"{'nerdr ' + link:<16} nerdr: not measured yet (the window over --host "
-                  "is not built)")
     for r in rows:
         if r and "error" in r:
             print(f"\n{r['setup']} FAILED: {r['error']}")

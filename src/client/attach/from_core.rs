@@ -42,7 +42,8 @@ impl Window {
                     self.asked = None;
                 }
                 self.marks.shown(&tab);
-                self.view.redraw(&tab, rows, cols)
+                self.view.redraw(&tab, rows, cols);
+                self.typeahead_to_the_first_tab();
             }
             CoreMsg::History { lines, .. } => {
                 let rows = self.view.term.0.saturating_sub(1) as usize;
@@ -100,6 +101,8 @@ impl Window {
             self.select_index(i);
         }
         if self.tabs.is_empty() {
+            // Keys typed at a session with no tab are not a new tab's.
+            self.early.clear();
             self.view.tab = None;
             self.view.invalidate();
             if !self.offered_picker && matches!(self.mode, Mode::Normal) {

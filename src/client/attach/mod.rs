@@ -107,6 +107,10 @@ struct Window {
     outage: Option<Outage>,
     /// The tab to show again once attached anew (after a reconnect).
     restore: Option<String>,
+    /// Keys typed before the first tab showed (a window over ssh is up a
+    /// moment before its tab is): given to that tab, as a terminal keeps
+    /// typeahead. Bounded by [`typing::TYPEAHEAD_MAX`].
+    early: Vec<u8>,
     /// The tab a key asked the core to show, until its redraw comes:
     /// `n`/`p` typed before it count from it, not from the tab still on
     /// the screen, so each moves once.
@@ -281,6 +285,7 @@ impl Window {
             note_for_a_key: false,
             outage: None,
             restore: None,
+            early: Vec::new(),
             asked: None,
             reattach: false,
             connected: true,

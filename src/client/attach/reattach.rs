@@ -166,6 +166,7 @@ pub fn gone_after_reconnect(tab: &str, remote: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::super::typing;
     use super::*;
     use crate::protocol::api::TabInfo;
     use crate::protocol::handshake::CoreMsg;
@@ -277,6 +278,33 @@ mod tests {
         for (remote, elapsed, why, want) in rows {
             assert_eq!(outage_note(*remote, *elapsed, why), *want);
         }
+    }
+
+    #[test]
+    fn keys_typed_before_the_first_tab_shows_are_its() {
+        let (mut w, mut rx) = window();
+        w.on_keys(b"echo hi\r");
+        assert!(sent(&mut rx).iter().all(|f| split_data(&f.body).is_none()));
+        w.on_tabs(vec![tab("aaaa0001")]);
+        sent(&mut rx);
+        let redraw = Frame::control(&CoreMsg::Redraw {
+            tab: "aaaa0001".into(),
+            rows: 23,
+            cols: 80,
+        });
+        w.on_frame(redraw).unwrap();
+        let typed: Vec<(String, Vec<u8>)> = sent(&mut rx)
+            .iter()
+            .filter_map(|f| split_data(&f.body).map(|(t, b)| (t.to_owned(), b.to_vec())))
+            .collect();
+        assert_eq!(typed, vec![("aaaa0001".to_owned(), b"echo hi\r".to_vec())]);
+        // Kept within bounds, and not given to a tab of a session that had none.
+        let (mut w, mut rx) = window();
+        w.on_keys(&vec![b'x'; 3 * typing::TYPEAHEAD_MAX]);
+        assert_eq!(w.early.len(), typing::TYPEAHEAD_MAX);
+        w.on_tabs(vec![]);
+        assert!(w.early.is_empty());
+        sent(&mut rx);
     }
 
     #[test]

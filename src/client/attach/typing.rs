@@ -6,11 +6,19 @@ use super::keys::{self, Action};
 use super::{overlay, status, Mode, Window, AWAIT_AT_MOST};
 use crate::protocol::holder::data_frame;
 
+/// At most this much typeahead is kept for the first tab: a line or a
+/// paste's start, not a flood typed at a window that never shows a tab.
+pub(super) const TYPEAHEAD_MAX: usize = 4096;
+
 impl Window {
     /// Keys for the shown tab's program; while it is not running they
     /// would reach nothing, so the status line says what brings it back.
     pub(super) fn type_keys(&mut self, bytes: &[u8]) {
         let Some(tab) = self.view.tab.clone() else {
+            // No tab shown yet: the first one takes them (see `early`).
+            let room = TYPEAHEAD_MAX.saturating_sub(self.early.len());
+            self.early
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
             return;
         };
         if !self.connected {
@@ -34,6 +42,14 @@ impl Window {
             }
         }
     }
+    /// The first tab shows: the keys typed before it are its.
+    pub(super) fn typeahead_to_the_first_tab(&mut self) {
+        if !self.early.is_empty() && self.view.tab.is_some() {
+            let keys = std::mem::take(&mut self.early);
+            self.type_keys(&keys);
+        }
+    }
+
     /// Every key of a read, in order: a command that opens an overlay
     /// (`C-b x y` in one write) gives it the keys after it, and an overlay
     /// that closes hands the rest back to the tab.
