@@ -56,7 +56,7 @@ pub fn explain(host: &Target, ended: Ended, here: &str) -> String {
     }
     match ended.code {
         Some(255) => format!(
-            "ssh could not log in to {} as {run} needs{ssh_said}; check that `ssh {}` works \
+            "ssh could not connect or log in to {} as {run} needs{ssh_said}; check that `ssh {}` works \
              from this shell",
             host.destination, host.destination
         ),
@@ -127,7 +127,7 @@ mod tests {
             (true, Some(1), "nerdr: Command not found.\n",
              &["nerdr is not installed on devbox"]),
             (false, Some(255), "ssh: Could not resolve hostname devbox: Name or service not known\n",
-             &["ssh could not log in to me@devbox", "Could not resolve hostname",
+             &["ssh could not connect or log in to me@devbox", "Could not resolve hostname",
                "check that `ssh me@devbox` works"]),
             (false, Some(255), "me@devbox: Permission denied (publickey).\n",
              &["Permission denied (publickey)"]),
