@@ -48,6 +48,7 @@ mod programs;
 mod question;
 mod reports;
 mod request_facts;
+mod restart_tab;
 mod review_auto;
 mod review_links;
 mod review_posts;
