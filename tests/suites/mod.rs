@@ -72,6 +72,7 @@ mod slow_facts;
 mod small_cli;
 mod spinoff;
 mod spinoff_blocked;
+mod spinoff_rules;
 mod state_attacks;
 mod state_mechanics;
 mod switch;
