@@ -67,6 +67,34 @@ fn table(tabs: &[TabInfo], with_folder: bool, colour: bool) -> String {
 
 /// [`table`], with each row's host in a HOST column first when `hosts`
 /// (one per row) is given.
+/// `t` with every text a table line shows made one printable line: a
+/// row is a line, and another host's core (`--host`, `--all-hosts`) could
+/// otherwise end a name with a newline and a forged row of "this machine".
+fn on_one_line(t: &TabInfo) -> TabInfo {
+    let line = |s: &str| crate::printable::printable(s);
+    let mut t = t.clone();
+    for s in [&mut t.id, &mut t.name, &mut t.agent] {
+        *s = line(s);
+    }
+    for s in [
+        &mut t.reason,
+        &mut t.warning,
+        &mut t.spun_off_from,
+        &mut t.reviews,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        *s = line(s);
+    }
+    for w in &mut t.switches {
+        w.from = line(&w.from);
+        w.to = line(&w.to);
+    }
+    t.folder = line(&t.folder.to_string_lossy()).into();
+    t
+}
+
 pub(super) fn table_on(
     tabs: &[TabInfo],
     hosts: Option<&[String]>,
@@ -76,6 +104,8 @@ pub(super) fn table_on(
     if tabs.is_empty() {
         return "no tabs\n".into();
     }
+    let tabs: Vec<TabInfo> = tabs.iter().map(on_one_line).collect();
+    let tabs = tabs.as_slice();
     // The HOST column: its cell on each line (the header's first), padded
     // to the widest, and before each line under the table.
     let host_of = |i: usize| hosts.and_then(|h| h.get(i)).map(String::as_str);
@@ -240,6 +270,33 @@ fn state_cell(t: &TabInfo) -> (String, Option<&'static str>) {
 mod tests {
     use super::*;
     use crate::protocol::api::{decode, ListTabs};
+
+    /// A row is one line whatever another host's core puts in its texts:
+    /// no forged row, no escape reaches the terminal.
+    #[test]
+    fn a_remote_tabs_texts_stay_on_its_row() {
+        let wire = serde_json::json!([
+            {"id": "aa11aa11\nlocal     1 bb22bb22", "name": "x\nlocal     1 fake-row",
+             "folder": "/w\n/etc", "agent": "claude\t\u{1b}]52;c;AAAA\u{7}",
+             "command": ["sh"], "sandboxed": false, "kind": "agent", "parent": null,
+             "worktree": null, "session_id": null, "resumable": false, "state": "running",
+             "pid": 1, "exit_code": null, "warning": "w\nlocal 2 forged", "reason": "r\rr"},
+        ]);
+        let rows = decode::<ListTabs>(wire).unwrap();
+        let hosts = vec!["evil".to_owned()];
+        let text = table_on(&rows, Some(&hosts), true, false);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines.len(),
+            4,
+            "header, the row, its reason and warning:\n{text}"
+        );
+        assert!(lines[1..].iter().all(|l| l.starts_with("evil ")), "{text}");
+        assert!(
+            !text.contains('\x1b') && !text.contains('\t') && !text.contains('\r'),
+            "{text}"
+        );
+    }
 
     /// Each column starts at the same place on every line, whatever its
     /// cells hold (a resumable exited tab's state is the widest).
