@@ -44,6 +44,42 @@ impl<R: Read + AsFd> Read for Deadlined<R> {
     }
 }
 
+/// Wait for our own `child` to end, at most `grace`; then end it (by its
+/// handle) and reap it. A far end that keeps the channel open after
+/// answering, or a login's background job holding it, would otherwise
+/// keep a command waiting for ssh forever. Watched through a pidfd, which
+/// turns readable when the process ends: no timer, no polling. Where
+/// there is no pidfd (an old kernel, not Linux) it waits as `wait` does.
+pub fn wait_child_at_most(
+    child: &mut std::process::Child,
+    grace: Duration,
+) -> io::Result<std::process::ExitStatus> {
+    if let Some(status) = child.try_wait()? {
+        return Ok(status);
+    }
+    if let Some(pidfd) = pidfd(child.id()) {
+        if wait_readable(&pidfd, Instant::now() + grace).is_err() {
+            let _ = child.kill();
+        }
+    }
+    child.wait()
+}
+
+#[cfg(target_os = "linux")]
+fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+    // The pid is our own child's, not reaped yet, so it names that child.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) };
+    // SAFETY: a fresh descriptor that nothing else owns.
+    (fd >= 0).then(|| unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as i32) })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn pidfd(_pid: u32) -> Option<std::os::fd::OwnedFd> {
+    None
+}
+
 /// Wait until `fd` has something to read (or its writer closed it), or
 /// fail with `TimedOut` at `at`.
 fn wait_readable(fd: &impl AsFd, at: Instant) -> io::Result<()> {
@@ -72,6 +108,25 @@ mod tests {
     use super::*;
     use std::io::Write;
     use std::os::unix::net::UnixStream;
+
+    #[test]
+    fn a_child_that_does_not_end_is_ended_after_the_grace() {
+        let mut quick = std::process::Command::new("true").spawn().unwrap();
+        let status = wait_child_at_most(&mut quick, Duration::from_secs(30)).unwrap();
+        assert!(status.success());
+        let mut stuck = std::process::Command::new("sleep")
+            .arg("600")
+            .spawn()
+            .unwrap();
+        let t = Instant::now();
+        let status = wait_child_at_most(&mut stuck, Duration::from_millis(200)).unwrap();
+        assert!(!status.success(), "{status:?}");
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "waited {:?}",
+            t.elapsed()
+        );
+    }
 
     #[test]
     fn a_silent_peer_times_out_and_a_talking_one_is_read() {

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use anyhow::{anyhow, bail, Context};
 
-use super::deadline::Deadlined;
+use super::deadline::{wait_child_at_most, Deadlined};
 use crate::protocol::api::{Reply, Request};
 use crate::protocol::bridge::{Greeting, BRIDGE_FORMAT};
 use crate::protocol::frame::{read_frame_blocking, write_frame_blocking, Frame, FrameError};
@@ -88,6 +88,11 @@ pub struct SshStream {
     pub from: BufReader<std::io::Chain<std::io::Cursor<Vec<u8>>, ChildStdout>>,
     pub stderr: Arc<Mutex<Vec<u8>>>,
 }
+
+/// How long ssh may take to end once its stdin is closed or its stdout
+/// ended: it exits at once when the far end does; one that does not is
+/// held open by the far end, and is ended.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// Run ssh to `host` with `extra` options before ssh's own (a window's
 /// reconnect: no questions at the terminal), read the bridge's greeting
@@ -276,7 +281,7 @@ impl SshLink {
         if silent {
             let _ = self.child.kill();
         }
-        let status = self.child.wait();
+        let status = wait_child_at_most(&mut self.child, EXIT_GRACE);
         if let Some(t) = self.stderr_done.take() {
             let _ = t.join();
         }
@@ -309,7 +314,7 @@ impl SshLink {
         if !tell {
             let _ = self.child.kill();
         }
-        let _ = self.child.wait();
+        let _ = wait_child_at_most(&mut self.child, EXIT_GRACE);
         if let Some(t) = self.stderr_done.take() {
             let _ = t.join();
         }

@@ -120,3 +120,18 @@ fn a_remote_replys_strings_lose_escapes_and_keep_lines() {
         serde_json::json!({"name": "tab", "rows": ["a\nb\tc", "2Jx"], "n": 3})
     );
 }
+
+#[test]
+fn a_far_end_that_keeps_the_channel_after_answering_is_ended() {
+    let said = frames(&[greeting("0.1.0 (abc)"), welcome()]);
+    // Reads nothing more and never ends: stdin closing does not end it.
+    let (opened, _dir) = open_sh("cat SAID; exec sleep 60\n", &said);
+    let link = opened.expect("greeted");
+    let started = Instant::now();
+    link.finish(true);
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "finish waited {:?} for an ssh the far end held open",
+        started.elapsed()
+    );
+}
