@@ -98,7 +98,25 @@ const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// reconnect: no questions at the terminal), read the bridge's greeting
 /// and the core's verdict there.
 pub fn open(host: Target, extra: &[&str]) -> anyhow::Result<SshLink> {
-    open_with("ssh".as_ref(), host, extra, PATIENCE)
+    open_with("ssh".as_ref(), host, extra, PATIENCE, Terminal::Shared)
+}
+
+/// [`open`] for a window that holds the terminal (a reconnect): ssh runs
+/// in a session of its own, so nothing it starts (a `ProxyJump` hop, whose
+/// ssh does not get our `BatchMode`, a `ProxyCommand`) can open the
+/// terminal and ask there, splitting the person's keys with the window;
+/// and no askpass program is run.
+pub fn open_without_terminal(host: Target, extra: &[&str]) -> anyhow::Result<SshLink> {
+    open_with("ssh".as_ref(), host, extra, PATIENCE, Terminal::None)
+}
+
+/// Whether ssh may use the terminal nerdr runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Terminal {
+    /// A command's first link: ssh may ask for a passphrase there.
+    Shared,
+    /// Its own session, no controlling terminal.
+    None,
 }
 
 /// [`open`] with `ssh` as `program` and deadlines of `patience` (tests).
@@ -107,25 +125,36 @@ pub fn open_with(
     host: Target,
     extra: &[&str],
     patience: Patience,
+    terminal: Terminal,
 ) -> anyhow::Result<SshLink> {
     let mut argv: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     argv.extend(crate::remote::ssh_command::argv(
         &host.destination,
         &host.nerdr,
     ));
-    let mut child = Command::new(program)
-        .args(&argv)
+    let mut cmd = Command::new(program);
+    cmd.args(&argv)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => anyhow!(
-                "--host runs `ssh`, which is not on PATH here: install OpenSSH's client \
+        .stderr(Stdio::piped());
+    if terminal == Terminal::None {
+        use std::os::unix::process::CommandExt;
+        cmd.env("SSH_ASKPASS_REQUIRE", "never");
+        // SAFETY: setsid is async-signal-safe and touches only the child.
+        unsafe {
+            cmd.pre_exec(|| {
+                nix::unistd::setsid().map_err(std::io::Error::from)?;
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => anyhow!(
+            "--host runs `ssh`, which is not on PATH here: install OpenSSH's client \
                  (package openssh-client)"
-            ),
-            _ => anyhow!("cannot run ssh: {e}"),
-        })?;
+        ),
+        _ => anyhow!("cannot run ssh: {e}"),
+    })?;
     let stderr = Arc::new(Mutex::new(Vec::new()));
     let pipe = child.stderr.take().expect("piped above");
     let tail = Arc::clone(&stderr);

@@ -37,7 +37,10 @@ fn open_sh(script: &str, said: &[u8]) -> (anyhow::Result<SshLink>, tempfile::Tem
     )
     .unwrap();
     let path = path.display().to_string();
-    (open_with("sh".as_ref(), host(), &[&path], QUICK), dir)
+    (
+        open_with("sh".as_ref(), host(), &[&path], QUICK, Terminal::Shared),
+        dir,
+    )
 }
 
 fn frames(msgs: &[serde_json::Value]) -> Vec<u8> {
@@ -134,4 +137,35 @@ fn a_far_end_that_keeps_the_channel_after_answering_is_ended() {
         "finish waited {:?} for an ssh the far end held open",
         started.elapsed()
     );
+}
+
+#[test]
+fn a_link_without_terminal_runs_ssh_in_a_session_of_its_own() {
+    let said = frames(&[greeting("0.1.0 (abc)"), welcome()]);
+    let dir = tempfile::tempdir().unwrap();
+    let said_file = dir.path().join("said");
+    std::fs::write(&said_file, &said).unwrap();
+    let out = dir.path().join("sid");
+    let script = dir.path().join("ssh.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "ps -o sid= -p $$ > {out}; echo \"$SSH_ASKPASS_REQUIRE\" >> {out}; cat {said}; exec sleep 1\n",
+            out = out.display(),
+            said = said_file.display()
+        ),
+    )
+    .unwrap();
+    let path = script.display().to_string();
+    let link = open_with("sh".as_ref(), host(), &[&path], QUICK, Terminal::None).expect("greeted");
+    let pid = link.child.id();
+    link.finish(false);
+    let seen = std::fs::read_to_string(&out).unwrap();
+    let mut lines = seen.lines();
+    assert_eq!(
+        lines.next().map(str::trim),
+        Some(pid.to_string().as_str()),
+        "{seen}"
+    );
+    assert_eq!(lines.next(), Some("never"), "{seen}");
 }

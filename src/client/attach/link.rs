@@ -198,7 +198,7 @@ async fn attempt(dial: &Dial) -> Result<Conn, Failure> {
         Dial::Ssh(target) => {
             let target = target.clone();
             let opened = tokio::task::spawn_blocking(move || {
-                crate::client::ssh_link::open(target, SSH_RECONNECT_OPTIONS)
+                crate::client::ssh_link::open_without_terminal(target, SSH_RECONNECT_OPTIONS)
             })
             .await
             .map_err(|e| Failure::Down(e.to_string()))?;
