@@ -72,6 +72,24 @@ pub fn bounds(carrier: Carrier) -> (Duration, Duration) {
     }
 }
 
+/// How long a link must have stayed up for its loss to start the backoff
+/// afresh. A far end that welcomes and then drops at once (a broken core
+/// there, a frame too large) would otherwise have the window log in twice
+/// a second for ever, filling the server's auth log.
+pub const STABLE: Duration = Duration::from_secs(10);
+
+/// The first wait after a connection that was up for `up_for` dropped,
+/// the last wait before it having been `last`: the shortest after a link
+/// that held, else the next step of the backoff it came out of.
+pub fn after_lost(carrier: Carrier, up_for: Duration, last: Duration) -> Duration {
+    let (first, most) = bounds(carrier);
+    if up_for >= STABLE {
+        first
+    } else {
+        (last * 2).clamp(first, most)
+    }
+}
+
 /// After an attempt over `carrier` failed with `failure`, `elapsed` into
 /// the outage, having waited `delay` before it: try again (and when), or
 /// give up.
@@ -98,6 +116,25 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_link_that_drops_at_once_keeps_backing_off() {
+        let s = Duration::from_secs;
+        #[rustfmt::skip]
+        let rows: &[(&str, Carrier, Duration, Duration, Duration)] = &[
+            ("held a while: afresh", Ssh, s(3600), s(10), ms(500)),
+            ("held just long enough", Ssh, STABLE, s(10), ms(500)),
+            ("dropped at once after the first try", Ssh, ms(20), ms(500), s(1)),
+            ("dropped at once, doubling", Ssh, ms(20), s(4), s(8)),
+            ("dropped at once, capped", Ssh, ms(20), s(10), s(10)),
+            ("never waited before", Ssh, ms(20), ms(0), ms(500)),
+            ("local: afresh after a while", Local, s(60), s(1), ms(50)),
+            ("local: dropped at once", Local, ms(5), ms(50), ms(100)),
+        ];
+        for (case, carrier, up_for, last, want) in rows {
+            assert_eq!(after_lost(*carrier, *up_for, *last), *want, "{case}");
+        }
     }
 
     #[test]

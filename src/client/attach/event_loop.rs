@@ -75,6 +75,10 @@ async fn run(
     let mut quit_sig = signal(SignalKind::quit())?;
     let carrier = dial.carrier();
     let (first_delay, _) = backoff::bounds(carrier);
+    // When the link last came up, and the last wait before an attempt:
+    // a link that drops at once keeps backing off (`backoff::after_lost`).
+    let mut up_at = std::time::Instant::now();
+    let mut last_delay = first_delay;
 
     loop {
         tokio::select! {
@@ -87,17 +91,23 @@ async fn run(
                     }
                 }
                 Event::Lost(why) => {
-                    w.lost(why, first_delay);
-                    link = Link::Waiting(tokio::time::Instant::now() + first_delay);
+                    let delay = backoff::after_lost(carrier, up_at.elapsed(), last_delay);
+                    last_delay = delay;
+                    w.lost(why, delay);
+                    link = Link::Waiting(tokio::time::Instant::now() + delay);
                 }
                 Event::Due => link = Link::open(&dial),
                 Event::Opened(conn) => {
                     let (out, up) = Link::up(conn);
                     link = up;
+                    up_at = std::time::Instant::now();
                     w.connected(out);
                 }
                 Event::Failed(failure) => match w.failed(carrier, failure) {
-                    Step::RetryIn(d) => link = Link::Waiting(tokio::time::Instant::now() + d),
+                    Step::RetryIn(d) => {
+                        last_delay = d;
+                        link = Link::Waiting(tokio::time::Instant::now() + d)
+                    }
                     Step::GiveUp(why) => return Ok(lost_core(&why)),
                 },
             },
