@@ -66,7 +66,7 @@ pub fn wait_child_at_most(
 }
 
 #[cfg(target_os = "linux")]
-fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
+pub(super) fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
     use std::os::fd::FromRawFd;
     // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
     // The pid is our own child's, not reaped yet, so it names that child.
@@ -76,7 +76,7 @@ fn pidfd(pid: u32) -> Option<std::os::fd::OwnedFd> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn pidfd(_pid: u32) -> Option<std::os::fd::OwnedFd> {
+pub(super) fn pidfd(_pid: u32) -> Option<std::os::fd::OwnedFd> {
     None
 }
 

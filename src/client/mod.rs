@@ -10,6 +10,7 @@
 
 pub mod attach;
 mod autostart;
+mod child_slot;
 mod deadline;
 pub mod over_ssh;
 pub mod patch;

@@ -98,7 +98,14 @@ const EXIT_GRACE: Duration = Duration::from_secs(5);
 /// reconnect: no questions at the terminal), read the bridge's greeting
 /// and the core's verdict there.
 pub fn open(host: Target, extra: &[&str]) -> anyhow::Result<SshLink> {
-    open_with("ssh".as_ref(), host, extra, PATIENCE, Terminal::Shared)
+    open_with(
+        "ssh".as_ref(),
+        host,
+        extra,
+        PATIENCE,
+        Terminal::Shared,
+        None,
+    )
 }
 
 /// [`open`] for a window that holds the terminal (a reconnect): ssh runs
@@ -106,8 +113,21 @@ pub fn open(host: Target, extra: &[&str]) -> anyhow::Result<SshLink> {
 /// ssh does not get our `BatchMode`, a `ProxyCommand`) can open the
 /// terminal and ask there, splitting the person's keys with the window;
 /// and no askpass program is run.
-pub fn open_without_terminal(host: Target, extra: &[&str]) -> anyhow::Result<SshLink> {
-    open_with("ssh".as_ref(), host, extra, PATIENCE, Terminal::None)
+/// `slot` holds the ssh until the link is greeted, so the window can end
+/// an attempt it gave up on.
+pub fn open_without_terminal(
+    host: Target,
+    extra: &[&str],
+    slot: &super::child_slot::ChildSlot,
+) -> anyhow::Result<SshLink> {
+    open_with(
+        "ssh".as_ref(),
+        host,
+        extra,
+        PATIENCE,
+        Terminal::None,
+        Some(slot),
+    )
 }
 
 /// Whether ssh may use the terminal nerdr runs in.
@@ -126,6 +146,7 @@ pub fn open_with(
     extra: &[&str],
     patience: Patience,
     terminal: Terminal,
+    slot: Option<&super::child_slot::ChildSlot>,
 ) -> anyhow::Result<SshLink> {
     let mut argv: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
     argv.extend(crate::remote::ssh_command::argv(
@@ -172,7 +193,16 @@ pub fn open_with(
         waiting: patience.greeting,
     };
     link.from.get_mut().within(patience.greeting);
-    if let Err(e) = link.greet() {
+    if slot.is_some_and(|s| !s.hold(link.child.id())) {
+        let name = link.host.name.clone();
+        link.finish(false);
+        bail!("ssh to {name} was given up on");
+    }
+    let greeted = link.greet();
+    if let Some(s) = slot {
+        s.release();
+    }
+    if let Err(e) = greeted {
         link.finish(false);
         return Err(e);
     }

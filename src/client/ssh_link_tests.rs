@@ -38,7 +38,14 @@ fn open_sh(script: &str, said: &[u8]) -> (anyhow::Result<SshLink>, tempfile::Tem
     .unwrap();
     let path = path.display().to_string();
     (
-        open_with("sh".as_ref(), host(), &[&path], QUICK, Terminal::Shared),
+        open_with(
+            "sh".as_ref(),
+            host(),
+            &[&path],
+            QUICK,
+            Terminal::Shared,
+            None,
+        ),
         dir,
     )
 }
@@ -157,7 +164,8 @@ fn a_link_without_terminal_runs_ssh_in_a_session_of_its_own() {
     )
     .unwrap();
     let path = script.display().to_string();
-    let link = open_with("sh".as_ref(), host(), &[&path], QUICK, Terminal::None).expect("greeted");
+    let link =
+        open_with("sh".as_ref(), host(), &[&path], QUICK, Terminal::None, None).expect("greeted");
     let pid = link.child.id();
     link.finish(false);
     let seen = std::fs::read_to_string(&out).unwrap();

@@ -197,8 +197,13 @@ async fn attempt(dial: &Dial) -> Result<Conn, Failure> {
         }
         Dial::Ssh(target) => {
             let target = target.clone();
+            // An attempt dropped while it waits (the window detached or
+            // switched) ends its ssh; once greeted, the slot lets it go and
+            // the guard's end touches nothing.
+            let slot = crate::client::child_slot::ChildSlot::default();
+            let _guard = EndOnDrop(slot.clone());
             let opened = tokio::task::spawn_blocking(move || {
-                crate::client::ssh_link::open_without_terminal(target, SSH_RECONNECT_OPTIONS)
+                crate::client::ssh_link::open_without_terminal(target, SSH_RECONNECT_OPTIONS, &slot)
             })
             .await
             .map_err(|e| Failure::Down(e.to_string()))?;
@@ -215,6 +220,15 @@ async fn attempt(dial: &Dial) -> Result<Conn, Failure> {
                 }),
             }
         }
+    }
+}
+
+/// Ends the attempt's ssh when dropped before the attempt finished.
+struct EndOnDrop(crate::client::child_slot::ChildSlot);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.0.end();
     }
 }
 
