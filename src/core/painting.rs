@@ -235,9 +235,9 @@ impl Core {
 
     /// Window `id` acknowledged `bytes` of paint (`protocol::acks`): what
     /// it has not acknowledged shrinks, and a frame it is owed is painted
-    /// if that was what held it. A window that did not offer to
-    /// acknowledge, or a count past what it was sent, changes nothing
-    /// beyond what was sent.
+    /// if that was what held it. A count past what was sent counts as all
+    /// of it; a window that did not offer to acknowledge is paced by its
+    /// queue alone, whatever it sends.
     pub fn acked(&self, id: u64, bytes: u64) {
         let mut state = self.state.lock().unwrap();
         let Some(win) = state.windows.by_id.get_mut(&id) else {
