@@ -84,9 +84,11 @@ impl Drop for Bus {
     }
 }
 
+/// Until the daemon listens: its socket file exists a moment before it
+/// does (bind, then listen), and a connection then is refused.
 fn wait_for(socket: &Path) {
     let start = Instant::now();
-    while !socket.exists() {
+    while std::os::unix::net::UnixStream::connect(socket).is_err() {
         assert!(
             start.elapsed() < Duration::from_secs(10),
             "dbus-daemon made no socket at {}",

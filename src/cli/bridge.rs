@@ -79,8 +79,11 @@ pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
         None => connect(),
     };
     let verdict = match &core {
-        Ok((_, core_pid)) => Verdict::Welcome {
-            core_pid: *core_pid,
+        // The core's own welcome: its offer of paint acknowledgements is
+        // its, not this build's (a core of an earlier build makes none).
+        Ok((_, welcome)) => Verdict::Welcome {
+            core_pid: welcome.core_pid,
+            ack_every: welcome.ack_every,
         },
         Err(e) => Verdict::Refused {
             message: format!("{e:#}"),
@@ -105,17 +108,17 @@ fn in_tab(nerdr_tab: Option<&std::ffi::OsStr>) -> Option<&'static str> {
 }
 
 /// A connection to this host's core past the key handshake, as a blocking
-/// socket, and the core's PID.
-fn connect() -> anyhow::Result<(UnixStream, u32)> {
+/// socket, and what the core's welcome said.
+fn connect() -> anyhow::Result<(UnixStream, crate::client::Welcome)> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async {
         let paths = Paths::from_process()?;
-        let (stream, pid) = crate::client::open_welcomed(&paths).await?;
+        let (stream, welcome) = crate::client::open_welcomed(&paths).await?;
         let stream = stream.into_std()?;
         stream.set_nonblocking(false)?;
-        Ok((stream, pid))
+        Ok((stream, welcome))
     })
 }
 

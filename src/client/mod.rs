@@ -178,8 +178,7 @@ async fn ask_on(mut stream: UnixStream, req: Request) -> anyhow::Result<Reply> {
 /// A client-socket connection past the key handshake: the core welcomed us.
 /// Starts the core first when nothing answers (see [`connect_or_start`]).
 pub async fn open_client(paths: &Paths) -> anyhow::Result<UnixStream> {
-    let stream = connect_or_start(paths).await?;
-    handshake(stream, paths).await.map_err(|e| anyhow!(e))
+    open_welcomed(paths).await.map(|(stream, _)| stream)
 }
 
 /// Why a handshake did not end in a welcome.
@@ -195,23 +194,36 @@ pub enum HandshakeError {
     Refused(String),
 }
 
-/// The key handshake on a fresh connection to the client socket.
-pub async fn handshake(stream: UnixStream, paths: &Paths) -> Result<UnixStream, HandshakeError> {
-    welcomed(stream, paths).await.map(|(stream, _)| stream)
+/// What the core's welcome said.
+#[derive(Debug, Clone, Copy)]
+pub struct Welcome {
+    pub core_pid: u32,
+    /// Its offer of paint acknowledgements (`protocol::acks`).
+    pub ack_every: Option<u64>,
 }
 
-/// A client-socket connection past the key handshake, with the welcoming
-/// core's PID (for `nerdr bridge`, which passes the verdict on).
-pub async fn open_welcomed(paths: &Paths) -> anyhow::Result<(UnixStream, u32)> {
+/// The key handshake on a fresh connection to the client socket, and the
+/// core's welcome.
+pub async fn handshake(
+    stream: UnixStream,
+    paths: &Paths,
+) -> Result<(UnixStream, Welcome), HandshakeError> {
+    welcomed(stream, paths).await
+}
+
+/// A client-socket connection past the key handshake, with what the
+/// core's welcome said (for a window, and for `nerdr bridge`, which
+/// passes the verdict on). Starts the core first when nothing answers.
+pub async fn open_welcomed(paths: &Paths) -> anyhow::Result<(UnixStream, Welcome)> {
     let stream = connect_or_start(paths).await?;
     welcomed(stream, paths).await.map_err(|e| anyhow!(e))
 }
 
-/// [`handshake`], keeping the PID the core's welcome names.
+/// [`handshake`].
 async fn welcomed(
     mut stream: UnixStream,
     paths: &Paths,
-) -> Result<(UnixStream, u32), HandshakeError> {
+) -> Result<(UnixStream, Welcome), HandshakeError> {
     let broken =
         |what: &str, e: &dyn std::fmt::Display| HandshakeError::Broken(format!("{what}: {e}"));
     let challenge: Challenge = read_frame(&mut stream)
@@ -248,7 +260,16 @@ async fn welcomed(
         .decode_control::<Verdict>()
         .map_err(|e| HandshakeError::Refused(format!("the core's verdict is malformed: {e}")))?;
     match verdict {
-        Verdict::Welcome { core_pid } => Ok((stream, core_pid)),
+        Verdict::Welcome {
+            core_pid,
+            ack_every,
+        } => Ok((
+            stream,
+            Welcome {
+                core_pid,
+                ack_every,
+            },
+        )),
         Verdict::Refused { message } => Err(HandshakeError::Refused(format!(
             "the core refused this client: {message}"
         ))),
@@ -361,7 +382,7 @@ pub fn peek<M: Method>(m: M, within: Duration) -> Option<M::Reply> {
                 _ => {
                     let paths = Paths::from_process()?;
                     let stream = UnixStream::connect(paths.client_socket()).await?;
-                    let stream = handshake(stream, &paths).await?;
+                    let (stream, _) = handshake(stream, &paths).await?;
                     ask_on(stream, req).await
                 }
             }

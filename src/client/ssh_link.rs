@@ -72,6 +72,9 @@ pub struct SshLink {
     stderr: Arc<Mutex<Vec<u8>>>,
     stderr_done: Option<std::thread::JoinHandle<()>>,
     pub greeting: Greeting,
+    /// The remote core's offer of paint acknowledgements, from its
+    /// welcome (`protocol::acks`).
+    pub ack_every: Option<u64>,
     next_id: u64,
     patience: Patience,
     /// The deadline the current read has, for the error when it passes.
@@ -87,6 +90,8 @@ pub struct SshStream {
     /// Bytes already read past the verdict, then the rest of stdout.
     pub from: BufReader<std::io::Chain<std::io::Cursor<Vec<u8>>, ChildStdout>>,
     pub stderr: Arc<Mutex<Vec<u8>>>,
+    /// The remote core's offer of paint acknowledgements.
+    pub ack_every: Option<u64>,
 }
 
 /// How long ssh may take to end once its stdin is closed or its stdout
@@ -188,6 +193,7 @@ pub fn open_with(
         stderr,
         stderr_done: Some(stderr_done),
         greeting: Greeting::ours(None, Vec::new()),
+        ack_every: None,
         next_id: 1,
         patience,
         waiting: patience.greeting,
@@ -279,7 +285,10 @@ impl SshLink {
             Err(e) => return Err(self.ended(&frame_io(e))),
         };
         match verdict {
-            Verdict::Welcome { .. } => Ok(()),
+            Verdict::Welcome { ack_every, .. } => {
+                self.ack_every = ack_every;
+                Ok(())
+            }
             Verdict::Refused { message } => {
                 bail!("nerdr on {}: {}", self.host.name, shown(&message))
             }
@@ -392,6 +401,7 @@ impl SshLink {
             to,
             from,
             stderr,
+            ack_every,
             ..
         } = self;
         // The bytes read ahead stay first (the bridge sends nothing after
@@ -404,6 +414,7 @@ impl SshLink {
             to: to.expect("a greeted link has its stdin"),
             from: BufReader::with_capacity(64 << 10, ahead.chain(stdout)),
             stderr,
+            ack_every,
         }
     }
 }

@@ -63,7 +63,11 @@ fn greeting(nerdr: &str) -> serde_json::Value {
 }
 
 fn welcome() -> serde_json::Value {
-    serde_json::to_value(Verdict::Welcome { core_pid: 7 }).unwrap()
+    serde_json::to_value(Verdict::Welcome {
+        core_pid: 7,
+        ack_every: None,
+    })
+    .unwrap()
 }
 
 #[test]

@@ -21,7 +21,8 @@ use crate::protocol::outbox::Outbox;
 /// drains: a program controls how often they go out (bells, states), and
 /// queueing them for a window that does not read would grow the core's
 /// memory without end. (Terminal output needs no such bound: a window is
-/// painted only when its queue is empty, see `painting`.)
+/// painted only when its queue is empty and, if it acknowledges its
+/// paint, little of it is unacknowledged; see `painting::backed_up`.)
 pub const WINDOW_BACKLOG: usize = 1 << 20;
 
 #[derive(Default)]
@@ -80,6 +81,7 @@ impl Core {
         cols: u16,
         env: Vec<(String, String)>,
         out: Outbox,
+        acks: bool,
     ) -> u64 {
         let mut state = self.state.lock().unwrap();
         if !env.is_empty() {
@@ -91,7 +93,8 @@ impl Core {
         w.next += 1;
         let id = w.next;
         let (rows, cols) = crate::protocol::clamp_size(rows, cols);
-        let win = Window::new(folder.clone(), rows, cols, out);
+        let mut win = Window::new(folder.clone(), rows, cols, out);
+        win.acks = acks;
         let (bell, drain) = (win.bell.clone(), win.out.drain());
         super::painting::spawn_drain_task(Arc::downgrade(self), id, bell, drain);
         w.by_id.insert(id, win);

@@ -59,6 +59,7 @@ pub async fn serve(core: Arc<Core>, mut stream: UnixStream) -> anyhow::Result<()
             )),
             None => Verdict::Welcome {
                 core_pid: std::process::id(),
+                ack_every: Some(crate::protocol::acks::ACK_EVERY),
             },
         },
     };
@@ -131,6 +132,7 @@ async fn serve_frames(
                 rows,
                 cols,
                 env,
+                acks,
             } => {
                 let at = folder.clone();
                 let resolved =
@@ -152,7 +154,7 @@ async fn serve_frames(
                 if let Some(old) = window.take() {
                     core.detach(old);
                 }
-                *window = Some(core.attach(folder, rows, cols, env, out.clone()));
+                *window = Some(core.attach(folder, rows, cols, env, out.clone(), acks));
             }
             ClientMsg::Select { tab } => {
                 if let Some(id) = *window {
@@ -172,6 +174,11 @@ async fn serve_frames(
             ClientMsg::History { tab } => {
                 let lines = core.history(&tab).await;
                 let _ = out.send(Frame::control(&CoreMsg::History { tab, lines }));
+            }
+            ClientMsg::Ack { bytes } => {
+                if let Some(id) = *window {
+                    core.acked(id, bytes);
+                }
             }
         }
     }

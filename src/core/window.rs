@@ -1,5 +1,6 @@
 //! A window as the core keeps it: where it is attached, its size, the tab
-//! it shows, its queue, and what it was last painted (`painting`).
+//! it shows, its queue, what it was last painted (`painting`), and how
+//! much of that paint it acknowledged (`protocol::acks`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -32,6 +33,13 @@ pub struct Window {
     pub typed: bool,
     /// When its last frame was sent.
     pub last_paint: Option<std::time::Instant>,
+    /// The window acknowledges its paint (`protocol::acks`): it said so
+    /// in its attach, to a core that offered.
+    pub acks: bool,
+    /// Bytes of paint (data frames' bodies) sent it, and how many of them
+    /// it acknowledged having drawn.
+    pub paint_sent: u64,
+    pub paint_acked: u64,
 }
 
 impl Window {
@@ -49,6 +57,16 @@ impl Window {
             last_paint: None,
             tabs_owed: false,
             bell: Arc::new(Notify::new()),
+            acks: false,
+            paint_sent: 0,
+            paint_acked: 0,
         }
+    }
+
+    /// Paint sent and not acknowledged, for a window that acknowledges;
+    /// `None` for one that does not (`painting::backed_up`).
+    pub fn unacked(&self) -> Option<u64> {
+        self.acks
+            .then(|| self.paint_sent.saturating_sub(self.paint_acked))
     }
 }

@@ -28,8 +28,19 @@ pub struct Hello {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Verdict {
-    Welcome { core_pid: u32 },
-    Refused { message: String },
+    Welcome {
+        core_pid: u32,
+        /// The core takes paint acknowledgements (`protocol::acks`): a
+        /// window that says so in its attach acknowledges its paint each
+        /// time this many bytes of it are drawn and not acknowledged.
+        /// Absent from a core that takes none (an earlier build), and
+        /// ignored by a window that gives none.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ack_every: Option<u64>,
+    },
+    Refused {
+        message: String,
+    },
 }
 
 /// Control messages from the client after the handshake.
@@ -48,6 +59,11 @@ pub enum ClientMsg {
         rows: u16,
         cols: u16,
         env: Vec<(String, String)>,
+        /// The window acknowledges its paint (`protocol::acks`): sent only
+        /// to a core whose welcome offered it. Absent (false) from a
+        /// window of an earlier build, which the core paces as before.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        acks: bool,
     },
     /// Show this tab: the core answers with its whole screen, then the
     /// differences as it changes.
@@ -65,6 +81,13 @@ pub enum ClientMsg {
     /// The tab's history, for scroll mode.
     History {
         tab: String,
+    },
+    /// The window has drawn `bytes` bytes of paint (data frames' bodies)
+    /// since this connection opened (`protocol::acks`). Only to a core
+    /// whose welcome offered acknowledgements: an older core closes the
+    /// connection on a message it does not know.
+    Ack {
+        bytes: u64,
     },
 }
 
@@ -191,6 +214,93 @@ mod tests {
             serde_json::json!({"type": "reply", "id": 3, "result": {"tab": "x"}})
         );
         assert_eq!(serde_json::from_value::<CoreMsg>(v).unwrap(), m);
+    }
+
+    /// The welcome and the attach as a build of this protocol before paint
+    /// acknowledgements knew them (`protocol::acks`), frozen here.
+    mod before_acks {
+        use serde::Deserialize;
+
+        #[derive(Debug, Deserialize, PartialEq)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        pub enum Verdict {
+            Welcome { core_pid: u32 },
+            Refused { message: String },
+        }
+
+        #[derive(Debug, Deserialize, PartialEq)]
+        #[serde(tag = "type", rename_all = "snake_case")]
+        pub enum ClientMsg {
+            Attach {
+                folder: std::path::PathBuf,
+                rows: u16,
+                cols: u16,
+                env: Vec<(String, String)>,
+            },
+            Repaint,
+        }
+    }
+
+    /// A minor-compatible pair keeps working: each end of an earlier build
+    /// reads what this one sends it, and this one reads theirs as "no
+    /// acknowledgements". The one message an earlier core cannot read is
+    /// the acknowledgement itself, which is why a window sends it only to
+    /// a core that offered.
+    #[test]
+    fn acknowledgements_are_offered_and_taken_without_breaking_an_earlier_build() {
+        let welcome = serde_json::to_vec(&Verdict::Welcome {
+            core_pid: 7,
+            ack_every: Some(16384),
+        })
+        .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&welcome),
+            r#"{"type":"welcome","core_pid":7,"ack_every":16384}"#
+        );
+        assert_eq!(
+            serde_json::from_slice::<before_acks::Verdict>(&welcome).unwrap(),
+            before_acks::Verdict::Welcome { core_pid: 7 },
+            "an earlier window ignores the offer"
+        );
+        assert_eq!(
+            serde_json::from_str::<Verdict>(r#"{"type":"welcome","core_pid":7}"#).unwrap(),
+            Verdict::Welcome {
+                core_pid: 7,
+                ack_every: None
+            },
+            "an earlier core offers none"
+        );
+        let attach = |acks| ClientMsg::Attach {
+            folder: "/p".into(),
+            rows: 24,
+            cols: 80,
+            env: vec![],
+            acks,
+        };
+        let taking = serde_json::to_vec(&attach(true)).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<before_acks::ClientMsg>(&taking).unwrap(),
+            before_acks::ClientMsg::Attach {
+                folder: "/p".into(),
+                rows: 24,
+                cols: 80,
+                env: vec![]
+            },
+            "an earlier core ignores the window's word"
+        );
+        let earlier = r#"{"type":"attach","folder":"/p","rows":24,"cols":80,"env":[]}"#;
+        assert_eq!(
+            serde_json::from_str::<ClientMsg>(earlier).unwrap(),
+            attach(false),
+            "an earlier window gives no acknowledgements"
+        );
+        assert_eq!(serde_json::to_string(&attach(false)).unwrap(), earlier);
+        let ack = serde_json::to_vec(&ClientMsg::Ack { bytes: 5 }).unwrap();
+        assert_eq!(String::from_utf8_lossy(&ack), r#"{"type":"ack","bytes":5}"#);
+        assert!(
+            serde_json::from_slice::<before_acks::ClientMsg>(&ack).is_err(),
+            "an earlier core cannot read an acknowledgement"
+        );
     }
 
     #[test]

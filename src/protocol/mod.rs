@@ -4,6 +4,8 @@
 //!   each tied to its reply type in [`replies`];
 //! - [`frame`]: length-prefixed frames on the client socket;
 //! - [`handshake`]: the client socket's versioned hello and key proof;
+//! - [`acks`]: a window's acknowledgements of the paint it drew, offered
+//!   in the welcome, so the core bounds what is in flight to it;
 //! - [`bridge`]: what `nerdr bridge` says before it relays that socket
 //!   over SSH;
 //! - [`hook`]: newline-delimited JSON on the hook socket;
@@ -12,6 +14,7 @@
 //!
 //! Bump [`PROTOCOL_VERSION`] when any of these change incompatibly.
 
+pub mod acks;
 pub mod api;
 pub mod bridge;
 pub mod frame;

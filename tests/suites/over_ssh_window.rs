@@ -18,7 +18,7 @@ use crate::support::sysenv::{wait_until, SystemdEnv};
 use crate::support::tmux::have_tmux;
 use crate::support::user_tmux::UserTmux;
 
-fn remote() -> Option<(SystemdEnv, Sshd)> {
+pub(super) fn remote() -> Option<(SystemdEnv, Sshd)> {
     let env = SystemdEnv::start()?;
     env.run(&["nerdr", "service", "install"]);
     let sshd = Sshd::start(&env)?;
@@ -26,7 +26,7 @@ fn remote() -> Option<(SystemdEnv, Sshd)> {
 }
 
 /// The runtime dir of the commands "here": empty, no core, no key.
-fn here_runtime(env: &SystemdEnv) -> PathBuf {
+pub(super) fn here_runtime(env: &SystemdEnv) -> PathBuf {
     let run = env.home().join("here-run");
     if !run.exists() {
         env.run(&["mkdir", "-m", "0700", &run.display().to_string()]);
@@ -35,7 +35,7 @@ fn here_runtime(env: &SystemdEnv) -> PathBuf {
 }
 
 /// `nerdr ARGS` here, as the user, with a runtime dir of its own.
-fn here(env: &SystemdEnv, args: &[&str]) -> String {
+pub(super) fn here(env: &SystemdEnv, args: &[&str]) -> String {
     let mut cmd = env.user_cmd(&[&["nerdr"], args].concat());
     cmd.env("XDG_RUNTIME_DIR", here_runtime(env));
     let out = cmd.output().unwrap();
@@ -56,6 +56,8 @@ fn agent_pid(env: &SystemdEnv, tab: &str) -> u64 {
 }
 
 /// The ssh clients of the test user that run a bridge: the window's link.
+/// Only this environment's (its cgroup): other tests run ssh as the same
+/// user at the same time.
 fn bridge_sshs(env: &SystemdEnv) -> Vec<u32> {
     std::fs::read_dir("/proc")
         .unwrap()
@@ -69,9 +71,11 @@ fn bridge_sshs(env: &SystemdEnv) -> Vec<u32> {
                 .lines()
                 .find_map(|l| l.strip_prefix("Uid:"))
                 .and_then(|l| l.split_whitespace().next()?.parse::<u32>().ok());
+            let cgroup = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
             args.first() == Some(&&b"ssh"[..])
                 && args.iter().any(|a| *a == b"nerdr bridge")
                 && uid == Some(env.uid())
+                && cgroup.contains(env.cgroup())
         })
         .collect()
 }

@@ -8,6 +8,7 @@ pub mod local;
 pub mod netfix;
 pub mod next_build;
 pub mod repo_session;
+pub mod slow_link;
 pub mod sshd;
 pub mod sysenv;
 pub mod tab_ops;

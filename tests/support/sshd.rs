@@ -34,6 +34,8 @@ pub struct Sshd {
     child: Child,
     /// sshd's folder: its config, keys and log (`sshd.log`).
     pub dir: PathBuf,
+    /// The port it listens on, on 127.0.0.1.
+    pub port: u16,
 }
 
 impl Sshd {
@@ -129,7 +131,7 @@ impl Sshd {
             .stdin(Stdio::null())
             .spawn()
             .expect("cannot start sshd");
-        let sshd = Sshd { child, dir };
+        let sshd = Sshd { child, dir, port };
         wait_until("sshd listening", Duration::from_secs(20), || {
             TcpStream::connect(("127.0.0.1", port)).is_ok()
         });
@@ -146,6 +148,26 @@ impl Sshd {
             .status()
             .expect("kill");
         assert!(status.success(), "kill {signal} sshd");
+    }
+
+    /// Another alias in the user's `~/.ssh/config`, `name`, for this
+    /// server reached through 127.0.0.1:`port` (a relay in front of it,
+    /// `support::slow_link`), its host key the same one pinned.
+    pub fn alias_through(&self, env: &SystemdEnv, name: &str, port: u16) {
+        let config = env.home().join(".ssh/config");
+        let mut text = std::fs::read_to_string(&config).expect("~/.ssh/config");
+        // ssh takes each option's first value: the alias's own come
+        // first, the rest (user, key, known hosts) from ALIAS's block.
+        text = text.replacen(
+            &format!("Host {ALIAS}\n"),
+            &format!("Host {ALIAS} {name}\n"),
+            1,
+        );
+        let own = format!(
+            "Host {name}\n  Port {port}\n  HostKeyAlias [127.0.0.1]:{}\n",
+            self.port
+        );
+        env.write_user_file(".ssh/config", own + &text);
     }
 
     /// sshd's log so far.

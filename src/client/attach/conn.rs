@@ -18,4 +18,7 @@ pub struct Conn {
     /// What ends the carrier when the connection is dropped, if anything
     /// must (a socket closes by itself).
     pub ender: Option<Ender>,
+    /// The core's offer of paint acknowledgements, from its welcome
+    /// (`protocol::acks`).
+    pub ack_every: Option<u64>,
 }

@@ -1,6 +1,6 @@
 //! What the window writes to the person's terminal after each event: the
 //! core's paint of the shown tab with the status line below it, or an
-//! overlay.
+//! overlay; then the acknowledgement of that paint, when one is due.
 
 use super::view::View;
 use super::{overlay, status, usage_figure, Mode, Window};
@@ -83,5 +83,15 @@ impl Window {
             other => overlay::render(other, &self.prefix_name, rows, cols),
         };
         View::write(&bytes);
+        self.acknowledge();
+    }
+
+    /// What came is drawn (or, under an overlay, dropped for a whole
+    /// screen later): tell the core, when an acknowledgement is due, so
+    /// it may send more (`protocol::acks`).
+    pub(super) fn acknowledge(&mut self) {
+        if let Some(bytes) = self.acks.due() {
+            self.send(ClientMsg::Ack { bytes });
+        }
     }
 }

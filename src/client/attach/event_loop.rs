@@ -27,6 +27,7 @@ pub(super) async fn attached(
     prefix_name: String,
     note: String,
 ) -> anyhow::Result<String> {
+    let ack_every = conn.ack_every;
     let (out, link) = Link::up(conn);
     let (keys_tx, keys_rx) = mpsc::unbounded_channel::<Vec<u8>>();
     tokio::spawn(async move {
@@ -40,6 +41,7 @@ pub(super) async fn attached(
     });
     let mut w = Window::new(folder, term::size(), prefix, prefix_name, note, out);
     w.drafts_dir = Some(keeping.drafts);
+    w.acks = super::paint_acks::PaintAcks::offered(ack_every);
     if let Dial::Ssh(target) = &dial {
         w.remote = Some(target.name.clone());
     }
@@ -98,10 +100,11 @@ async fn run(
                 }
                 Event::Due => link = Link::open(&dial),
                 Event::Opened(conn) => {
+                    let ack_every = conn.ack_every;
                     let (out, up) = Link::up(conn);
                     link = up;
                     up_at = std::time::Instant::now();
-                    w.connected(out);
+                    w.connected(out, ack_every);
                 }
                 Event::Failed(failure) => match w.failed(carrier, failure) {
                     Step::RetryIn(d) => {

@@ -14,6 +14,7 @@ use crate::protocol::holder::split_data;
 impl Window {
     pub(super) fn on_frame(&mut self, frame: Frame) -> anyhow::Result<()> {
         if frame.kind == Kind::Data {
+            self.acks.received(frame.body.len());
             if let Some((tab, bytes)) = split_data(&frame.body) {
                 if self.view.tab.as_deref() == Some(tab) {
                     self.view.output(bytes);

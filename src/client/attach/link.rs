@@ -9,8 +9,9 @@
 //! window the same [`Conn`], so the window above is one window, and only
 //! the client protocol crosses the network: the window renders locally,
 //! and the core's frame skipping (`core::painting`) paces a slow link as
-//! it paces a slow terminal, since a link that does not take the frames
-//! keeps the core's queue for that window full.
+//! it paces a slow terminal, since the window acknowledges the paint it
+//! drew (`protocol::acks`) and the core holds the next frame while too
+//! much of it is unacknowledged, wherever it waits.
 //!
 //! A window never starts a core or a socket itself when it reconnects:
 //! under systemd the manager brings the core back (socket activation,
@@ -26,7 +27,7 @@ use tokio::time::Instant;
 use super::backoff::Failure;
 pub use super::conn::Conn;
 use super::conn::Ender;
-use crate::client::{HandshakeError, Reopen};
+use crate::client::{HandshakeError, Reopen, Welcome};
 use crate::paths::Paths;
 use crate::protocol::frame::{read_frame, write_frame, Frame};
 use crate::protocol::quiet;
@@ -77,8 +78,9 @@ impl Dial {
 /// How much of the core's frames the window reads at once.
 const READ_BUFFER: usize = 64 * 1024;
 
-/// Split a welcomed connection into a writer task and a reader task.
-pub fn split(stream: UnixStream) -> std::io::Result<Conn> {
+/// Split a welcomed connection into a writer task and a reader task;
+/// `ack_every` is its core's offer of paint acknowledgements.
+pub fn split(stream: UnixStream, ack_every: Option<u64>) -> std::io::Result<Conn> {
     // Watched for reading only (`protocol::quiet`): the core reading a
     // keystroke does not wake the window.
     let (read, mut write) = quiet::split(stream)?;
@@ -107,6 +109,7 @@ pub fn split(stream: UnixStream) -> std::io::Result<Conn> {
         out,
         frames,
         ender: None,
+        ack_every,
     })
 }
 
@@ -192,8 +195,8 @@ impl Link {
 async fn attempt(dial: &Dial) -> Result<Conn, Failure> {
     match dial {
         Dial::Local(paths) => {
-            let stream = local_attempt(paths).await?;
-            split(stream).map_err(|e| Failure::Down(e.to_string()))
+            let (stream, welcome) = local_attempt(paths).await?;
+            split(stream, welcome.ack_every).map_err(|e| Failure::Down(e.to_string()))
         }
         Dial::Ssh(target) => {
             let target = target.clone();
@@ -234,7 +237,7 @@ impl Drop for EndOnDrop {
 
 /// One attempt at this machine's core: connect without starting
 /// anything, then the handshake.
-async fn local_attempt(paths: &Paths) -> Result<UnixStream, Failure> {
+async fn local_attempt(paths: &Paths) -> Result<(UnixStream, Welcome), Failure> {
     let stream = match crate::client::reopen(paths).await {
         Reopen::Connected(s) => s,
         Reopen::Down(why) => return Err(Failure::Down(why)),

@@ -31,6 +31,7 @@ mod notice;
 mod overflow;
 mod overlay;
 mod page_row;
+mod paint_acks;
 mod prompt;
 mod reattach;
 mod report_offer;
@@ -138,6 +139,8 @@ struct Window {
     diff_asked: Option<(u64, String, review_rows::Reviews)>,
     /// The request for the reviews of the tab whose view is asked for.
     reviews_asked: Option<(u64, String)>,
+    /// The paint this connection brought and what of it was acknowledged.
+    acks: paint_acks::PaintAcks,
 }
 
 /// Keys held for an overlay that opens on the core's reply.
@@ -219,8 +222,8 @@ fn window(folder: PathBuf, first: First, keeping: Keeping) -> anyhow::Result<Exi
     let farewell = rt.block_on(async move {
         let (conn, dial) = match first {
             First::Local(paths) => {
-                let stream = crate::client::open_client(&paths).await?;
-                (link::split(stream)?, Dial::Local(paths))
+                let (stream, welcome) = crate::client::open_welcomed(&paths).await?;
+                (link::split(stream, welcome.ack_every)?, Dial::Local(paths))
             }
             First::Ssh(link) => {
                 let dial = Dial::Ssh(link.host.clone());
@@ -298,6 +301,7 @@ impl Window {
             sending: None,
             diff_asked: None,
             reviews_asked: None,
+            acks: Default::default(),
         }
     }
 

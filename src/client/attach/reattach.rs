@@ -60,13 +60,16 @@ impl Window {
             rows: rows.saturating_sub(1).max(2),
             cols,
             env: crate::client::own_env(),
+            acks: self.acks.taken(),
         });
     }
 
-    /// A fresh connection passed the handshake: attach it, and after an
-    /// outage come back to the tab that was shown.
-    pub(super) fn connected(&mut self, out: mpsc::UnboundedSender<Frame>) {
+    /// A fresh connection passed the handshake (its core offering paint
+    /// acknowledgements every `ack_every` bytes, or not): attach it, and
+    /// after an outage come back to the tab that was shown.
+    pub(super) fn connected(&mut self, out: mpsc::UnboundedSender<Frame>, ack_every: Option<u64>) {
         self.out = out;
+        self.acks = super::paint_acks::PaintAcks::offered(ack_every);
         self.pending.clear();
         self.connected = true;
         // Attaching sends a whole screen; nothing of the old connection's
@@ -248,18 +251,74 @@ mod tests {
         assert!(old.try_recv().is_err(), "the old connection is closed");
 
         let (out, mut new) = mpsc::unbounded_channel();
-        w.connected(out);
+        w.connected(out, Some(16384));
         let frames = sent(&mut new);
         assert_eq!(frames.len(), 1);
         match frames[0].decode_control::<ClientMsg>().unwrap() {
             ClientMsg::Attach {
-                folder, rows, cols, ..
+                folder,
+                rows,
+                cols,
+                acks,
+                ..
             } => {
-                assert_eq!((folder, rows, cols), (PathBuf::from("/b"), 23, 80))
+                assert_eq!((folder, rows, cols), (PathBuf::from("/b"), 23, 80));
+                assert!(acks, "its core offered acknowledgements");
             }
             other => panic!("{other:?}"),
         }
         assert_eq!(w.restore, None, "a switch shows the new session's own tab");
+    }
+
+    /// The window acknowledges the paint of its connection to a core that
+    /// offered, and counts afresh on the next connection; to a core that
+    /// did not (an earlier build), it says and sends nothing of them.
+    #[test]
+    fn paint_is_acknowledged_per_connection_to_a_core_that_offered() {
+        let (mut w, _old) = window();
+        let paint = |w: &mut Window, n: usize| {
+            w.on_frame(crate::protocol::holder::data_frame(
+                "aaaa0001",
+                &vec![b'x'; n],
+            ))
+            .unwrap();
+            w.acknowledge();
+        };
+        let acks = |frames: Vec<Frame>| -> Vec<u64> {
+            frames
+                .iter()
+                .filter_map(|f| match f.decode_control::<ClientMsg>() {
+                    Ok(ClientMsg::Ack { bytes }) => Some(bytes),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (out, mut rx) = mpsc::unbounded_channel();
+        w.connected(out, Some(100));
+        sent(&mut rx);
+        // A data frame's body: the tab id's length, the id, the paint.
+        paint(&mut w, 50);
+        assert!(acks(sent(&mut rx)).is_empty(), "59 bytes: not yet");
+        paint(&mut w, 50);
+        assert_eq!(acks(sent(&mut rx)), [118]);
+        paint(&mut w, 91);
+        assert_eq!(acks(sent(&mut rx)), [218]);
+
+        let (out, mut rx) = mpsc::unbounded_channel();
+        w.connected(out, Some(100));
+        sent(&mut rx);
+        paint(&mut w, 91);
+        assert_eq!(acks(sent(&mut rx)), [100], "counted afresh");
+
+        let (out, mut rx) = mpsc::unbounded_channel();
+        w.connected(out, None);
+        let attach = sent(&mut rx);
+        assert!(matches!(
+            attach[0].decode_control::<ClientMsg>().unwrap(),
+            ClientMsg::Attach { acks: false, .. }
+        ));
+        paint(&mut w, 1 << 20);
+        assert!(sent(&mut rx).is_empty(), "nothing to an earlier core");
     }
 
     #[test]
@@ -317,7 +376,7 @@ mod tests {
             std::time::Duration::from_millis(50),
         );
         let (out, _new) = mpsc::unbounded_channel();
-        w.connected(out);
+        w.connected(out, None);
         // Another core answers: none of the tabs of before.
         w.on_tabs(vec![]);
         assert!(
@@ -346,7 +405,7 @@ mod tests {
         assert!(w.note.contains("dropped"), "{}", w.note);
 
         let (out, mut new) = mpsc::unbounded_channel();
-        w.connected(out);
+        w.connected(out, None);
         assert!(w.outage.is_none());
         sent(&mut new);
         // The core shows a fresh window the first tab; the window asks

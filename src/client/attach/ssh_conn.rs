@@ -49,6 +49,7 @@ pub fn split(stream: SshStream) -> Conn {
         mut to,
         mut from,
         stderr,
+        ack_every,
     } = stream;
     let child = Arc::new(Mutex::new(Some(child)));
     let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
@@ -86,6 +87,7 @@ pub fn split(stream: SshStream) -> Conn {
         out,
         frames,
         ender: Some(Box::new(EndsSsh(child))),
+        ack_every,
     }
 }
 
