@@ -87,8 +87,11 @@ async fn run(
             ev = link.next() => match ev {
                 Event::Frame(frame) => {
                     w.on_frame(frame)?;
-                    // Take whatever else already arrived before painting once.
-                    while let Some(frame) = link.ready() {
+                    // Take what else already arrived before painting once,
+                    // at most a queue's worth: a core that never pauses
+                    // must not keep keys and signals waiting.
+                    for _ in 0..super::conn::FRAMES_AHEAD {
+                        let Some(frame) = link.ready() else { break };
                         w.on_frame(frame)?;
                     }
                 }

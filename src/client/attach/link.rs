@@ -95,12 +95,12 @@ pub fn split(stream: UnixStream, ack_every: Option<u64>) -> std::io::Result<Conn
             }
         }
     });
-    let (frames_tx, frames) = mpsc::unbounded_channel();
+    let (frames_tx, frames) = mpsc::channel(super::conn::FRAMES_AHEAD);
     tokio::spawn(async move {
         loop {
             let f = read_frame(&mut read).await.map_err(|e| e.to_string());
             let end = f.is_err();
-            if frames_tx.send(f).is_err() || end {
+            if frames_tx.send(f).await.is_err() || end {
                 break;
             }
         }
@@ -118,7 +118,7 @@ pub enum Link {
     /// Connected: the core's frames, and, over ssh, what ends ssh when
     /// this connection is replaced (held for its `Drop` alone).
     Up(
-        mpsc::UnboundedReceiver<Result<Frame, String>>,
+        mpsc::Receiver<Result<Frame, String>>,
         #[allow(dead_code)] Option<Ender>,
     ),
     /// The connection ended (seen while taking frames that were ready).

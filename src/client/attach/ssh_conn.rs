@@ -62,13 +62,15 @@ pub fn split(stream: SshStream) -> Conn {
         // Closing ssh's stdin ends the bridge there, which ends ssh.
         let _ = to.flush();
     });
-    let (frames_tx, frames) = mpsc::unbounded_channel();
+    let (frames_tx, frames) = mpsc::channel(super::conn::FRAMES_AHEAD);
     let reaped = Arc::clone(&child);
     std::thread::spawn(move || {
         let why = loop {
             match read_frame_blocking(&mut from, MAX_FRAME) {
                 Ok(f) => {
-                    if frames_tx.send(Ok(as_text(f))).is_err() {
+                    // Blocks while the window is behind: ssh's channel
+                    // and the bridge fill, and the core paces its frames.
+                    if frames_tx.blocking_send(Ok(as_text(f))).is_err() {
                         return;
                     }
                 }
@@ -81,7 +83,7 @@ pub fn split(stream: SshStream) -> Conn {
         let taken = reaped.lock().unwrap().take();
         let code = taken.and_then(|mut c| c.wait().ok()).map(|s| s.code());
         let tail = String::from_utf8_lossy(&stderr.lock().unwrap()).into_owned();
-        let _ = frames_tx.send(Err(lost_why(&host.name, &why, code, &tail)));
+        let _ = frames_tx.blocking_send(Err(lost_why(&host.name, &why, code, &tail)));
     });
     Conn {
         out,
