@@ -71,18 +71,7 @@ fn all_hosts_lists_the_live_hosts_tabs_and_marks_the_dead_and_the_stalled() {
     );
     // A tab on the live host, in its folder (this machine's session, the
     // home's, has none).
-    let (out, _) = nerdr(
-        &env,
-        &[
-            "--host",
-            "devbox",
-            "agent",
-            "--",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ],
-    );
+    let (out, _) = nerdr(&env, crate::support::sshd::BASH_ON_DEVBOX);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let tab = text(&out.stdout).trim().to_owned();
     assert_eq!(tab.len(), 8, "a tab id: {tab:?}");

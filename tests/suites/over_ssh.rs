@@ -84,20 +84,9 @@ fn tabs_agent_read_and_send_reach_the_core_on_the_other_end_of_ssh() {
     );
     // The host's folder: its session starts empty.
     assert_eq!(ok(&env, &["--host", "devbox", "tabs"]), "no tabs\n");
-    let tab = ok(
-        &env,
-        &[
-            "--host",
-            "devbox",
-            "agent",
-            "--",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ],
-    )
-    .trim()
-    .to_owned();
+    let tab = ok(&env, crate::support::sshd::BASH_ON_DEVBOX)
+        .trim()
+        .to_owned();
     assert_eq!(tab.len(), 8, "a tab id: {tab:?}");
     let tabs: Vec<serde_json::Value> =
         serde_json::from_str(&ok(&env, &["--host", "devbox", "tabs", "--json"])).unwrap();

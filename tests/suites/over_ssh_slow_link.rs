@@ -72,18 +72,7 @@ fn flood_over_a_slow_link(acks: bool) -> Option<Run> {
         ),
     );
     env.write_user_file("flood.sh", FLOOD);
-    here(
-        &env,
-        &[
-            "--host",
-            "devbox",
-            "agent",
-            "--",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ],
-    );
+    here(&env, crate::support::sshd::BASH_ON_DEVBOX);
     here(&env, &["--host", "devbox", "send", "1", "PS1='$ '"]);
 
     let knob = if acks {

@@ -117,20 +117,9 @@ fn the_window_over_ssh_shows_the_exact_screen_and_rides_through_a_killed_ssh() {
         ".config/nerdr/config.toml",
         format!("[hosts.devbox]\nssh = \"{ALIAS}\"\nfolder = \"~/proj\"\n"),
     );
-    let tab = here(
-        &env,
-        &[
-            "--host",
-            "devbox",
-            "agent",
-            "--",
-            "bash",
-            "--norc",
-            "--noprofile",
-        ],
-    )
-    .trim()
-    .to_owned();
+    let tab = here(&env, crate::support::sshd::BASH_ON_DEVBOX)
+        .trim()
+        .to_owned();
     here(
         &env,
         &["--host", "devbox", "send", "1", "PS1='$ '; seq 1 5"],

@@ -28,6 +28,17 @@ use super::wait_until;
 /// The host alias `~/.ssh/config` names.
 pub const ALIAS: &str = "box";
 
+/// The arguments that start a plain bash tab on `[hosts.devbox]`.
+pub const BASH_ON_DEVBOX: &[&str] = &[
+    "--host",
+    "devbox",
+    "agent",
+    "--",
+    "bash",
+    "--norc",
+    "--noprofile",
+];
+
 const SSHD: &str = "/usr/sbin/sshd";
 
 pub struct Sshd {
