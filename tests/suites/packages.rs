@@ -99,6 +99,10 @@ fn with_deb_installed() -> Option<(SystemdEnv, Vec<PathBuf>, tempfile::TempDir)>
         .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
         .unwrap();
     let deb = build_deb(out.path());
+    // dpkg runs inside the namespace, whose /tmp is its own: a checkout
+    // under the host's /tmp (`git clone . /tmp/ci-check`) is not there.
+    // The package is put where dpkg looks, through the namespace's root.
+    std::fs::copy(&deb, env.ns_path(NS_DEB)).unwrap();
 
     // Overlays inside the namespace (its /tmp is a private tmpfs); each
     // upper layer owned like its lower one, or it masks it (man-db's
@@ -119,7 +123,7 @@ fn with_deb_installed() -> Option<(SystemdEnv, Vec<PathBuf>, tempfile::TempDir)>
 
     let o = env
         .root_cmd(&["dpkg", DPKG_LOG, "-i"])
-        .arg(&deb)
+        .arg(NS_DEB)
         .output()
         .unwrap();
     assert!(
@@ -140,12 +144,15 @@ const ENABLE: &[&str] = &[
     "nerdr-client.socket",
 ];
 
+/// The .deb as dpkg sees it, inside the namespace.
+const NS_DEB: &str = "/tmp/nerdr_test.deb";
+
 /// dpkg's log inside the namespace, not the host's /var/log/dpkg.log.
 const DPKG_LOG: &str = "--log=/tmp/dpkg.log";
 
 #[test]
 fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
-    let Some((env, uppers, out)) = with_deb_installed() else {
+    let Some((env, uppers, _out)) = with_deb_installed() else {
         return;
     };
     // The user: the package's nerdr first on PATH, and nothing of their own
@@ -234,15 +241,9 @@ fn the_deb_installs_serves_a_user_without_service_install_and_purges_clean() {
     // An upgrade (here the same .deb again: dpkg renames the new file over
     // the old all the same) leaves the core running the old program;
     // doctor says so and how to run the new one, which keeps the tab.
-    let deb = std::fs::read_dir(out.path())
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.extension().is_some_and(|x| x == "deb"))
-        .expect("the .deb");
     let o = env
         .root_cmd(&["dpkg", DPKG_LOG, "-i"])
-        .arg(&deb)
+        .arg(NS_DEB)
         .output()
         .unwrap();
     assert!(o.status.success(), "dpkg -i again: {o:?}");
