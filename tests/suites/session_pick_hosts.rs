@@ -224,6 +224,13 @@ fn the_session_picker_lists_every_hosts_sessions_and_moves_the_window_there() {
         stall.starts_with("stall: no answer: ") && stall.contains("timed out"),
         "{shown}"
     );
+    // The picker's ssh to each dead host ended with its answer.
+    let left = env.output(&["pgrep", "-u", env.user(), "-f", "(gone|stall) nerdr bridge"]);
+    assert!(
+        String::from_utf8_lossy(&left.stdout).trim().is_empty(),
+        "left running: {}",
+        String::from_utf8_lossy(&left.stdout)
+    );
     // No escape or prompt of ssh's landed in the window.
     assert!(
         !shown.contains("password") && !shown.contains("passphrase"),
