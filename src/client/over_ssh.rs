@@ -59,6 +59,12 @@ pub fn set_env(env: Vec<(String, String)>) {
     *ENV.lock().unwrap() = Some(env);
 }
 
+/// Forget the bridge's environment: a window that moved back to this
+/// machine's core sends its own again.
+pub fn forget_env() {
+    *ENV.lock().unwrap() = None;
+}
+
 /// One request over the open link, and its reply.
 pub fn ask(request: Request) -> anyhow::Result<Reply> {
     let mut guard = LINK.lock().unwrap();

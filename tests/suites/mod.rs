@@ -67,6 +67,7 @@ mod sandbox;
 mod scopes;
 mod search;
 mod service;
+mod session_pick_hosts;
 mod sessions;
 mod skills;
 mod slow_facts;

@@ -5,14 +5,9 @@
 use super::keys::Cmd;
 use super::overlay::{self, Mode};
 use super::{marks, prompt, Window};
-use std::path::PathBuf;
-
-use super::choose::Choosing;
-use super::session_pick::Session;
 use crate::protocol::api::{
-    CloseTab, Decide, ListAgents, ListApprovals, ListSessions, OpenTerminal, QuitSession,
-    RenameTab, ReportResult, RestartTab, SessionInfo, StartAgent, SwitchTab, Switched, TabKind,
-    TabState,
+    CloseTab, Decide, ListAgents, ListApprovals, OpenTerminal, QuitSession, RenameTab,
+    ReportResult, RestartTab, StartAgent, SwitchTab, Switched, TabKind, TabState,
 };
 use crate::protocol::handshake::ClientMsg;
 use crate::protocol::printable;
@@ -421,6 +416,7 @@ impl Window {
                 self.switch_asked = (!no_handoff).then_some((id, tab, agent));
             }
             overlay::Effect::Switch(folder) => self.switch_session(folder),
+            overlay::Effect::Move { place, folder } => self.move_to(place, folder),
             overlay::Effect::SendComments {
                 tab,
                 text,
@@ -432,44 +428,6 @@ impl Window {
             overlay::Effect::DiffClosed { tab, drafts } => self.keep_drafts(tab, drafts),
             overlay::Effect::DiffReload { tab, drafts } => self.reload_diff(tab, drafts),
         }
-    }
-
-    /// Open the session picker on the core's list of sessions.
-    fn list_sessions(&mut self) {
-        let id = self.request(ListSessions, Window::pick_session);
-        self.await_overlay(Some(id));
-    }
-
-    fn pick_session(&mut self, list: Vec<SessionInfo>) {
-        let here = self.folder.clone();
-        let sessions: Vec<Session> = list
-            .into_iter()
-            .map(|s| Session {
-                here: s.folder == here,
-                folder: s.folder,
-                name: s.name,
-                tabs: s.tabs,
-                running: s.running,
-                blocked: s.blocked,
-                done: s.done,
-            })
-            .collect();
-        // The picker opens on this window's session: Enter stays.
-        let sel = sessions.iter().position(|s| s.here).unwrap_or(0);
-        self.mode = Mode::Sessions {
-            sessions,
-            at: Choosing {
-                sel,
-                typed: String::new(),
-            },
-        };
-        self.overlay_opened();
-    }
-
-    /// Show `folder`'s session in this window instead.
-    pub(super) fn switch_session(&mut self, folder: PathBuf) {
-        self.awaiting = None;
-        self.switch_to(folder);
     }
 }
 

@@ -46,11 +46,12 @@ pub(super) async fn attached(
         w.remote = Some(target.name.clone());
     }
     let (usage_tx, usage_rx) = mpsc::unbounded_channel();
-    if keeping.usage {
-        w.usage.tx = Some(usage_tx);
-    }
+    w.usage.tx = Some(usage_tx);
+    w.usage.off = !keeping.usage;
+    let (places_tx, places_rx) = mpsc::unbounded_channel();
+    w.asking.tx = Some(places_tx);
     w.attach();
-    let bye = run(&mut w, link, dial, keys_rx, usage_rx).await?;
+    let bye = run(&mut w, link, dial, keys_rx, usage_rx, places_rx).await?;
     // Unsent diff comments are kept, and the last line says so.
     Ok(match w.leaving() {
         Some(kept) if bye.is_empty() => kept,
@@ -66,6 +67,7 @@ async fn run(
     dial: Dial,
     mut keys_rx: mpsc::UnboundedReceiver<Vec<u8>>,
     mut usage_rx: mpsc::UnboundedReceiver<super::usage_figure::Answer>,
+    mut places_rx: mpsc::UnboundedReceiver<super::session_hosts::Answer>,
 ) -> anyhow::Result<String> {
     use tokio::signal::unix::{signal, SignalKind};
     let mut winch = signal(SignalKind::window_change())?;
@@ -75,12 +77,12 @@ async fn run(
     // (`kill`, `timeout`), and the terminal must still be put back.
     let mut int_sig = signal(SignalKind::interrupt())?;
     let mut quit_sig = signal(SignalKind::quit())?;
-    let carrier = dial.carrier();
-    let (first_delay, _) = backoff::bounds(carrier);
+    let mut dial = dial;
+    let mut carrier = dial.carrier();
     // When the link last came up, and the last wait before an attempt:
     // a link that drops at once keeps backing off (`backoff::after_lost`).
     let mut up_at = std::time::Instant::now();
-    let mut last_delay = first_delay;
+    let mut last_delay = backoff::bounds(carrier).0;
 
     loop {
         tokio::select! {
@@ -122,6 +124,7 @@ async fn run(
                 None => return Ok("[detached: input closed]".into()),
             },
             Some(answer) = usage_rx.recv() => w.usage.got(answer, std::time::Instant::now()),
+            Some(answer) = places_rx.recv() => w.place_answered(answer),
             _ = winch.recv() => w.on_resize(term::size()),
             _ = hup.recv() => return Ok(String::new()),
             _ = term_sig.recv() => return Ok("[detached: terminated]".into()),
@@ -130,7 +133,13 @@ async fn run(
         }
         if std::mem::take(&mut w.reattach) {
             // A session switch: a fresh connection, so nothing the old
-            // session sent can be taken for the new one's.
+            // session sent can be taken for the new one's; to another
+            // place's core when the picker moved the window there.
+            if let Some(to) = w.redial.take() {
+                dial = to;
+                carrier = dial.carrier();
+                last_delay = backoff::bounds(carrier).0;
+            }
             link = Link::open(&dial);
         }
         if let Some(bye) = w.done.take() {

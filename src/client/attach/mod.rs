@@ -37,6 +37,7 @@ mod reattach;
 mod report_offer;
 mod review_rows;
 mod scroll;
+mod session_hosts;
 mod session_pick;
 mod ssh_conn;
 mod status;
@@ -141,6 +142,11 @@ struct Window {
     reviews_asked: Option<(u64, String)>,
     /// The paint this connection brought and what of it was acknowledged.
     acks: paint_acks::PaintAcks,
+    /// The session picker's asking of other places (`session_hosts`).
+    asking: session_hosts::Asking,
+    /// Where the loop's next connection goes, when the window moves to
+    /// another place (the session picker); `None`: where it went.
+    redial: Option<Dial>,
 }
 
 /// Keys held for an overlay that opens on the core's reply.
@@ -302,6 +308,8 @@ impl Window {
             diff_asked: None,
             reviews_asked: None,
             acks: Default::default(),
+            asking: Default::default(),
+            redial: None,
         }
     }
 

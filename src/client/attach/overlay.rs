@@ -13,7 +13,7 @@ use super::diff_view::{self, DiffView};
 use super::keys::{key_len, BINDINGS};
 use super::prompt::{self, Prompt};
 use super::scroll::{self, Scroll};
-use super::session_pick::{self, Session};
+use super::session_pick::{self, Chosen, Picker, Place};
 use super::status::{self, Look, Span};
 
 /// The yes/no question `C-b q` asks before stopping the session's `n`
@@ -56,9 +56,9 @@ pub enum Mode {
         sel: usize,
     },
     Scroll(Scroll),
-    /// The sessions to switch to (prefix `s`).
+    /// The sessions to switch to (prefix `s`), of every place.
     Sessions {
-        sessions: Vec<Session>,
+        picker: Picker,
         at: Choosing,
     },
     /// The shown tab's new name (prefix `,`).
@@ -107,6 +107,12 @@ pub enum Effect {
     },
     /// Show this folder's session in this window.
     Switch(PathBuf),
+    /// Show a session of another place (this machine, a host) in this
+    /// window, connecting there.
+    Move {
+        place: Place,
+        folder: PathBuf,
+    },
     /// Start the tab's program again.
     Restart(String),
     /// Report spun-off tab `.0`'s last answer to its parent.
@@ -243,11 +249,14 @@ fn key(mode: Mode, key: &[u8]) -> (Mode, Effect) {
             },
             choose::Outcome::Cancel => (Mode::Normal, Effect::None),
         },
-        Mode::Sessions { sessions, at } => match choose::key(at, sessions.len(), key) {
-            choose::Outcome::Stay(at) => (Mode::Sessions { sessions, at }, Effect::None),
-            // The session shown already: nothing to switch.
-            choose::Outcome::Chose(i) if sessions[i].here => (Mode::Normal, Effect::None),
-            choose::Outcome::Chose(i) => (Mode::Normal, Effect::Switch(sessions[i].folder.clone())),
+        Mode::Sessions { picker, at } => match choose::key(at, picker.count(), key) {
+            choose::Outcome::Stay(at) => (Mode::Sessions { picker, at }, Effect::None),
+            choose::Outcome::Chose(i) => match picker.chose(i) {
+                // The session shown already: nothing to switch.
+                Chosen::Stay => (Mode::Normal, Effect::None),
+                Chosen::Switch(folder) => (Mode::Normal, Effect::Switch(folder)),
+                Chosen::Move { place, folder } => (Mode::Normal, Effect::Move { place, folder }),
+            },
             choose::Outcome::Cancel => (Mode::Normal, Effect::None),
         },
         Mode::Rename { tab, prompt } => match prompt.key(key) {
@@ -400,8 +409,9 @@ pub fn render(mode: &Mode, prefix: &str, rows: u16, cols: u16) -> Vec<u8> {
             rows,
             cols,
         ),
-        Mode::Sessions { sessions, at } => {
-            let lines = session_pick::lines(sessions, at.sel);
+        Mode::Sessions { picker, at } => {
+            let (lines, sel_line) = session_pick::lines(picker, at.sel, cols as usize);
+            let lines = session_pick::in_view(lines, sel_line, rows.saturating_sub(1) as usize);
             draw(
                 &lines,
                 " sessions: up/down or a number selects, Enter switches, Esc cancels",

@@ -83,6 +83,7 @@ impl Window {
             };
             self.note_for_a_key = true;
         }
+        self.arrived();
         self.attach();
     }
 

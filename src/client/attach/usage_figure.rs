@@ -29,6 +29,9 @@ pub struct UsageFigure {
     reading: Option<&'static str>,
     /// Where the reading thread answers; none in tests without a loop.
     pub tx: Option<mpsc::UnboundedSender<Answer>>,
+    /// Not shown: the window shows another host's agents, and the files
+    /// are this machine's.
+    pub off: bool,
 }
 
 /// Which plan a tab's agent has figures for: claude's or codex's, by the
@@ -52,7 +55,7 @@ impl UsageFigure {
     /// The figure to show for `agent` now, asking for a fresh one when it
     /// is missing or old.
     pub fn for_agent(&mut self, agent: Option<&'static str>, now: Instant) -> Option<String> {
-        let agent = agent?;
+        let agent = agent.filter(|_| !self.off)?;
         match &self.shown {
             Some((a, fig, at)) if *a == agent => {
                 let fig = fig.clone();
