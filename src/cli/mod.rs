@@ -317,6 +317,9 @@ fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Resul
 /// the thin requests that need nothing of this machine do.
 fn not_over_host(command: &Command) -> Option<String> {
     match command {
+        Command::Tabs(a) if a.all_hosts => {
+            Some("--all-hosts asks every host in your config itself; drop --host".into())
+        }
         Command::Tabs(_)
         | Command::Agent(_)
         | Command::Read(_)
@@ -486,6 +489,7 @@ mod tests {
         let rows: &[(&[&str], Option<&str>)] = &[
             (&["tabs"], None),
             (&["tabs", "--all", "--json"], None),
+            (&["tabs", "--all-hosts"], Some("asks every host in your config itself")),
             (&["agent", "claude"], None),
             (&["agent", "--", "bash"], None),
             (&["read", "1"], None),

@@ -26,12 +26,12 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+pub use super::handoffs::{HandedOff, Handoff, HandoffInfo, HandoffTo, ListHandoffs};
 use super::replies::{
     AgentNames, ApprovalsList, Closed, Decided, Done, Explained, NetworkAnswer, PluginRan, Renamed,
     ReportTaken, ReviewPosted, ReviewStarted, ScreenText, Sent, SessionQuit, Started, TabReviews,
     Waited,
 };
-use super::replies::{HandedOff, HandoffInfo};
 
 pub use super::work::{
     CleanEntry, CleanWorktrees, Cleaned, DiffTab, MergeHow, MergeTab, Merged, TabDiff, WorktreeInfo,
@@ -474,47 +474,6 @@ pub struct ListReviews {
     /// only from a caller outside every tab (`review::unread`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mark_read: bool,
-}
-
-// --- handoffs ---
-
-/// Hand tab `tab`'s conversation (the caller's own when `None`) to `to`;
-/// `text` is the agent's own handoff, else nerdr builds one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Handoff {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tab: Option<String>,
-    pub to: HandoffTo,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub text: Option<String>,
-    /// The caller's environment: the new agent's, and where the logs are.
-    #[serde(default)]
-    pub env: Vec<(String, String)>,
-    /// The caller's folder: tab numbers and names count in its session.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub folder: Option<PathBuf>,
-}
-
-/// Who a handoff goes to.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum HandoffTo {
-    /// Agent `name`, started in a new tab in the same worktree.
-    Agent { name: String },
-    /// The person: kept for `nerdr handoffs`, marked in the window.
-    Me,
-}
-
-/// The handoffs to the person, of `folder`'s session (every session's
-/// with `all`); `clear` forgets those listed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ListHandoffs {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub folder: Option<PathBuf>,
-    #[serde(default)]
-    pub all: bool,
-    #[serde(default)]
-    pub clear: bool,
 }
 
 fn yes() -> bool {

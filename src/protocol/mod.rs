@@ -18,6 +18,7 @@ pub mod acks;
 pub mod api;
 pub mod bridge;
 pub mod frame;
+pub mod handoffs;
 pub mod handover;
 pub mod handshake;
 pub mod holder;

@@ -38,17 +38,16 @@ impl Window {
             .into_iter()
             .filter(|a| Some(a) != own)
             .collect();
-        let path = std::env::var_os("PATH");
-        let missing: Vec<String> = agents
-            .iter()
-            .filter(|a| {
-                names
-                    .programs
-                    .get(*a)
-                    .is_some_and(|w| !on_path(w, path.as_deref()))
-            })
-            .cloned()
-            .collect();
+        // Another host's programs are on its PATH, not this one's: there,
+        // none is marked, and starting one says if it is missing.
+        let missing = match self.remote {
+            Some(_) => Vec::new(),
+            None => not_on_path(
+                &agents,
+                &names.programs,
+                std::env::var_os("PATH").as_deref(),
+            ),
+        };
         // The first agent that would start, not one that is not installed.
         let sel = agents
             .iter()
@@ -431,11 +430,72 @@ impl Window {
     }
 }
 
+/// The agents of `agents` whose program word (`programs`) this window
+/// could not run.
+fn not_on_path(
+    agents: &[String],
+    programs: &std::collections::BTreeMap<String, String>,
+    path_var: Option<&std::ffi::OsStr>,
+) -> Vec<String> {
+    agents
+        .iter()
+        .filter(|a| programs.get(*a).is_some_and(|w| !on_path(w, path_var)))
+        .cloned()
+        .collect()
+}
+
 /// Whether program word `word` names a program this window could run: a
 /// path as it is, a bare name on `path_var`.
 fn on_path(word: &str, path_var: Option<&std::ffi::OsStr>) -> bool {
     match word.contains('/') {
         true => crate::executable::check(std::path::Path::new(word)).is_ok(),
         false => crate::executable::find_on_path(word, path_var).is_some(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The switch picker marks an agent whose program this machine lacks,
+    /// but not over --host: the other host's PATH is not this one's.
+    #[test]
+    fn only_this_machines_window_marks_programs_not_on_its_path() {
+        let names = || AgentNames {
+            agents: vec!["gone".into(), "sh".into()],
+            programs: [
+                ("gone".to_string(), "nerdr-no-such-program".to_string()),
+                ("sh".to_string(), "sh".to_string()),
+            ]
+            .into(),
+        };
+        for (remote, want_missing, want_sel) in [
+            (None, vec!["gone".to_string()], 1),
+            (Some("devbox"), vec![], 0),
+        ] {
+            let (out, _rx) = tokio::sync::mpsc::unbounded_channel();
+            let mut w = Window::new(
+                "/w/api".into(),
+                (24, 80),
+                2,
+                "C-b".into(),
+                String::new(),
+                out,
+            );
+            w.remote = remote.map(str::to_owned);
+            w.switching = Some("t1".into());
+            w.pick_switch(names());
+            match &w.mode {
+                Mode::Picker {
+                    sel,
+                    switching: Some(sw),
+                    ..
+                } => {
+                    assert_eq!(sw.missing, want_missing, "{remote:?}");
+                    assert_eq!(*sel, want_sel, "{remote:?}");
+                }
+                _ => panic!("{remote:?}: no picker"),
+            }
+        }
     }
 }

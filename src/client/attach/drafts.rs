@@ -159,16 +159,21 @@ pub fn dir(state_dir: &Path) -> PathBuf {
 /// The folder of the drafts of another host's tabs (`nerdr --host`),
 /// apart from this machine's: `nerdr clean` here removes the drafts of
 /// tabs this machine's core no longer has, and another host's tabs are
-/// none of its. The host's name is made a file name.
+/// none of its. The host's name is made a file name one to one, so two
+/// hosts never share a folder: letters, digits and `-_.@` stay, any other
+/// byte becomes `%XX` (`%` too), as in a URL. The `host-` prefix keeps
+/// `.` and `..` from being the name.
 pub fn host_dir(state_dir: &Path, host: &str) -> PathBuf {
-    let name: String = host
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '_' | '.' | '@' => c,
-            _ => '_',
-        })
-        .collect();
-    dir(state_dir).join(format!("host-{}", name.trim_start_matches('.')))
+    let mut name = String::from("host-");
+    for b in host.bytes() {
+        match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'@' => {
+                name.push(b as char)
+            }
+            _ => name.push_str(&format!("%{b:02X}")),
+        }
+    }
+    dir(state_dir).join(name)
 }
 
 /// Tab `tab`'s file in `dir`. Tab ids are the core's hex: anything else is
@@ -298,12 +303,22 @@ mod tests {
         let rows = [
             ("devbox", "/s/drafts/host-devbox"),
             ("me@box.example.com", "/s/drafts/host-me@box.example.com"),
-            ("../../etc", "/s/drafts/host-_.._etc"),
-            ("a/b c", "/s/drafts/host-a_b_c"),
+            ("../../etc", "/s/drafts/host-..%2F..%2Fetc"),
+            ("a/b c", "/s/drafts/host-a%2Fb%20c"),
+            ("a_b", "/s/drafts/host-a_b"),
+            ("a:b", "/s/drafts/host-a%3Ab"),
+            ("a%3Ab", "/s/drafts/host-a%253Ab"),
+            (".x", "/s/drafts/host-.x"),
+            ("..", "/s/drafts/host-.."),
+            ("é", "/s/drafts/host-%C3%A9"),
         ];
         for (host, want) in rows {
             assert_eq!(host_dir(state, host), PathBuf::from(want), "{host}");
         }
+        // One to one: names that differ never share a folder.
+        let names = ["a_b", "a:b", "a%b", "a b", "a%3Ab", "x", ".x", "a/b"];
+        let dirs: std::collections::HashSet<_> = names.iter().map(|h| host_dir(state, h)).collect();
+        assert_eq!(dirs.len(), names.len());
         // Not a tab's file: `kept_tabs` of this machine's folder skips it.
         assert!(!host_dir(state, "x")
             .display()
