@@ -308,9 +308,23 @@ fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Resul
             Some(Command::Attach(a)) => attach::remote(a.session, &folder, opened.home.as_deref()),
             Some(command) => dispatch(command, &folder),
         }
-    })();
+    })()
+    .map_err(|e| on_host_error(e, name, given.given().is_none() && default_folder.is_some()));
     crate::client::over_ssh::close();
     done
+}
+
+/// An error over `--host`, said to be the host's; one about the folder
+/// there names the `[hosts]` key it came from, when it did.
+fn on_host_error(e: anyhow::Error, name: &str, from_hosts_folder: bool) -> anyhow::Error {
+    let text = format!("{e:#}");
+    if from_hosts_folder && text.contains("does not exist or is not a folder") {
+        return e.context(format!(
+            "on {name} (the folder is `[hosts.{name}] folder` in your config: fix it, or give \
+             --folder)"
+        ));
+    }
+    e.context(format!("on {name}"))
 }
 
 /// Why `command` does not run over `--host` (yet), if it does not: only

@@ -35,7 +35,7 @@ impl Core {
     pub async fn handle(self: &Arc<Self>, caller: &Caller, req: Request) -> Reply {
         // Every folder the request names is its session's from here on
         // (a subfolder, a tab's worktree: `session_of`).
-        let req = self.place_folders(caller, req).await;
+        let req = self.place_folders(caller, req).await?;
         // A tab named by prefix, number or name is named by its id from
         // here on: in the privilege check, the journal and the handler.
         let req = self.resolve_handle(caller, req)?;

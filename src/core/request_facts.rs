@@ -12,9 +12,9 @@ use super::not_found::no_tab;
 use super::privilege::{self, CallerKind, Operation, Target};
 use super::Core;
 use crate::protocol::api::{
-    ApiError, CloseTab, DiffTab, ExplainTab, ListReviews, ListSpinoffs, ListTabs, MergeTab,
-    OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent, Request, RequestReview, Resize,
-    RestartTab, SendText, SpinOff, StartAgent, TabKind, WaitFor,
+    ApiError, CloseTab, DiffTab, ErrorCode, ExplainTab, ListReviews, ListSpinoffs, ListTabs,
+    MergeTab, OpenTerminal, QuitSession, ReadScreen, RenameTab, ReportAgent, Request,
+    RequestReview, Resize, RestartTab, SendText, SpinOff, StartAgent, TabKind, WaitFor,
 };
 
 impl Core {
@@ -95,11 +95,20 @@ impl Core {
     /// where it runs, not a session: it stays. A sandboxed caller's tab list
     /// and handles are its own session's whatever folder it names
     /// (`pinned`, `naming`): that folder is dropped unlooked-at.
-    pub(super) async fn place_folders(&self, caller: &Caller, mut req: Request) -> Request {
+    pub(super) async fn place_folders(
+        &self,
+        caller: &Caller,
+        mut req: Request,
+    ) -> Result<Request, ApiError> {
         let sandboxed = caller.kind() == CallerKind::Sandboxed;
-        let folder = match &mut req {
+        // A start or quit keeps a folder that does not resolve, for its
+        // handler's own answer (a sandboxed caller's is its own session's
+        // anyway, `pinned`); a folder naming the session of a tab, a list
+        // or a review is an error here, before a tab is looked up in the
+        // wrong session (over `--host`, nothing on this side checked it).
+        let (folder, must_exist) = match &mut req {
             Request::Agent(StartAgent { folder, .. }) | Request::Quit(QuitSession { folder }) => {
-                Some(folder)
+                (Some(folder), false)
             }
             Request::Tabs(ListTabs { folder, .. })
             | tab_requests!(_, folder)
@@ -108,18 +117,30 @@ impl Core {
                 if sandboxed =>
             {
                 *folder = None;
-                None
+                (None, false)
             }
             Request::Tabs(ListTabs { folder, .. })
             | tab_requests!(_, folder)
             | review_requests!(folder)
-            | handoff_requests!(folder) => folder.as_mut(),
-            _ => None,
+            | handoff_requests!(folder) => (folder.as_mut(), true),
+            _ => (None, false),
         };
         if let Some(folder) = folder {
-            *folder = self.placed(std::mem::take(folder)).await;
+            *folder = match self.placed(std::mem::take(folder)).await {
+                Ok(placed) => placed,
+                Err(asked) if must_exist => {
+                    return Err(ApiError::new(
+                        ErrorCode::BadRequest,
+                        format!(
+                            "folder {} does not exist or is not a folder",
+                            asked.display()
+                        ),
+                    ))
+                }
+                Err(asked) => asked,
+            };
         }
-        req
+        Ok(req)
     }
 
     /// A sandboxed caller's new agent goes in its own session's folder, as

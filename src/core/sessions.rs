@@ -129,18 +129,17 @@ impl Core {
     /// canonical, off the async workers (a folder on a hung mount stalls
     /// only this request), then placed among the live sessions and the
     /// tabs' worktrees. A folder in no session is its own (a new session,
-    /// canonical); one that cannot be resolved stays as named, for the
-    /// handler's own "does not exist".
-    pub(super) async fn placed(&self, folder: PathBuf) -> PathBuf {
+    /// canonical); one that cannot be resolved is the error, as named.
+    pub(super) async fn placed(&self, folder: PathBuf) -> Result<PathBuf, PathBuf> {
         let at = folder.clone();
         let canonical = super::edge::gather_at("resolving a request's folder", &at, move || {
-            std::fs::canonicalize(&folder).map_err(|_| folder)
+            std::fs::canonicalize(&folder)
+                .ok()
+                .filter(|f| f.is_dir())
+                .ok_or(folder)
         })
         .await;
-        match canonical {
-            Ok(dir) => self.state.lock().unwrap().session_of(&dir).unwrap_or(dir),
-            Err(asked) => asked,
-        }
+        canonical.map(|dir| self.state.lock().unwrap().session_of(&dir).unwrap_or(dir))
     }
 
     pub(super) fn resize(&self, tab: &str, rows: u16, cols: u16) -> Result<Done, ApiError> {

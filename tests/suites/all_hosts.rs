@@ -6,7 +6,6 @@
 //! deadline ends). The live host's tabs are listed, each dead host is
 //! marked with why, and the whole finishes within a bound.
 
-use std::net::TcpListener;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
@@ -36,27 +35,8 @@ fn all_hosts_lists_the_live_hosts_tabs_and_marks_the_dead_and_the_stalled() {
     let Some(_sshd) = Sshd::start(&env) else {
         return;
     };
-    // A port nothing listens on: the kernel's choice, let go.
-    let gone_port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    // A listener that never accepts: the kernel completes the connection
-    // (it waits in the backlog), and ssh waits for a greeting that never
-    // comes. Held to the end of the test.
-    let stalled = TcpListener::bind("127.0.0.1:0").unwrap();
-    let stall_port = stalled.local_addr().unwrap().port();
-    let ssh_config = env.home().join(".ssh/config");
-    let mut aliases = std::fs::read_to_string(&ssh_config).unwrap();
-    for (alias, port) in [("gone", gone_port), ("stall", stall_port)] {
-        aliases.push_str(&format!(
-            "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {}\n  \
-             StrictHostKeyChecking yes\n",
-            env.home().join(".ssh/id_ed25519").display()
-        ));
-    }
-    env.write_user_file(".ssh/config", aliases);
+    // Held to the end of the test.
+    let stalled = crate::support::sshd::dead_hosts(&env);
     env.run(&[
         "mkdir",
         "-p",

@@ -112,6 +112,28 @@ fn tabs_agent_read_and_send_reach_the_core_on_the_other_end_of_ssh() {
     // the remote home: the same tab.
     let listed = ok(&env, &["--host", ALIAS, "--folder", "proj", "tabs"]);
     assert!(listed.contains(&tab), "{listed}");
+    // A folder that is none there is an error there, as here: keys never
+    // go to another session's tab 1, nothing reads as "no tabs".
+    for args in [
+        &[
+            "--host",
+            "devbox",
+            "--folder",
+            "/nope",
+            "send",
+            "1",
+            "echo wrong-tab",
+        ][..],
+        &["--host", "devbox", "--folder", "/nope", "read", "1"],
+        &["--host", "devbox", "--folder", "/nope", "tabs"],
+    ] {
+        let err = failing(&env, args);
+        assert!(
+            err.contains("on devbox: folder /nope does not exist or is not a folder"),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!ok(&env, &["--host", "devbox", "read", "1"]).contains("wrong-tab"));
 
     // Nothing here reached a core but through ssh: the runtime dir of the
     // commands here holds no socket, and sshd logged each of them in.
@@ -144,7 +166,8 @@ fn another_protocol_a_missing_nerdr_and_a_bridge_in_a_tab_are_each_said_plainly(
         format!(
             "[hosts.devbox]\nssh = \"{ALIAS}\"\n\
              [hosts.other]\nssh = \"{ALIAS}\"\nnerdr = \"{other}\"\n\
-             [hosts.bare]\nssh = \"{ALIAS}\"\nnerdr = \"/opt/nowhere/nerdr\"\n"
+             [hosts.bare]\nssh = \"{ALIAS}\"\nnerdr = \"/opt/nowhere/nerdr\"\n\
+             [hosts.lost]\nssh = \"{ALIAS}\"\nfolder = \"~/nosuchdir\"\n"
         ),
     );
     let version = ok(&env, &["--version"]);
@@ -170,6 +193,18 @@ fn another_protocol_a_missing_nerdr_and_a_bridge_in_a_tab_are_each_said_plainly(
 
     // The host's own nerdr, of this protocol, still works beside them.
     assert_eq!(ok(&env, &["--host", "devbox", "tabs"]), "no tabs\n");
+
+    // A host whose [hosts] folder is none there: not an empty host, but
+    // the key to fix.
+    let said = failing(&env, &["--host", "lost", "tabs"]);
+    assert!(
+        said.contains("on lost (the folder is `[hosts.lost] folder`"),
+        "{said}"
+    );
+    assert!(
+        said.contains("nosuchdir does not exist or is not a folder"),
+        "{said}"
+    );
 
     // A bridge run inside a tab there refuses itself before it reaches
     // the core (which it could start); one whose NERDR_TAB is removed is

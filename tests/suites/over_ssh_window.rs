@@ -90,16 +90,6 @@ fn parent(pid: u32) -> u32 {
         .expect("PPid")
 }
 
-/// The screen's lines as text compares them: trailing blanks dropped, and
-/// the blank lines at the end.
-fn trimmed<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut out: Vec<String> = lines.into_iter().map(|l| l.trim_end().to_owned()).collect();
-    while out.last().is_some_and(|l| l.is_empty()) {
-        out.pop();
-    }
-    out
-}
-
 #[test]
 fn the_window_over_ssh_shows_the_exact_screen_and_rides_through_a_killed_ssh() {
     if !have_tmux() {
@@ -144,25 +134,12 @@ fn the_window_over_ssh_shows_the_exact_screen_and_rides_through_a_killed_ssh() {
 
     // The exact screen: the pane (the window but its status line) is the
     // tab's screen as the core there has it.
-    let same = |t: &UserTmux| {
-        let shown = t.screen();
-        let pane = trimmed(shown[..shown.len() - 1].iter().map(String::as_str));
-        let read = here(&env, &["--host", "devbox", "read", "1"]);
-        (pane == trimmed(read.lines()), pane, read)
-    };
-    let mut last = (false, Vec::new(), String::new());
-    wait_until(
-        "the window to show the tab's screen",
-        Duration::from_secs(20),
-        || {
-            last = same(&t);
-            last.0
-        },
-    );
+    let pane = t.wait_pane_is("the window to show the tab's screen", || {
+        here(&env, &["--host", "devbox", "read", "1"])
+    });
     assert!(
-        last.1.iter().any(|l| l == "$ echo typed-$((6*7))") && last.1.contains(&"5".to_owned()),
-        "{:?}",
-        last.1
+        pane.iter().any(|l| l == "$ echo typed-$((6*7))") && pane.contains(&"5".to_owned()),
+        "{pane:?}"
     );
 
     // Acceptance 3: the ssh client killed, by its PID.
@@ -190,19 +167,10 @@ fn the_window_over_ssh_shows_the_exact_screen_and_rides_through_a_killed_ssh() {
     let now = bridge_sshs(&env);
     assert_eq!(now.len(), 1, "{now:?}");
     assert_ne!(now[0], killed, "a new ssh");
-    wait_until(
-        "the screen intact after the reconnect",
-        Duration::from_secs(20),
-        || {
-            last = same(&t);
-            last.0
-        },
-    );
-    assert!(
-        last.1.iter().any(|l| l.contains("typed-42")),
-        "{:?}",
-        last.1
-    );
+    let pane = t.wait_pane_is("the screen intact after the reconnect", || {
+        here(&env, &["--host", "devbox", "read", "1"])
+    });
+    assert!(pane.iter().any(|l| l.contains("typed-42")), "{pane:?}");
     assert_eq!(agent_pid(&env, &tab), pid, "the agent there ran on");
     // And typing reaches it again.
     t.text("echo again-$((40+2))");

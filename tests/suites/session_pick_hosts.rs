@@ -18,7 +18,6 @@
 //! moves the window there over ssh, on that tab's exact screen, and
 //! typing reaches it; choosing one of this machine's brings it back.
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -62,16 +61,6 @@ fn here(env: &SystemdEnv, dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// The screen's lines as text compares them: trailing blanks dropped, and
-/// the blank lines at the end.
-fn trimmed<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
-    let mut out: Vec<String> = lines.into_iter().map(|l| l.trim_end().to_owned()).collect();
-    while out.last().is_some_and(|l| l.is_empty()) {
-        out.pop();
-    }
-    out
-}
-
 /// The line of the screen that starts (blanks aside) with `start`.
 fn line_with<'a>(screen: &'a [String], start: &str) -> Option<&'a str> {
     screen
@@ -102,26 +91,8 @@ fn the_session_picker_lists_every_hosts_sessions_and_moves_the_window_there() {
             &home.join(dir).display().to_string(),
         ]);
     }
-    // The dead hosts: a port nothing listens on, and a listener that never
-    // accepts (the kernel completes the connection; ssh waits for a banner
-    // that never comes). Held to the end of the test.
-    let gone_port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let stalled = TcpListener::bind("127.0.0.1:0").unwrap();
-    let stall_port = stalled.local_addr().unwrap().port();
-    let ssh_config = home.join(".ssh/config");
-    let mut aliases = std::fs::read_to_string(&ssh_config).unwrap();
-    for (alias, port) in [("gone", gone_port), ("stall", stall_port)] {
-        aliases.push_str(&format!(
-            "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {}\n  \
-             StrictHostKeyChecking yes\n",
-            home.join(".ssh/id_ed25519").display()
-        ));
-    }
-    env.write_user_file(".ssh/config", aliases);
+    // Held to the end of the test.
+    let stalled = crate::support::sshd::dead_hosts(&env);
     env.write_user_file(
         "here-config/nerdr/config.toml",
         format!(
@@ -241,28 +212,10 @@ fn the_session_picker_lists_every_hosts_sessions_and_moves_the_window_there() {
     t.text("3");
     t.keys(&["Enter"]);
     t.wait_text("connected to devbox");
-    let read_there = || here(&env, &home, &["--host", "devbox", "read", "1"]);
-    let same = |t: &UserTmux| {
-        let shown = t.screen();
-        let pane = trimmed(shown[..shown.len() - 1].iter().map(String::as_str));
-        let read = read_there();
-        (pane == trimmed(read.lines()), pane, read)
-    };
-    let mut last = (false, Vec::new(), String::new());
-    wait_until(
-        "the window to show the tab there exactly",
-        Duration::from_secs(20),
-        || {
-            last = same(&t);
-            last.0
-        },
-    );
-    assert!(
-        last.1.iter().any(|l| l == "there-42"),
-        "{:?}\n{}",
-        last.1,
-        last.2
-    );
+    let pane = t.wait_pane_is("the window to show the tab there exactly", || {
+        here(&env, &home, &["--host", "devbox", "read", "1"])
+    });
+    assert!(pane.iter().any(|l| l == "there-42"), "{pane:?}");
     // Typing reaches the program there.
     t.text("echo typed-$((40+2))");
     t.keys(&["Enter"]);
@@ -270,7 +223,7 @@ fn the_session_picker_lists_every_hosts_sessions_and_moves_the_window_there() {
     wait_until(
         "the typing to reach the tab there",
         Duration::from_secs(20),
-        || read_there().contains("typed-42"),
+        || here(&env, &home, &["--host", "devbox", "read", "1"]).contains("typed-42"),
     );
     assert!(
         sshd.log().matches("Accepted publickey for").count() >= 3,

@@ -187,6 +187,34 @@ impl Sshd {
     }
 }
 
+/// Two dead hosts in the user's `~/.ssh/config`: `gone`, a port nothing
+/// listens on, and `stall`, a listener that never accepts (the kernel
+/// completes the connection, it waits in the backlog, and ssh waits for a
+/// greeting that never comes). The listener is returned: `stall` stays
+/// stalled while it is held.
+pub fn dead_hosts(env: &SystemdEnv) -> std::net::TcpListener {
+    use std::net::TcpListener;
+    // The kernel's choice of port, let go.
+    let gone_port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let stalled = TcpListener::bind("127.0.0.1:0").unwrap();
+    let stall_port = stalled.local_addr().unwrap().port();
+    let ssh_config = env.home().join(".ssh/config");
+    let mut aliases = std::fs::read_to_string(&ssh_config).unwrap();
+    for (alias, port) in [("gone", gone_port), ("stall", stall_port)] {
+        aliases.push_str(&format!(
+            "Host {alias}\n  HostName 127.0.0.1\n  Port {port}\n  IdentityFile {}\n  \
+             StrictHostKeyChecking yes\n",
+            env.home().join(".ssh/id_ed25519").display()
+        ));
+    }
+    env.write_user_file(".ssh/config", aliases);
+    stalled
+}
+
 impl Drop for Sshd {
     fn drop(&mut self) {
         // Our own child, by its PID.

@@ -103,4 +103,33 @@ impl<'a> UserTmux<'a> {
             |s| s.iter().any(|l| l.contains(needle)),
         )
     }
+
+    /// Waits until the pane (the window but its status line, the last
+    /// row) is `read()`'s text, as text compares them; the last pane seen.
+    pub fn wait_pane_is(&self, what: &str, mut read: impl FnMut() -> String) -> Vec<String> {
+        let mut last = (Vec::new(), String::new());
+        crate::support::sysenv::wait_until(what, Duration::from_secs(20), || {
+            let shown = self.screen();
+            let pane = trimmed(
+                shown[..shown.len().saturating_sub(1)]
+                    .iter()
+                    .map(String::as_str),
+            );
+            let text = read();
+            let same = pane == trimmed(text.lines());
+            last = (pane, text);
+            same
+        });
+        last.0
+    }
+}
+
+/// Screen lines as text compares them: trailing blanks dropped, and the
+/// blank lines at the end.
+pub fn trimmed<'a>(lines: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let mut out: Vec<String> = lines.into_iter().map(|l| l.trim_end().to_owned()).collect();
+    while out.last().is_some_and(|l| l.is_empty()) {
+        out.pop();
+    }
+    out
 }

@@ -473,15 +473,7 @@ mod tests {
             (None, vec!["gone".to_string()], 1),
             (Some("devbox"), vec![], 0),
         ] {
-            let (out, _rx) = tokio::sync::mpsc::unbounded_channel();
-            let mut w = Window::new(
-                "/w/api".into(),
-                (24, 80),
-                2,
-                "C-b".into(),
-                String::new(),
-                out,
-            );
+            let (mut w, _rx) = super::super::test_window();
             w.remote = remote.map(str::to_owned);
             w.switching = Some("t1".into());
             w.pick_switch(names());

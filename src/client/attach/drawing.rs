@@ -89,7 +89,14 @@ impl Window {
     /// What came is drawn (or, under an overlay, dropped for a whole
     /// screen later): tell the core, when an acknowledgement is due, so
     /// it may send more (`protocol::acks`).
+    ///
+    /// Not while an earlier frame still waits to be written: the total is
+    /// cumulative, so the next one says it all, and a far end that stops
+    /// reading gets no queue of them.
     pub(super) fn acknowledge(&mut self) {
+        if self.out.capacity() < self.out.max_capacity() {
+            return;
+        }
         if let Some(bytes) = self.acks.due() {
             self.send(ClientMsg::Ack { bytes });
         }

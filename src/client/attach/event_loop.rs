@@ -60,6 +60,11 @@ pub(super) async fn attached(
     })
 }
 
+/// The frames one pass of the loop takes before it paints, at most (one
+/// frame past it): a screenful is a few KiB, and writing a megabyte to a
+/// terminal takes a moment already.
+const PASS_BYTES: usize = 1 << 20;
+
 /// The loop, until the window goes: what to print after.
 async fn run(
     w: &mut Window,
@@ -88,12 +93,17 @@ async fn run(
         tokio::select! {
             ev = link.next() => match ev {
                 Event::Frame(frame) => {
+                    let mut took = frame.body.len();
                     w.on_frame(frame)?;
                     // Take what else already arrived before painting once,
-                    // at most a queue's worth: a core that never pauses
-                    // must not keep keys and signals waiting.
+                    // at most a queue's worth and PASS_BYTES: a core that
+                    // never pauses must not keep keys and signals waiting.
                     for _ in 0..super::conn::FRAMES_AHEAD {
+                        if took >= PASS_BYTES {
+                            break;
+                        }
                         let Some(frame) = link.ready() else { break };
+                        took += frame.body.len();
                         w.on_frame(frame)?;
                     }
                 }

@@ -53,7 +53,12 @@ impl Window {
             }
             CoreMsg::Reply { id, outcome } => self.on_reply(id, outcome),
             CoreMsg::Closing { message } => {
-                self.done = Some(format!("[the core closed the window: {message}]"))
+                let on = self.remote.as_ref().map(|h| format!(" on {h}"));
+                self.done = Some(format!(
+                    "{}{} closed the window: {message}]",
+                    super::CLOSED_BY_CORE,
+                    on.unwrap_or_default()
+                ))
             }
             CoreMsg::Attention { text, .. } => View::write(&self.terminal.notification(&text)),
         }

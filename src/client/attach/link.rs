@@ -87,7 +87,7 @@ pub fn split(stream: UnixStream, ack_every: Option<u64>) -> std::io::Result<Conn
     // A frame's length and body in one read, and a burst of frames in a
     // few, not two reads each.
     let mut read = tokio::io::BufReader::with_capacity(READ_BUFFER, read);
-    let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
+    let (out, mut out_rx) = mpsc::channel::<Frame>(super::conn::TO_CORE_AHEAD);
     tokio::spawn(async move {
         while let Some(f) = out_rx.recv().await {
             if write_frame(&mut write, &f).await.is_err() {
@@ -110,16 +110,20 @@ pub fn split(stream: UnixStream, ack_every: Option<u64>) -> std::io::Result<Conn
         frames,
         ender: None,
         ack_every,
+        // This machine's core paces its own frames (`core::painting`).
+        waiting: None,
     })
 }
 
 /// Where the connection stands.
 pub enum Link {
     /// Connected: the core's frames, and, over ssh, what ends ssh when
-    /// this connection is replaced (held for its `Drop` alone).
+    /// this connection is replaced (held for its `Drop` alone) and the
+    /// count of the frames' bytes.
     Up(
         mpsc::Receiver<Result<Frame, String>>,
         #[allow(dead_code)] Option<Ender>,
+        Option<std::sync::Arc<super::conn::Waiting>>,
     ),
     /// The connection ended (seen while taking frames that were ready).
     Broken(String),
@@ -139,8 +143,8 @@ pub enum Event {
 }
 
 impl Link {
-    pub fn up(conn: Conn) -> (mpsc::UnboundedSender<Frame>, Link) {
-        (conn.out, Link::Up(conn.frames, conn.ender))
+    pub fn up(conn: Conn) -> (mpsc::Sender<Frame>, Link) {
+        (conn.out, Link::Up(conn.frames, conn.ender, conn.waiting))
     }
 
     /// Start an attempt to connect and pass the handshake.
@@ -153,8 +157,8 @@ impl Link {
     /// window's loop polls it alongside keys and signals.
     pub async fn next(&mut self) -> Event {
         match self {
-            Link::Up(frames, _) => match frames.recv().await {
-                Some(Ok(f)) => Event::Frame(f),
+            Link::Up(frames, _, waiting) => match frames.recv().await {
+                Some(Ok(f)) => Event::Frame(taken(waiting, f)),
                 Some(Err(why)) => Event::Lost(why),
                 None => Event::Lost("connection closed".into()),
             },
@@ -173,11 +177,11 @@ impl Link {
 
     /// A frame that has already arrived, if any, so a burst is painted once.
     pub fn ready(&mut self) -> Option<Frame> {
-        let Link::Up(frames, _) = self else {
+        let Link::Up(frames, _, waiting) = self else {
             return None;
         };
         match frames.try_recv() {
-            Ok(Ok(f)) => Some(f),
+            Ok(Ok(f)) => Some(taken(waiting, f)),
             Ok(Err(why)) => {
                 *self = Link::Broken(why);
                 None
@@ -189,6 +193,14 @@ impl Link {
             }
         }
     }
+}
+
+/// Frame `f`, taken: its bytes no longer wait (`conn::Waiting`).
+fn taken(waiting: &Option<std::sync::Arc<super::conn::Waiting>>, f: Frame) -> Frame {
+    if let Some(w) = waiting {
+        w.took(f.body.len());
+    }
+    f
 }
 
 /// One attempt over `dial`, as far as a connection the window can use.

@@ -76,7 +76,7 @@ struct Window {
     keys: Keys,
     prefix_name: String,
     note: String,
-    out: mpsc::UnboundedSender<Frame>,
+    out: mpsc::Sender<Frame>,
     next_id: u64,
     pending: HashMap<u64, OnReply>,
     /// Set when the loop should end, with what to print after.
@@ -246,13 +246,15 @@ fn window(folder: PathBuf, first: First, keeping: Keeping) -> anyhow::Result<Exi
         println!("{farewell}");
     }
     // Not a detach the person asked for: scripts around `nerdr` can tell.
-    if farewell.starts_with(LOST_CORE) {
+    if farewell.starts_with(LOST_CORE) || farewell.starts_with(CLOSED_BY_CORE) {
         return Ok(ExitCode::FAILURE);
     }
     Ok(ExitCode::SUCCESS)
 }
 
 const LOST_CORE: &str = "[lost the core";
+/// The core ended the window itself (a folder that is none, say).
+const CLOSED_BY_CORE: &str = "[the core";
 
 /// The window's last line when the core went away for good (stopped,
 /// refused it after an upgrade, or not back within a minute): why, and
@@ -268,7 +270,7 @@ impl Window {
         prefix: u8,
         prefix_name: String,
         note: String,
-        out: mpsc::UnboundedSender<Frame>,
+        out: mpsc::Sender<Frame>,
     ) -> Window {
         Window {
             folder,
@@ -314,7 +316,7 @@ impl Window {
     }
 
     fn send(&self, msg: ClientMsg) {
-        let _ = self.out.send(Frame::control(&msg));
+        let _ = self.out.try_send(Frame::control(&msg));
     }
 
     /// Ask the core `m`; `then` gets the reply, typed as `m`'s method's.
@@ -391,6 +393,17 @@ impl Window {
             _ => {}
         }
     }
+}
+
+/// A window at 24x80 on folder `/a`, prefix C-b, and what it sends.
+#[cfg(test)]
+fn test_window() -> (
+    Window,
+    tokio::sync::mpsc::Receiver<crate::protocol::frame::Frame>,
+) {
+    let (out, rx) = tokio::sync::mpsc::channel(conn::TO_CORE_AHEAD);
+    let w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    (w, rx)
 }
 
 #[cfg(test)]

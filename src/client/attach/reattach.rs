@@ -46,7 +46,7 @@ impl Window {
     /// Drop the connection: closing our end tells the core this window
     /// left, and anything sent until the next connection goes nowhere.
     fn disconnect(&mut self) {
-        self.out = mpsc::unbounded_channel().0;
+        self.out = mpsc::channel(super::conn::TO_CORE_AHEAD).0;
         self.pending.clear();
         self.connected = false;
         self.asked = None;
@@ -67,7 +67,7 @@ impl Window {
     /// A fresh connection passed the handshake (its core offering paint
     /// acknowledgements every `ack_every` bytes, or not): attach it, and
     /// after an outage come back to the tab that was shown.
-    pub(super) fn connected(&mut self, out: mpsc::UnboundedSender<Frame>, ack_every: Option<u64>) {
+    pub(super) fn connected(&mut self, out: mpsc::Sender<Frame>, ack_every: Option<u64>) {
         self.out = out;
         self.acks = super::paint_acks::PaintAcks::offered(ack_every);
         self.pending.clear();
@@ -176,10 +176,8 @@ mod tests {
     use crate::protocol::handshake::CoreMsg;
     use crate::protocol::holder::split_data;
 
-    fn window() -> (Window, mpsc::UnboundedReceiver<Frame>) {
-        let (out, rx) = mpsc::unbounded_channel();
-        let w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
-        (w, rx)
+    fn window() -> (Window, mpsc::Receiver<Frame>) {
+        super::super::test_window()
     }
 
     fn tab(id: &str) -> TabInfo {
@@ -190,12 +188,12 @@ mod tests {
         .unwrap()
     }
 
-    fn sent(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<Frame> {
+    fn sent(rx: &mut mpsc::Receiver<Frame>) -> Vec<Frame> {
         std::iter::from_fn(|| rx.try_recv().ok()).collect()
     }
 
     /// The tabs each `Select` the window sent asks for, in order.
-    fn selected(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<String> {
+    fn selected(rx: &mut mpsc::Receiver<Frame>) -> Vec<String> {
         sent(rx)
             .into_iter()
             .filter_map(|f| match f.decode_control::<ClientMsg>() {
@@ -251,7 +249,7 @@ mod tests {
         assert!(sent(&mut old).is_empty());
         assert!(old.try_recv().is_err(), "the old connection is closed");
 
-        let (out, mut new) = mpsc::unbounded_channel();
+        let (out, mut new) = mpsc::channel(super::super::conn::TO_CORE_AHEAD);
         w.connected(out, Some(16384));
         let frames = sent(&mut new);
         assert_eq!(frames.len(), 1);
@@ -294,7 +292,7 @@ mod tests {
                 })
                 .collect()
         };
-        let (out, mut rx) = mpsc::unbounded_channel();
+        let (out, mut rx) = mpsc::channel(super::super::conn::TO_CORE_AHEAD);
         w.connected(out, Some(100));
         sent(&mut rx);
         // A data frame's body: the tab id's length, the id, the paint.
@@ -305,13 +303,13 @@ mod tests {
         paint(&mut w, 91);
         assert_eq!(acks(sent(&mut rx)), [218]);
 
-        let (out, mut rx) = mpsc::unbounded_channel();
+        let (out, mut rx) = mpsc::channel(super::super::conn::TO_CORE_AHEAD);
         w.connected(out, Some(100));
         sent(&mut rx);
         paint(&mut w, 91);
         assert_eq!(acks(sent(&mut rx)), [100], "counted afresh");
 
-        let (out, mut rx) = mpsc::unbounded_channel();
+        let (out, mut rx) = mpsc::channel(super::super::conn::TO_CORE_AHEAD);
         w.connected(out, None);
         let attach = sent(&mut rx);
         assert!(matches!(
@@ -376,7 +374,7 @@ mod tests {
             "connection closed".into(),
             std::time::Duration::from_millis(50),
         );
-        let (out, _new) = mpsc::unbounded_channel();
+        let (out, _new) = mpsc::channel(super::super::conn::TO_CORE_AHEAD);
         w.connected(out, None);
         // Another core answers: none of the tabs of before.
         w.on_tabs(vec![]);
@@ -405,7 +403,7 @@ mod tests {
         w.on_keys(b"x");
         assert!(w.note.contains("dropped"), "{}", w.note);
 
-        let (out, mut new) = mpsc::unbounded_channel();
+        let (out, mut new) = mpsc::channel(super::super::conn::TO_CORE_AHEAD);
         w.connected(out, None);
         assert!(w.outage.is_none());
         sent(&mut new);

@@ -323,16 +323,9 @@ mod tests {
     use crate::protocol::frame::Frame;
     use crate::protocol::handshake::ClientMsg;
 
-    fn window(remote: Option<&str>) -> (Window, mpsc::UnboundedReceiver<Frame>) {
-        let (out, rx) = mpsc::unbounded_channel();
-        let mut w = Window::new(
-            "/w/api".into(),
-            (24, 80),
-            2,
-            "C-b".into(),
-            String::new(),
-            out,
-        );
+    fn window(remote: Option<&str>) -> (Window, mpsc::Receiver<Frame>) {
+        let (mut w, rx) = super::super::test_window();
+        w.folder = "/w/api".into();
         w.remote = remote.map(str::to_owned);
         (w, rx)
     }
@@ -370,7 +363,7 @@ mod tests {
         }
     }
 
-    fn sent(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<ClientMsg> {
+    fn sent(rx: &mut mpsc::Receiver<Frame>) -> Vec<ClientMsg> {
         std::iter::from_fn(|| rx.try_recv().ok())
             .filter_map(|f| f.decode_control().ok())
             .collect()
@@ -447,7 +440,7 @@ mod tests {
                 );
                 w.view.redraw("oldtab01", 23, 80);
                 // Connected there: attached on the chosen session, and said.
-                let (out, mut there) = mpsc::unbounded_channel();
+                let (out, mut there) = mpsc::channel(super::super::conn::TO_CORE_AHEAD);
                 w.connected(out, None);
                 let name = host.as_deref().unwrap_or("local");
                 assert_eq!(w.note, format!("connected to {name}"));

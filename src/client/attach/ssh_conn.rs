@@ -52,7 +52,7 @@ pub fn split(stream: SshStream) -> Conn {
         ack_every,
     } = stream;
     let child = Arc::new(Mutex::new(Some(child)));
-    let (out, mut out_rx) = mpsc::unbounded_channel::<Frame>();
+    let (out, mut out_rx) = mpsc::channel::<Frame>(super::conn::TO_CORE_AHEAD);
     std::thread::spawn(move || {
         while let Some(f) = out_rx.blocking_recv() {
             if write_frame_blocking(&mut to, &f).is_err() {
@@ -63,14 +63,19 @@ pub fn split(stream: SshStream) -> Conn {
         let _ = to.flush();
     });
     let (frames_tx, frames) = mpsc::channel(super::conn::FRAMES_AHEAD);
+    let waiting = Arc::new(super::conn::Waiting::default());
     let reaped = Arc::clone(&child);
+    let room = Arc::clone(&waiting);
     std::thread::spawn(move || {
         let why = loop {
             match read_frame_blocking(&mut from, MAX_FRAME) {
                 Ok(f) => {
                     // Blocks while the window is behind: ssh's channel
                     // and the bridge fill, and the core paces its frames.
-                    if frames_tx.blocking_send(Ok(as_text(f))).is_err() {
+                    let f = as_text(f);
+                    if !room.make_room(f.body.len(), || frames_tx.is_closed())
+                        || frames_tx.blocking_send(Ok(f)).is_err()
+                    {
                         return;
                     }
                 }
@@ -90,6 +95,7 @@ pub fn split(stream: SshStream) -> Conn {
         frames,
         ender: Some(Box::new(EndsSsh(child))),
         ack_every,
+        waiting: Some(waiting),
     }
 }
 

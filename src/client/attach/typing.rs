@@ -38,7 +38,7 @@ impl Window {
                 self.note_for_a_key = true;
             }
             None => {
-                let _ = self.out.send(data_frame(&tab, bytes));
+                let _ = self.out.try_send(data_frame(&tab, bytes));
             }
         }
     }

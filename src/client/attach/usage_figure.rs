@@ -129,10 +129,8 @@ mod tests {
     /// tab shows none, and switching to it asks for nothing.
     #[test]
     fn the_status_line_shows_the_shown_agents_figure() {
-        let (out, _rx) = mpsc::unbounded_channel();
+        let (mut w, _rx) = super::super::test_window();
         let (tx, mut answers) = mpsc::unbounded_channel();
-        let mut w =
-            super::super::Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
         w.usage.tx = Some(tx);
         w.on_tabs(vec![tab("c", "codex"), tab("s", "sh")]);
         w.view.redraw("c", 23, 80);

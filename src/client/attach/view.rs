@@ -9,6 +9,12 @@
 
 use std::io::Write;
 
+/// The most paint the window holds unwritten. The largest paint, a whole
+/// screen of the largest size (`protocol::MAX_ROWS` x `MAX_COLS`, half a
+/// million cells) with its colours changing at every cell, is about 12
+/// MiB (some 24 bytes a cell).
+pub const PAINT_MAX: usize = 16 << 20;
+
 pub struct View {
     pub tab: Option<String>,
     /// The core's paint not written yet.
@@ -47,11 +53,19 @@ impl View {
         self.status = None;
     }
 
-    /// The core's paint of the shown tab.
+    /// The core's paint of the shown tab. Past [`PAINT_MAX`] not yet
+    /// written, it is dropped for a whole screen: no paint is that large
+    /// (`PAINT_MAX`), so only a far end that is no core sends it, and the
+    /// window neither holds it nor spends long writing it.
     pub fn output(&mut self, bytes: &[u8]) {
-        if !self.stale {
-            self.pending.extend_from_slice(bytes);
+        if self.stale {
+            return;
         }
+        if self.pending.len() + bytes.len() > PAINT_MAX {
+            self.invalidate();
+            return;
+        }
+        self.pending.extend_from_slice(bytes);
     }
 
     /// The window drew over the tab: its whole screen is needed again.
@@ -184,5 +198,22 @@ mod tests {
         v.output(b"diff");
         assert!(!v.wants_repaint());
         assert_eq!(v.paint(b""), b"\x1b7\x1b[6;1H\x1b[0m\x1b8");
+    }
+
+    /// Paint past PAINT_MAX is held by no window: it is dropped, and the
+    /// whole screen asked for once.
+    #[test]
+    fn paint_past_the_largest_screen_is_dropped_for_a_whole_one() {
+        let mut v = View::new((6, 20));
+        v.redraw("t", 5, 20);
+        v.output(&vec![b'x'; PAINT_MAX - 1]);
+        v.output(b"y");
+        assert!(!v.wants_repaint(), "up to the bound it is paint");
+        v.output(b"z");
+        assert!(v.wants_repaint(), "past it, a whole screen");
+        assert!(!v.paint(b"").contains(&b'x'), "nothing of it written");
+        // Asked once; what follows until the whole screen is dropped too.
+        v.output(&vec![b'x'; PAINT_MAX]);
+        assert!(!v.wants_repaint());
     }
 }

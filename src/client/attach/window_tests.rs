@@ -9,7 +9,7 @@ fn tab(id: &str) -> TabInfo {
     .unwrap()
 }
 
-fn selects(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<String> {
+fn selects(rx: &mut mpsc::Receiver<Frame>) -> Vec<String> {
     std::iter::from_fn(|| rx.try_recv().ok())
         .filter_map(|f| match f.decode_control::<ClientMsg>() {
             Ok(ClientMsg::Select { tab }) => Some(tab),
@@ -41,8 +41,7 @@ fn a_config_error_names_the_file_short_so_the_error_shows() {
 /// redrawn tab 1 yet when the first `n` comes.
 #[test]
 fn next_and_previous_count_from_the_tab_just_asked_for() {
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs((1..=5).map(|i| tab(&format!("t{i}"))).collect());
     w.view.redraw("t5", 23, 80);
     selects(&mut rx);
@@ -69,7 +68,7 @@ fn a_lost_core_says_why_and_how_to_come_back() {
 }
 
 /// The requests the window sent, with their ids.
-fn requests(rx: &mut mpsc::UnboundedReceiver<Frame>) -> Vec<(u64, crate::protocol::api::Request)> {
+fn requests(rx: &mut mpsc::Receiver<Frame>) -> Vec<(u64, crate::protocol::api::Request)> {
     std::iter::from_fn(|| rx.try_recv().ok())
         .filter_map(|f| match f.decode_control::<ClientMsg>() {
             Ok(ClientMsg::Request { id, request }) => Some((id, request)),
@@ -92,12 +91,7 @@ const PATCH: &str = "diff --git a/a.rs b/a.rs\n--- a/a.rs\n+++ b/a.rs\n\
     @@ -1,2 +1,2 @@\n one\n-two\n+needle\n";
 
 /// The view asks for the tab's reviews first: answer `value`.
-fn reviews_of(
-    w: &mut Window,
-    rx: &mut mpsc::UnboundedReceiver<Frame>,
-    tab: &str,
-    value: serde_json::Value,
-) {
+fn reviews_of(w: &mut Window, rx: &mut mpsc::Receiver<Frame>, tab: &str, value: serde_json::Value) {
     use crate::protocol::api::{ListReviews, Request};
     let asked = requests(rx);
     let [(id, Request::Reviews(ListReviews { tab: Some(t), .. }))] = asked.as_slice() else {
@@ -107,7 +101,7 @@ fn reviews_of(
     reply(w, *id, value);
 }
 
-fn no_reviews(w: &mut Window, rx: &mut mpsc::UnboundedReceiver<Frame>) {
+fn no_reviews(w: &mut Window, rx: &mut mpsc::Receiver<Frame>) {
     reviews_of(w, rx, "t1", serde_json::json!([]));
 }
 
@@ -125,8 +119,7 @@ fn a_diff(tab: &str) -> serde_json::Value {
 #[test]
 fn the_diff_view_asks_for_the_patch_and_sends_comments_as_one_message() {
     use crate::protocol::api::{DiffTab, Request, SendText};
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g/needle\rcfix it\r");
@@ -181,8 +174,7 @@ fn the_diff_view_asks_for_the_patch_and_sends_comments_as_one_message() {
 #[test]
 fn refusals_show_in_the_diff_view() {
     use crate::protocol::api::Request;
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g");
@@ -222,8 +214,7 @@ fn refusals_show_in_the_diff_view() {
 #[test]
 fn r_reloads_the_diff_with_its_comments() {
     use crate::protocol::api::Request;
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g");
@@ -286,8 +277,7 @@ fn a_review(tab: &str, sandboxed: bool) -> serde_json::Value {
 #[test]
 fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
     use crate::protocol::api::{Request, SendText};
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     // Keys typed before either reply are the view's.
@@ -368,8 +358,7 @@ fn review_comments_show_in_the_diff_view_and_go_to_the_agent() {
 #[test]
 fn refused_reviews_still_show_the_diff() {
     use crate::protocol::api::Request;
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g");
@@ -395,11 +384,10 @@ fn refused_reviews_still_show_the_diff() {
 /// view's own `C-b`; a key bound to nothing is dropped.
 #[test]
 fn the_prefix_works_in_the_diff_view() {
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1"), tab("t2")]);
     w.view.redraw("t1", 23, 80);
-    let open = |w: &mut Window, rx: &mut mpsc::UnboundedReceiver<Frame>| {
+    let open = |w: &mut Window, rx: &mut mpsc::Receiver<Frame>| {
         w.on_keys(b"\x02g");
         no_reviews(w, rx);
         let (id, _) = requests(rx).remove(0);
@@ -439,8 +427,7 @@ fn the_prefix_works_in_the_diff_view() {
 /// the help's; a window leaving under the help keeps the view's comments.
 #[test]
 fn the_help_over_the_diff_view_returns_to_it() {
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1"), tab("t2")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g");
@@ -480,8 +467,7 @@ fn the_help_over_the_diff_view_returns_to_it() {
 #[test]
 fn the_kept_count_follows_the_drafts_actually_kept() {
     let dir = tempfile::tempdir().unwrap();
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.drafts_dir = Some(dir.path().join("drafts"));
     w.on_tabs(vec![tab("t1"), tab("t2")]);
     w.view.redraw("t1", 23, 80);
@@ -510,8 +496,7 @@ fn the_kept_count_follows_the_drafts_actually_kept() {
 /// The kept note answers the view closing, and goes with the next key.
 #[test]
 fn the_kept_note_goes_with_the_next_key() {
-    let (out, mut rx) = mpsc::unbounded_channel();
-    let mut w = Window::new("/a".into(), (24, 80), 2, "C-b".into(), String::new(), out);
+    let (mut w, mut rx) = super::test_window();
     w.on_tabs(vec![tab("t1")]);
     w.view.redraw("t1", 23, 80);
     w.on_keys(b"\x02g");
@@ -536,13 +521,13 @@ fn the_kept_note_goes_with_the_next_key() {
 #[test]
 fn a_switch_with_no_handoff_to_be_had_asks_to_go_without() {
     use crate::protocol::api::{Request, SwitchTab};
-    let (out, mut rx) = mpsc::unbounded_channel();
+    let (out, mut rx) = mpsc::channel(super::conn::TO_CORE_AHEAD);
     let mut w = Window::new("/a".into(), (24, 120), 2, "C-b".into(), String::new(), out);
     let mut t1 = tab("t1");
     t1.kind = crate::protocol::api::TabKind::Agent;
     w.on_tabs(vec![t1]);
     w.view.redraw("t1", 23, 120);
-    let ask = |w: &mut Window, rx: &mut mpsc::UnboundedReceiver<Frame>| {
+    let ask = |w: &mut Window, rx: &mut mpsc::Receiver<Frame>| {
         w.on_keys(b"\x02A");
         let (id, _) = requests(rx).remove(0);
         reply(w, id, serde_json::json!({"agents": ["sh", "revbot"]}));
@@ -592,4 +577,35 @@ fn a_switch_with_no_handoff_to_be_had_asks_to_go_without() {
     w.on_keys(b"n");
     assert!(matches!(w.mode, Mode::Normal));
     assert!(requests(&mut rx).is_empty());
+}
+
+/// An acknowledgement waits while an earlier frame is still unwritten (a
+/// far end that stops reading gets no queue of them), and the next one
+/// then says the whole total.
+#[test]
+fn acknowledgements_wait_for_the_link_to_take_what_waits() {
+    use crate::protocol::handshake::ClientMsg;
+    let (mut w, mut rx) = super::test_window();
+    w.acks = super::paint_acks::PaintAcks::offered(Some(0));
+    let acks = |rx: &mut tokio::sync::mpsc::Receiver<Frame>| -> Vec<u64> {
+        std::iter::from_fn(|| rx.try_recv().ok())
+            .filter_map(|f| match f.decode_control::<ClientMsg>() {
+                Ok(ClientMsg::Ack { bytes }) => Some(bytes),
+                _ => None,
+            })
+            .collect()
+    };
+    w.acks.received(10);
+    w.acknowledge();
+    // Unwritten: the link took nothing yet.
+    for n in [20, 30, 40] {
+        w.acks.received(10);
+        w.acknowledge();
+        assert_eq!(w.out.max_capacity() - w.out.capacity(), 1, "at {n}");
+    }
+    assert_eq!(acks(&mut rx), vec![10]);
+    // Taken: the next says all that was drawn.
+    w.acks.received(10);
+    w.acknowledge();
+    assert_eq!(acks(&mut rx), vec![50]);
 }
