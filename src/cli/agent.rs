@@ -2,6 +2,7 @@
 //! tab; `nerdr agent -- CMD ARGS...`: start any program (found on PATH, or
 //! a path) in a new tab, without config and outside every sandbox.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use super::Folder;
@@ -45,8 +46,9 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
             (program, words.collect(), true)
         }
     };
+    let asked = folder.resolve()?;
     let started = client::call(StartAgent {
-        folder: folder.resolve()?,
+        folder: asked.clone(),
         name,
         extra_args,
         env: client::own_env(),
@@ -59,11 +61,55 @@ pub fn run(args: Args, folder: &Folder) -> anyhow::Result<ExitCode> {
     // tab's too (it stays, for `nerdr restart`), and then the reason on
     // stderr and a failure.
     println!("{}", started.tab);
+    if let Some(note) = joined_around(&asked, started.session.as_deref()) {
+        eprintln!("nerdr: {note}");
+    }
     match started.refused {
         None => Ok(ExitCode::SUCCESS),
         Some(reason) => {
             eprintln!("nerdr: {reason}");
             Ok(ExitCode::FAILURE)
+        }
+    }
+}
+
+/// What to say when the tab joined the session of a folder around the
+/// one asked for (the nearest session wins, README "Sessions"): the tab
+/// works there, not where the person pointed. Nothing when it is that
+/// folder, or the core said no session (an older core).
+fn joined_around(asked: &Path, session: Option<&Path>) -> Option<String> {
+    let session = session?;
+    if session == asked || !asked.starts_with(session) {
+        return None;
+    }
+    Some(format!(
+        "{} is in the session of {} (the nearest session around it), so the tab joined that \
+         session and works at its folder; `nerdr sessions` lists them",
+        asked.display(),
+        session.display()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tab_that_joined_a_session_around_the_folder_says_so() {
+        #[rustfmt::skip]
+        let rows: &[(&str, Option<&str>, bool)] = &[
+            ("/h/proj", Some("/h"), true),
+            ("/h/proj/src", Some("/h/proj"), true),
+            ("/h/proj", Some("/h/proj"), false),
+            // A worktree's session, or an older core: nothing to say.
+            ("/h/proj", Some("/elsewhere"), false),
+            ("/h/proj", None, false),
+            // A prefix is not a folder around it.
+            ("/h/proj-old", Some("/h/proj"), false),
+        ];
+        for (asked, session, says) in rows {
+            let note = joined_around(Path::new(asked), session.map(Path::new));
+            assert_eq!(note.is_some(), *says, "{asked} {session:?}: {note:?}");
         }
     }
 }

@@ -278,11 +278,23 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// No command, or `attach`: the window, rendered here, over a link that
 /// stays open for it (`client::attach::run_remote`).
 fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Result<ExitCode> {
-    if let Some(why) = command.as_ref().and_then(not_over_host) {
+    let config = crate::config::load(&crate::paths::Paths::from_process()?.config_file())?;
+    // What to type after `ssh` for this host, for advice.
+    let dest = config
+        .hosts
+        .get(name)
+        .and_then(|h| h.ssh.as_deref())
+        .unwrap_or(name);
+    if let Some(why) = command.as_ref().and_then(|c| not_over_host(c, dest)) {
         anyhow::bail!("--host {name}: {why}");
     }
+    if name == crate::remote::all_hosts::LOCAL {
+        anyhow::bail!(
+            "--host {name}: `{name}` is this machine (as in `tabs --all-hosts` and the session \
+             picker); drop --host"
+        );
+    }
     let window = matches!(command, None | Some(Command::Attach(_)));
-    let config = crate::config::load(&crate::paths::Paths::from_process()?.config_file())?;
     let in_tab = std::env::var("NERDR_TAB").is_ok_and(|s| !s.is_empty());
     let target = crate::remote::target::choose(name, &config.hosts, in_tab)
         .map_err(|e| anyhow::anyhow!(e))?;
@@ -291,7 +303,8 @@ fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Resul
         true => crate::client::attach::SSH_WINDOW_OPTIONS,
         false => &[],
     };
-    let opened = crate::client::over_ssh::open(target, options)?;
+    let opened = crate::client::over_ssh::open(target, options)
+        .map_err(|e| not_a_host_name(e, name, &config.hosts))?;
     let done = (|| {
         let remote = crate::remote::folder::resolve(
             given.given(),
@@ -314,6 +327,24 @@ fn on_host(name: &str, given: Folder, command: Option<Command>) -> anyhow::Resul
     done
 }
 
+/// A failed link to `name` when `name` is no `[hosts]` name but some are:
+/// a typo of one is likelier than a new ssh destination.
+fn not_a_host_name(
+    e: anyhow::Error,
+    name: &str,
+    hosts: &std::collections::BTreeMap<String, crate::config::HostConfig>,
+) -> anyhow::Error {
+    if hosts.is_empty() || hosts.contains_key(name) {
+        return e;
+    }
+    let names: Vec<&str> = hosts.keys().map(String::as_str).collect();
+    anyhow::anyhow!(
+        "{e:#}\n(`{name}` is no [hosts] name in your config, so it went to ssh as it is; \
+         the [hosts] names are: {})",
+        names.join(", ")
+    )
+}
+
 /// An error over `--host`, said to be the host's; one about the folder
 /// there names the `[hosts]` key it came from, when it did.
 fn on_host_error(e: anyhow::Error, name: &str, from_hosts_folder: bool) -> anyhow::Error {
@@ -329,7 +360,7 @@ fn on_host_error(e: anyhow::Error, name: &str, from_hosts_folder: bool) -> anyho
 
 /// Why `command` does not run over `--host` (yet), if it does not: only
 /// the thin requests that need nothing of this machine do.
-fn not_over_host(command: &Command) -> Option<String> {
+fn not_over_host(command: &Command, host: &str) -> Option<String> {
     match command {
         Command::Tabs(a) if a.all_hosts => {
             Some("--all-hosts asks every host in your config itself; drop --host".into())
@@ -340,6 +371,10 @@ fn not_over_host(command: &Command) -> Option<String> {
         | Command::Send(_)
         | Command::Attach(_) => None,
         Command::Bridge(_) => Some("`nerdr bridge` is what --host runs on the other end".into()),
+        Command::Doctor(_) => Some(format!(
+            "`nerdr doctor` looks at the machine it runs on; for that one, run `ssh {host} nerdr \
+             doctor`"
+        )),
         other => Some(format!(
             "`nerdr {}` does not work over ssh yet; the window (attach), tabs, agent, read \
              and send do",
@@ -512,7 +547,7 @@ mod tests {
             (&["attach", "proj"], None),
             (&["close", "1"], Some("`nerdr close` does not work over ssh yet")),
             (&["request-review", "1"], Some("`nerdr request-review` does not work over ssh yet")),
-            (&["doctor"], Some("`nerdr doctor` does not work over ssh yet")),
+            (&["doctor"], Some("run `ssh devbox nerdr doctor`")),
             (&["bridge"], Some("what --host runs on the other end")),
         ];
         for (words, want) in rows {
@@ -521,7 +556,7 @@ mod tests {
             )
             .unwrap_or_else(|e| panic!("{words:?}: {e}"));
             assert_eq!(cli.host.as_deref(), Some("devbox"));
-            let got = super::not_over_host(&cli.command.unwrap());
+            let got = super::not_over_host(&cli.command.unwrap(), "devbox");
             match (got, want) {
                 (None, None) => {}
                 (Some(g), Some(w)) => assert!(g.contains(w), "{words:?}: {g}"),
@@ -531,6 +566,33 @@ mod tests {
         // --host goes anywhere on the line, as --folder does.
         let cli = super::Cli::try_parse_from(["nerdr", "tabs", "--host", "devbox"]).unwrap();
         assert_eq!(cli.host.as_deref(), Some("devbox"));
+    }
+
+    #[test]
+    fn a_failed_link_to_no_hosts_name_lists_the_names_there_are() {
+        let hosts: std::collections::BTreeMap<_, _> = ["devbox", "gpu"]
+            .into_iter()
+            .map(|n| (n.to_string(), crate::config::HostConfig::default()))
+            .collect();
+        let said = |name: &str, hosts| {
+            format!(
+                "{:#}",
+                super::not_a_host_name(anyhow::anyhow!("ssh failed"), name, hosts)
+            )
+        };
+        let typo = said("devbx", &hosts);
+        assert!(typo.starts_with("ssh failed\n"), "{typo}");
+        assert!(typo.contains("`devbx` is no [hosts] name"), "{typo}");
+        assert!(
+            typo.contains("the [hosts] names are: devbox, gpu"),
+            "{typo}"
+        );
+        assert_eq!(said("devbox", &hosts), "ssh failed", "a [hosts] name");
+        assert_eq!(
+            said("devbx", &Default::default()),
+            "ssh failed",
+            "no [hosts] at all"
+        );
     }
 
     /// A command whose `--help` explains more than its one line keeps that

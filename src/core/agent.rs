@@ -62,6 +62,7 @@ impl Core {
             Err(e) if self.is_refused(&id) => Ok(Started {
                 tab: id,
                 refused: Some(e.message),
+                session: None,
             }),
             other => {
                 // A name kept for a tab that never came in is let go.

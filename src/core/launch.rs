@@ -204,6 +204,7 @@ impl Core {
         Ok(Started {
             tab: id,
             refused: None,
+            session: Some(plan.folder.clone()),
         })
     }
 }

@@ -339,6 +339,7 @@ impl Core {
             Err(e) if self.is_refused_tab(id) => Ok(crate::protocol::replies::Started {
                 tab: id.to_string(),
                 refused: Some(e.message),
+                session: None,
             }),
             launched => launched,
         }

@@ -18,6 +18,11 @@ pub struct Started {
     /// `nerdr agent` prints the id and fails, so a script gets both.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refused: Option<String>,
+    /// The folder of the session the tab joined (absent from an older
+    /// core): the nearest session around the folder asked for, which
+    /// `nerdr agent` says when it is not that folder itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<std::path::PathBuf>,
 }
 
 /// The tab's screen as text (`read`).

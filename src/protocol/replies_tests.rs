@@ -27,6 +27,7 @@ fn a_started_tab_is_its_id() {
     let started = || Started {
         tab: "ab12".into(),
         refused: None,
+        session: None,
     };
     same_wire::<StartAgent>(started(), json!({"tab": "ab12"}));
     same_wire::<OpenTerminal>(started(), json!({"tab": "ab12"}));
@@ -34,8 +35,14 @@ fn a_started_tab_is_its_id() {
     let refused = Started {
         tab: "ab12".into(),
         refused: Some("add program".into()),
+        session: None,
     };
     same_wire::<StartAgent>(refused, json!({"tab": "ab12", "refused": "add program"}));
+    let joined = Started {
+        session: Some("/h/proj".into()),
+        ..started()
+    };
+    same_wire::<StartAgent>(joined, json!({"tab": "ab12", "session": "/h/proj"}));
 }
 
 #[test]

@@ -194,6 +194,10 @@ fn another_protocol_a_missing_nerdr_and_a_bridge_in_a_tab_are_each_said_plainly(
     // The host's own nerdr, of this protocol, still works beside them.
     assert_eq!(ok(&env, &["--host", "devbox", "tabs"]), "no tabs\n");
 
+    // `local` is this machine, as --all-hosts and the picker name it.
+    let said = failing(&env, &["--host", "local", "tabs"]);
+    assert!(said.contains("`local` is this machine"), "{said}");
+
     // A host whose [hosts] folder is none there: not an empty host, but
     // the key to fix.
     let said = failing(&env, &["--host", "lost", "tabs"]);

@@ -141,6 +141,9 @@ fn the_window_over_ssh_shows_the_exact_screen_and_rides_through_a_killed_ssh() {
         pane.iter().any(|l| l == "$ echo typed-$((6*7))") && pane.contains(&"5".to_owned()),
         "{pane:?}"
     );
+    // The status line says whose session it is, first.
+    let status = t.screen().pop().unwrap_or_default();
+    assert!(status.trim_start().starts_with("[devbox] 1:"), "{status:?}");
 
     // Acceptance 3: the ssh client killed, by its PID.
     let sshs = bridge_sshs(&env);

@@ -82,7 +82,15 @@ fn a_session_is_found_from_a_subfolder_and_from_a_tabs_worktree() {
     let deep = r.join("src/deep");
     assert_eq!(ids_in(&l, &deep, &[]), [first.as_str()]);
     // A new agent started there joins it (no session of its own).
-    let second = ok_in(&l, &deep, &["agent", "sh"]);
+    let out = run_in(&l, &deep, &["agent", "sh"]);
+    assert!(out.status.success(), "{out:?}");
+    let second = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    // And says so: the tab works at the repository, not where it was asked.
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("(the nearest session around it), so the tab joined that session"),
+        "{said}"
+    );
     assert_eq!(l.tabs_json(&[]).len(), 2);
     assert_eq!(l.tabs_json(&["--all"]).len(), 2, "one session only");
     // From the tab's worktree, and a folder inside it.

@@ -48,13 +48,23 @@ impl Window {
             Mode::Normal => {
                 let note = self.normal_note();
                 let width = cols as usize;
-                let line = status::status_line(
+                // Another host's session says whose, first, as tmux's
+                // status line starts with its session's name.
+                let place = self.remote.as_deref().map(|h| status::Span {
+                    text: format!(" [{}]", crate::protocol::printable(h)),
+                    look: status::Look::Bar,
+                });
+                let lead = place
+                    .as_ref()
+                    .map_or(0, |p| status::columns(std::slice::from_ref(p)));
+                let mut line = status::status_line(
                     &self.tabs,
                     self.view.tab.as_deref(),
                     &self.marks,
                     &note,
-                    width,
+                    width.saturating_sub(lead),
                 );
+                line.splice(0..0, place);
                 let status = status::render(&line, width);
                 if self.view.tab.is_none() {
                     overlay::page(

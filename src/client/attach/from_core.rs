@@ -138,7 +138,12 @@ impl Window {
                 if self.awaiting.as_ref().is_some_and(|a| a.id == Some(id)) {
                     self.awaiting = None;
                 }
-                self.note = e.message;
+                // Another host's core speaks of its own machine (its
+                // PATH, its folders): the note says which.
+                self.note = match &self.remote {
+                    Some(host) => format!("on {host}: {}", e.message),
+                    None => e.message,
+                };
                 self.mode = Mode::Normal;
                 self.view.invalidate();
             }

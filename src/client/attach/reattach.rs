@@ -150,7 +150,26 @@ pub fn outage_note(
     match (remote, elapsed) {
         (None, None) => format!("lost the core ({why}): reconnecting..."),
         (Some(_), None) => format!("{why}: reconnecting to {to}..."),
-        (_, Some(e)) => format!("reconnecting to {to} ({} s): {why}", e.as_secs()),
+        (_, Some(e)) => format!(
+            "reconnecting to {to} (down {} s): {}",
+            e.as_secs(),
+            in_brief(why)
+        ),
+    }
+}
+
+/// A failed attempt's why, for a status line: ssh's own words when the
+/// message carries them (`remote::ssh_failure`: "... (ssh said: X); check
+/// ..."), since the rest says what the first outage note said already.
+fn in_brief(why: &str) -> &str {
+    const SAID: &str = "(ssh said: ";
+    let Some(start) = why.find(SAID) else {
+        return why;
+    };
+    let said = &why[start + SAID.len()..];
+    match said.find("); ").or_else(|| said.rfind(')')) {
+        Some(end) => &said[..end],
+        None => said,
     }
 }
 
@@ -327,11 +346,17 @@ mod tests {
         let rows: &[(Option<&str>, Option<Duration>, &str, &str)] = &[
             (None, None, "connection closed", "lost the core (connection closed): reconnecting..."),
             (None, Some(Duration::from_millis(2500)), "no core",
-             "reconnecting to the core (2 s): no core"),
+             "reconnecting to the core (down 2 s): no core"),
             (Some("devbox"), None, "the link to devbox ended: ssh was killed",
              "the link to devbox ended: ssh was killed: reconnecting to devbox..."),
             (Some("devbox"), Some(Duration::from_secs(70)), "ssh could not log in",
-             "reconnecting to devbox (70 s): ssh could not log in"),
+             "reconnecting to devbox (down 70 s): ssh could not log in"),
+            (Some("devbox"), Some(Duration::from_secs(7)),
+             "ssh could not connect or log in to devbox as `ssh devbox nerdr bridge` needs \
+              (ssh said: ssh: connect to host 127.0.0.1 port 22: Connection refused); check that \
+              `ssh devbox` works from this shell",
+             "reconnecting to devbox (down 7 s): ssh: connect to host 127.0.0.1 port 22: \
+              Connection refused"),
         ];
         for (remote, elapsed, why, want) in rows {
             assert_eq!(outage_note(*remote, *elapsed, why), *want);

@@ -124,6 +124,9 @@ pub fn lost_why(host: &str, read: &str, code: Option<Option<i32>>, stderr: &str)
         .rfind(|l| !l.is_empty())
         .map(shown);
     let how = match code {
+        // ssh passes on its command's status: the bridge there ended
+        // cleanly, which it does when its core's connection closes.
+        Some(Some(0)) => "nerdr there ended it (its core stopped or restarted)".to_owned(),
         Some(Some(c)) => format!("ssh exited with {c}"),
         Some(None) => "ssh was killed".to_owned(),
         None => read.to_owned(),
@@ -143,6 +146,8 @@ mod tests {
         #[rustfmt::skip]
         let rows: &[(Option<Option<i32>>, &str, &str)] = &[
             (Some(None), "", "the link to devbox ended: ssh was killed"),
+            (Some(Some(0)), "",
+             "the link to devbox ended: nerdr there ended it (its core stopped or restarted)"),
             (Some(Some(255)), "debug\nClient_loop: send disconnect: Broken pipe\n\n",
              "the link to devbox ended: ssh exited with 255: Client_loop: send disconnect: Broken pipe"),
             (None, "", "the link to devbox ended: connection closed"),

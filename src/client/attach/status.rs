@@ -288,7 +288,7 @@ pub fn stopped_hint(t: &TabInfo, prefix: &str) -> Option<String> {
     ))
 }
 
-fn columns(spans: &[Span]) -> usize {
+pub fn columns(spans: &[Span]) -> usize {
     spans
         .iter()
         .flat_map(|s| s.text.chars())

@@ -609,3 +609,26 @@ fn acknowledgements_wait_for_the_link_to_take_what_waits() {
     w.acknowledge();
     assert_eq!(acks(&mut rx), vec![50]);
 }
+
+/// A core's refusal is shown as said, and over --host says whose core.
+#[test]
+fn another_hosts_refusal_says_which_host() {
+    use crate::protocol::api::{ApiError, ErrorCode};
+    use crate::protocol::handshake::Outcome;
+    for (remote, want) in [
+        (None, "`claude` is not an executable on PATH"),
+        (
+            Some("devbox"),
+            "on devbox: `claude` is not an executable on PATH",
+        ),
+    ] {
+        let (mut w, _rx) = super::test_window();
+        w.remote = remote.map(str::to_owned);
+        let refused = ApiError::new(
+            ErrorCode::LaunchFailed,
+            "`claude` is not an executable on PATH",
+        );
+        w.on_reply(7, Outcome::Error(refused));
+        assert_eq!(w.note, want);
+    }
+}
