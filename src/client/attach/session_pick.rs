@@ -158,7 +158,13 @@ impl Picker {
             return sel;
         };
         *known = match answer {
-            Ok(sessions) => Known::Sessions(sessions),
+            Ok(mut sessions) => {
+                // A picker is for a person to read: a place with more
+                // sessions than that is cut there (its far end may be no
+                // nerdr, and every key redraws the list).
+                sessions.truncate(MAX_SESSIONS);
+                Known::Sessions(sessions)
+            }
             Err(why) => Known::NoAnswer(reason(&why)),
         };
         let Some((p, folder)) = was else {
@@ -198,6 +204,9 @@ const REASON_CHARS: usize = 200;
 
 /// Why a place gave no list, as one plain line: escape sequences and
 /// control characters dropped (a remote shell's words may be in it),
+/// The most sessions the picker lists of one place.
+pub const MAX_SESSIONS: usize = 500;
+
 /// lines joined, cut at [`REASON_CHARS`].
 pub fn reason(text: &str) -> String {
     let text = crate::printable::typeable(text);

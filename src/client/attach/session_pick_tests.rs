@@ -272,3 +272,15 @@ fn a_long_reason_wraps_under_its_place() {
         assert!(got.iter().all(|l| l.chars().count() <= *cols), "{got:?}");
     }
 }
+
+/// A place that answers with more sessions than anyone reads is cut at
+/// MAX_SESSIONS.
+#[test]
+fn a_place_lists_at_most_max_sessions() {
+    let mut p = Picker::open(Place::Local, Some(vec![one("a")]), &hosts(&["devbox"]));
+    let many: Vec<Session> = (0..MAX_SESSIONS + 7)
+        .map(|i| one(&format!("s{i}")))
+        .collect();
+    p.answered(&host("devbox"), Ok(many), 0);
+    assert_eq!(p.count(), 1 + MAX_SESSIONS);
+}
