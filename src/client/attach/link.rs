@@ -40,9 +40,9 @@ pub const GREETING: std::time::Duration = std::time::Duration::from_secs(20);
 /// ssh's options for a window's link, before the user's config (each
 /// overrides it for this channel only): keepalive, so a link that died
 /// silently (a suspended laptop, a network that changed under a NAT) is
-/// noticed within about a minute (three unanswered probes 15 s apart, after up to 15 s of quiet) rather
-/// than when TCP gives up, many minutes later. nerdr itself runs no
-/// timer while connected.
+/// noticed within about a minute (up to 15 s of quiet, then three
+/// unanswered probes 15 s apart) rather than when TCP gives up, many
+/// minutes later. nerdr itself runs no timer while connected.
 pub const SSH_WINDOW_OPTIONS: &[&str] = &["-oServerAliveInterval=15", "-oServerAliveCountMax=3"];
 
 /// And for a reconnect, while the window owns the terminal: no question
