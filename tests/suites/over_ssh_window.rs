@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::support::sshd::{Sshd, ALIAS};
-use crate::support::sysenv::{wait_until, SystemdEnv};
+use crate::support::sysenv::{run_ok, wait_until, SystemdEnv};
 use crate::support::tmux::have_tmux;
 use crate::support::user_tmux::UserTmux;
 
@@ -38,13 +38,7 @@ pub(super) fn here_runtime(env: &SystemdEnv) -> PathBuf {
 pub(super) fn here(env: &SystemdEnv, args: &[&str]) -> String {
     let mut cmd = env.user_cmd(&[&["nerdr"], args].concat());
     cmd.env("XDG_RUNTIME_DIR", here_runtime(env));
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "nerdr {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&run_ok(&mut cmd).stdout).into_owned()
 }
 
 /// The tab's agent PID, as the core there lists it.

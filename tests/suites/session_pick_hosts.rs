@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::support::sshd::{Sshd, ALIAS};
-use crate::support::sysenv::{wait_until, SystemdEnv};
+use crate::support::sysenv::{run_ok, wait_until, SystemdEnv};
 use crate::support::tmux::have_tmux;
 use crate::support::user_tmux::UserTmux;
 
@@ -52,13 +52,7 @@ fn here_env(env: &SystemdEnv) -> Vec<(&'static str, PathBuf)> {
 fn here(env: &SystemdEnv, dir: &Path, args: &[&str]) -> String {
     let mut cmd = env.user_cmd(&[&["nerdr"], args].concat());
     cmd.current_dir(dir).envs(here_env(env));
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "nerdr {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&run_ok(&mut cmd).stdout).into_owned()
 }
 
 /// The line of the screen that starts (blanks aside) with `start`.
