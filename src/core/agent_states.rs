@@ -10,8 +10,10 @@
 //! The rules are loaded at launch, at the edge (`detection::load_rules`,
 //! through [`Core::rules_for`]).
 
+use std::path::Path;
 use std::time::{Instant, SystemTime};
 
+use super::bell_lists::{self, OnBell};
 use super::detection::{load_rules, LoadedRules};
 use super::not_found::no_tab;
 use super::state::State;
@@ -59,7 +61,7 @@ impl Core {
             // A terminal: only its bells count.
             if t.kind == TabKind::Terminal && t.terminal_bells.feed(bytes) {
                 let folder = t.folder.clone();
-                self.send_tabs(state, &folder);
+                self.bell_rang(state, &folder);
             }
             return;
         };
@@ -73,10 +75,60 @@ impl Core {
             // Windows showing another tab mark this one's bell
             // (`client::attach::marks`): they need the new count now.
             if let Some(folder) = state.tabs.get(tab).map(|t| t.folder.clone()) {
-                self.send_tabs(state, &folder);
+                self.bell_rang(state, &folder);
             }
         }
         self.schedule(state, due);
+    }
+
+    /// A bell rang in `folder`'s session (under the state lock): its
+    /// windows get the tab list now, or once a second at most
+    /// (`bell_lists`), the timer waking to send the one owed.
+    fn bell_rang(&self, state: &mut State, folder: &Path) {
+        let now = Instant::now();
+        let t = state.bell_lists.entry(folder.to_path_buf()).or_default();
+        match bell_lists::on_bell(*t, now) {
+            OnBell::Send => {
+                *t = bell_lists::Throttle {
+                    last: Some(now),
+                    owed: false,
+                };
+                self.send_tabs(state, folder);
+            }
+            OnBell::Owe(at) => {
+                t.owed = true;
+                self.schedule(state, Some(at));
+            }
+            OnBell::Owed => {}
+        }
+    }
+
+    /// Send the bell-driven lists that are due (under the state lock);
+    /// the earliest still owed.
+    fn send_owed_bells(&self, state: &mut State, now: Instant) -> Option<Instant> {
+        let mut due = Vec::new();
+        let mut next: Option<Instant> = None;
+        for (folder, t) in state.bell_lists.iter_mut() {
+            match bell_lists::owed_due(*t, now) {
+                bell_lists::Owed::Now => {
+                    *t = bell_lists::Throttle {
+                        last: Some(now),
+                        owed: false,
+                    };
+                    due.push(folder.clone());
+                }
+                bell_lists::Owed::At(at) => next = Some(next.map_or(at, |n| n.min(at))),
+                bell_lists::Owed::Nothing => {}
+            }
+        }
+        // A session that rang long ago has nothing to hold.
+        state
+            .bell_lists
+            .retain(|_, t| t.owed || t.last.is_some_and(|l| now < l + bell_lists::EVERY));
+        for folder in due {
+            self.send_tabs(state, &folder);
+        }
+        next
     }
 
     /// Make the timer wake by `due` if it would wake later (or never).
@@ -110,10 +162,12 @@ impl Core {
         for (id, c) in changes {
             self.state_changed(state, &id, c);
         }
+        let bells = self.send_owed_bells(state, now);
         let next = state
             .tabs
             .values()
             .filter_map(|t| t.detection.as_ref()?.tracker.deadline())
+            .chain(bells)
             .min();
         state.detect_next = next;
         next

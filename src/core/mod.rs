@@ -10,6 +10,7 @@ mod answers;
 mod api;
 mod approvals;
 mod attach;
+mod bell_lists;
 mod caller;
 mod clean_entry;
 mod client_conn;
@@ -154,6 +155,8 @@ pub struct State {
     /// When the agent-state timer wakes next (`None`: it sleeps until
     /// told; see `agent_states`).
     pub detect_next: Option<Instant>,
+    /// Each session's bell-driven tab lists (`bell_lists`), by folder.
+    pub bell_lists: std::collections::HashMap<PathBuf, bell_lists::Throttle>,
     /// Bumped by every change `tabs.json` records.
     generation: u64,
     /// Names of tabs taken out to start again (`State::remove_keeping_place`).

@@ -262,3 +262,75 @@ fn a_background_claude_shows_each_state_and_the_jump_key_goes_to_its_prompt() {
     );
     l.ok(&["close", &claude]);
 }
+
+/// A tab that rings without pause sends its session's windows the tab
+/// list about once a second, not once per bell (over `--host` those lists
+/// would crowd the paint out of ssh's channel), and the last list carries
+/// every bell. The window is `nerdr bridge`, as `--host` reaches a core:
+/// its frames are read as they come.
+#[test]
+fn a_tab_ringing_without_pause_sends_the_list_about_once_a_second() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let l = Local::started();
+    l.write_config("[agents.sh]\ncommand = [\"bash\", \"--norc\", \"--noprofile\"]\n");
+    let tab = l.ok(&["agent", "sh"]);
+    let mut bridge = l
+        .cmd(&["bridge"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut to = bridge.stdin.take().unwrap();
+    let mut from = bridge.stdout.take().unwrap();
+    let attach = serde_json::json!({
+        "type": "attach", "folder": l.work(), "rows": 24, "cols": 80, "env": [],
+    })
+    .to_string();
+    let mut frame = ((attach.len() + 1) as u32).to_be_bytes().to_vec();
+    frame.push(1);
+    frame.extend_from_slice(attach.as_bytes());
+    to.write_all(&frame).unwrap();
+    // Every tab list, with when it came and the tab's bell count in it.
+    let (tx, lists) = std::sync::mpsc::channel();
+    std::thread::spawn(move || loop {
+        let mut len = [0u8; 4];
+        if from.read_exact(&mut len).is_err() {
+            return;
+        }
+        let mut body = vec![0u8; u32::from_be_bytes(len) as usize];
+        if from.read_exact(&mut body).is_err() {
+            return;
+        }
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(&body[1..]) else {
+            continue;
+        };
+        if v["type"] == "tabs" {
+            let bells = v["tabs"][0]["bells"].as_u64().unwrap_or(0);
+            if tx.send((std::time::Instant::now(), bells)).is_err() {
+                return;
+            }
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    while lists.try_recv().is_ok() {}
+    l.ok(&[
+        "send",
+        &tab,
+        "for i in $(seq 200); do printf '\\a'; sleep 0.01; done; echo rung-$((6*7))",
+    ]);
+    l.wait_screen(&tab, "rung-42");
+    // The one owed at the end comes within a second.
+    std::thread::sleep(Duration::from_millis(1500));
+    let got: Vec<(std::time::Instant, u64)> = lists.try_iter().collect();
+    let _ = bridge.kill();
+    let _ = bridge.wait();
+    let rung = got.last().map(|(_, b)| *b);
+    assert_eq!(rung, Some(200), "the last list carries every bell: {got:?}");
+    let span = got.last().unwrap().0 - got[0].0;
+    assert!(
+        got.len() as u64 <= span.as_secs() + 3,
+        "{} lists in {span:?} for 200 bells",
+        got.len()
+    );
+}
