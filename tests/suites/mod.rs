@@ -37,6 +37,7 @@ mod notifications;
 mod one_core;
 mod other_agents;
 mod over_ssh;
+mod over_ssh_hostile;
 mod over_ssh_slow_link;
 mod over_ssh_window;
 mod package_layouts;
