@@ -71,6 +71,11 @@ while not os.path.exists(os.path.join(home, "go")):
 if mode == "flood":
     # The largest frame: its length counts the kind byte.
     burst = data(b"x" * (MAX_FRAME - 1 - 3))
+elif mode == "screens":
+    # Frames under every byte bound but far past a screen, each after a
+    # history nobody asked for (scroll mode would hold the keys).
+    history = control({"type": "history", "tab": "t1", "lines": ["h"] * 100000})
+    burst = history + data(b"x" * ((16 << 20) - 64))
 else:
     # Empty paint: each frame is 3 bytes of body, all of it "paint" to
     # acknowledge at once.
@@ -197,8 +202,8 @@ fn detach(t: &UserTmux, pid: u32) -> Result<Duration, String> {
 /// Finding 1: a flood of the largest frames for the shown tab. The
 /// window holds at most a frame read, one waiting and one taken (32 MiB
 /// each, `conn::WAITING_BYTES` lets a larger frame wait alone) and drops
-/// paint past `view::PAINT_MAX` (16 MiB): about 100 MiB over its own
-/// few, so 200 MiB is the bound, with room for the allocator (it peaks
+/// a frame of paint past a screen (`View::paint_max`): about 100 MiB over
+/// its own few, so 200 MiB is the bound, with room for the allocator (it peaks
 /// near 60 MiB). Before the fix it held about a gigabyte (16 frames
 /// waiting and the paint growing) and took no key in the 10 s allowed;
 /// the far end wrote over a gigabyte in 12 s either way.
@@ -241,6 +246,36 @@ fn a_far_end_flooding_the_largest_frames_neither_bloats_nor_freezes_the_window()
         "the window held {} MiB at its peak under the flood (200 MiB allowed); {detached:?}",
         hwm / MIB
     );
+}
+
+/// The second review's re-attack: frames of paint under every byte bound
+/// (16 MiB) but far past a screen, each after a history nobody asked
+/// for. Written out, each held the window in one write to the terminal
+/// for many seconds (tmux draws under 1 MB/s), and the history put it in
+/// scroll mode, where the prefix does not detach: no detach in 120 s. Now
+/// such a frame is dropped for a whole screen and the history opens
+/// nothing: the prefix and `d` take the window away at once.
+#[test]
+fn a_far_end_painting_past_a_screen_does_not_hold_the_keys() {
+    let Some((env, _sshd)) = hostile("screens") else {
+        return;
+    };
+    let (t, pid) = window(&env, "screens");
+    go(&env);
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(8) && far_end_sent(&env) < 256 * MIB {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let sent = far_end_sent(&env);
+    assert!(sent >= 64 * MIB, "the far end painted: {} MiB", sent / MIB);
+    let screen = t.screen().join("\n");
+    assert!(
+        !screen.contains("xxxxxxxx"),
+        "the paint was written:\n{screen}"
+    );
+    let detached = detach(&t, pid);
+    eprintln!("screens: {} MiB sent; detached: {detached:?}", sent / MIB);
+    assert!(detached.is_ok(), "{detached:?}");
 }
 
 /// Finding 2: a far end that asks for an acknowledgement of every byte,

@@ -252,6 +252,7 @@ impl Window {
             }
             Cmd::Scroll => {
                 if let Some(tab) = self.view.tab.clone() {
+                    self.history_asked = Some(tab.clone());
                     self.send(ClientMsg::History { tab });
                     self.await_overlay(None);
                 }

@@ -61,9 +61,9 @@ pub(super) async fn attached(
 }
 
 /// The frames one pass of the loop takes before it paints, at most (one
-/// frame past it): a screenful is a few KiB, and writing a megabyte to a
-/// terminal takes a moment already.
-const PASS_BYTES: usize = 1 << 20;
+/// frame past it): a screenful is a few KiB, and a slow terminal takes
+/// a moment for a quarter of a megabyte already.
+const PASS_BYTES: usize = 256 << 10;
 
 /// The loop, until the window goes: what to print after.
 async fn run(

@@ -46,7 +46,9 @@ impl Window {
                 self.view.redraw(&tab, rows, cols);
                 self.typeahead_to_the_first_tab();
             }
+            CoreMsg::History { tab, .. } if self.history_asked.as_ref() != Some(&tab) => {}
             CoreMsg::History { lines, .. } => {
+                self.history_asked = None;
                 let rows = self.view.term.0.saturating_sub(1) as usize;
                 self.mode = Mode::Scroll(scroll::Scroll::new(lines, rows));
                 self.overlay_opened();

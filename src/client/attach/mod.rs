@@ -105,6 +105,9 @@ struct Window {
     /// `C-b [`): the keys typed since are that overlay's, kept until it
     /// opens.
     awaiting: Option<Awaiting>,
+    /// The tab whose history scroll mode asked for: a history nobody
+    /// asked for (a far end that is no core) opens nothing.
+    history_asked: Option<String>,
     /// Set while the connection to the core is down.
     outage: Option<Outage>,
     /// The tab to show again once attached anew (after a reconnect).
@@ -302,6 +305,7 @@ impl Window {
             connected: true,
             remote: None,
             awaiting: None,
+            history_asked: None,
             drafts: HashMap::new(),
             usage: Default::default(),
             drafts_dir: None,

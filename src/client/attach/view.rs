@@ -9,11 +9,9 @@
 
 use std::io::Write;
 
-/// The most paint the window holds unwritten. The largest paint, a whole
-/// screen of the largest size (`protocol::MAX_ROWS` x `MAX_COLS`, half a
-/// million cells) with its colours changing at every cell, is about 12
-/// MiB (some 24 bytes a cell).
-pub const PAINT_MAX: usize = 16 << 20;
+/// The least [`View::paint_max`]: a small terminal's paint never stops
+/// for it.
+pub const PAINT_MIN: usize = 256 << 10;
 
 pub struct View {
     pub tab: Option<String>,
@@ -53,19 +51,29 @@ impl View {
         self.status = None;
     }
 
-    /// The core's paint of the shown tab. Past [`PAINT_MAX`] not yet
-    /// written, it is dropped for a whole screen: no paint is that large
-    /// (`PAINT_MAX`), so only a far end that is no core sends it, and the
-    /// window neither holds it nor spends long writing it.
+    /// The core's paint of the shown tab. A frame larger than a whole
+    /// screen of this terminal could be ([`View::paint_max`]) is dropped
+    /// for a whole screen: only a far end that is no core sends one, and
+    /// writing it could hold the window (and the person's keys) for as
+    /// long as the terminal takes to draw it.
     pub fn output(&mut self, bytes: &[u8]) {
         if self.stale {
             return;
         }
-        if self.pending.len() + bytes.len() > PAINT_MAX {
+        if bytes.len() > self.paint_max() {
             self.invalidate();
             return;
         }
         self.pending.extend_from_slice(bytes);
+    }
+
+    /// The largest paint of one frame at this terminal's size: every cell
+    /// with its colours changed and a wide character (some 24 bytes), and
+    /// as much again for cursor moves, with room to spare (64 bytes a
+    /// cell); never under [`PAINT_MIN`].
+    pub fn paint_max(&self) -> usize {
+        let (rows, cols) = self.term;
+        (rows as usize * cols as usize * 64).max(PAINT_MIN)
     }
 
     /// The window drew over the tab: its whole screen is needed again.
@@ -200,20 +208,24 @@ mod tests {
         assert_eq!(v.paint(b""), b"\x1b7\x1b[6;1H\x1b[0m\x1b8");
     }
 
-    /// Paint past PAINT_MAX is held by no window: it is dropped, and the
-    /// whole screen asked for once.
+    /// A frame larger than a whole screen of this terminal is written by
+    /// no window: it is dropped, and the whole screen asked for once.
     #[test]
-    fn paint_past_the_largest_screen_is_dropped_for_a_whole_one() {
-        let mut v = View::new((6, 20));
-        v.redraw("t", 5, 20);
-        v.output(&vec![b'x'; PAINT_MAX - 1]);
-        v.output(b"y");
-        assert!(!v.wants_repaint(), "up to the bound it is paint");
-        v.output(b"z");
+    fn a_frame_past_a_whole_screen_is_dropped_for_a_whole_one() {
+        let mut v = View::new((50, 200));
+        assert_eq!(v.paint_max(), 50 * 200 * 64);
+        assert_eq!(View::new((6, 20)).paint_max(), PAINT_MIN);
+        v.redraw("t", 49, 200);
+        v.output(&vec![b'x'; v.paint_max()]);
+        v.output(&vec![b'y'; v.paint_max()]);
+        assert!(!v.wants_repaint(), "up to a screen a frame is paint");
+        assert!(v.paint(b"").starts_with(b"xx"));
+        v.output(&vec![b'z'; v.paint_max() + 1]);
         assert!(v.wants_repaint(), "past it, a whole screen");
-        assert!(!v.paint(b"").contains(&b'x'), "nothing of it written");
+        assert!(!v.paint(b"").contains(&b'z'), "nothing of it written");
         // Asked once; what follows until the whole screen is dropped too.
-        v.output(&vec![b'x'; PAINT_MAX]);
+        v.output(b"diff");
         assert!(!v.wants_repaint());
+        assert!(!v.paint(b"").starts_with(b"diff"));
     }
 }

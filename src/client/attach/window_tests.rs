@@ -632,3 +632,28 @@ fn another_hosts_refusal_says_which_host() {
         assert_eq!(w.note, want);
     }
 }
+
+/// Scroll mode opens on the history the window asked for, never on one
+/// that comes unasked (a far end that is no core could hold the person
+/// there).
+#[test]
+fn a_history_nobody_asked_for_opens_nothing() {
+    use crate::protocol::handshake::CoreMsg;
+    let (mut w, _rx) = super::test_window();
+    w.on_tabs(vec![tab("t1")]);
+    let history = || {
+        Frame::control(&CoreMsg::History {
+            tab: "t1".into(),
+            lines: vec!["old".into()],
+        })
+    };
+    w.on_frame(history()).unwrap();
+    assert!(matches!(w.mode, Mode::Normal), "unasked");
+    w.view.redraw("t1", 23, 80);
+    w.command(super::keys::Cmd::Scroll);
+    w.on_frame(history()).unwrap();
+    assert!(matches!(w.mode, Mode::Scroll(_)), "asked");
+    w.mode = Mode::Normal;
+    w.on_frame(history()).unwrap();
+    assert!(matches!(w.mode, Mode::Normal), "once per asking");
+}
