@@ -9,7 +9,7 @@
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use crate::support::sshd::{Sshd, ALIAS};
+use crate::support::sshd::Sshd;
 use crate::support::sysenv::SystemdEnv;
 
 /// What `nerdr tabs --all-hosts` may take at most here: the 10 s a host
@@ -37,17 +37,9 @@ fn all_hosts_lists_the_live_hosts_tabs_and_marks_the_dead_and_the_stalled() {
     };
     // Held to the end of the test.
     let stalled = crate::support::sshd::dead_hosts(&env);
-    env.run(&[
-        "mkdir",
-        "-p",
-        &env.home().join("proj").display().to_string(),
-    ]);
-    env.write_user_file(
-        ".config/nerdr/config.toml",
-        format!(
-            "[hosts.devbox]\nssh = \"{ALIAS}\"\nfolder = \"~/proj\"\n\
-             [hosts.gone]\nssh = \"gone\"\n[hosts.stall]\nssh = \"stall\"\n"
-        ),
+    crate::support::sshd::devbox_config(
+        &env,
+        "[hosts.gone]\nssh = \"gone\"\n[hosts.stall]\nssh = \"stall\"\n",
     );
     // A tab on the live host, in its folder (this machine's session, the
     // home's, has none).

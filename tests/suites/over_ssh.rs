@@ -73,15 +73,7 @@ fn tabs_agent_read_and_send_reach_the_core_on_the_other_end_of_ssh() {
     let Some((env, sshd)) = remote() else {
         return;
     };
-    env.run(&[
-        "mkdir",
-        "-p",
-        &env.home().join("proj").display().to_string(),
-    ]);
-    env.write_user_file(
-        ".config/nerdr/config.toml",
-        format!("[hosts.devbox]\nssh = \"{ALIAS}\"\nfolder = \"~/proj\"\n"),
-    );
+    crate::support::sshd::devbox_config(&env, "");
     // The host's folder: its session starts empty.
     assert_eq!(ok(&env, &["--host", "devbox", "tabs"]), "no tabs\n");
     let tab = ok(&env, crate::support::sshd::BASH_ON_DEVBOX)

@@ -21,7 +21,6 @@ use std::time::{Duration, Instant};
 use super::over_ssh_window::{here, here_runtime, remote};
 use crate::support::poll;
 use crate::support::slow_link::SlowLink;
-use crate::support::sshd::ALIAS;
 use crate::support::tmux::have_tmux;
 use crate::support::user_tmux::UserTmux;
 
@@ -59,17 +58,9 @@ fn flood_over_a_slow_link(acks: bool) -> Option<Run> {
     let (env, sshd) = remote()?;
     let link = SlowLink::start(sshd.port, RATE);
     sshd.alias_through(&env, "slow", link.port);
-    env.run(&[
-        "mkdir",
-        "-p",
-        &env.home().join("proj").display().to_string(),
-    ]);
-    env.write_user_file(
-        ".config/nerdr/config.toml",
-        format!(
-            "[hosts.devbox]\nssh = \"{ALIAS}\"\nfolder = \"~/proj\"\n\
-             [hosts.slowbox]\nssh = \"slow\"\nfolder = \"~/proj\"\n"
-        ),
+    crate::support::sshd::devbox_config(
+        &env,
+        "[hosts.slowbox]\nssh = \"slow\"\nfolder = \"~/proj\"\n",
     );
     env.write_user_file("flood.sh", FLOOD);
     here(&env, crate::support::sshd::BASH_ON_DEVBOX);

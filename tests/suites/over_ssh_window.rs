@@ -92,15 +92,7 @@ fn the_window_over_ssh_shows_the_exact_screen_and_rides_through_a_killed_ssh() {
     let Some((env, sshd)) = remote() else {
         return;
     };
-    env.run(&[
-        "mkdir",
-        "-p",
-        &env.home().join("proj").display().to_string(),
-    ]);
-    env.write_user_file(
-        ".config/nerdr/config.toml",
-        format!("[hosts.devbox]\nssh = \"{ALIAS}\"\nfolder = \"~/proj\"\n"),
-    );
+    crate::support::sshd::devbox_config(&env, "");
     let tab = here(&env, crate::support::sshd::BASH_ON_DEVBOX)
         .trim()
         .to_owned();

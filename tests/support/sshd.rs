@@ -187,6 +187,20 @@ impl Sshd {
     }
 }
 
+/// `~/proj` made, and the user's config naming `[hosts.devbox]` (this
+/// server, folder `~/proj`) then `more` (other `[hosts]` sections).
+pub fn devbox_config(env: &SystemdEnv, more: &str) {
+    env.run(&[
+        "mkdir",
+        "-p",
+        &env.home().join("proj").display().to_string(),
+    ]);
+    env.write_user_file(
+        ".config/nerdr/config.toml",
+        format!("[hosts.devbox]\nssh = \"{ALIAS}\"\nfolder = \"~/proj\"\n{more}"),
+    );
+}
+
 /// Two dead hosts in the user's `~/.ssh/config`: `gone`, a port nothing
 /// listens on, and `stall`, a listener that never accepts (the kernel
 /// completes the connection, it waits in the backlog, and ssh waits for a
