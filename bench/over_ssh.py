@@ -12,7 +12,7 @@ wrapper adding `-F` (ssh finds `~/.ssh` from the passwd entry, not HOME, so
 the real one would be read otherwise), and nerdr's `--host` runs the same
 `ssh` from PATH. Two hosts in it:
 
-  local     127.0.0.1, directly;
+  direct    127.0.0.1, directly;
   delayed   the same sshd through `ProxyCommand delay_relay.py --delay-ms D`,
             each chunk held D ms (20) in each direction: latency where
             `tc netem` is not in the kernel.
@@ -51,7 +51,7 @@ from window import COLS, ROWS, Failure, Window  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 SSHD = "/usr/sbin/sshd"
-LINKS = ("local", "delayed")
+LINKS = ("direct", "delayed")
 
 
 def free_port():
@@ -116,7 +116,7 @@ class SshSetup:
         # Through the relay ssh still checks the key under HostName and
         # Port: the one known_hosts line serves both.
         client = env.write_user_file(rel(self.dir / "ssh_config"), (
-            f"Host local\n{common}"
+            f"Host direct\n{common}"
             f"Host delayed\n{common}"
             f"  ProxyCommand python3 {relay} --delay-ms {delay_ms:g} %h %p\n"))
         wrapper = env.bin_dir / "ssh"
