@@ -413,3 +413,7 @@ fn test_window() -> (
 #[cfg(test)]
 #[path = "window_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "far_end_tests.rs"]
+mod far_end_tests;

@@ -191,7 +191,6 @@ pub fn gone_after_reconnect(tab: &str, remote: Option<&str>) -> String {
 mod tests {
     use super::super::typing;
     use super::*;
-    use crate::protocol::api::TabInfo;
     use crate::protocol::handshake::CoreMsg;
     use crate::protocol::holder::split_data;
 
@@ -199,13 +198,7 @@ mod tests {
         super::super::test_window()
     }
 
-    fn tab(id: &str) -> TabInfo {
-        serde_json::from_value(serde_json::json!({
-            "id": id, "agent": "sh", "folder": "/a", "command": ["sh"], "sandboxed": false,
-            "state": "running", "pid": null, "exit_code": null,
-        }))
-        .unwrap()
-    }
+    use super::super::tests::tab;
 
     fn sent(rx: &mut mpsc::Receiver<Frame>) -> Vec<Frame> {
         std::iter::from_fn(|| rx.try_recv().ok()).collect()
