@@ -115,8 +115,9 @@ pub struct SessionQuit {
 pub struct AgentNames {
     pub agents: Vec<String>,
     /// Each agent's program word, as its config names it (absent from an
-    /// older core): a window looks it up on its own PATH, which a start or
-    /// switch from it runs with.
+    /// older core): a window on this machine's core looks it up on its own
+    /// PATH, which a start or switch from it runs with; one over `--host`
+    /// does not, the PATH there being another.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub programs: std::collections::BTreeMap<String, String>,
 }

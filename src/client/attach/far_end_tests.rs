@@ -83,3 +83,28 @@ fn a_history_nobody_asked_for_opens_nothing() {
     w.on_frame(history()).unwrap();
     assert!(matches!(w.mode, Mode::Normal), "once per asking");
 }
+
+/// A window the core closed (over --host: a `[hosts]` folder that is none
+/// there) says whose core and exits 1, as a lost core does; a detach
+/// exits 0.
+#[test]
+fn a_window_the_core_closed_says_whose_and_fails() {
+    use crate::protocol::handshake::CoreMsg;
+    let (mut w, _rx) = test_window();
+    w.remote = Some("devbox".into());
+    let closing = CoreMsg::Closing {
+        message: "folder /h/nope does not exist or is not a folder".into(),
+    };
+    w.on_frame(Frame::control(&closing)).unwrap();
+    let bye = w.done.take().unwrap();
+    assert_eq!(
+        bye,
+        "[the core on devbox closed the window: folder /h/nope does not exist or is not a folder]"
+    );
+    assert_eq!(exit_code(&bye), std::process::ExitCode::FAILURE);
+    assert_eq!(
+        exit_code(&lost_core("gone")),
+        std::process::ExitCode::FAILURE
+    );
+    assert_eq!(exit_code("[detached]"), std::process::ExitCode::SUCCESS);
+}

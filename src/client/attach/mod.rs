@@ -248,11 +248,17 @@ fn window(folder: PathBuf, first: First, keeping: Keeping) -> anyhow::Result<Exi
     if !farewell.is_empty() {
         println!("{farewell}");
     }
-    // Not a detach the person asked for: scripts around `nerdr` can tell.
-    if farewell.starts_with(LOST_CORE) || farewell.starts_with(CLOSED_BY_CORE) {
-        return Ok(ExitCode::FAILURE);
+    Ok(exit_code(&farewell))
+}
+
+/// How the window exits after its last line: a failure when that was not
+/// a detach the person asked for (the core lost, or ending the window),
+/// so scripts around `nerdr` can tell.
+fn exit_code(farewell: &str) -> ExitCode {
+    match farewell.starts_with(LOST_CORE) || farewell.starts_with(CLOSED_BY_CORE) {
+        true => ExitCode::FAILURE,
+        false => ExitCode::SUCCESS,
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 const LOST_CORE: &str = "[lost the core";
